@@ -1,0 +1,133 @@
+# hvbench — one non-recursive Makefile.
+#
+#   make                  build the three programs into build/bin
+#   make check            install missing packages, build, run every test
+#   make demo             run a plan end to end on this machine
+#   make SANITIZE=address,undefined check   the same under sanitizers
+#   make WERROR=1         warnings are errors (CI)
+#   make format-check     clang-format must agree with the tree
+#   make install PREFIX=/usr DESTDIR=/tmp/pkg
+
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+CC       ?= cc
+SANITIZE ?=
+WERROR   ?=
+
+ifeq ($(SANITIZE),)
+BUILD    ?= build
+else
+BUILD    ?= build/sanitize
+endif
+
+PKG_CONFIG ?= pkg-config
+PKGS_LIB    = jansson libcurl gsl
+PKGS_SERVER = libmicrohttpd jansson libpq gsl gnutls
+PKGS_WORKER = jansson libcurl libvirt
+PKGS_CLI    = jansson libcurl gsl
+
+pkg_cflags = $(shell $(PKG_CONFIG) --cflags $(1))
+pkg_libs   = $(shell $(PKG_CONFIG) --libs $(1))
+
+WARN      = -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
+            -Wmissing-prototypes -Wno-unused-parameter
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib -I. -MMD -MP \
+            -DHVBENCH_DATADIR='"$(PREFIX)/share/hvbench"'
+ifneq ($(WERROR),)
+CFLAGS   += -Werror
+endif
+ifneq ($(SANITIZE),)
+CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS  += -fsanitize=$(SANITIZE)
+endif
+LDLIBS_COMMON = -lpthread -lm
+
+ALL_PKG_CFLAGS := $(call pkg_cflags,$(sort $(PKGS_LIB) $(PKGS_SERVER) $(PKGS_WORKER) $(PKGS_CLI)))
+CFLAGS   += $(ALL_PKG_CFLAGS)
+
+LIB_SRC    := $(wildcard lib/*.c)
+SERVER_SRC := $(wildcard server/*.c)
+WORKER_SRC := $(wildcard worker/*.c worker/engines/*.c)
+CLI_SRC    := $(wildcard cli/*.c)
+TEST_SRC   := $(wildcard tests/unit/test_*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+LIB_A   := $(BUILD)/libhvbench.a
+SERVER  := $(BUILD)/bin/hvbench-server
+WORKER  := $(BUILD)/bin/hvbench-worker
+CLI     := $(BUILD)/bin/hvbench
+PROGS   := $(SERVER) $(WORKER) $(CLI)
+# Unit tests link the shared library and, for worker modules, the worker
+# objects except its main.
+WORKER_LIBOBJ := $(filter-out $(BUILD)/obj/worker/main.o,$(call obj,$(WORKER_SRC)))
+SERVER_LIBOBJ := $(filter-out $(BUILD)/obj/server/main.o,$(call obj,$(SERVER_SRC)))
+TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+
+.SECONDARY:
+.PHONY: all check demo install format format-check headers-check clean deps unit-tests
+
+all: $(PROGS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(LIB_A): $(call obj,$(LIB_SRC))
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(SERVER): $(call obj,$(SERVER_SRC)) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_SERVER)) $(LDLIBS_COMMON)
+
+$(WORKER): $(call obj,$(WORKER_SRC)) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_WORKER) $(PKGS_LIB)) $(LDLIBS_COMMON)
+
+$(CLI): $(call obj,$(CLI_SRC)) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_CLI)) $(LDLIBS_COMMON)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(WORKER_LIBOBJ) $(SERVER_LIBOBJ) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(sort $(PKGS_SERVER) $(PKGS_WORKER) $(PKGS_LIB))) $(LDLIBS_COMMON)
+
+unit-tests: $(TESTS)
+
+deps:
+	@deploy/deps.sh
+
+# make check: every test, closing with "N passed, N failed".
+check: deps
+	$(MAKE) all unit-tests
+	BUILD=$(BUILD) tests/run.sh
+
+demo: deps
+	$(MAKE) all
+	BUILD=$(BUILD) deploy/demo.sh
+
+FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format:
+	clang-format -i $(FORMAT_SRC)
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_SRC)
+
+# Every header must compile on its own.
+headers-check:
+	@set -e; for h in $(wildcard lib/*.h server/*.h worker/*.h worker/engines/*.h cli/*.h); do \
+	  printf '#include "%s"\n' "$$h" | $(CC) $(CFLAGS) -MMD -MF /dev/null -fsyntax-only -x c - || exit 1; \
+	done; echo "headers-check: ok"
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/hvbench/web \
+	  $(DESTDIR)$(PREFIX)/share/hvbench/migrations
+	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 migrations/*.sql $(DESTDIR)$(PREFIX)/share/hvbench/migrations/
+	install -m 0644 $(wildcard web/*.html web/*.js web/*.css) $(DESTDIR)$(PREFIX)/share/hvbench/web/
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

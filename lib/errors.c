@@ -1,0 +1,79 @@
+/* errors.c — the error registry; see errors.h. */
+#include "errors.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+/* One row per code, in enum order. */
+static const struct hv_err_info registry[HV_E__COUNT] = {
+    [HV_E_INTERNAL] = {"internal", 500, "Internal error",
+                       "the server log has the details; retry later"},
+    [HV_E_BAD_JSON] = {"bad_json", 400, "Malformed JSON",
+                       "send one well-formed JSON document (UTF-8, no duplicate keys)"},
+    [HV_E_INVALID_PLAN] = {"invalid_plan", 400, "Invalid plan",
+                           "fix the fields named in errors[] and submit again"},
+    [HV_E_IMPOSSIBLE_PLAN] = {"impossible_plan", 422, "Plan cannot be run",
+                              "the plan is well formed but names something this "
+                              "installation cannot do; see errors[]"},
+    [HV_E_INVALID_REQUEST] = {"invalid_request", 400, "Invalid request",
+                              "fix the fields named in errors[]"},
+    [HV_E_BODY_TOO_LARGE] = {"body_too_large", 413, "Request body too large",
+                             "send a smaller body; the limit is in the detail"},
+    [HV_E_URI_TOO_LONG] = {"uri_too_long", 414, "URI too long", "use a shorter URL"},
+    [HV_E_UNSUPPORTED_MEDIA] = {"unsupported_media_type", 415, "Unsupported media type",
+                                "send Content-Type: application/json"},
+    [HV_E_NOT_FOUND] = {"not_found", 404, "Not found", "check the URL and the id"},
+    [HV_E_METHOD_NOT_ALLOWED] = {"method_not_allowed", 405, "Method not allowed",
+                                 "see the Allow header for the methods of this resource"},
+    [HV_E_UNAUTHORIZED] = {"unauthorized", 401, "Authentication required",
+                           "send Authorization: Bearer <token>; tokens are made with "
+                           "'hvbench-server token create'"},
+    [HV_E_FORBIDDEN] = {"forbidden", 403, "Token lacks the role for this",
+                        "use a token whose role allows this request"},
+    [HV_E_STALE_ATTEMPT] = {"stale_attempt", 409, "Job attempt is no longer yours",
+                            "the lease expired or the job was cancelled; drop this "
+                            "attempt and claim new work"},
+    [HV_E_CONFLICT] = {"conflict", 409, "Conflict", "the resource changed; reload and retry"},
+    [HV_E_DB_UNAVAILABLE] = {"db_unavailable", 503, "Database unavailable",
+                             "retry shortly; the server reconnects by itself"},
+    [HV_E_NOT_READY] = {"not_ready", 503, "Not ready",
+                        "run 'hvbench-server migrate' and check the database"},
+};
+
+const struct hv_err_info *hv_err_info(enum hv_err code)
+{
+    if ((unsigned)code >= HV_E__COUNT)
+        code = HV_E_INTERNAL;
+    return &registry[code];
+}
+
+json_t *hv_problem_new(enum hv_err code, const char *detail, json_t *errors)
+{
+    const struct hv_err_info *info = hv_err_info(code);
+    char type[128];
+    snprintf(type, sizeof type, "https://hvbench.dev/problems/%s", info->name);
+    json_t *p = json_object();
+    json_object_set_new(p, "type", json_string(type));
+    json_object_set_new(p, "title", json_string(info->title));
+    json_object_set_new(p, "status", json_integer(info->http_status));
+    json_object_set_new(p, "code", json_string(info->name));
+    json_object_set_new(p, "hint", json_string(info->hint));
+    if (detail != NULL)
+        json_object_set_new(p, "detail", json_string(detail));
+    if (errors != NULL)
+        json_object_set_new(p, "errors", errors);
+    return p;
+}
+
+void hv_errors_add(json_t *errors, const char *path, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_t *e = json_object();
+    json_object_set_new(e, "path", json_string(path));
+    json_object_set_new(e, "message", json_string(msg));
+    json_array_append_new(errors, e);
+}

@@ -1,0 +1,53 @@
+/* httpc.h — a small JSON-over-HTTP client on libcurl, used by the worker
+ * and the CLI.
+ *
+ * A client holds one curl easy handle (so connections are kept alive across
+ * requests), the server's base URL and an optional bearer token. It is not
+ * thread safe: use one client per thread. */
+#ifndef HV_HTTPC_H
+#define HV_HTTPC_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct hv_httpc;
+
+/** One answer. status is the HTTP status, or 0 when the request never got
+ *  an answer (then error says why: connection refused, timeout ...).
+ *  body is the parsed JSON body when the answer was JSON (a new reference,
+ *  owned by the response), else NULL. */
+struct hv_http_response {
+    long status;
+    json_t *body;
+    char error[256];
+};
+
+/** Creates a client for base_url (e.g. "http://127.0.0.1:8080"); token may
+ *  be NULL. timeout_s bounds each whole request. Returns NULL on allocation
+ *  failure. */
+struct hv_httpc *hv_httpc_new(const char *base_url, const char *token, long timeout_s);
+
+/** Frees the client; NULL is allowed. */
+void hv_httpc_free(struct hv_httpc *c);
+
+/** Sends method (GET, POST ...) to base_url + path with body (may be NULL;
+ *  serialised compactly, not stolen) and fills *resp. Returns 0 when an
+ *  HTTP answer arrived (whatever its status), -1 otherwise. Always call
+ *  hv_http_response_clear() afterwards. */
+int hv_httpc_request(struct hv_httpc *c, const char *method, const char *path, json_t *body,
+                     struct hv_http_response *resp);
+
+/** Like hv_httpc_request() with a raw body of a given content type. */
+int hv_httpc_request_raw(struct hv_httpc *c, const char *method, const char *path,
+                         const char *content_type, const char *data, size_t len,
+                         struct hv_http_response *resp);
+
+/** Releases what a response holds. */
+void hv_http_response_clear(struct hv_http_response *resp);
+
+/** Writes a one-line human description of a failed response (problem
+ *  document title/detail and the path of each error, or the transport
+ *  error) into buf. */
+void hv_http_response_describe(const struct hv_http_response *resp, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,58 @@
+/* jspec.h — declarative validation of JSON objects.
+ *
+ * A request type declares its members once, as a table of hv_jfield rows;
+ * hv_jspec_check() validates an object against the table and reports every
+ * problem at once, each under its JSON Pointer path, so a client fixes all
+ * of them in one round trip. */
+#ifndef HV_JSPEC_H
+#define HV_JSPEC_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/** The JSON type a member must have. */
+enum hv_jtype {
+    HV_J_STRING,
+    HV_J_INTEGER,
+    HV_J_NUMBER, /**< integer or real */
+    HV_J_BOOL,
+    HV_J_OBJECT,
+    HV_J_ARRAY,
+    HV_J_ANY,
+};
+
+/** One member of an object. A table of these ends with a row whose name is
+ *  NULL. */
+struct hv_jfield {
+    const char *name;
+    enum hv_jtype type;
+    bool required;
+    /** For strings: the allowed values, NULL-terminated, or NULL for any. */
+    const char *const *choices;
+    /** For numbers: the inclusive range, used when min < max. */
+    double min, max;
+    /** For strings and arrays: the greatest length, 0 for the default (256
+     *  characters for strings, no limit for arrays). */
+    size_t max_len;
+};
+
+/** Checks that obj is an object whose members match fields: required
+ *  members present, types, choices, ranges, lengths, and no unknown
+ *  members. Appends one {"path","message"} per problem to errors; path is
+ *  obj's own JSON Pointer (e.g. "/workloads/0"). Returns the number of
+ *  problems found. */
+int hv_jspec_check(const json_t *obj, const char *path, const struct hv_jfield *fields,
+                   json_t *errors);
+
+/** Writes the JSON Pointer base + "/" + member (escaping '~' and '/') into
+ *  buf. */
+void hv_jpath(char *buf, size_t len, const char *base, const char *member);
+
+/** Writes base + "/" + index into buf. */
+void hv_jpath_index(char *buf, size_t len, const char *base, size_t index);
+
+/** The name of a JSON value's type, as used in messages ("string" ...). */
+const char *hv_jtype_name(const json_t *v);
+
+#endif

@@ -1,0 +1,58 @@
+/* auth.c — see auth.h. gnutls comes with libmicrohttpd; its hash and
+ * random generator spare a separate crypto library. */
+#include "auth.h"
+
+#include "db_tokens.h"
+
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+int hv_token_generate(char out[HV_TOKEN_LEN + 1])
+{
+    unsigned char raw[32];
+    if (gnutls_rnd(GNUTLS_RND_KEY, raw, sizeof raw) != 0)
+        return -1;
+    memcpy(out, "hvb_", 4);
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(out + 4 + 2 * i, 3, "%02x", raw[i]);
+    return 0;
+}
+
+void hv_token_hash_hex(const char *token, char out[67])
+{
+    unsigned char digest[32];
+    gnutls_hash_fast(GNUTLS_DIG_SHA256, token, strlen(token), digest);
+    memcpy(out, "\\x", 2);
+    for (size_t i = 0; i < sizeof digest; i++)
+        snprintf(out + 2 + 2 * i, 3, "%02x", digest[i]);
+}
+
+enum hv_auth_result hv_auth_check(struct hv_request *req, const char *header)
+{
+    req->role = HV_ROLE_NONE;
+    req->token_id = 0;
+    if (header == NULL)
+        return HV_AUTH_NONE;
+    if (strncasecmp(header, "Bearer ", 7) != 0)
+        return HV_AUTH_INVALID;
+    const char *token = header + 7;
+    while (*token == ' ')
+        token++;
+    if (strlen(token) != HV_TOKEN_LEN || strncmp(token, "hvb_", 4) != 0)
+        return HV_AUTH_INVALID;
+    char hash[67];
+    hv_token_hash_hex(token, hash);
+    char role[16];
+    switch (hv_db_token_lookup(hash, role, sizeof role, &req->token_id)) {
+    case HV_DB_OK:
+        req->role = hv_role_parse(role);
+        return req->role == HV_ROLE_NONE ? HV_AUTH_INVALID : HV_AUTH_OK;
+    case HV_DB_NONE:
+        return HV_AUTH_INVALID;
+    default:
+        return HV_AUTH_DB_ERROR;
+    }
+}

@@ -1,0 +1,34 @@
+/* auth.h — bearer tokens: making them, hashing them, checking them.
+ *
+ * A token is "hvb_" followed by 64 hex digits of randomness from the
+ * kernel. Only its SHA-256 is stored, so a database leak reveals no token. */
+#ifndef HV_SERVER_AUTH_H
+#define HV_SERVER_AUTH_H
+
+#include "request.h"
+
+#include <stddef.h>
+
+#define HV_TOKEN_LEN 68 /* "hvb_" + 64 hex digits */
+
+/** Writes a new random token (HV_TOKEN_LEN + 1 bytes) into out. Returns 0,
+ *  or -1 when the system has no randomness to give. */
+int hv_token_generate(char out[HV_TOKEN_LEN + 1]);
+
+/** Writes the SHA-256 of token as PostgreSQL bytea hex ("\\x...", 67 bytes
+ *  with the NUL) into out. */
+void hv_token_hash_hex(const char *token, char out[67]);
+
+/** Outcome of checking an Authorization header. */
+enum hv_auth_result {
+    HV_AUTH_NONE,     /**< no header: anonymous */
+    HV_AUTH_OK,       /**< a valid token */
+    HV_AUTH_INVALID,  /**< malformed, unknown or revoked token */
+    HV_AUTH_DB_ERROR, /**< the database could not be asked */
+};
+
+/** Checks the Authorization header value (may be NULL) and sets req->role
+ *  and req->token_id. */
+enum hv_auth_result hv_auth_check(struct hv_request *req, const char *header);
+
+#endif

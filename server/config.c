@@ -1,0 +1,12 @@
+/* config.c — the defaults of the server's settings; see config.h. */
+#include "config.h"
+
+struct hv_server_config hv_cfg = {
+    .listen_host = "127.0.0.1",
+    .listen_port = 8080,
+    .threads = 0,
+    .max_body = 1u << 20,
+    .max_connections = 1024,
+    .conn_timeout = 90,
+    .lease_seconds = 60,
+};

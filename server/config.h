@@ -1,0 +1,27 @@
+/* config.h — the settings of a running server, filled from the command
+ * line once at start and read-only afterwards. */
+#ifndef HV_SERVER_CONFIG_H
+#define HV_SERVER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct hv_server_config {
+    const char *db;             /**< libpq connection string */
+    const char *listen_host;    /**< address to bind, e.g. 127.0.0.1 */
+    unsigned listen_port;       /**< TCP port */
+    unsigned threads;           /**< size of the thread pool */
+    const char *web_dir;        /**< folder of the static front end */
+    const char *migrations_dir; /**< folder of numbered SQL files */
+    size_t max_body;            /**< largest request body accepted */
+    unsigned max_connections;   /**< concurrent connections */
+    unsigned conn_timeout;      /**< idle connection timeout, seconds */
+    bool read_needs_token;      /**< GET endpoints need a token too */
+    int lease_seconds;          /**< how long a claim holds a job */
+    int expected_schema;        /**< newest migration found at start */
+};
+
+/** The one configuration of this process. */
+extern struct hv_server_config hv_cfg;
+
+#endif

@@ -1,0 +1,227 @@
+/* db.c — see db.h. */
+#include "db.h"
+
+#include "log.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PREPARED 128
+
+struct hv_db {
+    PGconn *conn;
+    /* Statements prepared on this connection; reset on reconnect. */
+    const struct hv_stmt *prepared[MAX_PREPARED];
+    size_t n_prepared;
+};
+
+static char *db_conninfo;
+static pthread_key_t db_key;
+static pthread_once_t db_key_once = PTHREAD_ONCE_INIT;
+
+static void db_destroy(void *p)
+{
+    struct hv_db *db = p;
+    if (db->conn != NULL)
+        PQfinish(db->conn);
+    free(db);
+}
+
+static void db_make_key(void)
+{
+    pthread_key_create(&db_key, db_destroy);
+}
+
+void hv_db_configure(const char *conninfo)
+{
+    free(db_conninfo);
+    db_conninfo = strdup(conninfo);
+}
+
+/* Server notices (e.g. "already exists, skipping") are for debugging. */
+static void notice_to_log(void *arg, const char *message)
+{
+    hv_debug("database notice: %s", message);
+}
+
+/* Opens (or reopens) db->conn; returns false when it cannot. */
+static bool db_connect(struct hv_db *db)
+{
+    if (db->conn != NULL)
+        PQfinish(db->conn);
+    db->n_prepared = 0;
+    db->conn = PQconnectdb(db_conninfo ? db_conninfo : "");
+    if (PQstatus(db->conn) != CONNECTION_OK) {
+        hv_error("database: %s", PQerrorMessage(db->conn));
+        PQfinish(db->conn);
+        db->conn = NULL;
+        return false;
+    }
+    PQsetNoticeProcessor(db->conn, notice_to_log, NULL);
+    /* The server keeps times in UTC and never waits long on a lock: a
+     * stuck request is worse than a retried one. */
+    PGresult *r = PQexec(db->conn, "SET TIME ZONE 'UTC'; SET lock_timeout = '10s'; "
+                                   "SET statement_timeout = '60s'");
+    PQclear(r);
+    return true;
+}
+
+struct hv_db *hv_db_thread(void)
+{
+    pthread_once(&db_key_once, db_make_key);
+    struct hv_db *db = pthread_getspecific(db_key);
+    if (db == NULL) {
+        db = calloc(1, sizeof *db);
+        if (db == NULL)
+            return NULL;
+        pthread_setspecific(db_key, db);
+    }
+    if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK) {
+        if (!db_connect(db))
+            return NULL;
+    }
+    return db;
+}
+
+PGconn *hv_db_pg(struct hv_db *db)
+{
+    return db->conn;
+}
+
+/* Maps a failed result to a status, logging unexpected errors. */
+static enum hv_db_status classify(struct hv_db *db, PGresult *r, const char *what)
+{
+    if (PQstatus(db->conn) != CONNECTION_OK)
+        return HV_DB_UNAVAILABLE;
+    const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    if (state != NULL) {
+        if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0)
+            return HV_DB_RETRY;
+        if (strcmp(state, "23505") == 0 || strcmp(state, "23514") == 0 ||
+            strcmp(state, "23503") == 0)
+            return HV_DB_CONFLICT;
+        /* Class 08 (connection) and 57P0x (server shutting down). */
+        if (strncmp(state, "08", 2) == 0 || strncmp(state, "57P0", 4) == 0)
+            return HV_DB_UNAVAILABLE;
+    }
+    hv_error("database: %s: %s", what, PQresultErrorMessage(r));
+    return HV_DB_ERROR;
+}
+
+static bool is_prepared(struct hv_db *db, const struct hv_stmt *st)
+{
+    for (size_t i = 0; i < db->n_prepared; i++)
+        if (db->prepared[i] == st)
+            return true;
+    return false;
+}
+
+static enum hv_db_status prepare(struct hv_db *db, const struct hv_stmt *st)
+{
+    if (is_prepared(db, st))
+        return HV_DB_OK;
+    PGresult *r = PQprepare(db->conn, st->name, st->sql, st->nparams, NULL);
+    enum hv_db_status s =
+        PQresultStatus(r) == PGRES_COMMAND_OK ? HV_DB_OK : classify(db, r, st->name);
+    PQclear(r);
+    if (s == HV_DB_OK && db->n_prepared < MAX_PREPARED)
+        db->prepared[db->n_prepared++] = st;
+    return s;
+}
+
+static enum hv_db_status exec_once(struct hv_db *db, const struct hv_stmt *st,
+                                   const char *const *params, PGresult **res)
+{
+    enum hv_db_status s = prepare(db, st);
+    if (s != HV_DB_OK)
+        return s;
+    PGresult *r = PQexecPrepared(db->conn, st->name, st->nparams, params, NULL, NULL, 0);
+    ExecStatusType es = PQresultStatus(r);
+    if (es == PGRES_TUPLES_OK || es == PGRES_COMMAND_OK) {
+        bool none = es == PGRES_TUPLES_OK ? PQntuples(r) == 0 : strcmp(PQcmdTuples(r), "0") == 0;
+        if (res != NULL)
+            *res = r;
+        else
+            PQclear(r);
+        return none ? HV_DB_NONE : HV_DB_OK;
+    }
+    s = classify(db, r, st->name);
+    PQclear(r);
+    return s;
+}
+
+enum hv_db_status hv_db_exec(struct hv_db *db, const struct hv_stmt *st, const char *const *params,
+                             PGresult **res)
+{
+    if (res != NULL)
+        *res = NULL;
+    bool in_txn = PQtransactionStatus(db->conn) != PQTRANS_IDLE;
+    enum hv_db_status s = exec_once(db, st, params, res);
+    if (s == HV_DB_UNAVAILABLE && !in_txn) {
+        /* The database restarted under us: reconnect and try once more. */
+        hv_warn("database connection lost; reconnecting");
+        if (db_connect(db))
+            s = exec_once(db, st, params, res);
+    }
+    return s;
+}
+
+enum hv_db_status hv_db_command(struct hv_db *db, const char *sql)
+{
+    PGresult *r = PQexec(db->conn, sql);
+    enum hv_db_status s = PQresultStatus(r) == PGRES_COMMAND_OK ? HV_DB_OK : classify(db, r, sql);
+    PQclear(r);
+    return s;
+}
+
+enum hv_db_status hv_db_txn(struct hv_db *db, hv_db_txn_fn fn, void *arg)
+{
+    enum hv_db_status s = HV_DB_RETRY;
+    for (int attempt = 0; attempt < 3 && s == HV_DB_RETRY; attempt++) {
+        if (PQstatus(db->conn) != CONNECTION_OK && !db_connect(db))
+            return HV_DB_UNAVAILABLE;
+        s = hv_db_command(db, "BEGIN");
+        if (s != HV_DB_OK) {
+            if (s == HV_DB_UNAVAILABLE && db_connect(db))
+                s = HV_DB_RETRY;
+            continue;
+        }
+        s = fn(db, arg);
+        if (s == HV_DB_OK || s == HV_DB_NONE) {
+            enum hv_db_status c = hv_db_command(db, "COMMIT");
+            if (c != HV_DB_OK)
+                s = c;
+        } else if (PQstatus(db->conn) == CONNECTION_OK) {
+            hv_db_command(db, "ROLLBACK");
+        }
+    }
+    return s;
+}
+
+char *hv_db_text_array(const char *const *items, size_t n)
+{
+    size_t cap = 3;
+    for (size_t i = 0; i < n; i++)
+        cap += 2 * strlen(items[i]) + 3;
+    char *out = malloc(cap);
+    if (out == NULL)
+        return NULL;
+    size_t k = 0;
+    out[k++] = '{';
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            out[k++] = ',';
+        out[k++] = '"';
+        for (const char *p = items[i]; *p; p++) {
+            if (*p == '"' || *p == '\\')
+                out[k++] = '\\';
+            out[k++] = *p;
+        }
+        out[k++] = '"';
+    }
+    out[k++] = '}';
+    out[k] = '\0';
+    return out;
+}

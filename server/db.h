@@ -1,0 +1,65 @@
+/* db.h — the database layer's core: one PostgreSQL connection per thread,
+ * prepared statements, a status enum and a transaction runner.
+ *
+ * Only server/db_*.c use this; handlers call the db_*.h functions and never
+ * see SQL. Every statement is a struct hv_stmt prepared on first use on
+ * each connection (and again after a reconnect). */
+#ifndef HV_SERVER_DB_H
+#define HV_SERVER_DB_H
+
+#include <libpq-fe.h>
+
+/** The outcome of a database call. */
+enum hv_db_status {
+    HV_DB_OK = 0,
+    HV_DB_NONE,        /**< the statement ran and found no row */
+    HV_DB_CONFLICT,    /**< a unique or check constraint refused the change */
+    HV_DB_RETRY,       /**< serialization failure or deadlock: run again */
+    HV_DB_UNAVAILABLE, /**< no connection to the database */
+    HV_DB_ERROR,       /**< anything else; logged */
+};
+
+/** A prepared statement: a unique name, its SQL, its parameter count. */
+struct hv_stmt {
+    const char *name;
+    const char *sql;
+    int nparams;
+};
+
+struct hv_db;
+
+/** Sets the connection string used by every thread. Call once at start. */
+void hv_db_configure(const char *conninfo);
+
+/** The calling thread's connection, opened on first use and reopened when
+ *  it broke. Returns NULL (and logs once per outage) when the database
+ *  cannot be reached. The connection is closed when the thread exits. */
+struct hv_db *hv_db_thread(void);
+
+/** The underlying libpq connection (for COPY). */
+PGconn *hv_db_pg(struct hv_db *db);
+
+/** Executes st with text params (NULL entries are SQL NULL). On HV_DB_OK
+ *  and HV_DB_NONE *res (when res is not NULL) holds the result, which the
+ *  caller must PQclear(); on other outcomes *res is NULL. A broken
+ *  connection outside a transaction is reopened and the statement retried
+ *  once. */
+enum hv_db_status hv_db_exec(struct hv_db *db, const struct hv_stmt *st, const char *const *params,
+                             PGresult **res);
+
+/** Runs one SQL command without parameters (BEGIN, COMMIT, ...). */
+enum hv_db_status hv_db_command(struct hv_db *db, const char *sql);
+
+/** A unit of work run inside a transaction by hv_db_txn(). */
+typedef enum hv_db_status (*hv_db_txn_fn)(struct hv_db *db, void *arg);
+
+/** Runs fn between BEGIN and COMMIT, rolling back when fn returns anything
+ *  but HV_DB_OK or HV_DB_NONE; retries the whole unit up to 3 times on
+ *  HV_DB_RETRY. fn must be safe to run again. */
+enum hv_db_status hv_db_txn(struct hv_db *db, hv_db_txn_fn fn, void *arg);
+
+/** Formats a C array of strings as a PostgreSQL array literal into a
+ *  malloc'd string (caller frees). Elements are quoted and escaped. */
+char *hv_db_text_array(const char *const *items, size_t n);
+
+#endif

@@ -1,0 +1,338 @@
+/* db_jobs.c — see db_jobs.h. */
+#include "db_jobs.h"
+
+#include "log.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct hv_stmt upsert_target = {
+    "target_upsert",
+    "INSERT INTO targets (name, kind, facts, fingerprint, dmi_uuid) "
+    "VALUES ($1, $2, $3::jsonb, $4, $5) ON CONFLICT (name) DO UPDATE SET kind = EXCLUDED.kind, "
+    "facts = EXCLUDED.facts, fingerprint = EXCLUDED.fingerprint, dmi_uuid = EXCLUDED.dmi_uuid, "
+    "last_seen = now() RETURNING id",
+    5};
+
+static const struct hv_stmt expire = {
+    "leases_expire",
+    "UPDATE jobs SET failures = failures + 1, lease_until = NULL, "
+    "status = CASE WHEN failures + 1 >= max_failures THEN 'failed' ELSE 'queued' END, "
+    "error = 'lease expired on attempt ' || attempt || ' (worker lost or too slow)' "
+    "WHERE status = 'running' AND lease_until < now()",
+    0};
+
+static const struct hv_stmt claim = {
+    "job_claim",
+    "WITH next AS ("
+    " SELECT j.id FROM jobs j JOIN targets t ON t.name = j.target_name AND t.id = $1"
+    " WHERE j.status = 'queued' ORDER BY j.plan_id, j.run_order"
+    " LIMIT 1 FOR UPDATE OF j SKIP LOCKED) "
+    "UPDATE jobs j SET status = 'running', attempt = j.attempt + 1, target_id = $1, "
+    "lease_until = now() + make_interval(secs => $2::int), claimed_at = now() "
+    "FROM next, configurations c WHERE j.id = next.id AND c.id = j.config_id "
+    "RETURNING json_build_object('id', j.id, 'attempt', j.attempt, 'plan_id', j.plan_id, "
+    "'configuration', c.name, 'repetition', j.repetition, 'workload', j.workload)::text",
+    2};
+
+static const struct hv_stmt heartbeat = {
+    "job_heartbeat",
+    "UPDATE jobs j SET lease_until = now() + make_interval(secs => $3::int) "
+    "FROM plans p WHERE j.id = $1 AND j.attempt = $2 AND j.status = 'running' "
+    "AND p.id = j.plan_id RETURNING p.cancelled",
+    3};
+
+static const struct hv_stmt release = {
+    "job_release",
+    "UPDATE jobs SET status = 'queued', lease_until = NULL, error = $3 "
+    "WHERE id = $1 AND attempt = $2 AND status = 'running'",
+    3};
+
+static const struct hv_stmt lock_job = {
+    "result_lock_job", "SELECT status, attempt FROM jobs WHERE id = $1 FOR UPDATE", 1};
+static const struct hv_stmt find_result = {
+    "result_find", "SELECT id FROM results WHERE job_id = $1 AND attempt = $2", 2};
+static const struct hv_stmt insert_result = {
+    "result_insert",
+    "INSERT INTO results (job_id, attempt, status, error, started_at, finished_at, observed, raw) "
+    "VALUES ($1, $2, $3, $4, $5::timestamptz, $6::timestamptz, coalesce($7::jsonb, '{}'), $8) "
+    "RETURNING id",
+    8};
+static const struct hv_stmt insert_metrics = {
+    "result_metrics",
+    "INSERT INTO metrics (result_id, name, value, unit, higher_is_better) "
+    "SELECT $1, u.n, u.v, u.u, u.h "
+    "FROM unnest($2::text[], $3::float8[], $4::text[], $5::bool[]) AS u(n, v, u, h)",
+    5};
+static const struct hv_stmt finish_job = {
+    "result_finish_job",
+    "UPDATE jobs SET status = CASE WHEN $2 = 'ok' THEN 'done' ELSE 'failed' END, "
+    "lease_until = NULL, finished_at = now(), error = $3 WHERE id = $1",
+    3};
+
+enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,
+                                      const char *fingerprint, const char *dmi_uuid, int64_t *id)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    const char *params[] = {name, kind, facts_json, fingerprint, dmi_uuid};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &upsert_target, params, &r);
+    if (s == HV_DB_OK)
+        *id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return s;
+}
+
+enum hv_db_status hv_db_leases_expire(long *n)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &expire, NULL, &r);
+    *n = s == HV_DB_OK ? atol(PQcmdTuples(r)) : 0;
+    PQclear(r);
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
+enum hv_db_status hv_db_job_claim(int64_t target_id, int lease_s, json_t **job)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char tid[24], lease[16];
+    snprintf(tid, sizeof tid, "%lld", (long long)target_id);
+    snprintf(lease, sizeof lease, "%d", lease_s);
+    const char *params[] = {tid, lease};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &claim, params, &r);
+    if (s == HV_DB_OK) {
+        *job = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
+        if (*job == NULL)
+            s = HV_DB_ERROR;
+    }
+    PQclear(r);
+    return s;
+}
+
+enum hv_db_status hv_db_job_heartbeat(int64_t id, int attempt, int lease_s, bool *cancel)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char idtxt[24], att[16], lease[16];
+    snprintf(idtxt, sizeof idtxt, "%lld", (long long)id);
+    snprintf(att, sizeof att, "%d", attempt);
+    snprintf(lease, sizeof lease, "%d", lease_s);
+    const char *params[] = {idtxt, att, lease};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &heartbeat, params, &r);
+    if (s == HV_DB_OK)
+        *cancel = PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    return s;
+}
+
+enum hv_db_status hv_db_job_release(int64_t id, int attempt, const char *reason)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char idtxt[24], att[16];
+    snprintf(idtxt, sizeof idtxt, "%lld", (long long)id);
+    snprintf(att, sizeof att, "%d", attempt);
+    const char *params[] = {idtxt, att, reason};
+    return hv_db_exec(db, &release, params, NULL);
+}
+
+/* Appends text to a COPY text-format line, escaping what COPY treats
+ * specially. */
+static size_t copy_escape(char *out, size_t cap, const char *s)
+{
+    size_t k = 0;
+    for (; *s && k + 2 < cap; s++) {
+        switch (*s) {
+        case '\\':
+            out[k++] = '\\';
+            out[k++] = '\\';
+            break;
+        case '\t':
+            out[k++] = '\\';
+            out[k++] = 't';
+            break;
+        case '\n':
+            out[k++] = '\\';
+            out[k++] = 'n';
+            break;
+        case '\r':
+            out[k++] = '\\';
+            out[k++] = 'r';
+            break;
+        default:
+            out[k++] = *s;
+        }
+    }
+    out[k] = '\0';
+    return k;
+}
+
+/* Loads the samples with COPY: far cheaper than INSERTs for thousands of
+ * rows, and still inside the result's transaction. */
+static enum hv_db_status copy_samples(struct hv_db *db, const char *result_id,
+                                      const json_t *samples)
+{
+    PGconn *c = hv_db_pg(db);
+    PGresult *r = PQexec(c, "COPY samples (result_id, metric, t, value) FROM STDIN");
+    if (PQresultStatus(r) != PGRES_COPY_IN) {
+        hv_error("database: COPY samples: %s", PQresultErrorMessage(r));
+        PQclear(r);
+        return HV_DB_ERROR;
+    }
+    PQclear(r);
+    char buf[65536];
+    size_t k = 0;
+    int ok = 1;
+    for (size_t i = 0; i < json_array_size(samples) && ok; i++) {
+        const json_t *smp = json_array_get(samples, i);
+        char metric[300];
+        copy_escape(metric, sizeof metric, json_string_value(json_object_get(smp, "metric")));
+        if (k + 512 > sizeof buf) {
+            ok = PQputCopyData(c, buf, (int)k) == 1;
+            k = 0;
+        }
+        k += (size_t)snprintf(buf + k, sizeof buf - k, "%s\t%s\t%.17g\t%.17g\n", result_id, metric,
+                              json_number_value(json_object_get(smp, "t")),
+                              json_number_value(json_object_get(smp, "value")));
+    }
+    if (ok && k > 0)
+        ok = PQputCopyData(c, buf, (int)k) == 1;
+    if (PQputCopyEnd(c, ok ? NULL : "client error") != 1)
+        ok = 0;
+    r = PQgetResult(c);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+        hv_error("database: COPY samples: %s", PQresultErrorMessage(r));
+        ok = 0;
+    }
+    PQclear(r);
+    while ((r = PQgetResult(c)) != NULL)
+        PQclear(r);
+    return ok ? HV_DB_OK : HV_DB_ERROR;
+}
+
+/* Builds the four array literals of the metrics. */
+static enum hv_db_status insert_metric_rows(struct hv_db *db, const char *result_id,
+                                            const json_t *metrics)
+{
+    size_t n = json_array_size(metrics);
+    if (n == 0)
+        return HV_DB_OK;
+    const char **names = calloc(n, sizeof *names), **units = calloc(n, sizeof *units);
+    const char **vals = calloc(n, sizeof *vals), **hib = calloc(n, sizeof *hib);
+    char(*numbuf)[32] = calloc(n, sizeof *numbuf);
+    enum hv_db_status s = HV_DB_ERROR;
+    if (names && units && vals && hib && numbuf) {
+        for (size_t i = 0; i < n; i++) {
+            const json_t *m = json_array_get(metrics, i);
+            names[i] = json_string_value(json_object_get(m, "name"));
+            const char *u = json_string_value(json_object_get(m, "unit"));
+            units[i] = u ? u : "";
+            snprintf(numbuf[i], sizeof numbuf[i], "%.17g",
+                     json_number_value(json_object_get(m, "value")));
+            vals[i] = numbuf[i];
+            hib[i] = json_is_false(json_object_get(m, "higher_is_better")) ? "f" : "t";
+        }
+        char *a = hv_db_text_array(names, n), *b = hv_db_text_array(vals, n);
+        char *c = hv_db_text_array(units, n), *d = hv_db_text_array(hib, n);
+        const char *params[] = {result_id, a, b, c, d};
+        if (a && b && c && d)
+            s = hv_db_exec(db, &insert_metrics, params, NULL);
+        free(a);
+        free(b);
+        free(c);
+        free(d);
+    }
+    free(names);
+    free(units);
+    free(vals);
+    free(hib);
+    free(numbuf);
+    return s;
+}
+
+struct store_args {
+    const struct hv_result_upload *u;
+    int64_t result_id;
+    bool replayed;
+};
+
+static enum hv_db_status store_txn(struct hv_db *db, void *arg)
+{
+    struct store_args *a = arg;
+    const struct hv_result_upload *u = a->u;
+    char id[24], att[16];
+    snprintf(id, sizeof id, "%lld", (long long)u->job_id);
+    snprintf(att, sizeof att, "%d", u->attempt);
+    a->replayed = false;
+
+    PGresult *r;
+    const char *p1[] = {id};
+    enum hv_db_status s = hv_db_exec(db, &lock_job, p1, &r);
+    if (s != HV_DB_OK)
+        return s;
+    bool running = strcmp(PQgetvalue(r, 0, 0), "running") == 0;
+    int current = atoi(PQgetvalue(r, 0, 1));
+    PQclear(r);
+
+    const char *p2[] = {id, att};
+    s = hv_db_exec(db, &find_result, p2, &r);
+    if (s == HV_DB_OK) {
+        a->result_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        a->replayed = true;
+        PQclear(r);
+        return HV_DB_OK;
+    }
+    PQclear(r);
+    if (s != HV_DB_NONE)
+        return s;
+    if (!running || current != u->attempt)
+        return HV_DB_CONFLICT;
+
+    char *observed = u->observed ? json_dumps(u->observed, JSON_COMPACT) : NULL;
+    const char *p3[] = {id,       att,   u->status, u->error, u->started_at, u->finished_at,
+                        observed, u->raw};
+    s = hv_db_exec(db, &insert_result, p3, &r);
+    free(observed);
+    if (s != HV_DB_OK) {
+        PQclear(r);
+        return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    }
+    a->result_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    char rid[24];
+    snprintf(rid, sizeof rid, "%lld", (long long)a->result_id);
+    s = insert_metric_rows(db, rid, u->metrics);
+    if ((s == HV_DB_OK || s == HV_DB_NONE) && json_array_size(u->samples) > 0)
+        s = copy_samples(db, rid, u->samples);
+    if (s != HV_DB_OK && s != HV_DB_NONE)
+        return s;
+    const char *p4[] = {id, u->status, u->error};
+    s = hv_db_exec(db, &finish_job, p4, NULL);
+    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+}
+
+enum hv_db_status hv_db_result_store(const struct hv_result_upload *u, int64_t *result_id,
+                                     bool *replayed)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    struct store_args a = {u, 0, false};
+    enum hv_db_status s = hv_db_txn(db, store_txn, &a);
+    *result_id = a.result_id;
+    *replayed = a.replayed;
+    return s;
+}

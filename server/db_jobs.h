@@ -1,0 +1,53 @@
+/* db_jobs.h — the job queue: claims, leases, releases and results. */
+#ifndef HV_SERVER_DB_JOBS_H
+#define HV_SERVER_DB_JOBS_H
+
+#include "db.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/** Registers (or refreshes) the target called name; *id is its id. */
+enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,
+                                      const char *fingerprint, const char *dmi_uuid, int64_t *id);
+
+/** Puts running jobs whose lease expired back in the queue (or fails them
+ *  after max_failures) and returns how many changed in *n. */
+enum hv_db_status hv_db_leases_expire(long *n);
+
+/** Claims the next queued job of target_id, leasing it for lease_s
+ *  seconds, in one statement (FOR UPDATE SKIP LOCKED: no two callers get
+ *  the same job). *job is a new JSON object {id, attempt, plan_id,
+ *  configuration, workload}; HV_DB_NONE when there is no work. */
+enum hv_db_status hv_db_job_claim(int64_t target_id, int lease_s, json_t **job);
+
+/** Extends the lease of (id, attempt) while it is running; *cancel tells
+ *  whether its plan was cancelled. HV_DB_NONE when the attempt is stale. */
+enum hv_db_status hv_db_job_heartbeat(int64_t id, int attempt, int lease_s, bool *cancel);
+
+/** Puts (id, attempt) back in the queue without counting a failure.
+ *  HV_DB_NONE when the attempt is stale. */
+enum hv_db_status hv_db_job_release(int64_t id, int attempt, const char *reason);
+
+/** A result upload, validated by the handler. Strings may be NULL. */
+struct hv_result_upload {
+    int64_t job_id;
+    int attempt;
+    const char *status; /**< "ok" or "error" */
+    const char *error;
+    const char *started_at, *finished_at;
+    const json_t *metrics; /**< array of {name, value, unit, higher_is_better} */
+    const json_t *samples; /**< array of {metric, t, value} */
+    const json_t *observed;
+    const char *raw;
+};
+
+/** Stores a result in one transaction (result, metrics, samples by COPY,
+ *  job state). *replayed is true when this (job, attempt) was stored
+ *  before, in which case nothing is written again. HV_DB_NONE when the job
+ *  does not exist, HV_DB_CONFLICT when the attempt is stale. */
+enum hv_db_status hv_db_result_store(const struct hv_result_upload *u, int64_t *result_id,
+                                     bool *replayed);
+
+#endif

@@ -1,0 +1,246 @@
+/* h_jobs.c — the worker side of the job protocol: claim, heartbeat,
+ * release, result. */
+#include "config.h"
+#include "db_jobs.h"
+#include "handlers.h"
+#include "jspec.h"
+#include "log.h"
+#include "timeutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_RAW_BYTES (1u << 20)
+#define MAX_METRICS   1000
+#define MAX_SAMPLES   200000
+
+static const struct hv_jfield claim_fields[] = {
+    {.name = "target_id", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 9e18},
+    {.name = "wait", .type = HV_J_NUMBER, .min = 0, .max = 60},
+    {0},
+};
+
+static const struct hv_jfield attempt_fields[] = {
+    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9},
+    {.name = "reason", .type = HV_J_STRING, .max_len = 1024},
+    {0},
+};
+
+static const char *const result_statuses[] = {"ok", "error", NULL};
+
+static const struct hv_jfield result_fields[] = {
+    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9},
+    {.name = "status", .type = HV_J_STRING, .required = true, .choices = result_statuses},
+    {.name = "error", .type = HV_J_STRING, .max_len = 4096},
+    {.name = "started_at", .type = HV_J_STRING, .max_len = 40},
+    {.name = "finished_at", .type = HV_J_STRING, .max_len = 40},
+    {.name = "metrics", .type = HV_J_ARRAY, .max_len = MAX_METRICS},
+    {.name = "samples", .type = HV_J_ARRAY, .max_len = MAX_SAMPLES},
+    {.name = "observed", .type = HV_J_OBJECT},
+    {.name = "raw", .type = HV_J_STRING, .max_len = MAX_RAW_BYTES},
+    {0},
+};
+
+static const struct hv_jfield metric_fields[] = {
+    {.name = "name", .type = HV_J_STRING, .required = true, .max_len = 128},
+    {.name = "value", .type = HV_J_NUMBER, .required = true},
+    {.name = "unit", .type = HV_J_STRING, .max_len = 32},
+    {.name = "higher_is_better", .type = HV_J_BOOL},
+    {0},
+};
+
+static const struct hv_jfield sample_fields[] = {
+    {.name = "metric", .type = HV_J_STRING, .required = true, .max_len = 128},
+    {.name = "t", .type = HV_J_NUMBER, .required = true},
+    {.name = "value", .type = HV_J_NUMBER, .required = true},
+    {0},
+};
+
+/* Parses and validates the body against fields; answers 400 and returns
+ * NULL when it does not fit. */
+static json_t *body_checked(struct hv_request *req, const struct hv_jfield *fields)
+{
+    json_t *doc = hv_req_json(req);
+    if (doc == NULL)
+        return NULL;
+    json_t *errors = json_array();
+    if (hv_jspec_check(doc, "", fields, errors) > 0) {
+        hv_reply_problem(req, HV_E_INVALID_REQUEST, "the request body does not fit", errors);
+        json_decref(doc);
+        return NULL;
+    }
+    json_decref(errors);
+    return doc;
+}
+
+void hv_h_job_claim(struct hv_request *req)
+{
+    json_t *doc = body_checked(req, claim_fields);
+    if (doc == NULL)
+        return;
+    json_int_t target = json_integer_value(json_object_get(doc, "target_id"));
+    json_decref(doc);
+    long expired = 0;
+    enum hv_db_status s = hv_db_leases_expire(&expired);
+    if (expired > 0)
+        hv_info("%ld job lease%s expired", expired, expired == 1 ? "" : "s");
+    json_t *job = NULL;
+    if (s == HV_DB_OK)
+        s = hv_db_job_claim(target, hv_cfg.lease_seconds, &job);
+    if (s == HV_DB_NONE) {
+        hv_reply_json(req, 204, NULL);
+        return;
+    }
+    if (s != HV_DB_OK) {
+        hv_reply_db_failure(req, s);
+        return;
+    }
+    json_object_set_new(job, "lease_seconds", json_integer(hv_cfg.lease_seconds));
+    char now[32];
+    hv_now_iso8601(now, sizeof now);
+    hv_info("job %lld attempt %lld claimed by target %lld",
+            (long long)json_integer_value(json_object_get(job, "id")),
+            (long long)json_integer_value(json_object_get(job, "attempt")), (long long)target);
+    hv_reply_json(req, 200, json_pack("{s:o,s:s}", "job", job, "server_time", now));
+}
+
+static void reply_stale(struct hv_request *req)
+{
+    hv_reply_problem(req, HV_E_STALE_ATTEMPT,
+                     "this attempt is not running any more (lease expired, job re-queued, "
+                     "finished or cancelled)",
+                     NULL);
+}
+
+void hv_h_job_heartbeat(struct hv_request *req)
+{
+    json_t *doc = body_checked(req, attempt_fields);
+    if (doc == NULL)
+        return;
+    bool cancel = false;
+    enum hv_db_status s =
+        hv_db_job_heartbeat(req->ids[0], (int)json_integer_value(json_object_get(doc, "attempt")),
+                            hv_cfg.lease_seconds, &cancel);
+    json_decref(doc);
+    if (s == HV_DB_NONE)
+        reply_stale(req);
+    else if (s != HV_DB_OK)
+        hv_reply_db_failure(req, s);
+    else
+        hv_reply_json(
+            req, 200,
+            json_pack("{s:i,s:b}", "lease_seconds", hv_cfg.lease_seconds, "cancel", cancel));
+}
+
+void hv_h_job_release(struct hv_request *req)
+{
+    json_t *doc = body_checked(req, attempt_fields);
+    if (doc == NULL)
+        return;
+    const char *reason = json_string_value(json_object_get(doc, "reason"));
+    enum hv_db_status s =
+        hv_db_job_release(req->ids[0], (int)json_integer_value(json_object_get(doc, "attempt")),
+                          reason ? reason : "released by the worker");
+    json_decref(doc);
+    if (s == HV_DB_NONE)
+        reply_stale(req);
+    else if (s != HV_DB_OK)
+        hv_reply_db_failure(req, s);
+    else
+        hv_reply_json(req, 200, json_pack("{s:s}", "status", "queued"));
+}
+
+/* Checks each metric and sample; adds errors under their paths. */
+static void check_rows(const json_t *list, const char *base, const struct hv_jfield *fields,
+                       json_t *errors)
+{
+    char path[64];
+    size_t i;
+    const json_t *row;
+    json_array_foreach(list, i, row)
+    {
+        hv_jpath_index(path, sizeof path, base, i);
+        if (hv_jspec_check(row, path, fields, errors) > 0 || json_array_size(errors) > 50)
+            continue;
+        const char *num_key = "value";
+        if (!isfinite(json_number_value(json_object_get(row, num_key)))) {
+            char p[80];
+            snprintf(p, sizeof p, "%s/%s", path, num_key);
+            hv_errors_add(errors, p, "must be a finite number");
+        }
+    }
+}
+
+/* Whether s looks like an ISO 8601 timestamp ("2026-11-29T18:40:12.5Z");
+ * PostgreSQL does the full parse, this keeps garbage from reaching it. */
+static bool valid_timestamp(const char *s)
+{
+    struct tm tm;
+    const char *end = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+    if (end == NULL)
+        return false;
+    if (*end == '.')
+        for (end++; *end >= '0' && *end <= '9'; end++)
+            ;
+    return strcmp(end, "Z") == 0 || strcmp(end, "+00:00") == 0 || *end == '\0';
+}
+
+void hv_h_job_result(struct hv_request *req)
+{
+    json_t *doc = body_checked(req, result_fields);
+    if (doc == NULL)
+        return;
+    json_t *errors = json_array();
+    check_rows(json_object_get(doc, "metrics"), "/metrics", metric_fields, errors);
+    check_rows(json_object_get(doc, "samples"), "/samples", sample_fields, errors);
+    const char *status = json_string_value(json_object_get(doc, "status"));
+    if (strcmp(status, "ok") == 0 && json_array_size(json_object_get(doc, "metrics")) == 0)
+        hv_errors_add(errors, "/metrics", "an ok result needs at least one metric");
+    static const char *const stamps[] = {"started_at", "finished_at"};
+    for (size_t k = 0; k < 2; k++) {
+        const json_t *v = json_object_get(doc, stamps[k]);
+        if (v != NULL && !valid_timestamp(json_string_value(v))) {
+            char p[32];
+            snprintf(p, sizeof p, "/%s", stamps[k]);
+            hv_errors_add(errors, p, "must be an ISO 8601 UTC time such as 2026-11-29T18:40:12.5Z");
+        }
+    }
+    if (json_array_size(errors) > 0) {
+        hv_reply_problem(req, HV_E_INVALID_REQUEST, "the result does not fit", errors);
+        json_decref(doc);
+        return;
+    }
+    json_decref(errors);
+    struct hv_result_upload u = {
+        .job_id = req->ids[0],
+        .attempt = (int)json_integer_value(json_object_get(doc, "attempt")),
+        .status = status,
+        .error = json_string_value(json_object_get(doc, "error")),
+        .started_at = json_string_value(json_object_get(doc, "started_at")),
+        .finished_at = json_string_value(json_object_get(doc, "finished_at")),
+        .metrics = json_object_get(doc, "metrics"),
+        .samples = json_object_get(doc, "samples"),
+        .observed = json_object_get(doc, "observed"),
+        .raw = json_string_value(json_object_get(doc, "raw")),
+    };
+    int64_t result_id = 0;
+    bool replayed = false;
+    enum hv_db_status s = hv_db_result_store(&u, &result_id, &replayed);
+    if (s == HV_DB_NONE) {
+        hv_reply_problem(req, HV_E_NOT_FOUND, "no job with this id", NULL);
+    } else if (s == HV_DB_CONFLICT) {
+        reply_stale(req);
+    } else if (s != HV_DB_OK) {
+        hv_reply_db_failure(req, s);
+    } else {
+        hv_info("job %lld attempt %d: result %lld %s", (long long)u.job_id, u.attempt,
+                (long long)result_id, replayed ? "(replayed upload, nothing stored)" : "stored");
+        hv_reply_json(req, replayed ? 200 : 201,
+                      json_pack("{s:I,s:i,s:I,s:b}", "job_id", (json_int_t)u.job_id, "attempt",
+                                u.attempt, "result_id", (json_int_t)result_id, "stored",
+                                !replayed));
+    }
+    json_decref(doc);
+}

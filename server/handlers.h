@@ -1,0 +1,24 @@
+/* handlers.h — the endpoint handlers, one file each group (h_*.c). */
+#ifndef HV_SERVER_HANDLERS_H
+#define HV_SERVER_HANDLERS_H
+
+#include "request.h"
+
+/* h_health.c */
+void hv_h_healthz(struct hv_request *req);
+void hv_h_readyz(struct hv_request *req);
+/* h_plans.c */
+void hv_h_plans_create(struct hv_request *req);
+void hv_h_plans_list(struct hv_request *req);
+void hv_h_plan_get(struct hv_request *req);
+/* h_report.c */
+void hv_h_plan_report(struct hv_request *req);
+/* h_workers.c */
+void hv_h_worker_register(struct hv_request *req);
+/* h_jobs.c */
+void hv_h_job_claim(struct hv_request *req);
+void hv_h_job_heartbeat(struct hv_request *req);
+void hv_h_job_release(struct hv_request *req);
+void hv_h_job_result(struct hv_request *req);
+
+#endif

@@ -1,0 +1,325 @@
+/* http.c — see http.h.
+ *
+ * libmicrohttpd calls the access handler several times per request: first
+ * with the headers, then with each piece of the body, then once more with
+ * nothing. We keep the body and answer only on that last call: an earlier
+ * answer would drop the rest of the upload and turn keep-alive off. */
+#include "http.h"
+
+#include "auth.h"
+#include "config.h"
+#include "db.h"
+#include "log.h"
+#include "request.h"
+#include "routes.h"
+#include "static.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_URL_LEN 2048
+
+static struct MHD_Daemon *daemon_handle;
+static atomic_int in_flight;
+
+static const char *const role_names[] = {
+    [HV_ROLE_NONE] = "none",     [HV_ROLE_READ] = "read",   [HV_ROLE_WORKER] = "worker",
+    [HV_ROLE_SUBMIT] = "submit", [HV_ROLE_ADMIN] = "admin",
+};
+
+enum hv_role hv_role_parse(const char *s)
+{
+    for (int r = HV_ROLE_READ; r <= HV_ROLE_ADMIN; r++)
+        if (s != NULL && strcmp(s, role_names[r]) == 0)
+            return (enum hv_role)r;
+    return HV_ROLE_NONE;
+}
+
+const char *hv_role_name(enum hv_role r)
+{
+    return (unsigned)r <= HV_ROLE_ADMIN ? role_names[r] : "none";
+}
+
+void hv_reply_json(struct hv_request *req, unsigned status, json_t *body)
+{
+    json_decref(req->reply);
+    req->status = status;
+    req->reply = body;
+    req->content_type = "application/json";
+}
+
+void hv_reply_problem(struct hv_request *req, enum hv_err code, const char *detail, json_t *errors)
+{
+    json_decref(req->reply);
+    req->status = hv_err_info(code)->http_status;
+    req->reply = hv_problem_new(code, detail, errors);
+    req->content_type = "application/problem+json";
+}
+
+void hv_reply_db_failure(struct hv_request *req, int db_status)
+{
+    if (db_status == HV_DB_UNAVAILABLE)
+        hv_reply_problem(req, HV_E_DB_UNAVAILABLE, "the database cannot be reached", NULL);
+    else
+        hv_reply_problem(req, HV_E_INTERNAL, "a database statement failed", NULL);
+}
+
+json_t *hv_req_json(struct hv_request *req)
+{
+    json_error_t err;
+    if (req->body_len == 0) {
+        hv_reply_problem(req, HV_E_BAD_JSON, "the request has no body", NULL);
+        return NULL;
+    }
+    json_t *doc = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &err);
+    if (doc == NULL) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "line %d, column %d: %s", err.line, err.column, err.text);
+        hv_reply_problem(req, HV_E_BAD_JSON, detail, NULL);
+    }
+    return doc;
+}
+
+const char *hv_req_query(struct hv_request *req, const char *key)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+/* Routes the finished request, checks access, runs the handler. */
+static void dispatch(struct hv_request *req)
+{
+    if (strlen(req->url) > MAX_URL_LEN) {
+        hv_reply_problem(req, HV_E_URI_TOO_LONG, NULL, NULL);
+        return;
+    }
+    if (req->too_large) {
+        char detail[96];
+        snprintf(detail, sizeof detail, "the body is larger than %zu bytes", hv_cfg.max_body);
+        hv_reply_problem(req, HV_E_BODY_TOO_LARGE, detail, NULL);
+        return;
+    }
+    const char *allow = NULL;
+    const struct hv_route *route = hv_route_find(req->method, req->url, req, &allow);
+    if (route == NULL) {
+        if (allow != NULL) {
+            req->allow = allow;
+            hv_reply_problem(req, HV_E_METHOD_NOT_ALLOWED, NULL, NULL);
+        } else {
+            hv_reply_problem(req, HV_E_NOT_FOUND, "no such endpoint", NULL);
+        }
+        return;
+    }
+    if (route->access != HV_ACCESS_OPEN) {
+        const char *authz =
+            MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+        switch (hv_auth_check(req, authz)) {
+        case HV_AUTH_INVALID:
+            hv_reply_problem(req, HV_E_UNAUTHORIZED, "the token is malformed, unknown or revoked",
+                             NULL);
+            return;
+        case HV_AUTH_DB_ERROR:
+            hv_reply_problem(req, HV_E_DB_UNAVAILABLE, "tokens cannot be checked", NULL);
+            return;
+        case HV_AUTH_NONE:
+        case HV_AUTH_OK:
+            break;
+        }
+        if (!hv_access_allows(route->access, req->role, hv_cfg.read_needs_token)) {
+            if (req->role == HV_ROLE_NONE)
+                hv_reply_problem(req, HV_E_UNAUTHORIZED, "this endpoint needs a token", NULL);
+            else
+                hv_reply_problem(req, HV_E_FORBIDDEN, "the token's role does not allow this", NULL);
+            return;
+        }
+    }
+    route->handler(req);
+    if (req->status == 0)
+        hv_reply_problem(req, HV_E_INTERNAL, "the handler gave no answer", NULL);
+}
+
+/* Turns the answer in req into an MHD response and queues it. */
+static enum MHD_Result respond(struct hv_request *req)
+{
+    struct MHD_Response *resp;
+    char *text = NULL;
+    size_t len = 0;
+    if (req->reply != NULL) {
+        text = json_dumps(req->reply, JSON_COMPACT);
+        len = text ? strlen(text) : 0;
+    }
+    resp = MHD_create_response_from_buffer(len, text ? text : (char *)"",
+                                           text ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    if (resp == NULL) {
+        free(text);
+        return MHD_NO;
+    }
+    if (req->reply != NULL)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, req->content_type);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    if (req->location[0] != '\0')
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, req->location);
+    if (req->allow != NULL)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, req->allow);
+    if (req->status == 401)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"hvbench\"");
+    enum MHD_Result r = MHD_queue_response(req->conn, req->status, resp);
+    MHD_destroy_response(resp);
+    return r;
+}
+
+static enum MHD_Result respond_static(struct hv_request *req, const struct hv_static_file *f)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(f->len, f->data, MHD_RESPMEM_PERSISTENT);
+    if (resp == NULL)
+        return MHD_NO;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, f->content_type);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "Content-Security-Policy",
+                            "default-src 'self'; style-src 'self'; img-src 'self' data:");
+    enum MHD_Result r = MHD_queue_response(req->conn, MHD_HTTP_OK, resp);
+    MHD_destroy_response(resp);
+    return r;
+}
+
+/* Appends one piece of the body, or notes that the cap was passed (the
+ * rest is read and dropped so the answer can still go out normally). */
+static void take_body(struct hv_request *req, const char *data, size_t size)
+{
+    if (req->too_large || req->body_len + size > hv_cfg.max_body) {
+        req->too_large = true;
+        free(req->body);
+        req->body = NULL;
+        req->body_len = req->body_cap = 0;
+        return;
+    }
+    if (req->body_len + size + 1 > req->body_cap) {
+        size_t cap = req->body_cap ? req->body_cap : 4096;
+        while (cap < req->body_len + size + 1)
+            cap *= 2;
+        char *b = realloc(req->body, cap);
+        if (b == NULL) {
+            req->too_large = true;
+            return;
+        }
+        req->body = b;
+        req->body_cap = cap;
+    }
+    memcpy(req->body + req->body_len, data, size);
+    req->body_len += size;
+    req->body[req->body_len] = '\0';
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
+                                 const char *method, const char *version, const char *upload_data,
+                                 size_t *upload_data_size, void **con_cls)
+{
+    struct hv_request *req = *con_cls;
+    if (req == NULL) {
+        req = calloc(1, sizeof *req);
+        if (req == NULL)
+            return MHD_NO;
+        req->conn = conn;
+        req->method = method;
+        req->url = url;
+        *con_cls = req;
+        atomic_fetch_add(&in_flight, 1);
+        /* A body announced as too large is refused before it is sent. */
+        const char *cl =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl != NULL && strtoull(cl, NULL, 10) > hv_cfg.max_body) {
+            req->too_large = true;
+            dispatch(req);
+            return respond(req);
+        }
+        return MHD_YES;
+    }
+    if (*upload_data_size > 0) {
+        take_body(req, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (req->status != 0)
+        return MHD_YES; /* already answered (too large) */
+    if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) {
+        const struct hv_static_file *f = hv_static_find(url);
+        if (f != NULL)
+            return respond_static(req, f);
+    }
+    dispatch(req);
+    hv_debug("%s %s -> %u", method, url, req->status);
+    return respond(req);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct hv_request *req = *con_cls;
+    if (req == NULL)
+        return;
+    free(req->body);
+    json_decref(req->reply);
+    free(req);
+    *con_cls = NULL;
+    atomic_fetch_sub(&in_flight, 1);
+}
+
+static void on_mhd_error(void *cls, const char *fmt, va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n > 0 && msg[n - 1] == '\n')
+        msg[--n] = '\0';
+    /* Malformed requests from clients land here too; the server's own
+     * failures (such as a port in use) are logged where they happen. */
+    hv_debug("http: %s", msg);
+}
+
+int hv_http_start(void)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(hv_cfg.listen_port)};
+    if (inet_pton(AF_INET, hv_cfg.listen_host, &sa.sin_addr) != 1) {
+        hv_error("--listen: '%s' is not an IPv4 address", hv_cfg.listen_host);
+        return -1;
+    }
+    daemon_handle = MHD_start_daemon(
+        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME,
+        hv_cfg.listen_port, NULL, NULL, on_access, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error,
+        NULL, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)hv_cfg.threads,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)hv_cfg.max_connections,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)hv_cfg.conn_timeout,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, NULL, MHD_OPTION_END);
+    if (daemon_handle == NULL) {
+        hv_error("cannot listen on %s:%u (in use?)", hv_cfg.listen_host, hv_cfg.listen_port);
+        return -1;
+    }
+    return 0;
+}
+
+void hv_http_stop(unsigned drain_s)
+{
+    if (daemon_handle == NULL)
+        return;
+    MHD_socket s = MHD_quiesce_daemon(daemon_handle);
+    if (s != MHD_INVALID_SOCKET)
+        close(s);
+    struct timespec tick = {0, 50 * 1000 * 1000};
+    for (unsigned i = 0; i < drain_s * 20 && atomic_load(&in_flight) > 0; i++)
+        nanosleep(&tick, NULL);
+    if (atomic_load(&in_flight) > 0)
+        hv_warn("stopping with %d requests in flight", atomic_load(&in_flight));
+    MHD_stop_daemon(daemon_handle);
+    daemon_handle = NULL;
+}

@@ -1,0 +1,376 @@
+/* main.c — hvbench-server: serve the API, migrate the schema, manage
+ * tokens. One subcommand table; each subcommand parses its own options. */
+#include "auth.h"
+#include "config.h"
+#include "db.h"
+#include "db_migrate.h"
+#include "db_tokens.h"
+#include "http.h"
+#include "log.h"
+#include "static.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define HV_VERSION "0.1.0"
+
+
+/* The folder holding name ("web", "migrations"): the installed copy, or
+ * the one in the current folder when running from a source tree. */
+static const char *default_dir(const char *name)
+{
+    static char buf[2][4096];
+    static int k;
+    char *out = buf[k++ % 2];
+    struct stat st;
+    snprintf(out, sizeof buf[0], "%s/%s", HVBENCH_DATADIR, name);
+    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+        return out;
+    snprintf(out, sizeof buf[0], "%s", name);
+    return out;
+}
+
+static const char *db_option(const char *given)
+{
+    if (given != NULL)
+        return given;
+    const char *env = getenv("HVBENCH_DB");
+    return env != NULL ? env : "dbname=hvbench";
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hvbench-server COMMAND [OPTIONS]\n\n"
+            "commands:\n"
+            "  serve    run the HTTP API and the web front end\n"
+            "  migrate  apply the database migrations not yet applied\n"
+            "  token    create, list or revoke API tokens\n"
+            "  version  print the version\n\n"
+            "common option:\n"
+            "  --db CONNINFO   libpq connection string (env HVBENCH_DB, default dbname=hvbench)\n\n"
+            "serve options:\n"
+            "  --listen ADDR:PORT        address to listen on (default 127.0.0.1:8080)\n"
+            "  --threads N               thread pool size (default: number of CPUs, at least 2)\n"
+            "  --web-dir DIR             static front end (default %s/web or ./web)\n"
+            "  --migrations-dir DIR      migrations (default %s/migrations or ./migrations)\n"
+            "  --max-body BYTES          largest request body (default 1048576)\n"
+            "  --max-connections N       concurrent connections (default 1024)\n"
+            "  --connection-timeout S    idle connection timeout (default 90)\n"
+            "  --lease S                 job lease length in seconds (default 60)\n"
+            "  --read-auth open|token    whether GET endpoints need a token (default open)\n\n"
+            "token commands:\n"
+            "  token create --role admin|submit|worker|read --name NAME   prints the token once\n"
+            "  token list\n"
+            "  token revoke --name NAME\n",
+            HVBENCH_DATADIR, HVBENCH_DATADIR);
+}
+
+static int parse_listen(const char *s)
+{
+    static char host[64];
+    const char *colon = strrchr(s, ':');
+    if (colon == NULL || colon == s || (size_t)(colon - s) >= sizeof host)
+        return -1;
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end != '\0' || port < 0 || port > 65535)
+        return -1;
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = '\0';
+    hv_cfg.listen_host = host;
+    hv_cfg.listen_port = (unsigned)port;
+    return 0;
+}
+
+/* Parses a positive integer option or exits with a usage error. */
+static long positive(const char *opt, const char *v, long max)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*v == '\0' || *end != '\0' || n < 1 || n > max) {
+        fprintf(stderr, "hvbench-server: %s must be an integer between 1 and %ld\n", opt, max);
+        exit(2);
+    }
+    return n;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+    enum {
+        O_DB = 1,
+        O_LISTEN,
+        O_THREADS,
+        O_WEB,
+        O_MIGR,
+        O_BODY,
+        O_CONN,
+        O_TIMEOUT,
+        O_LEASE,
+        O_READ
+    };
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, O_DB},
+        {"listen", required_argument, NULL, O_LISTEN},
+        {"threads", required_argument, NULL, O_THREADS},
+        {"web-dir", required_argument, NULL, O_WEB},
+        {"migrations-dir", required_argument, NULL, O_MIGR},
+        {"max-body", required_argument, NULL, O_BODY},
+        {"max-connections", required_argument, NULL, O_CONN},
+        {"connection-timeout", required_argument, NULL, O_TIMEOUT},
+        {"lease", required_argument, NULL, O_LEASE},
+        {"read-auth", required_argument, NULL, O_READ},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    const char *db = NULL;
+    hv_cfg.web_dir = default_dir("web");
+    hv_cfg.migrations_dir = default_dir("migrations");
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_DB:
+            db = optarg;
+            break;
+        case O_LISTEN:
+            if (parse_listen(optarg) != 0) {
+                fprintf(stderr, "hvbench-server: --listen wants ADDR:PORT, e.g. 127.0.0.1:8080\n");
+                return 2;
+            }
+            break;
+        case O_THREADS:
+            hv_cfg.threads = (unsigned)positive("--threads", optarg, 256);
+            break;
+        case O_WEB:
+            hv_cfg.web_dir = optarg;
+            break;
+        case O_MIGR:
+            hv_cfg.migrations_dir = optarg;
+            break;
+        case O_BODY:
+            hv_cfg.max_body = (size_t)positive("--max-body", optarg, 1L << 30);
+            break;
+        case O_CONN:
+            hv_cfg.max_connections = (unsigned)positive("--max-connections", optarg, 100000);
+            break;
+        case O_TIMEOUT:
+            hv_cfg.conn_timeout = (unsigned)positive("--connection-timeout", optarg, 3600);
+            break;
+        case O_LEASE:
+            hv_cfg.lease_seconds = (int)positive("--lease", optarg, 86400);
+            break;
+        case O_READ:
+            if (strcmp(optarg, "open") != 0 && strcmp(optarg, "token") != 0) {
+                fprintf(stderr, "hvbench-server: --read-auth is open or token\n");
+                return 2;
+            }
+            hv_cfg.read_needs_token = strcmp(optarg, "token") == 0;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (hv_cfg.threads == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        hv_cfg.threads = n < 2 ? 2 : (unsigned)n;
+    }
+    hv_cfg.db = db_option(db);
+    hv_db_configure(hv_cfg.db);
+    hv_cfg.expected_schema = hv_migrations_latest(hv_cfg.migrations_dir);
+    if (hv_cfg.expected_schema < 0) {
+        hv_error("cannot read migrations in %s (use --migrations-dir)", hv_cfg.migrations_dir);
+        return 1;
+    }
+    hv_static_load(hv_cfg.web_dir);
+
+    /* Block the stop signals in every thread; this one waits for them. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (hv_http_start() != 0)
+        return 1;
+    hv_info("listening on http://%s:%u (%u threads, schema %d, web %s)", hv_cfg.listen_host,
+            hv_cfg.listen_port, hv_cfg.threads, hv_cfg.expected_schema, hv_cfg.web_dir);
+    int sig = 0;
+    sigwait(&set, &sig);
+    hv_info("signal %d: draining requests in flight", sig);
+    hv_http_stop(10);
+    hv_info("stopped");
+    return 0;
+}
+
+/* Parses --db (and nothing else) for the simple subcommands. */
+static int db_only_opts(int argc, char **argv, const char **dir, const char **name,
+                        const char **role)
+{
+    enum { O_DB = 1, O_MIGR, O_NAME, O_ROLE };
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, O_DB},
+        {"migrations-dir", required_argument, NULL, O_MIGR},
+        {"name", required_argument, NULL, O_NAME},
+        {"role", required_argument, NULL, O_ROLE},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    const char *db = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_DB:
+            db = optarg;
+            break;
+        case O_MIGR:
+            if (dir == NULL)
+                goto bad;
+            *dir = optarg;
+            break;
+        case O_NAME:
+            if (name == NULL)
+                goto bad;
+            *name = optarg;
+            break;
+        case O_ROLE:
+            if (role == NULL)
+                goto bad;
+            *role = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
+        default:
+            goto bad;
+        }
+    }
+    hv_db_configure(db_option(db));
+    return 0;
+bad:
+    usage(stderr);
+    return -1;
+}
+
+static int cmd_migrate(int argc, char **argv)
+{
+    const char *dir = default_dir("migrations");
+    if (db_only_opts(argc, argv, &dir, NULL, NULL) != 0)
+        return 2;
+    if (hv_db_thread() == NULL)
+        return 1;
+    int n = hv_migrate(dir);
+    if (n < 0)
+        return 1;
+    printf("schema at version %d (%d migration%s applied)\n", hv_schema_version(), n,
+           n == 1 ? "" : "s");
+    return 0;
+}
+
+static int cmd_token(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "hvbench-server token: create, list or revoke\n");
+        return 2;
+    }
+    const char *sub = argv[1];
+    const char *name = NULL, *role = NULL;
+    if (db_only_opts(argc - 1, argv + 1, NULL, &name, &role) != 0)
+        return 2;
+    if (hv_db_thread() == NULL)
+        return 1;
+    if (strcmp(sub, "create") == 0) {
+        if (name == NULL || *name == '\0' || hv_role_parse(role) == HV_ROLE_NONE) {
+            fprintf(stderr, "hvbench-server token create: --name NAME and --role "
+                            "admin|submit|worker|read are required\n");
+            return 2;
+        }
+        char token[HV_TOKEN_LEN + 1], hash[67];
+        if (hv_token_generate(token) != 0) {
+            fprintf(stderr, "hvbench-server: no randomness available\n");
+            return 1;
+        }
+        hv_token_hash_hex(token, hash);
+        enum hv_db_status s = hv_db_token_create(name, role, hash);
+        if (s == HV_DB_CONFLICT) {
+            fprintf(stderr, "hvbench-server: a token called '%s' exists already\n", name);
+            return 1;
+        }
+        if (s != HV_DB_OK)
+            return 1;
+        printf("%s\n", token);
+        return 0;
+    }
+    if (strcmp(sub, "list") == 0) {
+        json_t *list = NULL;
+        if (hv_db_token_list(&list) != HV_DB_OK)
+            return 1;
+        size_t i;
+        json_t *t;
+        printf("%-24s %-8s %-34s %s\n", "NAME", "ROLE", "CREATED", "REVOKED");
+        json_array_foreach(list, i, t)
+        {
+            const char *rev = json_string_value(json_object_get(t, "revoked_at"));
+            printf("%-24s %-8s %-34s %s\n", json_string_value(json_object_get(t, "name")),
+                   json_string_value(json_object_get(t, "role")),
+                   json_string_value(json_object_get(t, "created_at")), rev ? rev : "-");
+        }
+        json_decref(list);
+        return 0;
+    }
+    if (strcmp(sub, "revoke") == 0) {
+        if (name == NULL) {
+            fprintf(stderr, "hvbench-server token revoke: --name NAME is required\n");
+            return 2;
+        }
+        enum hv_db_status s = hv_db_token_revoke(name);
+        if (s == HV_DB_NONE) {
+            fprintf(stderr, "hvbench-server: no live token called '%s'\n", name);
+            return 1;
+        }
+        return s == HV_DB_OK ? 0 : 1;
+    }
+    fprintf(stderr, "hvbench-server token: unknown subcommand '%s'\n", sub);
+    return 2;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+    printf("hvbench-server %s\n", HV_VERSION);
+    return 0;
+}
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+};
+
+static const struct command commands[] = {
+    {"serve", cmd_serve},
+    {"migrate", cmd_migrate},
+    {"token", cmd_token},
+    {"version", cmd_version},
+};
+
+int main(int argc, char **argv)
+{
+    hv_log_init("hvbench-server", HV_LOG_INFO);
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "hvbench-server: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

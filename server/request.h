@@ -1,0 +1,73 @@
+/* request.h — one HTTP request as handlers see it, and the ways to answer.
+ *
+ * The HTTP layer (http.c) accumulates the body, routes the request and
+ * checks its token; a handler reads what it needs from struct hv_request
+ * and sets exactly one answer with hv_reply_json() or hv_reply_problem().
+ * The answer is queued on the final access-handler call, so keep-alive
+ * stays on. */
+#ifndef HV_SERVER_REQUEST_H
+#define HV_SERVER_REQUEST_H
+
+#include "errors.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct MHD_Connection;
+
+/** Token roles, in no particular order; admin may do everything. */
+enum hv_role {
+    HV_ROLE_NONE = 0, /**< no (valid) token */
+    HV_ROLE_READ,
+    HV_ROLE_WORKER,
+    HV_ROLE_SUBMIT,
+    HV_ROLE_ADMIN,
+};
+
+/** The parsed name of a role ("admin" ...), or HV_ROLE_NONE. */
+enum hv_role hv_role_parse(const char *s);
+
+/** The name of a role. */
+const char *hv_role_name(enum hv_role r);
+
+#define HV_MAX_PATH_IDS 2
+
+struct hv_request {
+    struct MHD_Connection *conn;
+    const char *method;
+    const char *url;
+    char *body; /**< the request body, NUL-terminated; owned by the layer */
+    size_t body_len;
+    size_t body_cap;
+    bool too_large;               /**< the body passed the cap */
+    int64_t ids[HV_MAX_PATH_IDS]; /**< {id} segments of the path, in order */
+    enum hv_role role;            /**< the caller's role (after auth) */
+    int64_t token_id;             /**< the caller's token, 0 without */
+    /* The answer. */
+    unsigned status;
+    json_t *reply;            /**< owned; NULL for an empty body */
+    const char *content_type; /**< static string */
+    char location[128];       /**< Location header when not empty */
+    const char *allow;        /**< Allow header for 405 */
+};
+
+/** Parses the body as one JSON document (duplicate keys refused). On
+ *  failure answers 400 and returns NULL. The result is a new reference. */
+json_t *hv_req_json(struct hv_request *req);
+
+/** The value of a query argument, or NULL. Borrowed from the connection. */
+const char *hv_req_query(struct hv_request *req, const char *key);
+
+/** Answers status with body (stolen; NULL for no body). */
+void hv_reply_json(struct hv_request *req, unsigned status, json_t *body);
+
+/** Answers with the problem document of code. detail may be NULL; errors
+ *  (stolen) is an array of {"path","message"} or NULL. */
+void hv_reply_problem(struct hv_request *req, enum hv_err code, const char *detail, json_t *errors);
+
+/** Answers 503/500 for a failed database call. */
+void hv_reply_db_failure(struct hv_request *req, int db_status);
+
+#endif

@@ -1,0 +1,94 @@
+/* routes.c — see routes.h. */
+#include "routes.h"
+
+#include "handlers.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct hv_route routes[] = {
+    {"GET", "/healthz", hv_h_healthz, HV_ACCESS_OPEN},
+    {"GET", "/readyz", hv_h_readyz, HV_ACCESS_OPEN},
+    {"GET", "/api/v1/plans", hv_h_plans_list, HV_ACCESS_READ},
+    {"POST", "/api/v1/plans", hv_h_plans_create, HV_ACCESS_SUBMIT},
+    {"GET", "/api/v1/plans/{id}", hv_h_plan_get, HV_ACCESS_READ},
+    {"GET", "/api/v1/plans/{id}/report", hv_h_plan_report, HV_ACCESS_READ},
+    {"POST", "/api/v1/workers/register", hv_h_worker_register, HV_ACCESS_WORKER},
+    {"POST", "/api/v1/jobs/claim", hv_h_job_claim, HV_ACCESS_WORKER},
+    {"POST", "/api/v1/jobs/{id}/heartbeat", hv_h_job_heartbeat, HV_ACCESS_WORKER},
+    {"POST", "/api/v1/jobs/{id}/release", hv_h_job_release, HV_ACCESS_WORKER},
+    {"POST", "/api/v1/jobs/{id}/result", hv_h_job_result, HV_ACCESS_WORKER},
+};
+
+#define N_ROUTES (sizeof routes / sizeof routes[0])
+
+/* Matches path against pattern segment by segment; {id} takes a positive
+ * 63-bit integer written in plain decimal. */
+static bool match(const char *pattern, const char *path, int64_t *ids)
+{
+    size_t n_ids = 0;
+    while (*pattern != '\0' || *path != '\0') {
+        if (*pattern != '/' || *path != '/')
+            return false;
+        pattern++;
+        path++;
+        size_t plen = strcspn(pattern, "/");
+        size_t slen = strcspn(path, "/");
+        if (plen == 4 && strncmp(pattern, "{id}", 4) == 0) {
+            if (slen == 0 || slen > 18 || path[0] == '0' || n_ids == HV_MAX_PATH_IDS)
+                return false;
+            int64_t v = 0;
+            for (size_t i = 0; i < slen; i++) {
+                if (path[i] < '0' || path[i] > '9')
+                    return false;
+                v = v * 10 + (path[i] - '0');
+            }
+            ids[n_ids++] = v;
+        } else if (plen != slen || strncmp(pattern, path, plen) != 0) {
+            return false;
+        }
+        pattern += plen;
+        path += slen;
+    }
+    return true;
+}
+
+const struct hv_route *hv_route_find(const char *method, const char *path, struct hv_request *req,
+                                     const char **allow)
+{
+    bool path_known = false;
+    bool get = false, post = false;
+    for (size_t i = 0; i < N_ROUTES; i++) {
+        int64_t ids[HV_MAX_PATH_IDS] = {0};
+        if (!match(routes[i].pattern, path, ids))
+            continue;
+        path_known = true;
+        get |= strcmp(routes[i].method, "GET") == 0;
+        post |= strcmp(routes[i].method, "POST") == 0;
+        if (strcmp(routes[i].method, method) == 0 ||
+            (strcmp(method, "HEAD") == 0 && strcmp(routes[i].method, "GET") == 0)) {
+            memcpy(req->ids, ids, sizeof ids);
+            return &routes[i];
+        }
+    }
+    *allow = !path_known ? NULL : get && post ? "GET, HEAD, POST" : get ? "GET, HEAD" : "POST";
+    return NULL;
+}
+
+bool hv_access_allows(enum hv_access access, enum hv_role role, bool read_needs_token)
+{
+    switch (access) {
+    case HV_ACCESS_OPEN:
+        return true;
+    case HV_ACCESS_READ:
+        return !read_needs_token || role != HV_ROLE_NONE;
+    case HV_ACCESS_SUBMIT:
+        return role == HV_ROLE_SUBMIT || role == HV_ROLE_ADMIN;
+    case HV_ACCESS_WORKER:
+        return role == HV_ROLE_WORKER || role == HV_ROLE_ADMIN;
+    case HV_ACCESS_ADMIN:
+        return role == HV_ROLE_ADMIN;
+    }
+    return false;
+}

@@ -1,0 +1,34 @@
+/* routes.h — the route table: every endpoint of the server in one place. */
+#ifndef HV_SERVER_ROUTES_H
+#define HV_SERVER_ROUTES_H
+
+#include "request.h"
+
+/** Who may call a route. */
+enum hv_access {
+    HV_ACCESS_OPEN,   /**< anyone (health checks) */
+    HV_ACCESS_READ,   /**< anyone, or any token when --read-auth token */
+    HV_ACCESS_SUBMIT, /**< submit or admin */
+    HV_ACCESS_WORKER, /**< worker or admin */
+    HV_ACCESS_ADMIN,  /**< admin */
+};
+
+typedef void (*hv_handler)(struct hv_request *req);
+
+struct hv_route {
+    const char *method;
+    const char *pattern; /**< path; "{id}" segments match a positive integer */
+    hv_handler handler;
+    enum hv_access access;
+};
+
+/** Finds the route for method and path, filling req->ids. Returns NULL
+ *  when none matches; then *allow is set to the methods the path has (a
+ *  static string) or NULL when the path is unknown. */
+const struct hv_route *hv_route_find(const char *method, const char *path, struct hv_request *req,
+                                     const char **allow);
+
+/** Whether a caller with role may use a route of access. */
+bool hv_access_allows(enum hv_access access, enum hv_role role, bool read_needs_token);
+
+#endif
