@@ -19,7 +19,6 @@
 
 #define HV_VERSION "0.1.0"
 
-
 /* The folder holding name ("web", "migrations"): the installed copy, or
  * the one in the current folder when running from a source tree. */
 static const char *default_dir(const char *name)

@@ -32,7 +32,7 @@ static int has_path(const json_t *errors, const char *path)
 }
 
 #define GOOD_WORKLOAD "{\"id\":\"cpu\",\"kind\":\"cpu\"}"
-#define BASE "\"name\":\"t\",\"targets\":{\"host\":\"h\"}"
+#define BASE          "\"name\":\"t\",\"targets\":{\"host\":\"h\"}"
 
 static const struct {
     const char *plan;
@@ -42,40 +42,56 @@ static const struct {
     {"[]", HV_PLAN_INVALID, {""}},
     {"{}", HV_PLAN_INVALID, {"/name", "/targets", "/workloads"}},
     {"{\"name\":7,\"targets\":{\"host\":\"h\"},\"workloads\":[" GOOD_WORKLOAD "]}",
-     HV_PLAN_INVALID, {"/name"}},
+     HV_PLAN_INVALID,
+     {"/name"}},
     {"{" BASE ",\"workloads\":[]}", HV_PLAN_INVALID, {"/workloads"}},
-    {"{" BASE ",\"workloads\":[{\"id\":\"a\",\"kind\":\"gpu\"}]}", HV_PLAN_INVALID,
+    {"{" BASE ",\"workloads\":[{\"id\":\"a\",\"kind\":\"gpu\"}]}",
+     HV_PLAN_INVALID,
      {"/workloads/0/kind"}},
     {"{" BASE ",\"workloads\":[{\"kind\":\"cpu\"}]}", HV_PLAN_INVALID, {"/workloads/0/id"}},
-    {"{" BASE ",\"workloads\":[{\"id\":\"Bad Id\",\"kind\":\"cpu\"}]}", HV_PLAN_INVALID,
+    {"{" BASE ",\"workloads\":[{\"id\":\"Bad Id\",\"kind\":\"cpu\"}]}",
+     HV_PLAN_INVALID,
      {"/workloads/0/id"}},
-    {"{" BASE ",\"workloads\":[" GOOD_WORKLOAD "," GOOD_WORKLOAD "]}", HV_PLAN_INVALID,
+    {"{" BASE ",\"workloads\":[" GOOD_WORKLOAD "," GOOD_WORKLOAD "]}",
+     HV_PLAN_INVALID,
      {"/workloads/1/id"}},
     {"{" BASE ",\"workloads\":[" GOOD_WORKLOAD "],\"bogus\":1}", HV_PLAN_INVALID, {"/bogus"}},
-    {"{" BASE ",\"workloads\":[" GOOD_WORKLOAD "],\"repetitions\":{\"min\":0}}", HV_PLAN_INVALID,
+    {"{" BASE ",\"workloads\":[" GOOD_WORKLOAD "],\"repetitions\":{\"min\":0}}",
+     HV_PLAN_INVALID,
      {"/repetitions/min"}},
     {"{" BASE ",\"workloads\":[" GOOD_WORKLOAD "],\"repetitions\":{\"min\":5,\"max\":2}}",
-     HV_PLAN_INVALID, {"/repetitions/max"}},
-    {"{" BASE ",\"workloads\":[" GOOD_WORKLOAD "],\"order\":\"shuffled\"}", HV_PLAN_INVALID,
+     HV_PLAN_INVALID,
+     {"/repetitions/max"}},
+    {"{" BASE ",\"workloads\":[" GOOD_WORKLOAD "],\"order\":\"shuffled\"}",
+     HV_PLAN_INVALID,
      {"/order"}},
     {"{" BASE ",\"workloads\":[{\"id\":\"c\",\"kind\":\"cpu\",\"params\":{\"copies\":0}}]}",
-     HV_PLAN_INVALID, {"/workloads/0/params/copies"}},
+     HV_PLAN_INVALID,
+     {"/workloads/0/params/copies"}},
     {"{" BASE ",\"workloads\":[{\"id\":\"c\",\"kind\":\"cpu\",\"params\":{\"copies\":\"all\"}}]}",
-     HV_PLAN_INVALID, {"/workloads/0/params/copies"}},
-    {"{" BASE ",\"workloads\":[{\"id\":\"c\",\"kind\":\"cpu\",\"params\":{\"seconds\":\"1 week\"}}]}",
-     HV_PLAN_INVALID, {"/workloads/0/params/seconds"}},
+     HV_PLAN_INVALID,
+     {"/workloads/0/params/copies"}},
+    {"{" BASE
+     ",\"workloads\":[{\"id\":\"c\",\"kind\":\"cpu\",\"params\":{\"seconds\":\"1 week\"}}]}",
+     HV_PLAN_INVALID,
+     {"/workloads/0/params/seconds"}},
     {"{" BASE ",\"workloads\":[{\"id\":\"c\",\"kind\":\"cpu\",\"params\":{\"seconds\":0.5}}]}",
-     HV_PLAN_INVALID, {"/workloads/0/params/seconds"}},
+     HV_PLAN_INVALID,
+     {"/workloads/0/params/seconds"}},
     {"{" BASE ",\"workloads\":[{\"id\":\"c\",\"kind\":\"cpu\",\"params\":{\"turbo\":true}}]}",
-     HV_PLAN_INVALID, {"/workloads/0/params/turbo"}},
+     HV_PLAN_INVALID,
+     {"/workloads/0/params/turbo"}},
     /* Well formed, but not runnable here: 422. */
-    {"{" BASE ",\"workloads\":[{\"id\":\"d\",\"kind\":\"disk\"}]}", HV_PLAN_IMPOSSIBLE,
+    {"{" BASE ",\"workloads\":[{\"id\":\"d\",\"kind\":\"disk\"}]}",
+     HV_PLAN_IMPOSSIBLE,
      {"/workloads/0/engine"}},
     {"{" BASE ",\"workloads\":[" GOOD_WORKLOAD "],\"factors\":{\"warp_drive\":[\"off\",\"on\"]}}",
-     HV_PLAN_IMPOSSIBLE, {"/factors/warp_drive"}},
+     HV_PLAN_IMPOSSIBLE,
+     {"/factors/warp_drive"}},
     {"{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{}},\"workloads\":[" GOOD_WORKLOAD
      "]}",
-     HV_PLAN_IMPOSSIBLE, {"/targets/guests"}},
+     HV_PLAN_IMPOSSIBLE,
+     {"/targets/guests"}},
 };
 
 int main(void)

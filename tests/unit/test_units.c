@@ -11,17 +11,25 @@ int main(void)
         const char *in;
         uint64_t bytes;
     } sizes[] = {
-        {"0", 0},          {"4096", 4096},          {"256k", 262144},       {"256K", 262144},
-        {"64KiB", 65536},  {"1m", 1048576},         {"1.5m", 1572864},      {"8g", 8589934592ULL},
-        {"2GB", 2147483648ULL}, {"1t", 1099511627776ULL}, {"512b", 512},
+        {"0", 0},
+        {"4096", 4096},
+        {"256k", 262144},
+        {"256K", 262144},
+        {"64KiB", 65536},
+        {"1m", 1048576},
+        {"1.5m", 1572864},
+        {"8g", 8589934592ULL},
+        {"2GB", 2147483648ULL},
+        {"1t", 1099511627776ULL},
+        {"512b", 512},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         uint64_t v = 1;
         CHECK(hv_parse_size(sizes[i].in, &v) == 0);
         CHECK(v == sizes[i].bytes);
     }
-    static const char *const bad_sizes[] = {"", "k", "-1k", "1.5", "12q", " 1k", "1k ", "1e30g",
-                                            "nan", "inf", NULL};
+    static const char *const bad_sizes[] = {"",    "k",     "-1k", "1.5", "12q", " 1k",
+                                            "1k ", "1e30g", "nan", "inf", NULL};
     uint64_t v;
     for (size_t i = 0; i < sizeof bad_sizes / sizeof bad_sizes[0]; i++)
         CHECK(hv_parse_size(bad_sizes[i], &v) == -1);
@@ -30,8 +38,8 @@ int main(void)
         const char *in;
         double s;
     } durations[] = {
-        {"30", 30}, {"30s", 30}, {"500ms", 0.5}, {"5m", 300}, {"2min", 120}, {"1h", 3600},
-        {"1.5s", 1.5},
+        {"30", 30},    {"30s", 30},  {"500ms", 0.5}, {"5m", 300},
+        {"2min", 120}, {"1h", 3600}, {"1.5s", 1.5},
     };
     for (size_t i = 0; i < sizeof durations / sizeof durations[0]; i++) {
         double d = -1;

@@ -1,0 +1,199 @@
+/* common.c — see common.h. */
+#include "cli/common.h"
+#include "cli/table.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Long enough for a slow server answering a large report, short enough that
+ * a blackholed address does not hang a script for minutes. */
+#define CLI_HTTP_TIMEOUT_S 30
+
+/** Formats one line, scrubs it and writes prefix, line and '\n' to f. */
+static void put_line(FILE *f, const char *prefix, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+static void put_line(FILE *f, const char *prefix, const char *fmt, va_list ap)
+{
+    char *line = NULL;
+    if (vasprintf(&line, fmt, ap) < 0)
+        return;
+    cli_scrub(line);
+    if (f == stderr) {
+        /* Whatever the command printed so far comes first, also when stdout
+         * is a pipe and so fully buffered. */
+        fflush(stdout);
+    }
+    fprintf(f, "%s%s\n", prefix, line);
+    free(line);
+}
+
+void cli_err(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    put_line(stderr, "hvbench: ", fmt, ap);
+    va_end(ap);
+}
+
+void cli_note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    put_line(stderr, "", fmt, ap);
+    va_end(ap);
+}
+
+void cli_out(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    put_line(stdout, "", fmt, ap);
+    va_end(ap);
+}
+
+int cli_usage(const struct cli_command *cmd)
+{
+    fprintf(stderr, "usage: hvbench %s %s\n", cmd->name, cmd->usage);
+    return CLI_EXIT_USAGE;
+}
+
+struct hv_httpc *cli_http(struct cli_ctx *ctx)
+{
+    if (ctx->http == NULL) {
+        ctx->http = hv_httpc_new(ctx->server, ctx->token, CLI_HTTP_TIMEOUT_S);
+        if (ctx->http == NULL)
+            cli_err("cannot create an HTTP client (out of memory?)");
+    }
+    return ctx->http;
+}
+
+/** Returns the string member key of obj, or NULL when absent or not a
+ *  string (a problem document from a proxy may carry anything). */
+static const char *str_member(const json_t *obj, const char *key)
+{
+    return json_string_value(json_object_get(obj, key));
+}
+
+int cli_problem(const struct cli_ctx *ctx, const struct hv_http_response *resp)
+{
+    if (resp->status == 0) {
+        /* httpc's error names the method and URL already. */
+        cli_err("cannot reach the server: %s", resp->error[0] != '\0' ? resp->error : ctx->server);
+        return CLI_EXIT_UNREACHABLE;
+    }
+    const json_t *body = json_is_object(resp->body) ? resp->body : NULL;
+    const char *title = str_member(body, "title");
+    const char *detail = str_member(body, "detail");
+    const char *hint = str_member(body, "hint");
+    if (title != NULL && detail != NULL)
+        cli_err("%s: %s (HTTP %ld)", title, detail, resp->status);
+    else if (title != NULL || detail != NULL)
+        cli_err("%s (HTTP %ld)", title != NULL ? title : detail, resp->status);
+    else
+        cli_err("the server answered HTTP %ld", resp->status);
+
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(body, "errors"), i, e)
+    {
+        const char *path = str_member(e, "path");
+        const char *msg = str_member(e, "message");
+        /* "" is the JSON Pointer of the whole document. */
+        cli_note("  %s: %s", path == NULL || path[0] == '\0' ? "(plan)" : path,
+                 msg != NULL ? msg : "invalid");
+    }
+    if (hint != NULL)
+        cli_note("hint: %s", hint);
+    else if (resp->status == 401 && ctx->token == NULL)
+        cli_note("hint: pass --token or set HVBENCH_TOKEN");
+    if (ctx->json && resp->body != NULL)
+        cli_print_json(resp->body);
+    return CLI_EXIT_FAIL;
+}
+
+int cli_request(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+                struct hv_http_response *resp)
+{
+    struct hv_httpc *c = cli_http(ctx);
+    if (c == NULL)
+        return CLI_EXIT_FAIL;
+    hv_httpc_request(c, method, path, body, resp);
+    if (resp->status >= 200 && resp->status < 300) {
+        if (resp->body != NULL)
+            return CLI_EXIT_OK;
+        cli_err("the server answered HTTP %ld without a JSON body%s%s", resp->status,
+                resp->error[0] != '\0' ? ": " : "", resp->error);
+        return CLI_EXIT_FAIL;
+    }
+    return cli_problem(ctx, resp);
+}
+
+int cli_parse_id(const char *s, long long *id)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 || v <= 0) {
+        cli_err("'%s' is not a plan id (a positive integer)", s);
+        return -1;
+    }
+    *id = v;
+    return 0;
+}
+
+int cli_print_json(const json_t *v)
+{
+    if (json_dumpf(v, stdout, JSON_INDENT(2)) != 0)
+        return -1;
+    return fputc('\n', stdout) == EOF ? -1 : 0;
+}
+
+/** Returns the integer member key of obj, or 0 when absent. */
+static long long int_member(const json_t *obj, const char *key)
+{
+    const json_t *v = json_object_get(obj, key);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+}
+
+int cli_plan_parse(json_t *obj, struct cli_plan *out)
+{
+    const json_t *id = json_object_get(obj, "id");
+    if (!json_is_object(obj) || !json_is_integer(id))
+        return -1;
+    memset(out, 0, sizeof *out);
+    out->id = (long long)json_integer_value(id);
+    const char **strs[] = {&out->name, &out->status, &out->created_at, &out->updated_at};
+    const char *keys[] = {"name", "status", "created_at", "updated_at"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const char *s = str_member(obj, keys[i]);
+        *strs[i] = s != NULL ? s : "";
+    }
+    const json_t *jobs = json_object_get(obj, "jobs");
+    out->jobs.total = int_member(jobs, "total");
+    out->jobs.queued = int_member(jobs, "queued");
+    out->jobs.running = int_member(jobs, "running");
+    out->jobs.done = int_member(jobs, "done");
+    out->jobs.failed = int_member(jobs, "failed");
+    out->jobs.cancelled = int_member(jobs, "cancelled");
+    /* From the counts when there are any: the progress line shows them next
+     * to the percentage, and a server rounding 2/3 to 0.67 would print 67%
+     * beside "2/3 done". A job counts once it ended, whichever way. */
+    const json_t *progress = json_object_get(obj, "progress");
+    if (out->jobs.total > 0) {
+        long long ended = out->jobs.done + out->jobs.failed + out->jobs.cancelled;
+        out->progress = (double)ended / (double)out->jobs.total;
+    } else if (json_is_number(progress)) {
+        out->progress = json_number_value(progress);
+    }
+    return 0;
+}
+
+bool cli_plan_finished(const char *status)
+{
+    return strcmp(status, "done") == 0 || strcmp(status, "failed") == 0 ||
+           strcmp(status, "cancelled") == 0;
+}

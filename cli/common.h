@@ -1,0 +1,84 @@
+/* common.h — what the commands share: messages, the one printer for failed
+ * answers, requests, and reading a plan summary.
+ *
+ * Data goes to stdout, messages to stderr, so "hvbench list | ..." pipes
+ * only the table. */
+#ifndef HV_CLI_COMMON_H
+#define HV_CLI_COMMON_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "cli/cli.h"
+#include "httpc.h"
+
+/* The three line printers below format one line, replace control
+ * characters with '?' (see cli_scrub()) and add the newline themselves: the
+ * arguments often hold text from the server. */
+
+/** Prints "hvbench: " and the message on stderr, with a newline. */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** Prints a line on stderr without the "hvbench: " prefix (continuation
+ *  lines of a message: "  /path: message", "hint: ..."). */
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** Prints a line of data on stdout. */
+void cli_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** Prints "usage: hvbench NAME USAGE" on stderr and returns CLI_EXIT_USAGE,
+ *  so a command can "return cli_usage(&cli_cmd_x);". */
+int cli_usage(const struct cli_command *cmd);
+
+/** Returns the context's HTTP client, creating it on first use; NULL (after
+ *  a message) when it cannot be created. */
+struct hv_httpc *cli_http(struct cli_ctx *ctx);
+
+/** Reports a failed answer on stderr and returns the exit code for it: the
+ *  transport error and CLI_EXIT_UNREACHABLE when no answer came; otherwise
+ *  the problem document's title, detail and one line per errors[] entry
+ *  ("  /workloads/0/kind: must be one of ..."), its hint, and
+ *  CLI_EXIT_FAIL. With --json the problem document also goes to stdout so a
+ *  script sees the whole answer. */
+int cli_problem(const struct cli_ctx *ctx, const struct hv_http_response *resp);
+
+/** Sends a request (body may be NULL, it is not stolen). Returns CLI_EXIT_OK
+ *  when a 2xx answer with a JSON body arrived; otherwise reports it with
+ *  cli_problem() and returns its exit code. Either way the caller clears
+ *  resp. */
+int cli_request(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+                struct hv_http_response *resp);
+
+/** Parses a plan id (a positive decimal integer). Returns 0, or -1 after a
+ *  message naming s. */
+int cli_parse_id(const char *s, long long *id);
+
+/** Writes v to stdout as indented JSON and a newline. Returns 0 or -1. */
+int cli_print_json(const json_t *v);
+
+/** Job counts of a plan, as in the "jobs" member of a plan summary. */
+struct cli_jobs {
+    long long total, queued, running, done, failed, cancelled;
+};
+
+/** A plan summary (GET /api/v1/plans/{id} or one item of the list). The
+ *  strings are borrowed from the JSON it was read from; absent strings are
+ *  "" so they can be printed as they are. */
+struct cli_plan {
+    long long id;
+    const char *name;
+    const char *status;
+    const char *created_at;
+    const char *updated_at;
+    struct cli_jobs jobs;
+    double progress; /**< 0..1: ended jobs / total, else the server's "progress" */
+};
+
+/** Reads a plan summary from obj. Returns 0, or -1 when obj is not an
+ *  object with an integer id (what every summary has). */
+int cli_plan_parse(json_t *obj, struct cli_plan *out);
+
+/** True for the statuses after which nothing changes any more. */
+bool cli_plan_finished(const char *status);
+
+#endif

@@ -1,0 +1,205 @@
+/* main.c — hvbench, the command line client: global options, the command
+ * table and dispatch.
+ *
+ *   hvbench [--server URL] [--token T] [--json] COMMAND [ARGS...]
+ *
+ * Global options come before the command so that a command's own options
+ * can never be mistaken for them. */
+#include <ctype.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/common.h"
+#include "httpc.h"
+
+static int cmd_help_exec(struct cli_ctx *ctx, int argc, char **argv);
+
+/** "help" lives here rather than in its own file because it walks the
+ *  command table, which is private to this file. */
+static const struct cli_command cmd_help = {
+    .name = "help",
+    .usage = "[COMMAND]",
+    .summary = "show the commands, or the usage of one",
+    .help = NULL,
+    .fn = cmd_help_exec,
+};
+
+/** Every command, in the order "hvbench help" lists them. */
+static const struct cli_command *const commands[] = {
+    &cli_cmd_submit, &cli_cmd_status, &cli_cmd_watch, &cli_cmd_report, &cli_cmd_list, &cmd_help,
+};
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+/** Returns the command called name, or NULL. */
+static const struct cli_command *find_command(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i]->name, name) == 0)
+            return commands[i];
+    return NULL;
+}
+
+/** Prints the overview: synopsis, commands, global options, exit codes. */
+static void print_overview(FILE *out)
+{
+    fprintf(out, "usage: hvbench [--server URL] [--token TOKEN] [--json] COMMAND [ARGS]\n\n"
+                 "Submits benchmark plans to an hvbench server and shows their results.\n\n"
+                 "commands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
+    fprintf(out,
+            "\nglobal options:\n"
+            "  --server URL   server base URL (env HVBENCH_SERVER, default %s)\n"
+            "  --token TOKEN  bearer token (env HVBENCH_TOKEN, which keeps it out of ps)\n"
+            "  --json         print the server's JSON answers instead of tables\n"
+            "  --help         show this help\n"
+            "  --version      show the version\n\n"
+            "exit codes: 0 ok, 1 refused by the server or plan failed/cancelled,\n"
+            "2 usage error, 3 server unreachable.\n"
+            "Run 'hvbench help COMMAND' for the options of a command.\n",
+            CLI_DEFAULT_SERVER);
+}
+
+/** Prints the usage line and the longer help of cmd on stdout. */
+static void print_command_help(const struct cli_command *cmd)
+{
+    /* The summary is written to follow a command name in the overview; as
+     * a sentence of its own it starts with a capital. */
+    printf("usage: hvbench %s %s\n\n%c%s.\n", cmd->name, cmd->usage, toupper(cmd->summary[0]),
+           cmd->summary + 1);
+    if (cmd->help != NULL)
+        printf("\n%s", cmd->help);
+}
+
+/** hvbench help [COMMAND]. */
+static int cmd_help_exec(struct cli_ctx *ctx, int argc, char **argv)
+{
+    (void)ctx; /* help needs no server */
+    if (argc > 2)
+        return cli_usage(&cmd_help);
+    if (argc == 1) {
+        print_overview(stdout);
+        return CLI_EXIT_OK;
+    }
+    const struct cli_command *cmd = find_command(argv[1]);
+    if (cmd == NULL) {
+        cli_err("unknown command '%s'; run 'hvbench help' for the list", argv[1]);
+        return CLI_EXIT_USAGE;
+    }
+    print_command_help(cmd);
+    return CLI_EXIT_OK;
+}
+
+/** True when the command's arguments ask for its help (before any "--", so
+ *  that a file called "--help" can still be named after it). */
+static bool wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            return false;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    }
+    return false;
+}
+
+/** Returns s, or NULL when it is NULL or empty: an exported but empty
+ *  variable means "not set" to the user. */
+static const char *nonempty(const char *s)
+{
+    return s != NULL && s[0] != '\0' ? s : NULL;
+}
+
+/** Parses the global options, finds the command and runs it; returns its
+ *  exit code (enum cli_exit). */
+int main(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"server", required_argument, NULL, 's'}, {"token", required_argument, NULL, 't'},
+        {"json", no_argument, NULL, 'j'},         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
+    };
+    const char *server = nonempty(getenv("HVBENCH_SERVER"));
+    const char *token = nonempty(getenv("HVBENCH_TOKEN"));
+    bool json = false;
+    int opt;
+    /* getopt prefixes its messages with argv[0]: the name, not a path. */
+    static char progname[] = "hvbench";
+    argv[0] = progname;
+    /* '+': stop at the command name; what follows belongs to the command. */
+    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+        switch (opt) {
+        case 's':
+            server = optarg;
+            break;
+        case 't':
+            token = nonempty(optarg);
+            break;
+        case 'j':
+            json = true;
+            break;
+        case 'h':
+            print_overview(stdout);
+            return CLI_EXIT_OK;
+        case 'V':
+            printf("hvbench %s\n", HVBENCH_VERSION);
+            return CLI_EXIT_OK;
+        default:
+            fprintf(stderr, "Run 'hvbench --help' for usage.\n");
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        print_overview(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const struct cli_command *cmd = find_command(argv[optind]);
+    if (cmd == NULL) {
+        cli_err("unknown command '%s'; run 'hvbench help' for the list", argv[optind]);
+        return CLI_EXIT_USAGE;
+    }
+    int cargc = argc - optind;
+    char **cargv = argv + optind;
+    /* Likewise for the command's getopt: "hvbench list: unrecognized
+     * option", not "list: ...". */
+    char prog[64];
+    snprintf(prog, sizeof prog, "hvbench %s", cmd->name);
+    cargv[0] = prog;
+    if (wants_help(cargc, cargv)) {
+        print_command_help(cmd);
+        return CLI_EXIT_OK;
+    }
+
+    if (server == NULL)
+        server = CLI_DEFAULT_SERVER;
+    if (strncmp(server, "http://", 7) != 0 && strncmp(server, "https://", 8) != 0) {
+        cli_err("--server '%s' must start with http:// or https://", server);
+        return CLI_EXIT_USAGE;
+    }
+    /* Paths start with '/': a trailing one would double it, and the plan
+     * page URL printed by submit would look wrong. */
+    char *base = strdup(server);
+    if (base == NULL) {
+        cli_err("out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    for (size_t n = strlen(base); n > 0 && base[n - 1] == '/'; n--)
+        base[n - 1] = '\0';
+
+    struct cli_ctx ctx = {.server = base, .token = token, .json = json, .http = NULL};
+    /* Commands parse their options with getopt_long from their own argv[0];
+     * 0 makes glibc start over, including its internal state. */
+    optind = 0;
+    int rc = cmd->fn(&ctx, cargc, cargv);
+    hv_httpc_free(ctx.http);
+    free(base);
+    if (fflush(stdout) != 0 && rc == CLI_EXIT_OK) {
+        cli_err("cannot write the output");
+        rc = CLI_EXIT_FAIL;
+    }
+    return rc;
+}

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# `make demo`: run the quick example plan end to end on this machine, with a
+# private PostgreSQL cluster (var/pg), the server on 127.0.0.1, one worker
+# named demo-host and the CLI, then print the report.
+#
+# Env: BUILD (default build), HVBENCH_PORT (default 8080; the next free port
+# is taken if it is busy), HVBENCH_DEMO_KEEP=1 leaves everything running,
+# HVBENCH_DEMO_TIMEOUT seconds for the plan to finish (default 900).
+# Files: var/demo/{tokens.env,server.log,worker.log,setup.log}.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+SERVER=$BUILD/bin/hvbench-server
+WORKER=$BUILD/bin/hvbench-worker
+CLI=$BUILD/bin/hvbench
+PG=$ROOT/deploy/pg.sh
+VAR=$ROOT/var/demo
+KEEP=${HVBENCH_DEMO_KEEP:-0}
+
+SERVER_PID='' WORKER_PID='' WATCH_PID='' PG_STARTED=0 URL=''
+STEP='' STEP_LOGS=()
+
+# Announce a step; its logs are the ones shown if it fails.
+step() {
+    STEP=$1
+    shift
+    STEP_LOGS=("$@")
+    echo "==> $STEP"
+}
+
+die() {
+    echo "demo: $*" >&2
+    exit 1
+}
+
+# TERM, up to 10 s to finish (a worker releases its job), then KILL.
+stop_pid() {
+    local pid=$1 i
+    kill -TERM "$pid" 2>/dev/null || return 0
+    for ((i = 0; i < 100; i++)); do
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+}
+
+# On any exit: show what failed, then stop what we started (unless KEEP=1).
+on_exit() {
+    local rc=$? log
+    trap - EXIT INT TERM
+    if [[ -n $WATCH_PID ]]; then kill "$WATCH_PID" 2>/dev/null || true; fi
+    if [[ $rc -eq 130 || $rc -eq 143 ]]; then
+        echo "demo: interrupted during: ${STEP:-setup}" >&2
+    elif [[ $rc -ne 0 ]]; then
+        echo "demo: failed during: ${STEP:-setup}" >&2
+        for log in "${STEP_LOGS[@]}"; do
+            [[ -s $log ]] || continue
+            echo "--- last 20 lines of ${log#"$ROOT"/}" >&2
+            tail -n 20 -- "$log" >&2
+        done
+    fi
+    if [[ $KEEP == 1 ]]; then
+        if [[ -n $SERVER_PID || -n $WORKER_PID ]]; then
+            echo "$SERVER_PID" >"$VAR/server.pid"
+            echo "$WORKER_PID" >"$VAR/worker.pid"
+            echo "Left running (HVBENCH_DEMO_KEEP=1): server pid ${SERVER_PID:--} at ${URL:--}, worker pid ${WORKER_PID:--}"
+            echo "Stop with: kill ${WORKER_PID} ${SERVER_PID}; deploy/pg.sh stop"
+        fi
+        exit "$rc"
+    fi
+    [[ -n $WORKER_PID ]] && stop_pid "$WORKER_PID"
+    [[ -n $SERVER_PID ]] && stop_pid "$SERVER_PID"
+    if [[ $PG_STARTED == 1 ]]; then "$PG" stop || true; fi
+    exit "$rc"
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+for bin in "$SERVER" "$WORKER" "$CLI"; do
+    [[ -x $bin ]] || die "$bin is missing; run make first"
+done
+mkdir -p "$VAR"
+
+step "starting PostgreSQL (var/pg)" "$ROOT/var/pg/log/postgres.log"
+"$PG" status >/dev/null 2>&1 || PG_STARTED=1
+DB=$("$PG" start)
+
+step "applying migrations" "$VAR/setup.log"
+"$SERVER" migrate --db "$DB" >"$VAR/setup.log" 2>&1
+
+step "creating tokens (var/demo/tokens.env)" "$VAR/setup.log"
+# The admin token is made once per cluster: it is kept while the cluster's
+# system identifier is the one it was made for. Submit and worker tokens are
+# new on every run.
+sysid=$("$PG" psql -XqAt -c 'SELECT system_identifier FROM pg_control_system()')
+ADMIN_TOKEN='' PG_SYSID=''
+if [[ -f $VAR/tokens.env ]]; then
+    # shellcheck source=/dev/null
+    . "$VAR/tokens.env"
+fi
+if [[ -z $ADMIN_TOKEN || $PG_SYSID != "$sysid" ]]; then
+    ADMIN_TOKEN=$("$SERVER" token create --db "$DB" --role admin --name demo-admin 2>>"$VAR/setup.log")
+fi
+stamp=$(date +%Y%m%d-%H%M%S)
+SUBMIT_TOKEN=$("$SERVER" token create --db "$DB" --role submit --name "demo-submit-$stamp" 2>>"$VAR/setup.log")
+WORKER_TOKEN=$("$SERVER" token create --db "$DB" --role worker --name "demo-worker-$stamp" 2>>"$VAR/setup.log")
+(
+    umask 077
+    printf 'PG_SYSID=%q\nADMIN_TOKEN=%q\nSUBMIT_TOKEN=%q\nWORKER_TOKEN=%q\n' \
+        "$sysid" "$ADMIN_TOKEN" "$SUBMIT_TOKEN" "$WORKER_TOKEN" >"$VAR/tokens.env.new"
+)
+chmod 600 "$VAR/tokens.env.new"
+mv -f "$VAR/tokens.env.new" "$VAR/tokens.env"
+
+PORT=${HVBENCH_PORT:-8080}
+for ((i = 0; i < 50; i++)); do
+    port_busy "$PORT" || break
+    PORT=$((PORT + 1))
+done
+port_busy "$PORT" && die "no free port from ${HVBENCH_PORT:-8080} to $PORT"
+URL=http://127.0.0.1:$PORT
+
+step "starting the server at $URL" "$VAR/server.log"
+"$SERVER" serve --db "$DB" --listen "127.0.0.1:$PORT" --web-dir "$ROOT/web" >"$VAR/server.log" 2>&1 &
+SERVER_PID=$!
+for ((i = 0; i < 40; i++)); do
+    curl -fsS --max-time 2 -o /dev/null "$URL/healthz" 2>/dev/null && break
+    kill -0 "$SERVER_PID" 2>/dev/null || die "the server exited"
+    sleep 0.5
+done
+curl -fsS --max-time 2 -o /dev/null "$URL/healthz" || die "the server did not answer /healthz within 20 s"
+
+step "starting worker demo-host" "$VAR/worker.log"
+"$WORKER" --server "$URL" --token "$WORKER_TOKEN" --name demo-host >"$VAR/worker.log" 2>&1 &
+WORKER_PID=$!
+sleep 1
+kill -0 "$WORKER_PID" 2>/dev/null || die "the worker exited"
+
+step "submitting examples/quick.json" "$VAR/server.log"
+ID=$("$CLI" --server "$URL" --token "$SUBMIT_TOKEN" submit --quiet "$ROOT/examples/quick.json")
+[[ $ID =~ ^[0-9]+$ ]] || die "submit printed '$ID', not a plan id"
+
+step "running plan $ID" "$VAR/worker.log" "$VAR/server.log"
+# In the background so that a signal to this script interrupts the wait.
+timeout "${HVBENCH_DEMO_TIMEOUT:-900}" "$CLI" --server "$URL" watch "$ID" &
+WATCH_PID=$!
+wait "$WATCH_PID"
+WATCH_PID=''
+
+step "report of plan $ID" "$VAR/server.log"
+"$CLI" --server "$URL" report "$ID"
+echo "Report page: $URL/#/plans/$ID"

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Install the Debian packages that building, testing and the demo need.
+# Only missing packages are installed; when everything is present this is a
+# single dpkg-query call, so `make check` can run it every time.
+set -euo pipefail
+
+PACKAGES=(
+    gcc                  # C compiler
+    make                 # the build
+    pkg-config           # compiler and linker flags of the libraries below
+    libc6-dev            # C library headers
+    libmicrohttpd-dev    # server: HTTP
+    libjansson-dev       # all: JSON
+    libpq-dev            # server: PostgreSQL client library
+    libvirt-dev          # worker: hypervisor facts and guest control
+    libcurl4-openssl-dev # worker and CLI: HTTP client
+    libgsl-dev           # statistics (Student t for confidence intervals)
+    postgresql-15        # server binaries (initdb, postgres) for the private cluster
+    postgresql-client-15 # psql, pg_isready
+    curl                 # integration tests: HTTP requests
+    jq                   # integration tests: JSON assertions
+    clang-format         # make format-check
+    procps               # ps, pgrep: inspecting test and demo processes
+    util-linux           # runuser (start postgres as its user when root), flock
+    ca-certificates      # TLS for the HTTP client
+    git                  # make format-check lists tracked files
+)
+
+# A package is present only when dpkg says "install ok installed"; unknown
+# packages print nothing on stdout and an error on stderr, hence the 2>/dev/null.
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${PACKAGES[@]}" 2>/dev/null || true)
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+    if ! grep -qx "$pkg install ok installed" <<<"$installed"; then
+        missing+=("$pkg")
+    fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "deps: all ${#PACKAGES[@]} packages present"
+    exit 0
+fi
+
+echo "deps: installing: ${missing[*]}"
+
+SUDO=()
+if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo >/dev/null 2>&1; then
+        SUDO=(sudo)
+    else
+        echo "deps: not root and no sudo; install them by hand: ${missing[*]}" >&2
+        exit 1
+    fi
+fi
+
+"${SUDO[@]}" apt-get update -q
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -q --no-install-recommends "${missing[@]}"

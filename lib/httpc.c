@@ -1,0 +1,344 @@
+/* httpc.c — see httpc.h.
+ *
+ * Each request resets the easy handle (curl_easy_reset keeps the live
+ * connections, so keep-alive survives) and sets every option afresh: no
+ * option of one request can leak into the next. */
+#include "httpc.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Answers larger than this are refused rather than buffered: no answer of
+ * the hvbench API comes near it, so a larger one is a wrong URL or a
+ * misbehaving peer. */
+#define HTTPC_MAX_BODY ((size_t)64 * 1024 * 1024)
+
+struct hv_httpc {
+    CURL *curl;
+    char *base_url;    /* without trailing slashes */
+    char *auth_header; /* "Authorization: Bearer ..." or NULL */
+    long timeout_s;
+};
+
+/* The body of one answer as it arrives. */
+struct body_buf {
+    char *data;
+    size_t len, cap;
+    int too_large;
+};
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_rc = CURLE_FAILED_INIT;
+
+static void global_init(void)
+{
+    global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+struct hv_httpc *hv_httpc_new(const char *base_url, const char *token, long timeout_s)
+{
+    pthread_once(&global_once, global_init);
+    if (global_rc != CURLE_OK)
+        return NULL;
+    struct hv_httpc *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    c->curl = curl_easy_init();
+    c->base_url = strdup(base_url);
+    c->timeout_s = timeout_s > 0 ? timeout_s : 30;
+    if (token != NULL && *token != '\0') {
+        size_t n = strlen(token) + sizeof "Authorization: Bearer ";
+        c->auth_header = malloc(n);
+        if (c->auth_header != NULL)
+            snprintf(c->auth_header, n, "Authorization: Bearer %s", token);
+    }
+    if (c->curl == NULL || c->base_url == NULL ||
+        (token != NULL && *token != '\0' && c->auth_header == NULL)) {
+        hv_httpc_free(c);
+        return NULL;
+    }
+    size_t len = strlen(c->base_url);
+    while (len > 0 && c->base_url[len - 1] == '/')
+        c->base_url[--len] = '\0';
+    return c;
+}
+
+void hv_httpc_free(struct hv_httpc *c)
+{
+    if (c == NULL)
+        return;
+    if (c->curl != NULL)
+        curl_easy_cleanup(c->curl);
+    free(c->base_url);
+    if (c->auth_header != NULL) {
+        /* The token is a credential: do not leave it in freed memory. */
+        memset(c->auth_header, 0, strlen(c->auth_header));
+        free(c->auth_header);
+    }
+    free(c);
+}
+
+static size_t collect_body(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+    struct body_buf *b = userdata;
+    size_t n = size * nmemb;
+    if (n > HTTPC_MAX_BODY - b->len) {
+        b->too_large = 1;
+        return 0; /* makes curl abort the transfer with CURLE_WRITE_ERROR */
+    }
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->data, cap);
+        if (p == NULL)
+            return 0;
+        b->data = p;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, ptr, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return n;
+}
+
+/* True when the media type (before any ";" parameter) is one the hvbench
+ * API answers with JSON. */
+static int is_json_type(const char *ct)
+{
+    static const char *const json_types[] = {"application/json", "application/problem+json"};
+    if (ct == NULL)
+        return 0;
+    size_t n = strcspn(ct, "; \t");
+    for (size_t i = 0; i < sizeof json_types / sizeof json_types[0]; i++)
+        if (strlen(json_types[i]) == n && strncasecmp(ct, json_types[i], n) == 0)
+            return 1;
+    return 0;
+}
+
+static void set_error(struct hv_http_response *resp, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void set_error(struct hv_http_response *resp, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(resp->error, sizeof resp->error, fmt, ap);
+    va_end(ap);
+}
+
+/* Sets the method and the body. A body-less POST or PUT still sends
+ * "Content-Length: 0" so servers that demand a length accept it. */
+static void set_method(CURL *curl, const char *method, const char *data, size_t len)
+{
+    if (data == NULL && strcmp(method, "GET") == 0) {
+        curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+        return;
+    }
+    if (data == NULL && strcmp(method, "HEAD") == 0) {
+        curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+        return;
+    }
+    if (data != NULL || strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
+        strcmp(method, "PATCH") == 0) {
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, data != NULL ? data : "");
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(data != NULL ? len : 0));
+    }
+    if (strcmp(method, "POST") != 0)
+        curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+}
+
+int hv_httpc_request_raw(struct hv_httpc *c, const char *method, const char *path,
+                         const char *content_type, const char *data, size_t len,
+                         struct hv_http_response *resp)
+{
+    memset(resp, 0, sizeof *resp);
+    size_t url_len = strlen(c->base_url) + strlen(path) + 2;
+    char *url = malloc(url_len);
+    if (url == NULL) {
+        set_error(resp, "out of memory");
+        return -1;
+    }
+    snprintf(url, url_len, "%s%s%s", c->base_url, path[0] == '/' ? "" : "/", path);
+
+    struct curl_slist *headers = NULL, *h;
+    char ct_header[256];
+    int header_failed = 0;
+    if (data != NULL) {
+        snprintf(ct_header, sizeof ct_header, "Content-Type: %s",
+                 content_type != NULL ? content_type : "application/json");
+        header_failed |= (h = curl_slist_append(headers, ct_header)) == NULL;
+        headers = h != NULL ? h : headers;
+    }
+    /* "Expect:" turns off 100-continue: the API's bodies are small and the
+     * extra round trip would only slow every upload. */
+    const char *fixed[] = {"Accept: application/json, application/problem+json",
+                           "Expect:", c->auth_header};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        if (fixed[i] == NULL)
+            continue;
+        header_failed |= (h = curl_slist_append(headers, fixed[i])) == NULL;
+        headers = h != NULL ? h : headers;
+    }
+    if (header_failed) {
+        curl_slist_free_all(headers);
+        free(url);
+        set_error(resp, "out of memory");
+        return -1;
+    }
+
+    struct body_buf body = {0};
+    char curl_err[CURL_ERROR_SIZE] = "";
+    CURL *curl = c->curl;
+    curl_easy_reset(curl);
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+#endif
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, c->timeout_s);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, c->timeout_s < 10 ? c->timeout_s : 10L);
+    /* Threads: no SIGALRM-based DNS timeouts. */
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "hvbench/1");
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_err);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+    set_method(curl, method, data, len);
+
+    CURLcode rc = curl_easy_perform(curl);
+    int result = -1;
+    if (rc != CURLE_OK) {
+        if (body.too_large)
+            set_error(resp, "answer from %s exceeds %zu MiB", url, HTTPC_MAX_BODY >> 20);
+        else
+            set_error(resp, "%s %s: %s", method, url,
+                      curl_err[0] != '\0' ? curl_err : curl_easy_strerror(rc));
+    } else {
+        curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &resp->status);
+        char *ct = NULL;
+        curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct);
+        if (body.len > 0 && is_json_type(ct)) {
+            json_error_t jerr;
+            resp->body = json_loadb(body.data, body.len, JSON_REJECT_DUPLICATES, &jerr);
+            if (resp->body == NULL)
+                set_error(resp, "invalid JSON in answer: %s (line %d)", jerr.text, jerr.line);
+        }
+        result = 0;
+    }
+    /* The error buffer lives on this stack frame: detach it. */
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, NULL);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(headers);
+    free(body.data);
+    free(url);
+    return result;
+}
+
+int hv_httpc_request(struct hv_httpc *c, const char *method, const char *path, json_t *body,
+                     struct hv_http_response *resp)
+{
+    if (body == NULL)
+        return hv_httpc_request_raw(c, method, path, NULL, NULL, 0, resp);
+    char *data = json_dumps(body, JSON_COMPACT);
+    if (data == NULL) {
+        memset(resp, 0, sizeof *resp);
+        set_error(resp, "cannot serialise the request body");
+        return -1;
+    }
+    int rc = hv_httpc_request_raw(c, method, path, "application/json", data, strlen(data), resp);
+    free(data);
+    return rc;
+}
+
+void hv_http_response_clear(struct hv_http_response *resp)
+{
+    if (resp == NULL)
+        return;
+    json_decref(resp->body);
+    resp->body = NULL;
+}
+
+/* Reason phrases for answers without a problem document title. */
+static const struct {
+    long status;
+    const char *reason;
+} reasons[] = {
+    {400, "Bad Request"},
+    {401, "Unauthorized"},
+    {403, "Forbidden"},
+    {404, "Not Found"},
+    {405, "Method Not Allowed"},
+    {409, "Conflict"},
+    {413, "Content Too Large"},
+    {414, "URI Too Long"},
+    {415, "Unsupported Media Type"},
+    {422, "Unprocessable Content"},
+    {429, "Too Many Requests"},
+    {500, "Internal Server Error"},
+    {502, "Bad Gateway"},
+    {503, "Service Unavailable"},
+    {504, "Gateway Timeout"},
+};
+
+static const char *reason_phrase(long status)
+{
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
+        if (reasons[i].status == status)
+            return reasons[i].reason;
+    return status >= 500 ? "Server Error" : status >= 400 ? "Client Error" : "HTTP";
+}
+
+/* Appends printf output to buf[len] at *pos, never overflowing. */
+static void append(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void append(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+{
+    if (*pos >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *pos, len - *pos, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *pos = *pos + (size_t)n < len ? *pos + (size_t)n : len - 1;
+}
+
+void hv_http_response_describe(const struct hv_http_response *resp, char *buf, size_t len)
+{
+    if (len == 0)
+        return;
+    buf[0] = '\0';
+    size_t pos = 0;
+    if (resp->status == 0) {
+        append(buf, len, &pos, "no answer: %s", resp->error[0] ? resp->error : "unknown error");
+        return;
+    }
+    const json_t *doc = json_is_object(resp->body) ? resp->body : NULL;
+    const char *title = json_string_value(json_object_get(doc, "title"));
+    const char *detail = json_string_value(json_object_get(doc, "detail"));
+    append(buf, len, &pos, "%ld %s", resp->status, title ? title : reason_phrase(resp->status));
+    if (detail != NULL)
+        append(buf, len, &pos, ": %s", detail);
+    const json_t *errors = json_object_get(doc, "errors");
+    if (json_array_size(errors) > 0) {
+        size_t i;
+        const json_t *e;
+        append(buf, len, &pos, " [");
+        json_array_foreach(errors, i, e)
+        {
+            const char *p = json_string_value(json_object_get(e, "path"));
+            const char *m = json_string_value(json_object_get(e, "message"));
+            append(buf, len, &pos, "%s%s: %s", i ? "; " : "", p ? p : "?", m ? m : "?");
+        }
+        append(buf, len, &pos, "]");
+    }
+    if (resp->error[0] != '\0')
+        append(buf, len, &pos, " (%s)", resp->error);
+}

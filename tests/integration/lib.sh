@@ -1,0 +1,252 @@
+# shellcheck shell=bash
+# Sourced by the integration tests. hv_setup gives a test its own PostgreSQL
+# cluster, a migrated database, tokens of every role and a running server;
+# hv_teardown (an EXIT trap) takes it all down again.
+#
+# Variables after hv_setup: URL, DB, HV_TMP, ADMIN_TOKEN, SUBMIT_TOKEN,
+# WORKER_TOKEN, READ_TOKEN, and SERVER, WORKER, CLI (the binaries).
+# After a request: STATUS, BODY, CONTENT_TYPE.
+# Assertions print "ok - ..." or "FAIL - ..." and return 1 when they fail;
+# tests run without set -e so that one failure does not hide the others.
+# KEEP=1 keeps the temporary directory of a failed test.
+
+HV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$HV_ROOT/$BUILD ;; esac
+SERVER=$BUILD/bin/hvbench-server
+WORKER=$BUILD/bin/hvbench-worker
+# shellcheck disable=SC2034 # for the tests
+CLI=$BUILD/bin/hvbench
+PG=$HV_ROOT/deploy/pg.sh
+
+HV_TEST=$(basename "$0" .sh)
+HV_TMP=
+HV_SERVER_PID=
+HV_WORKER_PIDS=()
+HV_ASSERTS=0
+HV_FAILED=0
+STATUS='' BODY='' CONTENT_TYPE=''
+
+# Print a line to the test log, prefixed so it stands out from program output.
+hv_log() { echo "# $*"; }
+
+# Skip the test (exit 77) with a reason; tests/run.sh shows the last line.
+hv_skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+
+# Stop the test at once: a step without which the rest makes no sense failed.
+hv_die() {
+    echo "FATAL: $*"
+    exit 1
+}
+
+# Last lines of a log file, indented, for failure reports.
+hv_tail() {
+    [[ -f $1 ]] || return 0
+    echo "--- last lines of $1"
+    tail -n "${2:-30}" -- "$1" | sed 's/^/  | /'
+}
+
+# Port on 127.0.0.1 that nothing listens on, from a random base. Uses bash's
+# /dev/tcp: a refused connection means the port is free.
+hv_free_port() {
+    local port i
+    for ((i = 0; i < 200; i++)); do
+        port=$((20000 + (RANDOM + i) % 30000))
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            echo "$port"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# TERM a process, wait up to $2 seconds (default 10), then KILL it.
+hv_stop_pid() {
+    local pid=$1 wait=${2:-10} i
+    kill -0 "$pid" 2>/dev/null || return 0
+    kill -TERM "$pid" 2>/dev/null
+    for ((i = 0; i < wait * 10; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    return 0
+}
+
+# Start the server on a free port; retried because another test may take
+# the port between the probe and the bind.
+hv_start_server() {
+    local attempt i
+    for attempt in 1 2 3; do
+        PORT=$(hv_free_port) || hv_die "no free TCP port"
+        URL=http://127.0.0.1:$PORT
+        "$SERVER" serve --db "$DB" --listen "127.0.0.1:$PORT" --web-dir "$HV_ROOT/web" \
+            >>"$HV_TMP/server.log" 2>&1 &
+        HV_SERVER_PID=$!
+        for ((i = 0; i < 40; i++)); do
+            if curl -fsS --max-time 2 -o /dev/null "$URL/healthz" 2>/dev/null; then
+                export URL PORT
+                hv_log "server pid $HV_SERVER_PID at $URL"
+                return 0
+            fi
+            kill -0 "$HV_SERVER_PID" 2>/dev/null || break
+            sleep 0.5
+        done
+        hv_stop_pid "$HV_SERVER_PID" 2
+        hv_log "server did not come up on port $PORT (attempt $attempt)"
+    done
+    hv_tail "$HV_TMP/server.log"
+    hv_die "server did not answer /healthz within 20 s"
+}
+
+# Temp dir, private cluster, migrated database, tokens, running server.
+hv_setup() {
+    [[ -x $SERVER ]] || hv_skip "$SERVER not built"
+    if ! command -v curl >/dev/null || ! command -v jq >/dev/null; then
+        hv_skip "curl and jq needed (deploy/deps.sh)"
+    fi
+    mkdir -p "$HV_ROOT/tests/tmp"
+    HV_TMP=$(mktemp -d "$HV_ROOT/tests/tmp/$HV_TEST.XXXX")
+    # Readable so the postgres user can reach the cluster inside it.
+    chmod 755 "$HV_TMP"
+    trap hv_teardown EXIT
+    trap 'exit 143' TERM
+    trap 'exit 130' INT
+    hv_log "temp dir $HV_TMP"
+
+    HVBENCH_PG_FAST=1 "$PG" start "$HV_TMP/pg" >"$HV_TMP/pg.out" 2>&1 ||
+        { cat "$HV_TMP/pg.out"; hv_die "could not start PostgreSQL"; }
+    DB=$("$PG" conninfo "$HV_TMP/pg")
+    export DB
+
+    "$SERVER" migrate --db "$DB" >"$HV_TMP/migrate.log" 2>&1 ||
+        { hv_tail "$HV_TMP/migrate.log"; hv_die "migrate failed"; }
+
+    local role token
+    for role in admin submit worker read; do
+        token=$("$SERVER" token create --db "$DB" --role "$role" --name "test-$role") ||
+            hv_die "token create --role $role failed"
+        [[ -n $token ]] || hv_die "token create --role $role printed nothing"
+        printf -v "${role^^}_TOKEN" '%s' "$token"
+        export "${role^^}_TOKEN"
+    done
+
+    hv_start_server
+}
+
+# Start a worker in the background: hv_start_worker NAME [args...].
+hv_start_worker() {
+    local name=$1
+    shift
+    "$WORKER" --server "$URL" --token "$WORKER_TOKEN" --name "$name" "$@" \
+        >>"$HV_TMP/worker-$name.log" 2>&1 &
+    HV_WORKER_PIDS+=($!)
+    hv_log "worker $name pid $!"
+}
+
+# EXIT trap: stop workers, server and cluster; keep the temp dir only when
+# the test failed and KEEP=1.
+hv_teardown() {
+    local rc=$? pid
+    trap - EXIT TERM INT
+    for pid in "${HV_WORKER_PIDS[@]}"; do hv_stop_pid "$pid" 10; done
+    [[ -n $HV_SERVER_PID ]] && hv_stop_pid "$HV_SERVER_PID" 10
+    [[ -n $HV_TMP ]] || exit "$rc"
+    # Under `make SANITIZE=...` a memory error or leak in a server or worker
+    # fails the test even when every answer looked right.
+    if grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
+        "$HV_TMP"/server.log "$HV_TMP"/worker-*.log 2>/dev/null; then
+        echo "FAIL - a sanitizer reported an error (log above)"
+        rc=1
+    fi
+    if [[ $rc -ne 0 && $rc -ne 77 ]]; then
+        local f
+        for f in "$HV_TMP"/server.log "$HV_TMP"/worker-*.log; do hv_tail "$f"; done
+    fi
+    if [[ $rc -ne 0 && $rc -ne 77 && ${KEEP:-0} == 1 ]]; then
+        "$PG" stop "$HV_TMP/pg" >/dev/null 2>&1
+        hv_log "kept $HV_TMP (start its cluster with: deploy/pg.sh start $HV_TMP/pg)"
+    else
+        "$PG" destroy "$HV_TMP/pg" >/dev/null 2>&1
+        rm -rf -- "$HV_TMP"
+    fi
+    exit "$rc"
+}
+
+# Record one assertion: hv_check OK WHAT [explanation if failed].
+hv_check() {
+    HV_ASSERTS=$((HV_ASSERTS + 1))
+    if [[ $1 -eq 1 ]]; then
+        echo "ok - $2"
+        return 0
+    fi
+    HV_FAILED=$((HV_FAILED + 1))
+    echo "FAIL - $2: $3"
+    return 1
+}
+
+# assert_eq WHAT EXPECTED ACTUAL
+assert_eq() {
+    [[ $3 == "$2" ]] && hv_check 1 "$1" && return 0
+    hv_check 0 "$1" "expected '$2', got '$3'"
+}
+
+# assert_match WHAT REGEX ACTUAL (bash extended regex)
+assert_match() {
+    [[ $3 =~ $2 ]] && hv_check 1 "$1" && return 0
+    hv_check 0 "$1" "'$3' does not match /$2/"
+}
+
+# api METHOD PATH [curl args]: one request to the server, no assertion.
+# Sets STATUS (000 when no answer), BODY and CONTENT_TYPE.
+api() {
+    local method=$1 path=$2 out
+    shift 2
+    out=$(curl -s --max-time 30 -X "$method" -o "$HV_TMP/body" \
+        -w '%{http_code} %{content_type}' "$@" "$URL$path") || true
+    STATUS=${out%% *}
+    # shellcheck disable=SC2034 # for the tests
+    CONTENT_TYPE=${out#* }
+    BODY=$(cat -- "$HV_TMP/body" 2>/dev/null || true)
+    rm -f -- "$HV_TMP/body"
+}
+
+# assert_status EXPECTED METHOD PATH [curl args]: request and check the code.
+assert_status() {
+    local expected=$1
+    api "$2" "$3" "${@:4}"
+    [[ $STATUS == "$expected" ]] && hv_check 1 "$2 $3 -> $expected" && return 0
+    hv_check 0 "$2 $3" "expected HTTP $expected, got $STATUS; body: ${BODY:0:500}"
+}
+
+# json FILTER [jq args]: jq -r on the last response body.
+json() {
+    jq -r "$@" <<<"$BODY"
+}
+
+# wait_for DESC TIMEOUT CMD...: run CMD once a second until it succeeds;
+# counts as one assertion.
+wait_for() {
+    local desc=$1 timeout=$2 deadline
+    shift 2
+    deadline=$((SECONDS + timeout))
+    while ((SECONDS < deadline)); do
+        if "$@"; then
+            hv_check 1 "$desc"
+            return 0
+        fi
+        sleep 1
+    done
+    hv_check 0 "$desc" "timed out after ${timeout}s"
+}
+
+# End of a test: exit 0 when every assertion held.
+hv_finish() {
+    echo "$HV_ASSERTS assertions, $HV_FAILED failed"
+    [[ $HV_ASSERTS -gt 0 && $HV_FAILED -eq 0 ]] && exit 0
+    exit 1
+}

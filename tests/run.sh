@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Test runner behind `make check`: every unit test binary $BUILD/tests/test_*
+# then every tests/integration/test_*.sh, each with its output in
+# $BUILD/test-logs/NAME.log. Exit 0 passes, 77 skips, anything else fails;
+# with CI=true a skip fails too, so CI never goes green on tests that did not run.
+#
+#   tests/run.sh [PATTERN...]   only the tests whose name contains a PATTERN
+#
+# Env: BUILD (default build), TEST_TIMEOUT seconds per test (default 900).
+# The last line printed is "N passed, N failed" (", N skipped" when N > 0).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT" || exit 1
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+export BUILD
+LOGS=$BUILD/test-logs
+TIMEOUT=${TEST_TIMEOUT:-900}
+IN_CI=0
+[[ ${CI:-} == true ]] && IN_CI=1
+
+mkdir -p "$LOGS"
+
+selected() {
+    local name=$1 p
+    [[ ${#PATTERNS[@]} -eq 0 ]] && return 0
+    for p in "${PATTERNS[@]}"; do
+        [[ $name == *"$p"* ]] && return 0
+    done
+    return 1
+}
+
+PATTERNS=("$@")
+tests=()
+for t in "$BUILD"/tests/test_*; do
+    [[ -f $t && -x $t ]] && tests+=("$t")
+done
+for t in tests/integration/test_*.sh; do
+    [[ -f $t ]] && tests+=("$t")
+done
+
+passed=0 failed=0 skipped=0
+failures=()
+for t in "${tests[@]}"; do
+    name=$(basename "$t" .sh)
+    selected "$name" || continue
+    log=$LOGS/$name.log
+    echo "== $name"
+    start=$SECONDS
+    if [[ $t == *.sh ]]; then
+        runner=(bash "$t")
+    else
+        runner=("$t")
+    fi
+    # A hung test must not eat CI's time: TERM after TIMEOUT, KILL 30 s later.
+    timeout -k 30 "$TIMEOUT" "${runner[@]}" >"$log" 2>&1 </dev/null
+    rc=$?
+    took="$((SECONDS - start))s"
+    if [[ $rc -eq 0 ]]; then
+        echo "   ok ($took)"
+        passed=$((passed + 1))
+        continue
+    fi
+    if [[ $rc -eq 77 && $IN_CI -eq 0 ]]; then
+        echo "   skipped: $(tail -n 1 "$log")"
+        skipped=$((skipped + 1))
+        continue
+    fi
+    if [[ $rc -eq 77 ]]; then
+        echo "   FAILED: skipped, and CI=true does not allow skips: $(tail -n 1 "$log")"
+    elif [[ $rc -eq 124 || $rc -eq 137 ]]; then
+        echo "   FAILED: timed out after ${TIMEOUT}s ($log)"
+    else
+        echo "   FAILED: exit $rc after $took ($log)"
+    fi
+    tail -n 40 "$log" | sed 's/^/   | /'
+    failed=$((failed + 1))
+    failures+=("$name")
+done
+
+ok=1
+if [[ $((passed + failed + skipped)) -eq 0 ]]; then
+    echo "no tests found${PATTERNS[*]:+ matching: ${PATTERNS[*]}}"
+    ok=0
+fi
+if [[ $failed -gt 0 ]]; then
+    echo "failed: ${failures[*]}"
+    ok=0
+fi
+if [[ $skipped -gt 0 ]]; then
+    echo "$passed passed, $failed failed, $skipped skipped"
+else
+    echo "$passed passed, $failed failed"
+fi
+[[ $ok -eq 1 ]]

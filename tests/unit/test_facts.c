@@ -1,0 +1,194 @@
+/* test_facts.c — the facts are this machine's, and the fingerprint is
+ * stable, canonical and sensitive to what it covers. */
+#include "worker/facts.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            printf("ok    ");                                                                      \
+        } else {                                                                                   \
+            printf("FAIL  ");                                                                      \
+            failures++;                                                                            \
+        }                                                                                          \
+        printf(__VA_ARGS__);                                                                       \
+        printf("\n");                                                                              \
+    } while (0)
+
+/* The first line of a file, or "" when it cannot be read. */
+static void first_line(const char *path, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return;
+    if (fgets(buf, (int)len, f) == NULL)
+        buf[0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    fclose(f);
+}
+
+static void test_real_values(const json_t *facts)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    CHECK(json_integer_value(json_object_get(facts, "cpus")) == cpus, "cpus == %ld (sysconf)",
+          cpus);
+
+    struct utsname u;
+    uname(&u);
+    const char *kernel = json_string_value(json_object_get(facts, "kernel"));
+    CHECK(kernel && strcmp(kernel, u.release) == 0, "kernel == uname release \"%s\"", u.release);
+    const char *arch = json_string_value(json_object_get(facts, "arch"));
+    CHECK(arch && strcmp(arch, u.machine) == 0, "arch == uname machine \"%s\"", u.machine);
+
+    char host[256] = "";
+    gethostname(host, sizeof host);
+    const char *hn = json_string_value(json_object_get(facts, "hostname"));
+    CHECK(hn && strcmp(hn, host) == 0, "hostname == gethostname \"%s\"", host);
+
+    json_int_t mem = json_integer_value(json_object_get(facts, "mem_total_kb"));
+    CHECK(mem > 0, "mem_total_kb > 0 (%lld)", (long long)mem);
+
+    const char *model = json_string_value(json_object_get(facts, "cpu_model"));
+    CHECK(model == NULL || model[0] != '\0', "cpu_model absent or non-empty (%s)",
+          model ? model : "absent");
+
+    /* Topology, when present, must multiply back to the CPU count. */
+    json_t *cores = json_object_get(facts, "cores");
+    json_t *tpc = json_object_get(facts, "threads_per_core");
+    json_t *sockets = json_object_get(facts, "sockets");
+    if (cores != NULL && tpc != NULL) {
+        CHECK(json_integer_value(cores) * json_integer_value(tpc) == cpus,
+              "cores %lld x threads_per_core %lld == cpus", (long long)json_integer_value(cores),
+              (long long)json_integer_value(tpc));
+        CHECK(json_integer_value(sockets) >= 1 &&
+                  json_integer_value(sockets) <= json_integer_value(cores),
+              "1 <= sockets (%lld) <= cores", (long long)json_integer_value(sockets));
+    } else {
+        printf("skip  topology not readable here\n");
+    }
+
+    /* THP: the bracketed choice of the real file. */
+    char line[256];
+    first_line("/sys/kernel/mm/transparent_hugepage/enabled", line, sizeof line);
+    const char *thp = json_string_value(json_object_get(facts, "thp"));
+    if (line[0] != '\0') {
+        char want[64] = "";
+        char *open = strchr(line, '[');
+        if (open != NULL)
+            sscanf(open + 1, "%63[^]]", want);
+        CHECK(thp && strcmp(thp, want) == 0, "thp == \"%s\" from \"%s\"", want, line);
+    } else {
+        CHECK(thp == NULL, "thp absent without the sysfs file");
+    }
+
+    /* KVM parameters mirror sysfs. */
+    first_line("/sys/module/kvm/parameters/halt_poll_ns", line, sizeof line);
+    json_t *hp = json_object_get(json_object_get(facts, "kvm"), "halt_poll_ns");
+    if (line[0] != '\0')
+        CHECK(hp && json_integer_value(hp) == atoll(line), "kvm.halt_poll_ns == %s", line);
+    else
+        CHECK(hp == NULL, "kvm.halt_poll_ns absent without the kvm module");
+
+    /* virtualization.vm agrees with the hypervisor CPU flag when there is one. */
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    int flag = 0;
+    char buf[8192];
+    while (f && fgets(buf, sizeof buf, f))
+        if (strncmp(buf, "flags", 5) == 0) {
+            flag = strstr(buf, " hypervisor") != NULL;
+            break;
+        }
+    if (f)
+        fclose(f);
+    json_t *virt = json_object_get(facts, "virtualization");
+    CHECK(json_is_boolean(json_object_get(virt, "vm")), "virtualization.vm is a boolean");
+    if (flag)
+        CHECK(json_is_true(json_object_get(virt, "vm")),
+              "hypervisor CPU flag set -> virtualization.vm true (hypervisor %s)",
+              json_string_value(json_object_get(virt, "hypervisor")));
+    const char *kind = json_string_value(json_object_get(facts, "kind"));
+    CHECK(kind && strcmp(kind, json_is_true(json_object_get(virt, "vm")) ? "guest" : "host") == 0,
+          "kind \"%s\" follows virtualization.vm", kind ? kind : "(none)");
+
+    char uuid[128];
+    first_line("/sys/class/dmi/id/product_uuid", uuid, sizeof uuid);
+    const char *fu = json_string_value(json_object_get(facts, "dmi_product_uuid"));
+    if (uuid[0] != '\0') {
+        for (char *p = uuid; *p; p++)
+            *p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+        CHECK(fu && strcmp(fu, uuid) == 0, "dmi_product_uuid == lowercased sysfs value");
+    } else {
+        CHECK(fu == NULL, "dmi_product_uuid absent when unreadable");
+    }
+}
+
+static void test_fingerprint(const json_t *facts)
+{
+    char *a = hv_facts_fingerprint(facts);
+    json_t *again = hv_facts_collect();
+    char *b = hv_facts_fingerprint(again);
+    CHECK(a && strlen(a) == 16 && strspn(a, "0123456789abcdef") == 16,
+          "fingerprint is 16 hex digits (%s)", a ? a : "NULL");
+    CHECK(a && b && strcmp(a, b) == 0, "fingerprint stable across two collections");
+
+    json_t *copy = json_deep_copy(facts);
+    json_object_set_new(copy, "hostname", json_string("some-other-name"));
+    char *c = hv_facts_fingerprint(copy);
+    CHECK(c && strcmp(a, c) == 0, "hostname does not change the fingerprint");
+
+    json_object_set_new(copy, "cpus",
+                        json_integer(json_integer_value(json_object_get(facts, "cpus")) + 1));
+    char *d = hv_facts_fingerprint(copy);
+    CHECK(d && strcmp(a, d) != 0, "cpus + 1 changes the fingerprint (%s)", d ? d : "NULL");
+
+    json_t *copy2 = json_deep_copy(facts);
+    json_object_set_new(copy2, "thp", json_string("never-seen"));
+    char *e = hv_facts_fingerprint(copy2);
+    CHECK(e && strcmp(a, e) != 0, "thp changes the fingerprint");
+
+    /* The canonical form, pinned so the server can recompute it: FNV-1a
+     * 64 of {"cpus":2,"kernel":"6.1.0","thp":"madvise"} (keys sorted,
+     * compact; hostname left out). Reference value from an independent
+     * implementation (Python). */
+    json_t *known = json_pack("{s:s, s:s, s:i, s:s}", "thp", "madvise", "kernel", "6.1.0", "cpus",
+                              2, "hostname", "x");
+    char *k = hv_facts_fingerprint(known);
+    CHECK(k && strcmp(k, "01564834317b5ea3") == 0,
+          "known facts give fingerprint 01564834317b5ea3 (got %s)", k ? k : "NULL");
+
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+    free(e);
+    free(k);
+    json_decref(again);
+    json_decref(copy);
+    json_decref(copy2);
+    json_decref(known);
+}
+
+int main(void)
+{
+    json_t *facts = hv_facts_collect();
+    if (facts == NULL) {
+        printf("FAIL  hv_facts_collect returned NULL\n");
+        return 1;
+    }
+    char *dump = json_dumps(facts, JSON_SORT_KEYS | JSON_INDENT(2));
+    printf("facts of this machine:\n%s\n", dump);
+    free(dump);
+    test_real_values(facts);
+    test_fingerprint(facts);
+    json_decref(facts);
+    printf("%s: %d failure(s)\n", failures ? "FAILED" : "passed", failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,321 @@
+/* test_httpc.c — lib/httpc against a tiny HTTP/1.1 server in a thread of
+ * this test: headers sent, JSON and problem documents parsed, other media
+ * types left alone, keep-alive, the body cap, transport errors and
+ * timeouts, and the one-line descriptions. */
+#include "httpc.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            printf("ok    ");                                                                      \
+        } else {                                                                                   \
+            printf("FAIL  ");                                                                      \
+            failures++;                                                                            \
+        }                                                                                          \
+        printf(__VA_ARGS__);                                                                       \
+        printf("\n");                                                                              \
+    } while (0)
+
+/* What the server saw of the last request, and how many connections it
+ * accepted. Written by the server thread before it answers, read by the
+ * test after the answer arrived. */
+static struct {
+    char method[16], path[128], auth[256], content_type[128], body[4096];
+    int connections;
+} seen;
+
+/* The canned answers, by path. */
+static const struct route {
+    const char *path;
+    int status;
+    const char *content_type; /* NULL: no body */
+    const char *body;
+} routes[] = {
+    {"/json", 200, "application/json", "{\"ok\":true,\"n\":1}"},
+    {"/json-charset", 201, "application/json; charset=utf-8", "{\"created\":7}"},
+    {"/problem", 401, "application/problem+json",
+     "{\"type\":\"about:blank\",\"title\":\"Unauthorized\",\"status\":401,\"detail\":\"unknown "
+     "token\",\"errors\":[{\"path\":\"/a\",\"message\":\"bad\"},{\"path\":\"/b/0\","
+     "\"message\":\"worse\"}]}"},
+    {"/text", 200, "text/plain", "{\"looks\":\"like json\"}"},
+    {"/badjson", 200, "application/json", "{bad"},
+    {"/dup", 200, "application/json", "{\"a\":1,\"a\":2}"},
+    {"/nocontent", 204, NULL, NULL},
+    {"/oops", 503, "text/html", "<h1>down</h1>"},
+};
+
+static const struct route *find_route(const char *path)
+{
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (strcmp(routes[i].path, path) == 0)
+            return &routes[i];
+    return NULL;
+}
+
+static int send_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The value of header name in the request head, or "". */
+static void header(const char *head, const char *name, char *out, size_t len)
+{
+    out[0] = '\0';
+    size_t n = strlen(name);
+    for (const char *p = strstr(head, "\r\n"); p != NULL; p = strstr(p + 2, "\r\n"))
+        if (strncasecmp(p + 2, name, n) == 0 && p[2 + n] == ':') {
+            const char *v = p + 3 + n;
+            while (*v == ' ')
+                v++;
+            snprintf(out, len, "%.*s", (int)strcspn(v, "\r"), v);
+            return;
+        }
+}
+
+/* Serves one connection until the client closes it. */
+static void serve(int fd)
+{
+    static char buf[1 << 16];
+    size_t have = 0;
+    for (;;) {
+        char *end;
+        while ((end = memmem(buf, have, "\r\n\r\n", 4)) == NULL) {
+            ssize_t r = recv(fd, buf + have, sizeof buf - have - 1, 0);
+            if (r <= 0)
+                return;
+            have += (size_t)r;
+            buf[have] = '\0';
+        }
+        *end = '\0';
+        size_t head_len = (size_t)(end - buf) + 4;
+        char clen[32];
+        header(buf, "Content-Length", clen, sizeof clen);
+        size_t body_len = (size_t)atol(clen);
+        while (have < head_len + body_len) {
+            ssize_t r = recv(fd, buf + have, sizeof buf - have - 1, 0);
+            if (r <= 0)
+                return;
+            have += (size_t)r;
+        }
+        sscanf(buf, "%15s %127s", seen.method, seen.path);
+        header(buf, "Authorization", seen.auth, sizeof seen.auth);
+        header(buf, "Content-Type", seen.content_type, sizeof seen.content_type);
+        snprintf(seen.body, sizeof seen.body, "%.*s", (int)body_len, buf + head_len);
+        memmove(buf, buf + head_len + body_len, have - head_len - body_len);
+        have -= head_len + body_len;
+
+        char reply[1024];
+        if (strcmp(seen.path, "/big") == 0) {
+            /* 65 MiB of zeros: over the client's cap. */
+            size_t total = (size_t)65 << 20;
+            int n = snprintf(reply, sizeof reply,
+                             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                             "Content-Length: %zu\r\n\r\n",
+                             total);
+            if (send_all(fd, reply, (size_t)n) != 0)
+                return;
+            static char zeros[1 << 16];
+            for (size_t sent = 0; sent < total; sent += sizeof zeros)
+                if (send_all(fd, zeros, sizeof zeros) != 0)
+                    return;
+            continue;
+        }
+        if (strcmp(seen.path, "/slow") == 0)
+            sleep(3);
+        const struct route *r = find_route(seen.path);
+        int n;
+        if (r == NULL)
+            n = snprintf(reply, sizeof reply,
+                         "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+        else if (r->content_type == NULL)
+            n = snprintf(reply, sizeof reply, "HTTP/1.1 %d X\r\n\r\n", r->status);
+        else
+            n = snprintf(reply, sizeof reply,
+                         "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n%s",
+                         r->status, r->content_type, strlen(r->body), r->body);
+        if (send_all(fd, reply, (size_t)n) != 0)
+            return;
+    }
+}
+
+static void *server_main(void *arg)
+{
+    int lfd = *(int *)arg;
+    for (;;) {
+        int fd = accept(lfd, NULL, NULL);
+        if (fd < 0)
+            return NULL;
+        seen.connections++;
+        serve(fd);
+        close(fd);
+    }
+}
+
+/* Listens on 127.0.0.1 on a free port; returns the socket and the port. */
+static int listen_local(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 8) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+        return -1;
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+static void test_against_server(int port)
+{
+    char base[64], desc[512];
+    snprintf(base, sizeof base, "http://127.0.0.1:%d/", port); /* trailing slash on purpose */
+    struct hv_httpc *c = hv_httpc_new(base, "s3cret", 2);
+    struct hv_http_response r;
+
+    json_t *body = json_pack("{s:i}", "target_id", 3);
+    int rc = hv_httpc_request(c, "POST", "/json", body, &r);
+    CHECK(rc == 0 && r.status == 200, "POST /json answers 200 (rc %d, status %ld, %s)", rc,
+          r.status, r.error);
+    CHECK(json_is_true(json_object_get(r.body, "ok")) &&
+              json_integer_value(json_object_get(r.body, "n")) == 1,
+          "JSON body parsed");
+    CHECK(strcmp(seen.method, "POST") == 0 && strcmp(seen.path, "/json") == 0,
+          "request line POST /json (base URL's trailing slash dropped)");
+    CHECK(strcmp(seen.auth, "Bearer s3cret") == 0, "Authorization: %s", seen.auth);
+    CHECK(strcmp(seen.content_type, "application/json") == 0, "Content-Type: %s",
+          seen.content_type);
+    CHECK(strcmp(seen.body, "{\"target_id\":3}") == 0, "compact JSON request body: %s", seen.body);
+    hv_http_response_clear(&r);
+    json_decref(body);
+
+    rc = hv_httpc_request(c, "GET", "/json-charset", NULL, &r);
+    CHECK(rc == 0 && r.status == 201 && json_integer_value(json_object_get(r.body, "created")) == 7,
+          "GET with application/json; charset=utf-8 parsed");
+    CHECK(strcmp(seen.method, "GET") == 0 && seen.content_type[0] == '\0' && seen.body[0] == '\0',
+          "GET sends no body and no Content-Type");
+    hv_http_response_clear(&r);
+
+    rc = hv_httpc_request(c, "POST", "/problem", NULL, &r);
+    hv_http_response_describe(&r, desc, sizeof desc);
+    CHECK(rc == 0 && r.status == 401 && json_is_object(r.body), "problem+json parsed (401)");
+    CHECK(strcmp(desc, "401 Unauthorized: unknown token [/a: bad; /b/0: worse]") == 0,
+          "describe: \"%s\"", desc);
+    hv_http_response_clear(&r);
+
+    rc = hv_httpc_request(c, "GET", "/text", NULL, &r);
+    CHECK(rc == 0 && r.status == 200 && r.body == NULL, "text/plain body not parsed as JSON");
+    hv_http_response_clear(&r);
+
+    rc = hv_httpc_request(c, "GET", "/badjson", NULL, &r);
+    CHECK(rc == 0 && r.status == 200 && r.body == NULL && strstr(r.error, "invalid JSON"),
+          "broken JSON: answer kept, body NULL, error \"%s\"", r.error);
+    hv_http_response_clear(&r);
+
+    rc = hv_httpc_request(c, "GET", "/dup", NULL, &r);
+    CHECK(rc == 0 && r.body == NULL, "duplicate keys rejected");
+    hv_http_response_clear(&r);
+
+    rc = hv_httpc_request(c, "POST", "/nocontent", NULL, &r);
+    CHECK(rc == 0 && r.status == 204 && r.body == NULL, "204 without a body");
+    hv_http_response_clear(&r);
+
+    rc = hv_httpc_request_raw(c, "PUT", "/oops", "text/csv", "a,b\n", 4, &r);
+    hv_http_response_describe(&r, desc, sizeof desc);
+    CHECK(rc == 0 && r.status == 503 && strcmp(desc, "503 Service Unavailable") == 0,
+          "raw PUT, 503 text/html: \"%s\"", desc);
+    CHECK(strcmp(seen.method, "PUT") == 0 && strcmp(seen.content_type, "text/csv") == 0 &&
+              strcmp(seen.body, "a,b\n") == 0,
+          "raw body and content type sent as given");
+    hv_http_response_clear(&r);
+
+    CHECK(seen.connections == 1, "%d connection(s) for 8 requests: keep-alive", seen.connections);
+
+    rc = hv_httpc_request(c, "GET", "/big", NULL, &r);
+    CHECK(rc == -1 && r.status == 0 && r.body == NULL && strstr(r.error, "64 MiB"),
+          "65 MiB answer refused: \"%s\"", r.error);
+    hv_http_response_clear(&r);
+
+    rc = hv_httpc_request(c, "GET", "/slow", NULL, &r);
+    hv_http_response_describe(&r, desc, sizeof desc);
+    CHECK(rc == -1 && r.status == 0 && strncmp(desc, "no answer: ", 11) == 0,
+          "3 s answer with a 2 s timeout: \"%s\"", desc);
+    hv_http_response_clear(&r);
+
+    rc = hv_httpc_request(c, "GET", "/json", NULL, &r);
+    CHECK(rc == 0 && r.status == 200, "the client works again after failures");
+    hv_http_response_clear(&r);
+    hv_httpc_free(c);
+
+    c = hv_httpc_new(base, NULL, 2);
+    rc = hv_httpc_request(c, "GET", "/json", NULL, &r);
+    CHECK(rc == 0 && seen.auth[0] == '\0', "no token: no Authorization header");
+    hv_http_response_clear(&r);
+    hv_httpc_free(c);
+}
+
+static void test_refused(void)
+{
+    int port;
+    int fd = listen_local(&port);
+    close(fd); /* nothing listens there now */
+    char base[64], desc[512];
+    snprintf(base, sizeof base, "http://127.0.0.1:%d", port);
+    struct hv_httpc *c = hv_httpc_new(base, "t", 2);
+    struct hv_http_response r;
+    int rc = hv_httpc_request(c, "POST", "/api/v1/jobs/claim", NULL, &r);
+    hv_http_response_describe(&r, desc, sizeof desc);
+    CHECK(rc == -1 && r.status == 0 && r.body == NULL && strncmp(desc, "no answer: ", 11) == 0,
+          "connection refused: \"%s\"", desc);
+    hv_http_response_clear(&r);
+    hv_httpc_free(c);
+}
+
+static void test_describe_without_body(void)
+{
+    struct hv_http_response r = {.status = 409};
+    char desc[64];
+    hv_http_response_describe(&r, desc, sizeof desc);
+    CHECK(strcmp(desc, "409 Conflict") == 0, "describe 409 without a body: \"%s\"", desc);
+    char tiny[8];
+    r.body = json_pack("{s:s, s:s}", "title", "A very long title", "detail", "and more");
+    hv_http_response_describe(&r, tiny, sizeof tiny);
+    CHECK(strlen(tiny) == 7, "describe truncates to the buffer: \"%s\"", tiny);
+    hv_http_response_clear(&r);
+    CHECK(r.body == NULL, "clear drops the body");
+}
+
+int main(void)
+{
+    int port;
+    int lfd = listen_local(&port);
+    if (lfd < 0) {
+        printf("FAIL  cannot listen on 127.0.0.1\n");
+        return 1;
+    }
+    pthread_t th;
+    pthread_create(&th, NULL, server_main, &lfd);
+    test_against_server(port);
+    test_refused();
+    test_describe_without_body();
+    /* The server thread blocks in accept(); the process exit ends it. */
+    printf("%s: %d failure(s)\n", failures ? "FAILED" : "passed", failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,111 @@
+/* engine.c — the engine table and the result helpers; see engine.h. */
+#include "worker/engines/engine.h"
+
+#include "worker/engines/cpu.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Every engine this worker can run. Adding one is a row here and its own
+ * file under worker/engines/. */
+static const struct hv_engine engines[] = {
+    {.kind = "cpu",
+     .engine = "builtin",
+     .summary = "self-checking integer, floating point, memory and branch kernels",
+     .run = hv_engine_cpu_run},
+};
+
+const struct hv_engine *hv_engine_find(const char *kind, const char *engine)
+{
+    if (kind == NULL)
+        return NULL;
+    if (engine == NULL)
+        engine = "builtin";
+    for (size_t i = 0; i < sizeof engines / sizeof engines[0]; i++)
+        if (strcmp(engines[i].kind, kind) == 0 && strcmp(engines[i].engine, engine) == 0)
+            return &engines[i];
+    return NULL;
+}
+
+int hv_engine_result_init(struct hv_engine_result *r)
+{
+    r->metrics = json_array();
+    r->samples = json_array();
+    r->observed = json_object();
+    r->error[0] = '\0';
+    return r->metrics && r->samples && r->observed ? 0 : -1;
+}
+
+void hv_engine_result_clear(struct hv_engine_result *r)
+{
+    json_decref(r->metrics);
+    json_decref(r->samples);
+    json_decref(r->observed);
+    r->metrics = r->samples = r->observed = NULL;
+    r->error[0] = '\0';
+}
+
+int hv_engine_add_metric(struct hv_engine_result *r, const char *name, double value,
+                         const char *unit, bool higher_is_better)
+{
+    if (!isfinite(value))
+        return -1;
+    json_t *m = json_pack("{s:s, s:f, s:s, s:b}", "name", name, "value", value, "unit", unit,
+                          "higher_is_better", higher_is_better);
+    return m != NULL ? json_array_append_new(r->metrics, m) : -1;
+}
+
+int hv_engine_emit_sample(const struct hv_engine_ctx *ctx, struct hv_engine_result *r,
+                          const char *metric, double t, double value)
+{
+    if (!isfinite(value) || !isfinite(t))
+        return -1;
+    json_t *s = json_pack("{s:s, s:f, s:f}", "metric", metric, "t", t, "value", value);
+    if (s == NULL || json_array_append_new(r->samples, s) != 0)
+        return -1;
+    if (ctx != NULL && ctx->on_sample != NULL)
+        ctx->on_sample(ctx->sample_arg, metric, t, value);
+    return 0;
+}
+
+int hv_engine_fail(struct hv_engine_result *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->error, sizeof r->error, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+bool hv_engine_stopping(const struct hv_engine_ctx *ctx)
+{
+    /* An atomic load: the flag is written by another thread. */
+    return ctx->stop != NULL && __atomic_load_n(ctx->stop, __ATOMIC_RELAXED) != 0;
+}
+
+json_t *hv_engine_result_to_json(const struct hv_engine_result *r, int attempt, bool ok,
+                                 const char *started_at, const char *finished_at)
+{
+    json_t *body =
+        json_pack("{s:i, s:s, s:s, s:s}", "attempt", attempt, "status", ok ? "ok" : "error",
+                  "started_at", started_at, "finished_at", finished_at);
+    if (body == NULL)
+        return NULL;
+    int rc = 0;
+    rc |= json_object_set_new(body, "metrics",
+                              ok && r->metrics ? json_deep_copy(r->metrics) : json_array());
+    rc |= json_object_set_new(body, "samples",
+                              ok && r->samples ? json_deep_copy(r->samples) : json_array());
+    rc |= json_object_set_new(body, "observed",
+                              r->observed ? json_deep_copy(r->observed) : json_object());
+    if (!ok)
+        rc |= json_object_set_new(body, "error",
+                                  json_string(r->error[0] ? r->error : "engine failed"));
+    if (rc != 0) {
+        json_decref(body);
+        return NULL;
+    }
+    return body;
+}

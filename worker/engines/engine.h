@@ -1,0 +1,103 @@
+/* engine.h — the interface of benchmark engines, and the table that maps a
+ * workload's (kind, engine) to one.
+ *
+ * An engine runs one workload to completion in the calling thread (it may
+ * start threads of its own and joins them before returning), fills a
+ * result, and returns. It never talks to the server: the worker turns the
+ * result into the body of POST /api/v1/jobs/{id}/result. */
+#ifndef HV_WORKER_ENGINE_H
+#define HV_WORKER_ENGINE_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+
+/** Receives one sample as it is taken: metric name, t in seconds since the
+ *  run started, value. Called from an engine thread, not necessarily the
+ *  one that called run(); it must be quick and thread safe. */
+typedef void (*hv_sample_fn)(void *arg, const char *metric, double t, double value);
+
+/** What an engine is given. */
+struct hv_engine_ctx {
+    /** The workload's params object; NULL means all defaults. Borrowed. */
+    const json_t *params;
+    /** Set to nonzero (from a signal handler, or from another thread with
+     *  __atomic_store_n) to stop early; NULL when the run cannot be
+     *  stopped. The engine checks it between units of work (at most about
+     *  50 ms apart while measuring; setting up may take longer) and then
+     *  fails with an error saying it stopped. */
+    volatile sig_atomic_t *stop;
+    /** Optional live view of the samples; may be NULL. */
+    hv_sample_fn on_sample;
+    void *sample_arg;
+};
+
+/** What an engine produces. Initialise with hv_engine_result_init() and
+ *  release with hv_engine_result_clear(). The JSON values are owned by the
+ *  result. */
+struct hv_engine_result {
+    /** [{"name","value","unit","higher_is_better"}]; the first one is the
+     *  workload's headline metric (logged, shown first). */
+    json_t *metrics;
+    /** [{"metric","t","value"}], t in seconds since the run started. */
+    json_t *samples;
+    /** What was really done (copies, actual seconds, CPUs used ...). */
+    json_t *observed;
+    /** Why the run failed; empty when it succeeded. */
+    char error[512];
+};
+
+/** Runs a workload. Returns 0 on success; nonzero with out->error set when
+ *  the params are invalid, the run was stopped, or it failed (including a
+ *  failed self-check). Whatever is in *out on failure is diagnostic only. */
+typedef int (*hv_engine_run_fn)(const struct hv_engine_ctx *ctx, struct hv_engine_result *out);
+
+/** One row of the engine table. */
+struct hv_engine {
+    const char *kind;    /**< workload kind: "cpu", "disk", "net" */
+    const char *engine;  /**< "builtin" or the name of an external tool */
+    const char *summary; /**< one line for humans */
+    hv_engine_run_fn run;
+};
+
+/** Looks up the engine for a workload; engine NULL means "builtin".
+ *  Returns a pointer into a static table, or NULL when this worker has no
+ *  such engine. */
+const struct hv_engine *hv_engine_find(const char *kind, const char *engine);
+
+/** Makes *r empty: no metrics, no samples, an empty observed object and no
+ *  error. Returns 0, or -1 when memory runs out (then *r still may be
+ *  cleared). */
+int hv_engine_result_init(struct hv_engine_result *r);
+
+/** Releases what *r holds; it may be initialised again. */
+void hv_engine_result_clear(struct hv_engine_result *r);
+
+/** Appends a metric. Returns 0, or -1 when value is not finite (JSON has no
+ *  NaN) or memory runs out. */
+int hv_engine_add_metric(struct hv_engine_result *r, const char *name, double value,
+                         const char *unit, bool higher_is_better);
+
+/** Appends a sample to r and passes it to ctx->on_sample when set. Not
+ *  thread safe: one thread per result emits samples. Returns 0 or -1 as
+ *  hv_engine_add_metric(). */
+int hv_engine_emit_sample(const struct hv_engine_ctx *ctx, struct hv_engine_result *r,
+                          const char *metric, double t, double value);
+
+/** Formats the failure reason into r->error and returns -1, so an engine
+ *  can write `return hv_engine_fail(out, "...")`. */
+int hv_engine_fail(struct hv_engine_result *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/** True once ctx->stop has been set. */
+bool hv_engine_stopping(const struct hv_engine_ctx *ctx);
+
+/** Builds the body of POST /api/v1/jobs/{id}/result (docs/api.md): attempt,
+ *  status "ok" when ok else "error" (with r->error), the two ISO 8601
+ *  timestamps, and r's metrics, samples and observed. A failed run reports
+ *  no metrics or samples, so a partial run can never pass for a result.
+ *  Returns a new reference (caller owns it), or NULL when memory runs out. */
+json_t *hv_engine_result_to_json(const struct hv_engine_result *r, int attempt, bool ok,
+                                 const char *started_at, const char *finished_at);
+
+#endif

@@ -1,0 +1,47 @@
+/* facts.h — what this machine is, as the worker reports it at
+ * registration.
+ *
+ * Facts are read from the running system (/proc, /sys, uname, CPUID), never
+ * assumed. A source that is missing or unreadable leaves its field out; it
+ * is never an error. */
+#ifndef HV_WORKER_FACTS_H
+#define HV_WORKER_FACTS_H
+
+#include <jansson.h>
+
+/** Collects the facts of this machine into a new JSON object (the caller
+ *  owns the reference; NULL only when memory runs out). Fields, each
+ *  present only when its source could be read:
+ *
+ *  - hostname, arch (uname machine), kernel (uname release),
+ *    kernel_version (uname version), distro (os-release PRETTY_NAME)
+ *  - cpu_model, microcode (first "model name"/"microcode" of
+ *    /proc/cpuinfo), cpus (online CPUs, sysconf)
+ *  - sockets (distinct packages), cores (distinct physical cores over all
+ *    sockets), threads_per_core (cpus / cores), from the sysfs topology of
+ *    the online CPUs
+ *  - mem_total_kb (/proc/meminfo MemTotal)
+ *  - virtualization: {"vm": bool, "hypervisor": "kvm"|"xen"|..., "cpuid_vendor",
+ *    "sys_vendor", "product_name"} — vm is always present
+ *  - dmi_product_uuid (lowercase; usually readable by root only)
+ *  - kvm: {"ept"|"npt"|"tdp_mmu": bool, "halt_poll_ns": int,
+ *    "nx_huge_pages": string} from /sys/module/kvm* when a KVM module is
+ *    loaded
+ *  - thp (the selected value of transparent_hugepage/enabled)
+ *  - kind: "guest" when virtualization.vm, else "host" (a guess: a nested
+ *    hypervisor is a host that runs in a VM; --kind overrides it)
+ *
+ *  Not thread safe against concurrent changes of the process environment
+ *  only; otherwise callable from any thread. */
+json_t *hv_facts_collect(void);
+
+/** The fingerprint of the performance-relevant facts: the members
+ *  cpu_model, microcode, cpus, mem_total_kb, kernel, virtualization, kvm and
+ *  thp present in facts, gathered in one object, serialised with
+ *  JSON_SORT_KEYS | JSON_COMPACT, hashed with 64-bit FNV-1a and written as
+ *  16 lowercase hex digits. Deterministic, so the server can recompute it.
+ *  Returns a malloc'd string (caller frees) or NULL on allocation failure
+ *  or when facts is not an object. */
+char *hv_facts_fingerprint(const json_t *facts);
+
+#endif

@@ -1,0 +1,27 @@
+/* job.h — runs one claimed job from start to upload.
+ *
+ * The engine runs in its own thread while the calling (main) thread
+ * heartbeats the lease every lease_seconds / 3 and watches for shutdown.
+ * A cancel or a lost lease stops the engine and drops the result; a
+ * shutdown signal stops it and releases the job; otherwise the result is
+ * uploaded, retried on transport failures with the same attempt (the
+ * server stores it once). */
+#ifndef HV_WORKER_JOB_H
+#define HV_WORKER_JOB_H
+
+#include "worker/client.h"
+
+/** How a job ended, from the worker's side. */
+enum hv_job_outcome {
+    HV_JOB_UPLOADED,  /**< the server has the result (status ok or error) */
+    HV_JOB_ABANDONED, /**< cancelled by the server or the lease was lost */
+    HV_JOB_RELEASED,  /**< a shutdown signal came: the job went back (or
+                           the release failed and the lease will expire) */
+    HV_JOB_LOST,      /**< the upload never got through */
+};
+
+/** Runs job with client c (used from this thread only). Logs the start
+ *  and the end at info level. Returns how it ended. */
+enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job);
+
+#endif

@@ -1,0 +1,125 @@
+/* loop.c — see loop.h. */
+#include "worker/loop.h"
+
+#include "log.h"
+#include "worker/client.h"
+#include "worker/job.h"
+#include "worker/wake.h"
+
+#include <string.h>
+
+#define BACKOFF_FIRST 1.0
+#define BACKOFF_MAX   30.0
+
+/* A retry loop's memory: whether the server is failing, how (so a change
+ * is logged once) and the current backoff. */
+struct outage {
+    bool active;
+    long status; /* HTTP status of the last failure, 0 for no answer */
+    double delay;
+};
+
+/* Logs a failure when it differs from the previous one, then waits the
+ * next backoff step (woken early by a shutdown signal). */
+static void outage_wait(struct outage *o, struct hv_client *c, const char *what)
+{
+    long status = hv_client_last_status(c);
+    if (!o->active || o->status != status)
+        hv_warn("%s: %s; retrying with backoff up to %.0f s", what, hv_client_last_error(c),
+                BACKOFF_MAX);
+    else
+        hv_debug("%s: %s", what, hv_client_last_error(c));
+    o->active = true;
+    o->status = status;
+    o->delay = o->delay == 0 ? BACKOFF_FIRST : o->delay * 2;
+    if (o->delay > BACKOFF_MAX)
+        o->delay = BACKOFF_MAX;
+    hv_wake_wait(o->delay);
+}
+
+static void outage_over(struct outage *o, const char *what)
+{
+    if (o->active)
+        hv_info("%s: the server answers again", what);
+    *o = (struct outage){0};
+}
+
+/* Registers, retrying until it works. Returns 0, 1 when refused for good,
+ * or -1 on shutdown. */
+static int register_worker(struct hv_client *c, const struct hv_worker_config *cfg,
+                           long long *target_id)
+{
+    struct outage o = {0};
+    while (!hv_shutdown_requested()) {
+        char server_fp[128];
+        enum hv_call call =
+            hv_client_register(c, cfg->name, cfg->kind, cfg->facts, cfg->fingerprint, target_id,
+                               server_fp, sizeof server_fp);
+        if (call == HV_CALL_OK) {
+            outage_over(&o, "register");
+            hv_info("registered as \"%s\" (target %lld, %s, fingerprint %s)", cfg->name, *target_id,
+                    cfg->kind, cfg->fingerprint);
+            if (server_fp[0] != '\0' && strcmp(server_fp, cfg->fingerprint) != 0)
+                hv_info("the server computed fingerprint %s for these facts", server_fp);
+            return 0;
+        }
+        if (call == HV_CALL_AUTH || call == HV_CALL_REJECTED) {
+            hv_error("registration refused: %s", hv_client_last_error(c));
+            return 1;
+        }
+        outage_wait(&o, c, "register");
+    }
+    return -1;
+}
+
+int hv_worker_loop(const struct hv_worker_config *cfg)
+{
+    struct hv_client *c = hv_client_new(cfg->server, cfg->token);
+    if (c == NULL) {
+        hv_error("cannot create the HTTP client");
+        return 1;
+    }
+    int status = 0;
+    long long target_id = 0;
+    bool registered = false;
+    struct outage o = {0};
+    while (!hv_shutdown_requested()) {
+        if (!registered) {
+            int rc = register_worker(c, cfg, &target_id);
+            if (rc != 0) {
+                status = rc > 0 ? 1 : 0;
+                break;
+            }
+            registered = true;
+        }
+        struct hv_job job;
+        enum hv_call call = hv_client_claim(c, target_id, &job);
+        if (call == HV_CALL_OK) {
+            outage_over(&o, "claim");
+            enum hv_job_outcome outcome = hv_job_run(c, &job);
+            hv_job_clear(&job);
+            if (cfg->once) {
+                status = outcome == HV_JOB_LOST ? 1 : 0;
+                break;
+            }
+        } else if (call == HV_CALL_NO_WORK) {
+            outage_over(&o, "claim");
+            hv_debug("no work; next claim in %.0f s", cfg->poll_seconds);
+            hv_wake_wait(cfg->poll_seconds);
+        } else if (call == HV_CALL_NOT_FOUND) {
+            /* The server forgot this target (e.g. a new database). */
+            hv_warn("claim: %s; registering again", hv_client_last_error(c));
+            registered = false;
+        } else if (call == HV_CALL_AUTH) {
+            hv_error("claim refused: %s", hv_client_last_error(c));
+            status = 1;
+            break;
+        } else {
+            outage_wait(&o, c, "claim");
+        }
+    }
+    if (hv_shutdown_requested())
+        hv_info("shutting down");
+    hv_client_free(c);
+    return status;
+}

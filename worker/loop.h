@@ -1,0 +1,32 @@
+/* loop.h — the worker's life: register, then claim and run jobs until
+ * told to stop.
+ *
+ * An unreachable server is retried with a backoff of 1 s doubling to
+ * 30 s, logged when the situation changes rather than on every try. */
+#ifndef HV_WORKER_LOOP_H
+#define HV_WORKER_LOOP_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+/** Everything the loop needs; strings and facts are borrowed. */
+struct hv_worker_config {
+    const char *server;      /**< base URL */
+    const char *token;       /**< worker token */
+    const char *name;        /**< target name to register as */
+    const char *kind;        /**< "host" or "guest" */
+    const json_t *facts;     /**< from hv_facts_collect() */
+    const char *fingerprint; /**< hv_facts_fingerprint(facts) */
+    double poll_seconds;     /**< wait after an empty claim, >= 1 */
+    bool once;               /**< exit after the first job */
+};
+
+/** Runs until a shutdown signal (after releasing a running job), until
+ *  the first job ended when cfg->once, or until the server refuses the
+ *  token. Needs hv_wake_init() first. Returns the process exit status: 0
+ *  on a shutdown or a --once job that ended (uploaded, cancelled or
+ *  released), 1 when the token is refused, the worker cannot start, or the
+ *  --once job's result could not be uploaded. */
+int hv_worker_loop(const struct hv_worker_config *cfg);
+
+#endif

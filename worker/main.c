@@ -1,0 +1,162 @@
+/* main.c — hvbench-worker: options, facts, then the worker loop. */
+#include "log.h"
+#include "worker/facts.h"
+#include "worker/loop.h"
+#include "worker/wake.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXIT_USAGE 2
+
+static const char usage_text[] =
+    "Usage: hvbench-worker --server URL --token TOKEN [options]\n"
+    "\n"
+    "Registers this machine with an hvbench server, then claims and runs its\n"
+    "benchmark jobs and uploads the results.\n"
+    "\n"
+    "  --server URL      server base URL (default: $HVBENCH_SERVER)\n"
+    "  --token TOKEN     token with the worker role (default: $HVBENCH_TOKEN)\n"
+    "  --name NAME       target name (default: $HVBENCH_WORKER_NAME, else the hostname)\n"
+    "  --kind host|guest what this machine is (default: guessed from its facts)\n"
+    "  --once            run one job, then exit (waits for a job if none is queued)\n"
+    "  --poll SECONDS    wait after finding no work (default 2, at least 1)\n"
+    "  --help            show this help\n"
+    "\n"
+    "SIGTERM/SIGINT: stop claiming, stop and release a running job, exit 0;\n"
+    "a second signal exits at once. HVBENCH_LOG=debug|info|warn|error sets the\n"
+    "log level.\n";
+
+struct options {
+    const char *server, *token, *name, *kind;
+    double poll;
+    bool once;
+};
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints a usage problem and returns the usage exit status. */
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "hvbench-worker: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nTry 'hvbench-worker --help'.\n");
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+/* Fills *o from the environment, then the command line. Returns -1 to go
+ * on, or an exit status. */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    enum { OPT_SERVER = 256, OPT_TOKEN, OPT_NAME, OPT_KIND, OPT_ONCE, OPT_POLL };
+    static const struct option longopts[] = {
+        {"server", required_argument, NULL, OPT_SERVER},
+        {"token", required_argument, NULL, OPT_TOKEN},
+        {"name", required_argument, NULL, OPT_NAME},
+        {"kind", required_argument, NULL, OPT_KIND},
+        {"once", no_argument, NULL, OPT_ONCE},
+        {"poll", required_argument, NULL, OPT_POLL},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    *o = (struct options){.server = getenv("HVBENCH_SERVER"),
+                          .token = getenv("HVBENCH_TOKEN"),
+                          .name = getenv("HVBENCH_WORKER_NAME"),
+                          .poll = 2};
+    int opt;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        char *end;
+        switch (opt) {
+        case OPT_SERVER:
+            o->server = optarg;
+            break;
+        case OPT_TOKEN:
+            o->token = optarg;
+            break;
+        case OPT_NAME:
+            o->name = optarg;
+            break;
+        case OPT_KIND:
+            o->kind = optarg;
+            break;
+        case OPT_ONCE:
+            o->once = true;
+            break;
+        case OPT_POLL:
+            errno = 0;
+            o->poll = strtod(optarg, &end);
+            if (errno != 0 || end == optarg || *end != '\0' || !(o->poll == o->poll))
+                return usage_error("--poll needs a number of seconds, not '%s'", optarg);
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return EXIT_SUCCESS;
+        default:
+            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s'", argv[optind]);
+    if (o->server == NULL || *o->server == '\0')
+        return usage_error("no server: give --server URL or set HVBENCH_SERVER");
+    if (o->token == NULL || *o->token == '\0')
+        return usage_error("no token: give --token TOKEN or set HVBENCH_TOKEN");
+    if (o->kind != NULL && strcmp(o->kind, "host") != 0 && strcmp(o->kind, "guest") != 0)
+        return usage_error("--kind must be host or guest, not '%s'", o->kind);
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    int status = parse_options(argc, argv, &o);
+    if (status >= 0)
+        return status;
+    hv_log_init("hvbench-worker", HV_LOG_INFO);
+    if (o.poll < 1) {
+        hv_warn("--poll %g is below 1 s; using 1 s", o.poll);
+        o.poll = 1;
+    }
+    if (hv_wake_init() != 0) {
+        hv_error("cannot set up signal handling: %s", strerror(errno));
+        return EXIT_FAILURE;
+    }
+    json_t *facts = hv_facts_collect();
+    char *fingerprint = hv_facts_fingerprint(facts);
+    if (facts == NULL || fingerprint == NULL) {
+        hv_error("cannot collect the machine's facts: out of memory");
+        return EXIT_FAILURE;
+    }
+    const char *hostname = json_string_value(json_object_get(facts, "hostname"));
+    struct hv_worker_config cfg = {
+        .server = o.server,
+        .token = o.token,
+        .name = o.name != NULL && *o.name != '\0' ? o.name : hostname,
+        .kind = o.kind != NULL ? o.kind : json_string_value(json_object_get(facts, "kind")),
+        .facts = facts,
+        .fingerprint = fingerprint,
+        .poll_seconds = o.poll,
+        .once = o.once,
+    };
+    if (cfg.name == NULL) {
+        hv_error("no hostname to name this worker by; give --name");
+        status = EXIT_USAGE;
+    } else {
+        hv_info("starting: server %s, name \"%s\", kind %s, %lld CPUs%s", cfg.server, cfg.name,
+                cfg.kind, (long long)json_integer_value(json_object_get(facts, "cpus")),
+                cfg.once ? ", one job" : "");
+        status = hv_worker_loop(&cfg);
+    }
+    free(fingerprint);
+    json_decref(facts);
+    return status;
+}
