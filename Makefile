@@ -8,6 +8,7 @@
 #   make format-check     clang-format must agree with the tree
 #   make install PREFIX=/usr DESTDIR=/tmp/pkg
 
+VERSION  := 0.1.0
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 CC       ?= cc
@@ -32,8 +33,7 @@ pkg_libs   = $(shell $(PKG_CONFIG) --libs $(1))
 WARN      = -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib -I. -MMD -MP \
-            -DHVBENCH_DATADIR='"$(PREFIX)/share/hvbench"'
+CFLAGS   += -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib -I. -I$(BUILD)/gen -MMD -MP
 ifneq ($(WERROR),)
 CFLAGS   += -Werror
 endif
@@ -65,12 +65,24 @@ WORKER_LIBOBJ := $(filter-out $(BUILD)/obj/worker/main.o,$(call obj,$(WORKER_SRC
 SERVER_LIBOBJ := $(filter-out $(BUILD)/obj/server/main.o,$(call obj,$(SERVER_SRC)))
 TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
-.SECONDARY:
+# Keep the unit tests' objects (make would delete them as intermediates).
+.SECONDARY: $(patsubst tests/unit/%.c,$(BUILD)/obj/tests/unit/%.o,$(TEST_SRC))
 .PHONY: all check demo install format format-check headers-check clean deps unit-tests
 
 all: $(PROGS)
 
-$(BUILD)/obj/%.o: %.c
+# Build settings compiled into the programs. The header is rewritten only
+# when its text changes, so `make install PREFIX=...` recompiles exactly the
+# files that use it.
+GEN_BUILD_H := $(BUILD)/gen/hv_build.h
+$(GEN_BUILD_H): FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define HVBENCH_VERSION "%s"\n#define HVBENCH_DATADIR "%s"\n' \
+	  '$(VERSION)' '$(PREFIX)/share/hvbench' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+FORCE:
+
+$(BUILD)/obj/%.o: %.c | $(GEN_BUILD_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 

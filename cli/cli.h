@@ -8,9 +8,7 @@
 
 #include <stdbool.h>
 
-#ifndef HVBENCH_VERSION
-#define HVBENCH_VERSION "0.1.0"
-#endif
+#include "hv_build.h"
 
 #define CLI_DEFAULT_SERVER "http://127.0.0.1:8080"
 

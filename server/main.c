@@ -9,6 +9,8 @@
 #include "log.h"
 #include "static.h"
 
+#include "hv_build.h"
+
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,7 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define HV_VERSION "0.1.0"
 
 /* The folder holding name ("web", "migrations"): the installed copy, or
  * the one in the current folder when running from a source tree. */
@@ -343,7 +344,7 @@ static int cmd_token(int argc, char **argv)
 
 static int cmd_version(int argc, char **argv)
 {
-    printf("hvbench-server %s\n", HV_VERSION);
+    printf("hvbench-server %s\n", HVBENCH_VERSION);
     return 0;
 }
 

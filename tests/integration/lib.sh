@@ -23,6 +23,8 @@ HV_TEST=$(basename "$0" .sh)
 HV_TMP=
 HV_SERVER_PID=
 HV_WORKER_PIDS=()
+# Extra options for `hvbench-server serve`; a test sets it before hv_setup.
+HV_SERVER_ARGS=("${HV_SERVER_ARGS[@]}")
 HV_ASSERTS=0
 HV_FAILED=0
 STATUS='' BODY='' CONTENT_TYPE=''
@@ -85,7 +87,7 @@ hv_start_server() {
         PORT=$(hv_free_port) || hv_die "no free TCP port"
         URL=http://127.0.0.1:$PORT
         "$SERVER" serve --db "$DB" --listen "127.0.0.1:$PORT" --web-dir "$HV_ROOT/web" \
-            >>"$HV_TMP/server.log" 2>&1 &
+            "${HV_SERVER_ARGS[@]}" >>"$HV_TMP/server.log" 2>&1 &
         HV_SERVER_PID=$!
         for ((i = 0; i < 40; i++)); do
             if curl -fsS --max-time 2 -o /dev/null "$URL/healthz" 2>/dev/null; then
