@@ -2,6 +2,7 @@
 #
 #   make                  build the three programs into build/bin
 #   make check            install missing packages, build, run every test
+#   make api              regenerate api/openapi.json from api/openapi.yaml
 #   make demo             run a plan end to end on this machine
 #   make SANITIZE=address,undefined check   the same under sanitizers
 #   make WERROR=1         warnings are errors (CI)
@@ -59,15 +60,17 @@ SERVER  := $(BUILD)/bin/hvbench-server
 WORKER  := $(BUILD)/bin/hvbench-worker
 CLI     := $(BUILD)/bin/hvbench
 PROGS   := $(SERVER) $(WORKER) $(CLI)
+# api/openapi.json compiled into the server (GET /api/v1/openapi.json).
+OPENAPI_OBJ := $(BUILD)/obj/gen/openapi_json.o
 # Unit tests link the shared library and, for worker modules, the worker
 # objects except its main.
 WORKER_LIBOBJ := $(filter-out $(BUILD)/obj/worker/main.o,$(call obj,$(WORKER_SRC)))
-SERVER_LIBOBJ := $(filter-out $(BUILD)/obj/server/main.o,$(call obj,$(SERVER_SRC)))
+SERVER_LIBOBJ := $(filter-out $(BUILD)/obj/server/main.o,$(call obj,$(SERVER_SRC))) $(OPENAPI_OBJ)
 TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 # Keep the unit tests' objects (make would delete them as intermediates).
 .SECONDARY: $(patsubst tests/unit/%.c,$(BUILD)/obj/tests/unit/%.o,$(TEST_SRC))
-.PHONY: all check demo install format format-check headers-check clean deps unit-tests
+.PHONY: all check demo install format format-check headers-check clean deps unit-tests api
 
 all: $(PROGS)
 
@@ -90,7 +93,18 @@ $(LIB_A): $(call obj,$(LIB_SRC))
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
-$(SERVER): $(call obj,$(SERVER_SRC)) $(LIB_A)
+# The OpenAPI document as a C array (tools/embed.sh), linked into the
+# server only; its source api/openapi.json is committed, so building needs
+# no node.
+$(BUILD)/gen/openapi_json.c: api/openapi.json tools/embed.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed.sh hv_openapi_json api/openapi.json >$@.tmp && mv $@.tmp $@
+
+$(OPENAPI_OBJ): $(BUILD)/gen/openapi_json.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(SERVER): $(call obj,$(SERVER_SRC)) $(OPENAPI_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_SERVER)) $(LDLIBS_COMMON)
 
@@ -115,6 +129,14 @@ deps:
 check: deps
 	$(MAKE) all unit-tests
 	BUILD=$(BUILD) tests/run.sh
+
+# make api: api/openapi.json from api/openapi.yaml (node and the npm
+# packages of tests/contract); commit both. test_contract checks they agree.
+api: tests/contract/node_modules/.package-lock.json
+	cd tests/contract && node yaml2json.mjs
+
+tests/contract/node_modules/.package-lock.json: tests/contract/package-lock.json
+	cd tests/contract && npm ci --no-audit --no-fund
 
 demo: deps
 	$(MAKE) all

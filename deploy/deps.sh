@@ -24,6 +24,8 @@ PACKAGES=(
     util-linux           # runuser (start postgres as its user when root), flock
     ca-certificates      # TLS for the HTTP client
     git                  # make format-check lists tracked files
+    chromium             # tests/integration/test_web.sh: headless browser (/usr/bin/chromium);
+                         # node and npm for it come with the machine image, not from here
 )
 
 # A package is present only when dpkg says "install ok installed"; unknown

@@ -34,6 +34,9 @@ static const struct hv_err_info registry[HV_E__COUNT] = {
                             "the lease expired or the job was cancelled; drop this "
                             "attempt and claim new work"},
     [HV_E_CONFLICT] = {"conflict", 409, "Conflict", "the resource changed; reload and retry"},
+    [HV_E_IDEMPOTENCY_REUSED] = {"idempotency_key_reused", 409,
+                                 "Idempotency key used for another request",
+                                 "use a new Idempotency-Key for a different plan"},
     [HV_E_DB_UNAVAILABLE] = {"db_unavailable", 503, "Database unavailable",
                              "retry shortly; the server reconnects by itself"},
     [HV_E_NOT_READY] = {"not_ready", 503, "Not ready",

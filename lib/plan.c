@@ -1,13 +1,16 @@
 /* plan.c — see plan.h.
  *
- * Validation runs in two passes: structure (types, required members,
- * ranges: HTTP 400) and then what this installation can run (engines,
- * factors: HTTP 422). Both report every problem with its JSON Pointer. */
+ * Validation runs in two passes. The first checks structure (types,
+ * required members, ranges, units: HTTP 400); only a well-formed plan
+ * reaches the second, which checks what can run (factors and levels in the
+ * catalogue, engines, peers, labels that resolve: HTTP 422). Both report
+ * every problem with its JSON Pointer, so one round trip fixes them all. */
 #include "plan.h"
 
 #include "errors.h"
+#include "factors.h"
 #include "jspec.h"
-#include "units.h"
+#include "params.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +25,12 @@ static const struct hv_jfield plan_fields[] = {
     {.name = "name", .type = HV_J_STRING, .required = true, .max_len = 128},
     {.name = "description", .type = HV_J_STRING, .max_len = 4096},
     {.name = "targets", .type = HV_J_OBJECT, .required = true},
-    {.name = "baseline", .type = HV_J_STRING},
+    {.name = "baseline", .type = HV_J_STRING, .max_len = 512},
     {.name = "workloads", .type = HV_J_ARRAY, .required = true, .max_len = HV_PLAN_MAX_WORKLOADS},
     {.name = "factors", .type = HV_J_OBJECT},
     {.name = "design", .type = HV_J_STRING, .choices = designs},
     {.name = "concurrency", .type = HV_J_STRING, .choices = concurrencies},
+    {.name = "ramp", .type = HV_J_OBJECT},
     {.name = "repetitions", .type = HV_J_OBJECT},
     {.name = "order", .type = HV_J_STRING, .choices = orders},
     {.name = "seed", .type = HV_J_INTEGER, .min = 0, .max = 9007199254740991.0},
@@ -36,6 +40,20 @@ static const struct hv_jfield plan_fields[] = {
 static const struct hv_jfield target_fields[] = {
     {.name = "host", .type = HV_J_STRING, .required = true, .max_len = 128},
     {.name = "guests", .type = HV_J_OBJECT},
+    {0},
+};
+
+static const struct hv_jfield guest_fields[] = {
+    {.name = "domains", .type = HV_J_ARRAY, .max_len = HV_PLAN_MAX_GUESTS},
+    {.name = "label", .type = HV_J_STRING, .max_len = 200},
+    {.name = "template", .type = HV_J_OBJECT},
+    {0},
+};
+
+static const struct hv_jfield template_fields[] = {
+    {.name = "domain", .type = HV_J_STRING, .required = true, .max_len = 128},
+    {.name = "count", .type = HV_J_INTEGER, .required = true, .min = 1, .max = HV_PLAN_MAX_GUESTS},
+    {.name = "prefix", .type = HV_J_STRING, .max_len = 100},
     {0},
 };
 
@@ -54,74 +72,34 @@ static const struct hv_jfield repetition_fields[] = {
     {0},
 };
 
-static const struct hv_jfield cpu_builtin_fields[] = {
-    {.name = "copies", .type = HV_J_ANY},
-    {.name = "seconds", .type = HV_J_ANY},
-    {.name = "pin", .type = HV_J_BOOL},
+static const struct hv_jfield ramp_fields[] = {
+    {.name = "from", .type = HV_J_INTEGER, .min = 1, .max = HV_PLAN_MAX_GUESTS},
+    {.name = "to", .type = HV_J_INTEGER, .min = 1, .max = HV_PLAN_MAX_GUESTS},
+    {.name = "step", .type = HV_J_INTEGER, .min = 1, .max = HV_PLAN_MAX_GUESTS},
     {0},
 };
 
-/* Normalises the params of a builtin cpu workload in place. */
-static int check_cpu_builtin(json_t *params, const char *path, json_t *errors)
+/* ------------------------------------------------------------------ */
+/* Small helpers */
+
+static char *xstrdup(const char *s)
 {
-    char p[512];
-    int problems = hv_jspec_check(params, path, cpu_builtin_fields, errors);
-    json_t *copies = json_object_get(params, "copies");
-    hv_jpath(p, sizeof p, path, "copies");
-    if (copies == NULL) {
-        json_object_set_new(params, "copies", json_integer(1));
-    } else if (json_is_string(copies)) {
-        if (strcmp(json_string_value(copies), "per-vcpu") != 0) {
-            hv_errors_add(errors, p, "must be a count or \"per-vcpu\"");
-            problems++;
-        }
-    } else if (!json_is_integer(copies) || json_integer_value(copies) < 1 ||
-               json_integer_value(copies) > 1024) {
-        hv_errors_add(errors, p, "must be a count between 1 and 1024 or \"per-vcpu\"");
-        problems++;
-    }
-    json_t *secs = json_object_get(params, "seconds");
-    hv_jpath(p, sizeof p, path, "seconds");
-    double s = 10.0;
-    if (json_is_string(secs)) {
-        if (hv_parse_duration(json_string_value(secs), &s) != 0) {
-            hv_errors_add(errors, p, "must be a duration such as \"30s\" or \"5m\"");
-            problems++;
-            s = 10.0;
-        }
-    } else if (json_is_number(secs)) {
-        s = json_number_value(secs);
-    } else if (secs != NULL) {
-        hv_errors_add(errors, p, "must be a number of seconds or a duration such as \"30s\"");
-        problems++;
-    }
-    if (s < 1.0 || s > 86400.0) {
-        hv_errors_add(errors, p, "must be between 1 s and 24 h");
-        problems++;
-    }
-    json_object_set_new(params, "seconds", json_real(s));
-    if (json_object_get(params, "pin") == NULL)
-        json_object_set_new(params, "pin", json_false());
-    return problems;
+    char *d = strdup(s);
+    if (d == NULL)
+        abort(); /* a plan is small: running out here is not recoverable */
+    return d;
 }
 
-/* The engines this installation can run: {kind, engine, params checker}. */
-struct engine_row {
-    const char *kind;
-    const char *engine;
-    int (*check)(json_t *params, const char *path, json_t *errors);
-};
-
-static const struct engine_row engines[] = {
-    {"cpu", "builtin", check_cpu_builtin},
-};
-
-static const struct engine_row *find_engine(const char *kind, const char *engine)
+/* Target and label names: printable, no '/', no blanks at the ends. */
+static bool valid_name(const char *s, size_t max)
 {
-    for (size_t i = 0; i < sizeof engines / sizeof engines[0]; i++)
-        if (strcmp(engines[i].kind, kind) == 0 && strcmp(engines[i].engine, engine) == 0)
-            return &engines[i];
-    return NULL;
+    size_t n = strlen(s);
+    if (n == 0 || n > max || s[0] == ' ' || s[n - 1] == ' ')
+        return false;
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == '/' || *s == 0x7f)
+            return false;
+    return true;
 }
 
 static bool valid_id(const char *s)
@@ -134,7 +112,60 @@ static bool valid_id(const char *s)
     return true;
 }
 
-/* Structural checks of the workload list; fills in defaults. */
+/* The nesting depth of v (a scalar is 0). */
+static int depth(const json_t *v, int limit)
+{
+    int d = 0;
+    if (limit < 0)
+        return 1;
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *c;
+        json_object_foreach((json_t *)v, k, c)
+        {
+            int cd = depth(c, limit - 1);
+            d = cd > d ? cd : d;
+        }
+        return d + 1;
+    }
+    if (json_is_array(v)) {
+        size_t i;
+        json_t *c;
+        json_array_foreach(v, i, c)
+        {
+            int cd = depth(c, limit - 1);
+            d = cd > d ? cd : d;
+        }
+        return d + 1;
+    }
+    return 0;
+}
+
+/* Appends to errors each entry of add that it does not hold yet (sweep
+ * variants of one workload report the same problem once). Steals add. */
+static int merge_errors(json_t *errors, json_t *add)
+{
+    int n = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach(add, i, e)
+    {
+        bool seen = false;
+        size_t k;
+        json_t *o;
+        json_array_foreach(errors, k, o) seen = seen || json_equal(o, e);
+        if (!seen) {
+            json_array_append(errors, e);
+            n++;
+        }
+    }
+    json_decref(add);
+    return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Pass 1: structure */
+
 static int check_workloads(json_t *list, json_t *errors)
 {
     int problems = 0;
@@ -146,8 +177,7 @@ static int check_workloads(json_t *list, json_t *errors)
     for (size_t i = 0; i < json_array_size(list); i++) {
         json_t *w = json_array_get(list, i);
         hv_jpath_index(base, sizeof base, "/workloads", i);
-        int wp = hv_jspec_check(w, base, workload_fields, errors);
-        problems += wp;
+        problems += hv_jspec_check(w, base, workload_fields, errors);
         if (!json_is_object(w))
             continue;
         json_t *id = json_object_get(w, "id");
@@ -173,53 +203,100 @@ static int check_workloads(json_t *list, json_t *errors)
     return problems;
 }
 
-/* What this installation can run: engines and their params (422 when the
- * engine is unknown, 400 for bad params of a known engine). */
-static void check_runnable(json_t *doc, json_t *errors, int *invalid, int *impossible)
+static int check_domains(const json_t *domains, json_t *errors)
 {
-    char base[64], p[512];
-    json_t *list = json_object_get(doc, "workloads");
-    for (size_t i = 0; i < json_array_size(list); i++) {
-        json_t *w = json_array_get(list, i);
-        const char *kind = json_string_value(json_object_get(w, "kind"));
-        const char *engine = json_string_value(json_object_get(w, "engine"));
-        json_t *params = json_object_get(w, "params");
-        if (kind == NULL || engine == NULL || !json_is_object(params))
-            continue;
-        hv_jpath_index(base, sizeof base, "/workloads", i);
-        const struct engine_row *row = find_engine(kind, engine);
-        if (row == NULL) {
-            hv_jpath(p, sizeof p, base, "engine");
-            hv_errors_add(errors, p, "no engine '%s' for kind '%s' is available; available: %s",
-                          engine, kind, "cpu/builtin");
-            (*impossible)++;
+    int problems = 0;
+    char p[64];
+    if (json_array_size(domains) == 0) {
+        hv_errors_add(errors, "/targets/guests/domains", "must name at least one domain");
+        return 1;
+    }
+    for (size_t i = 0; i < json_array_size(domains); i++) {
+        const json_t *d = json_array_get(domains, i);
+        hv_jpath_index(p, sizeof p, "/targets/guests/domains", i);
+        if (!json_is_string(d) || !valid_name(json_string_value(d), 128)) {
+            hv_errors_add(errors, p,
+                          "must be a domain name (1 to 128 printable characters, no '/')");
+            problems++;
             continue;
         }
-        hv_jpath(p, sizeof p, base, "params");
-        *invalid += row->check(params, p, errors);
+        for (size_t j = 0; j < i; j++)
+            if (json_equal(d, json_array_get(domains, j))) {
+                hv_errors_add(errors, p, "repeats /targets/guests/domains/%zu", j);
+                problems++;
+                break;
+            }
     }
-    json_t *factors = json_object_get(doc, "factors");
-    const char *key;
-    json_t *v;
-    json_object_foreach(factors, key, v)
-    {
-        hv_jpath(p, sizeof p, "/factors", key);
-        hv_errors_add(errors, p, "unknown factor '%s': no tuning actuator of that name", key);
-        (*impossible)++;
-    }
-    json_t *targets = json_object_get(doc, "targets");
-    if (json_object_get(targets, "guests") != NULL) {
-        hv_errors_add(errors, "/targets/guests", "guest targets are not supported by this server");
-        (*impossible)++;
-    }
-    const char *baseline = json_string_value(json_object_get(doc, "baseline"));
-    if (baseline != NULL && strcmp(baseline, "host") != 0) {
-        hv_errors_add(errors, "/baseline", "must be \"host\" or the name of a configuration");
-        (*impossible)++;
-    }
+    return problems;
 }
 
-/* Fills the repetition defaults and checks min <= max. */
+/* Splits "key=value"; returns false when it is not one. */
+static bool split_label(const char *label, char *key, size_t klen, const char **value)
+{
+    const char *eq = strchr(label, '=');
+    if (eq == NULL || eq == label || (size_t)(eq - label) >= klen || eq[1] == '\0')
+        return false;
+    for (const char *c = label; c < eq; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              strchr("_.-", *c)))
+            return false;
+    memcpy(key, label, (size_t)(eq - label));
+    key[eq - label] = '\0';
+    *value = eq + 1;
+    return true;
+}
+
+static int check_targets(json_t *targets, json_t *errors)
+{
+    int problems = hv_jspec_check(targets, "/targets", target_fields, errors);
+    const char *host = json_string_value(json_object_get(targets, "host"));
+    if (host != NULL && !valid_name(host, 128)) {
+        hv_errors_add(errors, "/targets/host", "must be a target name (printable, no '/')");
+        problems++;
+    }
+    json_t *guests = json_object_get(targets, "guests");
+    if (!json_is_object(guests))
+        return problems;
+    int gp = hv_jspec_check(guests, "/targets/guests", guest_fields, errors);
+    problems += gp;
+    if (gp > 0)
+        return problems;
+    int given = (json_object_get(guests, "domains") != NULL) +
+                (json_object_get(guests, "label") != NULL) +
+                (json_object_get(guests, "template") != NULL);
+    if (given != 1) {
+        hv_errors_add(errors, "/targets/guests",
+                      "must have exactly one of domains, label or template");
+        return problems + 1;
+    }
+    if (json_object_get(guests, "domains") != NULL)
+        problems += check_domains(json_object_get(guests, "domains"), errors);
+    const char *label = json_string_value(json_object_get(guests, "label"));
+    char key[65];
+    const char *value;
+    if (label != NULL && !split_label(label, key, sizeof key, &value)) {
+        hv_errors_add(errors, "/targets/guests/label",
+                      "must be key=value (key: 1 to 64 of A-Z a-z 0-9 _ . -)");
+        problems++;
+    }
+    json_t *tmpl = json_object_get(guests, "template");
+    if (tmpl != NULL) {
+        int tp = hv_jspec_check(tmpl, "/targets/guests/template", template_fields, errors);
+        problems += tp;
+        const char *d = json_string_value(json_object_get(tmpl, "domain"));
+        if (tp == 0 && !valid_name(d, 128)) {
+            hv_errors_add(errors, "/targets/guests/template/domain", "must be a domain name");
+            problems++;
+        }
+        if (tp == 0 && json_object_get(tmpl, "prefix") == NULL) {
+            char prefix[160];
+            snprintf(prefix, sizeof prefix, "%s-", d);
+            json_object_set_new(tmpl, "prefix", json_string(prefix));
+        }
+    }
+    return problems;
+}
+
 static int normalise_repetitions(json_t *doc, json_t *errors)
 {
     json_t *reps = json_object_get(doc, "repetitions");
@@ -229,8 +306,7 @@ static int normalise_repetitions(json_t *doc, json_t *errors)
     }
     if (hv_jspec_check(reps, "/repetitions", repetition_fields, errors) > 0)
         return 1;
-    json_t *min = json_object_get(reps, "min");
-    if (min == NULL)
+    if (json_object_get(reps, "min") == NULL)
         json_object_set_new(reps, "min", json_integer(3));
     json_int_t mn = json_integer_value(json_object_get(reps, "min"));
     if (json_object_get(reps, "max") == NULL)
@@ -244,7 +320,475 @@ static int normalise_repetitions(json_t *doc, json_t *errors)
     return 0;
 }
 
-enum hv_plan_verdict hv_plan_parse(const json_t *in, uint64_t default_seed, struct hv_plan *plan,
+/* Factors are checked against the catalogue here too: an unknown factor
+ * or level is a 422 (well formed, but nothing here can apply it). Levels
+ * are normalised in place. */
+static void check_factors(json_t *factors, json_t *errors, int *invalid, int *impossible)
+{
+    char p[512], lp[600], level[64], err[256];
+    if (json_object_size(factors) > HV_PLAN_MAX_FACTORS) {
+        hv_errors_add(errors, "/factors", "must have at most %d factors", HV_PLAN_MAX_FACTORS);
+        (*invalid)++;
+        return;
+    }
+    const char *name;
+    json_t *levels;
+    json_object_foreach(factors, name, levels)
+    {
+        hv_jpath(p, sizeof p, "/factors", name);
+        if (!json_is_array(levels) || json_array_size(levels) == 0 ||
+            json_array_size(levels) > HV_PLAN_MAX_LEVELS) {
+            hv_errors_add(errors, p, "must be an array of 1 to %d levels, the default first",
+                          HV_PLAN_MAX_LEVELS);
+            (*invalid)++;
+            continue;
+        }
+        const struct hv_factor_def *f = hv_factor_find(name);
+        if (f == NULL) {
+            hv_errors_add(errors, p, "unknown factor '%s'; GET /api/v1/catalog lists them", name);
+            (*impossible)++;
+            continue;
+        }
+        for (size_t i = 0; i < json_array_size(levels); i++) {
+            json_t *l = json_array_get(levels, i);
+            snprintf(lp, sizeof lp, "%s/%zu", p, i);
+            if (!json_is_string(l) && !json_is_integer(l)) {
+                hv_errors_add(errors, lp, "must be a string or an integer, not %s",
+                              hv_jtype_name(l));
+                (*invalid)++;
+                continue;
+            }
+            if (hv_factor_level(f, l, level, sizeof level, err, sizeof err) != 0) {
+                hv_errors_add(errors, lp, "%s", err);
+                (*impossible)++;
+                continue;
+            }
+            json_array_set_new(levels, i, json_string(level));
+            for (size_t j = 0; j < i; j++)
+                if (json_equal(json_array_get(levels, i), json_array_get(levels, j))) {
+                    hv_errors_add(errors, lp, "repeats level %zu", j);
+                    (*invalid)++;
+                    break;
+                }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Pass 2: targets, workloads and configurations the plan resolves to */
+
+static void add_guest(struct hv_plan *plan, const char *name)
+{
+    plan->guests[plan->n_guests++] = xstrdup(name);
+}
+
+/* Fills plan->guests from the domains, label or template. */
+static void resolve_guests(struct hv_plan *plan, const json_t *guests,
+                           const struct hv_plan_env *env, json_t *errors, int *impossible)
+{
+    plan->guests = calloc(HV_PLAN_MAX_GUESTS, sizeof *plan->guests);
+    if (plan->guests == NULL)
+        abort();
+    if (guests == NULL)
+        return;
+    const json_t *domains = json_object_get(guests, "domains");
+    for (size_t i = 0; i < json_array_size(domains); i++)
+        add_guest(plan, json_string_value(json_array_get(domains, i)));
+    const json_t *tmpl = json_object_get(guests, "template");
+    if (tmpl != NULL) {
+        const char *prefix = json_string_value(json_object_get(tmpl, "prefix"));
+        json_int_t count = json_integer_value(json_object_get(tmpl, "count"));
+        for (json_int_t i = 1; i <= count; i++) {
+            char name[200];
+            snprintf(name, sizeof name, "%s%lld", prefix, (long long)i);
+            add_guest(plan, name);
+        }
+    }
+    const char *label = json_string_value(json_object_get(guests, "label"));
+    if (label == NULL || env == NULL || env->guests_by_label == NULL)
+        return;
+    char key[65];
+    const char *value;
+    split_label(label, key, sizeof key, &value);
+    json_t *names = NULL;
+    if (env->guests_by_label(env->arg, key, value, &names) != 0) {
+        hv_errors_add(errors, "/targets/guests/label", "the targets could not be looked up");
+        (*impossible)++;
+        return;
+    }
+    if (json_array_size(names) == 0) {
+        hv_errors_add(errors, "/targets/guests/label", "no registered guest carries the label %s",
+                      label);
+        (*impossible)++;
+    }
+    for (size_t i = 0; i < json_array_size(names) && plan->n_guests < HV_PLAN_MAX_GUESTS; i++)
+        add_guest(plan, json_string_value(json_array_get(names, i)));
+    json_decref(names);
+}
+
+static bool is_guest(const struct hv_plan *plan, const char *name)
+{
+    for (size_t i = 0; i < plan->n_guests; i++)
+        if (strcmp(plan->guests[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Appends one variant of workload w with params (stolen). */
+static void add_variant(struct hv_plan *plan, const json_t *w, const char *suffix, json_t *params)
+{
+    struct hv_workload *v = &plan->workloads[plan->n_workloads++];
+    const char *id = json_string_value(json_object_get(w, "id"));
+    size_t len = strlen(id) + strlen(suffix) + 3;
+    v->id = malloc(len);
+    if (v->id == NULL)
+        abort();
+    snprintf(v->id, len, suffix[0] ? "%s[%s]" : "%s", id, suffix);
+    v->base_id = id;
+    v->kind = json_string_value(json_object_get(w, "kind"));
+    v->engine = json_string_value(json_object_get(w, "engine"));
+    v->params = params;
+}
+
+/* The text of a sweep value for a variant id ("8", "256k" stays as
+ * written). */
+static void value_text(const json_t *v, char *buf, size_t len)
+{
+    if (json_is_string(v))
+        snprintf(buf, len, "%s", json_string_value(v));
+    else if (json_is_integer(v))
+        snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v))
+        snprintf(buf, len, "%g", json_real_value(v));
+    else
+        snprintf(buf, len, "%s", json_is_true(v) ? "true" : "false");
+}
+
+/* Expands the sweeps of workload i into variants, checking each variant's
+ * params with the engine's checker. */
+static void expand_workload(struct hv_plan *plan, json_t *w, size_t i, json_t *errors, int *invalid,
+                            int *impossible)
+{
+    char base[64], p[512];
+    hv_jpath_index(base, sizeof base, "/workloads", i);
+    const char *kind = json_string_value(json_object_get(w, "kind"));
+    const char *engine = json_string_value(json_object_get(w, "engine"));
+    json_t *params = json_object_get(w, "params");
+    const struct hv_engine_def *def = hv_engine_def_find(kind, engine);
+    if (def == NULL) {
+        hv_jpath(p, sizeof p, base, "engine");
+        hv_errors_add(errors, p, "no engine '%s' for kind '%s'; GET /api/v1/catalog lists them",
+                      engine, kind);
+        (*impossible)++;
+        return;
+    }
+    hv_jpath(p, sizeof p, base, "params");
+
+    /* The swept params and their values. */
+    const char *keys[8];
+    const json_t *vals[8];
+    size_t nsweep = 0, variants = 1;
+    for (const char *const *s = def->sweepable; s && *s && nsweep < 8; s++) {
+        const json_t *v = json_object_get(params, *s);
+        if (!json_is_array(v))
+            continue;
+        char sp[600];
+        hv_jpath(sp, sizeof sp, p, *s);
+        if (json_array_size(v) == 0 || json_array_size(v) > HV_PLAN_MAX_SWEEP) {
+            hv_errors_add(errors, sp, "a sweep needs 1 to %d values", HV_PLAN_MAX_SWEEP);
+            (*invalid)++;
+            return;
+        }
+        for (size_t a = 0; a < json_array_size(v); a++)
+            for (size_t b = 0; b < a; b++)
+                if (json_equal(json_array_get(v, a), json_array_get(v, b))) {
+                    hv_errors_add(errors, sp, "repeats the value at index %zu", b);
+                    (*invalid)++;
+                    return;
+                }
+        keys[nsweep] = *s;
+        vals[nsweep++] = v;
+        variants *= json_array_size(v);
+    }
+    if (plan->n_workloads + variants > HV_PLAN_MAX_VARIANTS) {
+        hv_errors_add(errors, p, "the plan's sweeps make more than %d workload variants",
+                      HV_PLAN_MAX_VARIANTS);
+        (*invalid)++;
+        return;
+    }
+    json_t *normalised_sweeps = json_object();
+    size_t first = plan->n_workloads;
+    int before = *invalid;
+    for (size_t k = 0; k < variants; k++) {
+        json_t *vp = json_deep_copy(params);
+        char suffix[256] = "";
+        size_t rest = k, n = 0;
+        for (size_t s = 0; s < nsweep; s++) {
+            size_t count = json_array_size(vals[s]);
+            const json_t *value = json_array_get(vals[s], rest % count);
+            rest /= count;
+            json_object_set(vp, keys[s], (json_t *)value);
+            char vt[64];
+            value_text(value, vt, sizeof vt);
+            n += (size_t)snprintf(suffix + n, n < sizeof suffix ? sizeof suffix - n : 0, "%s%s=%s",
+                                  s ? "," : "", keys[s], vt);
+        }
+        json_t *verr = json_array();
+        *invalid += def->check(vp, p, verr) > 0 ? 1 : 0;
+        merge_errors(errors, verr);
+        for (size_t s = 0; s < nsweep; s++) {
+            json_t *arr = json_object_get(normalised_sweeps, keys[s]);
+            if (arr == NULL)
+                json_object_set_new(normalised_sweeps, keys[s], arr = json_array());
+            json_t *nv = json_object_get(vp, keys[s]);
+            bool seen = false;
+            for (size_t a = 0; a < json_array_size(arr); a++)
+                seen = seen || json_equal(json_array_get(arr, a), nv);
+            if (!seen)
+                json_array_append(arr, nv);
+        }
+        add_variant(plan, w, suffix, vp);
+    }
+    if (*invalid > before) {
+        json_decref(normalised_sweeps);
+        return;
+    }
+    /* The stored plan keeps what was written, normalised: the first
+     * variant's params with each sweep as its normalised list. */
+    json_t *stored = json_deep_copy(plan->workloads[first].params);
+    json_object_update(stored, normalised_sweeps);
+    json_decref(normalised_sweeps);
+    json_object_set_new(w, "params", stored);
+
+    if (!def->needs_peer || plan->host == NULL)
+        return;
+    const char *peer = json_string_value(json_object_get(stored, "peer"));
+    char pp[512];
+    hv_jpath(pp, sizeof pp, base, "params");
+    hv_jpath(p, sizeof p, pp, "peer");
+    if (peer == NULL) {
+        hv_errors_add(errors, p, "a %s workload needs a peer target to talk to", kind);
+        (*impossible)++;
+        return;
+    }
+    const char *resolved = strcmp(peer, "host") == 0 ? plan->host : peer;
+    if (plan->n_guests == 0 && strcmp(resolved, plan->host) == 0) {
+        hv_errors_add(errors, p,
+                      "the peer is the host, which runs this workload itself; "
+                      "add guests or name another target");
+        (*impossible)++;
+        return;
+    }
+    if (is_guest(plan, resolved)) {
+        hv_errors_add(errors, p, "the peer '%s' is one of the guests running this workload",
+                      resolved);
+        (*impossible)++;
+        return;
+    }
+    for (size_t k = first; k < plan->n_workloads; k++)
+        plan->workloads[k].peer = resolved;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Adds a configuration from the chosen level index of each factor. */
+static void add_config(struct hv_plan *plan, const json_t *factors, const char **names, size_t nf,
+                       const size_t *choice)
+{
+    struct hv_config *c = &plan->configs[plan->n_configs++];
+    c->levels = json_object();
+    char name[1024] = "";
+    size_t n = 0;
+    for (size_t f = 0; f < nf; f++) {
+        const json_t *level = json_array_get(json_object_get(factors, names[f]), choice[f]);
+        json_object_set(c->levels, names[f], (json_t *)level);
+        if (choice[f] != 0)
+            n += (size_t)snprintf(name + n, n < sizeof name ? sizeof name - n : 0, "%s%s=%s",
+                                  n ? "," : "", names[f], json_string_value(level));
+    }
+    c->name = xstrdup(n ? name : "default");
+}
+
+/* Builds the configurations: factors in name order (the stored document
+ * does not keep member order), each design as docs/plans.md says. */
+static void build_configs(struct hv_plan *plan, const json_t *factors, bool full)
+{
+    size_t nf = json_object_size(factors);
+    const char **names = calloc(nf ? nf : 1, sizeof *names);
+    size_t *choice = calloc(nf ? nf : 1, sizeof *choice);
+    size_t total = 1, k = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)factors, key, v) names[k++] = key;
+    qsort(names, nf, sizeof *names, cmp_str);
+    for (size_t f = 0; f < nf; f++)
+        total = full ? total * json_array_size(json_object_get(factors, names[f]))
+                     : total + json_array_size(json_object_get(factors, names[f])) - 1;
+    plan->configs = calloc(total, sizeof *plan->configs);
+    if (plan->configs == NULL || names == NULL || choice == NULL)
+        abort();
+    if (full) {
+        for (size_t c = 0; c < total; c++) {
+            size_t rest = c;
+            for (size_t f = nf; f-- > 0;) {
+                size_t count = json_array_size(json_object_get(factors, names[f]));
+                choice[f] = rest % count;
+                rest /= count;
+            }
+            add_config(plan, factors, names, nf, choice);
+        }
+    } else {
+        add_config(plan, factors, names, nf, choice);
+        for (size_t f = 0; f < nf; f++) {
+            size_t count = json_array_size(json_object_get(factors, names[f]));
+            for (size_t l = 1; l < count; l++) {
+                choice[f] = l;
+                add_config(plan, factors, names, nf, choice);
+                choice[f] = 0;
+            }
+        }
+    }
+    free(names);
+    free(choice);
+}
+
+/* The number of configurations a factor object makes, or 0 when it would
+ * pass the job limit anyway (to refuse before allocating). */
+static size_t count_configs(const json_t *factors, bool full)
+{
+    size_t total = 1;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)factors, key, v)
+    {
+        total = full ? total * json_array_size(v) : total + json_array_size(v) - 1;
+        if (total > HV_PLAN_MAX_JOBS)
+            return 0;
+    }
+    return total;
+}
+
+/* Concurrency, ramp and baseline, which depend on the guests. */
+static void check_layout(struct hv_plan *plan, json_t *doc, json_t *errors, int *impossible)
+{
+    const char *conc = json_string_value(json_object_get(doc, "concurrency"));
+    plan->concurrency = strcmp(conc, "all-guests") == 0 ? HV_CONC_ALL_GUESTS
+                        : strcmp(conc, "ramp") == 0     ? HV_CONC_RAMP
+                                                        : HV_CONC_ONE_GUEST;
+    if (plan->concurrency != HV_CONC_ONE_GUEST && plan->n_guests == 0 &&
+        json_object_get(json_object_get(doc, "targets"), "guests") == NULL) {
+        hv_errors_add(errors, "/concurrency", "'%s' needs guests in /targets/guests", conc);
+        (*impossible)++;
+    }
+    json_t *ramp = json_object_get(doc, "ramp");
+    if (ramp != NULL && plan->concurrency != HV_CONC_RAMP) {
+        hv_errors_add(errors, "/ramp", "is only for concurrency \"ramp\"");
+        (*impossible)++;
+    }
+    if (plan->concurrency == HV_CONC_RAMP) {
+        int n = (int)plan->n_guests;
+        json_t *from = json_object_get(ramp, "from"), *to = json_object_get(ramp, "to");
+        json_t *step = json_object_get(ramp, "step");
+        plan->ramp_from = from ? (int)json_integer_value(from) : 1;
+        plan->ramp_to = to ? (int)json_integer_value(to) : n;
+        plan->ramp_step = step ? (int)json_integer_value(step) : 1;
+        if (n > 0 && plan->ramp_to > n) {
+            hv_errors_add(errors, "/ramp/to", "the plan has only %d guests", n);
+            (*impossible)++;
+        }
+        if (plan->ramp_from > plan->ramp_to) {
+            hv_errors_add(errors, "/ramp/from", "must not be above ramp.to (%d)", plan->ramp_to);
+            (*impossible)++;
+        }
+        if (ramp == NULL)
+            json_object_set_new(doc, "ramp", ramp = json_object());
+        json_object_set_new(ramp, "from", json_integer(plan->ramp_from));
+        json_object_set_new(ramp, "to", json_integer(plan->ramp_to));
+        json_object_set_new(ramp, "step", json_integer(plan->ramp_step));
+    }
+    for (size_t i = 0; i < plan->n_guests; i++)
+        if (strcmp(plan->guests[i], plan->host) == 0) {
+            hv_errors_add(errors, "/targets/guests", "the host '%s' cannot also be a guest",
+                          plan->host);
+            (*impossible)++;
+        }
+}
+
+static void check_baseline(struct hv_plan *plan, json_t *errors, int *impossible)
+{
+    if (strcmp(plan->baseline, "host") == 0) {
+        plan->host_baseline = plan->n_guests > 0;
+        return;
+    }
+    for (size_t i = 0; i < plan->n_configs; i++)
+        if (strcmp(plan->configs[i].name, plan->baseline) == 0)
+            return;
+    hv_errors_add(errors, "/baseline",
+                  "must be \"host\" or the name of a configuration (\"default\", "
+                  "\"factor=level,...\"); '%s' is neither",
+                  plan->baseline);
+    (*impossible)++;
+}
+
+/* ------------------------------------------------------------------ */
+
+/* A plan with structural errors elsewhere still gets its workload params
+ * checked, so the operator sees every problem in one answer. Only the
+ * workloads whose own members are well formed are looked at. */
+static void report_param_errors(json_t *doc, json_t *errors)
+{
+    json_t *workloads = json_object_get(doc, "workloads");
+    struct hv_plan scratch = {0};
+    scratch.workloads = calloc(HV_PLAN_MAX_VARIANTS, sizeof *scratch.workloads);
+    if (scratch.workloads == NULL)
+        return;
+    int invalid = 0, impossible = 0;
+    for (size_t i = 0; i < json_array_size(workloads); i++) {
+        json_t *w = json_array_get(workloads, i);
+        const char *kind = json_string_value(json_object_get(w, "kind"));
+        const char *engine = json_string_value(json_object_get(w, "engine"));
+        if (kind == NULL || engine == NULL || !json_is_string(json_object_get(w, "id")) ||
+            !json_is_object(json_object_get(w, "params")) ||
+            hv_engine_def_find(kind, engine) == NULL)
+            continue;
+        json_t *quiet = json_array();
+        expand_workload(&scratch, w, i, quiet, &invalid, &impossible);
+        /* Peer problems depend on targets that may be broken: leave them
+         * for the second submission. */
+        size_t k;
+        json_t *e;
+        json_array_foreach(quiet, k, e)
+        {
+            if (strstr(json_string_value(json_object_get(e, "path")), "/peer") == NULL)
+                json_array_append(errors, e);
+        }
+        json_decref(quiet);
+    }
+    hv_plan_free(&scratch);
+}
+
+static void fill_defaults(json_t *doc, uint64_t default_seed)
+{
+    static const char *const defaults[][2] = {
+        {"design", "full"},
+        {"concurrency", "one-guest"},
+        {"order", "randomized"},
+        {"baseline", "host"},
+    };
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+        if (json_object_get(doc, defaults[i][0]) == NULL)
+            json_object_set_new(doc, defaults[i][0], json_string(defaults[i][1]));
+    if (json_object_get(doc, "factors") == NULL)
+        json_object_set_new(doc, "factors", json_object());
+    if (json_object_get(doc, "seed") == NULL)
+        json_object_set_new(doc, "seed", json_integer((json_int_t)(default_seed >> 11)));
+}
+
+enum hv_plan_verdict hv_plan_parse(const json_t *in, uint64_t default_seed,
+                                   const struct hv_plan_env *env, struct hv_plan *plan,
                                    json_t *errors)
 {
     memset(plan, 0, sizeof *plan);
@@ -252,82 +796,193 @@ enum hv_plan_verdict hv_plan_parse(const json_t *in, uint64_t default_seed, stru
         hv_errors_add(errors, "", "a plan must be a JSON object, not %s", hv_jtype_name(in));
         return HV_PLAN_INVALID;
     }
+    if (depth(in, HV_PLAN_MAX_DEPTH + 1) > HV_PLAN_MAX_DEPTH) {
+        hv_errors_add(errors, "", "the plan nests deeper than %d levels", HV_PLAN_MAX_DEPTH);
+        return HV_PLAN_INVALID;
+    }
     json_t *doc = json_deep_copy(in);
     int invalid = hv_jspec_check(doc, "", plan_fields, errors);
+    const char *name = json_string_value(json_object_get(doc, "name"));
+    if (name != NULL && !valid_name(name, 128)) {
+        hv_errors_add(errors, "/name", "must be 1 to 128 printable characters");
+        invalid++;
+    }
     json_t *targets = json_object_get(doc, "targets");
     if (json_is_object(targets))
-        invalid += hv_jspec_check(targets, "/targets", target_fields, errors);
+        invalid += check_targets(targets, errors);
     json_t *workloads = json_object_get(doc, "workloads");
     if (json_is_array(workloads))
         invalid += check_workloads(workloads, errors);
-    if (json_is_object(json_object_get(doc, "repetitions")) ||
-        json_object_get(doc, "repetitions") == NULL)
+    json_t *reps = json_object_get(doc, "repetitions");
+    if (reps == NULL || json_is_object(reps))
         invalid += normalise_repetitions(doc, errors);
+    json_t *ramp = json_object_get(doc, "ramp");
+    if (json_is_object(ramp))
+        invalid += hv_jspec_check(ramp, "/ramp", ramp_fields, errors);
     int impossible = 0;
-    if (invalid == 0)
-        check_runnable(doc, errors, &invalid, &impossible);
-    if (invalid > 0 || impossible > 0) {
+    json_t *factors = json_object_get(doc, "factors");
+    if (json_is_object(factors))
+        check_factors(factors, errors, &invalid, &impossible);
+    if (invalid > 0) {
+        report_param_errors(doc, errors);
         json_decref(doc);
-        return invalid > 0 ? HV_PLAN_INVALID : HV_PLAN_IMPOSSIBLE;
+        return HV_PLAN_INVALID;
     }
 
-    if (json_object_get(doc, "design") == NULL)
-        json_object_set_new(doc, "design", json_string("full"));
-    if (json_object_get(doc, "concurrency") == NULL)
-        json_object_set_new(doc, "concurrency", json_string("one-guest"));
-    if (json_object_get(doc, "order") == NULL)
-        json_object_set_new(doc, "order", json_string("randomized"));
-    if (json_object_get(doc, "baseline") == NULL)
-        json_object_set_new(doc, "baseline", json_string("host"));
-    if (json_object_get(doc, "factors") == NULL)
-        json_object_set_new(doc, "factors", json_object());
-    if (json_object_get(doc, "seed") == NULL)
-        json_object_set_new(doc, "seed", json_integer((json_int_t)(default_seed >> 11)));
-
-    json_t *reps = json_object_get(doc, "repetitions");
+    fill_defaults(doc, default_seed);
+    factors = json_object_get(doc, "factors");
+    reps = json_object_get(doc, "repetitions");
     plan->doc = doc;
     plan->name = json_string_value(json_object_get(doc, "name"));
     plan->host = json_string_value(json_object_get(targets, "host"));
+    plan->baseline = json_string_value(json_object_get(doc, "baseline"));
     plan->rep_min = (int)json_integer_value(json_object_get(reps, "min"));
     plan->rep_max = (int)json_integer_value(json_object_get(reps, "max"));
     plan->ci_pct = json_number_value(json_object_get(reps, "ci_pct"));
     plan->randomized = strcmp(json_string_value(json_object_get(doc, "order")), "randomized") == 0;
     plan->seed = (uint64_t)json_integer_value(json_object_get(doc, "seed"));
-    plan->n_configs = 1;
-    plan->n_workloads = json_array_size(workloads);
-    plan->workloads = calloc(plan->n_workloads, sizeof *plan->workloads);
-    for (size_t i = 0; i < plan->n_workloads; i++) {
-        json_t *w = json_array_get(workloads, i);
-        plan->workloads[i] = (struct hv_workload){
-            .id = json_string_value(json_object_get(w, "id")),
-            .kind = json_string_value(json_object_get(w, "kind")),
-            .engine = json_string_value(json_object_get(w, "engine")),
-            .params = json_object_get(w, "params"),
-        };
+
+    resolve_guests(plan, json_object_get(targets, "guests"), env, errors, &impossible);
+    check_layout(plan, doc, errors, &impossible);
+    plan->workloads = calloc(HV_PLAN_MAX_VARIANTS, sizeof *plan->workloads);
+    if (plan->workloads == NULL)
+        abort();
+    for (size_t i = 0; i < json_array_size(workloads); i++)
+        expand_workload(plan, json_array_get(workloads, i), i, errors, &invalid, &impossible);
+
+    if (plan->n_guests == 0 && json_object_get(targets, "guests") == NULL) {
+        const char *fname;
+        json_t *fl;
+        char fp[512];
+        json_object_foreach(factors, fname, fl)
+        {
+            const struct hv_factor_def *f = hv_factor_find(fname);
+            if (f != NULL && f->scope == HV_SCOPE_GUEST) {
+                hv_jpath(fp, sizeof fp, "/factors", fname);
+                hv_errors_add(errors, fp,
+                              "'%s' is set on guest domains, and the plan has no guests", fname);
+                impossible++;
+            }
+        }
     }
-    size_t jobs = plan->n_configs * plan->n_workloads * (size_t)plan->rep_max;
-    if (jobs > HV_PLAN_MAX_JOBS) {
-        hv_errors_add(errors, "/repetitions/max",
-                      "the plan expands to %zu jobs; at most %d are allowed", jobs,
+    bool full = strcmp(json_string_value(json_object_get(doc, "design")), "full") == 0;
+    size_t nconf = count_configs(factors, full);
+    if (nconf == 0) {
+        hv_errors_add(errors, "/factors", "the factors make more than %d configurations",
                       HV_PLAN_MAX_JOBS);
+        invalid++;
+    } else {
+        build_configs(plan, factors, full);
+        check_baseline(plan, errors, &impossible);
+    }
+    if (invalid == 0 && impossible == 0) {
+        size_t jobs = hv_plan_jobs_per_round(plan) * (size_t)plan->rep_max;
+        if (jobs > HV_PLAN_MAX_JOBS) {
+            hv_errors_add(errors, "/repetitions/max",
+                          "the plan expands to %zu jobs at max repetitions; at most %d are "
+                          "allowed",
+                          jobs, HV_PLAN_MAX_JOBS);
+            invalid++;
+        }
+    }
+    if (invalid > 0 || impossible > 0) {
         hv_plan_free(plan);
-        return HV_PLAN_INVALID;
+        return invalid > 0 ? HV_PLAN_INVALID : HV_PLAN_IMPOSSIBLE;
     }
     return HV_PLAN_VALID;
 }
 
 void hv_plan_free(struct hv_plan *plan)
 {
+    for (size_t i = 0; i < plan->n_guests; i++)
+        free(plan->guests[i]);
+    free(plan->guests);
+    for (size_t i = 0; i < plan->n_workloads; i++) {
+        free(plan->workloads[i].id);
+        json_decref(plan->workloads[i].params);
+    }
     free(plan->workloads);
+    for (size_t i = 0; i < plan->n_configs; i++) {
+        free(plan->configs[i].name);
+        json_decref(plan->configs[i].levels);
+    }
+    free(plan->configs);
     json_decref(plan->doc);
     memset(plan, 0, sizeof *plan);
 }
 
 const char *hv_plan_config_name(const struct hv_plan *plan, size_t i)
 {
-    (void)plan;
-    (void)i;
-    return "default";
+    return i < plan->n_configs ? plan->configs[i].name : "default";
+}
+
+/* ------------------------------------------------------------------ */
+/* Expansion */
+
+/* A unit: jobs that are scheduled together (one job, or a group). */
+struct unit {
+    size_t config, workload;
+    bool host;      /* the host's own run (baseline or bare metal) */
+    size_t nguests; /* guests 0..nguests-1 (all-guests, ramp) */
+    size_t guest;   /* the one guest (one-guest), when nguests == 0 && !host */
+};
+
+/* The units of one repetition round, in plan order; *n is their count.
+ * With units == NULL only counts. */
+static size_t round_units(const struct hv_plan *plan, struct unit *units)
+{
+    size_t n = 0;
+    for (size_t c = 0; c < plan->n_configs; c++) {
+        for (size_t w = 0; w < plan->n_workloads; w++) {
+            const struct hv_workload *wl = &plan->workloads[w];
+            bool host_busy = wl->peer != NULL && strcmp(wl->peer, plan->host) == 0;
+            if (plan->n_guests == 0 || (plan->host_baseline && c == 0 && !host_busy)) {
+                if (units)
+                    units[n] = (struct unit){c, w, true, 0, 0};
+                n++;
+            }
+            if (plan->n_guests == 0)
+                continue;
+            switch (plan->concurrency) {
+            case HV_CONC_ONE_GUEST:
+                for (size_t g = 0; g < plan->n_guests; g++, n++)
+                    if (units)
+                        units[n] = (struct unit){c, w, false, 0, g};
+                break;
+            case HV_CONC_ALL_GUESTS:
+                if (units)
+                    units[n] = (struct unit){c, w, false, plan->n_guests, 0};
+                n++;
+                break;
+            case HV_CONC_RAMP:
+                for (int k = plan->ramp_from; k <= plan->ramp_to; k += plan->ramp_step, n++)
+                    if (units)
+                        units[n] = (struct unit){c, w, false, (size_t)k, 0};
+                break;
+            }
+        }
+    }
+    return n;
+}
+
+/* Jobs in a unit: its targets, plus the server side of a net workload. */
+static size_t unit_jobs(const struct hv_plan *plan, const struct unit *u)
+{
+    size_t clients = u->host || u->nguests == 0 ? 1 : u->nguests;
+    return clients + (plan->workloads[u->workload].peer != NULL ? 1 : 0);
+}
+
+size_t hv_plan_jobs_per_round(const struct hv_plan *plan)
+{
+    size_t nu = round_units(plan, NULL), total = 0;
+    struct unit *units = calloc(nu ? nu : 1, sizeof *units);
+    if (units == NULL)
+        return (size_t)-1;
+    round_units(plan, units);
+    for (size_t i = 0; i < nu; i++)
+        total += unit_jobs(plan, &units[i]);
+    free(units);
+    return total;
 }
 
 /* splitmix64: a small, well-mixed generator; the run order must be
@@ -340,31 +995,70 @@ static uint64_t splitmix64(uint64_t *state)
     return z ^ (z >> 31);
 }
 
-struct hv_job_spec *hv_plan_expand(const struct hv_plan *plan, size_t *n)
+int hv_plan_expand(const struct hv_plan *plan, struct hv_expansion *out)
 {
-    size_t per_round = plan->n_configs * plan->n_workloads;
-    size_t total = per_round * (size_t)plan->rep_min;
-    struct hv_job_spec *jobs = calloc(total ? total : 1, sizeof *jobs);
-    if (jobs == NULL)
-        return NULL;
+    memset(out, 0, sizeof *out);
+    size_t nu = round_units(plan, NULL);
+    size_t per_round = hv_plan_jobs_per_round(plan);
+    size_t rounds = (size_t)plan->rep_min;
+    struct unit *units = calloc(nu ? nu : 1, sizeof *units);
+    size_t max_jobs = per_round * rounds, max_groups = nu * rounds;
+    out->jobs = calloc(max_jobs > 0 ? max_jobs : 1, sizeof *out->jobs);
+    out->group_sizes = calloc(max_groups > 0 ? max_groups : 1, sizeof *out->group_sizes);
+    if (units == NULL || out->jobs == NULL || out->group_sizes == NULL) {
+        free(units);
+        hv_expansion_free(out);
+        return -1;
+    }
     uint64_t state = plan->seed;
-    for (int r = 0; r < plan->rep_min; r++) {
-        struct hv_job_spec *round = jobs + (size_t)r * per_round;
-        for (size_t k = 0; k < per_round; k++)
-            round[k] = (struct hv_job_spec){.config = k / plan->n_workloads,
-                                            .workload = k % plan->n_workloads,
-                                            .repetition = r + 1};
-        if (plan->randomized) {
-            for (size_t k = per_round; k > 1; k--) {
+    for (size_t r = 0; r < rounds; r++) {
+        round_units(plan, units);
+        if (plan->randomized)
+            for (size_t k = nu; k > 1; k--) {
                 size_t j = (size_t)(splitmix64(&state) % k);
-                struct hv_job_spec t = round[k - 1];
-                round[k - 1] = round[j];
-                round[j] = t;
+                struct unit t = units[k - 1];
+                units[k - 1] = units[j];
+                units[j] = t;
+            }
+        for (size_t i = 0; i < nu; i++) {
+            const struct unit *u = &units[i];
+            const struct hv_workload *wl = &plan->workloads[u->workload];
+            size_t size = unit_jobs(plan, u);
+            long group = size > 1 ? (long)out->n_groups : -1;
+            if (group >= 0)
+                out->group_sizes[out->n_groups++] = (int)size;
+            struct hv_job_spec proto = {.config = u->config,
+                                        .workload = u->workload,
+                                        .repetition = (int)r + 1,
+                                        .group = group};
+            /* The server side first: its worker must be listening when the
+             * clients start. */
+            if (wl->peer != NULL) {
+                struct hv_job_spec *j = &out->jobs[out->n_jobs];
+                *j = proto;
+                j->target = wl->peer;
+                j->role = "server";
+                j->run_order = (int)out->n_jobs++;
+            }
+            size_t members = u->host || u->nguests == 0 ? 1 : u->nguests;
+            for (size_t m = 0; m < members; m++) {
+                struct hv_job_spec *j = &out->jobs[out->n_jobs];
+                *j = proto;
+                j->target = u->host      ? plan->host
+                            : u->nguests ? plan->guests[m]
+                                         : plan->guests[u->guest];
+                j->role = wl->peer != NULL ? "client" : NULL;
+                j->run_order = (int)out->n_jobs++;
             }
         }
-        for (size_t k = 0; k < per_round; k++)
-            round[k].run_order = (int)((size_t)r * per_round + k);
     }
-    *n = total;
-    return jobs;
+    free(units);
+    return 0;
+}
+
+void hv_expansion_free(struct hv_expansion *x)
+{
+    free(x->jobs);
+    free(x->group_sizes);
+    memset(x, 0, sizeof *x);
 }

@@ -1,20 +1,29 @@
 /* plan.h — the benchmark plan: parsing, validation, normalisation and
- * expansion into jobs.
+ * expansion into jobs and groups.
  *
  * The server validates every submitted plan here, and the CLI can validate
  * locally with the same code. A parsed plan owns a normalised JSON document
- * (defaults filled in, units converted) that is what gets stored. */
+ * (defaults filled in, units converted) that is what gets stored, and the
+ * resolved targets, configurations and workload variants the expansion
+ * needs. docs/plans.md is the user's view of the same rules. */
 #ifndef HV_PLAN_H
 #define HV_PLAN_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /** Hard limits; plans beyond them are refused with a clear error. */
 #define HV_PLAN_MAX_WORKLOADS   64
+#define HV_PLAN_MAX_GUESTS      256
+#define HV_PLAN_MAX_FACTORS     16
+#define HV_PLAN_MAX_LEVELS      32
+#define HV_PLAN_MAX_SWEEP       16
+#define HV_PLAN_MAX_VARIANTS    256
 #define HV_PLAN_MAX_REPETITIONS 1000
 #define HV_PLAN_MAX_JOBS        100000
+#define HV_PLAN_MAX_DEPTH       32
 
 /** How a plan failed validation. */
 enum hv_plan_verdict {
@@ -23,55 +32,104 @@ enum hv_plan_verdict {
     HV_PLAN_IMPOSSIBLE, /**< well formed but cannot run here: HTTP 422 */
 };
 
-/** One workload of a plan. Strings point into the plan's document. */
-struct hv_workload {
-    const char *id;
-    const char *kind;   /**< cpu, disk, net */
-    const char *engine; /**< builtin or an external tool */
-    json_t *params;     /**< borrowed from the document, normalised */
+/** How many guests run a workload at once. */
+enum hv_concurrency {
+    HV_CONC_ONE_GUEST,
+    HV_CONC_ALL_GUESTS,
+    HV_CONC_RAMP,
 };
 
-/** A parsed, normalised plan. */
+/** One combination of factor levels. */
+struct hv_config {
+    char *name;     /**< "default" or the non-default levels, "vcpu_pin=on,kvm_ept=off" */
+    json_t *levels; /**< every factor -> its level text (owned) */
+};
+
+/** One workload variant: a workload of the plan with its sweeps resolved
+ *  ("net[streams=8]"). */
+struct hv_workload {
+    char *id;            /**< variant id (owned) */
+    const char *base_id; /**< the id as written in the plan */
+    const char *kind;    /**< cpu, disk, net */
+    const char *engine;  /**< builtin or an external tool */
+    json_t *params;      /**< concrete, normalised params (owned) */
+    const char *peer;    /**< the peer target of a net workload, else NULL */
+};
+
+/** A parsed, normalised plan. Strings point into doc unless marked owned. */
 struct hv_plan {
     json_t *doc; /**< the normalised document (owned) */
     const char *name;
-    const char *host; /**< the target host's name */
+    const char *host; /**< the host target */
+    const char *baseline;
+    size_t n_guests;
+    char **guests; /**< guest target names (owned) */
     size_t n_workloads;
-    struct hv_workload *workloads;
-    size_t n_configs;     /**< tuning configurations (1 without factors) */
+    struct hv_workload *workloads; /**< variants (owned) */
+    size_t n_configs;
+    struct hv_config *configs; /**< configs[0] has every factor at its default */
+    enum hv_concurrency concurrency;
+    int ramp_from, ramp_to, ramp_step;
+    bool host_baseline;   /**< the host runs the workloads too, as the baseline */
     int rep_min, rep_max; /**< repetitions */
     double ci_pct;        /**< target 95 % CI half-width in % of the mean */
-    int randomized;       /**< interleave in random order (else as written) */
+    bool randomized;      /**< interleave in random order (else as written) */
     uint64_t seed;        /**< seed of the run order, recorded for replay */
 };
 
 /** One job of the expansion. */
 struct hv_job_spec {
-    size_t config;   /**< index of the configuration */
-    size_t workload; /**< index into plan->workloads */
-    int repetition;  /**< 1-based */
-    int run_order;   /**< 0-based position in the run order */
+    size_t config;      /**< index into plan->configs */
+    size_t workload;    /**< index into plan->workloads */
+    int repetition;     /**< 1-based */
+    int run_order;      /**< 0-based, unique, position in the run order */
+    const char *target; /**< target name (points into the plan) */
+    const char *role;   /**< NULL, or "server" / "client" for net workloads */
+    long group;         /**< index into the expansion's groups, -1 alone */
+};
+
+/** The jobs of a plan and the groups whose members start together. */
+struct hv_expansion {
+    struct hv_job_spec *jobs;
+    size_t n_jobs;
+    size_t n_groups;
+    int *group_sizes; /**< members of each group */
+};
+
+/** What validation may need from outside: the guests carrying a label
+ *  (the server asks its database). A NULL resolver leaves label-selected
+ *  guests unresolved, which only a local validation should do. */
+struct hv_plan_env {
+    /** Sets *names to a new JSON array of the guest target names carrying
+     *  key=value; returns 0, or -1 when the lookup failed. */
+    int (*guests_by_label)(void *arg, const char *key, const char *value, json_t **names);
+    void *arg;
 };
 
 /** Validates doc and fills *plan. default_seed is used when the plan has no
- *  "seed". Every problem is appended to errors as {"path","message"}.
- *  On HV_PLAN_VALID the caller must call hv_plan_free(); otherwise *plan
- *  holds nothing. */
-enum hv_plan_verdict hv_plan_parse(const json_t *doc, uint64_t default_seed, struct hv_plan *plan,
+ *  "seed". env may be NULL. Every problem is appended to errors as
+ *  {"path","message"}. On HV_PLAN_VALID the caller must call
+ *  hv_plan_free(); otherwise *plan holds nothing. */
+enum hv_plan_verdict hv_plan_parse(const json_t *doc, uint64_t default_seed,
+                                   const struct hv_plan_env *env, struct hv_plan *plan,
                                    json_t *errors);
 
 /** Releases what a parsed plan holds. */
 void hv_plan_free(struct hv_plan *plan);
 
-/** The name of configuration i ("default" without factors). Static or
- *  owned by the plan. */
+/** The name of configuration i. */
 const char *hv_plan_config_name(const struct hv_plan *plan, size_t i);
 
-/** Expands the plan into n = configs x workloads x rep_min jobs in run
- *  order: each repetition round holds every (configuration, workload) pair
- *  once, shuffled with the plan's seed when randomized, so drift hits all
- *  configurations alike. Returns a malloc'd array (caller frees) or NULL on
- *  allocation failure. */
-struct hv_job_spec *hv_plan_expand(const struct hv_plan *plan, size_t *n);
+/** The jobs the plan asks for per repetition round. */
+size_t hv_plan_jobs_per_round(const struct hv_plan *plan);
+
+/** Expands the plan's rep_min rounds into *out: each round holds every
+ *  unit (a job alone or a group) once, shuffled with the plan's seed when
+ *  randomized, so drift hits all configurations alike. Returns 0, or -1 on
+ *  allocation failure. Free with hv_expansion_free(). */
+int hv_plan_expand(const struct hv_plan *plan, struct hv_expansion *out);
+
+/** Releases an expansion. */
+void hv_expansion_free(struct hv_expansion *x);
 
 #endif

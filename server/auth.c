@@ -30,6 +30,14 @@ void hv_token_hash_hex(const char *token, char out[67])
         snprintf(out + 2 + 2 * i, 3, "%02x", digest[i]);
 }
 
+void hv_sha256_hex(const void *data, size_t len, char out[65])
+{
+    unsigned char digest[32];
+    gnutls_hash_fast(GNUTLS_DIG_SHA256, data, len, digest);
+    for (size_t i = 0; i < sizeof digest; i++)
+        snprintf(out + 2 * i, 3, "%02x", digest[i]);
+}
+
 enum hv_auth_result hv_auth_check(struct hv_request *req, const char *header)
 {
     req->role = HV_ROLE_NONE;

@@ -19,6 +19,9 @@ int hv_token_generate(char out[HV_TOKEN_LEN + 1]);
  *  with the NUL) into out. */
 void hv_token_hash_hex(const char *token, char out[67]);
 
+/** Writes the SHA-256 of data[0..len) as 64 lowercase hex digits + NUL. */
+void hv_sha256_hex(const void *data, size_t len, char out[65]);
+
 /** Outcome of checking an Authorization header. */
 enum hv_auth_result {
     HV_AUTH_NONE,     /**< no header: anonymous */

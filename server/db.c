@@ -4,6 +4,7 @@
 #include "log.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,7 +205,7 @@ char *hv_db_text_array(const char *const *items, size_t n)
 {
     size_t cap = 3;
     for (size_t i = 0; i < n; i++)
-        cap += 2 * strlen(items[i]) + 3;
+        cap += (items[i] ? 2 * strlen(items[i]) : 4) + 3;
     char *out = malloc(cap);
     if (out == NULL)
         return NULL;
@@ -213,6 +214,11 @@ char *hv_db_text_array(const char *const *items, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (i > 0)
             out[k++] = ',';
+        if (items[i] == NULL) {
+            memcpy(out + k, "NULL", 4);
+            k += 4;
+            continue;
+        }
         out[k++] = '"';
         for (const char *p = items[i]; *p; p++) {
             if (*p == '"' || *p == '\\')
@@ -224,4 +230,32 @@ char *hv_db_text_array(const char *const *items, size_t n)
     out[k++] = '}';
     out[k] = '\0';
     return out;
+}
+
+enum hv_db_status hv_db_json(const struct hv_stmt *st, const char *const *params, json_t **out,
+                             json_t **second)
+{
+    *out = NULL;
+    if (second != NULL)
+        *second = NULL;
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, st, params, &r);
+    if (s == HV_DB_OK) {
+        *out = json_loads(PQgetvalue(r, 0, 0), JSON_DECODE_ANY, NULL);
+        if (second != NULL && PQnfields(r) > 1 && !PQgetisnull(r, 0, 1))
+            *second = json_loads(PQgetvalue(r, 0, 1), JSON_DECODE_ANY, NULL);
+        if (*out == NULL)
+            s = HV_DB_ERROR;
+    }
+    PQclear(r);
+    return s;
+}
+
+const char *hv_db_int(char *buf, size_t len, long long v)
+{
+    snprintf(buf, len, "%lld", v);
+    return buf;
 }

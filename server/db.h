@@ -7,7 +7,9 @@
 #ifndef HV_SERVER_DB_H
 #define HV_SERVER_DB_H
 
+#include <jansson.h>
 #include <libpq-fe.h>
+#include <stddef.h>
 
 /** The outcome of a database call. */
 enum hv_db_status {
@@ -47,6 +49,16 @@ PGconn *hv_db_pg(struct hv_db *db);
 enum hv_db_status hv_db_exec(struct hv_db *db, const struct hv_stmt *st, const char *const *params,
                              PGresult **res);
 
+/** Runs st on the calling thread's connection and parses the first row's
+ *  first cell (JSON text) into *out, and its second cell into *second when
+ *  second is not NULL (a cell that is SQL NULL gives NULL). New references.
+ *  HV_DB_NONE when there is no row. */
+enum hv_db_status hv_db_json(const struct hv_stmt *st, const char *const *params, json_t **out,
+                             json_t **second);
+
+/** Formats an integer for a text parameter into buf (24 bytes suffice). */
+const char *hv_db_int(char *buf, size_t len, long long v);
+
 /** Runs one SQL command without parameters (BEGIN, COMMIT, ...). */
 enum hv_db_status hv_db_command(struct hv_db *db, const char *sql);
 
@@ -59,7 +71,8 @@ typedef enum hv_db_status (*hv_db_txn_fn)(struct hv_db *db, void *arg);
 enum hv_db_status hv_db_txn(struct hv_db *db, hv_db_txn_fn fn, void *arg);
 
 /** Formats a C array of strings as a PostgreSQL array literal into a
- *  malloc'd string (caller frees). Elements are quoted and escaped. */
+ *  malloc'd string (caller frees). Elements are quoted and escaped; NULL
+ *  elements become SQL NULL. */
 char *hv_db_text_array(const char *const *items, size_t n);
 
 #endif

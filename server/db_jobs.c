@@ -8,14 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct hv_stmt upsert_target = {
-    "target_upsert",
-    "INSERT INTO targets (name, kind, facts, fingerprint, dmi_uuid) "
-    "VALUES ($1, $2, $3::jsonb, $4, $5) ON CONFLICT (name) DO UPDATE SET kind = EXCLUDED.kind, "
-    "facts = EXCLUDED.facts, fingerprint = EXCLUDED.fingerprint, dmi_uuid = EXCLUDED.dmi_uuid, "
-    "last_seen = now() RETURNING id",
-    5};
-
 static const struct hv_stmt expire = {
     "leases_expire",
     "UPDATE jobs SET failures = failures + 1, lease_until = NULL, "
@@ -37,11 +29,14 @@ static const struct hv_stmt claim = {
     "'configuration', c.name, 'repetition', j.repetition, 'workload', j.workload)::text",
     2};
 
+/* A cancelled job answers with cancel = true instead of a conflict, so
+ * its worker stops the engine rather than treating it as a lost lease. */
 static const struct hv_stmt heartbeat = {
     "job_heartbeat",
-    "UPDATE jobs j SET lease_until = now() + make_interval(secs => $3::int) "
-    "FROM plans p WHERE j.id = $1 AND j.attempt = $2 AND j.status = 'running' "
-    "AND p.id = j.plan_id RETURNING p.cancelled",
+    "UPDATE jobs SET lease_until = CASE WHEN status = 'running' "
+    "THEN now() + make_interval(secs => $3::int) ELSE lease_until END "
+    "WHERE id = $1 AND attempt = $2 AND status IN ('running', 'cancelled') "
+    "RETURNING status = 'cancelled'",
     3};
 
 static const struct hv_stmt release = {
@@ -71,21 +66,6 @@ static const struct hv_stmt finish_job = {
     "UPDATE jobs SET status = CASE WHEN $2 = 'ok' THEN 'done' ELSE 'failed' END, "
     "lease_until = NULL, finished_at = now(), error = $3 WHERE id = $1",
     3};
-
-enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,
-                                      const char *fingerprint, const char *dmi_uuid, int64_t *id)
-{
-    struct hv_db *db = hv_db_thread();
-    if (db == NULL)
-        return HV_DB_UNAVAILABLE;
-    const char *params[] = {name, kind, facts_json, fingerprint, dmi_uuid};
-    PGresult *r;
-    enum hv_db_status s = hv_db_exec(db, &upsert_target, params, &r);
-    if (s == HV_DB_OK)
-        *id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-    PQclear(r);
-    return s;
-}
 
 enum hv_db_status hv_db_leases_expire(long *n)
 {
@@ -281,8 +261,10 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
     PGresult *r;
     const char *p1[] = {id};
     enum hv_db_status s = hv_db_exec(db, &lock_job, p1, &r);
-    if (s != HV_DB_OK)
+    if (s != HV_DB_OK) {
+        PQclear(r);
         return s;
+    }
     bool running = strcmp(PQgetvalue(r, 0, 0), "running") == 0;
     int current = atoi(PQgetvalue(r, 0, 1));
     PQclear(r);

@@ -8,10 +8,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/** Registers (or refreshes) the target called name; *id is its id. */
-enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,
-                                      const char *fingerprint, const char *dmi_uuid, int64_t *id);
-
 /** Puts running jobs whose lease expired back in the queue (or fails them
  *  after max_failures) and returns how many changed in *n. */
 enum hv_db_status hv_db_leases_expire(long *n);

@@ -5,59 +5,133 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const struct hv_stmt find_idem = {
+    "plan_find_idem",
+    "SELECT id, body_sha256 FROM plans WHERE token_id = $1 AND idempotency_key = $2", 2};
 static const struct hv_stmt insert_plan = {
-    "plan_insert", "INSERT INTO plans (name, spec, seed) VALUES ($1, $2::jsonb, $3) RETURNING id",
-    3};
+    "plan_insert",
+    "INSERT INTO plans (name, spec, seed, token_id, idempotency_key, body_sha256) "
+    "VALUES ($1, $2::jsonb, $3, $4, $5, $6) RETURNING id",
+    6};
 static const struct hv_stmt insert_configs = {
     "plan_insert_configs",
-    "INSERT INTO configurations (plan_id, idx, name) "
-    "SELECT $1, u.i - 1, u.n FROM unnest($2::text[]) WITH ORDINALITY AS u(n, i)",
+    "INSERT INTO configurations (plan_id, idx, name, levels) "
+    "SELECT $1, u.i - 1, u.n, ($3::jsonb)->(u.i::int - 1) "
+    "FROM unnest($2::text[]) WITH ORDINALITY AS u(n, i)",
+    3};
+static const struct hv_stmt insert_groups = {
+    "plan_insert_groups",
+    "INSERT INTO job_groups (plan_id, idx, size) "
+    "SELECT $1, u.i - 1, u.s FROM unnest($2::int[]) WITH ORDINALITY AS u(s, i)",
     2};
-/* The workload of each job is copied from the stored plan, so the job row
- * holds exactly what the worker will run. */
+/* The workload variants travel once as a JSON array ($9) and each job
+ * takes its element, so a large plan does not repeat them per job. */
 static const struct hv_stmt insert_jobs = {
     "plan_insert_jobs",
     "INSERT INTO jobs (plan_id, config_id, workload_id, workload, target_name, repetition, "
-    "run_order) "
-    "SELECT $1, c.id, p.spec->'workloads'->u.w->>'id', p.spec->'workloads'->u.w, $2, u.rep, u.ord "
-    "FROM unnest($3::int[], $4::int[], $5::int[], $6::int[]) AS u(cfg, w, rep, ord) "
+    "run_order, role, group_id) "
+    "SELECT $1, c.id, ($9::jsonb)->u.w->>'id', ($9::jsonb)->u.w, u.t, u.rep, u.ord, u.role, "
+    "g.id FROM unnest($2::int[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], "
+    "$8::int[]) AS u(cfg, w, rep, ord, t, role, grp) "
     "JOIN configurations c ON c.plan_id = $1 AND c.idx = u.cfg "
-    "JOIN plans p ON p.id = $1",
-    6};
+    "LEFT JOIN job_groups g ON g.plan_id = $1 AND g.idx = u.grp",
+    9};
 
 #define SUMMARY_JSON                                                                               \
     "json_build_object('id', id, 'name', name, 'status', status, 'created_at', created_at, "       \
-    "'updated_at', updated_at, 'seed', seed, 'jobs', json_build_object('total', total, "           \
-    "'queued', queued, 'running', running, 'done', done, 'failed', failed, 'cancelled', "          \
-    "cancelled_jobs), 'progress', CASE WHEN total = 0 THEN 0 ELSE round((done + failed + "         \
-    "cancelled_jobs)::numeric / total, 4) END)"
+    "'updated_at', updated_at, 'cancelled_at', cancelled_at, 'seed', seed, 'jobs', "               \
+    "json_build_object('total', total, 'queued', queued, 'running', running, 'done', done, "       \
+    "'failed', failed, 'cancelled', cancelled_jobs), 'progress', CASE WHEN total = 0 THEN 0 "      \
+    "ELSE round((done + failed + cancelled_jobs)::numeric / total, 4) END)"
 
 static const struct hv_stmt get_plan = {
     "plan_get", "SELECT (" SUMMARY_JSON ")::text, spec::text FROM plan_summaries WHERE id = $1", 1};
+
 static const struct hv_stmt list_plans = {
     "plan_list",
-    "SELECT coalesce(json_agg(s.j ORDER BY s.created_at DESC, s.id DESC), '[]')::text FROM "
-    "(SELECT " SUMMARY_JSON " AS j, created_at, id FROM plan_summaries "
-    "ORDER BY created_at DESC, id DESC LIMIT $1) s",
+    "SELECT coalesce(json_agg(s.j ORDER BY s.id DESC), '[]')::text FROM "
+    "(SELECT " SUMMARY_JSON " AS j, id FROM plan_summaries p "
+    " WHERE ($1::text IS NULL OR p.status = $1) "
+    " AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM jobs j WHERE j.plan_id = p.id "
+    "      AND j.target_name = $2)) "
+    " AND ($3::text IS NULL OR p.name = $3) "
+    " AND ($4::timestamptz IS NULL OR p.created_at >= $4::timestamptz) "
+    " AND ($5::bigint IS NULL OR p.id < $5::bigint) "
+    " ORDER BY id DESC LIMIT $6) s",
+    6};
+
+static const struct hv_stmt lock_plan = {"plan_lock",
+                                         "SELECT cancelled FROM plans WHERE id = $1 FOR UPDATE", 1};
+static const struct hv_stmt open_jobs = {
+    "plan_open_jobs",
+    "SELECT count(*) FILTER (WHERE status IN ('queued', 'running')), count(*) FROM jobs "
+    "WHERE plan_id = $1",
     1};
+static const struct hv_stmt cancel_plan = {
+    "plan_cancel",
+    "UPDATE plans SET cancelled = true, cancelled_at = now(), updated_at = now() WHERE id = $1", 1};
+static const struct hv_stmt cancel_jobs = {
+    "plan_cancel_jobs",
+    "UPDATE jobs SET status = 'cancelled', lease_until = NULL, finished_at = now(), "
+    "error = 'plan cancelled' WHERE plan_id = $1 AND status IN ('queued', 'running')",
+    1};
+
 static const struct hv_stmt plan_metrics = {
     "plan_metrics",
     "SELECT coalesce(json_agg(json_build_object('configuration', x.config, 'workload', "
     "x.workload_id, 'target', x.target_name, 'metric', x.metric, 'unit', x.unit, "
     "'higher_is_better', x.hib, 'n', x.n, 'mean', x.mean, 'sd', x.sd) "
-    "ORDER BY x.config, x.workload_id, x.target_name, x.metric), '[]')::text FROM ("
-    " SELECT c.name AS config, j.workload_id, j.target_name, m.name AS metric, "
+    "ORDER BY x.cidx, x.workload_id, x.target_name, x.metric), '[]')::text FROM ("
+    " SELECT c.name AS config, c.idx AS cidx, j.workload_id, j.target_name, m.name AS metric, "
     " min(m.unit) AS unit, bool_and(m.higher_is_better) AS hib, count(*) AS n, "
     " avg(m.value) AS mean, coalesce(stddev_samp(m.value), 0) AS sd "
     " FROM jobs j JOIN configurations c ON c.id = j.config_id "
     " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok' "
     " JOIN metrics m ON m.result_id = r.id "
-    " WHERE j.plan_id = $1 AND j.status = 'done' "
-    " GROUP BY c.name, j.workload_id, j.target_name, m.name) x",
+    " WHERE j.plan_id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server' "
+    " GROUP BY c.name, c.idx, j.workload_id, j.target_name, m.name) x",
     1};
 
-/* Formats ints as a PostgreSQL array literal; caller frees. */
-static char *int_array(const struct hv_job_spec *jobs, size_t n, size_t field)
+/* A job as the API shows it. */
+#define JOB_JSON                                                                                   \
+    "json_build_object('id', j.id, 'configuration', c.name, 'workload', j.workload_id, "           \
+    "'target', j.target_name, 'repetition', j.repetition, 'run_order', j.run_order, "              \
+    "'group', g.idx, 'role', j.role, 'status', j.status, 'attempt', j.attempt, 'failures', "       \
+    "j.failures, 'claimed_at', j.claimed_at, 'finished_at', j.finished_at, 'error', j.error)"
+
+static const struct hv_stmt plan_exists = {"plan_exists", "SELECT '1' FROM plans WHERE id = $1", 1};
+static const struct hv_stmt plan_jobs = {
+    "plan_jobs",
+    "SELECT coalesce(json_agg(x.j ORDER BY x.run_order), '[]')::text FROM (SELECT " JOB_JSON
+    " AS j, j.run_order FROM jobs j JOIN configurations c ON c.id = j.config_id "
+    "LEFT JOIN job_groups g ON g.id = j.group_id "
+    "WHERE j.plan_id = $1 AND ($2::text IS NULL OR j.status = $2) AND j.run_order > $3 "
+    "ORDER BY j.run_order LIMIT $4) x",
+    4};
+static const struct hv_stmt job_get = {
+    "job_get",
+    "SELECT (" JOB_JSON "::jsonb || jsonb_build_object('plan_id', j.plan_id, 'workload', "
+    "j.workload_id, 'spec', j.workload))::text FROM jobs j "
+    "JOIN configurations c ON c.id = j.config_id LEFT JOIN job_groups g ON g.id = j.group_id "
+    "WHERE j.id = $1",
+    1};
+static const struct hv_stmt job_exists = {"job_exists", "SELECT '1' FROM jobs WHERE id = $1", 1};
+static const struct hv_stmt job_results = {
+    "job_results",
+    "SELECT coalesce(json_agg(json_build_object('result_id', r.id, 'attempt', r.attempt, "
+    "'status', r.status, 'error', r.error, 'started_at', r.started_at, 'finished_at', "
+    "r.finished_at, 'received_at', r.received_at, 'observed', r.observed, 'metrics', "
+    "(SELECT coalesce(json_agg(json_build_object('name', m.name, 'value', m.value, 'unit', "
+    "m.unit, 'higher_is_better', m.higher_is_better) ORDER BY m.name), '[]') FROM metrics m "
+    "WHERE m.result_id = r.id), 'samples', CASE WHEN $2 THEN (SELECT "
+    "coalesce(json_agg(json_build_object('metric', s.metric, 't', s.t, 'value', s.value) "
+    "ORDER BY s.metric, s.t), '[]') FROM samples s WHERE s.result_id = r.id) END) "
+    "ORDER BY r.attempt), '[]')::text FROM results r WHERE r.job_id = $1",
+    2};
+
+/* Formats one int field of each job as a PostgreSQL array literal; caller
+ * frees. A negative group is SQL NULL. */
+static char *int_array(const struct hv_job_spec *jobs, size_t n, int field)
 {
     char *out = malloc(n * 12 + 3);
     if (out == NULL)
@@ -68,97 +142,177 @@ static char *int_array(const struct hv_job_spec *jobs, size_t n, size_t field)
         long v = field == 0   ? (long)jobs[i].config
                  : field == 1 ? (long)jobs[i].workload
                  : field == 2 ? (long)jobs[i].repetition
-                              : (long)jobs[i].run_order;
-        k += (size_t)sprintf(out + k, i ? ",%ld" : "%ld", v);
+                 : field == 3 ? (long)jobs[i].run_order
+                              : jobs[i].group;
+        if (i > 0)
+            out[k++] = ',';
+        k += (size_t)(field == 4 && v < 0 ? sprintf(out + k, "NULL") : sprintf(out + k, "%ld", v));
     }
     out[k++] = '}';
     out[k] = '\0';
     return out;
 }
 
+/* The workload variants as the JSON array the jobs index into. */
+static char *variants_json(const struct hv_plan *plan)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < plan->n_workloads; i++) {
+        const struct hv_workload *w = &plan->workloads[i];
+        json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:O}", "id", w->id, "workload", w->base_id, "kind",
+                              w->kind, "engine", w->engine, "params", w->params);
+        if (w->peer != NULL)
+            json_object_set_new(o, "peer", json_string(w->peer));
+        json_array_append_new(arr, o);
+    }
+    char *text = json_dumps(arr, JSON_COMPACT);
+    json_decref(arr);
+    return text;
+}
+
 struct create_args {
-    const struct hv_plan *plan;
-    const struct hv_job_spec *jobs;
-    size_t n;
+    const struct hv_plan_submit *s;
     int64_t id;
+    bool replayed;
 };
+
+/* Returns the stored plan of an idempotency key: HV_DB_OK (replay),
+ * HV_DB_CONFLICT (key used for another body) or HV_DB_NONE. */
+static enum hv_db_status find_replay(struct hv_db *db, struct create_args *a, const char *tok)
+{
+    const char *p[] = {tok, a->s->idem_key};
+    PGresult *r;
+    enum hv_db_status st = hv_db_exec(db, &find_idem, p, &r);
+    if (st == HV_DB_OK) {
+        a->id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        a->replayed = true;
+        if (strcmp(PQgetvalue(r, 0, 1), a->s->body_sha256) != 0)
+            st = HV_DB_CONFLICT;
+    }
+    PQclear(r);
+    return st;
+}
+
+static enum hv_db_status insert_rows(struct hv_db *db, struct create_args *a, const char *id)
+{
+    const struct hv_plan *plan = a->s->plan;
+    const struct hv_expansion *x = a->s->x;
+    enum hv_db_status st = HV_DB_ERROR;
+
+    const char **names = calloc(plan->n_configs, sizeof *names);
+    json_t *levels = json_array();
+    for (size_t i = 0; names && i < plan->n_configs; i++) {
+        names[i] = plan->configs[i].name;
+        json_array_append(levels, plan->configs[i].levels);
+    }
+    char *config_arr = names ? hv_db_text_array(names, plan->n_configs) : NULL;
+    char *levels_text = json_dumps(levels, JSON_COMPACT);
+    json_decref(levels);
+    free(names);
+    const char *p2[] = {id, config_arr, levels_text};
+    if (config_arr && levels_text)
+        st = hv_db_exec(db, &insert_configs, p2, NULL);
+    free(config_arr);
+    free(levels_text);
+    if (st != HV_DB_OK)
+        return st == HV_DB_NONE ? HV_DB_ERROR : st;
+
+    if (x->n_groups > 0) {
+        char *sizes = malloc(x->n_groups * 12 + 3);
+        size_t k = 0;
+        if (sizes == NULL)
+            return HV_DB_ERROR;
+        sizes[k++] = '{';
+        for (size_t i = 0; i < x->n_groups; i++)
+            k += (size_t)sprintf(sizes + k, i ? ",%d" : "%d", x->group_sizes[i]);
+        sizes[k++] = '}';
+        sizes[k] = '\0';
+        const char *p3[] = {id, sizes};
+        st = hv_db_exec(db, &insert_groups, p3, NULL);
+        free(sizes);
+        if (st != HV_DB_OK)
+            return st == HV_DB_NONE ? HV_DB_ERROR : st;
+    }
+
+    const char **targets = calloc(x->n_jobs ? x->n_jobs : 1, sizeof *targets);
+    const char **roles = calloc(x->n_jobs ? x->n_jobs : 1, sizeof *roles);
+    for (size_t i = 0; targets && roles && i < x->n_jobs; i++) {
+        targets[i] = x->jobs[i].target;
+        roles[i] = x->jobs[i].role;
+    }
+    char *arr[5];
+    for (int f = 0; f < 5; f++)
+        arr[f] = int_array(x->jobs, x->n_jobs, f);
+    char *t_arr = targets ? hv_db_text_array(targets, x->n_jobs) : NULL;
+    char *r_arr = roles ? hv_db_text_array(roles, x->n_jobs) : NULL;
+    char *variants = variants_json(plan);
+    const char *p4[] = {id, arr[0], arr[1], arr[2], arr[3], t_arr, r_arr, arr[4], variants};
+    bool ok = t_arr && r_arr && variants;
+    for (int f = 0; f < 5; f++)
+        ok = ok && arr[f] != NULL;
+    st = ok ? hv_db_exec(db, &insert_jobs, p4, NULL) : HV_DB_ERROR;
+    for (int f = 0; f < 5; f++)
+        free(arr[f]);
+    free(t_arr);
+    free(r_arr);
+    free(variants);
+    free(targets);
+    free(roles);
+    if (st == HV_DB_NONE)
+        st = x->n_jobs > 0 ? HV_DB_ERROR : HV_DB_OK;
+    return st;
+}
 
 static enum hv_db_status create_txn(struct hv_db *db, void *arg)
 {
     struct create_args *a = arg;
-    char *spec = json_dumps(a->plan->doc, JSON_COMPACT);
-    char seed[24], id[24];
-    snprintf(seed, sizeof seed, "%llu", (unsigned long long)a->plan->seed);
-    const char *p1[] = {a->plan->name, spec, seed};
+    const struct hv_plan_submit *s = a->s;
+    char tok[24], seed[24], id[24];
+    hv_db_int(tok, sizeof tok, s->token_id);
+    a->replayed = false;
+    if (s->idem_key != NULL) {
+        enum hv_db_status st = find_replay(db, a, tok);
+        if (st != HV_DB_NONE)
+            return st;
+    }
+    char *spec = json_dumps(s->plan->doc, JSON_COMPACT);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)s->plan->seed);
+    const char *p1[] = {s->plan->name, spec,          seed, s->token_id > 0 ? tok : NULL,
+                        s->idem_key,   s->body_sha256};
     PGresult *r;
-    enum hv_db_status s = hv_db_exec(db, &insert_plan, p1, &r);
+    enum hv_db_status st = hv_db_exec(db, &insert_plan, p1, &r);
     free(spec);
-    if (s != HV_DB_OK)
-        return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    if (st != HV_DB_OK) {
+        PQclear(r);
+        return st == HV_DB_NONE ? HV_DB_ERROR : st;
+    }
     a->id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
-    snprintf(id, sizeof id, "%lld", (long long)a->id);
-
-    const char **names = calloc(a->plan->n_configs, sizeof *names);
-    for (size_t i = 0; names && i < a->plan->n_configs; i++)
-        names[i] = hv_plan_config_name(a->plan, i);
-    char *config_arr = names ? hv_db_text_array(names, a->plan->n_configs) : NULL;
-    free(names);
-    const char *p2[] = {id, config_arr};
-    s = config_arr ? hv_db_exec(db, &insert_configs, p2, NULL) : HV_DB_ERROR;
-    free(config_arr);
-    if (s != HV_DB_OK)
-        return s == HV_DB_NONE ? HV_DB_ERROR : s;
-
-    char *arr[4];
-    for (size_t f = 0; f < 4; f++)
-        arr[f] = int_array(a->jobs, a->n, f);
-    const char *p3[] = {id, a->plan->host, arr[0], arr[1], arr[2], arr[3]};
-    s = arr[0] && arr[1] && arr[2] && arr[3] ? hv_db_exec(db, &insert_jobs, p3, NULL) : HV_DB_ERROR;
-    for (size_t f = 0; f < 4; f++)
-        free(arr[f]);
-    return s == HV_DB_NONE && a->n > 0 ? HV_DB_ERROR : s == HV_DB_NONE ? HV_DB_OK : s;
+    return insert_rows(db, a, hv_db_int(id, sizeof id, a->id));
 }
 
-enum hv_db_status hv_db_plan_create(const struct hv_plan *plan, const struct hv_job_spec *jobs,
-                                    size_t n, int64_t *id)
+enum hv_db_status hv_db_plan_create(const struct hv_plan_submit *s, int64_t *id, bool *replayed)
 {
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
-    struct create_args a = {plan, jobs, n, 0};
-    enum hv_db_status s = hv_db_txn(db, create_txn, &a);
-    *id = a.id;
-    return s;
-}
-
-/* Runs a statement returning one JSON text cell and parses it. */
-static enum hv_db_status json_cell(const struct hv_stmt *st, const char *const *params,
-                                   json_t **out, json_t **second)
-{
-    struct hv_db *db = hv_db_thread();
-    if (db == NULL)
-        return HV_DB_UNAVAILABLE;
-    PGresult *r;
-    enum hv_db_status s = hv_db_exec(db, st, params, &r);
-    if (s == HV_DB_OK) {
-        *out = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
-        if (second != NULL)
-            *second = json_loads(PQgetvalue(r, 0, 1), 0, NULL);
-        if (*out == NULL)
-            s = HV_DB_ERROR;
+    struct create_args a = {s, 0, false};
+    enum hv_db_status st = hv_db_txn(db, create_txn, &a);
+    if (st == HV_DB_CONFLICT && s->idem_key != NULL && !a.replayed) {
+        /* Two submissions with one key raced; the other stored first. */
+        st = hv_db_txn(db, create_txn, &a);
     }
-    PQclear(r);
-    return s;
+    *id = a.id;
+    *replayed = a.replayed;
+    return st;
 }
 
 enum hv_db_status hv_db_plan_get(int64_t id, bool with_spec, json_t **out)
 {
     char idtxt[24];
-    snprintf(idtxt, sizeof idtxt, "%lld", (long long)id);
-    const char *params[] = {idtxt};
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
     json_t *spec = NULL;
-    enum hv_db_status s = json_cell(&get_plan, params, out, &spec);
+    enum hv_db_status s = hv_db_json(&get_plan, params, out, &spec);
     if (s == HV_DB_OK && with_spec)
         json_object_set_new(*out, "plan", spec);
     else
@@ -166,18 +320,101 @@ enum hv_db_status hv_db_plan_get(int64_t id, bool with_spec, json_t **out)
     return s;
 }
 
-enum hv_db_status hv_db_plan_list(int limit, json_t **out)
+enum hv_db_status hv_db_plan_list(const struct hv_plan_filter *f, json_t **out)
 {
-    char lim[16];
-    snprintf(lim, sizeof lim, "%d", limit);
-    const char *params[] = {lim};
-    return json_cell(&list_plans, params, out, NULL);
+    char before[24], lim[16];
+    const char *params[] = {f->status,
+                            f->target,
+                            f->name,
+                            f->since,
+                            f->before_id > 0 ? hv_db_int(before, sizeof before, f->before_id)
+                                             : NULL,
+                            hv_db_int(lim, sizeof lim, f->limit)};
+    return hv_db_json(&list_plans, params, out, NULL);
+}
+
+static enum hv_db_status cancel_txn(struct hv_db *db, void *arg)
+{
+    const char *const *params = arg;
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &lock_plan, params, &r);
+    if (s != HV_DB_OK) {
+        PQclear(r);
+        return s;
+    }
+    bool cancelled = PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    if (cancelled)
+        return HV_DB_OK;
+    s = hv_db_exec(db, &open_jobs, params, &r);
+    if (s != HV_DB_OK) {
+        PQclear(r);
+        return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    }
+    long open = atol(PQgetvalue(r, 0, 0)), total = atol(PQgetvalue(r, 0, 1));
+    PQclear(r);
+    if (total > 0 && open == 0)
+        return HV_DB_CONFLICT;
+    s = hv_db_exec(db, &cancel_plan, params, NULL);
+    if (s == HV_DB_OK)
+        s = hv_db_exec(db, &cancel_jobs, params, NULL);
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
+enum hv_db_status hv_db_plan_cancel(int64_t id)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char idtxt[24];
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
+    return hv_db_txn(db, cancel_txn, (void *)params);
 }
 
 enum hv_db_status hv_db_plan_metrics(int64_t id, json_t **out)
 {
     char idtxt[24];
-    snprintf(idtxt, sizeof idtxt, "%lld", (long long)id);
-    const char *params[] = {idtxt};
-    return json_cell(&plan_metrics, params, out, NULL);
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
+    return hv_db_json(&plan_metrics, params, out, NULL);
+}
+
+/* Whether the row named by id exists (HV_DB_OK) or not (HV_DB_NONE). */
+static enum hv_db_status exists(const struct hv_stmt *st, const char *id)
+{
+    json_t *one = NULL;
+    const char *params[] = {id};
+    enum hv_db_status s = hv_db_json(st, params, &one, NULL);
+    json_decref(one);
+    return s;
+}
+
+enum hv_db_status hv_db_plan_jobs(int64_t id, const char *status, long after, int limit,
+                                  json_t **out)
+{
+    char idtxt[24], aft[24], lim[16];
+    hv_db_int(idtxt, sizeof idtxt, id);
+    enum hv_db_status s = exists(&plan_exists, idtxt);
+    if (s != HV_DB_OK)
+        return s;
+    const char *params[] = {idtxt, status, hv_db_int(aft, sizeof aft, after),
+                            hv_db_int(lim, sizeof lim, limit)};
+    return hv_db_json(&plan_jobs, params, out, NULL);
+}
+
+enum hv_db_status hv_db_job_get(int64_t id, json_t **out)
+{
+    char idtxt[24];
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
+    return hv_db_json(&job_get, params, out, NULL);
+}
+
+enum hv_db_status hv_db_job_results(int64_t id, bool samples, json_t **out)
+{
+    char idtxt[24];
+    hv_db_int(idtxt, sizeof idtxt, id);
+    enum hv_db_status s = exists(&job_exists, idtxt);
+    if (s != HV_DB_OK)
+        return s;
+    const char *params[] = {idtxt, samples ? "true" : "false"};
+    return hv_db_json(&job_results, params, out, NULL);
 }

@@ -1,4 +1,4 @@
-/* db_plans.h — plans, their configurations and jobs. */
+/* db_plans.h — plans, their configurations, groups and jobs. */
 #ifndef HV_SERVER_DB_PLANS_H
 #define HV_SERVER_DB_PLANS_H
 
@@ -9,21 +9,60 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/** Stores plan, its configurations and its n expanded jobs in one
- *  transaction; *id is the new plan's id. */
-enum hv_db_status hv_db_plan_create(const struct hv_plan *plan, const struct hv_job_spec *jobs,
-                                    size_t n, int64_t *id);
+/** A plan to store, with where it came from. */
+struct hv_plan_submit {
+    const struct hv_plan *plan;
+    const struct hv_expansion *x;
+    int64_t token_id;        /**< the submitting token */
+    const char *idem_key;    /**< Idempotency-Key, or NULL */
+    const char *body_sha256; /**< hex digest of the request body */
+};
+
+/** Stores the plan, its configurations, groups and jobs in one transaction;
+ *  *id is the plan's id. With an idempotency key already used by the same
+ *  token for the same body, stores nothing, sets *replayed and returns the
+ *  first plan's id; for another body returns HV_DB_CONFLICT. */
+enum hv_db_status hv_db_plan_create(const struct hv_plan_submit *s, int64_t *id, bool *replayed);
 
 /** The summary of plan id as a new JSON object in *out (see docs/api.md);
  *  with_spec adds the normalised plan under "plan". HV_DB_NONE when there
  *  is no such plan. */
 enum hv_db_status hv_db_plan_get(int64_t id, bool with_spec, json_t **out);
 
-/** The newest limit plans, newest first, as a new JSON array in *out. */
-enum hv_db_status hv_db_plan_list(int limit, json_t **out);
+/** Filters of a plan listing; NULL / 0 members do not filter. */
+struct hv_plan_filter {
+    const char *status;
+    const char *target;
+    const char *name;
+    const char *since; /**< ISO 8601 */
+    int64_t before_id; /**< the cursor: plans with a smaller id */
+    int limit;
+};
+
+/** Plans matching f, newest first, as a new JSON array in *out. */
+enum hv_db_status hv_db_plan_list(const struct hv_plan_filter *f, json_t **out);
+
+/** Cancels plan id: its queued and running jobs become cancelled.
+ *  HV_DB_NONE when there is no such plan, HV_DB_CONFLICT when it already
+ *  ended (done or failed). Cancelling twice is not an error. */
+enum hv_db_status hv_db_plan_cancel(int64_t id);
 
 /** Per configuration, workload, target and metric of plan id: n, mean and
  *  sd over its done jobs, as a new JSON array of row objects in *out. */
 enum hv_db_status hv_db_plan_metrics(int64_t id, json_t **out);
+
+/** The jobs of plan id in run order after run_order `after` (-1 from the
+ *  start), at most limit, with the given status (NULL: any), as a new JSON
+ *  array. HV_DB_NONE when there is no such plan. */
+enum hv_db_status hv_db_plan_jobs(int64_t id, const char *status, long after, int limit,
+                                  json_t **out);
+
+/** One job (with plan_id and its full workload), HV_DB_NONE when unknown. */
+enum hv_db_status hv_db_job_get(int64_t id, json_t **out);
+
+/** Every result of job id, oldest attempt first, with metrics and (when
+ *  samples) samples, as a new JSON array. HV_DB_NONE when the job is
+ *  unknown. */
+enum hv_db_status hv_db_job_results(int64_t id, bool samples, json_t **out);
 
 #endif

@@ -14,13 +14,19 @@
 enum hv_db_status hv_db_token_lookup(const char *hash_hex, char *role, size_t role_len,
                                      int64_t *id);
 
-/** Stores a new token. HV_DB_CONFLICT when the name is taken. */
-enum hv_db_status hv_db_token_create(const char *name, const char *role, const char *hash_hex);
+/** Stores a new token; *id (when not NULL) is its id. HV_DB_CONFLICT when
+ *  the name is taken. */
+enum hv_db_status hv_db_token_create(const char *name, const char *role, const char *hash_hex,
+                                     int64_t *id);
 
 /** Lists every token (never the hash) as a new JSON array in *out. */
 enum hv_db_status hv_db_token_list(json_t **out);
 
 /** Revokes the token called name. HV_DB_NONE when there is no live one. */
 enum hv_db_status hv_db_token_revoke(const char *name);
+
+/** Revokes token id (again is fine) and sets *entry to its new JSON entry
+ *  {id, name, role, created_at, revoked_at}. HV_DB_NONE when unknown. */
+enum hv_db_status hv_db_token_revoke_id(int64_t id, json_t **entry);
 
 #endif

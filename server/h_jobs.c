@@ -10,7 +10,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_RAW_BYTES (1u << 20)
 #define MAX_METRICS   1000
@@ -173,20 +172,6 @@ static void check_rows(const json_t *list, const char *base, const struct hv_jfi
     }
 }
 
-/* Whether s looks like an ISO 8601 timestamp ("2026-11-29T18:40:12.5Z");
- * PostgreSQL does the full parse, this keeps garbage from reaching it. */
-static bool valid_timestamp(const char *s)
-{
-    struct tm tm;
-    const char *end = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-    if (end == NULL)
-        return false;
-    if (*end == '.')
-        for (end++; *end >= '0' && *end <= '9'; end++)
-            ;
-    return strcmp(end, "Z") == 0 || strcmp(end, "+00:00") == 0 || *end == '\0';
-}
-
 void hv_h_job_result(struct hv_request *req)
 {
     json_t *doc = body_checked(req, result_fields);
@@ -201,7 +186,7 @@ void hv_h_job_result(struct hv_request *req)
     static const char *const stamps[] = {"started_at", "finished_at"};
     for (size_t k = 0; k < 2; k++) {
         const json_t *v = json_object_get(doc, stamps[k]);
-        if (v != NULL && !valid_timestamp(json_string_value(v))) {
+        if (v != NULL && !hv_iso8601_valid(json_string_value(v))) {
             char p[32];
             snprintf(p, sizeof p, "/%s", stamps[k]);
             hv_errors_add(errors, p, "must be an ISO 8601 UTC time such as 2026-11-29T18:40:12.5Z");

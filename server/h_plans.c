@@ -1,13 +1,21 @@
-/* h_plans.c — submitting, listing and reading plans. */
+/* h_plans.c — submitting, listing, reading and cancelling plans. */
+#include "auth.h"
 #include "db_plans.h"
+#include "db_targets.h"
 #include "handlers.h"
 #include "plan.h"
+#include "query.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+
+#define MAX_IDEMPOTENCY_KEY 128
+
+static const char *const plan_states[] = {"queued", "running", "done", "failed", "cancelled", NULL};
+static const char *const job_states[] = {"queued", "running", "done", "failed", "cancelled", NULL};
 
 /* A seed for plans that give none: recorded with the plan, so its run
  * order can be replayed. */
@@ -19,30 +27,115 @@ static uint64_t fresh_seed(void)
     return s;
 }
 
+/* Guests by label, from the targets the workers registered. */
+static int guests_by_label(void *arg, const char *key, const char *value, json_t **names)
+{
+    return hv_db_target_names_by_label(key, value, names) == HV_DB_OK ? 0 : -1;
+}
+
 /* The dry-run answer: what the plan expands into, without storing it. */
-static json_t *expansion_json(const struct hv_plan *plan, const struct hv_job_spec *jobs, size_t n)
+static json_t *expansion_json(const struct hv_plan *plan, const struct hv_expansion *x)
 {
     json_t *order = json_array();
-    for (size_t i = 0; i < n && i < 10000; i++)
-        json_array_append_new(order, json_pack("{s:s,s:s,s:s,s:i,s:i}", "configuration",
-                                               hv_plan_config_name(plan, jobs[i].config),
-                                               "workload", plan->workloads[jobs[i].workload].id,
-                                               "target", plan->host, "repetition",
-                                               jobs[i].repetition, "run_order", jobs[i].run_order));
-    return json_pack("{s:b,s:O,s:{s:I,s:I,s:I,s:I,s:I},s:o}", "dry_run", 1, "plan", plan->doc,
-                     "counts", "configurations", (json_int_t)plan->n_configs, "workloads",
-                     (json_int_t)plan->n_workloads, "targets", (json_int_t)1, "repetitions",
-                     (json_int_t)plan->rep_min, "jobs", (json_int_t)n, "run_order", order);
+    for (size_t i = 0; i < x->n_jobs && i < 10000; i++) {
+        const struct hv_job_spec *j = &x->jobs[i];
+        json_t *o = json_pack("{s:s,s:s,s:s,s:i,s:i}", "configuration",
+                              hv_plan_config_name(plan, j->config), "workload",
+                              plan->workloads[j->workload].id, "target", j->target, "repetition",
+                              j->repetition, "run_order", j->run_order);
+        json_object_set_new(o, "group", j->group >= 0 ? json_integer(j->group) : json_null());
+        json_object_set_new(o, "role", j->role ? json_string(j->role) : json_null());
+        json_array_append_new(order, o);
+    }
+    json_t *configs = json_array();
+    for (size_t i = 0; i < plan->n_configs; i++)
+        json_array_append_new(configs, json_pack("{s:s,s:O}", "name", plan->configs[i].name,
+                                                 "levels", plan->configs[i].levels));
+    json_t *workloads = json_array();
+    for (size_t i = 0; i < plan->n_workloads; i++)
+        json_array_append_new(workloads, json_string(plan->workloads[i].id));
+    json_t *targets = json_array();
+    json_array_append_new(targets, json_string(plan->host));
+    for (size_t i = 0; i < plan->n_guests; i++)
+        json_array_append_new(targets, json_string(plan->guests[i]));
+    return json_pack("{s:b,s:O,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:o,s:o,s:o,s:o,s:b}", "dry_run", 1,
+                     "plan", plan->doc, "counts", "configurations", (json_int_t)plan->n_configs,
+                     "workloads", (json_int_t)plan->n_workloads, "targets",
+                     (json_int_t)(1 + plan->n_guests), "repetitions", (json_int_t)plan->rep_min,
+                     "jobs", (json_int_t)x->n_jobs, "groups", (json_int_t)x->n_groups,
+                     "jobs_at_max_repetitions",
+                     (json_int_t)(hv_plan_jobs_per_round(plan) * (size_t)plan->rep_max),
+                     "configurations", configs, "workloads", workloads, "targets", targets,
+                     "run_order", order, "run_order_truncated", x->n_jobs > 10000);
+}
+
+/* Checks the Idempotency-Key header; answers 400 and returns false when it
+ * is malformed. *key is NULL without one. */
+static bool idempotency_key(struct hv_request *req, const char **key)
+{
+    *key = hv_req_header(req, "Idempotency-Key");
+    if (*key == NULL)
+        return true;
+    size_t n = strlen(*key);
+    bool ok = n >= 1 && n <= MAX_IDEMPOTENCY_KEY;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (*key)[i] >= 0x20 && (*key)[i] < 0x7f;
+    if (!ok) {
+        json_t *errors = json_array();
+        hv_errors_add(errors, "Idempotency-Key", "must have 1 to %d printable ASCII characters",
+                      MAX_IDEMPOTENCY_KEY);
+        hv_reply_problem(req, HV_E_INVALID_REQUEST, "bad header", errors);
+    }
+    return ok;
+}
+
+/* Stores the plan and answers with its summary. */
+static void store(struct hv_request *req, const struct hv_plan *plan, const struct hv_expansion *x,
+                  const char *key)
+{
+    char sha[65];
+    hv_sha256_hex(req->body, req->body_len, sha);
+    struct hv_plan_submit sub = {plan, x, req->token_id, key, sha};
+    int64_t id = 0;
+    bool replayed = false;
+    enum hv_db_status s = hv_db_plan_create(&sub, &id, &replayed);
+    if (s == HV_DB_CONFLICT && replayed) {
+        hv_reply_problem(req, HV_E_IDEMPOTENCY_REUSED,
+                         "this Idempotency-Key was used for a different plan body", NULL);
+        return;
+    }
+    json_t *summary = NULL;
+    if (s == HV_DB_OK)
+        s = hv_db_plan_get(id, true, &summary);
+    if (s != HV_DB_OK) {
+        hv_reply_db_failure(req, s);
+        return;
+    }
+    snprintf(req->location, sizeof req->location, "/api/v1/plans/%lld", (long long)id);
+    if (replayed) {
+        req->extra_header = "Idempotency-Replayed";
+        req->extra_value = "true";
+    }
+    hv_reply_json(req, replayed ? 200 : 201, summary);
 }
 
 void hv_h_plans_create(struct hv_request *req)
 {
+    const char *key;
+    if (!idempotency_key(req, &key))
+        return;
+    json_t *errors = json_array();
+    bool dry = false;
+    hv_query_bool(req, "dry_run", false, &dry, errors);
+    if (hv_query_failed(req, errors))
+        return;
     json_t *doc = hv_req_json(req);
     if (doc == NULL)
         return;
-    json_t *errors = json_array();
+    errors = json_array();
     struct hv_plan plan;
-    enum hv_plan_verdict v = hv_plan_parse(doc, fresh_seed(), &plan, errors);
+    struct hv_plan_env env = {guests_by_label, NULL};
+    enum hv_plan_verdict v = hv_plan_parse(doc, fresh_seed(), &env, &plan, errors);
     json_decref(doc);
     if (v != HV_PLAN_VALID) {
         char detail[64];
@@ -53,55 +146,52 @@ void hv_h_plans_create(struct hv_request *req)
         return;
     }
     json_decref(errors);
-    size_t n = 0;
-    struct hv_job_spec *jobs = hv_plan_expand(&plan, &n);
-    if (jobs == NULL) {
+    struct hv_expansion x;
+    if (hv_plan_expand(&plan, &x) != 0) {
         hv_plan_free(&plan);
         hv_reply_problem(req, HV_E_INTERNAL, "out of memory expanding the plan", NULL);
         return;
     }
-    const char *dry = hv_req_query(req, "dry_run");
-    if (dry != NULL && (strcmp(dry, "1") == 0 || strcmp(dry, "true") == 0)) {
-        hv_reply_json(req, 200, expansion_json(&plan, jobs, n));
-    } else {
-        int64_t id = 0;
-        enum hv_db_status s = hv_db_plan_create(&plan, jobs, n, &id);
-        json_t *summary = NULL;
-        if (s == HV_DB_OK)
-            s = hv_db_plan_get(id, true, &summary);
-        if (s == HV_DB_OK) {
-            snprintf(req->location, sizeof req->location, "/api/v1/plans/%lld", (long long)id);
-            hv_reply_json(req, 201, summary);
-        } else {
-            hv_reply_db_failure(req, s);
-        }
-    }
-    free(jobs);
+    if (dry)
+        hv_reply_json(req, 200, expansion_json(&plan, &x));
+    else
+        store(req, &plan, &x, key);
+    hv_expansion_free(&x);
     hv_plan_free(&plan);
 }
 
 void hv_h_plans_list(struct hv_request *req)
 {
-    int limit = 50;
-    const char *l = hv_req_query(req, "limit");
-    if (l != NULL) {
-        char *end;
-        long v = strtol(l, &end, 10);
-        if (*l == '\0' || *end != '\0' || v < 1 || v > 500) {
-            json_t *errors = json_array();
-            hv_errors_add(errors, "limit", "must be an integer between 1 and 500");
-            hv_reply_problem(req, HV_E_INVALID_REQUEST, "bad query parameter", errors);
-            return;
-        }
-        limit = (int)v;
-    }
+    json_t *errors = json_array();
+    struct hv_plan_filter f = {0};
+    long limit, cursor;
+    hv_query_enum(req, "status", plan_states, &f.status, errors);
+    hv_query_str(req, "target", 128, &f.target, errors);
+    hv_query_str(req, "name", 128, &f.name, errors);
+    hv_query_time(req, "since", &f.since, errors);
+    hv_query_int(req, "limit", 1, 500, 50, &limit, errors);
+    hv_query_int(req, "cursor", 1, 9007199254740991L, 0, &cursor, errors);
+    if (hv_query_failed(req, errors))
+        return;
+    /* One more than asked tells whether a next page exists. */
+    f.limit = (int)limit + 1;
+    f.before_id = cursor;
     json_t *items = NULL;
-    enum hv_db_status s = hv_db_plan_list(limit, &items);
+    enum hv_db_status s = hv_db_plan_list(&f, &items);
     if (s != HV_DB_OK) {
         hv_reply_db_failure(req, s);
         return;
     }
-    hv_reply_json(req, 200, json_pack("{s:o}", "items", items));
+    json_t *next = json_null();
+    if (json_array_size(items) > (size_t)limit) {
+        json_array_remove(items, (size_t)limit);
+        char c[24];
+        snprintf(c, sizeof c, "%lld",
+                 (long long)json_integer_value(
+                     json_object_get(json_array_get(items, (size_t)limit - 1), "id")));
+        next = json_string(c);
+    }
+    hv_reply_json(req, 200, json_pack("{s:o,s:o}", "items", items, "next_cursor", next));
 }
 
 void hv_h_plan_get(struct hv_request *req)
@@ -114,4 +204,54 @@ void hv_h_plan_get(struct hv_request *req)
         hv_reply_db_failure(req, s);
     else
         hv_reply_json(req, 200, summary);
+}
+
+void hv_h_plan_cancel(struct hv_request *req)
+{
+    enum hv_db_status s = hv_db_plan_cancel(req->ids[0]);
+    if (s == HV_DB_NONE) {
+        hv_reply_problem(req, HV_E_NOT_FOUND, "no plan with this id", NULL);
+        return;
+    }
+    if (s == HV_DB_CONFLICT) {
+        hv_reply_problem(req, HV_E_CONFLICT, "the plan already ended; nothing to cancel", NULL);
+        return;
+    }
+    if (s != HV_DB_OK) {
+        hv_reply_db_failure(req, s);
+        return;
+    }
+    hv_h_plan_get(req);
+}
+
+void hv_h_plan_jobs(struct hv_request *req)
+{
+    json_t *errors = json_array();
+    const char *status;
+    long limit, cursor;
+    hv_query_enum(req, "status", job_states, &status, errors);
+    hv_query_int(req, "limit", 1, 1000, 100, &limit, errors);
+    hv_query_int(req, "cursor", 0, 2147483647L, -1, &cursor, errors);
+    if (hv_query_failed(req, errors))
+        return;
+    json_t *items = NULL;
+    enum hv_db_status s = hv_db_plan_jobs(req->ids[0], status, cursor, (int)limit + 1, &items);
+    if (s == HV_DB_NONE) {
+        hv_reply_problem(req, HV_E_NOT_FOUND, "no plan with this id", NULL);
+        return;
+    }
+    if (s != HV_DB_OK) {
+        hv_reply_db_failure(req, s);
+        return;
+    }
+    json_t *next = json_null();
+    if (json_array_size(items) > (size_t)limit) {
+        json_array_remove(items, (size_t)limit);
+        char c[24];
+        snprintf(c, sizeof c, "%lld",
+                 (long long)json_integer_value(
+                     json_object_get(json_array_get(items, (size_t)limit - 1), "run_order")));
+        next = json_string(c);
+    }
+    hv_reply_json(req, 200, json_pack("{s:o,s:o}", "items", items, "next_cursor", next));
 }

@@ -1,9 +1,11 @@
 /* h_workers.c — worker registration. */
-#include "db_jobs.h"
+#include "db_targets.h"
 #include "handlers.h"
 #include "jspec.h"
 
+#include <ctype.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const target_kinds[] = {"host", "guest", NULL};
 
@@ -13,8 +15,31 @@ static const struct hv_jfield register_fields[] = {
     {.name = "facts", .type = HV_J_OBJECT, .required = true},
     {.name = "fingerprint", .type = HV_J_STRING, .max_len = 128},
     {.name = "version", .type = HV_J_STRING, .max_len = 64},
+    {.name = "labels", .type = HV_J_OBJECT},
     {0},
 };
+
+/* Labels are short key=value strings an operator picks guests by. */
+static void check_labels(const json_t *labels, json_t *errors)
+{
+    const char *key;
+    const json_t *v;
+    char path[200];
+    if (json_object_size(labels) > 32)
+        hv_errors_add(errors, "/labels", "must have at most 32 labels");
+    json_object_foreach((json_t *)labels, key, v)
+    {
+        hv_jpath(path, sizeof path, "/labels", key);
+        bool ok = strlen(key) >= 1 && strlen(key) <= 64;
+        for (const char *p = key; ok && *p; p++)
+            ok = isalnum((unsigned char)*p) || strchr("_.-", *p) != NULL;
+        if (!ok)
+            hv_errors_add(errors, path, "label keys use 1 to 64 of A-Z a-z 0-9 _ . -");
+        else if (!json_is_string(v) || json_string_length(v) > 128 ||
+                 strlen(json_string_value(v)) != json_string_length(v))
+            hv_errors_add(errors, path, "must be a string of at most 128 characters");
+    }
+}
 
 void hv_h_worker_register(struct hv_request *req)
 {
@@ -22,8 +47,9 @@ void hv_h_worker_register(struct hv_request *req)
     if (doc == NULL)
         return;
     json_t *errors = json_array();
-    if (hv_jspec_check(doc, "", register_fields, errors) > 0 ||
-        json_string_length(json_object_get(doc, "name")) == 0) {
+    if (hv_jspec_check(doc, "", register_fields, errors) == 0)
+        check_labels(json_object_get(doc, "labels"), errors);
+    if (json_array_size(errors) > 0 || json_string_length(json_object_get(doc, "name")) == 0) {
         if (json_array_size(errors) == 0)
             hv_errors_add(errors, "/name", "must not be empty");
         hv_reply_problem(req, HV_E_INVALID_REQUEST, "bad registration", errors);
@@ -33,13 +59,16 @@ void hv_h_worker_register(struct hv_request *req)
     json_decref(errors);
     const json_t *facts = json_object_get(doc, "facts");
     char *facts_text = json_dumps(facts, JSON_COMPACT | JSON_SORT_KEYS);
+    const json_t *labels = json_object_get(doc, "labels");
+    char *labels_text = labels ? json_dumps(labels, JSON_COMPACT) : NULL;
     const char *uuid = json_string_value(json_object_get(facts, "dmi_product_uuid"));
     int64_t id = 0;
-    enum hv_db_status s =
-        hv_db_target_upsert(json_string_value(json_object_get(doc, "name")),
-                            json_string_value(json_object_get(doc, "kind")), facts_text,
-                            json_string_value(json_object_get(doc, "fingerprint")), uuid, &id);
+    enum hv_db_status s = hv_db_target_upsert(
+        json_string_value(json_object_get(doc, "name")),
+        json_string_value(json_object_get(doc, "kind")), facts_text,
+        json_string_value(json_object_get(doc, "fingerprint")), uuid, labels_text, &id);
     free(facts_text);
+    free(labels_text);
     if (s != HV_DB_OK)
         hv_reply_db_failure(req, s);
     else

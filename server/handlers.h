@@ -11,6 +11,21 @@ void hv_h_readyz(struct hv_request *req);
 void hv_h_plans_create(struct hv_request *req);
 void hv_h_plans_list(struct hv_request *req);
 void hv_h_plan_get(struct hv_request *req);
+void hv_h_plan_cancel(struct hv_request *req);
+void hv_h_plan_jobs(struct hv_request *req);
+/* h_read.c */
+void hv_h_job_get(struct hv_request *req);
+void hv_h_job_results(struct hv_request *req);
+void hv_h_targets_list(struct hv_request *req);
+void hv_h_target_get(struct hv_request *req);
+/* h_tokens.c */
+void hv_h_tokens_create(struct hv_request *req);
+void hv_h_tokens_list(struct hv_request *req);
+void hv_h_token_revoke(struct hv_request *req);
+/* h_catalog.c */
+void hv_h_catalog(struct hv_request *req);
+/* h_openapi.c */
+void hv_h_openapi(struct hv_request *req);
 /* h_report.c */
 void hv_h_plan_report(struct hv_request *req);
 /* h_workers.c */

@@ -93,6 +93,11 @@ const char *hv_req_query(struct hv_request *req, const char *key)
     return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
+const char *hv_req_header(struct hv_request *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
 /* Routes the finished request, checks access, runs the handler. */
 static void dispatch(struct hv_request *req)
 {
@@ -169,6 +174,8 @@ static enum MHD_Result respond(struct hv_request *req)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, req->location);
     if (req->allow != NULL)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, req->allow);
+    if (req->extra_header != NULL)
+        MHD_add_response_header(resp, req->extra_header, req->extra_value);
     if (req->status == 401)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"hvbench\"");
     enum MHD_Result r = MHD_queue_response(req->conn, req->status, resp);

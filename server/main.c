@@ -19,7 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 /* The folder holding name ("web", "migrations"): the installed copy, or
  * the one in the current folder when running from a source tree. */
 static const char *default_dir(const char *name)
@@ -299,7 +298,7 @@ static int cmd_token(int argc, char **argv)
             return 1;
         }
         hv_token_hash_hex(token, hash);
-        enum hv_db_status s = hv_db_token_create(name, role, hash);
+        enum hv_db_status s = hv_db_token_create(name, role, hash, NULL);
         if (s == HV_DB_CONFLICT) {
             fprintf(stderr, "hvbench-server: a token called '%s' exists already\n", name);
             return 1;

@@ -51,6 +51,8 @@ struct hv_request {
     const char *content_type; /**< static string */
     char location[128];       /**< Location header when not empty */
     const char *allow;        /**< Allow header for 405 */
+    const char *extra_header; /**< one more header name (a static string) */
+    const char *extra_value;  /**< and its value */
 };
 
 /** Parses the body as one JSON document (duplicate keys refused). On
@@ -59,6 +61,9 @@ json_t *hv_req_json(struct hv_request *req);
 
 /** The value of a query argument, or NULL. Borrowed from the connection. */
 const char *hv_req_query(struct hv_request *req, const char *key);
+
+/** The value of a request header, or NULL. Borrowed from the connection. */
+const char *hv_req_header(struct hv_request *req, const char *name);
 
 /** Answers status with body (stolen; NULL for no body). */
 void hv_reply_json(struct hv_request *req, unsigned status, json_t *body);

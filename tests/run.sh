@@ -7,6 +7,7 @@
 #   tests/run.sh [PATTERN...]   only the tests whose name contains a PATTERN
 #
 # Env: BUILD (default build), TEST_TIMEOUT seconds per test (default 900).
+# Sets HV_CONTRACT_LOG for the integration tests (see test_contract.sh).
 # The last line printed is "N passed, N failed" (", N skipped" when N > 0).
 set -uo pipefail
 
@@ -21,6 +22,11 @@ IN_CI=0
 [[ ${CI:-} == true ]] && IN_CI=1
 
 mkdir -p "$LOGS"
+# The integration tests log every request they make through lib.sh's api
+# here; test_contract, which runs last, checks each answer against
+# api/openapi.yaml.
+export HV_CONTRACT_LOG=$LOGS/contract.jsonl
+: >"$HV_CONTRACT_LOG"
 
 selected() {
     local name=$1 p
@@ -37,8 +43,9 @@ for t in "$BUILD"/tests/test_*; do
     [[ -f $t && -x $t ]] && tests+=("$t")
 done
 for t in tests/integration/test_*.sh; do
-    [[ -f $t ]] && tests+=("$t")
+    [[ -f $t && $t != */test_contract.sh ]] && tests+=("$t")
 done
+[[ -f tests/integration/test_contract.sh ]] && tests+=(tests/integration/test_contract.sh)
 
 passed=0 failed=0 skipped=0
 failures=()

@@ -169,19 +169,38 @@
 
   // ---- formatting ---------------------------------------------------------
 
-  const grouped = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
-
-  /** Four significant digits, but never fewer digits than the integer part
-   *  has (123456.7 is "123,457", not "123,500"); thousands grouped; the
-   *  exponent only below 1e-4 and from 1e15. Same rules as the CLI. */
+  /** The CLI's number format (cli/table.c cli_fmt_num): four significant
+   *  digits with trailing zeros dropped, an SI suffix from 1e5 (k, M, G, T;
+   *  chosen after rounding, so 999960 is "1M"), and C's "%.4g" exponent
+   *  form below 1e-4 and from 1e15. No digit grouping: a comma inside
+   *  "[1,503, 1,543]" would be ambiguous. */
   function fmtNum(v) {
     if (typeof v !== 'number' || !isFinite(v)) return '-';
     const a = Math.abs(v);
     if (a === 0) return '0';
-    if (a < 1e-4 || a >= 1e15) return Number(v.toPrecision(4)).toExponential().replace(/e\+?/, 'e');
-    const r = Number(v.toPrecision(4));
-    if (Math.abs(r) >= 1000) return grouped.format(Math.round(v));
-    return String(r);
+    if (a < 1e-4 || a >= 1e15) return fmtExp(v);
+    const sign = v < 0 ? '-' : '';
+    const rounded = Number(a.toPrecision(4));
+    for (const [scale, suffix] of [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e5, 'k']]) {
+      if (rounded >= scale) return sign + fourDigits(a / (scale === 1e5 ? 1e3 : scale)) + suffix;
+    }
+    return sign + fourDigits(a);
+  }
+
+  function fourDigits(a) {
+    const decimals = Math.max(0, 3 - Math.floor(Math.log10(a)));
+    return stripZeros(a.toFixed(decimals));
+  }
+
+  function stripZeros(s) {
+    return s.includes('.') ? s.replace(/0+$/, '').replace(/\.$/, '') : s;
+  }
+
+  /** printf("%.4g") for the exponent range: "1e-05", "1.5e+15". */
+  function fmtExp(v) {
+    const [mant, exp] = v.toExponential(3).split('e');
+    const x = Number(exp);
+    return stripZeros(mant) + 'e' + (x < 0 ? '-' : '+') + String(Math.abs(x)).padStart(2, '0');
   }
 
   /** A percentage without sign: "13" from 10 up, "1.3" from 0.1, else two

@@ -6,6 +6,9 @@
 # Variables after hv_setup: URL, DB, HV_TMP, ADMIN_TOKEN, SUBMIT_TOKEN,
 # WORKER_TOKEN, READ_TOKEN, and SERVER, WORKER, CLI (the binaries).
 # After a request: STATUS, BODY, CONTENT_TYPE.
+# With HV_CONTRACT_LOG set (tests/run.sh sets it), every answered request
+# is appended to that file as one JSON line; test_contract checks them
+# against api/openapi.yaml.
 # Assertions print "ok - ..." or "FAIL - ..." and return 1 when they fail;
 # tests run without set -e so that one failure does not hide the others.
 # KEEP=1 keeps the temporary directory of a failed test.
@@ -82,7 +85,7 @@ hv_stop_pid() {
 # Start the server on a free port; retried because another test may take
 # the port between the probe and the bind.
 hv_start_server() {
-    local attempt i
+    local attempt i out
     for attempt in 1 2 3; do
         PORT=$(hv_free_port) || hv_die "no free TCP port"
         URL=http://127.0.0.1:$PORT
@@ -90,7 +93,10 @@ hv_start_server() {
             "${HV_SERVER_ARGS[@]}" >>"$HV_TMP/server.log" 2>&1 &
         HV_SERVER_PID=$!
         for ((i = 0; i < 40; i++)); do
-            if curl -fsS --max-time 2 -o /dev/null "$URL/healthz" 2>/dev/null; then
+            if out=$(curl -fsS --max-time 2 -o "$HV_TMP/healthz" \
+                -w '%{http_code} %{content_type}' "$URL/healthz" 2>/dev/null); then
+                hv_contract_log GET /healthz "${out%% *}" "${out#* }" "$HV_TMP/healthz"
+                rm -f -- "$HV_TMP/healthz"
                 export URL PORT
                 hv_log "server pid $HV_SERVER_PID at $URL"
                 return 0
@@ -203,6 +209,23 @@ assert_match() {
     hv_check 0 "$1" "'$3' does not match /$2/"
 }
 
+# hv_contract_log METHOD PATH STATUS CONTENT_TYPE BODY_FILE: with
+# HV_CONTRACT_LOG set, appends the exchange to it as one JSON line
+#   {"method","path","query","status","content_type","body"}
+# (path without the query string; body parsed, or null when empty or not
+# JSON). A request that got no answer (status 000) is no exchange.
+hv_contract_log() {
+    [[ -n ${HV_CONTRACT_LOG:-} && $3 =~ ^[1-9][0-9][0-9]$ ]] || return 0
+    local query='' body=$5
+    [[ $2 == *\?* ]] && query=${2#*\?}
+    [[ -f $body ]] || body=/dev/null
+    jq -cn --arg method "$1" --arg path "${2%%\?*}" --arg query "$query" \
+        --argjson status "$3" --arg content_type "$4" --rawfile body "$body" \
+        '{method: $method, path: $path, query: $query, status: $status,
+          content_type: $content_type, body: ($body | try fromjson catch null)}' \
+        >>"$HV_CONTRACT_LOG" || echo "# could not log $1 $2 to $HV_CONTRACT_LOG"
+}
+
 # api METHOD PATH [curl args]: one request to the server, no assertion.
 # Sets STATUS (000 when no answer), BODY and CONTENT_TYPE.
 api() {
@@ -214,6 +237,7 @@ api() {
     # shellcheck disable=SC2034 # for the tests
     CONTENT_TYPE=${out#* }
     BODY=$(cat -- "$HV_TMP/body" 2>/dev/null || true)
+    hv_contract_log "$method" "$path" "$STATUS" "$CONTENT_TYPE" "$HV_TMP/body"
     rm -f -- "$HV_TMP/body"
 }
 

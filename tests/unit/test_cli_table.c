@@ -44,18 +44,18 @@ static void test_fmt_num(void)
         double v;
         const char *want;
     } cases[] = {
-        {1523.2, "1523"},       {-1523.2, "-1523"},
-        {12345.6, "12346"},     {99999, "100k"}  ,
-        {123456.7, "123.5k"},   {1234567.8, "1.235M"},
-        {1000000, "1M"},        {999960, "1M"}, /* rounding carries into the next suffix */
-        {16629526, "16.63M"},   {993867357, "993.9M"},
-        {2.5e9, "2.5G"},        {3.2e12, "3.2T"},
-        {999.96, "1000"},       {9.99996, "10"}, /* dropped zeros leave no "10.000" */
-        {100, "100"},           {12.346, "12.35"},
-        {8.1, "8.1"},           {2.5, "2.5"},
-        {0.5, "0.5"},           {0.01234, "0.01234"},
-        {0.00051, "0.00051"},   {0, "0"},
-        {1e-5, "1e-05"},        {1.5e15, "1.5e+15"},
+        {1523.2, "1523"},     {-1523.2, "-1523"},
+        {12345.6, "12346"},   {99999, "100k"},
+        {123456.7, "123.5k"}, {1234567.8, "1.235M"},
+        {1000000, "1M"},      {999960, "1M"}, /* rounding carries into the next suffix */
+        {16629526, "16.63M"}, {993867357, "993.9M"},
+        {2.5e9, "2.5G"},      {3.2e12, "3.2T"},
+        {999.96, "1000"},     {9.99996, "10"}, /* dropped zeros leave no "10.000" */
+        {100, "100"},         {12.346, "12.35"},
+        {8.1, "8.1"},         {2.5, "2.5"},
+        {0.5, "0.5"},         {0.01234, "0.01234"},
+        {0.00051, "0.00051"}, {0, "0"},
+        {1e-5, "1e-05"},      {1.5e15, "1.5e+15"},
     };
     char buf[64];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -79,8 +79,7 @@ static void test_fmt_ci(void)
     CHECK_STR("half pct 0", cli_fmt_half_pct(buf, sizeof buf, true, 0), "±0%");
     CHECK_STR("half pct n=1", cli_fmt_half_pct(buf, sizeof buf, false, 1.32), "-");
     CHECK_STR("half pct of a zero mean", cli_fmt_half_pct(buf, sizeof buf, true, NAN), "-");
-    CHECK_STR("interval", cli_fmt_interval(buf, sizeof buf, true, 1503.1, 1543.3),
-              "[1503, 1543]");
+    CHECK_STR("interval", cli_fmt_interval(buf, sizeof buf, true, 1503.1, 1543.3), "[1503, 1543]");
     CHECK_STR("interval small", cli_fmt_interval(buf, sizeof buf, true, 0.01171, 0.01297),
               "[0.01171, 0.01297]");
     CHECK_STR("interval n=1", cli_fmt_interval(buf, sizeof buf, false, 1, 2), "-");

@@ -1,10 +1,26 @@
-/* test_plan.c — plan validation (every error with its JSON path),
- * normalisation and expansion. */
+/* test_plan.c — plan validation (every error with its JSON path and the
+ * right status), normalisation, configurations, guests, sweeps and the
+ * expansion into jobs and groups, including the example plans. */
 #include "plan.h"
 
 #include "check.h"
 
 #include <stdlib.h>
+
+/* Guests by label, as the server would find them in its database. */
+static int fake_labels(void *arg, const char *key, const char *value, json_t **names)
+{
+    *names = json_array();
+    if (strcmp(key, "pool") == 0 && strcmp(value, "net-bench") == 0)
+        for (int i = 1; i <= 8; i++) {
+            char n[16];
+            snprintf(n, sizeof n, "nb%d", i);
+            json_array_append_new(*names, json_string(n));
+        }
+    return strcmp(key, "broken") == 0 ? -1 : 0;
+}
+
+static const struct hv_plan_env env = {fake_labels, NULL};
 
 /* Parses text and returns the verdict; errors are left in *errors. */
 static enum hv_plan_verdict parse(const char *text, struct hv_plan *plan, json_t **errors)
@@ -16,7 +32,7 @@ static enum hv_plan_verdict parse(const char *text, struct hv_plan *plan, json_t
         exit(99);
     }
     *errors = json_array();
-    enum hv_plan_verdict v = hv_plan_parse(doc, 12345, plan, *errors);
+    enum hv_plan_verdict v = hv_plan_parse(doc, 12345, &env, plan, *errors);
     json_decref(doc);
     return v;
 }
@@ -26,83 +42,178 @@ static int has_path(const json_t *errors, const char *path)
 {
     size_t i;
     const json_t *e;
-    json_array_foreach(errors, i, e) if (strcmp(json_string_value(json_object_get(e, "path")),
-                                                path) == 0) return 1;
+    json_array_foreach(errors, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "path")), path) == 0)
+            return 1;
+    }
     return 0;
 }
 
-#define GOOD_WORKLOAD "{\"id\":\"cpu\",\"kind\":\"cpu\"}"
-#define BASE          "\"name\":\"t\",\"targets\":{\"host\":\"h\"}"
+#define CPU  "{\"id\":\"cpu\",\"kind\":\"cpu\"}"
+#define BASE "\"name\":\"t\",\"targets\":{\"host\":\"h\"}"
+#define GUESTS                                                                                     \
+    "\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"domains\":[\"g1\",\"g2\"]}}"
+#define P(members)    "{" BASE "," members "}"
+#define PG(members)   "{" GUESTS "," members "}"
+#define WL(x)         "\"workloads\":[" x "]"
+#define CPU_PARAMS(p) "{\"id\":\"c\",\"kind\":\"cpu\",\"params\":{" p "}}"
+#define NET(p)        "{\"id\":\"n\",\"kind\":\"net\",\"params\":{" p "}}"
 
 static const struct {
     const char *plan;
     enum hv_plan_verdict verdict;
     const char *paths[4]; /* each must be reported */
 } bad[] = {
+    /* 400: structure */
     {"[]", HV_PLAN_INVALID, {""}},
     {"{}", HV_PLAN_INVALID, {"/name", "/targets", "/workloads"}},
-    {"{\"name\":7,\"targets\":{\"host\":\"h\"},\"workloads\":[" GOOD_WORKLOAD "]}",
+    {"{\"name\":7,\"targets\":{\"host\":\"h\"}," WL(CPU) "}", HV_PLAN_INVALID, {"/name"}},
+    {"{\"name\":\"\""
+     ",\"targets\":{\"host\":\"h\"}," WL(CPU) "}",
      HV_PLAN_INVALID,
-     {"/name"}},
-    {"{" BASE ",\"workloads\":[]}", HV_PLAN_INVALID, {"/workloads"}},
-    {"{" BASE ",\"workloads\":[{\"id\":\"a\",\"kind\":\"gpu\"}]}",
+     {}},
+    {P(WL("")), HV_PLAN_INVALID, {"/workloads"}},
+    {P("\"workloads\":{}"), HV_PLAN_INVALID, {"/workloads"}},
+    {P(WL("{\"id\":\"a\",\"kind\":\"gpu\"}")), HV_PLAN_INVALID, {"/workloads/0/kind"}},
+    {P(WL("{\"kind\":\"cpu\"}")), HV_PLAN_INVALID, {"/workloads/0/id"}},
+    {P(WL("{\"id\":\"Bad Id\",\"kind\":\"cpu\"}")), HV_PLAN_INVALID, {"/workloads/0/id"}},
+    {P(WL(CPU "," CPU)), HV_PLAN_INVALID, {"/workloads/1/id"}},
+    {P(WL("7")), HV_PLAN_INVALID, {"/workloads/0"}},
+    {P(WL(CPU) ",\"bogus\":1"), HV_PLAN_INVALID, {"/bogus"}},
+    {P(WL(CPU) ",\"repetitions\":{\"min\":0}"), HV_PLAN_INVALID, {"/repetitions/min"}},
+    {P(WL(CPU) ",\"repetitions\":{\"min\":5,\"max\":2}"), HV_PLAN_INVALID, {"/repetitions/max"}},
+    {P(WL(CPU) ",\"repetitions\":{\"ci_pct\":0}"), HV_PLAN_INVALID, {"/repetitions/ci_pct"}},
+    {P(WL(CPU) ",\"repetitions\":{\"min\":1.5}"), HV_PLAN_INVALID, {"/repetitions/min"}},
+    {P(WL(CPU) ",\"repetitions\":[]"), HV_PLAN_INVALID, {"/repetitions"}},
+    {P(WL(CPU) ",\"order\":\"shuffled\""), HV_PLAN_INVALID, {"/order"}},
+    {P(WL(CPU) ",\"design\":\"fractional\""), HV_PLAN_INVALID, {"/design"}},
+    {P(WL(CPU) ",\"concurrency\":\"some\""), HV_PLAN_INVALID, {"/concurrency"}},
+    {P(WL(CPU) ",\"seed\":-1"), HV_PLAN_INVALID, {"/seed"}},
+    {P(WL(CPU) ",\"seed\":\"x\""), HV_PLAN_INVALID, {"/seed"}},
+    {P(WL(CPU_PARAMS("\"copies\":0"))), HV_PLAN_INVALID, {"/workloads/0/params/copies"}},
+    {P(WL(CPU_PARAMS("\"copies\":\"all\""))), HV_PLAN_INVALID, {"/workloads/0/params/copies"}},
+    {P(WL(CPU_PARAMS("\"seconds\":\"1 week\""))), HV_PLAN_INVALID, {"/workloads/0/params/seconds"}},
+    {P(WL(CPU_PARAMS("\"seconds\":0.5"))), HV_PLAN_INVALID, {"/workloads/0/params/seconds"}},
+    {P(WL(CPU_PARAMS("\"turbo\":true"))), HV_PLAN_INVALID, {"/workloads/0/params/turbo"}},
+    {P(WL("{\"id\":\"d\",\"kind\":\"disk\",\"params\":{\"block\":\"huge\"}}")),
      HV_PLAN_INVALID,
-     {"/workloads/0/kind"}},
-    {"{" BASE ",\"workloads\":[{\"kind\":\"cpu\"}]}", HV_PLAN_INVALID, {"/workloads/0/id"}},
-    {"{" BASE ",\"workloads\":[{\"id\":\"Bad Id\",\"kind\":\"cpu\"}]}",
+     {"/workloads/0/params/block"}},
+    {P(WL("{\"id\":\"d\",\"kind\":\"disk\",\"params\":{\"size\":\"8q\"}}")),
      HV_PLAN_INVALID,
-     {"/workloads/0/id"}},
-    {"{" BASE ",\"workloads\":[" GOOD_WORKLOAD "," GOOD_WORKLOAD "]}",
+     {"/workloads/0/params/size"}},
+    {P(WL("{\"id\":\"d\",\"kind\":\"disk\",\"params\":{\"ops\":[\"seq-fly\"]}}")),
      HV_PLAN_INVALID,
-     {"/workloads/1/id"}},
-    {"{" BASE ",\"workloads\":[" GOOD_WORKLOAD "],\"bogus\":1}", HV_PLAN_INVALID, {"/bogus"}},
-    {"{" BASE ",\"workloads\":[" GOOD_WORKLOAD "],\"repetitions\":{\"min\":0}}",
+     {"/workloads/0/params/ops"}},
+    {PG(WL(NET("\"peer\":\"host\",\"streams\":[1,1]"))),
      HV_PLAN_INVALID,
-     {"/repetitions/min"}},
-    {"{" BASE ",\"workloads\":[" GOOD_WORKLOAD "],\"repetitions\":{\"min\":5,\"max\":2}}",
+     {"/workloads/0/params/streams"}},
+    {PG(WL(NET("\"peer\":\"host\",\"streams\":[]"))),
+     HV_PLAN_INVALID,
+     {"/workloads/0/params/streams"}},
+    {PG(WL(NET("\"peer\":\"host\",\"window\":\"1x\""))),
+     HV_PLAN_INVALID,
+     {"/workloads/0/params/window"}},
+    {"{\"name\":\"t\",\"targets\":{}," WL(CPU) "}", HV_PLAN_INVALID, {"/targets/host"}},
+    {"{\"name\":\"t\",\"targets\":{\"host\":\"a/b\"}," WL(CPU) "}",
+     HV_PLAN_INVALID,
+     {"/targets/host"}},
+    {"{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{}}," WL(CPU) "}",
+     HV_PLAN_INVALID,
+     {"/targets/guests"}},
+    {"{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"domains\":[\"a\"],\"label\":\"x="
+     "y\"}}," WL(CPU) "}",
+     HV_PLAN_INVALID,
+     {"/targets/guests"}},
+    {"{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"domains\":[]}}," WL(CPU) "}",
+     HV_PLAN_INVALID,
+     {"/targets/guests/domains"}},
+    {"{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"domains\":[\"a\",\"a\",3]}}," WL(
+         CPU) "}",
+     HV_PLAN_INVALID,
+     {"/targets/guests/domains/1", "/targets/guests/domains/2"}},
+    {"{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"label\":\"nolabel\"}}," WL(CPU) "}",
+     HV_PLAN_INVALID,
+     {"/targets/guests/label"}},
+    {"{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"template\":{\"domain\":\"t\"}}}"
+     "," WL(CPU) "}",
+     HV_PLAN_INVALID,
+     {"/targets/guests/template/count"}},
+    {"{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"template\":{\"domain\":\"t\","
+     "\"count\":999}}}," WL(CPU) "}",
+     HV_PLAN_INVALID,
+     {"/targets/guests/template/count"}},
+    {P(WL(CPU) ",\"factors\":{\"vcpu_pin\":[]}"), HV_PLAN_INVALID, {"/factors/vcpu_pin"}},
+    {P(WL(CPU) ",\"factors\":{\"vcpu_pin\":\"on\"}"), HV_PLAN_INVALID, {"/factors/vcpu_pin"}},
+    {P(WL(CPU) ",\"factors\":{\"vcpu_pin\":[\"off\",\"off\"]}"),
+     HV_PLAN_INVALID,
+     {"/factors/vcpu_pin/1"}},
+    {P(WL(CPU) ",\"factors\":{\"vcpu_pin\":[true]}"), HV_PLAN_INVALID, {"/factors/vcpu_pin/0"}},
+    {P(WL(CPU) ",\"ramp\":{\"from\":0}"), HV_PLAN_INVALID, {"/ramp/from"}},
+    {P(WL(CPU) ",\"repetitions\":{\"min\":1000},\"factors\":{\"halt_poll_ns\":[0,1000,2000,"
+               "3000,4000,5000,6000,7000,8000,9000,10000,11000,12000,13000,14000,15000,16000,"
+               "17000,18000,19000,20000,21000,22000,23000,24000,25000,26000,27000,28000,29000,"
+               "30000,31000],\"thp\":[\"always\",\"never\",\"madvise\"],\"process_pin\":[\"off\","
+               "\"on\"]}"),
      HV_PLAN_INVALID,
      {"/repetitions/max"}},
-    {"{" BASE ",\"workloads\":[" GOOD_WORKLOAD "],\"order\":\"shuffled\"}",
-     HV_PLAN_INVALID,
-     {"/order"}},
-    {"{" BASE ",\"workloads\":[{\"id\":\"c\",\"kind\":\"cpu\",\"params\":{\"copies\":0}}]}",
-     HV_PLAN_INVALID,
-     {"/workloads/0/params/copies"}},
-    {"{" BASE ",\"workloads\":[{\"id\":\"c\",\"kind\":\"cpu\",\"params\":{\"copies\":\"all\"}}]}",
-     HV_PLAN_INVALID,
-     {"/workloads/0/params/copies"}},
-    {"{" BASE
-     ",\"workloads\":[{\"id\":\"c\",\"kind\":\"cpu\",\"params\":{\"seconds\":\"1 week\"}}]}",
-     HV_PLAN_INVALID,
-     {"/workloads/0/params/seconds"}},
-    {"{" BASE ",\"workloads\":[{\"id\":\"c\",\"kind\":\"cpu\",\"params\":{\"seconds\":0.5}}]}",
-     HV_PLAN_INVALID,
-     {"/workloads/0/params/seconds"}},
-    {"{" BASE ",\"workloads\":[{\"id\":\"c\",\"kind\":\"cpu\",\"params\":{\"turbo\":true}}]}",
-     HV_PLAN_INVALID,
-     {"/workloads/0/params/turbo"}},
-    /* Well formed, but not runnable here: 422. */
-    {"{" BASE ",\"workloads\":[{\"id\":\"d\",\"kind\":\"disk\"}]}",
-     HV_PLAN_IMPOSSIBLE,
-     {"/workloads/0/engine"}},
-    {"{" BASE ",\"workloads\":[" GOOD_WORKLOAD "],\"factors\":{\"warp_drive\":[\"off\",\"on\"]}}",
+    /* 422: well formed, but cannot run here */
+    {P(WL(CPU) ",\"factors\":{\"warp_drive\":[\"off\",\"on\"]}"),
      HV_PLAN_IMPOSSIBLE,
      {"/factors/warp_drive"}},
-    {"{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{}},\"workloads\":[" GOOD_WORKLOAD
-     "]}",
+    {P(WL(CPU) ",\"factors\":{\"disk_cache\":[\"none\",\"turbo\"]}"),
+     HV_PLAN_IMPOSSIBLE,
+     {"/factors/disk_cache/1"}},
+    {P(WL(CPU) ",\"factors\":{\"halt_poll_ns\":[0,99999999999]}"),
+     HV_PLAN_IMPOSSIBLE,
+     {"/factors/halt_poll_ns/1"}},
+    {P(WL("{\"id\":\"x\",\"kind\":\"cpu\",\"engine\":\"spec2006\"}")),
+     HV_PLAN_IMPOSSIBLE,
+     {"/workloads/0/engine"}},
+    {P(WL("{\"id\":\"x\",\"kind\":\"net\",\"engine\":\"fio\"}")),
+     HV_PLAN_IMPOSSIBLE,
+     {"/workloads/0/engine"}},
+    {PG(WL(NET(""))), HV_PLAN_IMPOSSIBLE, {"/workloads/0/params/peer"}},
+    {P(WL(NET("\"peer\":\"host\""))), HV_PLAN_IMPOSSIBLE, {"/workloads/0/params/peer"}},
+    {PG(WL(NET("\"peer\":\"g1\""))), HV_PLAN_IMPOSSIBLE, {"/workloads/0/params/peer"}},
+    {P(WL(CPU) ",\"concurrency\":\"all-guests\""), HV_PLAN_IMPOSSIBLE, {"/concurrency"}},
+    {PG(WL(CPU) ",\"concurrency\":\"ramp\",\"ramp\":{\"to\":9}"), HV_PLAN_IMPOSSIBLE, {"/ramp/to"}},
+    {PG(WL(CPU) ",\"concurrency\":\"ramp\",\"ramp\":{\"from\":2,\"to\":1}"),
+     HV_PLAN_IMPOSSIBLE,
+     {"/ramp/from"}},
+    {PG(WL(CPU) ",\"ramp\":{\"to\":2}"), HV_PLAN_IMPOSSIBLE, {"/ramp"}},
+    {P(WL(CPU) ",\"baseline\":\"vcpu_pin=on\""), HV_PLAN_IMPOSSIBLE, {"/baseline"}},
+    {P(WL(CPU) ",\"factors\":{\"vcpu_pin\":[\"off\",\"on\"]}"),
+     HV_PLAN_IMPOSSIBLE,
+     {"/factors/vcpu_pin"}},
+    {"{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"domains\":[\"h\"]}}," WL(CPU) "}",
      HV_PLAN_IMPOSSIBLE,
      {"/targets/guests"}},
+    {"{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"label\":\"pool=empty\"}}," WL(
+         CPU) "}",
+     HV_PLAN_IMPOSSIBLE,
+     {"/targets/guests/label"}},
+    {"{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"label\":\"broken=1\"}}," WL(
+         CPU) "}",
+     HV_PLAN_IMPOSSIBLE,
+     {"/targets/guests/label"}},
 };
 
-int main(void)
+static void test_bad_plans(void)
 {
     struct hv_plan plan;
     json_t *errors;
-
-    /* Every bad plan gets its verdict and names each bad path. */
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    size_t n = sizeof bad / sizeof bad[0];
+    CHECK(n >= 40);
+    for (size_t i = 0; i < n; i++) {
         enum hv_plan_verdict v = parse(bad[i].plan, &plan, &errors);
         CHECK(v == bad[i].verdict);
+        if (v != bad[i].verdict)
+            fprintf(stderr, "  plan %zu: verdict %d, expected %d: %s\n", i, v, bad[i].verdict,
+                    json_dumps(errors, JSON_COMPACT));
+        if (v == HV_PLAN_VALID)
+            hv_plan_free(&plan);
+        CHECK(json_array_size(errors) > 0 || v == HV_PLAN_VALID);
         for (size_t k = 0; k < 4 && bad[i].paths[k] != NULL; k++) {
             int found = has_path(errors, bad[i].paths[k]);
             CHECK(found);
@@ -112,22 +223,26 @@ int main(void)
         }
         json_decref(errors);
     }
-
-    /* The "{}" plan reports all three missing members at once. */
+    /* "{}" reports all three missing members at once. */
     parse("{}", &plan, &errors);
     CHECK(json_array_size(errors) == 3);
     json_decref(errors);
+}
 
-    /* A valid plan is normalised: defaults and units. */
-    CHECK(parse("{" BASE ",\"workloads\":[{\"id\":\"cpu\",\"kind\":\"cpu\",\"params\":"
-                "{\"seconds\":\"2m\",\"copies\":\"per-vcpu\"}},{\"id\":\"cpu2\",\"kind\":\"cpu\"}],"
-                "\"repetitions\":{\"min\":4}}",
+static void test_normalisation(void)
+{
+    struct hv_plan plan;
+    json_t *errors;
+    CHECK(parse(P(WL("{\"id\":\"cpu\",\"kind\":\"cpu\",\"params\":{\"seconds\":\"2m\",\"copies\":"
+                     "\"per-vcpu\"}},{\"id\":\"cpu2\",\"kind\":\"cpu\"}") ",\"repetitions\":{"
+                                                                          "\"min\":4}"),
                 &plan, &errors) == HV_PLAN_VALID);
     CHECK(json_array_size(errors) == 0);
     json_decref(errors);
     CHECK_STR(plan.name, "t");
     CHECK_STR(plan.host, "h");
-    CHECK(plan.n_workloads == 2);
+    CHECK(plan.n_workloads == 2 && plan.n_configs == 1 && plan.n_guests == 0);
+    CHECK_STR(plan.configs[0].name, "default");
     CHECK_STR(plan.workloads[0].engine, "builtin");
     CHECK_NEAR(json_number_value(json_object_get(plan.workloads[0].params, "seconds")), 120.0, 0);
     CHECK_NEAR(json_number_value(json_object_get(plan.workloads[1].params, "seconds")), 10.0, 0);
@@ -137,50 +252,233 @@ int main(void)
     CHECK(plan.randomized);
     CHECK(plan.seed == (12345 >> 11));
     CHECK_STR(json_string_value(json_object_get(plan.doc, "order")), "randomized");
+    CHECK_STR(json_string_value(json_object_get(plan.doc, "baseline")), "host");
+    CHECK(!plan.host_baseline);
 
-    /* Expansion: 1 config x 2 workloads x 4 repetitions, each round holding
-     * every workload once, run_order 0..7. */
-    size_t n = 0;
-    struct hv_job_spec *jobs = hv_plan_expand(&plan, &n);
-    CHECK(n == 8);
+    /* 1 config x 2 workloads x 4 repetitions on the host; each round holds
+     * every workload once; run_order is 0..7. */
+    struct hv_expansion x;
+    CHECK(hv_plan_expand(&plan, &x) == 0);
+    CHECK(x.n_jobs == 8 && x.n_groups == 0);
     for (size_t r = 0; r < 4; r++) {
-        CHECK(jobs[2 * r].repetition == (int)r + 1 && jobs[2 * r + 1].repetition == (int)r + 1);
-        CHECK(jobs[2 * r].workload != jobs[2 * r + 1].workload);
+        CHECK(x.jobs[2 * r].repetition == (int)r + 1);
+        CHECK(x.jobs[2 * r].workload != x.jobs[2 * r + 1].workload);
     }
-    for (size_t i = 0; i < n; i++)
-        CHECK(jobs[i].run_order == (int)i);
+    for (size_t i = 0; i < x.n_jobs; i++) {
+        CHECK(x.jobs[i].run_order == (int)i);
+        CHECK_STR(x.jobs[i].target, "h");
+        CHECK(x.jobs[i].group == -1 && x.jobs[i].role == NULL);
+    }
     /* The same seed gives the same order. */
-    size_t n2 = 0;
-    struct hv_job_spec *again = hv_plan_expand(&plan, &n2);
-    CHECK(n2 == n && memcmp(jobs, again, n * sizeof *jobs) == 0);
-    free(again);
-    free(jobs);
+    struct hv_expansion again;
+    hv_plan_expand(&plan, &again);
+    CHECK(again.n_jobs == x.n_jobs && memcmp(again.jobs, x.jobs, x.n_jobs * sizeof *x.jobs) == 0);
+    hv_expansion_free(&again);
+    hv_expansion_free(&x);
     hv_plan_free(&plan);
 
     /* A recorded seed is kept; sequential order is as written. */
-    CHECK(parse("{" BASE ",\"workloads\":[" GOOD_WORKLOAD ",{\"id\":\"b\",\"kind\":\"cpu\"}],"
-                "\"order\":\"sequential\",\"seed\":99}",
+    CHECK(parse(P(WL(CPU ",{\"id\":\"b\",\"kind\":\"cpu\"}") ",\"order\":\"sequential\","
+                                                             "\"seed\":99"),
                 &plan, &errors) == HV_PLAN_VALID);
     json_decref(errors);
     CHECK(plan.seed == 99 && !plan.randomized);
-    jobs = hv_plan_expand(&plan, &n);
-    CHECK(n == 6 && jobs[0].workload == 0 && jobs[1].workload == 1);
-    free(jobs);
+    hv_plan_expand(&plan, &x);
+    CHECK(x.n_jobs == 6 && x.jobs[0].workload == 0 && x.jobs[1].workload == 1);
+    hv_expansion_free(&x);
+    hv_plan_free(&plan);
+}
+
+static void test_factors(void)
+{
+    struct hv_plan plan;
+    json_t *errors;
+    /* full: 2 x 3 = 6 configurations, named by their non-default levels,
+     * factors in name order. */
+    CHECK(parse(PG(WL(CPU) ",\"factors\":{\"vcpu_pin\":[\"off\",\"on\"],\"disk_cache\":[\"none\","
+                           "\"writeback\",\"writethrough\"]}"),
+                &plan, &errors) == HV_PLAN_VALID);
+    CHECK(plan.n_configs == 6);
+    CHECK_STR(plan.configs[0].name, "default");
+    CHECK_STR(plan.configs[1].name, "vcpu_pin=on");
+    CHECK_STR(plan.configs[2].name, "disk_cache=writeback");
+    CHECK_STR(plan.configs[5].name, "disk_cache=writethrough,vcpu_pin=on");
+    CHECK_STR(json_string_value(json_object_get(plan.configs[5].levels, "disk_cache")),
+              "writethrough");
+    CHECK_STR(json_string_value(json_object_get(plan.configs[0].levels, "vcpu_pin")), "off");
+    json_decref(errors);
+    hv_plan_free(&plan);
+    /* one-at-a-time: 1 + 1 + 2 = 4; a numeric level is normalised. */
+    CHECK(parse(PG(WL(CPU) ",\"design\":\"one-at-a-time\",\"factors\":{\"vcpu_pin\":[\"off\","
+                           "\"on\"],\"halt_poll_ns\":[200000,0,\"50000\"]}"),
+                &plan, &errors) == HV_PLAN_VALID);
+    CHECK(plan.n_configs == 4);
+    CHECK_STR(plan.configs[1].name, "halt_poll_ns=0");
+    CHECK_STR(plan.configs[2].name, "halt_poll_ns=50000");
+    CHECK_STR(plan.configs[3].name, "vcpu_pin=on");
+    CHECK_STR(json_string_value(json_object_get(plan.configs[0].levels, "halt_poll_ns")), "200000");
+    json_decref(errors);
+    hv_plan_free(&plan);
+    /* A configuration may be the baseline. */
+    CHECK(parse(PG(WL(CPU) ",\"baseline\":\"vcpu_pin=on\",\"factors\":{\"vcpu_pin\":[\"off\","
+                           "\"on\"]}"),
+                &plan, &errors) == HV_PLAN_VALID);
+    json_decref(errors);
+    hv_plan_free(&plan);
+}
+
+static void test_guests(void)
+{
+    struct hv_plan plan;
+    json_t *errors;
+    struct hv_expansion x;
+    /* one-guest with a host baseline: per round 1 host job + 2 guest jobs. */
+    CHECK(parse(PG(WL(CPU) ",\"repetitions\":{\"min\":2}"), &plan, &errors) == HV_PLAN_VALID);
+    CHECK(plan.n_guests == 2 && plan.host_baseline);
+    hv_plan_expand(&plan, &x);
+    CHECK(x.n_jobs == 6 && x.n_groups == 0);
+    int on_host = 0;
+    for (size_t i = 0; i < x.n_jobs; i++)
+        on_host += strcmp(x.jobs[i].target, "h") == 0;
+    CHECK(on_host == 2);
+    hv_expansion_free(&x);
+    json_decref(errors);
     hv_plan_free(&plan);
 
-    /* The example every newcomer runs must stay valid. */
+    /* all-guests: each round = host job + one group of 2 guests. */
+    CHECK(parse(PG(WL(CPU) ",\"concurrency\":\"all-guests\",\"repetitions\":{\"min\":3}"), &plan,
+                &errors) == HV_PLAN_VALID);
+    hv_plan_expand(&plan, &x);
+    CHECK(x.n_jobs == 9 && x.n_groups == 3);
+    for (size_t g = 0; g < x.n_groups; g++)
+        CHECK(x.group_sizes[g] == 2);
+    hv_expansion_free(&x);
+    json_decref(errors);
+    hv_plan_free(&plan);
+
+    /* template guests are named prefix + i. */
+    CHECK(parse("{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"template\":{\"domain\":"
+                "\"tmpl\",\"count\":3}}}," WL(CPU) "}",
+                &plan, &errors) == HV_PLAN_VALID);
+    CHECK(plan.n_guests == 3);
+    CHECK_STR(plan.guests[0], "tmpl-1");
+    CHECK_STR(plan.guests[2], "tmpl-3");
+    json_decref(errors);
+    hv_plan_free(&plan);
+
+    /* Label guests come from the environment; a plan without a resolver
+     * (local validation) keeps them unresolved. */
+    CHECK(parse("{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"label\":"
+                "\"pool=net-bench\"}}," WL(CPU) "}",
+                &plan, &errors) == HV_PLAN_VALID);
+    CHECK(plan.n_guests == 8);
+    CHECK_STR(plan.guests[7], "nb8");
+    json_decref(errors);
+    hv_plan_free(&plan);
+}
+
+static void test_net_ramp_sweep(void)
+{
+    struct hv_plan plan;
+    json_t *errors;
+    struct hv_expansion x;
+    /* streams [1, 8] sweeps into two variants; ramp 1..2 guests; the peer
+     * (the host) serves, so the host has no baseline job for it. */
+    CHECK(parse(PG(WL(NET(
+                    "\"peer\":\"host\",\"streams\":[1,8],\"window\":\"256k\"")) ","
+                                                                                "\"concurrency\":"
+                                                                                "\"ramp\","
+                                                                                "\"repetitions\":{"
+                                                                                "\"min\":1}"),
+                &plan, &errors) == HV_PLAN_VALID);
+    if (json_array_size(errors))
+        fprintf(stderr, "%s\n", json_dumps(errors, JSON_COMPACT));
+    CHECK(plan.n_workloads == 2);
+    CHECK_STR(plan.workloads[0].id, "n[streams=1]");
+    CHECK_STR(plan.workloads[1].id, "n[streams=8]");
+    CHECK_STR(plan.workloads[1].base_id, "n");
+    CHECK_STR(plan.workloads[0].peer, "h");
+    CHECK(json_integer_value(json_object_get(plan.workloads[1].params, "streams")) == 8);
+    CHECK(json_integer_value(json_object_get(plan.workloads[1].params, "window")) == 262144);
+    CHECK(plan.ramp_from == 1 && plan.ramp_to == 2);
+    /* The stored plan keeps the sweep as a list. */
+    json_t *stored = json_object_get(
+        json_object_get(json_array_get(json_object_get(plan.doc, "workloads"), 0), "params"),
+        "streams");
+    CHECK(json_array_size(stored) == 2);
+    hv_plan_expand(&plan, &x);
+    /* 2 variants x ramp {1, 2}: groups of 1+1 and 2+1 (clients + server). */
+    CHECK(x.n_groups == 4);
+    CHECK(x.n_jobs == 2 * (2 + 3));
+    int servers = 0;
+    for (size_t i = 0; i < x.n_jobs; i++) {
+        CHECK(x.jobs[i].group >= 0);
+        if (x.jobs[i].role && strcmp(x.jobs[i].role, "server") == 0) {
+            servers++;
+            CHECK_STR(x.jobs[i].target, "h");
+            /* The server comes first in its group. */
+            CHECK(i + 1 < x.n_jobs && x.jobs[i + 1].group == x.jobs[i].group);
+        }
+    }
+    CHECK(servers == 4);
+    hv_expansion_free(&x);
+    json_decref(errors);
+    hv_plan_free(&plan);
+}
+
+/* Loads an example plan and checks its expansion counts. */
+static void check_example(const char *file, size_t configs, size_t workloads, size_t guests,
+                          size_t jobs, size_t groups)
+{
     json_error_t jerr;
-    json_t *quick = json_load_file("examples/quick.json", JSON_REJECT_DUPLICATES, &jerr);
-    CHECK(quick != NULL);
-    errors = json_array();
-    CHECK(quick && hv_plan_parse(quick, 1, &plan, errors) == HV_PLAN_VALID);
-    if (quick && json_array_size(errors) == 0) {
-        jobs = hv_plan_expand(&plan, &n);
-        CHECK(n == 3);
-        free(jobs);
+    json_t *doc = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
+    CHECK(doc != NULL);
+    if (doc == NULL) {
+        fprintf(stderr, "  %s: %s\n", file, jerr.text);
+        return;
+    }
+    json_t *errors = json_array();
+    struct hv_plan plan;
+    enum hv_plan_verdict v = hv_plan_parse(doc, 1, &env, &plan, errors);
+    CHECK(v == HV_PLAN_VALID);
+    if (v != HV_PLAN_VALID) {
+        fprintf(stderr, "  %s: %s\n", file, json_dumps(errors, JSON_COMPACT));
+    } else {
+        struct hv_expansion x;
+        hv_plan_expand(&plan, &x);
+        CHECK(plan.n_configs == configs);
+        CHECK(plan.n_workloads == workloads);
+        CHECK(plan.n_guests == guests);
+        CHECK(x.n_jobs == jobs);
+        CHECK(x.n_groups == groups);
+        if (plan.n_configs != configs || plan.n_workloads != workloads || plan.n_guests != guests ||
+            x.n_jobs != jobs || x.n_groups != groups)
+            fprintf(stderr, "  %s: %zu configs, %zu workloads, %zu guests, %zu jobs, %zu groups\n",
+                    file, plan.n_configs, plan.n_workloads, plan.n_guests, x.n_jobs, x.n_groups);
+        hv_expansion_free(&x);
         hv_plan_free(&plan);
     }
     json_decref(errors);
-    json_decref(quick);
+    json_decref(doc);
+}
+
+int main(void)
+{
+    test_bad_plans();
+    test_normalisation();
+    test_factors();
+    test_guests();
+    test_net_ramp_sweep();
+    /* quick: 1 config, 1 workload, host only, 3 repetitions. */
+    check_example("examples/quick.json", 1, 1, 0, 3, 0);
+    /* CPU pinning x EPT: 4 configs, 8 guests all at once + the host
+     * baseline (config default only): per round 4 groups of 8 + 1 host job;
+     * 3 rounds. */
+    check_example("examples/cpu-pinning-ept.json", 4, 1, 8, 3 * (4 * 8 + 1), 3 * 4);
+    /* iozone-like: 3 cache modes, 8 template guests together + host. */
+    check_example("examples/disk-iozone.json", 3, 1, 8, 3 * (3 * 8 + 1), 3 * 3);
+    /* network ramp: 2 vhost levels x 2 stream variants x ramp 1..8: groups
+     * of k clients + 1 server; the host serves, so no host baseline. */
+    check_example("examples/net-ramp.json", 2, 2, 8, 3 * 2 * 2 * (36 + 8), 3 * 2 * 2 * 8);
     return check_summary("test_plan");
 }

@@ -1,0 +1,101 @@
+/* factors.h — the catalogue of tuning factors (actuators) a plan may vary.
+ *
+ * One static table describes every knob: its levels, how disruptive it is
+ * to change, where it is set (guest domain or host), what a stock system
+ * uses, its risk and how an operator applies it by hand. Plan validation,
+ * GET /api/v1/catalog, docs/catalog.md and (later) the worker's actuators
+ * all read this table, so a knob is added in exactly one place.
+ *
+ * Everything here is immutable and thread safe. */
+#ifndef HV_FACTORS_H
+#define HV_FACTORS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/** What changing a factor's level costs. */
+enum hv_disruption {
+    HV_DISRUPT_LIVE,    /**< applied to the running guest */
+    HV_DISRUPT_RESTART, /**< domain XML change, then a guest restart */
+    HV_DISRUPT_HOST,    /**< a host setting (sysfs, ip link); guests keep running */
+    HV_DISRUPT_REBOOT,  /**< a module reload or host reboot: recorded, the operator applies it */
+};
+
+/** Where a factor is set. */
+enum hv_factor_scope {
+    HV_SCOPE_GUEST, /**< on each guest domain of the plan */
+    HV_SCOPE_HOST,  /**< on the host (hypervisor or bare-metal machine) */
+};
+
+/** One row of the catalogue. All strings are static. */
+struct hv_factor_def {
+    const char *name;    /**< [a-z0-9_]+, what plans write under "factors" */
+    const char *summary; /**< one line: what the knob does */
+    enum hv_disruption disruption;
+    enum hv_factor_scope scope;
+    /** The enumerated levels, NULL-terminated; NULL when the factor is
+     *  numeric. */
+    const char *const *levels;
+    /** Numeric factors: levels are the integers in [min, max]. */
+    double min, max;
+    /** Numeric factors: the unit of a level ("ns", "KiB", "bytes" ...). */
+    const char *unit;
+    /** The usual setting on a stock system; a valid level. */
+    const char *system_default;
+    /** What can go wrong at a non-default level, or NULL. */
+    const char *risk;
+    /** How to apply it by hand: a libvirt XML snippet, virsh command or
+     *  sysfs line, with placeholders (DOMAIN, VCPU, HOSTCPU, DEVICE, IFACE,
+     *  N ...). */
+    const char *apply_hint;
+    /** A short note of a published effect, or NULL. */
+    const char *evidence;
+};
+
+/** The name of a disruption class as the API spells it: "live",
+ *  "restart", "host" or "reboot" ("unknown" for a value out of range).
+ *  Returns a static string. */
+const char *hv_disruption_name(enum hv_disruption d);
+
+/** The name of a scope: "guest" or "host" ("unknown" out of range).
+ *  Returns a static string. */
+const char *hv_factor_scope_name(enum hv_factor_scope s);
+
+/** The factor called name, or NULL when the catalogue has none (also for
+ *  name NULL). Returns a pointer into the static table. */
+const struct hv_factor_def *hv_factor_find(const char *name);
+
+/** The number of factors in the catalogue. */
+size_t hv_factor_count(void);
+
+/** Factor i (0 <= i < hv_factor_count()) in catalogue order, or NULL when
+ *  i is out of range. Returns a pointer into the static table. */
+const struct hv_factor_def *hv_factor_at(size_t i);
+
+/** Checks one level of factor f (not NULL) as a plan writes it and
+ *  normalises it.
+ *
+ *  Enumerated factors take a JSON string naming a level (case does not
+ *  matter; the catalogue's spelling is written out). Numeric factors take a
+ *  JSON integer, or a string holding a decimal integer in the factor's unit
+ *  ("200000"), or, where the unit allows it, a number with a unit suffix
+ *  ("200us" for halt_poll_ns, "4m" for readahead_kb); the result must be a
+ *  whole number in [min, max] of the factor's unit.
+ *
+ *  On success writes the normalised level ("on", "200000") into out and
+ *  returns 0. Otherwise writes a one-line message without the path (e.g.
+ *  "must be one of: off, on") into err, when err is not NULL, and returns
+ *  -1; out is then unspecified. A level that does not fit in outlen bytes
+ *  is an error. */
+int hv_factor_level(const struct hv_factor_def *f, const json_t *level, char *out, size_t outlen,
+                    char *err, size_t errlen);
+
+/** The catalogue as a JSON array for GET /api/v1/catalog, in catalogue
+ *  order: [{"name", "summary", "disruption", "scope", "type" ("enum" or
+ *  "int"), "levels" (array, enum only), "min", "max", "unit" (int only),
+ *  "system_default", "risk", "apply", "evidence"}], with null for an absent
+ *  risk or evidence. Returns a new reference the caller owns, or NULL when
+ *  memory runs out. */
+json_t *hv_factors_json(void);
+
+#endif

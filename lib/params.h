@@ -1,0 +1,120 @@
+/* params.h — the engines a workload may name and the parameters of each.
+ *
+ * One static table of engines; each engine declares its parameters as a
+ * table of rows (name, type, default, range, choices, description). One
+ * generic checker walks the rows to validate and normalise a workload's
+ * params, and hv_engines_json() publishes the same rows for
+ * GET /api/v1/catalog, so what the API documents and what validation
+ * accepts cannot drift apart. docs/catalog.md is the human page of the
+ * same table (the unit tests check it names every engine and parameter).
+ *
+ * Everything here is immutable and thread safe. */
+#ifndef HV_PARAMS_H
+#define HV_PARAMS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/** What a parameter holds, and so how it is checked and normalised. */
+enum hv_param_type {
+    HV_PARAM_INT,      /**< a JSON integer in [min, max] (or the row's word) */
+    HV_PARAM_NUMBER,   /**< a JSON number in [min, max] */
+    HV_PARAM_BOOL,     /**< true or false */
+    HV_PARAM_SIZE,     /**< bytes: an integer or "256k"; normalised to an integer */
+    HV_PARAM_DURATION, /**< seconds: a number or "30s"; normalised to a real */
+    HV_PARAM_ENUM,     /**< one string of choices */
+    HV_PARAM_STRING,   /**< a non-empty string, optionally of a format */
+    HV_PARAM_TARGET,   /**< a target's name; "host" is the plan's host */
+    HV_PARAM_LIST,     /**< a non-empty array of unique choices (a list, not a sweep) */
+};
+
+/** One parameter of an engine. A table of these ends with a row whose name
+ *  is NULL. All strings are static. */
+struct hv_param_def {
+    const char *name;
+    enum hv_param_type type;
+    /** check refuses params without it (HTTP 400). A peer engine's target
+     *  row is not: the plan refuses a missing peer itself (422), see
+     *  hv_engine_def.needs_peer. */
+    bool required;
+    /** The default as a plan would write it, in JSON ("1", "\"256k\"",
+     *  "false"), or NULL when an absent parameter stays absent. */
+    const char *def;
+    /** INT, NUMBER, SIZE (bytes), DURATION (seconds): the inclusive range,
+     *  used when min < max. */
+    double min, max;
+    /** SIZE: the value must be a multiple of this many bytes (0: any). */
+    unsigned multiple;
+    /** ENUM and LIST: the allowed strings, NULL-terminated. */
+    const char *const *choices;
+    /** INT: a string accepted in place of a number and kept as is
+     *  ("per-vcpu"), or NULL. */
+    const char *word;
+    /** STRING and TARGET: the greatest length (0: 256). */
+    size_t max_len;
+    /** STRING: returns NULL when s is acceptable, else a static message
+     *  saying what is expected; NULL accepts any non-empty string. */
+    const char *(*format)(const char *s);
+    /** One line for humans: what it does and the tool option it maps to. */
+    const char *description;
+};
+
+/** Validates and normalises a workload's params; see hv_engine_def.check. */
+typedef int (*hv_params_check_fn)(json_t *params, const char *path, json_t *errors);
+
+/** One engine: a (kind, engine) pair a workload may name. */
+struct hv_engine_def {
+    const char *kind;    /**< "cpu", "disk", "net" */
+    const char *engine;  /**< "builtin", a tool ("fio" ...), or "custom" */
+    const char *summary; /**< one line for humans */
+    /** Validates params, a JSON object whose values are scalars (sweeps
+     *  already expanded by the caller; a LIST param is an array), and
+     *  normalises it in place: fills defaults, turns sizes into integer
+     *  bytes and durations into real seconds. Appends one {"path",
+     *  "message"} per problem to errors, at path + "/" + member (+ "/" +
+     *  index inside a list), and returns how many it appended. Walks
+     *  params_def with the one generic checker, then runs the engine's
+     *  cross-field checks when every row passed. */
+    hv_params_check_fn check;
+    /** Names of the params a plan may give as an array of values (a
+     *  sweep), NULL-terminated; NULL when none may. */
+    const char *const *sweepable;
+    /** A server side runs on the target named by params.peer (the
+     *  engine's TARGET row). check accepts params without a peer; the plan
+     *  must refuse them as impossible (422), as docs/plans.md says. */
+    bool needs_peer;
+    bool external; /**< runs an external tool the worker must have */
+    /** The parameter rows check walks and the catalogue publishes. */
+    const struct hv_param_def *params_def;
+};
+
+/** The engine for (kind, engine); engine NULL means "builtin". Returns a
+ *  pointer into the static table, or NULL when there is none. */
+const struct hv_engine_def *hv_engine_def_find(const char *kind, const char *engine);
+
+/** The number of engines. */
+size_t hv_engine_def_count(void);
+
+/** Engine i (0 <= i < hv_engine_def_count()) in table order, or NULL when
+ *  i is out of range. Returns a pointer into the static table. */
+const struct hv_engine_def *hv_engine_def_at(size_t i);
+
+/** Whether param of engine e may be swept (given as an array). */
+bool hv_engine_def_sweepable(const struct hv_engine_def *e, const char *param);
+
+/** The name of a parameter type as the catalogue spells it ("int",
+ *  "size" ...; "unknown" out of range). Returns a static string. */
+const char *hv_param_type_name(enum hv_param_type t);
+
+/** Every engine as a JSON array for GET /api/v1/catalog, in table order:
+ *  [{"kind", "engine", "summary", "needs_peer", "external", "params":
+ *  [{"name", "type", "required" (the plan must give it: a required row,
+ *  or the peer of a needs_peer engine), "sweepable", "description", and where
+ *  they apply "default" (as a plan writes it), "min", "max", "unit"
+ *  ("bytes", "seconds"), "multiple_of", "choices", "or" (the word an int
+ *  also takes), "max_length"}]}]. Returns a new reference the caller owns,
+ *  or NULL when memory runs out. */
+json_t *hv_engines_json(void);
+
+#endif

@@ -1,0 +1,73 @@
+/* db_targets.c — see db_targets.h. */
+#include "db_targets.h"
+
+#include <stdlib.h>
+
+static const struct hv_stmt upsert = {
+    "target_upsert",
+    "INSERT INTO targets (name, kind, facts, fingerprint, dmi_uuid, labels) "
+    "VALUES ($1, $2, $3::jsonb, $4, $5, coalesce($6::jsonb, '{}')) "
+    "ON CONFLICT (name) DO UPDATE SET kind = EXCLUDED.kind, facts = EXCLUDED.facts, "
+    "fingerprint = EXCLUDED.fingerprint, dmi_uuid = EXCLUDED.dmi_uuid, "
+    "labels = EXCLUDED.labels, last_seen = now() RETURNING id",
+    6};
+
+#define TARGET_JSON                                                                            \
+    "json_build_object('id', t.id, 'name', t.name, 'kind', t.kind, 'fingerprint', "            \
+    "t.fingerprint, 'dmi_uuid', t.dmi_uuid, 'labels', t.labels, 'registered_at', "             \
+    "t.registered_at, 'last_seen', t.last_seen)"
+
+static const struct hv_stmt list = {
+    "target_list",
+    "SELECT coalesce(json_agg(" TARGET_JSON " ORDER BY t.name), '[]')::text FROM targets t "
+    "WHERE ($1::text IS NULL OR t.kind = $1) "
+    "AND ($2::text IS NULL OR t.labels @> jsonb_build_object($2::text, $3::text))",
+    3};
+
+static const struct hv_stmt get = {
+    "target_get",
+    "SELECT (" TARGET_JSON "::jsonb || jsonb_build_object('facts', t.facts))::text "
+    "FROM targets t WHERE t.id = $1",
+    1};
+
+static const struct hv_stmt by_label = {
+    "target_names_by_label",
+    "SELECT coalesce(json_agg(t.name ORDER BY t.name), '[]')::text FROM targets t "
+    "WHERE t.kind = 'guest' AND t.labels @> jsonb_build_object($1::text, $2::text)",
+    2};
+
+enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,
+                                      const char *fingerprint, const char *dmi_uuid,
+                                      const char *labels_json, int64_t *id)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    const char *params[] = {name, kind, facts_json, fingerprint, dmi_uuid, labels_json};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &upsert, params, &r);
+    if (s == HV_DB_OK)
+        *id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+}
+
+enum hv_db_status hv_db_target_list(const char *kind, const char *label_key,
+                                    const char *label_value, json_t **out)
+{
+    const char *params[] = {kind, label_key, label_value};
+    return hv_db_json(&list, params, out, NULL);
+}
+
+enum hv_db_status hv_db_target_get(int64_t id, json_t **out)
+{
+    char idtxt[24];
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
+    return hv_db_json(&get, params, out, NULL);
+}
+
+enum hv_db_status hv_db_target_names_by_label(const char *key, const char *value, json_t **out)
+{
+    const char *params[] = {key, value};
+    return hv_db_json(&by_label, params, out, NULL);
+}

@@ -1,0 +1,30 @@
+/* db_targets.h — targets: the machines workers run on. */
+#ifndef HV_SERVER_DB_TARGETS_H
+#define HV_SERVER_DB_TARGETS_H
+
+#include "db.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+/** Registers (or refreshes) the target called name with its facts,
+ *  fingerprint and labels (JSON texts); *id is its id, the same on every
+ *  re-registration. */
+enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,
+                                      const char *fingerprint, const char *dmi_uuid,
+                                      const char *labels_json, int64_t *id);
+
+/** Targets, ordered by name, as a new JSON array in *out; kind and the
+ *  label (key, value) filter when not NULL. */
+enum hv_db_status hv_db_target_list(const char *kind, const char *label_key,
+                                    const char *label_value, json_t **out);
+
+/** One target with its facts as a new JSON object; HV_DB_NONE when
+ *  unknown. */
+enum hv_db_status hv_db_target_get(int64_t id, json_t **out);
+
+/** The names of the guest targets carrying label key=value, as a new JSON
+ *  array of strings (possibly empty). */
+enum hv_db_status hv_db_target_names_by_label(const char *key, const char *value, json_t **out);
+
+#endif

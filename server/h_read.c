@@ -1,0 +1,75 @@
+/* h_read.c — reading jobs, results and targets. */
+#include "db_plans.h"
+#include "db_targets.h"
+#include "handlers.h"
+#include "query.h"
+
+#include <string.h>
+
+static const char *const target_kinds[] = {"host", "guest", NULL};
+
+/* Answers a single-object lookup: 200, 404 naming what, or a DB failure. */
+static void reply_one(struct hv_request *req, enum hv_db_status s, json_t *obj, const char *what)
+{
+    if (s == HV_DB_NONE)
+        hv_reply_problem(req, HV_E_NOT_FOUND, what, NULL);
+    else if (s != HV_DB_OK)
+        hv_reply_db_failure(req, s);
+    else
+        hv_reply_json(req, 200, obj);
+}
+
+void hv_h_job_get(struct hv_request *req)
+{
+    json_t *job = NULL;
+    enum hv_db_status s = hv_db_job_get(req->ids[0], &job);
+    reply_one(req, s, job, "no job with this id");
+}
+
+void hv_h_job_results(struct hv_request *req)
+{
+    json_t *errors = json_array();
+    bool samples;
+    hv_query_bool(req, "samples", true, &samples, errors);
+    if (hv_query_failed(req, errors))
+        return;
+    json_t *items = NULL;
+    enum hv_db_status s = hv_db_job_results(req->ids[0], samples, &items);
+    reply_one(req, s, s == HV_DB_OK ? json_pack("{s:o}", "items", items) : NULL,
+              "no job with this id");
+}
+
+void hv_h_targets_list(struct hv_request *req)
+{
+    json_t *errors = json_array();
+    const char *kind, *label;
+    hv_query_enum(req, "kind", target_kinds, &kind, errors);
+    hv_query_str(req, "label", 200, &label, errors);
+    char key[128] = "";
+    const char *value = NULL;
+    if (label != NULL) {
+        const char *eq = strchr(label, '=');
+        if (eq == NULL || eq == label || (size_t)(eq - label) >= sizeof key)
+            hv_errors_add(errors, "label", "must be key=value");
+        else {
+            memcpy(key, label, (size_t)(eq - label));
+            key[eq - label] = '\0';
+            value = eq + 1;
+        }
+    }
+    if (hv_query_failed(req, errors))
+        return;
+    json_t *items = NULL;
+    enum hv_db_status s = hv_db_target_list(kind, value ? key : NULL, value, &items);
+    if (s != HV_DB_OK)
+        hv_reply_db_failure(req, s);
+    else
+        hv_reply_json(req, 200, json_pack("{s:o}", "items", items));
+}
+
+void hv_h_target_get(struct hv_request *req)
+{
+    json_t *t = NULL;
+    enum hv_db_status s = hv_db_target_get(req->ids[0], &t);
+    reply_one(req, s, t, "no target with this id");
+}

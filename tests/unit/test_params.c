@@ -1,0 +1,567 @@
+/* test_params.c — engine parameter tables: defaults, exact normalisation,
+ * every refusal at its JSON path, the API's JSON built from the same rows,
+ * and docs/catalog.md and the examples in step with the table. */
+#include "params.h"
+
+#include "check.h"
+
+#include <glob.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#define BASE "/workloads/0/params"
+
+static json_t *load(const char *text)
+{
+    json_error_t err;
+    json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
+    if (v == NULL) {
+        fprintf(stderr, "bad test JSON: %s: %s\n", text, err.text);
+        exit(99);
+    }
+    return v;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf != NULL && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (n + 1 == cap)
+            buf = realloc(buf, cap *= 2);
+    }
+    fclose(f);
+    if (buf != NULL)
+        buf[n] = '\0';
+    return buf;
+}
+
+/* Runs the engine's check on params text; returns the normalised params
+ * (caller decrefs) and leaves the errors in *errors (caller decrefs). */
+static json_t *run(const char *kind, const char *engine, const char *text, int *problems,
+                   json_t **errors)
+{
+    const struct hv_engine_def *e = hv_engine_def_find(kind, engine);
+    if (e == NULL) {
+        fprintf(stderr, "no engine %s/%s\n", kind, engine);
+        exit(99);
+    }
+    json_t *params = load(text);
+    *errors = json_array();
+    *problems = e->check(params, BASE, *errors);
+    return params;
+}
+
+/* The error at path, or NULL. */
+static const char *error_at(const json_t *errors, const char *path)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(errors, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "path")), path) == 0)
+            return json_string_value(json_object_get(e, "message"));
+    }
+    return NULL;
+}
+
+/* The least each engine needs: its required params. */
+static const struct {
+    const char *kind, *engine, *params;
+} minimal[] = {
+    {"cpu", "builtin", "{}"},
+    {"disk", "builtin", "{}"},
+    {"net", "builtin", "{\"peer\": \"host\"}"},
+    /* check lets a missing peer through: the plan refuses it with 422 */
+    {"net", "builtin", "{}"},
+    {"disk", "fio", "{\"rw\": \"randread\"}"},
+    {"net", "iperf3", "{\"peer\": \"hv01\"}"},
+    {"net", "iperf", "{\"peer\": \"host\"}"},
+    {"cpu", "sysbench", "{}"},
+    {"cpu", "stress-ng", "{}"},
+    {"disk", "bonnie", "{}"},
+    {"cpu", "custom", "{\"name\": \"hepspec06\"}"},
+    {"disk", "custom", "{\"name\": \"site.iozone-v3\"}"},
+    {"net", "custom", "{\"name\": \"netperf_rr\"}"},
+};
+
+/* Refusals: engine, params, the path the error must name and a piece of
+ * its message. */
+static const struct {
+    const char *kind, *engine, *params, *path, *msg;
+} bad[] = {
+    /* cpu/builtin: what lib/plan.c's check_cpu_builtin refused. */
+    {"cpu", "builtin", "{\"copies\": 0}", BASE "/copies", "between 1 and 1024, not 0"},
+    {"cpu", "builtin", "{\"copies\": 1025}", BASE "/copies", "between 1 and 1024"},
+    {"cpu", "builtin", "{\"copies\": \"all\"}", BASE "/copies", "or \"per-vcpu\", not string"},
+    {"cpu", "builtin", "{\"copies\": 2.5}", BASE "/copies", "must be an integer"},
+    {"cpu", "builtin", "{\"seconds\": \"1 week\"}", BASE "/seconds", "is not a duration"},
+    {"cpu", "builtin", "{\"seconds\": 0.5}", BASE "/seconds", "between 1s and 24h, not 0.5s"},
+    {"cpu", "builtin", "{\"seconds\": \"25h\"}", BASE "/seconds", "between 1s and 24h"},
+    {"cpu", "builtin", "{\"seconds\": true}", BASE "/seconds", "number of seconds or a duration"},
+    {"cpu", "builtin", "{\"pin\": \"yes\"}", BASE "/pin", "true or false, not string"},
+    {"cpu", "builtin", "{\"turbo\": true}", BASE "/turbo",
+     "is not a known parameter of cpu/builtin; known: copies, seconds, pin"},
+    /* disk/builtin */
+    {"disk", "builtin", "{\"ops\": \"seq-read\"}", BASE "/ops", "non-empty array"},
+    {"disk", "builtin", "{\"ops\": []}", BASE "/ops", "non-empty array"},
+    {"disk", "builtin", "{\"ops\": [\"seq-read\", \"trim\"]}", BASE "/ops",
+     "entry 1 (\"trim\") must be one of: seq-write, rewrite"},
+    {"disk", "builtin", "{\"ops\": [\"seq-read\", 7]}", BASE "/ops", "not integer"},
+    {"disk", "builtin", "{\"ops\": [\"reread\", \"reread\"]}", BASE "/ops",
+     "entry 1 repeats entry 0"},
+    {"disk", "builtin", "{\"block\": \"256q\"}", BASE "/block", "is not a size"},
+    {"disk", "builtin", "{\"block\": 256}", BASE "/block", "between 512 and 64m, not 256"},
+    {"disk", "builtin", "{\"block\": \"128m\"}", BASE "/block", "between 512 and 64m"},
+    {"disk", "builtin", "{\"block\": 1000}", BASE "/block", "multiple of 512 bytes"},
+    {"disk", "builtin", "{\"block\": -4096}", BASE "/block", "between 512 and 64m"},
+    {"disk", "builtin", "{\"block\": 4096.5}", BASE "/block", "whole number of bytes"},
+    {"disk", "builtin", "{\"size\": \"17t\"}", BASE "/size", "between 512 and 16t"},
+    {"disk", "builtin", "{\"block\": \"1m\", \"size\": \"512k\"}", BASE "/size",
+     "at least block (1048576 bytes)"},
+    {"disk", "builtin", "{\"sync\": \"dsync\"}", BASE "/sync", "one of: none, fsync, osync"},
+    {"disk", "builtin", "{\"qd\": 0}", BASE "/qd", "between 1 and 1024"},
+    {"disk", "builtin", "{\"qd\": [1, 32]}", BASE "/qd", "must be an integer"},
+    {"disk", "builtin", "{\"threads\": 257}", BASE "/threads", "between 1 and 256"},
+    {"disk", "builtin", "{\"path\": \"scratch/file\"}", BASE "/path", "absolute path"},
+    {"disk", "builtin", "{\"path\": \"/srv/../etc/passwd\"}", BASE "/path", ".. components"},
+    {"disk", "builtin", "{\"path\": \"\"}", BASE "/path", "must not be empty"},
+    {"disk", "builtin", "{\"path\": 7}", BASE "/path", "must be a string, not integer"},
+    {"disk", "builtin", "{\"warmup\": \"2h\"}", BASE "/warmup", "between 0s and 1h"},
+    {"disk", "builtin", "{\"drop_caches\": 1}", BASE "/drop_caches", "true or false"},
+    /* net/builtin */
+    {"net", "builtin", "{\"peer\": 3}", BASE "/peer", "must be a string"},
+    {"net", "builtin", "{\"peer\": \"host\", \"mode\": \"udp\"}", BASE "/mode", "stream, rr"},
+    {"net", "builtin", "{\"peer\": \"host\", \"streams\": 129}", BASE "/streams",
+     "between 1 and 128"},
+    {"net", "builtin", "{\"peer\": \"host\", \"window\": \"1k\"}", BASE "/window",
+     "between 4k and 64m, not 1k"},
+    {"net", "builtin", "{\"peer\": \"host\", \"seconds\": \"2h\"}", BASE "/seconds",
+     "between 1s and 1h"},
+    {"net", "builtin", "{\"peer\": \"host\", \"msg_size\": \"2m\"}", BASE "/msg_size",
+     "between 1 and 1m"},
+    {"net", "builtin", "{\"peer\": \"host\", \"cmd\": \"ls\"}", BASE "/cmd",
+     "is not a known parameter of net/builtin"},
+    /* disk/fio */
+    {"disk", "fio", "{}", BASE "/rw", "is required"},
+    {"disk", "fio", "{\"rw\": \"randrw\", \"ioengine\": \"posixaio\"}", BASE "/ioengine",
+     "libaio, io_uring, psync, sync"},
+    {"disk", "fio", "{\"rw\": \"read\", \"bs\": \"1m\", \"size\": \"64k\"}", BASE "/size",
+     "at least bs"},
+    {"disk", "fio", "{\"rw\": \"read\", \"runtime\": \"-5s\"}", BASE "/runtime",
+     "is not a duration"},
+    {"disk", "fio", "{\"rw\": \"read\", \"numjobs\": 0}", BASE "/numjobs", "between 1 and 256"},
+    /* net/iperf3, net/iperf */
+    {"net", "iperf3", "{\"peer\": \"host\", \"udp\": \"yes\"}", BASE "/udp", "true or false"},
+    {"net", "iperf", "{\"peer\": \"host\", \"reverse\": true}", BASE "/reverse",
+     "known: peer, streams, window, seconds"},
+    /* cpu/sysbench, cpu/stress-ng */
+    {"cpu", "sysbench", "{\"test\": \"fileio\"}", BASE "/test", "one of: cpu, memory"},
+    {"cpu", "sysbench", "{\"max_prime\": 2}", BASE "/max_prime", "between 3 and 100000000"},
+    {"cpu", "stress-ng", "{\"stressor\": \"fork\"}", BASE "/stressor", "cpu, matrix, vm"},
+    {"cpu", "stress-ng", "{\"workers\": -1}", BASE "/workers", "between 0 and 1024"},
+    /* disk/bonnie */
+    {"disk", "bonnie", "{\"size\": \"500k\"}", BASE "/size", "between 1m and 16t"},
+    {"disk", "bonnie", "{\"size\": \"1500k\"}", BASE "/size", "multiple of 1m (1048576 bytes)"},
+    {"disk", "bonnie", "{\"size\": \"2g\", \"ram_mb\": 2048}", BASE "/size",
+     "at least twice ram_mb (4096 MiB)"},
+    /* custom: only a declared name, never a command. */
+    {"cpu", "custom", "{}", BASE "/name", "is required"},
+    {"cpu", "custom", "{\"name\": \"hepspec\", \"args\": [\"-n\", \"8\"]}", BASE "/args",
+     "is not a known parameter of cpu/custom; known: name"},
+    {"disk", "custom", "{\"name\": \"../../bin/sh\"}", BASE "/name", "a-z, 0-9"},
+    {"net", "custom", "{\"name\": \"..\"}", BASE "/name", "not start with '.'"},
+    {"net", "custom", "{\"name\": \"Netperf\"}", BASE "/name", "a-z, 0-9"},
+    {"cpu", "custom", "{\"name\": \"rm -rf /\"}", BASE "/name", "a-z, 0-9"},
+};
+
+/* After check, a row of e is present exactly when it has a default or
+ * was given. */
+static void check_defaults_filled(const struct hv_engine_def *e, const json_t *given,
+                                  const json_t *params)
+{
+    for (const struct hv_param_def *d = e->params_def; d->name != NULL; d++) {
+        bool present = json_object_get(params, d->name) != NULL;
+        bool want = d->def != NULL || json_object_get(given, d->name) != NULL;
+        CHECK(present == want);
+        if (present != want)
+            fprintf(stderr, "  %s/%s: %s present %d\n", e->kind, e->engine, d->name, present);
+    }
+}
+
+/* docs/catalog.md has a section "### `kind/engine`" naming every param of
+ * the engine as "`name`". */
+static void check_doc(const char *doc, const struct hv_engine_def *e)
+{
+    char heading[64];
+    snprintf(heading, sizeof heading, "`%s/%s`", e->kind, e->engine);
+    const char *s = strstr(doc, heading);
+    while (s != NULL) {
+        /* the heading line itself */
+        const char *line = s;
+        while (line > doc && line[-1] != '\n')
+            line--;
+        if (strncmp(line, "### ", 4) == 0)
+            break;
+        s = strstr(s + 1, heading);
+    }
+    CHECK(s != NULL);
+    if (s == NULL) {
+        fprintf(stderr, "  docs/catalog.md has no section %s\n", heading);
+        return;
+    }
+    const char *end = strstr(s, "\n## ");
+    const char *next = strstr(s, "\n### ");
+    if (end == NULL || (next != NULL && next < end))
+        end = next;
+    size_t len = end ? (size_t)(end - s) : strlen(s);
+    for (const struct hv_param_def *d = e->params_def; d->name != NULL; d++) {
+        char want[64];
+        snprintf(want, sizeof want, "| `%s` |", d->name);
+        const char *hit = strstr(s, want);
+        CHECK(hit != NULL && (size_t)(hit - s) < len);
+        if (hit == NULL || (size_t)(hit - s) >= len)
+            fprintf(stderr, "  docs/catalog.md section %s has no row %s\n", heading, want);
+    }
+}
+
+/* Checks the params of every workload of a plan file, once per value of
+ * each sweep (one sweep at a time is enough to cover every value). */
+static void check_example(const char *file)
+{
+    json_error_t jerr;
+    json_t *plan = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
+    CHECK(plan != NULL);
+    size_t i;
+    json_t *w;
+    json_array_foreach(json_object_get(plan, "workloads"), i, w)
+    {
+        const char *engine = json_string_value(json_object_get(w, "engine"));
+        const struct hv_engine_def *e =
+            hv_engine_def_find(json_string_value(json_object_get(w, "kind")), engine);
+        CHECK(e != NULL);
+        if (e == NULL)
+            continue;
+        json_t *params = json_object_get(w, "params");
+        /* The first value of every sweep, then each value of each sweep. */
+        json_t *variant = json_deep_copy(params);
+        const char *key;
+        json_t *v;
+        json_object_foreach(params, key, v)
+        {
+            if (json_is_array(v) && hv_engine_def_sweepable(e, key))
+                json_object_set(variant, key, json_array_get(v, 0));
+        }
+        json_object_foreach(params, key, v)
+        {
+            if (!json_is_array(v) || !hv_engine_def_sweepable(e, key))
+                continue;
+            size_t k;
+            json_t *value;
+            json_array_foreach(v, k, value)
+            {
+                json_t *one = json_deep_copy(variant);
+                json_object_set(one, key, value);
+                json_t *errors = json_array();
+                CHECK(e->check(one, BASE, errors) == 0);
+                if (json_array_size(errors) > 0)
+                    fprintf(stderr, "  %s: %s\n", file, json_dumps(errors, JSON_COMPACT));
+                json_decref(errors);
+                json_decref(one);
+            }
+        }
+        json_t *errors = json_array();
+        CHECK(e->check(variant, BASE, errors) == 0);
+        if (json_array_size(errors) > 0)
+            fprintf(stderr, "  %s: %s\n", file, json_dumps(errors, JSON_COMPACT));
+        json_decref(errors);
+        json_decref(variant);
+    }
+    json_decref(plan);
+}
+
+int main(void)
+{
+    const size_t n = hv_engine_def_count();
+    int problems;
+    json_t *errors, *p;
+
+    /* The table: unique engines, well-formed rows, sweeps name scalar rows. */
+    /* every engine has a minimal case below */
+    for (size_t i = 0; i < n; i++) {
+        bool listed = false;
+        for (size_t k = 0; k < sizeof minimal / sizeof minimal[0]; k++)
+            listed |= hv_engine_def_find(minimal[k].kind, minimal[k].engine) == hv_engine_def_at(i);
+        CHECK(listed);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct hv_engine_def *e = hv_engine_def_at(i);
+        CHECK(hv_engine_def_find(e->kind, e->engine) == e);
+        CHECK(e->check != NULL && e->params_def != NULL && e->summary != NULL);
+        CHECK(e->external == (strcmp(e->engine, "builtin") != 0));
+        bool has_peer = false;
+        for (const struct hv_param_def *d = e->params_def; d->name != NULL; d++) {
+            CHECK(d->description != NULL && d->description[0] != '\0');
+            CHECK(strcmp(hv_param_type_name(d->type), "unknown") != 0);
+            CHECK(!(d->required && d->def != NULL));
+            CHECK((d->choices != NULL) == (d->type == HV_PARAM_ENUM || d->type == HV_PARAM_LIST));
+            for (const struct hv_param_def *o = e->params_def; o < d; o++)
+                CHECK(strcmp(o->name, d->name) != 0);
+            has_peer |= strcmp(d->name, "peer") == 0 && d->type == HV_PARAM_TARGET && !d->required;
+        }
+        CHECK(has_peer == e->needs_peer);
+        for (const char *const *s = e->sweepable; s != NULL && *s != NULL; s++) {
+            const struct hv_param_def *d = e->params_def;
+            while (d->name != NULL && strcmp(d->name, *s) != 0)
+                d++;
+            CHECK(d->name != NULL && d->type != HV_PARAM_LIST && d->type != HV_PARAM_BOOL);
+        }
+    }
+    CHECK(hv_engine_def_at(n) == NULL);
+    CHECK(hv_engine_def_find("cpu", NULL) == hv_engine_def_find("cpu", "builtin"));
+    CHECK(hv_engine_def_find("gpu", "builtin") == NULL);
+    CHECK(hv_engine_def_find("disk", "iozone") == NULL);
+    CHECK(hv_engine_def_find(NULL, "fio") == NULL);
+    CHECK(hv_engine_def_sweepable(hv_engine_def_find("net", "builtin"), "streams"));
+    CHECK(!hv_engine_def_sweepable(hv_engine_def_find("net", "builtin"), "seconds"));
+    CHECK(!hv_engine_def_sweepable(hv_engine_def_find("disk", "builtin"), "ops"));
+    CHECK(hv_engine_def_sweepable(hv_engine_def_find("disk", "fio"), "iodepth"));
+    CHECK(!hv_engine_def_sweepable(hv_engine_def_find("cpu", "builtin"), "copies"));
+    CHECK(hv_engine_def_find("net", "builtin")->needs_peer);
+    CHECK(!hv_engine_def_find("net", "custom")->needs_peer);
+
+    /* Each engine accepts the least it needs, fills every default, and its
+     * normalised params pass again unchanged (the server stores them). */
+    for (size_t i = 0; i < sizeof minimal / sizeof minimal[0]; i++) {
+        p = run(minimal[i].kind, minimal[i].engine, minimal[i].params, &problems, &errors);
+        CHECK(problems == 0 && json_array_size(errors) == 0);
+        if (problems != 0)
+            fprintf(stderr, "  %s/%s: %s\n", minimal[i].kind, minimal[i].engine,
+                    json_dumps(errors, JSON_COMPACT));
+        json_t *given = load(minimal[i].params);
+        check_defaults_filled(hv_engine_def_find(minimal[i].kind, minimal[i].engine), given, p);
+        json_decref(given);
+        json_t *again = json_deep_copy(p), *errors2 = json_array();
+        CHECK(hv_engine_def_find(minimal[i].kind, minimal[i].engine)->check(again, BASE, errors2) ==
+              0);
+        CHECK(json_equal(again, p));
+        json_decref(again);
+        json_decref(errors2);
+        json_decref(errors);
+        json_decref(p);
+    }
+
+    /* cpu/builtin normalises as lib/plan.c always did. */
+    p = run("cpu", "builtin", "{}", &problems, &errors);
+    CHECK(json_integer_value(json_object_get(p, "copies")) == 1);
+    CHECK(json_is_real(json_object_get(p, "seconds")));
+    CHECK_NEAR(json_real_value(json_object_get(p, "seconds")), 10.0, 0);
+    CHECK(json_is_false(json_object_get(p, "pin")));
+    json_decref(p);
+    json_decref(errors);
+    p = run("cpu", "builtin", "{\"copies\": \"per-vcpu\", \"seconds\": \"2m\", \"pin\": true}",
+            &problems, &errors);
+    CHECK(problems == 0);
+    CHECK_STR(json_string_value(json_object_get(p, "copies")), "per-vcpu");
+    CHECK(json_is_real(json_object_get(p, "seconds")));
+    CHECK_NEAR(json_real_value(json_object_get(p, "seconds")), 120.0, 0);
+    CHECK(json_is_true(json_object_get(p, "pin")));
+    json_decref(p);
+    json_decref(errors);
+    p = run("cpu", "builtin", "{\"seconds\": 5}", &problems, &errors);
+    CHECK(json_is_real(json_object_get(p, "seconds")));
+    CHECK_NEAR(json_real_value(json_object_get(p, "seconds")), 5.0, 0);
+    json_decref(p);
+    json_decref(errors);
+
+    /* disk/builtin: the seed study's iozone options, exactly. */
+    p = run("disk", "builtin",
+            "{\"ops\": [\"rand-write\", \"seq-write\", \"rand-read\", \"reread\", \"rewrite\", "
+            "\"seq-read\"], \"block\": \"256k\", \"size\": \"8g\", \"direct\": true, \"sync\": "
+            "\"osync\", \"path\": \"/usr/vice/cache/iozone.dat\", \"threads\": \"per-vcpu\"}",
+            &problems, &errors);
+    CHECK(problems == 0);
+    CHECK(json_integer_value(json_object_get(p, "block")) == 262144);
+    CHECK(json_integer_value(json_object_get(p, "size")) == 8589934592LL);
+    CHECK_STR(json_string_value(json_object_get(p, "sync")), "osync");
+    CHECK_STR(json_string_value(json_object_get(p, "threads")), "per-vcpu");
+    CHECK_STR(json_string_value(json_object_get(p, "path")), "/usr/vice/cache/iozone.dat");
+    /* ops come back in the catalogue's order */
+    json_t *want_ops = load("[\"seq-write\", \"rewrite\", \"seq-read\", \"reread\", "
+                            "\"rand-read\", \"rand-write\"]");
+    CHECK(json_equal(json_object_get(p, "ops"), want_ops));
+    json_decref(want_ops);
+    CHECK(json_object_get(p, "seconds") == NULL);
+    CHECK_NEAR(json_real_value(json_object_get(p, "warmup")), 0.0, 0);
+    CHECK(json_integer_value(json_object_get(p, "qd")) == 1);
+    json_decref(p);
+    json_decref(errors);
+    p = run("disk", "builtin",
+            "{\"ops\": [\"rand-read\", \"seq-write\"], \"block\": 4096, \"size\": \"1.5m\", "
+            "\"seconds\": \"90s\"}",
+            &problems, &errors);
+    CHECK(problems == 0);
+    want_ops = load("[\"seq-write\", \"rand-read\"]");
+    CHECK(json_equal(json_object_get(p, "ops"), want_ops));
+    json_decref(want_ops);
+    CHECK(json_integer_value(json_object_get(p, "block")) == 4096);
+    CHECK(json_integer_value(json_object_get(p, "size")) == 1572864);
+    CHECK_NEAR(json_real_value(json_object_get(p, "seconds")), 90.0, 0);
+    json_decref(p);
+    json_decref(errors);
+    /* size equal to block is allowed */
+    p = run("disk", "builtin", "{\"block\": \"64KiB\", \"size\": 65536}", &problems, &errors);
+    CHECK(problems == 0);
+    CHECK(json_integer_value(json_object_get(p, "block")) == 65536);
+    json_decref(p);
+    json_decref(errors);
+
+    /* net/builtin: the seed study's iperf options. */
+    p = run("net", "builtin", "{\"peer\": \"host\", \"window\": \"256k\", \"seconds\": 60}",
+            &problems, &errors);
+    CHECK(problems == 0);
+    CHECK_STR(json_string_value(json_object_get(p, "peer")), "host");
+    CHECK(json_integer_value(json_object_get(p, "window")) == 262144);
+    CHECK(json_is_real(json_object_get(p, "seconds")));
+    CHECK_NEAR(json_real_value(json_object_get(p, "seconds")), 60.0, 0);
+    CHECK_NEAR(json_real_value(json_object_get(p, "warmup")), 2.0, 0);
+    CHECK(json_integer_value(json_object_get(p, "msg_size")) == 131072);
+    CHECK(json_integer_value(json_object_get(p, "streams")) == 1);
+    CHECK_STR(json_string_value(json_object_get(p, "mode")), "stream");
+    CHECK(json_is_false(json_object_get(p, "reverse")));
+    json_decref(p);
+    json_decref(errors);
+    /* without window, the system's autotuning: no default is filled */
+    p = run("net", "iperf3", "{\"peer\": \"hv01\", \"streams\": 8}", &problems, &errors);
+    CHECK(problems == 0 && json_object_get(p, "window") == NULL);
+    CHECK(json_integer_value(json_object_get(p, "streams")) == 8);
+    CHECK(json_is_false(json_object_get(p, "udp")));
+    json_decref(p);
+    json_decref(errors);
+
+    /* disk/fio and disk/bonnie */
+    p = run("disk", "fio", "{\"rw\": \"randread\", \"bs\": \"4k\", \"runtime\": \"1m\"}", &problems,
+            &errors);
+    CHECK(problems == 0);
+    CHECK(json_integer_value(json_object_get(p, "bs")) == 4096);
+    CHECK(json_integer_value(json_object_get(p, "size")) == 1073741824);
+    CHECK_NEAR(json_real_value(json_object_get(p, "runtime")), 60.0, 0);
+    CHECK_STR(json_string_value(json_object_get(p, "ioengine")), "libaio");
+    CHECK(json_is_true(json_object_get(p, "direct")));
+    json_decref(p);
+    json_decref(errors);
+    p = run("disk", "bonnie", "{\"size\": \"8g\", \"ram_mb\": 4096, \"fast\": true}", &problems,
+            &errors);
+    CHECK(problems == 0);
+    CHECK(json_integer_value(json_object_get(p, "size")) == 8589934592LL);
+    CHECK(json_integer_value(json_object_get(p, "ram_mb")) == 4096);
+    json_decref(p);
+    json_decref(errors);
+    p = run("disk", "bonnie", "{}", &problems, &errors);
+    CHECK(json_object_get(p, "size") == NULL && json_object_get(p, "ram_mb") == NULL);
+    json_decref(p);
+    json_decref(errors);
+
+    /* cpu/sysbench, cpu/stress-ng */
+    p = run("cpu", "sysbench", "{\"threads\": \"per-vcpu\"}", &problems, &errors);
+    CHECK(problems == 0);
+    CHECK(json_integer_value(json_object_get(p, "max_prime")) == 20000);
+    CHECK_STR(json_string_value(json_object_get(p, "test")), "cpu");
+    json_decref(p);
+    json_decref(errors);
+    p = run("cpu", "stress-ng", "{\"workers\": 0, \"seconds\": \"1h\"}", &problems, &errors);
+    CHECK(problems == 0);
+    CHECK(json_integer_value(json_object_get(p, "workers")) == 0);
+    CHECK_NEAR(json_real_value(json_object_get(p, "seconds")), 3600.0, 0);
+    json_decref(p);
+    json_decref(errors);
+
+    /* Refusals, each at its path with a message that says what to write. */
+    CHECK(sizeof bad / sizeof bad[0] >= 30);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        p = run(bad[i].kind, bad[i].engine, bad[i].params, &problems, &errors);
+        const char *msg = error_at(errors, bad[i].path);
+        CHECK(problems > 0 && (size_t)problems == json_array_size(errors));
+        CHECK(msg != NULL && strstr(msg, bad[i].msg) != NULL);
+        if (msg == NULL || strstr(msg, bad[i].msg) == NULL)
+            fprintf(stderr, "  bad %zu (%s/%s %s): want \"%s\" at %s, got %s\n", i, bad[i].kind,
+                    bad[i].engine, bad[i].params, bad[i].msg, bad[i].path,
+                    json_dumps(errors, JSON_COMPACT));
+        json_decref(p);
+        json_decref(errors);
+    }
+
+    /* Every problem is reported at once. */
+    p = run("disk", "builtin", "{\"block\": 3, \"qd\": 0, \"colour\": \"red\"}", &problems,
+            &errors);
+    CHECK(problems == 3 && error_at(errors, BASE "/block") && error_at(errors, BASE "/qd") &&
+          error_at(errors, BASE "/colour"));
+    json_decref(p);
+    json_decref(errors);
+    /* Not an object at all. */
+    errors = json_array();
+    p = json_array();
+    CHECK(hv_engine_def_find("cpu", "builtin")->check(p, BASE, errors) == 1);
+    CHECK(error_at(errors, BASE) != NULL);
+    json_decref(p);
+    json_decref(errors);
+
+    /* The API's view is built from the same rows. */
+    json_t *list = hv_engines_json();
+    CHECK(json_is_array(list) && json_array_size(list) == n);
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        const struct hv_engine_def *e = hv_engine_def_at(i);
+        json_t *o = json_array_get(list, i);
+        CHECK_STR(json_string_value(json_object_get(o, "kind")), e->kind);
+        CHECK_STR(json_string_value(json_object_get(o, "engine")), e->engine);
+        CHECK(json_is_true(json_object_get(o, "needs_peer")) == e->needs_peer);
+        json_t *params = json_object_get(o, "params");
+        size_t k = 0;
+        for (const struct hv_param_def *d = e->params_def; d->name != NULL; d++, k++) {
+            json_t *row = json_array_get(params, k);
+            CHECK_STR(json_string_value(json_object_get(row, "name")), d->name);
+            CHECK_STR(json_string_value(json_object_get(row, "type")), hv_param_type_name(d->type));
+            CHECK(json_is_true(json_object_get(row, "sweepable")) ==
+                  hv_engine_def_sweepable(e, d->name));
+            CHECK(json_is_true(json_object_get(row, "required")) ==
+                  (d->required || (e->needs_peer && d->type == HV_PARAM_TARGET)));
+            CHECK((json_object_get(row, "default") != NULL) == (d->def != NULL));
+            CHECK_STR(json_string_value(json_object_get(row, "description")), d->description);
+        }
+        CHECK(json_array_size(params) == k);
+    }
+    /* a few values as a client sees them */
+    json_t *disk = json_array_get(list, 1);
+    json_t *block = json_array_get(json_object_get(disk, "params"), 1);
+    CHECK_STR(json_string_value(json_object_get(block, "name")), "block");
+    CHECK_STR(json_string_value(json_object_get(block, "default")), "256k");
+    CHECK(json_integer_value(json_object_get(block, "min")) == 512);
+    CHECK(json_integer_value(json_object_get(block, "max")) == 64 * 1048576);
+    CHECK(json_integer_value(json_object_get(block, "multiple_of")) == 512);
+    CHECK_STR(json_string_value(json_object_get(block, "unit")), "bytes");
+    json_t *copies = json_array_get(json_object_get(json_array_get(list, 0), "params"), 0);
+    CHECK_STR(json_string_value(json_object_get(copies, "or")), "per-vcpu");
+    CHECK(json_integer_value(json_object_get(copies, "default")) == 1);
+    json_decref(list);
+
+    /* docs/catalog.md documents every engine and every param. */
+    char *doc = slurp("docs/catalog.md");
+    CHECK(doc != NULL);
+    for (size_t i = 0; doc != NULL && i < n; i++)
+        check_doc(doc, hv_engine_def_at(i));
+    free(doc);
+
+    /* The examples' workloads are valid, every sweep value included. */
+    glob_t g;
+    CHECK(glob("examples/*.json", 0, NULL, &g) == 0 && g.gl_pathc >= 4);
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        check_example(g.gl_pathv[i]);
+    globfree(&g);
+
+    return check_summary("test_params");
+}
