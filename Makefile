@@ -142,7 +142,7 @@ demo: deps
 	$(MAKE) all
 	BUILD=$(BUILD) deploy/demo.sh
 
-FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+FORMAT_SRC = $(shell git ls-files --cached --others --exclude-standard '*.c' '*.h' 2>/dev/null)
 format:
 	clang-format -i $(FORMAT_SRC)
 format-check:

@@ -12,9 +12,9 @@ static const struct hv_stmt upsert = {
     "labels = EXCLUDED.labels, last_seen = now() RETURNING id",
     6};
 
-#define TARGET_JSON                                                                            \
-    "json_build_object('id', t.id, 'name', t.name, 'kind', t.kind, 'fingerprint', "            \
-    "t.fingerprint, 'dmi_uuid', t.dmi_uuid, 'labels', t.labels, 'registered_at', "             \
+#define TARGET_JSON                                                                                \
+    "json_build_object('id', t.id, 'name', t.name, 'kind', t.kind, 'fingerprint', "                \
+    "t.fingerprint, 'dmi_uuid', t.dmi_uuid, 'labels', t.labels, 'registered_at', "                 \
     "t.registered_at, 'last_seen', t.last_seen)"
 
 static const struct hv_stmt list = {
@@ -24,11 +24,11 @@ static const struct hv_stmt list = {
     "AND ($2::text IS NULL OR t.labels @> jsonb_build_object($2::text, $3::text))",
     3};
 
-static const struct hv_stmt get = {
-    "target_get",
-    "SELECT (" TARGET_JSON "::jsonb || jsonb_build_object('facts', t.facts))::text "
-    "FROM targets t WHERE t.id = $1",
-    1};
+static const struct hv_stmt get = {"target_get",
+                                   "SELECT (" TARGET_JSON
+                                   "::jsonb || jsonb_build_object('facts', t.facts))::text "
+                                   "FROM targets t WHERE t.id = $1",
+                                   1};
 
 static const struct hv_stmt by_label = {
     "target_names_by_label",

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void hv_query_int(struct hv_request *req, const char *key, long min, long max, long def,
-                  long *out, json_t *errors)
+void hv_query_int(struct hv_request *req, const char *key, long min, long max, long def, long *out,
+                  json_t *errors)
 {
     *out = def;
     const char *v = hv_req_query(req, key);
@@ -55,8 +55,9 @@ void hv_query_time(struct hv_request *req, const char *key, const char **out, js
 {
     *out = hv_req_query(req, key);
     if (*out != NULL && !hv_iso8601_valid(*out)) {
-        hv_errors_add(errors, key, "must be an ISO 8601 UTC time such as 2026-11-01 or "
-                                   "2026-11-01T08:00:00Z");
+        hv_errors_add(errors, key,
+                      "must be an ISO 8601 UTC time such as 2026-11-01 or "
+                      "2026-11-01T08:00:00Z");
         *out = NULL;
     }
 }

@@ -12,8 +12,8 @@
 #include <stdbool.h>
 
 /** An integer argument in [min, max]; *out keeps def when absent. */
-void hv_query_int(struct hv_request *req, const char *key, long min, long max, long def,
-                  long *out, json_t *errors);
+void hv_query_int(struct hv_request *req, const char *key, long min, long max, long def, long *out,
+                  json_t *errors);
 
 /** A string argument that must be one of choices (NULL-terminated);
  *  *out is NULL when absent. */
