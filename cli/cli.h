@@ -46,5 +46,10 @@ extern const struct cli_command cli_cmd_status;
 extern const struct cli_command cli_cmd_watch;
 extern const struct cli_command cli_cmd_report;
 extern const struct cli_command cli_cmd_list;
+extern const struct cli_command cli_cmd_validate;
+extern const struct cli_command cli_cmd_cancel;
+extern const struct cli_command cli_cmd_jobs;
+extern const struct cli_command cli_cmd_targets;
+extern const struct cli_command cli_cmd_catalog;
 
 #endif

@@ -1,5 +1,4 @@
 /* cmd_submit.c — hvbench submit: send a plan file to POST /api/v1/plans. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,19 +7,19 @@
 #include "cli/cli.h"
 #include "cli/common.h"
 
-/* Far above any plan a person writes; it only stops "submit /dev/zero"
- * from eating the memory. The server has its own, smaller cap. */
-#define PLAN_MAX_BYTES (64u << 20)
-
 static int cmd_submit_exec(struct cli_ctx *ctx, int argc, char **argv);
 
 const struct cli_command cli_cmd_submit = {
     .name = "submit",
-    .usage = "[--quiet] [--dry-run] PLAN.json",
+    .usage = "[--quiet] [--dry-run] [--idempotency-key KEY] PLAN.json",
     .summary = "submit a plan (a file, or - for standard input)",
     .help = "  -q, --quiet    print only the id of the new plan\n"
             "  -n, --dry-run  ask the server to check the plan without storing it,\n"
             "                 and print its answer\n"
+            "  -k, --idempotency-key KEY\n"
+            "                 send Idempotency-Key: KEY (1..128 printable ASCII\n"
+            "                 characters); submitting again with the same key and\n"
+            "                 token returns the plan stored the first time\n"
             "\n"
             "The file is checked for JSON syntax before it is sent; errors name\n"
             "file:line:column. Errors the server finds are listed with the JSON path\n"
@@ -28,83 +27,24 @@ const struct cli_command cli_cmd_submit = {
     .fn = cmd_submit_exec,
 };
 
-/** Reads all of f into a malloc'd, NUL-terminated buffer. Returns it and
- *  sets *len, or returns NULL with errno set (EFBIG past PLAN_MAX_BYTES). */
-static char *read_all(FILE *f, size_t *len)
+/* The server's bound on an Idempotency-Key (docs/api.md). */
+#define IDEMPOTENCY_KEY_MAX 128
+
+/** True when key is 1..128 printable ASCII characters, what the server
+ *  accepts; checked here so that a typo is a usage error. */
+static bool valid_key(const char *key)
 {
-    size_t cap = 8192, n = 0;
-    char *buf = malloc(cap);
-    if (buf == NULL)
-        return NULL;
-    for (;;) {
-        if (cap - n < 2) {
-            if (cap >= PLAN_MAX_BYTES) {
-                free(buf);
-                errno = EFBIG;
-                return NULL;
-            }
-            char *bigger = realloc(buf, cap * 2);
-            if (bigger == NULL) {
-                free(buf);
-                return NULL;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                int saved = errno;
-                free(buf);
-                errno = saved != 0 ? saved : EIO;
-                return NULL;
-            }
-            break;
-        }
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
+    size_t n = strlen(key);
+    if (n < 1 || n > IDEMPOTENCY_KEY_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (key[i] < 0x20 || key[i] >= 0x7f)
+            return false;
+    return true;
 }
 
-/** Reads and parses the plan named by path ("-" is standard input). Returns
- *  a new reference, or NULL after a message with *rc set: CLI_EXIT_USAGE
- *  when the file cannot be read, CLI_EXIT_FAIL when it is not JSON. */
-static json_t *load_plan(const char *path, int *rc)
-{
-    bool is_stdin = strcmp(path, "-") == 0;
-    const char *name = is_stdin ? "<stdin>" : path;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
-    if (f == NULL) {
-        cli_err("cannot open %s: %s", path, strerror(errno));
-        *rc = CLI_EXIT_USAGE;
-        return NULL;
-    }
-    size_t len = 0;
-    char *text = read_all(f, &len);
-    int saved = errno;
-    if (!is_stdin)
-        fclose(f);
-    if (text == NULL) {
-        cli_err("cannot read %s: %s", name, strerror(saved));
-        *rc = CLI_EXIT_USAGE;
-        return NULL;
-    }
-    json_error_t err;
-    /* Duplicate keys are refused because the server refuses them too, and
-     * saying so here points at the line. */
-    json_t *plan = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
-    free(text);
-    if (plan == NULL) {
-        /* The compiler-style prefix lets editors jump to the spot. */
-        cli_note("%s:%d:%d: %s", name, err.line, err.column, err.text);
-        *rc = CLI_EXIT_FAIL;
-    }
-    return plan;
-}
-
-/** Prints what a normal (not dry-run) submission created. */
+/** Prints what a normal (not dry-run) submission created, or found already
+ *  created under its Idempotency-Key (a 200 answer marked replayed). */
 static int print_created(const struct cli_ctx *ctx, const struct hv_http_response *resp, bool quiet)
 {
     struct cli_plan p;
@@ -118,6 +58,10 @@ static int print_created(const struct cli_ctx *ctx, const struct hv_http_respons
         cli_print_json(resp->body);
     } else if (quiet) {
         printf("%lld\n", p.id);
+    } else if (resp->replayed || resp->status == 200) {
+        /* 201 creates; 200 returns the plan this key created before. */
+        cli_out("plan %lld already submitted with this key", p.id);
+        cli_out("%s/#/plans/%lld", ctx->server, p.id);
     } else {
         cli_out("plan %lld submitted: %lld job%s (%s)", p.id, p.jobs.total,
                 p.jobs.total == 1 ? "" : "s", p.status[0] != '\0' ? p.status : "queued");
@@ -126,23 +70,33 @@ static int print_created(const struct cli_ctx *ctx, const struct hv_http_respons
     return CLI_EXIT_OK;
 }
 
-/** hvbench submit [--quiet] [--dry-run] PLAN.json */
+/** hvbench submit [--quiet] [--dry-run] [--idempotency-key KEY] PLAN.json */
 static int cmd_submit_exec(struct cli_ctx *ctx, int argc, char **argv)
 {
     static const struct option options[] = {
         {"quiet", no_argument, NULL, 'q'},
         {"dry-run", no_argument, NULL, 'n'},
+        {"idempotency-key", required_argument, NULL, 'k'},
         {NULL, 0, NULL, 0},
     };
     bool quiet = false, dry_run = false;
+    const char *key = NULL;
     int opt;
-    while ((opt = getopt_long(argc, argv, "qn", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "qnk:", options, NULL)) != -1) {
         switch (opt) {
         case 'q':
             quiet = true;
             break;
         case 'n':
             dry_run = true;
+            break;
+        case 'k':
+            if (!valid_key(optarg)) {
+                cli_err("--idempotency-key must be 1 to %d printable ASCII characters",
+                        IDEMPOTENCY_KEY_MAX);
+                return CLI_EXIT_USAGE;
+            }
+            key = optarg;
             break;
         default:
             return cli_usage(&cli_cmd_submit);
@@ -152,13 +106,21 @@ static int cmd_submit_exec(struct cli_ctx *ctx, int argc, char **argv)
         return cli_usage(&cli_cmd_submit);
 
     int rc = CLI_EXIT_OK;
-    json_t *plan = load_plan(argv[optind], &rc);
+    json_t *plan = cli_load_plan(argv[optind], &rc);
     if (plan == NULL)
         return rc;
+    char *key_header = NULL;
+    if (key != NULL && asprintf(&key_header, "Idempotency-Key: %s", key) < 0) {
+        json_decref(plan);
+        cli_err("out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    const char *headers[] = {key_header, NULL};
     struct hv_http_response resp;
     memset(&resp, 0, sizeof resp);
-    rc = cli_request(ctx, "POST", dry_run ? "/api/v1/plans?dry_run=1" : "/api/v1/plans", plan,
-                     &resp);
+    rc = cli_request_headers(ctx, "POST", dry_run ? "/api/v1/plans?dry_run=1" : "/api/v1/plans",
+                             plan, headers, &resp);
+    free(key_header);
     json_decref(plan);
     if (rc != CLI_EXIT_OK) {
         hv_http_response_clear(&resp);

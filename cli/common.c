@@ -12,6 +12,10 @@
  * a blackholed address does not hang a script for minutes. */
 #define CLI_HTTP_TIMEOUT_S 30
 
+/* Far above any plan a person writes; it only stops "submit /dev/zero"
+ * from eating the memory. The server has its own, smaller cap. */
+#define PLAN_MAX_BYTES (64u << 20)
+
 /** Formats one line, scrubs it and writes prefix, line and '\n' to f. */
 static void put_line(FILE *f, const char *prefix, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
@@ -78,23 +82,23 @@ static const char *str_member(const json_t *obj, const char *key)
     return json_string_value(json_object_get(obj, key));
 }
 
-int cli_problem(const struct cli_ctx *ctx, const struct hv_http_response *resp)
+void cli_print_problem(const struct cli_ctx *ctx, const json_t *doc, long http_status)
 {
-    if (resp->status == 0) {
-        /* httpc's error names the method and URL already. */
-        cli_err("cannot reach the server: %s", resp->error[0] != '\0' ? resp->error : ctx->server);
-        return CLI_EXIT_UNREACHABLE;
-    }
-    const json_t *body = json_is_object(resp->body) ? resp->body : NULL;
+    const json_t *body = json_is_object(doc) ? doc : NULL;
     const char *title = str_member(body, "title");
     const char *detail = str_member(body, "detail");
     const char *hint = str_member(body, "hint");
+    char status[32] = "";
+    if (http_status != 0)
+        snprintf(status, sizeof status, " (HTTP %ld)", http_status);
     if (title != NULL && detail != NULL)
-        cli_err("%s: %s (HTTP %ld)", title, detail, resp->status);
+        cli_err("%s: %s%s", title, detail, status);
     else if (title != NULL || detail != NULL)
-        cli_err("%s (HTTP %ld)", title != NULL ? title : detail, resp->status);
+        cli_err("%s%s", title != NULL ? title : detail, status);
+    else if (http_status != 0)
+        cli_err("the server answered HTTP %ld", http_status);
     else
-        cli_err("the server answered HTTP %ld", resp->status);
+        cli_err("refused without a reason");
 
     size_t i;
     json_t *e;
@@ -108,20 +112,36 @@ int cli_problem(const struct cli_ctx *ctx, const struct hv_http_response *resp)
     }
     if (hint != NULL)
         cli_note("hint: %s", hint);
-    else if (resp->status == 401 && ctx->token == NULL)
+    else if (http_status == 401 && ctx->token == NULL)
         cli_note("hint: pass --token or set HVBENCH_TOKEN");
-    if (ctx->json && resp->body != NULL)
-        cli_print_json(resp->body);
+    if (ctx->json && doc != NULL)
+        cli_print_json(doc);
+}
+
+int cli_problem(const struct cli_ctx *ctx, const struct hv_http_response *resp)
+{
+    if (resp->status == 0) {
+        /* httpc's error names the method and URL already. */
+        cli_err("cannot reach the server: %s", resp->error[0] != '\0' ? resp->error : ctx->server);
+        return CLI_EXIT_UNREACHABLE;
+    }
+    cli_print_problem(ctx, resp->body, resp->status);
     return CLI_EXIT_FAIL;
 }
 
 int cli_request(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
                 struct hv_http_response *resp)
 {
+    return cli_request_headers(ctx, method, path, body, NULL, resp);
+}
+
+int cli_request_headers(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+                        const char *const *headers, struct hv_http_response *resp)
+{
     struct hv_httpc *c = cli_http(ctx);
     if (c == NULL)
         return CLI_EXIT_FAIL;
-    hv_httpc_request(c, method, path, body, resp);
+    hv_httpc_request_headers(c, method, path, body, headers, resp);
     if (resp->status >= 200 && resp->status < 300) {
         if (resp->body != NULL)
             return CLI_EXIT_OK;
@@ -130,6 +150,109 @@ int cli_request(struct cli_ctx *ctx, const char *method, const char *path, json_
         return CLI_EXIT_FAIL;
     }
     return cli_problem(ctx, resp);
+}
+
+/** Reads all of f into a malloc'd, NUL-terminated buffer. Returns it and
+ *  sets *len, or returns NULL with errno set (EFBIG past PLAN_MAX_BYTES). */
+static char *read_all(FILE *f, size_t *len)
+{
+    size_t cap = 8192, n = 0;
+    char *buf = malloc(cap);
+    if (buf == NULL)
+        return NULL;
+    for (;;) {
+        if (cap - n < 2) {
+            if (cap >= PLAN_MAX_BYTES) {
+                free(buf);
+                errno = EFBIG;
+                return NULL;
+            }
+            char *bigger = realloc(buf, cap * 2);
+            if (bigger == NULL) {
+                free(buf);
+                return NULL;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f)) {
+                int saved = errno;
+                free(buf);
+                errno = saved != 0 ? saved : EIO;
+                return NULL;
+            }
+            break;
+        }
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+json_t *cli_load_plan(const char *path, int *rc)
+{
+    bool is_stdin = strcmp(path, "-") == 0;
+    const char *name = is_stdin ? "<stdin>" : path;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    if (f == NULL) {
+        cli_err("cannot open %s: %s", path, strerror(errno));
+        *rc = CLI_EXIT_USAGE;
+        return NULL;
+    }
+    size_t len = 0;
+    char *text = read_all(f, &len);
+    int saved = errno;
+    if (!is_stdin)
+        fclose(f);
+    if (text == NULL) {
+        cli_err("cannot read %s: %s", name, strerror(saved));
+        *rc = CLI_EXIT_USAGE;
+        return NULL;
+    }
+    json_error_t err;
+    /* Duplicate keys are refused because the server refuses them too, and
+     * saying so here points at the line. */
+    json_t *plan = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+    free(text);
+    if (plan == NULL) {
+        /* The compiler-style prefix lets editors jump to the spot. */
+        cli_note("%s:%d:%d: %s", name, err.line, err.column, err.text);
+        *rc = CLI_EXIT_FAIL;
+    }
+    return plan;
+}
+
+int cli_add_query(char *path, size_t len, const char *name, const char *value)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = strlen(path), start = n;
+    int w = snprintf(path + n, len - n, "%c%s=", strchr(path, '?') != NULL ? '&' : '?', name);
+    if (w < 0 || (size_t)w >= len - n)
+        goto too_long;
+    n += (size_t)w;
+    for (const unsigned char *p = (const unsigned char *)value; *p != '\0'; p++) {
+        /* RFC 3986 unreserved characters stay; everything else, '=' and
+         * '&' included, is escaped. */
+        bool plain = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+                     (*p >= '0' && *p <= '9') || strchr("-._~", *p) != NULL;
+        if (n + (plain ? 1 : 3) >= len)
+            goto too_long;
+        if (plain) {
+            path[n++] = (char)*p;
+        } else {
+            path[n++] = '%';
+            path[n++] = hex[*p >> 4];
+            path[n++] = hex[*p & 15];
+        }
+    }
+    path[n] = '\0';
+    return 0;
+too_long:
+    path[start] = '\0';
+    return -1;
 }
 
 int cli_parse_id(const char *s, long long *id)

@@ -42,12 +42,35 @@ struct hv_httpc *cli_http(struct cli_ctx *ctx);
  *  script sees the whole answer. */
 int cli_problem(const struct cli_ctx *ctx, const struct hv_http_response *resp);
 
+/** Prints a problem document as cli_problem() does: title, detail, one
+ *  line per errors[] entry, hint; and with --json the document on stdout.
+ *  http_status is shown after the detail, unless it is 0 (a problem found
+ *  here, not by the server). */
+void cli_print_problem(const struct cli_ctx *ctx, const json_t *doc, long http_status);
+
 /** Sends a request (body may be NULL, it is not stolen). Returns CLI_EXIT_OK
  *  when a 2xx answer with a JSON body arrived; otherwise reports it with
  *  cli_problem() and returns its exit code. Either way the caller clears
  *  resp. */
 int cli_request(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
                 struct hv_http_response *resp);
+
+/** cli_request() that also sends headers ("Name: value", NULL-terminated;
+ *  NULL for none). */
+int cli_request_headers(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+                        const char *const *headers, struct hv_http_response *resp);
+
+/** Reads and parses the plan file path ("-" is standard input). Returns a
+ *  new reference, or NULL after a message with *rc set: CLI_EXIT_USAGE when
+ *  the file cannot be read, CLI_EXIT_FAIL when it is not JSON (reported as
+ *  "file:line:column: message"; duplicate keys are refused as the server
+ *  refuses them). */
+json_t *cli_load_plan(const char *path, int *rc);
+
+/** Appends "&name=value" (or "?name=value" when path has no '?' yet) to
+ *  path[len], percent-encoding value. Returns 0, or -1 when it does not
+ *  fit (path is then unchanged). */
+int cli_add_query(char *path, size_t len, const char *name, const char *value);
 
 /** Parses a plan id (a positive decimal integer). Returns 0, or -1 after a
  *  message naming s. */

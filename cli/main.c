@@ -29,7 +29,9 @@ static const struct cli_command cmd_help = {
 
 /** Every command, in the order "hvbench help" lists them. */
 static const struct cli_command *const commands[] = {
-    &cli_cmd_submit, &cli_cmd_status, &cli_cmd_watch, &cli_cmd_report, &cli_cmd_list, &cmd_help,
+    &cli_cmd_validate, &cli_cmd_submit,  &cli_cmd_status, &cli_cmd_watch,
+    &cli_cmd_report,   &cli_cmd_list,    &cli_cmd_jobs,   &cli_cmd_cancel,
+    &cli_cmd_targets,  &cli_cmd_catalog, &cmd_help,
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -50,7 +52,7 @@ static void print_overview(FILE *out)
                  "Submits benchmark plans to an hvbench server and shows their results.\n\n"
                  "commands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(out, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
+        fprintf(out, "  %-9s %s\n", commands[i]->name, commands[i]->summary);
     fprintf(out,
             "\nglobal options:\n"
             "  --server URL   server base URL (env HVBENCH_SERVER, default %s)\n"

@@ -23,6 +23,7 @@ struct hv_httpc {
     char *base_url;    /* without trailing slashes */
     char *auth_header; /* "Authorization: Bearer ..." or NULL */
     long timeout_s;
+    volatile sig_atomic_t *abort_flag; /* NULL: requests are never aborted */
 };
 
 /* The body of one answer as it arrives. */
@@ -81,6 +82,24 @@ void hv_httpc_free(struct hv_httpc *c)
         free(c->auth_header);
     }
     free(c);
+}
+
+void hv_httpc_set_abort_flag(struct hv_httpc *c, volatile sig_atomic_t *flag)
+{
+    c->abort_flag = flag;
+}
+
+static bool abort_requested(const struct hv_httpc *c)
+{
+    return c->abort_flag != NULL && __atomic_load_n(c->abort_flag, __ATOMIC_RELAXED) != 0;
+}
+
+/* curl's progress callback: called often while data moves and about once
+ * a second while the transfer idles (a long poll); nonzero aborts it. */
+static int check_abort(void *clientp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    return abort_requested(clientp) ? 1 : 0;
 }
 
 static size_t collect_body(char *ptr, size_t size, size_t nmemb, void *userdata)
@@ -153,11 +172,39 @@ static void set_method(CURL *curl, const char *method, const char *data, size_t 
         curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
 }
 
-int hv_httpc_request_raw(struct hv_httpc *c, const char *method, const char *path,
-                         const char *content_type, const char *data, size_t len,
-                         struct hv_http_response *resp)
+/* Notes the response headers the caller may ask about. curl calls this
+ * once per header line, status line included; a new status line (after an
+ * interim 1xx answer) starts over. */
+static size_t collect_header(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+    struct hv_http_response *resp = userdata;
+    size_t n = size * nmemb;
+    static const char name[] = "Idempotency-Replayed:";
+    if (n >= 5 && strncmp(ptr, "HTTP/", 5) == 0) {
+        resp->replayed = false;
+    } else if (n > sizeof name - 1 && strncasecmp(ptr, name, sizeof name - 1) == 0) {
+        const char *v = ptr + sizeof name - 1, *end = ptr + n;
+        while (v < end && (*v == ' ' || *v == '\t'))
+            v++;
+        while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+            end--;
+        resp->replayed = end - v == 4 && strncasecmp(v, "true", 4) == 0;
+    }
+    return n;
+}
+
+/* Sends one request; extra is NULL or a NULL-terminated list of further
+ * header lines. */
+static int request(struct hv_httpc *c, const char *method, const char *path,
+                   const char *content_type, const char *data, size_t len, const char *const *extra,
+                   struct hv_http_response *resp)
 {
     memset(resp, 0, sizeof *resp);
+    if (abort_requested(c)) {
+        resp->aborted = true;
+        set_error(resp, "%s %s: aborted", method, path);
+        return -1;
+    }
     size_t url_len = strlen(c->base_url) + strlen(path) + 2;
     char *url = malloc(url_len);
     if (url == NULL) {
@@ -185,6 +232,10 @@ int hv_httpc_request_raw(struct hv_httpc *c, const char *method, const char *pat
         header_failed |= (h = curl_slist_append(headers, fixed[i])) == NULL;
         headers = h != NULL ? h : headers;
     }
+    for (size_t i = 0; extra != NULL && extra[i] != NULL; i++) {
+        header_failed |= (h = curl_slist_append(headers, extra[i])) == NULL;
+        headers = h != NULL ? h : headers;
+    }
     if (header_failed) {
         curl_slist_free_all(headers);
         free(url);
@@ -209,16 +260,27 @@ int hv_httpc_request_raw(struct hv_httpc *c, const char *method, const char *pat
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_err);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect_body);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, collect_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, resp);
+    if (c->abort_flag != NULL) {
+        curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, check_abort);
+        curl_easy_setopt(curl, CURLOPT_XFERINFODATA, c);
+        curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    }
     set_method(curl, method, data, len);
 
     CURLcode rc = curl_easy_perform(curl);
     int result = -1;
     if (rc != CURLE_OK) {
-        if (body.too_large)
+        if (body.too_large) {
             set_error(resp, "answer from %s exceeds %zu MiB", url, HTTPC_MAX_BODY >> 20);
-        else
+        } else if (rc == CURLE_ABORTED_BY_CALLBACK) {
+            resp->aborted = true;
+            set_error(resp, "%s %s: aborted", method, url);
+        } else {
             set_error(resp, "%s %s: %s", method, url,
                       curl_err[0] != '\0' ? curl_err : curl_easy_strerror(rc));
+        }
     } else {
         curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &resp->status);
         char *ct = NULL;
@@ -240,20 +302,33 @@ int hv_httpc_request_raw(struct hv_httpc *c, const char *method, const char *pat
     return result;
 }
 
-int hv_httpc_request(struct hv_httpc *c, const char *method, const char *path, json_t *body,
-                     struct hv_http_response *resp)
+int hv_httpc_request_raw(struct hv_httpc *c, const char *method, const char *path,
+                         const char *content_type, const char *data, size_t len,
+                         struct hv_http_response *resp)
+{
+    return request(c, method, path, content_type, data, len, NULL, resp);
+}
+
+int hv_httpc_request_headers(struct hv_httpc *c, const char *method, const char *path, json_t *body,
+                             const char *const *headers, struct hv_http_response *resp)
 {
     if (body == NULL)
-        return hv_httpc_request_raw(c, method, path, NULL, NULL, 0, resp);
+        return request(c, method, path, NULL, NULL, 0, headers, resp);
     char *data = json_dumps(body, JSON_COMPACT);
     if (data == NULL) {
         memset(resp, 0, sizeof *resp);
         set_error(resp, "cannot serialise the request body");
         return -1;
     }
-    int rc = hv_httpc_request_raw(c, method, path, "application/json", data, strlen(data), resp);
+    int rc = request(c, method, path, "application/json", data, strlen(data), headers, resp);
     free(data);
     return rc;
+}
+
+int hv_httpc_request(struct hv_httpc *c, const char *method, const char *path, json_t *body,
+                     struct hv_http_response *resp)
+{
+    return hv_httpc_request_headers(c, method, path, body, NULL, resp);
 }
 
 void hv_http_response_clear(struct hv_http_response *resp)

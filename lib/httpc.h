@@ -8,6 +8,8 @@
 #define HV_HTTPC_H
 
 #include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct hv_httpc;
@@ -20,6 +22,8 @@ struct hv_http_response {
     long status;
     json_t *body;
     char error[256];
+    bool replayed; /**< the answer carried "Idempotency-Replayed: true" */
+    bool aborted;  /**< given up because the abort flag was set */
 };
 
 /** Creates a client for base_url (e.g. "http://127.0.0.1:8080"); token may
@@ -30,12 +34,25 @@ struct hv_httpc *hv_httpc_new(const char *base_url, const char *token, long time
 /** Frees the client; NULL is allowed. */
 void hv_httpc_free(struct hv_httpc *c);
 
+/** Makes every request of c give up as soon as *flag is nonzero (flag may
+ *  be set from a signal handler or another thread): a request started
+ *  while it is set fails at once, one in flight within about a second
+ *  (curl's progress callback). An aborted request returns -1 with status
+ *  0 and aborted set in the response. NULL (the default) turns this off. */
+void hv_httpc_set_abort_flag(struct hv_httpc *c, volatile sig_atomic_t *flag);
+
 /** Sends method (GET, POST ...) to base_url + path with body (may be NULL;
  *  serialised compactly, not stolen) and fills *resp. Returns 0 when an
  *  HTTP answer arrived (whatever its status), -1 otherwise. Always call
  *  hv_http_response_clear() afterwards. */
 int hv_httpc_request(struct hv_httpc *c, const char *method, const char *path, json_t *body,
                      struct hv_http_response *resp);
+
+/** Like hv_httpc_request(), and also sends headers: "Name: value" strings,
+ *  NULL-terminated (headers itself may be NULL), after the client's own
+ *  (Accept, Authorization, Content-Type). */
+int hv_httpc_request_headers(struct hv_httpc *c, const char *method, const char *path, json_t *body,
+                             const char *const *headers, struct hv_http_response *resp);
 
 /** Like hv_httpc_request() with a raw body of a given content type. */
 int hv_httpc_request_raw(struct hv_httpc *c, const char *method, const char *path,

@@ -572,7 +572,9 @@ static void expand_workload(struct hv_plan *plan, json_t *w, size_t i, json_t *e
         return;
     }
     const char *resolved = strcmp(peer, "host") == 0 ? plan->host : peer;
-    if (plan->n_guests == 0 && strcmp(resolved, plan->host) == 0) {
+    bool has_guests = plan->n_guests > 0 ||
+                      json_object_get(json_object_get(plan->doc, "targets"), "guests") != NULL;
+    if (!has_guests && strcmp(resolved, plan->host) == 0) {
         hv_errors_add(errors, p,
                       "the peer is the host, which runs this workload itself; "
                       "add guests or name another target");

@@ -9,4 +9,5 @@ struct hv_server_config hv_cfg = {
     .max_connections = 1024,
     .conn_timeout = 90,
     .lease_seconds = 60,
+    .group_start_delay = 2.0,
 };

@@ -18,6 +18,7 @@ struct hv_server_config {
     unsigned conn_timeout;      /**< idle connection timeout, seconds */
     bool read_needs_token;      /**< GET endpoints need a token too */
     int lease_seconds;          /**< how long a claim holds a job */
+    double group_start_delay;   /**< seconds from a group's last ready to its start */
     int expected_schema;        /**< newest migration found at start */
 };
 

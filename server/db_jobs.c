@@ -8,12 +8,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Lost workers: a running job whose lease ran out goes back to the queue
+ * (or fails after max_failures). The other running members of its group
+ * go back too, without a failure, and the group starts over; when the lost
+ * member failed for good, so do they. */
 static const struct hv_stmt expire = {
     "leases_expire",
-    "UPDATE jobs SET failures = failures + 1, lease_until = NULL, "
-    "status = CASE WHEN failures + 1 >= max_failures THEN 'failed' ELSE 'queued' END, "
-    "error = 'lease expired on attempt ' || attempt || ' (worker lost or too slow)' "
-    "WHERE status = 'running' AND lease_until < now()",
+    "WITH expired AS ("
+    " UPDATE jobs SET failures = failures + 1, lease_until = NULL, ready_at = NULL, "
+    " status = CASE WHEN failures + 1 >= max_failures THEN 'failed' ELSE 'queued' END, "
+    " error = 'lease expired on attempt ' || attempt || ' (worker lost or too slow)' "
+    " WHERE status = 'running' AND lease_until < now() RETURNING id, group_id, status), "
+    "groups AS ("
+    " UPDATE job_groups g SET start_at = NULL, aborts = aborts + 1 "
+    " WHERE g.id IN (SELECT group_id FROM expired WHERE group_id IS NOT NULL) "
+    " RETURNING g.id, EXISTS (SELECT 1 FROM expired e WHERE e.group_id = g.id "
+    "  AND e.status = 'failed') AS failed), "
+    "peers AS ("
+    " UPDATE jobs j SET lease_until = NULL, ready_at = NULL, "
+    " status = CASE WHEN groups.failed THEN 'failed' ELSE 'queued' END, "
+    " error = 'group aborted: a member''s lease expired' "
+    " FROM groups WHERE j.group_id = groups.id AND j.status IN ('running', 'queued') "
+    " AND j.id NOT IN (SELECT id FROM expired) RETURNING j.id) "
+    "SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM peers)",
     0};
 
 static const struct hv_stmt claim = {
@@ -23,10 +40,12 @@ static const struct hv_stmt claim = {
     " WHERE j.status = 'queued' ORDER BY j.plan_id, j.run_order"
     " LIMIT 1 FOR UPDATE OF j SKIP LOCKED) "
     "UPDATE jobs j SET status = 'running', attempt = j.attempt + 1, target_id = $1, "
-    "lease_until = now() + make_interval(secs => $2::int), claimed_at = now() "
+    "lease_until = now() + make_interval(secs => $2::int), claimed_at = now(), ready_at = NULL "
     "FROM next, configurations c WHERE j.id = next.id AND c.id = j.config_id "
     "RETURNING json_build_object('id', j.id, 'attempt', j.attempt, 'plan_id', j.plan_id, "
-    "'configuration', c.name, 'repetition', j.repetition, 'workload', j.workload)::text",
+    "'configuration', c.name, 'repetition', j.repetition, 'workload', j.workload, 'role', "
+    "j.role, 'group', (SELECT json_build_object('id', g.id, 'size', g.size) FROM job_groups g "
+    "WHERE g.id = j.group_id))::text",
     2};
 
 /* A cancelled job answers with cancel = true instead of a conflict, so
@@ -39,11 +58,59 @@ static const struct hv_stmt heartbeat = {
     "RETURNING status = 'cancelled'",
     3};
 
+/* A released job goes back without a failure; so do the running members
+ * of its group, whose barrier can no longer complete. */
 static const struct hv_stmt release = {
     "job_release",
-    "UPDATE jobs SET status = 'queued', lease_until = NULL, error = $3 "
-    "WHERE id = $1 AND attempt = $2 AND status = 'running'",
+    "WITH me AS ("
+    " UPDATE jobs SET status = 'queued', lease_until = NULL, ready_at = NULL, error = $3 "
+    " WHERE id = $1 AND attempt = $2 AND status = 'running' RETURNING id, group_id), "
+    "g AS (UPDATE job_groups SET start_at = NULL, aborts = aborts + 1 "
+    " WHERE id = (SELECT group_id FROM me) RETURNING id) "
+    "UPDATE jobs j SET status = 'queued', lease_until = NULL, ready_at = NULL, "
+    "error = 'group aborted: a member was released' FROM g "
+    "WHERE j.group_id = g.id AND j.status = 'running' AND j.id <> $1 "
+    "RETURNING (SELECT count(*) FROM me)",
     3};
+static const struct hv_stmt release_check = {
+    "job_release_check",
+    "SELECT 1 FROM jobs WHERE id = $1 AND attempt = $2 AND status = "
+    "'queued' AND error = $3",
+    3};
+
+/* The group barrier: lock the member, mark it ready, then lock the group
+ * row (so two members readying at once count each other) and start the
+ * group when the last member is ready. */
+static const struct hv_stmt ready_member = {
+    "group_ready_member",
+    "UPDATE jobs SET ready_at = coalesce(ready_at, now()), "
+    "lease_until = now() + make_interval(secs => $3::int) "
+    "WHERE id = $1 AND attempt = $2 AND status = 'running' AND group_id IS NOT NULL "
+    "RETURNING group_id",
+    3};
+static const struct hv_stmt ready_group = {
+    "group_ready_count",
+    "WITH g AS (SELECT id, size, start_at FROM job_groups WHERE id = $1 FOR UPDATE) "
+    "SELECT g.size, (SELECT count(*) FROM jobs j WHERE j.group_id = g.id "
+    " AND j.status = 'running' AND j.ready_at IS NOT NULL), "
+    "to_char(g.start_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') FROM g",
+    1};
+static const struct hv_stmt ready_start = {
+    "group_ready_start",
+    "UPDATE job_groups SET start_at = now() + make_interval(secs => $2::float8) WHERE id = $1 "
+    "RETURNING to_char(start_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
+    "pg_notify('hv_group', id::text)",
+    2};
+
+/* A member that failed for good takes the rest of its group with it: the
+ * group can never run complete again. */
+static const struct hv_stmt fail_group = {
+    "group_fail_peers",
+    "UPDATE jobs SET status = 'failed', lease_until = NULL, finished_at = now(), "
+    "error = 'group member ' || $1 || ' failed' "
+    "WHERE group_id = (SELECT group_id FROM jobs WHERE id = $1) AND id <> $1 "
+    "AND status IN ('queued', 'running')",
+    1};
 
 static const struct hv_stmt lock_job = {
     "result_lock_job", "SELECT status, attempt FROM jobs WHERE id = $1 FOR UPDATE", 1};
@@ -74,7 +141,7 @@ enum hv_db_status hv_db_leases_expire(long *n)
         return HV_DB_UNAVAILABLE;
     PGresult *r;
     enum hv_db_status s = hv_db_exec(db, &expire, NULL, &r);
-    *n = s == HV_DB_OK ? atol(PQcmdTuples(r)) : 0;
+    *n = s == HV_DB_OK ? atol(PQgetvalue(r, 0, 0)) : 0;
     PQclear(r);
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
@@ -117,16 +184,81 @@ enum hv_db_status hv_db_job_heartbeat(int64_t id, int attempt, int lease_s, bool
     return s;
 }
 
+static enum hv_db_status release_txn(struct hv_db *db, void *arg)
+{
+    const char *const *params = arg;
+    enum hv_db_status s = hv_db_exec(db, &release, params, NULL);
+    if (s != HV_DB_OK && s != HV_DB_NONE)
+        return s;
+    /* The statement returns rows only for group peers; whether this job was
+     * released shows in its new state. */
+    return hv_db_exec(db, &release_check, params, NULL);
+}
+
 enum hv_db_status hv_db_job_release(int64_t id, int attempt, const char *reason)
 {
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
     char idtxt[24], att[16];
-    snprintf(idtxt, sizeof idtxt, "%lld", (long long)id);
-    snprintf(att, sizeof att, "%d", attempt);
-    const char *params[] = {idtxt, att, reason};
-    return hv_db_exec(db, &release, params, NULL);
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id), hv_db_int(att, sizeof att, attempt),
+                            reason};
+    return hv_db_txn(db, release_txn, (void *)params);
+}
+
+struct ready_args {
+    const char *const *params; /* id, attempt, lease */
+    double delay;
+    struct hv_group_state *out;
+};
+
+static enum hv_db_status ready_txn(struct hv_db *db, void *arg)
+{
+    struct ready_args *a = arg;
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &ready_member, a->params, &r);
+    if (s != HV_DB_OK) {
+        PQclear(r);
+        return s;
+    }
+    char gid[24];
+    snprintf(gid, sizeof gid, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+    a->out->group_id = strtoll(gid, NULL, 10);
+    const char *p1[] = {gid};
+    s = hv_db_exec(db, &ready_group, p1, &r);
+    if (s != HV_DB_OK) {
+        PQclear(r);
+        return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    }
+    a->out->size = atoi(PQgetvalue(r, 0, 0));
+    a->out->ready = atoi(PQgetvalue(r, 0, 1));
+    snprintf(a->out->start_at, sizeof a->out->start_at, "%s", PQgetvalue(r, 0, 2));
+    PQclear(r);
+    if (a->out->start_at[0] != '\0' || a->out->ready < a->out->size)
+        return HV_DB_OK;
+    char delay[32];
+    snprintf(delay, sizeof delay, "%.3f", a->delay);
+    const char *p2[] = {gid, delay};
+    s = hv_db_exec(db, &ready_start, p2, &r);
+    if (s == HV_DB_OK)
+        snprintf(a->out->start_at, sizeof a->out->start_at, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+}
+
+enum hv_db_status hv_db_job_ready(int64_t id, int attempt, int lease_s, double delay,
+                                  struct hv_group_state *out)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char idtxt[24], att[16], lease[16];
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id), hv_db_int(att, sizeof att, attempt),
+                            hv_db_int(lease, sizeof lease, lease_s)};
+    memset(out, 0, sizeof *out);
+    struct ready_args a = {params, delay, out};
+    return hv_db_txn(db, ready_txn, &a);
 }
 
 /* Appends text to a COPY text-format line, escaping what COPY treats
@@ -303,6 +435,10 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
         return s;
     const char *p4[] = {id, u->status, u->error};
     s = hv_db_exec(db, &finish_job, p4, NULL);
+    if (s == HV_DB_OK && strcmp(u->status, "ok") != 0) {
+        s = hv_db_exec(db, &fail_group, p1, NULL);
+        return s == HV_DB_NONE ? HV_DB_OK : s;
+    }
     return s == HV_DB_NONE ? HV_DB_ERROR : s;
 }
 

@@ -22,9 +22,25 @@ enum hv_db_status hv_db_job_claim(int64_t target_id, int lease_s, json_t **job);
  *  whether its plan was cancelled. HV_DB_NONE when the attempt is stale. */
 enum hv_db_status hv_db_job_heartbeat(int64_t id, int attempt, int lease_s, bool *cancel);
 
-/** Puts (id, attempt) back in the queue without counting a failure.
+/** Puts (id, attempt) back in the queue without counting a failure, with
+ *  the running members of its group (whose start can no longer happen).
  *  HV_DB_NONE when the attempt is stale. */
 enum hv_db_status hv_db_job_release(int64_t id, int attempt, const char *reason);
+
+/** Where a group stands after a member reported ready. */
+struct hv_group_state {
+    int64_t group_id;
+    int size;          /**< members */
+    int ready;         /**< members running and ready */
+    char start_at[32]; /**< ISO 8601 UTC, "" until every member is ready */
+};
+
+/** Marks (id, attempt) ready in its group and extends its lease; when it
+ *  is the last member, sets the group's start time delay seconds from now
+ *  and notifies the waiting members. HV_DB_NONE when the attempt is stale
+ *  or the job has no group. */
+enum hv_db_status hv_db_job_ready(int64_t id, int attempt, int lease_s, double delay,
+                                  struct hv_group_state *out);
 
 /** A result upload, validated by the handler. Strings may be NULL. */
 struct hv_result_upload {

@@ -24,11 +24,17 @@ static const struct hv_stmt list = {
     "AND ($2::text IS NULL OR t.labels @> jsonb_build_object($2::text, $3::text))",
     3};
 
-static const struct hv_stmt get = {"target_get",
-                                   "SELECT (" TARGET_JSON
-                                   "::jsonb || jsonb_build_object('facts', t.facts))::text "
-                                   "FROM targets t WHERE t.id = $1",
-                                   1};
+/* A guest is linked to its domain by the DMI product UUID its worker
+ * reads, which KVM sets to the libvirt domain UUID a host worker lists. */
+static const struct hv_stmt get = {
+    "target_get",
+    "SELECT (" TARGET_JSON "::jsonb || jsonb_build_object('facts', t.facts, 'domain', "
+    "(SELECT jsonb_build_object('host', h.name, 'name', d->>'name', 'uuid', d->>'uuid') "
+    " FROM targets h, jsonb_array_elements(coalesce(h.facts->'libvirt'->'domains', '[]')) d "
+    " WHERE t.dmi_uuid IS NOT NULL AND h.id <> t.id AND lower(d->>'uuid') = lower(t.dmi_uuid) "
+    " ORDER BY h.last_seen DESC LIMIT 1)))::text "
+    "FROM targets t WHERE t.id = $1",
+    1};
 
 static const struct hv_stmt by_label = {
     "target_names_by_label",

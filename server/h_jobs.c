@@ -6,6 +6,7 @@
 #include "jspec.h"
 #include "log.h"
 #include "timeutil.h"
+#include "waiters.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +25,12 @@ static const struct hv_jfield claim_fields[] = {
 static const struct hv_jfield attempt_fields[] = {
     {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9},
     {.name = "reason", .type = HV_J_STRING, .max_len = 1024},
+    {0},
+};
+
+static const struct hv_jfield ready_fields[] = {
+    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9},
+    {.name = "wait", .type = HV_J_NUMBER, .min = 0, .max = 60},
     {0},
 };
 
@@ -74,22 +81,57 @@ static json_t *body_checked(struct hv_request *req, const struct hv_jfield *fiel
     return doc;
 }
 
+static void reply_stale(struct hv_request *req)
+{
+    hv_reply_problem(req, HV_E_STALE_ATTEMPT,
+                     "this attempt is not running any more (lease expired, job re-queued, "
+                     "finished or cancelled)",
+                     NULL);
+}
+
+/* Long polls never hold a request longer than this, whatever was asked. */
+#define MAX_WAIT 60.0
+
+/* Starts or continues a long poll: the first run sets the deadline; a
+ * handler with nothing to answer calls park() and returns. */
+static bool may_wait(struct hv_request *req, double wait)
+{
+    if (req->wait_deadline == 0)
+        req->wait_deadline = hv_monotonic() + (wait > MAX_WAIT ? MAX_WAIT : wait);
+    return !hv_waiters_stopping() && hv_monotonic() + 0.05 < req->wait_deadline;
+}
+
+static void park(struct hv_request *req, enum hv_wait_kind kind, int64_t key)
+{
+    req->park = true;
+    req->park_kind = kind;
+    req->park_key = key;
+}
+
 void hv_h_job_claim(struct hv_request *req)
 {
     json_t *doc = body_checked(req, claim_fields);
     if (doc == NULL)
         return;
     json_int_t target = json_integer_value(json_object_get(doc, "target_id"));
+    double wait = json_number_value(json_object_get(doc, "wait"));
     json_decref(doc);
+    /* Read before looking, so a notification that comes between the look
+     * and the park wakes this request at once. */
+    req->wait_seq = hv_waiters_seq(HV_WAIT_JOBS);
     long expired = 0;
     enum hv_db_status s = hv_db_leases_expire(&expired);
     if (expired > 0)
-        hv_info("%ld job lease%s expired", expired, expired == 1 ? "" : "s");
+        hv_info("%ld job%s back in the queue after an expired lease", expired,
+                expired == 1 ? "" : "s");
     json_t *job = NULL;
     if (s == HV_DB_OK)
         s = hv_db_job_claim(target, hv_cfg.lease_seconds, &job);
     if (s == HV_DB_NONE) {
-        hv_reply_json(req, 204, NULL);
+        if (may_wait(req, wait))
+            park(req, HV_WAIT_JOBS, 0);
+        else
+            hv_reply_json(req, 204, NULL);
         return;
     }
     if (s != HV_DB_OK) {
@@ -105,12 +147,36 @@ void hv_h_job_claim(struct hv_request *req)
     hv_reply_json(req, 200, json_pack("{s:o,s:s}", "job", job, "server_time", now));
 }
 
-static void reply_stale(struct hv_request *req)
+void hv_h_job_ready(struct hv_request *req)
 {
-    hv_reply_problem(req, HV_E_STALE_ATTEMPT,
-                     "this attempt is not running any more (lease expired, job re-queued, "
-                     "finished or cancelled)",
-                     NULL);
+    json_t *doc = body_checked(req, ready_fields);
+    if (doc == NULL)
+        return;
+    int attempt = (int)json_integer_value(json_object_get(doc, "attempt"));
+    double wait = json_number_value(json_object_get(doc, "wait"));
+    json_decref(doc);
+    req->wait_seq = hv_waiters_seq(HV_WAIT_GROUP);
+    struct hv_group_state g;
+    enum hv_db_status s =
+        hv_db_job_ready(req->ids[0], attempt, hv_cfg.lease_seconds, hv_cfg.group_start_delay, &g);
+    if (s == HV_DB_NONE) {
+        reply_stale(req);
+        return;
+    }
+    if (s != HV_DB_OK) {
+        hv_reply_db_failure(req, s);
+        return;
+    }
+    if (g.start_at[0] == '\0' && may_wait(req, wait)) {
+        park(req, HV_WAIT_GROUP, g.group_id);
+        return;
+    }
+    char now[32];
+    hv_now_iso8601(now, sizeof now);
+    json_t *answer = json_pack("{s:s,s:{s:I,s:i,s:i}}", "server_time", now, "group", "id",
+                               (json_int_t)g.group_id, "size", g.size, "ready", g.ready);
+    json_object_set_new(answer, "start_at", g.start_at[0] ? json_string(g.start_at) : json_null());
+    hv_reply_json(req, 200, answer);
 }
 
 void hv_h_job_heartbeat(struct hv_request *req)
@@ -127,10 +193,13 @@ void hv_h_job_heartbeat(struct hv_request *req)
         reply_stale(req);
     else if (s != HV_DB_OK)
         hv_reply_db_failure(req, s);
-    else
-        hv_reply_json(
-            req, 200,
-            json_pack("{s:i,s:b}", "lease_seconds", hv_cfg.lease_seconds, "cancel", cancel));
+    else {
+        char now[32];
+        hv_now_iso8601(now, sizeof now);
+        hv_reply_json(req, 200,
+                      json_pack("{s:i,s:b,s:s}", "lease_seconds", hv_cfg.lease_seconds, "cancel",
+                                cancel, "server_time", now));
+    }
 }
 
 void hv_h_job_release(struct hv_request *req)

@@ -32,6 +32,7 @@ void hv_h_plan_report(struct hv_request *req);
 void hv_h_worker_register(struct hv_request *req);
 /* h_jobs.c */
 void hv_h_job_claim(struct hv_request *req);
+void hv_h_job_ready(struct hv_request *req);
 void hv_h_job_heartbeat(struct hv_request *req);
 void hv_h_job_release(struct hv_request *req);
 void hv_h_job_result(struct hv_request *req);

@@ -13,6 +13,7 @@
 #include "request.h"
 #include "routes.h"
 #include "static.h"
+#include "waiters.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -98,6 +99,17 @@ const char *hv_req_header(struct hv_request *req, const char *name)
     return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
+/* Runs the request's handler: the first time after routing, and again
+ * each time a long-polling request is woken. */
+static void run_handler(struct hv_request *req)
+{
+    const struct hv_route *route = req->route;
+    req->park = false;
+    route->handler(req);
+    if (req->status == 0 && !req->park)
+        hv_reply_problem(req, HV_E_INTERNAL, "the handler gave no answer", NULL);
+}
+
 /* Routes the finished request, checks access, runs the handler. */
 static void dispatch(struct hv_request *req)
 {
@@ -145,9 +157,8 @@ static void dispatch(struct hv_request *req)
             return;
         }
     }
-    route->handler(req);
-    if (req->status == 0)
-        hv_reply_problem(req, HV_E_INTERNAL, "the handler gave no answer", NULL);
+    req->route = route;
+    run_handler(req);
 }
 
 /* Turns the answer in req into an MHD response and queues it. */
@@ -258,12 +269,23 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     }
     if (req->status != 0)
         return MHD_YES; /* already answered (too large) */
-    if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) {
-        const struct hv_static_file *f = hv_static_find(url);
-        if (f != NULL)
-            return respond_static(req, f);
+    if (req->route != NULL) {
+        run_handler(req); /* woken from a long poll */
+    } else {
+        if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) {
+            const struct hv_static_file *f = hv_static_find(url);
+            if (f != NULL)
+                return respond_static(req, f);
+        }
+        dispatch(req);
     }
-    dispatch(req);
+    if (req->park) {
+        /* Suspend first, then register: a wake-up can only come for a
+         * connection that is really suspended. */
+        MHD_suspend_connection(conn);
+        hv_waiters_park(req, (enum hv_wait_kind)req->park_kind, req->park_key, req->wait_deadline);
+        return MHD_YES;
+    }
     hv_debug("%s %s -> %u", method, url, req->status);
     return respond(req);
 }
@@ -274,6 +296,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     struct hv_request *req = *con_cls;
     if (req == NULL)
         return;
+    if (req->parked)
+        hv_waiters_forget(req);
     free(req->body);
     json_decref(req->reply);
     free(req);
@@ -320,6 +344,8 @@ void hv_http_stop(unsigned drain_s)
     if (daemon_handle == NULL)
         return;
     MHD_socket s = MHD_quiesce_daemon(daemon_handle);
+    /* Long polls answer now instead of at their deadline. */
+    hv_waiters_stop();
     if (s != MHD_INVALID_SOCKET)
         close(s);
     struct timespec tick = {0, 50 * 1000 * 1000};

@@ -8,6 +8,7 @@
 #include "http.h"
 #include "log.h"
 #include "static.h"
+#include "waiters.h"
 
 #include "hv_build.h"
 
@@ -198,7 +199,7 @@ static int cmd_serve(int argc, char **argv)
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (hv_http_start() != 0)
+    if (hv_waiters_start(hv_cfg.db) != 0 || hv_http_start() != 0)
         return 1;
     hv_info("listening on http://%s:%u (%u threads, schema %d, web %s)", hv_cfg.listen_host,
             hv_cfg.listen_port, hv_cfg.threads, hv_cfg.expected_schema, hv_cfg.web_dir);

@@ -51,6 +51,16 @@ struct hv_request {
     const char *content_type; /**< static string */
     char location[128];       /**< Location header when not empty */
     const char *allow;        /**< Allow header for 405 */
+    /* Long-polling (waiters.h): a handler with nothing to answer yet sets
+     * park_kind/park_key, keeps wait_deadline and returns; the HTTP layer
+     * suspends the connection and runs the handler again when woken. */
+    const void *route;        /**< the matched route, kept for re-runs */
+    bool park;                /**< the handler asks to wait */
+    bool parked;              /**< currently waiting (waiters.c) */
+    int park_kind;            /**< enum hv_wait_kind */
+    int64_t park_key;         /**< group id for HV_WAIT_GROUP */
+    double wait_deadline;     /**< monotonic deadline; 0 before the first run */
+    unsigned long wait_seq;   /**< notification counter at the last look */
     const char *extra_header; /**< one more header name (a static string) */
     const char *extra_value;  /**< and its value */
 };

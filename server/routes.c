@@ -27,6 +27,7 @@ static const struct hv_route routes[] = {
     {"POST", "/api/v1/tokens/{id}/revoke", hv_h_token_revoke, HV_ACCESS_ADMIN},
     {"POST", "/api/v1/workers/register", hv_h_worker_register, HV_ACCESS_WORKER},
     {"POST", "/api/v1/jobs/claim", hv_h_job_claim, HV_ACCESS_WORKER},
+    {"POST", "/api/v1/jobs/{id}/ready", hv_h_job_ready, HV_ACCESS_WORKER},
     {"POST", "/api/v1/jobs/{id}/heartbeat", hv_h_job_heartbeat, HV_ACCESS_WORKER},
     {"POST", "/api/v1/jobs/{id}/release", hv_h_job_release, HV_ACCESS_WORKER},
     {"POST", "/api/v1/jobs/{id}/result", hv_h_job_result, HV_ACCESS_WORKER},

@@ -1,7 +1,7 @@
 /* test_httpc.c — lib/httpc against a tiny HTTP/1.1 server in a thread of
  * this test: headers sent, JSON and problem documents parsed, other media
  * types left alone, keep-alive, the body cap, transport errors and
- * timeouts, and the one-line descriptions. */
+ * timeouts, the abort flag, and the one-line descriptions. */
 #include "httpc.h"
 
 #include <arpa/inet.h>
@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 static int failures;
@@ -288,6 +290,80 @@ static void test_refused(void)
     hv_httpc_free(c);
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static volatile sig_atomic_t abort_flag;
+
+/* Sets the abort flag after half a second, as a signal handler would. */
+static void *set_flag_later(void *arg)
+{
+    usleep(500 * 1000);
+    abort_flag = 1;
+    return NULL;
+}
+
+static void test_abort(int port)
+{
+    char base[64];
+    snprintf(base, sizeof base, "http://127.0.0.1:%d", port);
+    struct hv_httpc *c = hv_httpc_new(base, NULL, 10);
+    struct hv_http_response r;
+
+    hv_httpc_set_abort_flag(c, &abort_flag);
+    int rc = hv_httpc_request(c, "GET", "/json", NULL, &r);
+    CHECK(rc == 0 && r.status == 200 && !r.aborted, "abort flag set but 0: requests work");
+    hv_http_response_clear(&r);
+
+    abort_flag = 1;
+    int before = seen.connections;
+    double t0 = now_s();
+    rc = hv_httpc_request(c, "GET", "/json", NULL, &r);
+    CHECK(rc == -1 && r.status == 0 && r.aborted && now_s() - t0 < 0.1 &&
+              strstr(r.error, "aborted") != NULL,
+          "flag already set: the request fails at once, aborted (\"%s\")", r.error);
+    CHECK(seen.connections == before && strcmp(seen.path, "/json") == 0,
+          "an aborted request never reaches the server");
+    hv_http_response_clear(&r);
+
+    /* A held request (the server answers /slow after 3 s; the timeout is
+     * 10 s) gives up soon after the flag is set. */
+    abort_flag = 0;
+    pthread_t th;
+    pthread_create(&th, NULL, set_flag_later, NULL);
+    t0 = now_s();
+    rc = hv_httpc_request(c, "GET", "/slow", NULL, &r);
+    double took = now_s() - t0;
+    pthread_join(th, NULL);
+    CHECK(rc == -1 && r.status == 0 && r.aborted && took < 2.0,
+          "flag set 0.5 s into a 3 s request: aborted after %.2f s (\"%s\")", took, r.error);
+    hv_http_response_clear(&r);
+
+    /* Without the flag again, the same client works (once the test server
+     * is done with the abandoned request). */
+    abort_flag = 0;
+    rc = hv_httpc_request(c, "GET", "/json", NULL, &r);
+    CHECK(rc == 0 && r.status == 200 && !r.aborted, "flag cleared: the client works again");
+    hv_http_response_clear(&r);
+
+    abort_flag = 1;
+    hv_httpc_set_abort_flag(c, NULL);
+    rc = hv_httpc_request(c, "GET", "/json", NULL, &r);
+    CHECK(rc == 0 && r.status == 200 && !r.aborted, "flag detached: requests ignore it");
+    hv_http_response_clear(&r);
+    abort_flag = 0;
+
+    /* A client without a flag still times out as before. */
+    rc = hv_httpc_request(c, "GET", "/json", NULL, &r);
+    CHECK(rc == 0 && r.status == 200, "after detaching: normal request");
+    hv_http_response_clear(&r);
+    hv_httpc_free(c);
+}
+
 static void test_describe_without_body(void)
 {
     struct hv_http_response r = {.status = 409};
@@ -313,6 +389,7 @@ int main(void)
     pthread_t th;
     pthread_create(&th, NULL, server_main, &lfd);
     test_against_server(port);
+    test_abort(port);
     test_refused();
     test_describe_without_body();
     /* The server thread blocks in accept(); the process exit ends it. */

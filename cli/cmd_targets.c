@@ -1,0 +1,175 @@
+/* cmd_targets.c — hvbench targets: the machines workers registered
+ * (GET /api/v1/targets). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/common.h"
+#include "cli/table.h"
+
+static int cmd_targets_exec(struct cli_ctx *ctx, int argc, char **argv);
+
+const struct cli_command cli_cmd_targets = {
+    .name = "targets",
+    .usage = "[--kind host|guest] [--label KEY=VALUE]",
+    .summary = "list the registered targets (hosts and guests)",
+    .help = "  -k, --kind K            only hosts or only guests\n"
+            "  -L, --label KEY=VALUE   only targets carrying this label\n"
+            "\n"
+            "A target is what a worker registered as (its --name). Plans name\n"
+            "targets; a plan's guests may be chosen by label. \"last seen\" is the\n"
+            "worker's latest request, in local time.\n",
+    .fn = cmd_targets_exec,
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/** Formats a labels object as "k=v,k2=v2" sorted by key (the server may
+ *  keep them in any order). Returns a malloc'd string, or NULL when memory
+ *  runs out. */
+static char *labels_text(const json_t *labels)
+{
+    size_t n = json_object_size(labels), i = 0;
+    const char **keys = calloc(n ? n : 1, sizeof *keys);
+    char *out = NULL;
+    size_t outlen = 0;
+    FILE *f = open_memstream(&out, &outlen);
+    if (keys == NULL || f == NULL) {
+        free(keys);
+        if (f != NULL)
+            fclose(f);
+        free(out);
+        return NULL;
+    }
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)labels, key, v)
+    {
+        keys[i++] = key;
+    }
+    qsort(keys, n, sizeof *keys, cmp_str);
+    for (i = 0; i < n; i++) {
+        v = json_object_get(labels, keys[i]);
+        fprintf(f, "%s%s=", i ? "," : "", keys[i]);
+        if (json_is_string(v)) {
+            fputs(json_string_value(v), f);
+        } else {
+            char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+            fputs(text != NULL ? text : "?", f);
+            free(text);
+        }
+    }
+    free(keys);
+    if (fclose(f) != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/** Prints the items as a table; returns an exit code. */
+static int print_targets(const json_t *items)
+{
+    static const struct cli_column cols[] = {
+        {"id", CLI_RIGHT},         {"name", CLI_LEFT},   {"kind", CLI_LEFT},
+        {"fingerprint", CLI_LEFT}, {"labels", CLI_LEFT}, {"last seen", CLI_LEFT},
+    };
+    struct cli_table *t = cli_table_new(cols, sizeof cols / sizeof cols[0]);
+    if (t == NULL)
+        return CLI_EXIT_FAIL;
+    int rc = CLI_EXIT_OK;
+    size_t i;
+    const json_t *item;
+    json_array_foreach(items, i, item)
+    {
+        const json_t *jid = json_object_get(item, "id");
+        const char *seen = json_string_value(json_object_get(item, "last_seen"));
+        char id[32], last[64];
+        snprintf(id, sizeof id, "%lld",
+                 json_is_integer(jid) ? (long long)json_integer_value(jid) : 0LL);
+        char *labels = labels_text(json_object_get(item, "labels"));
+        const char *cells[] = {
+            id,
+            json_string_value(json_object_get(item, "name")),
+            json_string_value(json_object_get(item, "kind")),
+            json_string_value(json_object_get(item, "fingerprint")),
+            labels != NULL && labels[0] != '\0' ? labels : "-",
+            seen != NULL ? cli_fmt_time(last, sizeof last, seen) : NULL,
+        };
+        int added = labels != NULL ? cli_table_add(t, cells) : -1;
+        free(labels);
+        if (added != 0) {
+            cli_err("out of memory");
+            rc = CLI_EXIT_FAIL;
+            break;
+        }
+    }
+    if (rc == CLI_EXIT_OK && cli_table_rows(t) == 0)
+        cli_err("no targets");
+    else if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
+        rc = CLI_EXIT_FAIL;
+    cli_table_free(t);
+    return rc;
+}
+
+/** hvbench targets [--kind host|guest] [--label KEY=VALUE] */
+static int cmd_targets_exec(struct cli_ctx *ctx, int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"kind", required_argument, NULL, 'k'},
+        {"label", required_argument, NULL, 'L'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *kind = NULL, *label = NULL;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "k:L:", options, NULL)) != -1) {
+        switch (opt) {
+        case 'k':
+            if (strcmp(optarg, "host") != 0 && strcmp(optarg, "guest") != 0) {
+                cli_err("--kind must be host or guest");
+                return CLI_EXIT_USAGE;
+            }
+            kind = optarg;
+            break;
+        case 'L':
+            if (strchr(optarg, '=') == NULL || optarg[0] == '=') {
+                cli_err("--label must be KEY=VALUE");
+                return CLI_EXIT_USAGE;
+            }
+            label = optarg;
+            break;
+        default:
+            return cli_usage(&cli_cmd_targets);
+        }
+    }
+    if (optind != argc)
+        return cli_usage(&cli_cmd_targets);
+
+    char path[1024] = "/api/v1/targets";
+    if ((kind != NULL && cli_add_query(path, sizeof path, "kind", kind) != 0) ||
+        (label != NULL && cli_add_query(path, sizeof path, "label", label) != 0)) {
+        cli_err("--label is too long");
+        return CLI_EXIT_USAGE;
+    }
+    struct hv_http_response resp;
+    memset(&resp, 0, sizeof resp);
+    int rc = cli_request(ctx, "GET", path, NULL, &resp);
+    if (rc == CLI_EXIT_OK) {
+        json_t *items = json_object_get(resp.body, "items");
+        if (ctx->json) {
+            cli_print_json(resp.body);
+        } else if (!json_is_array(items)) {
+            cli_err("the server's answer has no items[]");
+            rc = CLI_EXIT_FAIL;
+        } else {
+            rc = print_targets(items);
+        }
+    }
+    hv_http_response_clear(&resp);
+    return rc;
+}
