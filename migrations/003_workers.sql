@@ -3,6 +3,10 @@
 -- A group member reports ready for its attempt; when every member of the
 -- group is ready the server sets the group's start_at.
 ALTER TABLE jobs ADD COLUMN ready_at timestamptz;
+-- Where a member can be reached ({"host", "port"}), announced when it
+-- reports ready: the server side of a net workload listens there and its
+-- clients learn it from the ready answer.
+ALTER TABLE jobs ADD COLUMN endpoint jsonb;
 -- How many times a group was aborted (a member lost, failed or released)
 -- and retried.
 ALTER TABLE job_groups ADD COLUMN aborts integer NOT NULL DEFAULT 0;

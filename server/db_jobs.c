@@ -84,10 +84,17 @@ static const struct hv_stmt release_check = {
 static const struct hv_stmt ready_member = {
     "group_ready_member",
     "UPDATE jobs SET ready_at = coalesce(ready_at, now()), "
-    "lease_until = now() + make_interval(secs => $3::int) "
+    "lease_until = now() + make_interval(secs => $3::int), "
+    "endpoint = coalesce($4::jsonb, endpoint) "
     "WHERE id = $1 AND attempt = $2 AND status = 'running' AND group_id IS NOT NULL "
     "RETURNING group_id",
-    3};
+    4};
+static const struct hv_stmt ready_endpoints = {
+    "group_ready_endpoints",
+    "SELECT coalesce(json_agg(json_build_object('job_id', id, 'role', role, 'target', "
+    "target_name, 'host', endpoint->>'host', 'port', (endpoint->>'port')::int) ORDER BY id), "
+    "'[]')::text FROM jobs WHERE group_id = $1 AND status = 'running' AND endpoint IS NOT NULL",
+    1};
 static const struct hv_stmt ready_group = {
     "group_ready_count",
     "WITH g AS (SELECT id, size, start_at FROM job_groups WHERE id = $1 FOR UPDATE) "
@@ -207,7 +214,7 @@ enum hv_db_status hv_db_job_release(int64_t id, int attempt, const char *reason)
 }
 
 struct ready_args {
-    const char *const *params; /* id, attempt, lease */
+    const char *const *params; /* id, attempt, lease, endpoint */
     double delay;
     struct hv_group_state *out;
 };
@@ -235,6 +242,14 @@ static enum hv_db_status ready_txn(struct hv_db *db, void *arg)
     a->out->ready = atoi(PQgetvalue(r, 0, 1));
     snprintf(a->out->start_at, sizeof a->out->start_at, "%s", PQgetvalue(r, 0, 2));
     PQclear(r);
+    json_t *eps = NULL;
+    s = hv_db_json(&ready_endpoints, p1, &eps, NULL);
+    if (s != HV_DB_OK) {
+        json_decref(eps);
+        return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    }
+    json_decref(a->out->endpoints);
+    a->out->endpoints = eps;
     if (a->out->start_at[0] != '\0' || a->out->ready < a->out->size)
         return HV_DB_OK;
     char delay[32];
@@ -248,14 +263,14 @@ static enum hv_db_status ready_txn(struct hv_db *db, void *arg)
 }
 
 enum hv_db_status hv_db_job_ready(int64_t id, int attempt, int lease_s, double delay,
-                                  struct hv_group_state *out)
+                                  const char *endpoint_json, struct hv_group_state *out)
 {
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
     char idtxt[24], att[16], lease[16];
     const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id), hv_db_int(att, sizeof att, attempt),
-                            hv_db_int(lease, sizeof lease, lease_s)};
+                            hv_db_int(lease, sizeof lease, lease_s), endpoint_json};
     memset(out, 0, sizeof *out);
     struct ready_args a = {params, delay, out};
     return hv_db_txn(db, ready_txn, &a);

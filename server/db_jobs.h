@@ -33,14 +33,17 @@ struct hv_group_state {
     int size;          /**< members */
     int ready;         /**< members running and ready */
     char start_at[32]; /**< ISO 8601 UTC, "" until every member is ready */
+    json_t *endpoints; /**< members' announced endpoints (owned; may be NULL) */
 };
 
-/** Marks (id, attempt) ready in its group and extends its lease; when it
- *  is the last member, sets the group's start time delay seconds from now
- *  and notifies the waiting members. HV_DB_NONE when the attempt is stale
- *  or the job has no group. */
+/** Marks (id, attempt) ready in its group, records the endpoint it
+ *  announces (JSON text {"host","port"}, or NULL) and extends its lease;
+ *  when it is the last member, sets the group's start time delay seconds
+ *  from now and notifies the waiting members. out->endpoints lists the
+ *  members' endpoints (free it with json_decref). HV_DB_NONE when the
+ *  attempt is stale or the job has no group. */
 enum hv_db_status hv_db_job_ready(int64_t id, int attempt, int lease_s, double delay,
-                                  struct hv_group_state *out);
+                                  const char *endpoint_json, struct hv_group_state *out);
 
 /** A result upload, validated by the handler. Strings may be NULL. */
 struct hv_result_upload {

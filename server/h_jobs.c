@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_RAW_BYTES (1u << 20)
@@ -31,6 +32,13 @@ static const struct hv_jfield attempt_fields[] = {
 static const struct hv_jfield ready_fields[] = {
     {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9},
     {.name = "wait", .type = HV_J_NUMBER, .min = 0, .max = 60},
+    {.name = "endpoint", .type = HV_J_OBJECT},
+    {0},
+};
+
+static const struct hv_jfield endpoint_fields[] = {
+    {.name = "host", .type = HV_J_STRING, .required = true, .max_len = 255},
+    {.name = "port", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 65535},
     {0},
 };
 
@@ -152,29 +160,43 @@ void hv_h_job_ready(struct hv_request *req)
     json_t *doc = body_checked(req, ready_fields);
     if (doc == NULL)
         return;
+    json_t *endpoint = json_object_get(doc, "endpoint");
+    json_t *errors = json_array();
+    if (endpoint != NULL && hv_jspec_check(endpoint, "/endpoint", endpoint_fields, errors) > 0) {
+        hv_reply_problem(req, HV_E_INVALID_REQUEST, "the request body does not fit", errors);
+        json_decref(doc);
+        return;
+    }
+    json_decref(errors);
+    char *endpoint_text = endpoint ? json_dumps(endpoint, JSON_COMPACT) : NULL;
     int attempt = (int)json_integer_value(json_object_get(doc, "attempt"));
     double wait = json_number_value(json_object_get(doc, "wait"));
     json_decref(doc);
     req->wait_seq = hv_waiters_seq(HV_WAIT_GROUP);
     struct hv_group_state g;
-    enum hv_db_status s =
-        hv_db_job_ready(req->ids[0], attempt, hv_cfg.lease_seconds, hv_cfg.group_start_delay, &g);
+    enum hv_db_status s = hv_db_job_ready(req->ids[0], attempt, hv_cfg.lease_seconds,
+                                          hv_cfg.group_start_delay, endpoint_text, &g);
+    free(endpoint_text);
     if (s == HV_DB_NONE) {
+        json_decref(g.endpoints);
         reply_stale(req);
         return;
     }
     if (s != HV_DB_OK) {
+        json_decref(g.endpoints);
         hv_reply_db_failure(req, s);
         return;
     }
     if (g.start_at[0] == '\0' && may_wait(req, wait)) {
+        json_decref(g.endpoints);
         park(req, HV_WAIT_GROUP, g.group_id);
         return;
     }
     char now[32];
     hv_now_iso8601(now, sizeof now);
-    json_t *answer = json_pack("{s:s,s:{s:I,s:i,s:i}}", "server_time", now, "group", "id",
-                               (json_int_t)g.group_id, "size", g.size, "ready", g.ready);
+    json_t *answer = json_pack("{s:s,s:{s:I,s:i,s:i},s:o}", "server_time", now, "group", "id",
+                               (json_int_t)g.group_id, "size", g.size, "ready", g.ready,
+                               "endpoints", g.endpoints ? g.endpoints : json_array());
     json_object_set_new(answer, "start_at", g.start_at[0] ? json_string(g.start_at) : json_null());
     hv_reply_json(req, 200, answer);
 }
