@@ -3,30 +3,43 @@
 
 #include "httpc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Bounds each request. Above any long-poll the server may add to claims,
- * below the shortest lease, so a hung server costs at most one lease. */
+/* Bounds each request that is not a long poll: below the shortest lease,
+ * so a hung server costs at most one lease. */
 #define CLIENT_TIMEOUT_S 50
+/* A long poll may take its wait plus this before it counts as hung: the
+ * server's own work and the network. */
+#define LONG_POLL_MARGIN_S 20
+#define MAX_WAIT_S         60
 
 struct hv_client {
-    struct hv_httpc *http;
+    struct hv_httpc *http; /* every call but the long polls */
+    struct hv_httpc *poll; /* long polls: longer timeout, abortable */
+    double max_wait;
     long last_status;
     char last_error[512];
 };
 
-struct hv_client *hv_client_new(const char *base_url, const char *token)
+struct hv_client *hv_client_new(const char *base_url, const char *token, double max_wait,
+                                volatile sig_atomic_t *abort_flag)
 {
     struct hv_client *c = calloc(1, sizeof *c);
     if (c == NULL)
         return NULL;
+    c->max_wait = max_wait < 0 ? 0 : max_wait > MAX_WAIT_S ? MAX_WAIT_S : max_wait;
+    long poll_timeout = (long)c->max_wait + LONG_POLL_MARGIN_S;
     c->http = hv_httpc_new(base_url, token, CLIENT_TIMEOUT_S);
-    if (c->http == NULL) {
-        free(c);
+    c->poll = hv_httpc_new(base_url, token,
+                           poll_timeout > CLIENT_TIMEOUT_S ? poll_timeout : CLIENT_TIMEOUT_S);
+    if (c->http == NULL || c->poll == NULL) {
+        hv_client_free(c);
         return NULL;
     }
+    hv_httpc_set_abort_flag(c->poll, abort_flag);
     return c;
 }
 
@@ -35,6 +48,7 @@ void hv_client_free(struct hv_client *c)
     if (c == NULL)
         return;
     hv_httpc_free(c->http);
+    hv_httpc_free(c->poll);
     free(c);
 }
 
@@ -69,18 +83,29 @@ static enum hv_call classify(long status)
     return HV_CALL_REJECTED; /* 1xx/3xx: not something this protocol uses */
 }
 
-/* POSTs body to path. On success *answer (when not NULL) receives the
- * parsed answer body (a new reference, or NULL without a JSON body). */
-static enum hv_call post(struct hv_client *c, const char *path, json_t *body, json_t **answer)
+/* POSTs body to path, through the long-poll connection when long_poll. On
+ * success *answer (when not NULL) receives the parsed answer body (a new
+ * reference, or NULL without a JSON body), and a "server_time" in it is
+ * offered to clock (when not NULL) with the request's send and receive
+ * times. */
+static enum hv_call post_ex(struct hv_client *c, const char *path, json_t *body, bool long_poll,
+                            struct hv_clock *clock, json_t **answer)
 {
     struct hv_http_response resp;
     if (answer != NULL)
         *answer = NULL;
-    hv_httpc_request(c->http, "POST", path, body, &resp);
+    double t_send = hv_realtime();
+    hv_httpc_request(long_poll ? c->poll : c->http, "POST", path, body, &resp);
+    double t_recv = hv_realtime();
     c->last_status = resp.status;
     enum hv_call call = classify(resp.status);
     if (call == HV_CALL_OK) {
         c->last_error[0] = '\0';
+        double server_time;
+        if (clock != NULL &&
+            hv_iso8601_parse(json_string_value(json_object_get(resp.body, "server_time")),
+                             &server_time) == 0)
+            hv_clock_add(clock, t_send, t_recv, server_time);
         if (answer != NULL) {
             *answer = resp.body;
             resp.body = NULL;
@@ -96,6 +121,11 @@ static enum hv_call post(struct hv_client *c, const char *path, json_t *body, js
     }
     hv_http_response_clear(&resp);
     return call;
+}
+
+static enum hv_call post(struct hv_client *c, const char *path, json_t *body, json_t **answer)
+{
+    return post_ex(c, path, body, false, NULL, answer);
 }
 
 enum hv_call hv_client_register(struct hv_client *c, const char *name, const char *kind,
@@ -127,12 +157,29 @@ enum hv_call hv_client_register(struct hv_client *c, const char *name, const cha
     return HV_CALL_OK;
 }
 
-enum hv_call hv_client_claim(struct hv_client *c, long long target_id, struct hv_job *job)
+/* The wait to send: within 0..max_wait. */
+static double clamp_wait(const struct hv_client *c, double wait)
+{
+    return wait > c->max_wait ? c->max_wait : wait > 0 ? wait : 0;
+}
+
+/* Whole seconds as an integer, as people write them; else a real. */
+static json_t *seconds_json(double s)
+{
+    return s == floor(s) ? json_integer((json_int_t)s) : json_real(s);
+}
+
+enum hv_call hv_client_claim(struct hv_client *c, long long target_id, double wait,
+                             struct hv_job *job)
 {
     memset(job, 0, sizeof *job);
+    wait = clamp_wait(c, wait);
     json_t *body = json_pack("{s:I}", "target_id", (json_int_t)target_id);
+    if (wait > 0)
+        json_object_set_new(body, "wait", seconds_json(wait));
     json_t *answer;
-    enum hv_call call = post(c, "/api/v1/jobs/claim", body, &answer);
+    struct hv_clock clock = {0};
+    enum hv_call call = post_ex(c, "/api/v1/jobs/claim", body, wait > 0, &clock, &answer);
     json_decref(body);
     if (call != HV_CALL_OK)
         return call;
@@ -146,28 +193,44 @@ enum hv_call hv_client_claim(struct hv_client *c, long long target_id, struct hv
     int attempt;
     const char *kind;
     json_t *plan_id = NULL, *conf = NULL, *lease = NULL, *wid = NULL, *engine = NULL,
-           *params = NULL;
+           *params = NULL, *group = NULL, *role = NULL, *peer = NULL;
     json_error_t err;
-    if (json_unpack_ex(answer, &err, 0, "{s:{s:I, s:i, s?o, s?o, s?o, s:{s?o, s:s, s?o, s?o}}}",
-                       "job", "id", &id, "attempt", &attempt, "plan_id", &plan_id, "configuration",
-                       &conf, "lease_seconds", &lease, "workload", "id", &wid, "kind", &kind,
-                       "engine", &engine, "params", &params) != 0) {
+    if (json_unpack_ex(
+            answer, &err, 0, "{s:{s:I, s:i, s?o, s?o, s?o, s?o, s?o, s:{s?o, s:s, s?o, s?o, s?o}}}",
+            "job", "id", &id, "attempt", &attempt, "plan_id", &plan_id, "configuration", &conf,
+            "lease_seconds", &lease, "group", &group, "role", &role, "workload", "id", &wid, "kind",
+            &kind, "engine", &engine, "params", &params, "peer", &peer) != 0) {
         snprintf(c->last_error, sizeof c->last_error, "claim answer: %s (at %s)", err.text,
                  err.source);
         json_decref(answer);
         return HV_CALL_RETRY;
     }
+    /* A group is {"id", "size"} or null; anything else is a protocol we
+     * do not know, and running the job alone would break its group. */
+    json_int_t group_id = 0, group_size = 0;
+    if (group != NULL && !json_is_null(group) &&
+        json_unpack_ex(group, &err, 0, "{s:I, s:I}", "id", &group_id, "size", &group_size) != 0) {
+        snprintf(c->last_error, sizeof c->last_error, "claim answer: job.group: %s", err.text);
+        json_decref(answer);
+        return HV_CALL_RETRY;
+    }
     json_int_t lease_s = json_is_integer(lease) ? json_integer_value(lease) : 0;
-    *job = (struct hv_job){.id = id,
-                           .attempt = attempt,
-                           .plan_id = json_is_integer(plan_id) ? json_integer_value(plan_id) : 0,
-                           .configuration = json_is_string(conf) ? json_string_value(conf) : "",
-                           .lease_seconds = lease_s > 0 && lease_s < 86400 ? (int)lease_s : 60,
-                           .workload_id = json_is_string(wid) ? json_string_value(wid) : "",
-                           .kind = kind,
-                           .engine = json_is_string(engine) ? json_string_value(engine) : "builtin",
-                           .params = json_is_null(params) ? NULL : params,
-                           .doc = answer};
+    *job =
+        (struct hv_job){.id = id,
+                        .attempt = attempt,
+                        .plan_id = json_is_integer(plan_id) ? json_integer_value(plan_id) : 0,
+                        .configuration = json_is_string(conf) ? json_string_value(conf) : "",
+                        .lease_seconds = lease_s > 0 && lease_s < 86400 ? (int)lease_s : 60,
+                        .workload_id = json_is_string(wid) ? json_string_value(wid) : "",
+                        .kind = kind,
+                        .engine = json_is_string(engine) ? json_string_value(engine) : "builtin",
+                        .params = json_is_null(params) ? NULL : params,
+                        .group_id = group_id,
+                        .group_size = group_size > 0 && group_size < 1000000 ? (int)group_size : 0,
+                        .role = json_is_string(role) ? json_string_value(role) : NULL,
+                        .peer = json_is_string(peer) ? json_string_value(peer) : NULL,
+                        .clock = clock,
+                        .doc = answer};
     return HV_CALL_OK;
 }
 
@@ -180,22 +243,48 @@ void hv_job_clear(struct hv_job *job)
 /* POSTs {"attempt": n, ...extra} to /api/v1/jobs/{id}/{action}. extra is
  * stolen. */
 static enum hv_call job_call(struct hv_client *c, const struct hv_job *job, const char *action,
-                             json_t *extra, json_t **answer)
+                             json_t *extra, bool long_poll, struct hv_clock *clock, json_t **answer)
 {
     char path[96];
     snprintf(path, sizeof path, "/api/v1/jobs/%lld/%s", job->id, action);
     json_t *body = extra != NULL ? extra : json_object();
     json_object_set_new(body, "attempt", json_integer(job->attempt));
-    enum hv_call call = post(c, path, body, answer);
+    enum hv_call call = post_ex(c, path, body, long_poll, clock, answer);
     json_decref(body);
     return call;
 }
 
+enum hv_call hv_client_ready(struct hv_client *c, const struct hv_job *job, double wait,
+                             struct hv_clock *clock, char *start_at, size_t len, int *ready)
+{
+    wait = clamp_wait(c, wait);
+    json_t *answer;
+    start_at[0] = '\0';
+    *ready = 0;
+    enum hv_call call = job_call(c, job, "ready", json_pack("{s:o}", "wait", seconds_json(wait)),
+                                 wait > 0, clock, &answer);
+    if (call != HV_CALL_OK)
+        return call;
+    json_t *at = json_object_get(answer, "start_at");
+    json_t *n = json_object_get(json_object_get(answer, "group"), "ready");
+    double t;
+    if (at == NULL || !(json_is_null(at) || hv_iso8601_parse(json_string_value(at), &t) == 0)) {
+        snprintf(c->last_error, sizeof c->last_error, "ready answer: %s start_at",
+                 at == NULL ? "no" : "malformed");
+        call = HV_CALL_RETRY;
+    } else {
+        snprintf(start_at, len, "%s", json_is_string(at) ? json_string_value(at) : "");
+        *ready = json_is_integer(n) ? (int)json_integer_value(n) : 0;
+    }
+    json_decref(answer);
+    return call;
+}
+
 enum hv_call hv_client_heartbeat(struct hv_client *c, const struct hv_job *job, bool *cancel,
-                                 int *lease_seconds)
+                                 int *lease_seconds, struct hv_clock *clock)
 {
     json_t *answer;
-    enum hv_call call = job_call(c, job, "heartbeat", NULL, &answer);
+    enum hv_call call = job_call(c, job, "heartbeat", NULL, false, clock, &answer);
     *cancel = false;
     if (call == HV_CALL_OK) {
         *cancel = json_is_true(json_object_get(answer, "cancel"));
@@ -209,7 +298,7 @@ enum hv_call hv_client_heartbeat(struct hv_client *c, const struct hv_job *job, 
 
 enum hv_call hv_client_release(struct hv_client *c, const struct hv_job *job, const char *reason)
 {
-    return job_call(c, job, "release", json_pack("{s:s}", "reason", reason), NULL);
+    return job_call(c, job, "release", json_pack("{s:s}", "reason", reason), false, NULL, NULL);
 }
 
 enum hv_call hv_client_upload_result(struct hv_client *c, const struct hv_job *job, json_t *body)

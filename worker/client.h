@@ -1,13 +1,22 @@
 /* client.h — the worker's side of the worker protocol (docs/api.md,
- * "Worker protocol"): register, claim, heartbeat, release, result.
+ * "Worker protocol"): register, claim, ready, heartbeat, release, result.
  *
  * Each call sends one request and sorts the answer into a status the
  * worker's loop acts on, so no caller looks at HTTP codes. A client is not
- * thread safe: the worker uses it from its main thread only. */
+ * thread safe: the worker uses it from its main thread only.
+ *
+ * The long polls (claim and ready with a wait) go through a connection of
+ * their own whose timeout covers the longest wait, and give up within
+ * about a second when the abort flag is set (a shutdown signal). The other
+ * calls keep a shorter timeout and ignore the flag, so a job can still be
+ * released or its result uploaded while the worker shuts down. */
 #ifndef HV_WORKER_CLIENT_H
 #define HV_WORKER_CLIENT_H
 
+#include "worker/clock.h"
+
 #include <jansson.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -33,14 +42,22 @@ struct hv_job {
     int lease_seconds;
     const char *workload_id; /**< the workload's id in the plan */
     const char *kind;
-    const char *engine;   /**< "builtin" when absent */
-    const json_t *params; /**< may be NULL */
-    json_t *doc;          /**< the claim answer (owned) */
+    const char *engine;    /**< "builtin" when absent */
+    const json_t *params;  /**< may be NULL */
+    long long group_id;    /**< 0 when the job runs alone */
+    int group_size;        /**< members of the group; 0 when alone */
+    const char *role;      /**< "server", "client" or NULL */
+    const char *peer;      /**< the workload's peer target or NULL */
+    struct hv_clock clock; /**< the claim's clock sample, when it had server_time */
+    json_t *doc;           /**< the claim answer (owned) */
 };
 
-/** Creates a client of the server at base_url with a worker token. Returns
- *  NULL when memory runs out. The strings are copied. */
-struct hv_client *hv_client_new(const char *base_url, const char *token);
+/** Creates a client of the server at base_url with a worker token. Long
+ *  polls may wait up to max_wait seconds (0..60); abort_flag (may be NULL)
+ *  aborts them when it becomes nonzero. Returns NULL when memory runs out.
+ *  The strings are copied. */
+struct hv_client *hv_client_new(const char *base_url, const char *token, double max_wait,
+                                volatile sig_atomic_t *abort_flag);
 
 /** Frees the client; NULL is allowed. */
 void hv_client_free(struct hv_client *c);
@@ -61,18 +78,30 @@ enum hv_call hv_client_register(struct hv_client *c, const char *name, const cha
                                 const json_t *facts, const char *fingerprint, long long *target_id,
                                 char *server_fp, size_t fp_len);
 
-/** POST /api/v1/jobs/claim. On HV_CALL_OK fills *job (release it with
- *  hv_job_clear()); a 200 answer without a well-formed job counts as
- *  HV_CALL_RETRY (the server is not speaking the protocol we know). */
-enum hv_call hv_client_claim(struct hv_client *c, long long target_id, struct hv_job *job);
+/** POST /api/v1/jobs/claim, a long poll of wait seconds when wait > 0
+ *  (at most max_wait; 0 asks without waiting and sends no "wait"). On
+ *  HV_CALL_OK fills *job (release it with hv_job_clear()); a 200 answer
+ *  without a well-formed job counts as HV_CALL_RETRY (the server is not
+ *  speaking the protocol we know). An aborted long poll is HV_CALL_RETRY. */
+enum hv_call hv_client_claim(struct hv_client *c, long long target_id, double wait,
+                             struct hv_job *job);
+
+/** POST /api/v1/jobs/{id}/ready with the job's attempt and wait (a long
+ *  poll as for claims). On HV_CALL_OK copies start_at into start_at (len
+ *  bytes; "" while the group is incomplete) and sets *ready to the number
+ *  of members ready (0 when absent). A server_time in the answer is offered
+ *  to clock (may be NULL). A 200 without start_at counts as HV_CALL_RETRY. */
+enum hv_call hv_client_ready(struct hv_client *c, const struct hv_job *job, double wait,
+                             struct hv_clock *clock, char *start_at, size_t len, int *ready);
 
 /** Releases what a job holds; the struct may be reused. */
 void hv_job_clear(struct hv_job *job);
 
 /** POST /api/v1/jobs/{id}/heartbeat. On HV_CALL_OK sets *cancel from the
- *  answer and, when the answer has lease_seconds, *lease_seconds. */
+ *  answer and, when the answer has lease_seconds, *lease_seconds; a
+ *  server_time in it is offered to clock (may be NULL). */
 enum hv_call hv_client_heartbeat(struct hv_client *c, const struct hv_job *job, bool *cancel,
-                                 int *lease_seconds);
+                                 int *lease_seconds, struct hv_clock *clock);
 
 /** POST /api/v1/jobs/{id}/release with the reason. */
 enum hv_call hv_client_release(struct hv_client *c, const struct hv_job *job, const char *reason);

@@ -455,8 +455,12 @@ json_t *hv_facts_collect(void)
 
 /* The members that define "the same machine" for comparing results. */
 static const char *const fingerprint_keys[] = {
-    "cpu_model", "microcode", "cpus", "mem_total_kb", "kernel", "virtualization", "kvm", "thp",
+    "cpu_model",      "microcode", "cpus", "mem_total_kb", "kernel",
+    "virtualization", "kvm",       "thp",  "libvirt",
 };
+
+/* Members of facts.libvirt that say nothing about the machine's speed. */
+static const char *const libvirt_unfingerprinted[] = {"uri", "domains"};
 
 char *hv_facts_fingerprint(const json_t *facts)
 {
@@ -467,8 +471,17 @@ char *hv_facts_fingerprint(const json_t *facts)
         return NULL;
     for (size_t i = 0; i < sizeof fingerprint_keys / sizeof fingerprint_keys[0]; i++) {
         json_t *v = json_object_get(facts, fingerprint_keys[i]);
-        if (v != NULL)
+        if (v == NULL)
+            continue;
+        if (strcmp(fingerprint_keys[i], "libvirt") == 0 && json_is_object(v)) {
+            json_t *lv = json_copy(v);
+            for (size_t j = 0; j < sizeof libvirt_unfingerprinted / sizeof *libvirt_unfingerprinted;
+                 j++)
+                json_object_del(lv, libvirt_unfingerprinted[j]);
+            json_object_set_new(subset, fingerprint_keys[i], lv);
+        } else {
             json_object_set(subset, fingerprint_keys[i], v);
+        }
     }
     char *text = json_dumps(subset, JSON_SORT_KEYS | JSON_COMPACT);
     json_decref(subset);

@@ -8,6 +8,7 @@
 #define HV_WORKER_FACTS_H
 
 #include <jansson.h>
+#include <stddef.h>
 
 /** Collects the facts of this machine into a new JSON object (the caller
  *  owns the reference; NULL only when memory runs out). Fields, each
@@ -35,9 +36,25 @@
  *  only; otherwise callable from any thread. */
 json_t *hv_facts_collect(void);
 
+/** Adds facts.libvirt from the libvirt connection uri (e.g.
+ *  "qemu:///system", "test:///default"), opened read-only:
+ *
+ *  - uri; version (libvirt's, "9.0.0"); hypervisor (the driver's type,
+ *    "QEMU"); hypervisor_version ("7.2.0")
+ *  - domains: [{"name", "uuid" (lowercase), "state"}] of every domain,
+ *    running or not; state as virsh names it ("running", "shut off",
+ *    "paused", "idle", "in shutdown", "crashed", "pmsuspended", "no state")
+ *
+ *  libvirt prints nothing itself. Returns 0, or -1 with a message naming
+ *  the URI and libvirt's reason in err when the connection or the domain
+ *  list fails. */
+int hv_facts_add_libvirt(json_t *facts, const char *uri, char *err, size_t errlen);
+
 /** The fingerprint of the performance-relevant facts: the members
- *  cpu_model, microcode, cpus, mem_total_kb, kernel, virtualization, kvm and
- *  thp present in facts, gathered in one object, serialised with
+ *  cpu_model, microcode, cpus, mem_total_kb, kernel, virtualization, kvm,
+ *  thp and libvirt (without its uri and domains: the hypervisor and its
+ *  version count, which guests exist does not) present in facts, gathered
+ *  in one object, serialised with
  *  JSON_SORT_KEYS | JSON_COMPACT, hashed with 64-bit FNV-1a and written as
  *  16 lowercase hex digits. Deterministic, so the server can recompute it.
  *  Returns a malloc'd string (caller frees) or NULL on allocation failure

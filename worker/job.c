@@ -3,12 +3,17 @@
 
 #include "log.h"
 #include "timeutil.h"
+#include "worker/clock.h"
 #include "worker/engines/engine.h"
 #include "worker/wake.h"
 
+#include <errno.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* Upload tries on transport failures, and the first wait between them
  * (doubling): about 15 s in all, well inside the lease. */
@@ -17,6 +22,27 @@
 /* How soon a failed heartbeat is tried again (at most; never later than
  * the regular interval). */
 #define HEARTBEAT_RETRY 5.0
+/* The ready long poll: at most this long, and at most half the lease (the
+ * call extends the lease only when it starts and when it answers). */
+#define READY_WAIT_MAX 25.0
+/* Longest pause between ready calls that got no answer. */
+#define READY_RETRY_MAX 5.0
+/* A long poll answered faster than this was not held (a server that does
+ * not long-poll): pause that long before the next call, never spin. */
+#define LONG_POLL_MIN 1.0
+/* Before a group starts, extra heartbeats sample the clock while the best
+ * round trip is above CLOCK_GOOD_RTT, at most CLOCK_PROBES of them, and
+ * only while more than CLOCK_PROBE_LEFT seconds remain before the start. */
+#define CLOCK_PROBES     3
+#define CLOCK_GOOD_RTT   0.002
+#define CLOCK_PROBE_LEFT 0.25
+/* The last stretch before the start is slept with clock_nanosleep on the
+ * real-time clock rather than poll's millisecond timeout. */
+#define START_PRECISE 0.005
+/* No heartbeat this close to the start (its round trip would delay the
+ * start); a heartbeat falling due then is sent once the engine runs,
+ * still well inside the lease. */
+#define START_GUARD 0.5
 
 /* One engine run in its own thread. */
 struct engine_run {
@@ -27,7 +53,9 @@ struct engine_run {
     int rc;
     int done; /* set (atomically) by the engine thread as it ends */
     double t_start, t_end;
+    double t_start_real; /* CLOCK_REALTIME at the start, for the start skew */
     char started_at[32], finished_at[32];
+    json_t *observed; /* the worker's own additions to result.observed */
     pthread_t thread;
 };
 
@@ -53,8 +81,9 @@ static int engine_start(struct engine_run *r)
 {
     sigset_t old;
     hv_signals_block(&old);
-    r->t_start = hv_monotonic();
     hv_now_iso8601(r->started_at, sizeof r->started_at);
+    r->t_start = hv_monotonic();
+    r->t_start_real = hv_realtime();
     int rc = pthread_create(&r->thread, NULL, engine_main, r);
     hv_signals_restore(&old);
     return rc;
@@ -113,6 +142,8 @@ static enum hv_job_outcome finish(struct hv_client *c, const struct hv_job *job,
                                   struct engine_run *r)
 {
     bool ok = r->rc == 0;
+    if (r->observed != NULL)
+        json_object_update(r->result.observed, r->observed);
     json_t *body =
         hv_engine_result_to_json(&r->result, job->attempt, ok, r->started_at, r->finished_at);
     if (body == NULL) {
@@ -140,26 +171,33 @@ static double heartbeat_interval(int lease_seconds)
     return s < 1 ? 1 : s;
 }
 
+/* Gives the job back because the worker is shutting down. */
+static enum hv_job_outcome release_job(struct hv_client *c, const struct hv_job *job)
+{
+    enum hv_call call = hv_client_release(c, job, "worker shutting down");
+    if (call == HV_CALL_OK)
+        hv_info("job %lld released: worker shutting down", job->id);
+    else
+        hv_warn("job %lld: release failed (%s); its lease will expire", job->id,
+                hv_client_last_error(c));
+    return HV_JOB_RELEASED;
+}
+
 /* Heartbeats until the engine ends, the server withdraws the job or a
- * shutdown signal comes. Returns true when the engine ended on its own. */
+ * shutdown signal comes; the lease was last extended at last_extend
+ * (monotonic). Returns true when the engine ended on its own. */
 static bool supervise(struct hv_client *c, const struct hv_job *job, struct engine_run *r,
-                      enum hv_job_outcome *outcome)
+                      struct hv_clock *clock, double last_extend, enum hv_job_outcome *outcome)
 {
     int lease = job->lease_seconds;
-    double next = hv_monotonic() + heartbeat_interval(lease);
+    double next = last_extend + heartbeat_interval(lease);
     bool failing = false;
     for (;;) {
         if (engine_done(r))
             return true;
         if (hv_shutdown_requested()) {
             engine_stop_and_join(r);
-            enum hv_call call = hv_client_release(c, job, "worker shutting down");
-            if (call == HV_CALL_OK)
-                hv_info("job %lld released: worker shutting down", job->id);
-            else
-                hv_warn("job %lld: release failed (%s); its lease will expire", job->id,
-                        hv_client_last_error(c));
-            *outcome = HV_JOB_RELEASED;
+            *outcome = release_job(c, job);
             return false;
         }
         double now = hv_monotonic();
@@ -168,7 +206,7 @@ static bool supervise(struct hv_client *c, const struct hv_job *job, struct engi
             continue;
         }
         bool cancel = false;
-        enum hv_call call = hv_client_heartbeat(c, job, &cancel, &lease);
+        enum hv_call call = hv_client_heartbeat(c, job, &cancel, &lease, clock);
         if (call == HV_CALL_OK && cancel) {
             hv_info("job %lld cancelled by the server; stopping it", job->id);
         } else if (call == HV_CALL_STALE || call == HV_CALL_NOT_FOUND) {
@@ -191,37 +229,266 @@ static bool supervise(struct hv_client *c, const struct hv_job *job, struct engi
     }
 }
 
+/* How a group's start barrier ended. */
+enum barrier {
+    BARRIER_GO,   /* start the engine now */
+    BARRIER_OUT,  /* the job is gone (released, cancelled, stale): *outcome says how */
+    BARRIER_FAIL, /* the server refused the protocol: fail the job with error */
+};
+
+/* A group member's way to its start. */
+struct group_start {
+    char start_at[40];  /* as the server wrote it */
+    double start_srv;   /* start_at in seconds since the epoch, server clock */
+    double last_extend; /* monotonic time the lease was last extended */
+    char error[512];
+};
+
+/* A heartbeat while waiting for the start. Returns BARRIER_GO to go on
+ * (also when it got no answer: the lease may still hold), BARRIER_OUT with
+ * *outcome when the server withdrew the job. */
+static enum barrier barrier_heartbeat(struct hv_client *c, const struct hv_job *job,
+                                      struct hv_clock *clock, struct group_start *g,
+                                      enum hv_job_outcome *outcome)
+{
+    bool cancel = false;
+    int lease = job->lease_seconds;
+    double t0 = hv_monotonic();
+    enum hv_call call = hv_client_heartbeat(c, job, &cancel, &lease, clock);
+    if (call == HV_CALL_OK && cancel) {
+        hv_info("job %lld cancelled by the server before its start", job->id);
+    } else if (call == HV_CALL_STALE || call == HV_CALL_NOT_FOUND) {
+        hv_warn("job %lld is no longer ours (%s); dropping it", job->id, hv_client_last_error(c));
+    } else {
+        if (call == HV_CALL_OK)
+            g->last_extend = t0;
+        else
+            hv_debug("job %lld: heartbeat failed: %s", job->id, hv_client_last_error(c));
+        return BARRIER_GO;
+    }
+    *outcome = HV_JOB_ABANDONED;
+    return BARRIER_OUT;
+}
+
+/* Calls ready until the server names the group's start time. Each call
+ * extends the lease and samples the clock. */
+static enum barrier await_group(struct hv_client *c, const struct hv_job *job,
+                                struct hv_clock *clock, struct group_start *g,
+                                enum hv_job_outcome *outcome)
+{
+    double wait = job->lease_seconds / 2.0;
+    if (wait > READY_WAIT_MAX)
+        wait = READY_WAIT_MAX;
+    double gap = 0;
+    int last_ready = -1;
+    for (;;) {
+        if (hv_shutdown_requested()) {
+            *outcome = release_job(c, job);
+            return BARRIER_OUT;
+        }
+        double t0 = hv_monotonic();
+        int ready = 0;
+        enum hv_call call =
+            hv_client_ready(c, job, wait, clock, g->start_at, sizeof g->start_at, &ready);
+        if (call == HV_CALL_OK) {
+            g->last_extend = t0;
+            if (gap > 0)
+                hv_info("job %lld: ready calls get through again", job->id);
+            gap = 0;
+            if (g->start_at[0] != '\0' && hv_iso8601_parse(g->start_at, &g->start_srv) == 0)
+                return BARRIER_GO;
+            if (ready != last_ready)
+                hv_debug("job %lld: %d of %d members of group %lld ready", job->id, ready,
+                         job->group_size, job->group_id);
+            last_ready = ready;
+            if (hv_monotonic() - t0 < LONG_POLL_MIN)
+                hv_wake_wait(LONG_POLL_MIN);
+            continue;
+        }
+        if (hv_shutdown_requested())
+            continue; /* the long poll was aborted: release above */
+        if (call == HV_CALL_STALE || call == HV_CALL_NOT_FOUND) {
+            hv_warn("job %lld: group %lld was called off or the attempt is stale (%s); dropping "
+                    "the job",
+                    job->id, job->group_id, hv_client_last_error(c));
+            *outcome = HV_JOB_ABANDONED;
+            return BARRIER_OUT;
+        }
+        if (call != HV_CALL_RETRY) {
+            snprintf(g->error, sizeof g->error, "the server refused the ready call: %s",
+                     hv_client_last_error(c));
+            return BARRIER_FAIL;
+        }
+        if (gap == 0)
+            hv_warn("job %lld: ready call failed: %s; retrying", job->id, hv_client_last_error(c));
+        gap = gap == 0 ? 1 : gap * 2 > READY_RETRY_MAX ? READY_RETRY_MAX : gap * 2;
+        hv_wake_wait(gap);
+    }
+}
+
+/* Sleeps until g->start_srv on the server's clock (by the estimate),
+ * heartbeating if the wait is long and waking for a shutdown signal.
+ * Samples the clock a few more times first when the estimate is coarse
+ * (the ready answers were held, so their round trips are long). */
+static enum barrier wait_for_start(struct hv_client *c, const struct hv_job *job,
+                                   struct hv_clock *clock, struct group_start *g,
+                                   enum hv_job_outcome *outcome)
+{
+    for (int i = 0; i < CLOCK_PROBES && (!clock->valid || clock->rtt > CLOCK_GOOD_RTT); i++) {
+        if (g->start_srv - hv_clock_server_now(clock) < CLOCK_PROBE_LEFT || hv_shutdown_requested())
+            break;
+        if (barrier_heartbeat(c, job, clock, g, outcome) != BARRIER_GO)
+            return BARRIER_OUT;
+    }
+    for (;;) {
+        if (hv_shutdown_requested()) {
+            *outcome = release_job(c, job);
+            return BARRIER_OUT;
+        }
+        double left = g->start_srv - hv_clock_server_now(clock);
+        if (left <= START_PRECISE)
+            break;
+        double now = hv_monotonic();
+        double due = g->last_extend + heartbeat_interval(job->lease_seconds);
+        if (left <= START_GUARD)
+            due = INFINITY;
+        if (now >= due) {
+            if (barrier_heartbeat(c, job, clock, g, outcome) != BARRIER_GO)
+                return BARRIER_OUT;
+            if (g->last_extend < now) /* failed: try again soon */
+                g->last_extend = now - heartbeat_interval(job->lease_seconds) + HEARTBEAT_RETRY;
+            continue;
+        }
+        double nap = left - START_PRECISE;
+        hv_wake_wait(due - now < nap ? due - now : nap);
+    }
+    double target = g->start_srv - (clock->valid ? clock->offset : 0);
+    if (hv_realtime() < target) {
+        double whole = floor(target);
+        long ns = (long)((target - whole) * 1e9);
+        struct timespec ts = {.tv_sec = (time_t)whole, .tv_nsec = ns > 999999999 ? 999999999 : ns};
+        while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+    }
+    return BARRIER_GO;
+}
+
+/* What the worker adds to the result's observed for a job: its role and
+ * group. NULL when memory runs out. */
+static json_t *job_observed(const struct hv_job *job)
+{
+    json_t *o = json_object();
+    if (o == NULL)
+        return NULL;
+    json_t *role = job->role != NULL ? json_string(job->role) : json_null();
+    if (job->role != NULL)
+        json_object_set(o, "role", role);
+    if (job->group_id != 0)
+        json_object_set_new(o, "group",
+                            json_pack("{s:I, s:i, s:O}", "id", (json_int_t)job->group_id, "size",
+                                      job->group_size, "role", role));
+    json_decref(role);
+    return o;
+}
+
+/* Notes how well a group member hit its start: start_at, the clock
+ * estimate used and the skew of the actual start on the server's clock. */
+static void note_start(const struct hv_job *job, struct engine_run *r, const struct hv_clock *clock,
+                       const struct group_start *g)
+{
+    double offset = clock->valid ? clock->offset : 0;
+    double skew_ms = (r->t_start_real + offset - g->start_srv) * 1000;
+    json_object_set_new(r->observed, "start_at", json_string(g->start_at));
+    json_object_set_new(r->observed, "clock_offset_ms",
+                        clock->valid ? json_real(round(clock->offset * 1e4) / 10) : json_null());
+    json_object_set_new(r->observed, "clock_rtt_ms",
+                        clock->valid ? json_real(round(clock->rtt * 1e4) / 10) : json_null());
+    json_object_set_new(r->observed, "start_skew_ms", json_real(round(skew_ms * 1000) / 1000));
+    if (clock->valid)
+        hv_info("job %lld: group %lld started at %s, skew %+.3f ms (clock offset %+.1f ms, "
+                "round trip %.1f ms)",
+                job->id, job->group_id, g->start_at, skew_ms, clock->offset * 1000,
+                clock->rtt * 1000);
+    else
+        hv_warn("job %lld: group %lld started at %s by the local clock (the server sent no "
+                "server_time), skew %+.3f ms",
+                job->id, job->group_id, g->start_at, skew_ms);
+}
+
+/* Fails the job without running the engine. */
+static void fail_now(struct engine_run *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void fail_now(struct engine_run *r, const char *fmt, ...)
+{
+    r->t_start = r->t_end = hv_monotonic();
+    hv_now_iso8601(r->started_at, sizeof r->started_at);
+    memcpy(r->finished_at, r->started_at, sizeof r->finished_at);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->result.error, sizeof r->result.error, fmt, ap);
+    va_end(ap);
+    r->rc = -1;
+}
+
 enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job)
 {
-    hv_info("job %lld started (plan %lld, workload %s: %s/%s, configuration %s, attempt %d)",
+    char group[96] = "";
+    if (job->group_id != 0)
+        snprintf(group, sizeof group, ", group %lld of %d%s%s", job->group_id, job->group_size,
+                 job->role ? " as " : "", job->role ? job->role : "");
+    else if (job->role != NULL)
+        snprintf(group, sizeof group, ", as %s", job->role);
+    hv_info("job %lld started (plan %lld, workload %s: %s/%s, configuration %s, attempt %d%s)",
             job->id, job->plan_id, job->workload_id, job->kind, job->engine, job->configuration,
-            job->attempt);
+            job->attempt, group);
     struct engine_run r = {.engine = hv_engine_find(job->kind, job->engine)};
-    r.ctx = (struct hv_engine_ctx){.params = job->params, .stop = &r.stop};
-    if (hv_engine_result_init(&r.result) != 0) {
+    r.ctx = (struct hv_engine_ctx){
+        .params = job->params, .stop = &r.stop, .role = job->role, .peer = job->peer};
+    r.observed = job_observed(job);
+    if (hv_engine_result_init(&r.result) != 0 || r.observed == NULL) {
         hv_engine_result_clear(&r.result);
+        json_decref(r.observed);
         hv_error("job %lld: out of memory", job->id);
         return HV_JOB_LOST;
     }
+    struct hv_clock clock = job->clock;
+    double last_extend = hv_monotonic(); /* the claim leased it just now */
     enum hv_job_outcome outcome;
     if (r.engine == NULL) {
-        /* Not ours to run: report it, so the plan shows why. */
-        r.t_start = r.t_end = hv_monotonic();
-        hv_now_iso8601(r.started_at, sizeof r.started_at);
-        memcpy(r.finished_at, r.started_at, sizeof r.finished_at);
-        r.rc = hv_engine_fail(&r.result, "this worker has no engine \"%s\" for kind \"%s\"",
-                              job->engine, job->kind);
+        /* Not ours to run: report it, so the plan shows why (a group
+         * member fails its group at once rather than after the barrier). */
+        fail_now(&r, "this worker has no engine \"%s\" for kind \"%s\"", job->engine, job->kind);
         outcome = finish(c, job, &r);
-    } else if (engine_start(&r) != 0) {
-        r.t_start = r.t_end = hv_monotonic();
-        hv_now_iso8601(r.started_at, sizeof r.started_at);
-        memcpy(r.finished_at, r.started_at, sizeof r.finished_at);
-        r.rc = hv_engine_fail(&r.result, "cannot start the engine thread");
-        outcome = finish(c, job, &r);
-    } else if (supervise(c, job, &r, &outcome)) {
-        pthread_join(r.thread, NULL);
-        outcome = finish(c, job, &r);
+    } else {
+        struct group_start g = {.last_extend = last_extend};
+        enum barrier b = BARRIER_GO;
+        if (job->group_id != 0) {
+            hv_info("job %lld: waiting for the %d members of group %lld to be ready", job->id,
+                    job->group_size, job->group_id);
+            b = await_group(c, job, &clock, &g, &outcome);
+            if (b == BARRIER_GO)
+                b = wait_for_start(c, job, &clock, &g, &outcome);
+            last_extend = g.last_extend;
+        }
+        if (b == BARRIER_FAIL) {
+            fail_now(&r, "%s", g.error);
+            outcome = finish(c, job, &r);
+        } else if (b == BARRIER_OUT) {
+            /* outcome set by the barrier */
+        } else if (engine_start(&r) != 0) {
+            fail_now(&r, "cannot start the engine thread");
+            outcome = finish(c, job, &r);
+        } else {
+            if (job->group_id != 0)
+                note_start(job, &r, &clock, &g);
+            if (supervise(c, job, &r, &clock, last_extend, &outcome)) {
+                pthread_join(r.thread, NULL);
+                outcome = finish(c, job, &r);
+            }
+        }
     }
     hv_engine_result_clear(&r.result);
+    json_decref(r.observed);
     return outcome;
 }

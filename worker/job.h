@@ -1,11 +1,20 @@
 /* job.h — runs one claimed job from start to upload.
  *
+ * A member of a group first passes the start barrier: it calls ready
+ * (long polls that extend the lease) until the server names the group's
+ * start_at, estimates the server's clock offset from the answers'
+ * server_time (see clock.h), sleeps until start_at on the server's clock
+ * and starts the engine; observed then records the group, start_at, the
+ * clock estimate and the start skew achieved. A 409 at the barrier drops
+ * the job (the server re-queues the group); a shutdown signal releases it.
+ *
  * The engine runs in its own thread while the calling (main) thread
  * heartbeats the lease every lease_seconds / 3 and watches for shutdown.
  * A cancel or a lost lease stops the engine and drops the result; a
  * shutdown signal stops it and releases the job; otherwise the result is
  * uploaded, retried on transport failures with the same attempt (the
- * server stores it once). */
+ * server stores it once). A job this worker has no engine for is reported
+ * failed at once, before any barrier. */
 #ifndef HV_WORKER_JOB_H
 #define HV_WORKER_JOB_H
 
@@ -14,7 +23,8 @@
 /** How a job ended, from the worker's side. */
 enum hv_job_outcome {
     HV_JOB_UPLOADED,  /**< the server has the result (status ok or error) */
-    HV_JOB_ABANDONED, /**< cancelled by the server or the lease was lost */
+    HV_JOB_ABANDONED, /**< cancelled by the server, the lease was lost or the
+                           group was called off */
     HV_JOB_RELEASED,  /**< a shutdown signal came: the job went back (or
                            the release failed and the lease will expire) */
     HV_JOB_LOST,      /**< the upload never got through */

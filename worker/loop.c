@@ -4,12 +4,15 @@
 #include "log.h"
 #include "worker/client.h"
 #include "worker/job.h"
+#include "timeutil.h"
 #include "worker/wake.h"
 
 #include <string.h>
 
 #define BACKOFF_FIRST 1.0
 #define BACKOFF_MAX   30.0
+/* An empty long poll answered faster than this was not held. */
+#define LONG_POLL_MIN 1.0
 
 /* A retry loop's memory: whether the server is failing, how (so a change
  * is logged once) and the current backoff. */
@@ -74,7 +77,8 @@ static int register_worker(struct hv_client *c, const struct hv_worker_config *c
 
 int hv_worker_loop(const struct hv_worker_config *cfg)
 {
-    struct hv_client *c = hv_client_new(cfg->server, cfg->token);
+    struct hv_client *c =
+        hv_client_new(cfg->server, cfg->token, cfg->wait_seconds, hv_shutdown_flag());
     if (c == NULL) {
         hv_error("cannot create the HTTP client");
         return 1;
@@ -93,7 +97,9 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
             registered = true;
         }
         struct hv_job job;
-        enum hv_call call = hv_client_claim(c, target_id, &job);
+        double t0 = hv_monotonic();
+        enum hv_call call = hv_client_claim(c, target_id, cfg->wait_seconds, &job);
+        double took = hv_monotonic() - t0;
         if (call == HV_CALL_OK) {
             outage_over(&o, "claim");
             enum hv_job_outcome outcome = hv_job_run(c, &job);
@@ -104,7 +110,18 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
             }
         } else if (call == HV_CALL_NO_WORK) {
             outage_over(&o, "claim");
-            hv_debug("no work; next claim in %.0f s", cfg->poll_seconds);
+            double held =
+                cfg->wait_seconds / 2 < LONG_POLL_MIN ? cfg->wait_seconds / 2 : LONG_POLL_MIN;
+            if (cfg->wait_seconds > 0 && took >= held) {
+                hv_debug("no work within %.1f s; claiming again", took);
+                continue;
+            }
+            if (cfg->wait_seconds > 0)
+                hv_debug("no work, answered after %.3f s of a %.0f s long poll; next claim in "
+                         "%.0f s",
+                         took, cfg->wait_seconds, cfg->poll_seconds);
+            else
+                hv_debug("no work; next claim in %.0f s", cfg->poll_seconds);
             hv_wake_wait(cfg->poll_seconds);
         } else if (call == HV_CALL_NOT_FOUND) {
             /* The server forgot this target (e.g. a new database). */
@@ -114,7 +131,7 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
             hv_error("claim refused: %s", hv_client_last_error(c));
             status = 1;
             break;
-        } else {
+        } else if (!hv_shutdown_requested()) {
             outage_wait(&o, c, "claim");
         }
     }

@@ -1,6 +1,11 @@
 /* loop.h — the worker's life: register, then claim and run jobs until
  * told to stop.
  *
+ * Claims are long polls of wait_seconds: an empty answer (204) after the
+ * server held the claim means claim again at once; an empty answer that
+ * came back in under a second (a server that does not long-poll, or
+ * wait_seconds 0) means wait poll_seconds first, so the worker never spins.
+ *
  * An unreachable server is retried with a backoff of 1 s doubling to
  * 30 s, logged when the situation changes rather than on every try. */
 #ifndef HV_WORKER_LOOP_H
@@ -18,6 +23,7 @@ struct hv_worker_config {
     const json_t *facts;     /**< from hv_facts_collect() */
     const char *fingerprint; /**< hv_facts_fingerprint(facts) */
     double poll_seconds;     /**< wait after an empty claim, >= 1 */
+    double wait_seconds;     /**< claim long poll, 0..60; 0: poll every poll_seconds */
     bool once;               /**< exit after the first job */
 };
 

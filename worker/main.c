@@ -25,16 +25,22 @@ static const char usage_text[] =
     "  --name NAME       target name (default: $HVBENCH_WORKER_NAME, else the hostname)\n"
     "  --kind host|guest what this machine is (default: guessed from its facts)\n"
     "  --once            run one job, then exit (waits for a job if none is queued)\n"
-    "  --poll SECONDS    wait after finding no work (default 2, at least 1)\n"
+    "  --wait SECONDS    long-poll claims: the server holds an empty claim up to\n"
+    "                    this long (default 25, 0..60; 0: claim every --poll seconds)\n"
+    "  --poll SECONDS    wait after finding no work when claims are not held\n"
+    "                    (default 2, at least 1)\n"
+    "  --libvirt URI     report this libvirt connection's hypervisor and domains\n"
+    "                    (e.g. qemu:///system); failing to connect is fatal\n"
     "  --help            show this help\n"
     "\n"
     "SIGTERM/SIGINT: stop claiming, stop and release a running job, exit 0;\n"
     "a second signal exits at once. HVBENCH_LOG=debug|info|warn|error sets the\n"
-    "log level.\n";
+    "log level. Exit status: 0 after a shutdown or a --once job, 1 on a refused\n"
+    "token or another failure, 2 on a usage error.\n";
 
 struct options {
-    const char *server, *token, *name, *kind;
-    double poll;
+    const char *server, *token, *name, *kind, *libvirt;
+    double poll, wait;
     bool once;
 };
 
@@ -56,7 +62,16 @@ static int usage_error(const char *fmt, ...)
  * on, or an exit status. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    enum { OPT_SERVER = 256, OPT_TOKEN, OPT_NAME, OPT_KIND, OPT_ONCE, OPT_POLL };
+    enum {
+        OPT_SERVER = 256,
+        OPT_TOKEN,
+        OPT_NAME,
+        OPT_KIND,
+        OPT_ONCE,
+        OPT_POLL,
+        OPT_WAIT,
+        OPT_LIBVIRT
+    };
     static const struct option longopts[] = {
         {"server", required_argument, NULL, OPT_SERVER},
         {"token", required_argument, NULL, OPT_TOKEN},
@@ -64,13 +79,16 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"kind", required_argument, NULL, OPT_KIND},
         {"once", no_argument, NULL, OPT_ONCE},
         {"poll", required_argument, NULL, OPT_POLL},
+        {"wait", required_argument, NULL, OPT_WAIT},
+        {"libvirt", required_argument, NULL, OPT_LIBVIRT},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
     *o = (struct options){.server = getenv("HVBENCH_SERVER"),
                           .token = getenv("HVBENCH_TOKEN"),
                           .name = getenv("HVBENCH_WORKER_NAME"),
-                          .poll = 2};
+                          .poll = 2,
+                          .wait = 25};
     int opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -96,6 +114,18 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->poll = strtod(optarg, &end);
             if (errno != 0 || end == optarg || *end != '\0' || !(o->poll == o->poll))
                 return usage_error("--poll needs a number of seconds, not '%s'", optarg);
+            break;
+        case OPT_WAIT:
+            errno = 0;
+            o->wait = strtod(optarg, &end);
+            if (errno != 0 || end == optarg || *end != '\0' || !(o->wait >= 0 && o->wait <= 60))
+                return usage_error("--wait needs a number of seconds from 0 to 60, not '%s'",
+                                   optarg);
+            break;
+        case OPT_LIBVIRT:
+            if (*optarg == '\0')
+                return usage_error("--libvirt needs a connection URI, e.g. qemu:///system");
+            o->libvirt = optarg;
             break;
         case 'h':
             fputs(usage_text, stdout);
@@ -131,9 +161,28 @@ int main(int argc, char **argv)
         return EXIT_FAILURE;
     }
     json_t *facts = hv_facts_collect();
-    char *fingerprint = hv_facts_fingerprint(facts);
-    if (facts == NULL || fingerprint == NULL) {
+    if (facts == NULL) {
         hv_error("cannot collect the machine's facts: out of memory");
+        return EXIT_FAILURE;
+    }
+    if (o.libvirt != NULL) {
+        char err[512];
+        if (hv_facts_add_libvirt(facts, o.libvirt, err, sizeof err) != 0) {
+            hv_error("%s", err);
+            json_decref(facts);
+            return EXIT_FAILURE;
+        }
+        json_t *lv = json_object_get(facts, "libvirt");
+        hv_info("libvirt %s: %s %s, %zu domain%s", json_string_value(json_object_get(lv, "uri")),
+                json_string_value(json_object_get(lv, "hypervisor")),
+                json_string_value(json_object_get(lv, "hypervisor_version")),
+                json_array_size(json_object_get(lv, "domains")),
+                json_array_size(json_object_get(lv, "domains")) == 1 ? "" : "s");
+    }
+    char *fingerprint = hv_facts_fingerprint(facts);
+    if (fingerprint == NULL) {
+        hv_error("cannot collect the machine's facts: out of memory");
+        json_decref(facts);
         return EXIT_FAILURE;
     }
     const char *hostname = json_string_value(json_object_get(facts, "hostname"));
@@ -145,15 +194,16 @@ int main(int argc, char **argv)
         .facts = facts,
         .fingerprint = fingerprint,
         .poll_seconds = o.poll,
+        .wait_seconds = o.wait,
         .once = o.once,
     };
     if (cfg.name == NULL) {
         hv_error("no hostname to name this worker by; give --name");
         status = EXIT_USAGE;
     } else {
-        hv_info("starting: server %s, name \"%s\", kind %s, %lld CPUs%s", cfg.server, cfg.name,
-                cfg.kind, (long long)json_integer_value(json_object_get(facts, "cpus")),
-                cfg.once ? ", one job" : "");
+        hv_info("starting: server %s, name \"%s\", kind %s, %lld CPUs, claims %s%s", cfg.server,
+                cfg.name, cfg.kind, (long long)json_integer_value(json_object_get(facts, "cpus")),
+                cfg.wait_seconds > 0 ? "long-poll" : "poll", cfg.once ? ", one job" : "");
         status = hv_worker_loop(&cfg);
     }
     free(fingerprint);

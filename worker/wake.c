@@ -79,6 +79,11 @@ bool hv_shutdown_requested(void)
     return shutdown_signals > 0;
 }
 
+volatile sig_atomic_t *hv_shutdown_flag(void)
+{
+    return &shutdown_signals;
+}
+
 void hv_signals_block(sigset_t *old)
 {
     sigset_t set;

@@ -26,6 +26,10 @@ bool hv_wake_wait(double seconds);
 /** True once a shutdown signal arrived. */
 bool hv_shutdown_requested(void);
 
+/** The flag behind hv_shutdown_requested(): nonzero once a shutdown signal
+ *  arrived. For hv_httpc_set_abort_flag(); never write it. */
+volatile sig_atomic_t *hv_shutdown_flag(void);
+
 /** Blocks the shutdown signals in the calling thread, saving the previous
  *  mask in *old: threads created meanwhile inherit the block, so the
  *  signals always reach the main thread. Undo with hv_signals_restore(). */

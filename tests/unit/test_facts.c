@@ -1,7 +1,10 @@
-/* test_facts.c — the facts are this machine's, and the fingerprint is
- * stable, canonical and sensitive to what it covers. */
+/* test_facts.c — the facts are this machine's, the fingerprint is
+ * stable, canonical and sensitive to what it covers, and the libvirt facts
+ * come from a real libvirt connection (the test driver, which needs no
+ * daemon). */
 #include "worker/facts.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +179,101 @@ static void test_fingerprint(const json_t *facts)
     json_decref(known);
 }
 
+/* Reads what was written to fd since offset 0 into buf. */
+static void read_back(int fd, char *buf, size_t len)
+{
+    ssize_t n = pread(fd, buf, len - 1, 0);
+    buf[n > 0 ? n : 0] = '\0';
+}
+
+static void test_libvirt(void)
+{
+    json_t *facts = json_object();
+    char err[512] = "";
+    int rc = hv_facts_add_libvirt(facts, "test:///default", err, sizeof err);
+    CHECK(rc == 0, "test:///default connects (%s)", err);
+    json_t *lv = json_object_get(facts, "libvirt");
+    char *dump = json_dumps(lv, JSON_SORT_KEYS | JSON_INDENT(2));
+    printf("libvirt facts from test:///default:\n%s\n", dump ? dump : "(none)");
+    free(dump);
+    const char *uri = json_string_value(json_object_get(lv, "uri"));
+    CHECK(uri && strcmp(uri, "test:///default") == 0, "libvirt.uri is the URI given");
+    const char *version = json_string_value(json_object_get(lv, "version"));
+    unsigned a, b, c;
+    char tail;
+    CHECK(version && version[0] != '\0' && sscanf(version, "%u.%u.%u%c", &a, &b, &c, &tail) == 3,
+          "libvirt.version is x.y.z (%s)", version ? version : "absent");
+    const char *hv = json_string_value(json_object_get(lv, "hypervisor"));
+    CHECK(hv && strcmp(hv, "TEST") == 0, "libvirt.hypervisor is the driver type (%s)",
+          hv ? hv : "absent");
+    const char *hvv = json_string_value(json_object_get(lv, "hypervisor_version"));
+    CHECK(hvv && sscanf(hvv, "%u.%u.%u%c", &a, &b, &c, &tail) == 3,
+          "libvirt.hypervisor_version is x.y.z (%s)", hvv ? hvv : "absent");
+
+    json_t *domains = json_object_get(lv, "domains");
+    CHECK(json_array_size(domains) == 1, "test:///default has one domain (%zu)",
+          json_array_size(domains));
+    json_t *d = json_array_get(domains, 0);
+    const char *name = json_string_value(json_object_get(d, "name"));
+    const char *uuid = json_string_value(json_object_get(d, "uuid"));
+    const char *state = json_string_value(json_object_get(d, "state"));
+    CHECK(name && strcmp(name, "test") == 0, "domain name \"test\" (%s)", name ? name : "absent");
+    CHECK(uuid && strlen(uuid) == 36 && strspn(uuid, "0123456789abcdef-") == 36 && uuid[8] == '-' &&
+              uuid[13] == '-' && uuid[18] == '-' && uuid[23] == '-',
+          "domain uuid: 36 characters, lowercase (%s)", uuid ? uuid : "absent");
+    CHECK(state && strcmp(state, "running") == 0, "domain state running (%s)",
+          state ? state : "absent");
+
+    /* The fingerprint covers the hypervisor and its version, not the
+     * domains or the URI. */
+    char *f0 = hv_facts_fingerprint(facts);
+    json_t *copy = json_deep_copy(facts);
+    json_t *lvc = json_object_get(copy, "libvirt");
+    json_array_append_new(json_object_get(lvc, "domains"),
+                          json_pack("{s:s, s:s, s:s}", "name", "vm1", "uuid",
+                                    "00000000-0000-0000-0000-000000000001", "state", "shut off"));
+    json_object_set_new(lvc, "uri", json_string("test:///elsewhere"));
+    char *f1 = hv_facts_fingerprint(copy);
+    CHECK(f0 && f1 && strcmp(f0, f1) == 0, "domains and uri do not change the fingerprint");
+    json_object_set_new(lvc, "hypervisor_version", json_string("99.0.0"));
+    char *f2 = hv_facts_fingerprint(copy);
+    CHECK(f0 && f2 && strcmp(f0, f2) != 0, "the hypervisor version changes the fingerprint");
+    json_t *without = json_deep_copy(facts);
+    json_object_del(without, "libvirt");
+    char *f3 = hv_facts_fingerprint(without);
+    CHECK(f0 && f3 && strcmp(f0, f3) != 0, "a libvirt host differs from the same host without");
+    free(f0);
+    free(f1);
+    free(f2);
+    free(f3);
+    json_decref(copy);
+    json_decref(without);
+    json_decref(facts);
+
+    /* A connection that fails: a clear error naming the URI, no facts,
+     * and libvirt itself prints nothing (stderr captured meanwhile). */
+    facts = json_object();
+    char tmpl[] = "/tmp/test_facts_stderr.XXXXXX";
+    int fd = mkstemp(tmpl);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    dup2(fd, STDERR_FILENO);
+    rc = hv_facts_add_libvirt(facts, "nosuchdriver:///nowhere", err, sizeof err);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    char printed[1024];
+    read_back(fd, printed, sizeof printed);
+    close(fd);
+    unlink(tmpl);
+    CHECK(rc == -1, "nosuchdriver:///nowhere fails");
+    CHECK(strstr(err, "nosuchdriver:///nowhere") != NULL && strlen(err) > 40,
+          "the error names the URI and libvirt's reason: \"%s\"", err);
+    CHECK(json_object_get(facts, "libvirt") == NULL, "no libvirt facts after a failure");
+    CHECK(printed[0] == '\0', "libvirt printed nothing to stderr (\"%s\")", printed);
+    json_decref(facts);
+}
+
 int main(void)
 {
     json_t *facts = hv_facts_collect();
@@ -189,6 +287,7 @@ int main(void)
     test_real_values(facts);
     test_fingerprint(facts);
     json_decref(facts);
+    test_libvirt();
     printf("%s: %d failure(s)\n", failures ? "FAILED" : "passed", failures);
     return failures ? 1 : 0;
 }

@@ -27,6 +27,12 @@ struct hv_engine_ctx {
      *  50 ms apart while measuring; setting up may take longer) and then
      *  fails with an error saying it stopped. */
     volatile sig_atomic_t *stop;
+    /** The job's side of a two-sided workload: "server" or "client" (a
+     *  net workload's two ends run as a group); NULL otherwise. Borrowed. */
+    const char *role;
+    /** The target at the other end of a net workload (the plan's peer);
+     *  NULL otherwise. Borrowed. */
+    const char *peer;
     /** Optional live view of the samples; may be NULL. */
     hv_sample_fn on_sample;
     void *sample_arg;

@@ -1,0 +1,118 @@
+/* facts_libvirt.c — the libvirt facts of a host worker; see facts.h. */
+#include "worker/facts.h"
+
+#include <ctype.h>
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Keeps libvirt from printing its errors to stderr: the worker reports
+ * them itself, once, in its own words (virGetLastErrorMessage()). */
+static void quiet_errors(void *data, virErrorPtr err)
+{
+    (void)data;
+    (void)err;
+}
+
+/* "9.0.0" from libvirt's major * 1000000 + minor * 1000 + release. */
+static json_t *version_string(unsigned long v)
+{
+    char buf[48];
+    snprintf(buf, sizeof buf, "%lu.%lu.%lu", v / 1000000, v / 1000 % 1000, v % 1000);
+    return json_string(buf);
+}
+
+/* The domain states as virsh names them. */
+static const char *state_name(int state)
+{
+    switch (state) {
+    case VIR_DOMAIN_NOSTATE:
+        return "no state";
+    case VIR_DOMAIN_RUNNING:
+        return "running";
+    case VIR_DOMAIN_BLOCKED:
+        return "idle";
+    case VIR_DOMAIN_PAUSED:
+        return "paused";
+    case VIR_DOMAIN_SHUTDOWN:
+        return "in shutdown";
+    case VIR_DOMAIN_SHUTOFF:
+        return "shut off";
+    case VIR_DOMAIN_CRASHED:
+        return "crashed";
+    case VIR_DOMAIN_PMSUSPENDED:
+        return "pmsuspended";
+    default:
+        return "unknown";
+    }
+}
+
+/* [{"name", "uuid", "state"}] of every domain, running or not; NULL (and
+ * err filled) when libvirt cannot list them. */
+static json_t *list_domains(virConnectPtr conn, char *err, size_t errlen)
+{
+    virDomainPtr *doms = NULL;
+    int n = virConnectListAllDomains(conn, &doms, 0);
+    if (n < 0) {
+        snprintf(err, errlen, "cannot list the domains: %s", virGetLastErrorMessage());
+        return NULL;
+    }
+    json_t *list = json_array();
+    for (int i = 0; i < n; i++) {
+        const char *name = virDomainGetName(doms[i]);
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        int state = VIR_DOMAIN_NOSTATE, reason;
+        json_t *d = json_object();
+        if (name != NULL)
+            json_object_set_new(d, "name", json_string(name));
+        if (virDomainGetUUIDString(doms[i], uuid) == 0) {
+            for (char *p = uuid; *p != '\0'; p++)
+                *p = (char)tolower((unsigned char)*p);
+            json_object_set_new(d, "uuid", json_string(uuid));
+        }
+        /* A domain that vanished meanwhile has no state: leave it out. */
+        if (virDomainGetState(doms[i], &state, &reason, 0) == 0)
+            json_object_set_new(d, "state", json_string(state_name(state)));
+        json_array_append_new(list, d);
+        virDomainFree(doms[i]);
+    }
+    free(doms);
+    return list;
+}
+
+int hv_facts_add_libvirt(json_t *facts, const char *uri, char *err, size_t errlen)
+{
+    if (virInitialize() != 0) {
+        snprintf(err, errlen, "cannot initialise libvirt");
+        return -1;
+    }
+    virSetErrorFunc(NULL, quiet_errors);
+    /* Read-only: the worker only looks, and the read-only socket of the
+     * system daemon is open to every user. */
+    virConnectPtr conn = virConnectOpenReadOnly(uri);
+    if (conn == NULL) {
+        snprintf(err, errlen, "cannot connect to libvirt at %s: %s", uri, virGetLastErrorMessage());
+        return -1;
+    }
+    virConnSetErrorFunc(conn, NULL, quiet_errors);
+    json_t *lv = json_object();
+    json_object_set_new(lv, "uri", json_string(uri));
+    unsigned long v;
+    if (virConnectGetLibVersion(conn, &v) == 0)
+        json_object_set_new(lv, "version", version_string(v));
+    const char *type = virConnectGetType(conn);
+    if (type != NULL)
+        json_object_set_new(lv, "hypervisor", json_string(type));
+    if (virConnectGetVersion(conn, &v) == 0)
+        json_object_set_new(lv, "hypervisor_version", version_string(v));
+    json_t *domains = list_domains(conn, err, errlen);
+    virConnectClose(conn);
+    if (domains == NULL) {
+        json_decref(lv);
+        return -1;
+    }
+    json_object_set_new(lv, "domains", domains);
+    json_object_set_new(facts, "libvirt", lv);
+    return 0;
+}
