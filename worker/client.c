@@ -129,11 +129,13 @@ static enum hv_call post(struct hv_client *c, const char *path, json_t *body, js
 }
 
 enum hv_call hv_client_register(struct hv_client *c, const char *name, const char *kind,
-                                const json_t *facts, const char *fingerprint, long long *target_id,
-                                char *server_fp, size_t fp_len)
+                                const json_t *facts, const char *fingerprint, const json_t *labels,
+                                long long *target_id, char *server_fp, size_t fp_len)
 {
     json_t *body = json_pack("{s:s, s:s, s:O, s:s}", "name", name, "kind", kind, "facts", facts,
                              "fingerprint", fingerprint);
+    if (body != NULL && labels != NULL)
+        json_object_set(body, "labels", (json_t *)labels);
     if (body == NULL) {
         snprintf(c->last_error, sizeof c->last_error, "cannot build the registration");
         return HV_CALL_REJECTED;

@@ -70,13 +70,13 @@ const char *hv_client_last_error(const struct hv_client *c);
 /** The HTTP status of the last call; 0 when it got no answer. */
 long hv_client_last_status(const struct hv_client *c);
 
-/** POST /api/v1/workers/register with name, kind, facts and fingerprint
- *  (borrowed). On HV_CALL_OK sets *target_id and copies the fingerprint
+/** POST /api/v1/workers/register with name, kind, facts, fingerprint and
+ *  labels (borrowed; labels may be NULL). On HV_CALL_OK sets *target_id and copies the fingerprint
  *  the server answered with (possibly recomputed) into server_fp (at most
  *  fp_len bytes, "" when absent). */
 enum hv_call hv_client_register(struct hv_client *c, const char *name, const char *kind,
-                                const json_t *facts, const char *fingerprint, long long *target_id,
-                                char *server_fp, size_t fp_len);
+                                const json_t *facts, const char *fingerprint, const json_t *labels,
+                                long long *target_id, char *server_fp, size_t fp_len);
 
 /** POST /api/v1/jobs/claim, a long poll of wait seconds when wait > 0
  *  (at most max_wait; 0 asks without waiting and sends no "wait"). On

@@ -56,8 +56,8 @@ static int register_worker(struct hv_client *c, const struct hv_worker_config *c
     while (!hv_shutdown_requested()) {
         char server_fp[128];
         enum hv_call call =
-            hv_client_register(c, cfg->name, cfg->kind, cfg->facts, cfg->fingerprint, target_id,
-                               server_fp, sizeof server_fp);
+            hv_client_register(c, cfg->name, cfg->kind, cfg->facts, cfg->fingerprint, cfg->labels,
+                               target_id, server_fp, sizeof server_fp);
         if (call == HV_CALL_OK) {
             outage_over(&o, "register");
             hv_info("registered as \"%s\" (target %lld, %s, fingerprint %s)", cfg->name, *target_id,

@@ -22,6 +22,7 @@ struct hv_worker_config {
     const char *kind;        /**< "host" or "guest" */
     const json_t *facts;     /**< from hv_facts_collect() */
     const char *fingerprint; /**< hv_facts_fingerprint(facts) */
+    const json_t *labels;    /**< --label key=value pairs, or NULL */
     double poll_seconds;     /**< wait after an empty claim, >= 1 */
     double wait_seconds;     /**< claim long poll, 0..60; 0: poll every poll_seconds */
     bool once;               /**< exit after the first job */

@@ -29,6 +29,8 @@ static const char usage_text[] =
     "                    this long (default 25, 0..60; 0: claim every --poll seconds)\n"
     "  --poll SECONDS    wait after finding no work when claims are not held\n"
     "                    (default 2, at least 1)\n"
+    "  --label KEY=VALUE a label of this target, repeatable (plans pick guests by\n"
+    "                    label: \"guests\": {\"label\": \"pool=bench\"})\n"
     "  --libvirt URI     report this libvirt connection's hypervisor and domains\n"
     "                    (e.g. qemu:///system); failing to connect is fatal\n"
     "  --help            show this help\n"
@@ -40,6 +42,7 @@ static const char usage_text[] =
 
 struct options {
     const char *server, *token, *name, *kind, *libvirt;
+    json_t *labels; /* NULL without --label */
     double poll, wait;
     bool once;
 };
@@ -70,7 +73,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         OPT_ONCE,
         OPT_POLL,
         OPT_WAIT,
-        OPT_LIBVIRT
+        OPT_LIBVIRT,
+        OPT_LABEL
     };
     static const struct option longopts[] = {
         {"server", required_argument, NULL, OPT_SERVER},
@@ -81,6 +85,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"poll", required_argument, NULL, OPT_POLL},
         {"wait", required_argument, NULL, OPT_WAIT},
         {"libvirt", required_argument, NULL, OPT_LIBVIRT},
+        {"label", required_argument, NULL, OPT_LABEL},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -127,6 +132,18 @@ static int parse_options(int argc, char **argv, struct options *o)
                 return usage_error("--libvirt needs a connection URI, e.g. qemu:///system");
             o->libvirt = optarg;
             break;
+        case OPT_LABEL: {
+            const char *eq = strchr(optarg, '=');
+            if (eq == NULL || eq == optarg || eq - optarg > 64)
+                return usage_error("--label needs KEY=VALUE, not '%s'", optarg);
+            if (o->labels == NULL)
+                o->labels = json_object();
+            char key[65];
+            memcpy(key, optarg, (size_t)(eq - optarg));
+            key[eq - optarg] = '\0';
+            json_object_set_new(o->labels, key, json_string(eq + 1));
+            break;
+        }
         case 'h':
             fputs(usage_text, stdout);
             return EXIT_SUCCESS;
@@ -193,6 +210,7 @@ int main(int argc, char **argv)
         .kind = o.kind != NULL ? o.kind : json_string_value(json_object_get(facts, "kind")),
         .facts = facts,
         .fingerprint = fingerprint,
+        .labels = o.labels,
         .poll_seconds = o.poll,
         .wait_seconds = o.wait,
         .once = o.once,
@@ -208,5 +226,6 @@ int main(int argc, char **argv)
     }
     free(fingerprint);
     json_decref(facts);
+    json_decref(o.labels);
     return status;
 }

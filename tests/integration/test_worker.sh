@@ -40,7 +40,7 @@ wait_for "worker B claims the job" 30 running_attempt 2
 kill -KILL "$B"
 wait "$B" 2>/dev/null
 sleep 4 # past the 3 s lease
-hv_start_worker life-host --poll 1
+hv_start_worker life-host --poll 1 --label rack=7 --label pool=life
 C=${HV_WORKER_PIDS[-1]}
 wait_for "worker C claims the job after the lease expired" 30 running_attempt 3
 assert_eq "one failure counted for the lost worker" "running 3 1" "$(job_state)"
@@ -58,6 +58,8 @@ assert_eq "re-registering keeps one target" 1 "$(sql "SELECT count(*) FROM targe
 assert_eq "the target's facts are real" "$(nproc)" \
     "$(sql "SELECT facts->>'cpus' FROM targets WHERE name = 'life-host'")"
 
+assert_eq "the worker's labels are the target's" '{"pool":"life","rack":"7"}' \
+    "$(sql "SELECT labels::text FROM targets WHERE name = 'life-host'" | tr -d ' ')"
 hv_stop_pid "$C" 10
 assert_eq "worker C released the job too" "queued 3 1" "$(job_state)"
 hv_finish
