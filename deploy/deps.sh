@@ -26,6 +26,7 @@ PACKAGES=(
     git                  # make format-check lists tracked files
     chromium             # tests/integration/test_web.sh: headless browser (/usr/bin/chromium);
                          # node and npm for it come with the machine image, not from here
+    fio                  # bench/disk-vs-fio.sh: the peer of the built-in disk engine
 )
 
 # A package is present only when dpkg says "install ok installed"; unknown

@@ -220,7 +220,7 @@ static void test_table_and_body(void)
     const struct hv_engine *e = hv_engine_find("cpu", "builtin");
     CHECK(e != NULL && e->run == hv_engine_cpu_run, "cpu/builtin is the CPU engine");
     CHECK(hv_engine_find("cpu", NULL) == e, "engine NULL means builtin");
-    CHECK(hv_engine_find("disk", "builtin") == NULL && hv_engine_find("cpu", "fio") == NULL,
+    CHECK(hv_engine_find("gpu", "builtin") == NULL && hv_engine_find("cpu", "fio") == NULL,
           "unknown kind or engine: NULL");
 
     struct hv_engine_result r;

@@ -2,6 +2,7 @@
 #include "worker/engines/engine.h"
 
 #include "worker/engines/cpu.h"
+#include "worker/engines/disk.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -15,6 +16,10 @@ static const struct hv_engine engines[] = {
      .engine = "builtin",
      .summary = "self-checking integer, floating point, memory and branch kernels",
      .run = hv_engine_cpu_run},
+    {.kind = "disk",
+     .engine = "builtin",
+     .summary = "iozone-like sequential and random file I/O: MB/s, IOPS, latency percentiles",
+     .run = hv_engine_disk_run},
 };
 
 const struct hv_engine *hv_engine_find(const char *kind, const char *engine)

@@ -1,0 +1,1558 @@
+/* disk.c — the built-in disk engine; see disk.h.
+ *
+ * Queue depth: Linux native AIO (io_setup/io_submit/io_getevents), called
+ * through syscall(2) with <linux/aio_abi.h> rather than through libaio.
+ *  - Native AIO works on every Linux a guest may run (2.6 on), and with
+ *    O_DIRECT it is truly asynchronous on every block filesystem; io_uring
+ *    needs 5.1+ (5.6+ for what a benchmark wants), is turned off by
+ *    kernel.io_uring_disabled or seccomp on many hardened hosts and
+ *    container runtimes, and its performance varies with kernel version,
+ *    so an engine that must run in old and locked-down guests alike cannot
+ *    depend on it.
+ *  - libaio is a thin wrapper of those four system calls; calling them
+ *    directly gives the same I/O path as fio --ioengine=libaio with no
+ *    library to install in a bare guest (the worker's promise) and nothing
+ *    to add to the link line.
+ *  - Without O_DIRECT, native AIO submits synchronously (io_submit
+ *    returns after the copy into the page cache), as it does under fio;
+ *    observed.io says "linux-aio (buffered: submitted synchronously)".
+ *  - Each I/O is submitted on its own (one io_submit, as fio does by
+ *    default) as soon as its slot is free, so on a virtual disk every I/O
+ *    pays its own queue notification, a cost of virtualization this engine
+ *    exists to measure; batching submissions would hide it. Completions
+ *    are reaped all at once (one io_getevents for every event ready), so
+ *    the engine's own system calls stay near one per I/O; fio by default
+ *    reaps one per call (iodepth_batch_complete_max=1), which on a
+ *    CPU-bound guest costs it IOPS (BENCHMARKS.md, "Disk engine vs fio").
+ * qd 1 uses plain pread/pwrite (fio --ioengine=psync).
+ *
+ * Design:
+ *  - A phase starts one thread per `threads`; each opens its file, lays
+ *    out its region untimed when the phase needs data that is not there
+ *    yet, warms up untimed, then waits at a gate. The main thread drops the
+ *    caches (read phases, drop_caches) or truncates the file again (a
+ *    seq-write after a warmup), opens the gate, takes the per-second
+ *    samples from counters the threads publish atomically (waiting on a
+ *    condition variable with a deadline: nothing sleeps), and joins.
+ *  - A phase's time runs from the gate to the last thread's close(2), so
+ *    MB/s and IOPS are the same bytes over the same time: MB/s = IOPS x
+ *    block / 10^6 exactly.
+ *  - Written blocks carry pseudo-random 7-bit bytes (not zeros, which
+ *    hypervisors and thin provisioning may skip; no byte that could form a
+ *    partition or filesystem signature) and their own offset in their first
+ *    8 bytes; reads of data this run wrote check that offset, so storage
+ *    that returns the wrong block fails the run instead of scoring.
+ */
+#include "worker/engines/disk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/aio_abi.h>
+#include <linux/fs.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_SCRATCH "/var/tmp"
+#define MAX_THREADS     256
+#define MAX_QD          1024
+#define MAX_BLOCK       (64ULL << 20)
+#define MAX_SIZE        (16ULL << 40)
+#define MAX_SECONDS     86400.0
+#define MAX_WARMUP      3600.0
+/* All I/O buffers together (threads x qd x block). */
+#define MAX_BUFFERS (1ULL << 30)
+/* Buffer alignment for O_DIRECT: a page, which every device accepts. */
+#define BUF_ALIGN 4096
+/* Samples per phase before the interval doubles (bounds the upload). */
+#define SAMPLES_PER_DOUBLING 600
+/* Signatures are looked for in this many first bytes of a device. */
+#define SIGNATURE_SPAN (68 * 1024)
+#define SEED           0x5D15CB10C0FFEE11ULL
+/* Laying out a file writes about this much at a time. */
+#define LAYOUT_CHUNK (1ULL << 20)
+
+/* ---------------------------------------------------------------------
+ * The phases. */
+
+enum op { OP_SEQ_WRITE, OP_REWRITE, OP_SEQ_READ, OP_REREAD, OP_RAND_READ, OP_RAND_WRITE, N_OPS };
+
+static const struct op_def {
+    const char *param;  /* as in params.ops */
+    const char *metric; /* in metric names and observed.ops */
+    bool write;
+    bool random;
+    bool extends; /* creates or extends the file; every other op needs data */
+} op_defs[N_OPS] = {
+    [OP_SEQ_WRITE] = {"seq-write", "seq_write", true, false, true},
+    [OP_REWRITE] = {"rewrite", "rewrite", true, false, false},
+    [OP_SEQ_READ] = {"seq-read", "seq_read", false, false, false},
+    [OP_REREAD] = {"reread", "reread", false, false, false},
+    [OP_RAND_READ] = {"rand-read", "rand_read", false, true, false},
+    [OP_RAND_WRITE] = {"rand-write", "rand_write", true, true, false},
+};
+
+enum sync_mode { SYNC_NONE, SYNC_FSYNC, SYNC_OSYNC };
+static const char *const sync_names[] = {"none", "fsync", "osync"};
+
+/* ---------------------------------------------------------------------
+ * Latency histogram and steady state (disk.h). */
+
+static size_t hist_index(uint64_t v)
+{
+    if (v < 128)
+        return (size_t)v;
+    int m = 63 - __builtin_clzll(v); /* 7..63 */
+    int shift = m - 6;
+    return 128 + (size_t)(m - 7) * 64 + (size_t)((v >> shift) - 64);
+}
+
+/* The smallest and largest value of bucket i. */
+static void hist_bounds(size_t i, uint64_t *lo, uint64_t *hi)
+{
+    if (i < 128) {
+        *lo = *hi = i;
+        return;
+    }
+    size_t g = (i - 128) / 64, sub = (i - 128) % 64;
+    int shift = (int)g + 1; /* m - 6 with m = g + 7 */
+    *lo = (uint64_t)(64 + sub) << shift;
+    *hi = *lo + ((1ULL << shift) - 1);
+}
+
+void hv_disk_hist_reset(struct hv_disk_hist *h)
+{
+    memset(h, 0, sizeof *h);
+    h->min = UINT64_MAX;
+}
+
+void hv_disk_hist_add(struct hv_disk_hist *h, uint64_t value)
+{
+    h->bucket[hist_index(value)]++;
+    h->count++;
+    if (value < h->min)
+        h->min = value;
+    if (value > h->max)
+        h->max = value;
+}
+
+void hv_disk_hist_merge(struct hv_disk_hist *into, const struct hv_disk_hist *from)
+{
+    if (from->count == 0)
+        return;
+    for (size_t i = 0; i < HV_DISK_HIST_BUCKETS; i++)
+        into->bucket[i] += from->bucket[i];
+    into->count += from->count;
+    if (from->min < into->min)
+        into->min = from->min;
+    if (from->max > into->max)
+        into->max = from->max;
+}
+
+uint64_t hv_disk_hist_percentile(const struct hv_disk_hist *h, double pct)
+{
+    if (h->count == 0)
+        return 0;
+    double r = ceil(pct / 100.0 * (double)h->count);
+    uint64_t rank = r < 1 ? 1 : r > (double)h->count ? h->count : (uint64_t)r;
+    uint64_t seen = 0;
+    for (size_t i = 0; i < HV_DISK_HIST_BUCKETS; i++) {
+        seen += h->bucket[i];
+        if (seen >= rank) {
+            uint64_t lo, hi;
+            hist_bounds(i, &lo, &hi);
+            uint64_t mid = lo + (hi - lo) / 2;
+            return mid < h->min ? h->min : mid > h->max ? h->max : mid;
+        }
+    }
+    return h->max;
+}
+
+void hv_disk_steady_state(const double *v, size_t n, struct hv_disk_steady *out)
+{
+    const int w = HV_DISK_STEADY_WINDOW;
+    *out =
+        (struct hv_disk_steady){.steady = false, .window = w, .range_pct = NAN, .slope_pct = NAN};
+    if (n < (size_t)w)
+        return;
+    const double *y = v + n - (size_t)w;
+    double mean = 0, lo = y[0], hi = y[0];
+    for (int i = 0; i < w; i++) {
+        mean += y[i];
+        lo = y[i] < lo ? y[i] : lo;
+        hi = y[i] > hi ? y[i] : hi;
+    }
+    mean /= w;
+    if (!(mean > 0))
+        return;
+    /* Least squares over x = 0..w-1. */
+    double xm = (w - 1) / 2.0, sxy = 0, sxx = 0;
+    for (int i = 0; i < w; i++) {
+        sxy += (i - xm) * (y[i] - mean);
+        sxx += (i - xm) * (i - xm);
+    }
+    out->range_pct = 100.0 * (hi - lo) / mean;
+    out->slope_pct = 100.0 * fabs(sxy / sxx) * (w - 1) / mean;
+    out->steady = out->range_pct <= 20.0 && out->slope_pct <= 10.0;
+}
+
+/* ---------------------------------------------------------------------
+ * Params, declared once as a table. */
+
+struct disk_params {
+    enum op ops[N_OPS];
+    size_t n_ops;
+    uint64_t block, size;
+    bool direct;
+    enum sync_mode sync;
+    long qd, threads;
+    const char *path; /* borrowed from the params; NULL: scratch files */
+    double seconds;   /* bounds random phases; 0: not bounded */
+    bool drop_caches;
+    double warmup;
+};
+
+static int parse_ops(const json_t *v, struct disk_params *p, char *err, size_t len)
+{
+    if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > N_OPS)
+        goto bad;
+    p->n_ops = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e)
+    {
+        const char *s = json_string_value(e);
+        int op = 0;
+        while (op < N_OPS && (s == NULL || strcmp(op_defs[op].param, s) != 0))
+            op++;
+        if (op == N_OPS)
+            goto bad;
+        for (size_t k = 0; k < p->n_ops; k++)
+            if (p->ops[k] == (enum op)op) {
+                snprintf(err, len, "lists \"%s\" twice", s);
+                return -1;
+            }
+        p->ops[p->n_ops++] = (enum op)op;
+    }
+    return 0;
+bad:
+    snprintf(err, len,
+             "must be a non-empty list of unique phases from: seq-write, rewrite, seq-read, "
+             "reread, rand-read, rand-write");
+    return -1;
+}
+
+/* An integer number of bytes in [lo, hi], a multiple of `multiple`. */
+static int parse_bytes(const json_t *v, uint64_t *dst, uint64_t lo, uint64_t hi, uint64_t multiple,
+                       char *err, size_t len)
+{
+    json_int_t n = json_integer_value(v);
+    if (json_is_integer(v) && n >= 0 && (uint64_t)n >= lo && (uint64_t)n <= hi &&
+        (uint64_t)n % multiple == 0) {
+        *dst = (uint64_t)n;
+        return 0;
+    }
+    snprintf(err, len, "must be an integer number of bytes from %llu to %llu%s",
+             (unsigned long long)lo, (unsigned long long)hi,
+             multiple > 1 ? ", a multiple of 512" : "");
+    return -1;
+}
+
+static int parse_block(const json_t *v, struct disk_params *p, char *err, size_t len)
+{
+    return parse_bytes(v, &p->block, 512, MAX_BLOCK, 512, err, len);
+}
+
+static int parse_size(const json_t *v, struct disk_params *p, char *err, size_t len)
+{
+    return parse_bytes(v, &p->size, 512, MAX_SIZE, 1, err, len);
+}
+
+static int parse_bool(const json_t *v, bool *dst, char *err, size_t len)
+{
+    if (json_is_boolean(v)) {
+        *dst = json_is_true(v);
+        return 0;
+    }
+    snprintf(err, len, "must be true or false");
+    return -1;
+}
+
+static int parse_direct(const json_t *v, struct disk_params *p, char *err, size_t len)
+{
+    return parse_bool(v, &p->direct, err, len);
+}
+
+static int parse_drop_caches(const json_t *v, struct disk_params *p, char *err, size_t len)
+{
+    return parse_bool(v, &p->drop_caches, err, len);
+}
+
+static int parse_sync(const json_t *v, struct disk_params *p, char *err, size_t len)
+{
+    const char *s = json_string_value(v);
+    for (int i = 0; s != NULL && i < 3; i++)
+        if (strcmp(s, sync_names[i]) == 0) {
+            p->sync = (enum sync_mode)i;
+            return 0;
+        }
+    snprintf(err, len, "must be one of: none, fsync, osync");
+    return -1;
+}
+
+static int parse_qd(const json_t *v, struct disk_params *p, char *err, size_t len)
+{
+    if (json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= MAX_QD) {
+        p->qd = (long)json_integer_value(v);
+        return 0;
+    }
+    snprintf(err, len, "must be an integer between 1 and %d", MAX_QD);
+    return -1;
+}
+
+static int parse_threads(const json_t *v, struct disk_params *p, char *err, size_t len)
+{
+    if (json_is_string(v) && strcmp(json_string_value(v), "per-vcpu") == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        p->threads = n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n;
+        return 0;
+    }
+    if (json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= MAX_THREADS) {
+        p->threads = (long)json_integer_value(v);
+        return 0;
+    }
+    snprintf(err, len, "must be an integer between 1 and %d or \"per-vcpu\"", MAX_THREADS);
+    return -1;
+}
+
+static int parse_path(const json_t *v, struct disk_params *p, char *err, size_t len)
+{
+    const char *s = json_string_value(v);
+    if (s != NULL && s[0] == '/' && strlen(s) < PATH_MAX) {
+        p->path = s;
+        return 0;
+    }
+    snprintf(err, len, "must be an absolute path");
+    return -1;
+}
+
+static int parse_duration(const json_t *v, double *dst, double lo, bool lo_open, double hi,
+                          char *err, size_t len)
+{
+    double s = json_number_value(v);
+    if (json_is_number(v) && (lo_open ? s > lo : s >= lo) && s <= hi) {
+        *dst = s;
+        return 0;
+    }
+    snprintf(err, len, "must be a number of seconds %s %g and at most %g",
+             lo_open ? "greater than" : "of at least", lo, hi);
+    return -1;
+}
+
+static int parse_seconds(const json_t *v, struct disk_params *p, char *err, size_t len)
+{
+    return parse_duration(v, &p->seconds, 0, true, MAX_SECONDS, err, len);
+}
+
+static int parse_warmup(const json_t *v, struct disk_params *p, char *err, size_t len)
+{
+    return parse_duration(v, &p->warmup, 0, false, MAX_WARMUP, err, len);
+}
+
+static const struct {
+    const char *name;
+    int (*parse)(const json_t *v, struct disk_params *p, char *err, size_t len);
+} param_table[] = {
+    {"ops", parse_ops},         {"block", parse_block},
+    {"size", parse_size},       {"direct", parse_direct},
+    {"sync", parse_sync},       {"qd", parse_qd},
+    {"threads", parse_threads}, {"path", parse_path},
+    {"seconds", parse_seconds}, {"drop_caches", parse_drop_caches},
+    {"warmup", parse_warmup},
+};
+#define N_PARAMS (sizeof param_table / sizeof param_table[0])
+
+static int parse_params(const json_t *params, struct disk_params *p, struct hv_engine_result *out)
+{
+    /* The defaults of lib/params.c. */
+    *p = (struct disk_params){.n_ops = N_OPS,
+                              .block = 256 * 1024,
+                              .size = 1ULL << 30,
+                              .direct = true,
+                              .sync = SYNC_FSYNC,
+                              .qd = 1,
+                              .threads = 1};
+    for (int i = 0; i < N_OPS; i++)
+        p->ops[i] = (enum op)i;
+    if (params != NULL && !json_is_null(params)) {
+        if (!json_is_object(params))
+            return hv_engine_fail(out, "invalid params: must be an object");
+        const char *key;
+        json_t *v;
+        json_object_foreach((json_t *)params, key, v)
+        {
+            size_t i = 0;
+            while (i < N_PARAMS && strcmp(param_table[i].name, key) != 0)
+                i++;
+            if (i == N_PARAMS)
+                return hv_engine_fail(out,
+                                      "invalid params: unknown parameter \"%s\" (known: ops, "
+                                      "block, size, direct, sync, qd, threads, path, seconds, "
+                                      "drop_caches, warmup)",
+                                      key);
+            char why[200];
+            if (param_table[i].parse(v, p, why, sizeof why) != 0)
+                return hv_engine_fail(out, "invalid params: %s %s", key, why);
+        }
+    }
+    if (p->size < p->block)
+        return hv_engine_fail(out,
+                              "invalid params: size (%llu bytes) must be at least block "
+                              "(%llu bytes)",
+                              (unsigned long long)p->size, (unsigned long long)p->block);
+    /* Whole blocks only, as iozone does. */
+    p->size -= p->size % p->block;
+    if ((double)p->threads * (double)p->qd * (double)p->block > (double)MAX_BUFFERS)
+        return hv_engine_fail(out,
+                              "invalid params: threads x qd x block is %.0f MiB of I/O buffers; "
+                              "at most %llu MiB",
+                              (double)p->threads * (double)p->qd * (double)p->block / 1048576.0,
+                              MAX_BUFFERS >> 20);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Native AIO through syscall(2); see the top of the file. */
+
+static long aio_setup(unsigned n, aio_context_t *ctx)
+{
+    return syscall(SYS_io_setup, n, ctx);
+}
+
+static long aio_destroy(aio_context_t ctx)
+{
+    return syscall(SYS_io_destroy, ctx);
+}
+
+static long aio_submit(aio_context_t ctx, long n, struct iocb **list)
+{
+    return syscall(SYS_io_submit, ctx, n, list);
+}
+
+static long aio_getevents(aio_context_t ctx, long min_nr, long max_nr, struct io_event *events)
+{
+    return syscall(SYS_io_getevents, ctx, min_nr, max_nr, events, NULL);
+}
+
+/* ---------------------------------------------------------------------
+ * The run. */
+
+struct disk_run;
+
+/* One thread's share: its file (or region of the one file or device). */
+struct disk_job {
+    struct disk_run *run;
+    char path[PATH_MAX]; /* the file or device, resolved */
+    uint64_t base;       /* where the job's region starts */
+    bool created;        /* this run created the file: remove it at the end */
+    bool has_data;       /* the region holds data (laid out or written) */
+    bool ours;           /* ... and this run wrote it: reads check offsets */
+    unsigned char *buf;  /* qd buffers of block bytes */
+    uint64_t rng, stamp;
+    struct hv_disk_hist *hist;
+    /* Per phase. */
+    pthread_t thread;
+    int fd;
+    uint64_t bytes; /* completed, timed; atomic (read by the sampler) */
+    uint64_t ios;
+    uint64_t t_end; /* when the job closed its file (ns) */
+    bool failed;
+    char error[400];
+};
+
+struct disk_run {
+    const struct hv_engine_ctx *ctx;
+    struct hv_engine_result *out;
+    struct disk_params p;
+    uint64_t nblocks; /* per job */
+    char scratch[PATH_MAX];
+    bool device; /* the target is a block device */
+    int claim;   /* an O_EXCL descriptor of the device while writing it, or -1 */
+    struct disk_job *jobs;
+    /* Gate and completion. */
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* CLOCK_MONOTONIC */
+    long arrived, done;
+    bool open;
+    int abort; /* atomic: a job failed, every job stops */
+    enum op op;
+    uint64_t t0;   /* the run's start, for sample times */
+    uint64_t gate; /* the phase's start */
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+static bool run_stopping(struct disk_run *run)
+{
+    return __atomic_load_n(&run->abort, __ATOMIC_RELAXED) || hv_engine_stopping(run->ctx);
+}
+
+/* Records why a job failed and makes every job stop. */
+static void job_fail(struct disk_job *j, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void job_fail(struct disk_job *j, const char *fmt, ...)
+{
+    if (!j->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(j->error, sizeof j->error, fmt, ap);
+        va_end(ap);
+        j->failed = true;
+    }
+    __atomic_store_n(&j->run->abort, 1, __ATOMIC_RELAXED);
+}
+
+static bool is_under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    if (n == 1) /* "/" */
+        return path[1] != '\0';
+    return strncmp(path, dir, n) == 0 && path[n] == '/' && path[n + 1] != '\0';
+}
+
+/* ---------------------------------------------------------------------
+ * Where the I/O goes: the allowlist, the files, the checks. */
+
+/* True when the resolved block device `real` is in $HVBENCH_DISK_DEVICES. */
+static bool device_allowed(const char *real)
+{
+    const char *list = getenv("HVBENCH_DISK_DEVICES");
+    if (list == NULL)
+        return false;
+    char *copy = strdup(list), *save = NULL;
+    bool ok = false;
+    for (char *e = copy ? strtok_r(copy, ":", &save) : NULL; e != NULL && !ok;
+         e = strtok_r(NULL, ":", &save)) {
+        char r[PATH_MAX];
+        struct stat st;
+        ok = realpath(e, r) != NULL && strcmp(r, real) == 0 && stat(r, &st) == 0 &&
+             S_ISBLK(st.st_mode);
+    }
+    free(copy);
+    return ok;
+}
+
+/* Signatures a device must not carry before it is written (blkid's most
+ * common ones). The data this engine writes has no byte above 0x7f, so it
+ * never forms the binary ones itself. */
+static const struct {
+    size_t offset;
+    const char *magic;
+    size_t len;
+    const char *what;
+} signatures[] = {
+    {0, "XFSB", 4, "an XFS filesystem"},
+    {0, "LUKS\xba\xbe", 6, "a LUKS volume"},
+    {510, "\x55\xaa", 2, "a DOS partition table or boot sector"},
+    {512, "EFI PART", 8, "a GPT partition table"},
+    {512, "LABELONE", 8, "an LVM physical volume"},
+    {1024, "\x10\x20\xf5\xf2", 4, "an F2FS filesystem"},
+    {1080, "\x53\xef", 2, "an ext2/3/4 filesystem"},
+    {4086, "SWAPSPACE2", 10, "swap space"},
+    {32769, "CD001", 5, "an ISO 9660 filesystem"},
+    {65600, "_BHRfS_M", 8, "a Btrfs filesystem"},
+};
+
+static int check_signatures(struct disk_run *run, const char *dev)
+{
+    int fd = open(dev, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return hv_engine_fail(run->out, "cannot open %s: %s", dev, strerror(errno));
+    unsigned char *buf = malloc(SIGNATURE_SPAN);
+    ssize_t n = buf ? pread(fd, buf, SIGNATURE_SPAN, 0) : -1;
+    int saved = errno;
+    close(fd);
+    if (n < 0) {
+        free(buf);
+        return hv_engine_fail(run->out, "cannot read %s: %s", dev, strerror(saved));
+    }
+    for (size_t i = 0; i < sizeof signatures / sizeof signatures[0]; i++)
+        if ((size_t)n >= signatures[i].offset + signatures[i].len &&
+            memcmp(buf + signatures[i].offset, signatures[i].magic, signatures[i].len) == 0) {
+            free(buf);
+            return hv_engine_fail(run->out,
+                                  "%s carries %s (signature at byte %zu); the engine only "
+                                  "writes to devices without one: run `wipefs -a %s` first if "
+                                  "its data may go",
+                                  dev, signatures[i].what, signatures[i].offset, dev);
+        }
+    free(buf);
+    return 0;
+}
+
+/* The scratch directory, resolved. */
+static int find_scratch(struct disk_run *run)
+{
+    const char *s = getenv("HVBENCH_SCRATCH");
+    if (s == NULL || s[0] == '\0')
+        s = DEFAULT_SCRATCH;
+    struct stat st;
+    if (realpath(s, run->scratch) == NULL || stat(run->scratch, &st) != 0 || !S_ISDIR(st.st_mode))
+        return hv_engine_fail(run->out,
+                              "the scratch directory %s ($HVBENCH_SCRATCH, default %s) "
+                              "is not a directory: %s",
+                              s, DEFAULT_SCRATCH, errno ? strerror(errno) : "not a directory");
+    return 0;
+}
+
+/* Creates a file that must not exist yet, never following a symlink
+ * (scratch directories such as /var/tmp are shared). */
+static int create_file(struct disk_run *run, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return hv_engine_fail(run->out, "cannot create %s: %s", path, strerror(errno));
+    close(fd);
+    return 0;
+}
+
+/* Resolves params.path (or makes the scratch files) into the jobs' paths
+ * and regions, enforcing the allowlist. */
+static int setup_target(struct disk_run *run)
+{
+    const struct disk_params *p = &run->p;
+    if (p->path == NULL) {
+        for (long i = 0; i < p->threads; i++) {
+            struct disk_job *j = &run->jobs[i];
+            if (snprintf(j->path, sizeof j->path, "%s/hvbench-disk-%ld-%ld.dat", run->scratch,
+                         (long)getpid(), i) >= (int)sizeof j->path)
+                return hv_engine_fail(run->out, "the scratch directory's path is too long");
+            if (create_file(run, j->path) != 0)
+                return -1;
+            j->created = true;
+        }
+        return 0;
+    }
+    char real[PATH_MAX];
+    struct stat st;
+    bool exists = stat(p->path, &st) == 0;
+    if (!exists && errno != ENOENT)
+        return hv_engine_fail(run->out, "cannot use path %s: %s", p->path, strerror(errno));
+    if (exists) {
+        if (realpath(p->path, real) == NULL)
+            return hv_engine_fail(run->out, "cannot resolve path %s: %s", p->path, strerror(errno));
+    } else {
+        /* A new file: its directory must resolve under the scratch one. */
+        char dir[PATH_MAX], rdir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", p->path);
+        char *slash = strrchr(dir, '/');
+        const char *base = p->path + (slash - dir) + 1;
+        *slash = '\0';
+        if (realpath(dir[0] ? dir : "/", rdir) == NULL)
+            return hv_engine_fail(run->out, "cannot use path %s: its directory: %s", p->path,
+                                  strerror(errno));
+        if (base[0] == '\0' || snprintf(real, sizeof real, "%s/%s", strcmp(rdir, "/") ? rdir : "",
+                                        base) >= (int)sizeof real)
+            return hv_engine_fail(run->out, "path %s names no file", p->path);
+    }
+    bool device = exists && S_ISBLK(st.st_mode);
+    if (exists && !device && !S_ISREG(st.st_mode))
+        return hv_engine_fail(run->out, "path %s is neither a regular file nor a block device",
+                              p->path);
+    if (device ? !device_allowed(real) : !is_under(real, run->scratch))
+        return hv_engine_fail(
+            run->out,
+            "path %s%s%s is %s; the worker writes only to files under its scratch directory %s "
+            "($HVBENCH_SCRATCH) and to block devices listed in $HVBENCH_DISK_DEVICES "
+            "(colon-separated, set by the worker's administrator)",
+            p->path, strcmp(real, p->path) ? " -> " : "", strcmp(real, p->path) ? real : "",
+            device ? "a block device not listed in $HVBENCH_DISK_DEVICES"
+                   : "outside the scratch directory",
+            run->scratch);
+    if (!exists && create_file(run, real) != 0)
+        return -1;
+    run->device = device;
+    for (long i = 0; i < p->threads; i++) {
+        struct disk_job *j = &run->jobs[i];
+        snprintf(j->path, sizeof j->path, "%s", real);
+        j->base = (uint64_t)i * p->size;
+        j->created = i == 0 && !exists; /* one file, removed once */
+        /* A device's data is there (whatever it is); a file's when it is
+         * long enough. */
+        j->has_data = device || (exists && (uint64_t)st.st_size >= j->base + p->size);
+    }
+    return 0;
+}
+
+/* Size, space and alignment checks before anything is written. */
+static int check_target(struct disk_run *run, uint64_t lbs)
+{
+    const struct disk_params *p = &run->p;
+    const char *path = run->jobs[0].path;
+    uint64_t need = (uint64_t)p->threads * p->size;
+    if (run->device) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        uint64_t bytes = 0;
+        if (fd < 0 || ioctl(fd, BLKGETSIZE64, &bytes) != 0) {
+            int e = errno;
+            if (fd >= 0)
+                close(fd);
+            return hv_engine_fail(run->out, "cannot read the size of %s: %s", path, strerror(e));
+        }
+        close(fd);
+        if (bytes < need)
+            return hv_engine_fail(run->out, "%s holds %llu bytes; threads x size needs %llu", path,
+                                  (unsigned long long)bytes, (unsigned long long)need);
+        bool writes = false;
+        for (size_t i = 0; i < p->n_ops; i++)
+            writes |= op_defs[p->ops[i]].write;
+        if (!writes)
+            return 0;
+        /* Claimed for the whole run: open(O_EXCL) of a block device fails
+         * with EBUSY while it is mounted or held (md, dm, swap), and while
+         * we hold it nobody can mount it. */
+        run->claim = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
+        if (run->claim < 0)
+            return hv_engine_fail(run->out,
+                                  "%s is in use (mounted, or held by md, device-mapper or swap): "
+                                  "%s; the engine writes only to devices nobody else uses",
+                                  path, strerror(errno));
+        if (check_signatures(run, path) != 0)
+            return -1;
+    } else {
+        struct statvfs vfs;
+        uint64_t have = 0;
+        for (long i = 0; i < p->threads; i++) {
+            struct stat st;
+            if (stat(run->jobs[i].path, &st) == 0 && (i == 0 || p->path == NULL))
+                have += (uint64_t)st.st_size;
+        }
+        /* Filesystems that report no size (ramfs, some FUSE) are not
+         * checked. */
+        if (statvfs(path, &vfs) == 0 && vfs.f_blocks > 0 && need > have &&
+            (double)vfs.f_bavail * (double)vfs.f_frsize < (double)(need - have))
+            return hv_engine_fail(
+                run->out, "%s has %.0f MiB free; the run needs %.0f MiB more (threads x size)",
+                run->p.path ? path : run->scratch,
+                (double)vfs.f_bavail * (double)vfs.f_frsize / 1048576.0,
+                (double)(need - have) / 1048576.0);
+    }
+    if (p->direct) {
+        /* Filesystems without O_DIRECT (ramfs, some FUSE) refuse it in
+         * open(2); the test is the open itself. */
+        int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+        if (fd < 0 && errno == EINVAL)
+            return hv_engine_fail(run->out,
+                                  "O_DIRECT refused (EINVAL) on %s: its filesystem does not "
+                                  "support direct I/O; use direct: false (with drop_caches: "
+                                  "true to keep reads off the page cache) or another path",
+                                  path);
+        if (fd < 0)
+            return hv_engine_fail(run->out, "cannot open %s: %s", path, strerror(errno));
+        close(fd);
+        if (lbs > 0 && p->block % lbs != 0)
+            return hv_engine_fail(run->out,
+                                  "block (%llu bytes) is not a multiple of the logical block "
+                                  "size of the device under %s (%llu bytes), which O_DIRECT "
+                                  "needs",
+                                  (unsigned long long)p->block, path, (unsigned long long)lbs);
+    }
+    if (p->drop_caches) {
+        int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            return hv_engine_fail(run->out,
+                                  "drop_caches needs root: cannot open /proc/sys/vm/drop_caches "
+                                  "for writing: %s",
+                                  strerror(errno));
+        close(fd);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * What the target is: filesystem, device, scheduler. */
+
+static const struct {
+    unsigned long magic;
+    const char *name;
+} fs_types[] = {
+    {0xEF53, "ext4"},         {0x58465342, "xfs"},      {0x9123683E, "btrfs"},
+    {0x01021994, "tmpfs"},    {0x858458F6, "ramfs"},    {0x794C7630, "overlay"},
+    {0x65735546, "fuse"},     {0x6969, "nfs"},          {0x2FC12FC1, "zfs"},
+    {0xF2F52010, "f2fs"},     {0x4D44, "vfat"},         {0x5346544E, "ntfs"},
+    {0x01021997, "9p"},       {0xFF534D42, "cifs"},     {0xFE534D42, "smb2"},
+    {0xCA451A4E, "bcachefs"}, {0xE0F5E1E2, "erofs"},    {0x73717368, "squashfs"},
+    {0x3153464A, "jfs"},      {0x52654973, "reiserfs"}, {0x1021994, "tmpfs"},
+};
+
+/* Reads the first line of path into buf without its newline; 0 or -1. */
+static int read_line(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return -1;
+    bool ok = fgets(buf, (int)len, f) != NULL;
+    fclose(f);
+    if (!ok)
+        return -1;
+    buf[strcspn(buf, "\n")] = '\0';
+    return 0;
+}
+
+/* Reads queue/NAME of the block device dev (a partition's parent when dev
+ * is a partition). 0 or -1. */
+static int queue_attr(dev_t dev, const char *name, char *buf, size_t len)
+{
+    char link[64], real[PATH_MAX], attr[PATH_MAX + 64];
+    snprintf(link, sizeof link, "/sys/dev/block/%u:%u", major(dev), minor(dev));
+    if (realpath(link, real) == NULL)
+        return -1;
+    snprintf(attr, sizeof attr, "%s/queue/%s", real, name);
+    if (read_line(attr, buf, len) == 0)
+        return 0;
+    snprintf(attr, sizeof attr, "%s/../queue/%s", real, name);
+    return read_line(attr, buf, len);
+}
+
+/* Adds file, filesystem, device and scheduler to observed; returns the
+ * device's logical block size (0 when unknown). */
+static uint64_t describe_target(struct disk_run *run)
+{
+    json_t *obs = run->out->observed;
+    const struct disk_job *j = &run->jobs[0];
+    json_object_set_new(obs, "file", json_string(j->path));
+    if (run->p.path == NULL && run->p.threads > 1) {
+        json_t *files = json_array();
+        for (long i = 0; i < run->p.threads; i++)
+            json_array_append_new(files, json_string(run->jobs[i].path));
+        json_object_set_new(obs, "files", files);
+    }
+    json_object_set_new(obs, "target", json_string(run->device ? "block device" : "file"));
+    struct stat st;
+    if (stat(j->path, &st) != 0)
+        return 0;
+    dev_t dev = run->device ? st.st_rdev : st.st_dev;
+    if (!run->device) {
+        struct statfs fs;
+        if (statfs(j->path, &fs) == 0) {
+            const char *name = NULL;
+            for (size_t i = 0; i < sizeof fs_types / sizeof fs_types[0] && !name; i++)
+                if ((unsigned long)fs.f_type == fs_types[i].magic)
+                    name = fs_types[i].name;
+            char hex[32];
+            snprintf(hex, sizeof hex, "0x%lx", (unsigned long)fs.f_type);
+            json_object_set_new(obs, "filesystem", json_string(name ? name : hex));
+        }
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%u:%u", major(dev), minor(dev));
+    json_object_set_new(obs, "device", json_string(buf));
+    if (queue_attr(dev, "scheduler", buf, sizeof buf) == 0) {
+        /* "none [mq-deadline] kyber": the bracketed one is in use. */
+        char *open = strchr(buf, '['), *close = open ? strchr(open, ']') : NULL;
+        if (open && close) {
+            *close = '\0';
+            json_object_set_new(obs, "scheduler", json_string(open + 1));
+        } else {
+            json_object_set_new(obs, "scheduler", json_string(buf));
+        }
+    }
+    uint64_t lbs = 0;
+    if (run->device) {
+        int fd = open(j->path, O_RDONLY | O_CLOEXEC), sz = 0;
+        if (fd >= 0 && ioctl(fd, BLKSSZGET, &sz) == 0 && sz > 0)
+            lbs = (uint64_t)sz;
+        if (fd >= 0)
+            close(fd);
+    } else if (queue_attr(dev, "logical_block_size", buf, sizeof buf) == 0) {
+        lbs = strtoull(buf, NULL, 10);
+    }
+    if (lbs > 0)
+        json_object_set_new(obs, "logical_block_size", json_integer((json_int_t)lbs));
+    return lbs;
+}
+
+/* ---------------------------------------------------------------------
+ * I/O. */
+
+/* Opens the job's file for a phase (or, with layout, for laying it out). */
+static int job_open(struct disk_job *j, bool write, bool osync)
+{
+    const struct disk_params *p = &j->run->p;
+    /* Every path is resolved: no symlink is expected, none is followed. */
+    int flags = (write ? O_WRONLY : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC;
+    if (p->direct)
+        flags |= O_DIRECT;
+    if (osync)
+        flags |= O_SYNC;
+    int fd = open(j->path, flags);
+    if (fd < 0)
+        job_fail(j, "cannot open %s: %s", j->path, strerror(errno));
+    return fd;
+}
+
+/* Prepares buffer `slot` for a write at offset: its own offset and a
+ * counter, so no two writes carry the same block. */
+static unsigned char *slot_buf(struct disk_job *j, long slot)
+{
+    return j->buf + (size_t)slot * j->run->p.block;
+}
+
+static void stamp(struct disk_job *j, long slot, uint64_t offset)
+{
+    uint64_t words[2] = {offset, ++j->stamp};
+    memcpy(slot_buf(j, slot), words, sizeof words);
+}
+
+/* Checks that a block read at offset is the one this run wrote there. */
+static int verify(struct disk_job *j, long slot, uint64_t offset)
+{
+    uint64_t got;
+    memcpy(&got, slot_buf(j, slot), sizeof got);
+    if (got == offset)
+        return 0;
+    job_fail(j,
+             "%s: the block read at offset %llu holds the data written at offset %llu: the "
+             "storage returned the wrong data",
+             j->path, (unsigned long long)offset, (unsigned long long)got);
+    return -1;
+}
+
+/* How a pass over the region runs. */
+struct pass {
+    enum op op;
+    bool timed;        /* counts bytes and latencies */
+    uint64_t limit;    /* I/Os to issue; UINT64_MAX: until the deadline */
+    uint64_t deadline; /* ns; UINT64_MAX: none */
+};
+
+/* The offset of the i-th I/O of the pass. */
+static uint64_t pass_offset(struct disk_job *j, const struct pass *ps, uint64_t i)
+{
+    uint64_t n = j->run->nblocks, b;
+    if (op_defs[ps->op].random)
+        b = (uint64_t)(((unsigned __int128)rng_next(&j->rng) * n) >> 64);
+    else
+        b = i % n;
+    return j->base + b * j->run->p.block;
+}
+
+static void account(struct disk_job *j, const struct pass *ps, uint64_t latency)
+{
+    if (!ps->timed)
+        return;
+    hv_disk_hist_add(j->hist, latency);
+    j->ios++;
+    __atomic_store_n(&j->bytes, j->bytes + j->run->p.block, __ATOMIC_RELAXED);
+}
+
+static int io_error(struct disk_job *j, const struct pass *ps, uint64_t offset, long res)
+{
+    const char *what = op_defs[ps->op].write ? "write" : "read";
+    if (res >= 0)
+        job_fail(j, "%s: %s: short %s at offset %llu (%ld of %llu bytes)", op_defs[ps->op].param,
+                 j->path, what, (unsigned long long)offset, res,
+                 (unsigned long long)j->run->p.block);
+    else if (res == -EINVAL && j->run->p.direct)
+        job_fail(j,
+                 "%s: %s: O_DIRECT %s at offset %llu refused (EINVAL): block must be a "
+                 "multiple of the device's logical block size",
+                 op_defs[ps->op].param, j->path, what, (unsigned long long)offset);
+    else
+        job_fail(j, "%s: %s: %s at offset %llu: %s", op_defs[ps->op].param, j->path, what,
+                 (unsigned long long)offset, strerror((int)-res));
+    return -1;
+}
+
+/* qd 1: pread/pwrite, one at a time. */
+static int pass_sync(struct disk_job *j, const struct pass *ps)
+{
+    const bool write = op_defs[ps->op].write, check = !write && j->ours;
+    const size_t block = j->run->p.block;
+    for (uint64_t i = 0; i < ps->limit; i++) {
+        if (run_stopping(j->run))
+            return -1;
+        uint64_t off = pass_offset(j, ps, i);
+        if (write)
+            stamp(j, 0, off);
+        uint64_t t1 = now_ns();
+        ssize_t n;
+        do
+            n = write ? pwrite(j->fd, j->buf, block, (off_t)off)
+                      : pread(j->fd, j->buf, block, (off_t)off);
+        while (n < 0 && errno == EINTR);
+        uint64_t t2 = now_ns();
+        if (n != (ssize_t)block)
+            return io_error(j, ps, off, n < 0 ? -errno : n);
+        if (check && verify(j, 0, off) != 0)
+            return -1;
+        account(j, ps, t2 - t1);
+        if (t2 >= ps->deadline)
+            break;
+    }
+    return 0;
+}
+
+/* qd > 1: native AIO, qd I/Os in flight; latency from submission to
+ * completion. On a stop or an error it stops submitting and drains. */
+static int pass_aio(struct disk_job *j, const struct pass *ps)
+{
+    const long qd = j->run->p.qd;
+    const bool write = op_defs[ps->op].write, check = !write && j->ours;
+    const size_t block = j->run->p.block;
+    aio_context_t ctx = 0;
+    if (aio_setup((unsigned)qd, &ctx) != 0) {
+        if (errno == EAGAIN) {
+            char max[32] = "?";
+            read_line("/proc/sys/fs/aio-max-nr", max, sizeof max);
+            job_fail(j,
+                     "io_setup(%ld): EAGAIN: the system's AIO limit fs.aio-max-nr (%s) is "
+                     "below what threads x qd need",
+                     qd, max);
+        } else {
+            job_fail(j, "io_setup(%ld): %s", qd, strerror(errno));
+        }
+        return -1;
+    }
+    struct iocb *cbs = calloc((size_t)qd, sizeof *cbs);
+    struct iocb **list = calloc((size_t)qd, sizeof *list);
+    struct io_event *events = calloc((size_t)qd, sizeof *events);
+    long *free_slots = calloc((size_t)qd, sizeof *free_slots);
+    uint64_t *submitted_at = calloc((size_t)qd, sizeof *submitted_at);
+    int rc = 0;
+    if (!cbs || !list || !events || !free_slots || !submitted_at) {
+        job_fail(j, "out of memory");
+        rc = -1;
+        goto out;
+    }
+    long n_free = qd, inflight = 0;
+    for (long s = 0; s < qd; s++)
+        free_slots[s] = qd - 1 - s;
+    uint64_t issued = 0, now = now_ns();
+    for (;;) {
+        bool more = rc == 0 && !run_stopping(j->run) && issued < ps->limit && now < ps->deadline;
+        long n = 0;
+        while (more && n_free > 0 && issued + (uint64_t)n < ps->limit) {
+            long s = free_slots[--n_free];
+            uint64_t off = pass_offset(j, ps, issued + (uint64_t)n);
+            if (write)
+                stamp(j, s, off);
+            cbs[s] = (struct iocb){.aio_data = (uint64_t)s,
+                                   .aio_lio_opcode = write ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD,
+                                   .aio_fildes = (uint32_t)j->fd,
+                                   .aio_buf = (uint64_t)(uintptr_t)slot_buf(j, s),
+                                   .aio_nbytes = block,
+                                   .aio_offset = (int64_t)off};
+            list[n++] = &cbs[s];
+        }
+        if (n > 0) {
+            /* One io_submit per I/O; see the top of the file. */
+            long r = 0;
+            while (r < n) {
+                submitted_at[list[r]->aio_data] = now_ns();
+                if (aio_submit(ctx, 1, &list[r]) != 1) {
+                    job_fail(j, "%s: %s: io_submit: %s", op_defs[ps->op].param, j->path,
+                             strerror(errno));
+                    rc = -1;
+                    break;
+                }
+                r++;
+            }
+            /* The ones not submitted go back to the free list. */
+            for (long k = n - 1; k >= r; k--)
+                free_slots[n_free++] = (long)list[k]->aio_data;
+            inflight += r;
+            issued += (uint64_t)r;
+        }
+        if (inflight == 0)
+            break; /* nothing more to issue, or an error */
+        long got = aio_getevents(ctx, 1, qd, events);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            job_fail(j, "io_getevents: %s", strerror(errno));
+            rc = -1;
+            break; /* io_destroy below waits for what is in flight */
+        }
+        now = now_ns();
+        for (long k = 0; k < got; k++) {
+            long s = (long)events[k].data;
+            struct iocb *cb = &cbs[s];
+            inflight--;
+            free_slots[n_free++] = s;
+            if (rc != 0)
+                continue;
+            if (events[k].res != (int64_t)block)
+                rc = io_error(j, ps, (uint64_t)cb->aio_offset, (long)events[k].res);
+            else if (check && verify(j, s, (uint64_t)cb->aio_offset) != 0)
+                rc = -1;
+            else
+                account(j, ps, now - submitted_at[s]);
+        }
+    }
+    if (rc == 0 && run_stopping(j->run))
+        rc = -1;
+out:
+    aio_destroy(ctx); /* waits for I/Os still in flight */
+    free(cbs);
+    free(list);
+    free(events);
+    free(free_slots);
+    free(submitted_at);
+    return rc;
+}
+
+static int do_pass(struct disk_job *j, const struct pass *ps)
+{
+    return j->run->p.qd > 1 ? pass_aio(j, ps) : pass_sync(j, ps);
+}
+
+/* Writes the job's region once, untimed, so a phase that needs data has
+ * it (a rewrite or read without a seq-write before it). In chunks of about
+ * LAYOUT_CHUNK whatever the block, so a 4 KiB random phase on a large file
+ * does not spend minutes preparing it; each block still carries its offset
+ * for the reads to check. */
+static int layout(struct disk_job *j)
+{
+    const uint64_t block = j->run->p.block;
+    const uint64_t per = block >= LAYOUT_CHUNK ? 1 : LAYOUT_CHUNK / block;
+    unsigned char *chunk = NULL;
+    if (posix_memalign((void **)&chunk, BUF_ALIGN, per * block) != 0) {
+        job_fail(j, "cannot allocate %llu bytes to lay out %s", (unsigned long long)(per * block),
+                 j->path);
+        return -1;
+    }
+    for (uint64_t k = 0; k < per; k++)
+        memcpy(chunk + k * block, j->buf, block);
+    j->fd = job_open(j, true, false);
+    int rc = j->fd < 0 ? -1 : 0;
+    for (uint64_t b = 0; rc == 0 && b < j->run->nblocks; b += per) {
+        if (run_stopping(j->run)) {
+            rc = -1;
+            break;
+        }
+        uint64_t n = j->run->nblocks - b < per ? j->run->nblocks - b : per;
+        uint64_t off = j->base + b * block;
+        for (uint64_t k = 0; k < n; k++) {
+            uint64_t words[2] = {off + k * block, ++j->stamp};
+            memcpy(chunk + k * block, words, sizeof words);
+        }
+        ssize_t w;
+        do
+            w = pwrite(j->fd, chunk, n * block, (off_t)off);
+        while (w < 0 && errno == EINTR);
+        if (w != (ssize_t)(n * block)) {
+            job_fail(j, "laying out %s: write at offset %llu: %s", j->path, (unsigned long long)off,
+                     w < 0 ? strerror(errno) : "short write");
+            rc = -1;
+        }
+    }
+    if (rc == 0 && fsync(j->fd) != 0) {
+        job_fail(j, "fsync %s: %s", j->path, strerror(errno));
+        rc = -1;
+    }
+    if (j->fd >= 0)
+        close(j->fd);
+    j->fd = -1;
+    free(chunk);
+    if (rc == 0)
+        j->has_data = j->ours = true;
+    return rc;
+}
+
+/* The job's part of a phase, in its own thread. */
+static void *job_main(void *arg)
+{
+    struct disk_job *j = arg;
+    struct disk_run *run = j->run;
+    const struct op_def *def = &op_defs[run->op];
+    const struct disk_params *p = &run->p;
+    if (!def->extends && !j->has_data && !run_stopping(run))
+        layout(j);
+    if (!run_stopping(run)) {
+        j->fd = job_open(j, def->write, def->write && p->sync == SYNC_OSYNC);
+        if (j->fd >= 0 && p->warmup > 0) {
+            struct pass warm = {.op = run->op,
+                                .limit = UINT64_MAX,
+                                .deadline = now_ns() + (uint64_t)(p->warmup * 1e9)};
+            do_pass(j, &warm);
+        }
+    }
+    pthread_mutex_lock(&run->mu);
+    run->arrived++;
+    pthread_cond_broadcast(&run->cv);
+    while (!run->open)
+        pthread_cond_wait(&run->cv, &run->mu);
+    pthread_mutex_unlock(&run->mu);
+
+    if (j->fd >= 0 && !run_stopping(run)) {
+        struct pass ps = {
+            .op = run->op, .timed = true, .limit = run->nblocks, .deadline = UINT64_MAX};
+        if (def->random && p->seconds > 0)
+            ps.deadline = run->gate + (uint64_t)(p->seconds * 1e9);
+        if (do_pass(j, &ps) == 0 && def->write && p->sync == SYNC_FSYNC && fsync(j->fd) != 0)
+            job_fail(j, "%s: fsync %s: %s", def->param, j->path, strerror(errno));
+    }
+    if (j->fd >= 0 && close(j->fd) != 0 && def->write)
+        job_fail(j, "%s: close %s: %s", def->param, j->path, strerror(errno));
+    j->fd = -1;
+    j->t_end = now_ns();
+    if (def->write && !j->failed && !run_stopping(run)) {
+        j->has_data = j->has_data || def->extends;
+        j->ours = j->ours || def->extends;
+    }
+    pthread_mutex_lock(&run->mu);
+    run->done++;
+    pthread_cond_broadcast(&run->cv);
+    pthread_mutex_unlock(&run->mu);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------
+ * Phases. */
+
+static int drop_caches(struct disk_run *run)
+{
+    sync();
+    int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "3\n", 2) != 2) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return hv_engine_fail(run->out, "cannot drop the page cache: %s", strerror(e));
+    }
+    close(fd);
+    return 0;
+}
+
+/* After a seq-write's warmup the files are emptied again, so the timed
+ * pass creates and extends them as it would have without one. */
+static int truncate_files(struct disk_run *run)
+{
+    for (long i = 0; i < run->p.threads; i++) {
+        if (run->p.path != NULL && i > 0)
+            break; /* one file shared by every job */
+        if (truncate(run->jobs[i].path, 0) != 0)
+            return hv_engine_fail(run->out, "cannot truncate %s: %s", run->jobs[i].path,
+                                  strerror(errno));
+    }
+    return 0;
+}
+
+static uint64_t bytes_done(struct disk_run *run)
+{
+    uint64_t sum = 0;
+    for (long i = 0; i < run->p.threads; i++)
+        sum += __atomic_load_n(&run->jobs[i].bytes, __ATOMIC_RELAXED);
+    return sum;
+}
+
+/* Samples of one phase, kept for the steady-state test. */
+struct series {
+    double *v; /* whole-interval samples, for the steady-state test */
+    size_t n, cap;
+    size_t emitted; /* all samples, the last partial one included */
+};
+
+static void emit(struct disk_run *run, const char *metric, struct series *full, uint64_t from,
+                 uint64_t to, uint64_t bytes, bool whole)
+{
+    double value = (double)bytes / ((double)(to - from) * 1e-9) / 1e6;
+    hv_engine_emit_sample(run->ctx, run->out, metric, (double)(to - run->t0) * 1e-9, value);
+    full->emitted++;
+    if (!whole)
+        return;
+    if (full->n == full->cap) {
+        size_t cap = full->cap ? full->cap * 2 : 64;
+        double *v = realloc(full->v, cap * sizeof *v);
+        if (v == NULL)
+            return;
+        full->v = v;
+        full->cap = cap;
+    }
+    full->v[full->n++] = value;
+}
+
+/* Waits for the jobs to end, emitting a disk.<op>.mbps sample every
+ * interval. Called with run->mu held. */
+static void sample_until_done(struct disk_run *run, const char *metric, struct series *full)
+{
+    uint64_t every = 1000000000u, prev_t = run->gate, prev_b = 0, next = run->gate + every;
+    size_t taken = 0;
+    while (run->done < run->p.threads) {
+        struct timespec ts = {.tv_sec = (time_t)(next / 1000000000u),
+                              .tv_nsec = (long)(next % 1000000000u)};
+        pthread_cond_timedwait(&run->cv, &run->mu, &ts);
+        uint64_t now = now_ns();
+        if (now < next || run->done == run->p.threads)
+            continue;
+        uint64_t b = bytes_done(run);
+        emit(run, metric, full, prev_t, now, b - prev_b, true);
+        prev_t = now;
+        prev_b = b;
+        if (++taken % SAMPLES_PER_DOUBLING == 0)
+            every *= 2;
+        while (next <= now)
+            next += every;
+    }
+    /* The remainder: always for a phase shorter than one interval, else
+     * when it is at least half of one. */
+    uint64_t end = run->gate;
+    for (long i = 0; i < run->p.threads; i++)
+        end = run->jobs[i].t_end > end ? run->jobs[i].t_end : end;
+    if (end > prev_t && (taken == 0 || end - prev_t >= every / 2))
+        emit(run, metric, full, prev_t, end, bytes_done(run) - prev_b, false);
+}
+
+static int report_phase(struct disk_run *run, const struct series *full, uint64_t end)
+{
+    const struct op_def *def = &op_defs[run->op];
+    struct hv_disk_hist *h = run->jobs[0].hist;
+    uint64_t bytes = 0, ios = 0;
+    for (long i = 0; i < run->p.threads; i++) {
+        bytes += run->jobs[i].bytes;
+        ios += run->jobs[i].ios;
+        if (i > 0)
+            hv_disk_hist_merge(h, run->jobs[i].hist);
+    }
+    double secs = (double)(end - run->gate) * 1e-9;
+    if (ios == 0 || !(secs > 0))
+        return hv_engine_fail(run->out, "%s: no I/O completed", def->param);
+    char name[64];
+    int rc = 0;
+#define METRIC(suffix, value, unit, hib)                                                           \
+    (snprintf(name, sizeof name, "disk.%s.%s", def->metric, suffix),                               \
+     rc |= hv_engine_add_metric(run->out, name, value, unit, hib))
+    METRIC("mbps", (double)bytes / secs / 1e6, "MB/s", true);
+    METRIC("iops", (double)ios / secs, "IO/s", true);
+    METRIC("lat_p50_us", (double)hv_disk_hist_percentile(h, 50) / 1e3, "us", false);
+    METRIC("lat_p95_us", (double)hv_disk_hist_percentile(h, 95) / 1e3, "us", false);
+    METRIC("lat_p99_us", (double)hv_disk_hist_percentile(h, 99) / 1e3, "us", false);
+    METRIC("lat_max_us", (double)h->max / 1e3, "us", false);
+#undef METRIC
+    if (rc != 0)
+        return hv_engine_fail(run->out, "cannot record the metrics of %s", def->param);
+    struct hv_disk_steady st;
+    hv_disk_steady_state(full->v, full->n, &st);
+    json_t *o = json_pack("{s:I, s:I, s:f, s:i, s:b, s:i}", "bytes", (json_int_t)bytes, "ios",
+                          (json_int_t)ios, "seconds", secs, "samples", (int)full->emitted, "steady",
+                          st.steady, "window", st.window);
+    if (o == NULL)
+        return hv_engine_fail(run->out, "out of memory");
+    json_object_set_new(o, "range_pct",
+                        isfinite(st.range_pct) ? json_real(st.range_pct) : json_null());
+    json_object_set_new(o, "slope_pct",
+                        isfinite(st.slope_pct) ? json_real(st.slope_pct) : json_null());
+    if (def->random && run->p.seconds > 0 && ios < run->nblocks * (uint64_t)run->p.threads)
+        json_object_set_new(o, "bounded_by", json_string("seconds"));
+    json_object_set_new(json_object_get(run->out->observed, "ops"), def->metric, o);
+    return 0;
+}
+
+static int run_phase(struct disk_run *run, enum op op)
+{
+    const struct disk_params *p = &run->p;
+    run->op = op;
+    run->arrived = run->done = 0;
+    run->open = false;
+    for (long i = 0; i < p->threads; i++) {
+        struct disk_job *j = &run->jobs[i];
+        j->bytes = j->ios = j->t_end = 0;
+        j->fd = -1;
+        j->rng = SEED ^ ((uint64_t)(i + 1) * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)op << 56);
+        hv_disk_hist_reset(j->hist);
+    }
+    if (op_defs[op].extends) {
+        /* A fresh file, as iozone's write test makes (a device is simply
+         * overwritten). */
+        if (!run->device && truncate_files(run) != 0)
+            return -1;
+        for (long i = 0; i < p->threads; i++)
+            run->jobs[i].ours = false;
+    }
+    int rc = 0;
+    long started = 0;
+    for (; started < p->threads; started++) {
+        struct disk_job *j = &run->jobs[started];
+        int e = pthread_create(&j->thread, NULL, job_main, j);
+        if (e != 0) {
+            hv_engine_fail(run->out, "cannot start thread %ld: %s", started, strerror(e));
+            __atomic_store_n(&run->abort, 1, __ATOMIC_RELAXED);
+            rc = -1;
+            break;
+        }
+    }
+    pthread_mutex_lock(&run->mu);
+    while (rc == 0 && run->arrived < started)
+        pthread_cond_wait(&run->cv, &run->mu);
+    /* Every job waits at the gate: nothing does I/O now. */
+    if (rc == 0 && !run_stopping(run)) {
+        if (op_defs[op].extends && p->warmup > 0 && !run->device)
+            rc = truncate_files(run);
+        if (rc == 0 && !op_defs[op].write && p->drop_caches)
+            rc = drop_caches(run);
+        if (rc != 0)
+            __atomic_store_n(&run->abort, 1, __ATOMIC_RELAXED);
+    }
+    run->gate = now_ns();
+    run->open = true;
+    pthread_cond_broadcast(&run->cv);
+    char metric[64];
+    snprintf(metric, sizeof metric, "disk.%s.mbps", op_defs[op].metric);
+    struct series full = {0};
+    if (rc == 0)
+        sample_until_done(run, metric, &full);
+    pthread_mutex_unlock(&run->mu);
+    uint64_t end = run->gate;
+    for (long i = 0; i < started; i++) {
+        pthread_join(run->jobs[i].thread, NULL);
+        end = run->jobs[i].t_end > end ? run->jobs[i].t_end : end;
+    }
+    for (long i = 0; i < started && rc == 0; i++)
+        if (run->jobs[i].failed) {
+            hv_engine_fail(run->out, "thread %ld: %s", i, run->jobs[i].error);
+            rc = -1;
+        }
+    if (rc == 0 && hv_engine_stopping(run->ctx))
+        rc = hv_engine_fail(run->out, "stopped during %s after %.1f s", op_defs[op].param,
+                            (double)(now_ns() - run->t0) * 1e-9);
+    if (rc == 0)
+        rc = report_phase(run, &full, end);
+    free(full.v);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------
+ * Entry point. */
+
+static void add_observed(struct disk_run *run)
+{
+    const struct disk_params *p = &run->p;
+    json_t *obs = run->out->observed;
+    json_t *ops = json_array();
+    for (size_t i = 0; i < p->n_ops; i++)
+        json_array_append_new(ops, json_string(op_defs[p->ops[i]].param));
+    json_object_set_new(obs, "phases", ops);
+    json_object_set_new(obs, "size", json_integer((json_int_t)p->size));
+    json_object_set_new(obs, "block", json_integer((json_int_t)p->block));
+    json_object_set_new(obs, "direct", json_boolean(p->direct));
+    json_object_set_new(obs, "sync", json_string(sync_names[p->sync]));
+    json_object_set_new(obs, "qd", json_integer(p->qd));
+    json_object_set_new(obs, "threads", json_integer(p->threads));
+    json_object_set_new(obs, "io",
+                        json_string(p->qd == 1  ? "pread/pwrite"
+                                    : p->direct ? "linux-aio"
+                                                : "linux-aio (buffered: submitted "
+                                                  "synchronously)"));
+    if (p->seconds > 0)
+        json_object_set_new(obs, "seconds_bound", json_real(p->seconds));
+    json_object_set_new(obs, "warmup", json_real(p->warmup));
+    json_object_set_new(obs, "drop_caches", json_boolean(p->drop_caches));
+    const char *method = p->direct ? "direct" : p->drop_caches ? "drop_caches" : "none";
+    json_object_set_new(obs, "cache_method", json_string(method));
+    if (!p->direct && !p->drop_caches) {
+        double ram = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+        double total = (double)p->size * (double)p->threads;
+        if (total < ram) {
+            char w[256];
+            snprintf(w, sizeof w,
+                     "reads may come from the page cache: threads x size (%.0f MiB) is below "
+                     "the RAM (%.0f MiB) and neither direct nor drop_caches is set",
+                     total / 1048576.0, ram / 1048576.0);
+            json_object_set_new(obs, "cache_warning", json_string(w));
+        }
+    }
+    json_object_set_new(obs, "ops", json_object());
+}
+
+int hv_engine_disk_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *out)
+{
+    struct disk_run run = {.ctx = ctx, .out = out, .claim = -1};
+    if (parse_params(ctx->params, &run.p, out) != 0)
+        return -1;
+    if (hv_engine_stopping(ctx))
+        return hv_engine_fail(out, "stopped before the start");
+    const struct disk_params *p = &run.p;
+    run.nblocks = p->size / p->block;
+    if (find_scratch(&run) != 0)
+        return -1;
+    run.jobs = calloc((size_t)p->threads, sizeof *run.jobs);
+    if (run.jobs == NULL)
+        return hv_engine_fail(out, "out of memory");
+    int rc = -1;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&run.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&run.mu, NULL);
+    for (long i = 0; i < p->threads; i++)
+        run.jobs[i] = (struct disk_job){.run = &run, .fd = -1};
+    if (setup_target(&run) != 0)
+        goto done;
+    uint64_t lbs = describe_target(&run);
+    add_observed(&run);
+    if (check_target(&run, lbs) != 0)
+        goto done;
+    for (long i = 0; i < p->threads; i++) {
+        struct disk_job *j = &run.jobs[i];
+        size_t bytes = (size_t)p->qd * p->block;
+        if (posix_memalign((void **)&j->buf, BUF_ALIGN, bytes) != 0 ||
+            (j->hist = malloc(sizeof *j->hist)) == NULL) {
+            hv_engine_fail(out, "cannot allocate %zu bytes of I/O buffers", bytes);
+            goto done;
+        }
+        /* 7-bit pseudo-random bytes; see the top of the file. */
+        uint64_t s = SEED + (uint64_t)i;
+        for (size_t k = 0; k < bytes; k += 8) {
+            uint64_t r = rng_next(&s) & 0x7F7F7F7F7F7F7F7FULL;
+            memcpy(j->buf + k, &r, bytes - k < 8 ? bytes - k : 8);
+        }
+    }
+    run.t0 = now_ns();
+    rc = 0;
+    for (size_t i = 0; i < p->n_ops && rc == 0; i++)
+        rc = run_phase(&run, p->ops[i]);
+    json_object_set_new(out->observed, "seconds", json_real((double)(now_ns() - run.t0) * 1e-9));
+done:
+    for (long i = 0; i < p->threads; i++) {
+        struct disk_job *j = &run.jobs[i];
+        if (j->created && unlink(j->path) != 0 && rc == 0)
+            rc = hv_engine_fail(out, "cannot remove %s: %s", j->path, strerror(errno));
+        free(j->buf);
+        free(j->hist);
+    }
+    free(run.jobs);
+    if (run.claim >= 0)
+        close(run.claim);
+    pthread_cond_destroy(&run.cv);
+    pthread_mutex_destroy(&run.mu);
+    return rc;
+}
