@@ -51,5 +51,6 @@ extern const struct cli_command cli_cmd_cancel;
 extern const struct cli_command cli_cmd_jobs;
 extern const struct cli_command cli_cmd_targets;
 extern const struct cli_command cli_cmd_catalog;
+extern const struct cli_command cli_cmd_import;
 
 #endif

@@ -31,7 +31,7 @@ static const struct cli_command cmd_help = {
 static const struct cli_command *const commands[] = {
     &cli_cmd_validate, &cli_cmd_submit,  &cli_cmd_status, &cli_cmd_watch,
     &cli_cmd_report,   &cli_cmd_list,    &cli_cmd_jobs,   &cli_cmd_cancel,
-    &cli_cmd_targets,  &cli_cmd_catalog, &cmd_help,
+    &cli_cmd_targets,  &cli_cmd_catalog, &cli_cmd_import, &cmd_help,
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -26,6 +26,8 @@ void hv_h_token_revoke(struct hv_request *req);
 void hv_h_catalog(struct hv_request *req);
 /* h_openapi.c */
 void hv_h_openapi(struct hv_request *req);
+/* h_import.c */
+void hv_h_import(struct hv_request *req);
 /* h_report.c */
 void hv_h_plan_report(struct hv_request *req);
 /* h_workers.c */

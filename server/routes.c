@@ -16,6 +16,7 @@ static const struct hv_route routes[] = {
     {"POST", "/api/v1/plans", hv_h_plans_create, HV_ACCESS_SUBMIT},
     {"GET", "/api/v1/plans/{id}", hv_h_plan_get, HV_ACCESS_READ},
     {"POST", "/api/v1/plans/{id}/cancel", hv_h_plan_cancel, HV_ACCESS_SUBMIT},
+    {"POST", "/api/v1/imports", hv_h_import, HV_ACCESS_SUBMIT},
     {"GET", "/api/v1/plans/{id}/jobs", hv_h_plan_jobs, HV_ACCESS_READ},
     {"GET", "/api/v1/plans/{id}/report", hv_h_plan_report, HV_ACCESS_READ},
     {"GET", "/api/v1/jobs/{id}", hv_h_job_get, HV_ACCESS_READ},

@@ -1,0 +1,345 @@
+/* parse_fio.c — fio's JSON output (--output-format=json or json+).
+ *
+ * Each job's "rw" option (its own "job options", else the file's "global
+ * options", else fio's default "read") names the operation its reads and
+ * writes measure:
+ *
+ *   read → seq_read        randread → rand_read      rw, readwrite → rw_read, rw_write
+ *   write → seq_write      randwrite → rand_write    randrw → randrw_read, randrw_write
+ *
+ * Per operation: disk.OP.mbps (bw_bytes / 1e6), disk.OP.iops, and from the
+ * completion latency (clat_ns; fio 2's clat in µs) disk.OP.lat_p50_us,
+ * lat_p95_us, lat_p99_us and lat_max_us — the names of the built-in disk
+ * engine. Jobs of one group run at once (numjobs=N without group_reporting
+ * gives N jobs): their throughput adds up and each latency is the largest
+ * job's. The same operation in two groups (two stonewalled phases) is two
+ * measurements of one metric and is refused. Trim jobs are listed in info
+ * and not mapped. A job that ended with an error refuses the output. */
+#include "parse_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define TOOL "fio"
+
+/* The operations of fio's rw values, for reads and for writes. */
+static const struct rw_map {
+    const char *rw;
+    const char *read_op, *write_op;
+} rw_maps[] = {
+    {"read", "seq_read", NULL},
+    {"write", NULL, "seq_write"},
+    {"randread", "rand_read", NULL},
+    {"randwrite", NULL, "rand_write"},
+    {"rw", "rw_read", "rw_write"},
+    {"readwrite", "rw_read", "rw_write"},
+    {"randrw", "randrw_read", "randrw_write"},
+};
+
+#define N_OPS 8 /* distinct operation names above */
+
+/* What one operation adds up to over the jobs that measure it. */
+struct op_sum {
+    const char *op;
+    long long group;
+    const char *first_job;
+    double mbps, iops;
+    double pct[3]; /* p50, p95, p99 in µs; < 0 when fio printed none */
+    double max_us; /* < 0 when unknown */
+};
+
+static const char *const pct_keys[3] = {"50.000000", "95.000000", "99.000000"};
+static const char *const pct_names[3] = {"lat_p50_us", "lat_p95_us", "lat_p99_us"};
+
+/* Reads the completion latency of one direction into s (largest so far). */
+static int add_latency(const json_t *dir, const char *where, struct op_sum *s, char *err,
+                       size_t errlen)
+{
+    const json_t *clat = json_object_get(dir, "clat_ns");
+    double scale = 1e-3;
+    if (clat == NULL) { /* fio before 3.0: microseconds */
+        clat = json_object_get(dir, "clat");
+        scale = 1.0;
+    }
+    if (clat == NULL)
+        return 0;
+    char w[160];
+    snprintf(w, sizeof w, "%s.%s", where, scale < 1.0 ? "clat_ns" : "clat");
+    if (!json_is_object(clat))
+        return hv_perr(err, errlen, TOOL, "%s is not an object", w);
+    double v;
+    int rc = hv_pjnum(clat, "max", w, &v, TOOL, err, errlen);
+    if (rc < 0)
+        return -1;
+    if (rc == 0 && v * scale > s->max_us)
+        s->max_us = v * scale;
+    const json_t *pct = json_object_get(clat, "percentile");
+    if (pct == NULL)
+        return 0;
+    snprintf(w, sizeof w, "%s.%s.percentile", where, scale < 1.0 ? "clat_ns" : "clat");
+    if (!json_is_object(pct))
+        return hv_perr(err, errlen, TOOL, "%s is not an object", w);
+    for (int k = 0; k < 3; k++) {
+        rc = hv_pjnum(pct, pct_keys[k], w, &v, TOOL, err, errlen);
+        if (rc < 0)
+            return -1;
+        if (rc == 0 && v * scale > s->pct[k])
+            s->pct[k] = v * scale;
+    }
+    return 0;
+}
+
+/* Finds or starts the sum of op; refuses the same op in another group. */
+static struct op_sum *op_slot(struct op_sum *sums, size_t *n, const char *op, long long group,
+                              const char *job, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < *n; i++) {
+        if (strcmp(sums[i].op, op) != 0)
+            continue;
+        if (sums[i].group != group) {
+            char a[48], b[48];
+            hv_perr(err, errlen, TOOL,
+                    "jobs '%s' (group %lld) and '%s' (group %lld) both measure %s in separate "
+                    "phases; hvbench keeps one value per metric and run: give each phase its "
+                    "own fio run",
+                    hv_pquote(a, sizeof a, sums[i].first_job, strlen(sums[i].first_job)),
+                    sums[i].group, hv_pquote(b, sizeof b, job, strlen(job)), group, op);
+            return NULL;
+        }
+        return &sums[i];
+    }
+    struct op_sum *s = &sums[(*n)++];
+    *s = (struct op_sum){op, group, job, 0, 0, {-1, -1, -1}, -1};
+    return s;
+}
+
+/* Adds one direction ("read" or "write") of job to the sum of op.
+ * *runtime_ms grows to the direction's runtime. */
+static int add_direction(const json_t *job, const char *dir_name, const char *op, const char *where,
+                         long long group, const char *name, struct op_sum *sums, size_t *n,
+                         double *runtime_ms, char *err, size_t errlen)
+{
+    const json_t *dir = json_object_get(job, dir_name);
+    char w[128];
+    snprintf(w, sizeof w, "%s %s", where, dir_name);
+    if (dir == NULL)
+        return hv_perr(err, errlen, TOOL, "%s is missing", w);
+    if (!json_is_object(dir))
+        return hv_perr(err, errlen, TOOL, "%s is not an object", w);
+    double io_bytes = 0, bw = 0, iops = 0, runtime = 0;
+    int rc = hv_pjnum(dir, "io_bytes", w, &io_bytes, TOOL, err, errlen);
+    if (rc != 0)
+        return rc < 0 ? -1 : hv_perr(err, errlen, TOOL, "%s has no io_bytes", w);
+    if (io_bytes <= 0)
+        return hv_perr(err, errlen, TOOL, "%s moved no data (rw=%s%s)", w,
+                       strncmp(op, "rand", 4) == 0 ? "rand" : "", dir_name);
+    rc = hv_pjnum(dir, "bw_bytes", w, &bw, TOOL, err, errlen);
+    if (rc < 0)
+        return -1;
+    if (rc == 0) {
+        bw /= 1e6;
+    } else { /* fio before 3.0: KiB/s */
+        rc = hv_pjnum(dir, "bw", w, &bw, TOOL, err, errlen);
+        if (rc != 0)
+            return rc < 0 ? -1 : hv_perr(err, errlen, TOOL, "%s has no bw_bytes or bw", w);
+        bw = bw * 1024.0 / 1e6;
+    }
+    rc = hv_pjnum(dir, "iops", w, &iops, TOOL, err, errlen);
+    if (rc != 0)
+        return rc < 0 ? -1 : hv_perr(err, errlen, TOOL, "%s has no iops", w);
+    if (hv_pjnum(dir, "runtime", w, &runtime, TOOL, err, errlen) < 0)
+        return -1;
+    if (runtime > *runtime_ms)
+        *runtime_ms = runtime;
+    struct op_sum *s = op_slot(sums, n, op, group, name, err, errlen);
+    if (s == NULL)
+        return -1;
+    s->mbps += bw;
+    s->iops += iops;
+    return add_latency(dir, w, s, err, errlen);
+}
+
+/* A direction took part when it moved data. */
+static bool direction_used(const json_t *job, const char *dir_name)
+{
+    const json_t *v = json_object_get(json_object_get(job, dir_name), "io_bytes");
+    return json_is_number(v) && json_number_value(v) > 0;
+}
+
+/* The job's options over the global ones, as one new object. */
+static json_t *merged_options(const json_t *global, const json_t *own)
+{
+    json_t *o = json_is_object(global) ? json_deep_copy(global) : json_object();
+    if (json_is_object(own))
+        json_object_update(o, (json_t *)own);
+    return o;
+}
+
+/* Reads one job; adds its operations to sums and its summary to jobs_info. */
+static int read_job(const json_t *job, size_t index, const json_t *global, struct op_sum *sums,
+                    size_t *n, json_t *jobs_info, double *runtime_ms, long long *group, char *err,
+                    size_t errlen)
+{
+    char where[96];
+    if (!json_is_object(job))
+        return hv_perr(err, errlen, TOOL, "jobs[%zu] is not an object", index);
+    const char *name = json_string_value(json_object_get(job, "jobname"));
+    if (name == NULL)
+        return hv_perr(err, errlen, TOOL, "jobs[%zu] has no jobname", index);
+    char q[48];
+    snprintf(where, sizeof where, "jobs[%zu] (%s)", index,
+             hv_pquote(q, sizeof q, name, strlen(name)));
+    double v = 0;
+    if (hv_pjnum(job, "error", where, &v, TOOL, err, errlen) < 0)
+        return -1;
+    if (v != 0) {
+        char buf[128];
+        int code = v > 0 && v < 4096 ? (int)v : -1;
+        const char *why = code > 0 ? strerror_r(code, buf, sizeof buf) : "unknown error";
+        return hv_perr(err, errlen, TOOL, "%s failed with error %g (%s): nothing to import", where,
+                       v, why);
+    }
+    v = 0;
+    if (hv_pjnum(job, "groupid", where, &v, TOOL, err, errlen) < 0)
+        return -1;
+    if (!(v >= 0 && v < 1e9))
+        return hv_perr(err, errlen, TOOL, "%s.groupid is not a group number", where);
+    *group = (long long)v;
+    json_t *opts = merged_options(global, json_object_get(job, "job options"));
+    const char *rw_opt = json_string_value(json_object_get(opts, "rw"));
+    if (rw_opt == NULL)
+        rw_opt = json_string_value(json_object_get(opts, "readwrite"));
+    char rw[32];
+    /* "randread:8" (an offset modifier) is still randread. */
+    snprintf(rw, sizeof rw, "%.*s", (int)strcspn(rw_opt ? rw_opt : "read", ":"),
+             rw_opt ? rw_opt : "read");
+    json_t *ji = json_pack("{s:s,s:I,s:s,s:o,s:[]}", "name", name, "group", (json_int_t)*group,
+                           "rw", rw, "options", opts, "ops");
+    json_array_append_new(jobs_info, ji);
+    const struct rw_map *m = NULL;
+    for (size_t i = 0; i < sizeof rw_maps / sizeof rw_maps[0]; i++)
+        if (strcmp(rw, rw_maps[i].rw) == 0)
+            m = &rw_maps[i];
+    if (m == NULL) {
+        json_object_set_new(ji, "skipped", json_string("rw is not a read or write pattern"));
+        return 0;
+    }
+    const char *dirs[2] = {"read", "write"};
+    const char *ops[2] = {m->read_op, m->write_op};
+    for (int d = 0; d < 2; d++) {
+        if (ops[d] == NULL)
+            continue;
+        /* A mixed job may do no writes at rwmixread=100; a pure job must
+         * have done its one direction. */
+        if (m->read_op && m->write_op && !direction_used(job, dirs[d]))
+            continue;
+        if (add_direction(job, dirs[d], ops[d], where, *group, name, sums, n, runtime_ms, err,
+                          errlen) != 0)
+            return -1;
+        json_array_append_new(json_object_get(ji, "ops"), json_string(ops[d]));
+    }
+    return 0;
+}
+
+/* Adds the metrics of every operation to the run. */
+static int emit(const struct op_sum *sums, size_t n, json_t *metrics)
+{
+    char name[96];
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct op_sum *s = &sums[i];
+        snprintf(name, sizeof name, "disk.%s.mbps", s->op);
+        rc |= hv_pmetric(metrics, name, s->mbps, "MB/s", true);
+        snprintf(name, sizeof name, "disk.%s.iops", s->op);
+        rc |= hv_pmetric(metrics, name, s->iops, "IO/s", true);
+        for (int k = 0; k < 3; k++) {
+            if (s->pct[k] < 0)
+                continue;
+            snprintf(name, sizeof name, "disk.%s.%s", s->op, pct_names[k]);
+            rc |= hv_pmetric(metrics, name, s->pct[k], "us", false);
+        }
+        if (s->max_us >= 0) {
+            snprintf(name, sizeof name, "disk.%s.lat_max_us", s->op);
+            rc |= hv_pmetric(metrics, name, s->max_us, "us", false);
+        }
+    }
+    return rc;
+}
+
+/* Records when the run took place: fio stamps its report when the jobs
+ * are done, so the start is the stamp less the groups' runtimes. */
+static void set_times(const json_t *doc, json_t *info, double seconds)
+{
+    double stamp = -1;
+    const json_t *ms = json_object_get(doc, "timestamp_ms");
+    const json_t *s = json_object_get(doc, "timestamp");
+    if (json_is_number(ms))
+        stamp = json_number_value(ms) / 1000.0;
+    else if (json_is_number(s))
+        stamp = json_number_value(s);
+    json_object_set_new(info, "duration_s", json_real(seconds));
+    char iso[32];
+    if (stamp > 0 && hv_piso(stamp, iso, sizeof iso) == 0)
+        json_object_set_new(info, "finished_at", json_string(iso));
+    if (stamp > 0 && hv_piso(stamp - seconds, iso, sizeof iso) == 0)
+        json_object_set_new(info, "started_at", json_string(iso));
+}
+
+int hv_parse_fio(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
+{
+    json_t *doc = hv_pjson_load(text, len, TOOL, err, errlen);
+    if (doc == NULL) {
+        if (strstr(err, "no JSON object") != NULL)
+            hv_pnot_mine(text, "fio", TOOL,
+                         "no JSON object in the output: save fio's output with "
+                         "--output-format=json",
+                         err, errlen);
+        return -1;
+    }
+    const json_t *jobs = json_object_get(doc, "jobs");
+    if (!json_is_array(jobs)) {
+        json_decref(doc);
+        return hv_pnot_mine(text, "fio", TOOL, "no \"jobs\" array: not fio's JSON output", err,
+                            errlen);
+    }
+    json_t *run = hv_prun_new(runs, TOOL, "json");
+    json_t *info = hv_prun_info(run);
+    const char *version = json_string_value(json_object_get(doc, "fio version"));
+    if (version != NULL)
+        json_object_set_new(info, "tool_version", json_string(version));
+    const json_t *global = json_object_get(doc, "global options");
+    if (json_is_object(global))
+        json_object_set(info, "global_options", (json_t *)global);
+    json_t *jobs_info = json_array();
+    json_object_set_new(info, "jobs", jobs_info);
+
+    struct op_sum sums[N_OPS];
+    size_t n = 0;
+    double total_ms = 0, group_ms = 0;
+    long long last_group = 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < json_array_size(jobs); i++) {
+        double job_ms = 0;
+        long long group = 0;
+        rc = read_job(json_array_get(jobs, i), i, global, sums, &n, jobs_info, &job_ms, &group, err,
+                      errlen);
+        /* Groups run one after the other; the jobs of a group at once. */
+        if (i > 0 && group != last_group) {
+            total_ms += group_ms;
+            group_ms = 0;
+        }
+        last_group = group;
+        if (job_ms > group_ms)
+            group_ms = job_ms;
+    }
+    if (rc == 0 && json_array_size(jobs) == 0)
+        rc = hv_perr(err, errlen, TOOL, "the \"jobs\" array is empty");
+    if (rc == 0 && n == 0)
+        rc = hv_perr(err, errlen, TOOL, "no job read or wrote anything hvbench measures");
+    if (rc == 0 && emit(sums, n, hv_prun_metrics(run)) != 0)
+        rc = hv_perr(err, errlen, TOOL, "a value is not a finite number");
+    if (rc == 0)
+        set_times(doc, info, (total_ms + group_ms) / 1000.0);
+    json_decref(doc);
+    return rc;
+}

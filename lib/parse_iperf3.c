@@ -1,0 +1,158 @@
+/* parse_iperf3.c — iperf3's JSON output (-J), of the client or the server.
+ *
+ * TCP: net.tcp.gbps is what the receiving side counted (end.sum_received,
+ * bits per second / 1e9), the same whichever side saved the output and
+ * with -R; net.tcp.retransmits comes from the sender's sum (the client
+ * without -R; the server's output has none). UDP: net.udp.gbps,
+ * net.udp.jitter_ms and net.udp.loss_pct from end.sum_received (iperf3
+ * 3.12), else end.sum (older iperf3). A run iperf3 reports as failed
+ * ("error": "unable to connect to server ...") is refused with its
+ * message. */
+#include "parse_util.h"
+
+#include <string.h>
+
+#define TOOL "iperf3"
+
+/* The start time, version and test parameters into info. */
+static void read_start(const json_t *start, json_t *info, const char **protocol)
+{
+    const char *version = json_string_value(json_object_get(start, "version"));
+    if (version != NULL)
+        json_object_set_new(info, "tool_version", json_string(version));
+    const json_t *secs = json_object_get(json_object_get(start, "timestamp"), "timesecs");
+    char iso[32];
+    if (json_is_number(secs) && hv_piso(json_number_value(secs), iso, sizeof iso) == 0)
+        json_object_set_new(info, "started_at", json_string(iso));
+    json_object_set_new(
+        info, "role",
+        json_string(json_object_get(start, "accepted_connection") != NULL ? "server" : "client"));
+    const json_t *test = json_object_get(start, "test_start");
+    if (json_is_object(test)) {
+        json_object_set(info, "test_start", (json_t *)test);
+        const char *p = json_string_value(json_object_get(test, "protocol"));
+        if (p != NULL)
+            *protocol = p;
+    }
+    const json_t *to = json_object_get(start, "connecting_to");
+    if (json_is_object(to))
+        json_object_set(info, "connecting_to", (json_t *)to);
+}
+
+/* end.NAME as an object, or NULL after the error "end.NAME is missing". */
+static const json_t *end_sum(const json_t *end, const char *name, char *err, size_t errlen)
+{
+    const json_t *s = json_object_get(end, name);
+    if (json_is_object(s))
+        return s;
+    hv_perr(err, errlen, TOOL, "end.%s is %s (cut off?)", name,
+            s == NULL ? "missing" : "not an object");
+    return NULL;
+}
+
+/* A number member of end.NAME that must be there. */
+static int need_num(const json_t *sum, const char *name, const char *key, double *out, char *err,
+                    size_t errlen)
+{
+    char where[48];
+    snprintf(where, sizeof where, "end.%s", name);
+    int rc = hv_pjnum(sum, key, where, out, TOOL, err, errlen);
+    if (rc > 0)
+        return hv_perr(err, errlen, TOOL, "%s.%s is missing", where, key);
+    return rc;
+}
+
+static int read_tcp(const json_t *end, json_t *run, char *err, size_t errlen)
+{
+    json_t *metrics = hv_prun_metrics(run), *info = hv_prun_info(run);
+    const json_t *recv = end_sum(end, "sum_received", err, errlen);
+    double bps, secs = 0, retr = 0;
+    if (recv == NULL || need_num(recv, "sum_received", "bits_per_second", &bps, err, errlen) != 0)
+        return -1;
+    if (hv_pjnum(recv, "seconds", "end.sum_received", &secs, TOOL, err, errlen) < 0)
+        return -1;
+    if (hv_pmetric(metrics, "net.tcp.gbps", bps / 1e9, "Gbit/s", true) != 0)
+        return hv_perr(err, errlen, TOOL, "end.sum_received.bits_per_second is not finite");
+    const json_t *sent = json_object_get(end, "sum_sent");
+    if (json_is_object(sent)) {
+        double sbps;
+        if (hv_pjnum(sent, "bits_per_second", "end.sum_sent", &sbps, TOOL, err, errlen) < 0)
+            return -1;
+        int rc = hv_pjnum(sent, "retransmits", "end.sum_sent", &retr, TOOL, err, errlen);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            hv_pmetric(metrics, "net.tcp.retransmits", retr, "count", false);
+    }
+    if (secs > 0)
+        json_object_set_new(info, "duration_s", json_real(secs));
+    return 0;
+}
+
+static int read_udp(const json_t *end, json_t *run, char *err, size_t errlen)
+{
+    json_t *metrics = hv_prun_metrics(run), *info = hv_prun_info(run);
+    const char *name =
+        json_is_object(json_object_get(end, "sum_received")) ? "sum_received" : "sum";
+    const json_t *sum = end_sum(end, name, err, errlen);
+    double bps, jitter = 0, lost = 0, secs = 0;
+    if (sum == NULL || need_num(sum, name, "bits_per_second", &bps, err, errlen) != 0)
+        return -1;
+    if (hv_pmetric(metrics, "net.udp.gbps", bps / 1e9, "Gbit/s", true) != 0)
+        return hv_perr(err, errlen, TOOL, "end.%s.bits_per_second is not finite", name);
+    if (need_num(sum, name, "jitter_ms", &jitter, err, errlen) != 0 ||
+        need_num(sum, name, "lost_percent", &lost, err, errlen) != 0)
+        return -1;
+    hv_pmetric(metrics, "net.udp.jitter_ms", jitter, "ms", false);
+    hv_pmetric(metrics, "net.udp.loss_pct", lost, "%", false);
+    char where[32];
+    snprintf(where, sizeof where, "end.%s", name);
+    if (hv_pjnum(sum, "seconds", where, &secs, TOOL, err, errlen) < 0)
+        return -1;
+    if (secs > 0)
+        json_object_set_new(info, "duration_s", json_real(secs));
+    return 0;
+}
+
+int hv_parse_iperf3(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
+{
+    json_t *doc = hv_pjson_load(text, len, TOOL, err, errlen);
+    if (doc == NULL) {
+        if (strstr(err, "no JSON object") != NULL)
+            hv_pnot_mine(text, "iperf3", TOOL,
+                         "no JSON object in the output: save iperf3's output with -J", err, errlen);
+        return -1;
+    }
+    const json_t *start = json_object_get(doc, "start");
+    const json_t *end = json_object_get(doc, "end");
+    const char *failure = json_string_value(json_object_get(doc, "error"));
+    int rc = 0;
+    if (failure != NULL) {
+        char q[256];
+        rc = hv_perr(err, errlen, TOOL, "the run failed: %s",
+                     hv_pquote(q, sizeof q, failure, strlen(failure)));
+    } else if (!json_is_object(start) || !json_is_object(end)) {
+        rc = hv_pnot_mine(text, "iperf3", TOOL,
+                          "no \"start\" and \"end\" objects: not iperf3's JSON output (-J)", err,
+                          errlen);
+    }
+    if (rc != 0) {
+        json_decref(doc);
+        return rc;
+    }
+    json_t *run = hv_prun_new(runs, TOOL, "json");
+    const char *protocol = "TCP";
+    read_start(start, hv_prun_info(run), &protocol);
+    if (strcmp(protocol, "UDP") == 0)
+        rc = read_udp(end, run, err, errlen);
+    else if (strcmp(protocol, "TCP") == 0)
+        rc = read_tcp(end, run, err, errlen);
+    else
+        rc = hv_perr(err, errlen, TOOL, "protocol %.16s is not imported (TCP and UDP are)",
+                     protocol);
+    const json_t *cpu = json_object_get(end, "cpu_utilization_percent");
+    if (rc == 0 && json_is_object(cpu))
+        json_object_set(hv_prun_info(run), "cpu_utilization_percent", (json_t *)cpu);
+    json_decref(doc);
+    return rc;
+}

@@ -1,0 +1,178 @@
+/* parsers.c — see parsers.h: the table of tools and what every parse does
+ * before and after the tool's own parser. */
+#include "parsers.h"
+
+#include "parse_util.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One row per tool; parse_<tool>.c holds the parser. */
+static const struct hv_tool_parser parsers[] = {
+    {"fio", "fio", "disk", "JSON (--output-format=json), with or without leading warnings",
+     hv_parse_fio},
+    {"iperf3", "iperf3", "net", "JSON (-J) of the client or the server", hv_parse_iperf3},
+    {"iperf", "iperf", "net", "CSV (-y C) or the text report of the client or the server",
+     hv_parse_iperf},
+    {"bonnie", "bonnie++", "disk", "CSV (1.9x/2.0, also -x N) or the human-readable table",
+     hv_parse_bonnie},
+    {"sysbench", "sysbench", "cpu", "text of the cpu or memory test", hv_parse_sysbench},
+    {"stress-ng", "stress-ng", "cpu", "YAML (--yaml) or the --metrics(-brief) log",
+     hv_parse_stressng},
+};
+
+#define N_PARSERS (sizeof parsers / sizeof parsers[0])
+
+/* Other names people use for a tool. */
+static const struct {
+    const char *alias, *name;
+} aliases[] = {
+    {"bonnie++", "bonnie"},
+    {"iperf2", "iperf"},
+    {"stressng", "stress-ng"},
+};
+
+const struct hv_tool_parser *hv_parser_find(const char *tool)
+{
+    if (tool == NULL)
+        return NULL;
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strcmp(tool, aliases[i].alias) == 0)
+            tool = aliases[i].name;
+    for (size_t i = 0; i < N_PARSERS; i++)
+        if (strcmp(parsers[i].name, tool) == 0)
+            return &parsers[i];
+    return NULL;
+}
+
+static const char *tool_names[N_PARSERS + 1];
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+static void fill_names(void)
+{
+    for (size_t i = 0; i < N_PARSERS; i++)
+        tool_names[i] = parsers[i].name;
+}
+
+const char *const *hv_parser_names(void)
+{
+    pthread_once(&names_once, fill_names);
+    return tool_names;
+}
+
+/* Whether text has a line that starts with 14 digits and a comma (or the
+ * ".000" of -e): the timestamp of iperf 2's CSV report. */
+static bool iperf_csv_line(const char *text)
+{
+    for (const char *p = text; p != NULL && *p != '\0';) {
+        size_t digits = strspn(p, "0123456789");
+        if (digits == 14 && (p[14] == ',' || p[14] == '.'))
+            return true;
+        p = strchr(p, '\n');
+        if (p != NULL)
+            p++;
+    }
+    return false;
+}
+
+const char *hv_parser_guess(const char *text)
+{
+    if (text == NULL)
+        return NULL;
+    if (strstr(text, "\"fio version\"") != NULL)
+        return "fio";
+    if (strstr(text, "\"iperf 3") != NULL || strstr(text, "\"connecting_to\"") != NULL)
+        return "iperf3";
+    if (strstr(text, "stress-ng") != NULL)
+        return "stress-ng";
+    if (strstr(text, "Sequential Output") != NULL || strstr(text, "Sequential Create") != NULL ||
+        strstr(text, "format_version,bonnie_version") != NULL ||
+        (strncmp(text, "1.9", 3) == 0 && text[3] >= '0' && text[3] <= '9' && text[4] == ','))
+        return "bonnie";
+    if (strncmp(text, "sysbench ", 9) == 0 || strstr(text, "\nsysbench ") != NULL)
+        return "sysbench";
+    if (strstr(text, "Client connecting to ") != NULL ||
+        strstr(text, "Server listening on ") != NULL || iperf_csv_line(text))
+        return "iperf";
+    return NULL;
+}
+
+int hv_parse_tool_runs(const char *tool, const char *text, size_t len, json_t **runs, char *err,
+                       size_t errlen)
+{
+    *runs = NULL;
+    const struct hv_tool_parser *p = hv_parser_find(tool);
+    if (p == NULL) {
+        char names[128] = "";
+        size_t n = 0;
+        for (size_t i = 0; i < N_PARSERS; i++)
+            n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s",
+                                  i ? ", " : "", parsers[i].name);
+        return hv_perr(err, errlen, tool != NULL ? tool : "(null)",
+                       "unknown tool; hvbench reads %s", names);
+    }
+    if (text == NULL)
+        len = 0;
+    const char *nul = len > 0 ? memchr(text, '\0', len) : NULL;
+    if (nul != NULL)
+        return hv_perr(err, errlen, p->display,
+                       "the output holds a NUL byte at offset %zu: not a text output",
+                       (size_t)(nul - text));
+    size_t blank = 0;
+    while (blank < len && strchr(" \t\r\n", text[blank]) != NULL)
+        blank++;
+    if (blank == len)
+        return hv_perr(err, errlen, p->display, "the output is empty");
+    /* The parsers want a NUL-terminated text; the caller's need not be. */
+    char *copy = malloc(len + 1);
+    json_t *all = json_array();
+    if (copy == NULL || all == NULL) {
+        free(copy);
+        json_decref(all);
+        return hv_perr(err, errlen, p->display, "out of memory");
+    }
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    int rc = p->parse(copy, len, all, err, errlen);
+    free(copy);
+    if (rc == 0 && json_array_size(all) == 0)
+        rc = hv_perr(err, errlen, p->display, "no run found in the output");
+    size_t i;
+    json_t *run;
+    json_array_foreach(all, i, run)
+    {
+        if (rc == 0 && json_array_size(hv_prun_metrics(run)) == 0)
+            rc = hv_perr(err, errlen, p->display,
+                         json_array_size(all) > 1 ? "run %zu of the output has no metric"
+                                                  : "no metric in the output (run %zu)",
+                         i + 1);
+    }
+    if (rc != 0) {
+        json_decref(all);
+        return -1;
+    }
+    *runs = all;
+    return 0;
+}
+
+int hv_parse_tool_output(const char *tool, const char *text, size_t len, json_t **metrics,
+                         json_t **info, char *err, size_t errlen)
+{
+    *metrics = *info = NULL;
+    json_t *runs;
+    if (hv_parse_tool_runs(tool, text, len, &runs, err, errlen) != 0)
+        return -1;
+    if (json_array_size(runs) != 1) {
+        int rc = hv_perr(err, errlen, hv_parser_find(tool)->display,
+                         "the output holds %zu runs; one was expected", json_array_size(runs));
+        json_decref(runs);
+        return rc;
+    }
+    json_t *run = json_array_get(runs, 0);
+    *metrics = json_incref(hv_prun_metrics(run));
+    *info = json_incref(hv_prun_info(run));
+    json_decref(runs);
+    return 0;
+}

@@ -1,0 +1,76 @@
+/* parsers.h — the saved outputs of fio, iperf3, iperf 2, bonnie++, sysbench
+ * and stress-ng, read into hvbench metrics.
+ *
+ * Two programs need them: the worker, after it ran one of those tools, and
+ * the server, when an operator imports an output saved years ago. Both get
+ * the same metric names as the built-in engines (`disk.seq_write.mbps`,
+ * `net.tcp.gbps`, ...), so history does not care where a value came from.
+ *
+ * Each tool is one row of a table (parsers.c) and one file (parse_<tool>.c).
+ * A parser reads what the tool really prints, in every form the table row
+ * names; anything else — an output cut short, a field that is not a number,
+ * another tool's output — is refused with one sentence that names the tool
+ * and what is wrong ("fio: the JSON ends early at line 128 (cut off?)"),
+ * never half-read. Parsers are pure functions of the text: thread safe, no
+ * I/O, no global state. */
+#ifndef HV_PARSERS_H
+#define HV_PARSERS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/** Room for any parser error message, with the tool's name. */
+#define HV_PARSE_ERR_MAX 512
+
+/** Parses text[0..len) into runs, appending one {"metrics": [...], "info":
+ *  {...}} per run to the array runs; on failure appends nothing it keeps
+ *  (the caller drops runs) and writes the reason into err. Returns 0 or
+ *  -1. text need not be NUL-terminated. */
+typedef int (*hv_parse_fn)(const char *text, size_t len, json_t *runs, char *err, size_t errlen);
+
+/** One tool hvbench can read. */
+struct hv_tool_parser {
+    const char *name;    /**< as the API and the CLI write it: "fio", "bonnie" */
+    const char *display; /**< as its error messages name it: "bonnie++" */
+    const char *kind;    /**< the workload kind of its metrics: cpu, disk, net */
+    const char *forms;   /**< the output forms it reads, for help texts */
+    hv_parse_fn parse;
+};
+
+/** The parser of tool (its name, or "bonnie++", "iperf2" for bonnie and
+ *  iperf), or NULL. */
+const struct hv_tool_parser *hv_parser_find(const char *tool);
+
+/** The names of every tool, in table order, NULL-terminated (static). */
+const char *const *hv_parser_names(void);
+
+/** The name of the tool whose output text looks like (its first bytes, by
+ *  signatures such as fio's "fio version" member), or NULL. Used to say
+ *  "this looks like iperf3 output" when an output is given to the wrong
+ *  parser; a hint, never a parse. text must be NUL-terminated. */
+const char *hv_parser_guess(const char *text);
+
+/** Parses the output of tool into every run it holds: a new array in *runs
+ *  of {"metrics": [...], "info": {...}} objects, at least one. Most outputs
+ *  hold one run; bonnie++ -x N holds N.
+ *
+ *  metrics: [{"name", "value", "unit", "higher_is_better"}], names unique
+ *  within a run, values finite.
+ *  info: what else the output says, for the result's "observed": always
+ *  "tool" and "format" ("json", "csv", "table", "text", "yaml"); when the
+ *  output tells them "tool_version", "started_at" (ISO 8601 UTC),
+ *  "duration_s", and per tool the options, jobs, streams or stressors seen.
+ *
+ *  Returns 0, or -1 with *runs NULL and err holding one sentence that
+ *  starts with the tool's name; an unknown tool is such an error too. */
+int hv_parse_tool_runs(const char *tool, const char *text, size_t len, json_t **runs, char *err,
+                       size_t errlen);
+
+/** hv_parse_tool_runs() for an output of exactly one run, as a worker gets
+ *  it: *metrics and *info are new references. An output of several runs is
+ *  refused (import it, or parse it with hv_parse_tool_runs()). Returns 0,
+ *  or -1 with both NULL and err set. */
+int hv_parse_tool_output(const char *tool, const char *text, size_t len, json_t **metrics,
+                         json_t **info, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,43 @@
+/* db_import.h — storing an imported tool output as a finished plan. */
+#ifndef HV_SERVER_DB_IMPORT_H
+#define HV_SERVER_DB_IMPORT_H
+
+#include "db.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/** An import to store: everything is decided by the caller. */
+struct hv_import {
+    const char *tool;          /**< the parser's name ("fio") */
+    const char *target;        /**< target name; created (kind host) when unknown */
+    const char *plan_name;     /**< the plan's name */
+    const json_t *spec;        /**< the plan document */
+    const json_t *workload;    /**< the jobs' workload variant */
+    const char *started_at;    /**< ISO 8601: when every run started */
+    const json_t *runs;        /**< [{"metrics": [...], "info": {...}}], at least one */
+    const char *raw;           /**< the output, stored with each result */
+    const char *output_sha256; /**< hex digest of the output */
+    int64_t token_id;          /**< the importing token (0: none) */
+};
+
+/** What was stored. */
+struct hv_import_receipt {
+    int64_t plan_id;
+    int64_t existing_plan_id; /**< with HV_DB_CONFLICT: the earlier import */
+    bool target_created;
+    /** [{"job_id", "result_id", "started_at", "finished_at"}] per run, a new
+     *  reference the caller frees (NULL unless HV_DB_OK). */
+    json_t *runs;
+};
+
+/** Stores the import in one transaction: the target when it is new, the
+ *  plan, its one configuration, per run a done job (repetition i, run
+ *  order i - 1) with its result (attempt 1, started at started_at, finished
+ *  info.duration_s later, observed = info, raw) and metrics, and the row
+ *  of table imports. HV_DB_CONFLICT (nothing stored, existing_plan_id set)
+ *  when the same output was imported for the same target and tool before. */
+enum hv_db_status hv_db_import_store(const struct hv_import *im, struct hv_import_receipt *out);
+
+#endif

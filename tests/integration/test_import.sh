@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2016 # $m, $v ... in single quotes are jq's variables
+# Importing saved tool outputs (POST /api/v1/imports, hvbench import): each
+# tool's real output (tests/fixtures/<tool>/) becomes a finished plan whose
+# report holds the values the file says, at the time --at or the file
+# gives; labels and provenance are kept; a target nobody registered is
+# created; bonnie++ -x 2 gives two repetitions; a damaged output exits 1
+# with the parser's reason and stores nothing, and so does an output
+# imported twice; the API refuses bad requests, wrong roles and bodies
+# over the cap.
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+HV_SERVER_ARGS=(--max-body 262144)
+hv_setup
+
+FX=$HV_ROOT/tests/fixtures
+S=(-H "Authorization: Bearer $SUBMIT_TOKEN")
+sql() { "$PG" psql "$HV_TMP/pg" -- -Atc "$1"; }
+export HVBENCH_SERVER=$URL HVBENCH_TOKEN=$SUBMIT_TOKEN
+
+# import ARGS...: runs hvbench --json import, sets RC, OUT (stdout: the
+# server's answer) and ERR (stderr).
+import() {
+    OUT=$("$CLI" --json import "$@" 2>"$HV_TMP/stderr")
+    RC=$?
+    ERR=$(cat "$HV_TMP/stderr")
+}
+
+# near WHAT EXPECTED ACTUAL: equal to 9 significant digits.
+near() {
+    local ok
+    ok=$(jq -n --argjson e "$2" --argjson a "${3:-null}" \
+        '$a != null and (($a - $e) | fabs) <= 1e-9 * ([($e | fabs), 1] | max)')
+    [[ $ok == true ]] && hv_check 1 "$1" && return 0
+    hv_check 0 "$1" "expected $2, got '${3}'"
+}
+
+# --- one import per tool, through the CLI ------------------------------------------
+# tool | file | target | metric | value from the file | report rows
+cases=(
+    "fio|fio/seq-write.json|imp-disk|disk.seq_write.mbps|390.167813|6"
+    "fio|fio/jobfile-seqread-randrw.json|imp-disk|disk.randrw_write.iops|4004.997501|18"
+    "iperf3|iperf3/client-tcp-P4.json|imp-net|net.tcp.gbps|5.582678696122478|2"
+    "iperf|iperf/client-P2.csv|imp-net|net.tcp.gbps|6.972455628|1"
+    "iperf|iperf/client-P2.txt|imp-net|net.tcp.gbps|13|1"
+    "bonnie|bonnie/f-s4096-r2048.csv|imp-disk|disk.seq_write.mbps|334.700544|8"
+    "bonnie|bonnie/f-s4096-r2048.txt|imp-disk|disk.seeks.iops|4543|8"
+    "sysbench|sysbench/cpu-t2.txt|imp-cpu|cpu.sysbench.events_per_s|3362.67|1"
+    "sysbench|sysbench/memory.txt|imp-cpu|mem.sysbench.mbps|4715.79230208|2"
+    "stress-ng|stress-ng/matrix2-cache1-t2.yaml|imp-cpu|cpu.stressng.cache.bogo_ops_per_s|143368.015585|4"
+    "stress-ng|stress-ng/cpu1-t2.log|imp-cpu|cpu.stressng.cpu.bogo_ops_per_cpu_s|1645.55|2"
+)
+for c in "${cases[@]}"; do
+    IFS='|' read -r tool file target metric value rows <<<"$c"
+    import --tool "$tool" --target "$target" --label study=kvm-2010 "$FX/$file"
+    assert_eq "import $file: exit 0" 0 "$RC"
+    plan=$(jq -r .plan_id <<<"$OUT")
+    assert_match "import $file: a plan id" '^[1-9][0-9]*$' "$plan"
+    assert_eq "import $file: the answer has $metric" "$value" \
+        "$(jq -r --arg m "$metric" --argjson v "$value" \
+            '.metrics[] | select(.name == $m) | if ((.value - $v) | fabs) <= 1e-9 * $v then $v else .value end' <<<"$OUT")"
+    api GET "/api/v1/plans/$plan/report"
+    assert_eq "plan $plan ($file) is done" "done" "$(json .status)"
+    assert_eq "plan $plan: $rows report rows, all of workload $tool on $target, n = 1" \
+        "$rows $tool $target 1 default" \
+        "$(json '"\(.rows | length) \([.rows[].workload] | unique | join(",")) \([.rows[].target] | unique | join(",")) \([.rows[].n] | unique | join(",")) \([.rows[].configuration] | unique | join(","))"')"
+    near "plan $plan ($file): report mean of $metric" "$value" \
+        "$(json --arg m "$metric" '.rows[] | select(.metric == $m) | .mean')"
+done
+assert_eq "every import stored one plan, one job, one result" "11 11 11 11" \
+    "$(sql "SELECT (SELECT count(*) FROM plans) || ' ' || (SELECT count(*) FROM jobs WHERE status = 'done') || ' ' || (SELECT count(*) FROM results) || ' ' || (SELECT count(*) FROM imports)")"
+
+# --- what the CLI prints without --json ---------------------------------------------
+out=$("$CLI" import --tool iperf3 --target imp-net "$FX/iperf3/client-udp.json" 2>&1)
+assert_eq "import (table): exit 0" 0 "$?"
+assert_match "import prints the plan" 'imported iperf3 output for imp-net as plan [0-9]+: 1 run, started 2026-11-29' "$out"
+assert_match "import prints each metric with its unit" 'net\.udp\.loss_pct ↓ +1\.18 +%' "$out"
+assert_match "import prints the plan's page" "$URL/#/plans/[0-9]+" "$out"
+
+# --- the plan: name, spec, labels, provenance, times ---------------------------------
+import --tool fio --target imp-at --at 2010-03-01T10:00:00Z --label study=kvm-2010 \
+    --label host=old-hv "$FX/fio/randread-qd8.json"
+assert_eq "import with --at: exit 0" 0 "$RC"
+P=$(jq -r .plan_id <<<"$OUT")
+J=$(jq -r .job_id <<<"$OUT")
+assert_eq "a new target is said to be created" true "$(jq -r .target_created <<<"$OUT")"
+assert_eq "the run starts at --at and lasts fio's runtime" \
+    "2010-03-01T10:00:00.000Z 2010-03-01T10:00:03.002Z" \
+    "$(jq -r '.runs[0] | "\(.started_at) \(.finished_at)"' <<<"$OUT")"
+assert_status 200 GET "/api/v1/plans/$P"
+assert_eq "the plan is named after the tool and the day" "import: fio 2010-03-01" "$(json .name)"
+assert_eq "labels are kept on the plan" "kvm-2010 old-hv" "$(json '"\(.plan.labels.study) \(.plan.labels.host)"')"
+assert_eq "the plan says where it came from" "fio json fio-3.33 request 1" \
+    "$(json '.plan.import | "\(.tool) \(.format) \(.tool_version) \(.at_source) \(.runs)"')"
+assert_eq "one workload fio/disk on the target" "fio disk fio imp-at" \
+    "$(json '"\(.plan.workloads[0].id) \(.plan.workloads[0].kind) \(.plan.workloads[0].engine) \(.plan.targets.host)"')"
+assert_eq "one done job" "1 1" "$(json '"\(.jobs.total) \(.jobs.done)"')"
+assert_status 200 GET "/api/v1/jobs/$J/results"
+assert_match "the result starts at --at" '^2010-03-01T10:00:00' "$(json '.items[0].started_at')"
+assert_match "the result ends 3.002 s later" '^2010-03-01T10:00:03\.002' "$(json '.items[0].finished_at')"
+assert_eq "the result observed what fio said" "fio-3.33 randread" \
+    "$(json '.items[0].observed | "\(.tool_version) \(.jobs[0].rw)"')"
+assert_eq "the output is kept as raw" "$(wc -c <"$FX/fio/randread-qd8.json")" \
+    "$(sql "SELECT octet_length(raw) FROM results WHERE job_id = $J")"
+assert_status 200 GET "/api/v1/plans?name=import:%20fio%202010-03-01"
+assert_eq "the import is listed by name" "$P" "$(json '.items[0].id')"
+
+# Without --at the time comes from the output (fio stamps its report).
+assert_eq "without --at, the output's time" "2026-11-29T19:38:50.109Z output" \
+    "$(sql "SELECT to_char(r.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') || ' ' || (p.spec->'import'->>'at_source') FROM plans p JOIN jobs j ON j.plan_id = p.id JOIN results r ON r.job_id = j.id WHERE p.spec->'import'->>'output_sha256' = '$(sha256sum "$FX/fio/seq-write.json" | cut -c1-64)'")"
+# ... and from the time of the import when the output has none.
+assert_eq "sysbench has no time: the import's" "import" \
+    "$(sql "SELECT spec->'import'->>'at_source' FROM plans WHERE spec->'import'->>'tool' = 'sysbench' LIMIT 1")"
+
+# The target nobody registered: a host without facts, listed like others.
+assert_status 200 GET /api/v1/targets
+assert_eq "imported targets are hosts without fingerprint" "host null host null" \
+    "$(json '[.items[] | select(.name == "imp-at" or .name == "imp-cpu")] | map("\(.kind) \(.fingerprint)") | join(" ")')"
+assert_eq "the target has empty facts" "{}" "$(sql "SELECT facts FROM targets WHERE name = 'imp-at'")"
+# A worker registering that name later keeps its id and brings facts.
+TID=$(sql "SELECT id FROM targets WHERE name = 'imp-at'")
+assert_status 200 POST /api/v1/workers/register -H "Authorization: Bearer $WORKER_TOKEN" \
+    --data-binary '{"name":"imp-at","kind":"host","facts":{"cpus":2},"fingerprint":"00112233"}'
+assert_eq "registering keeps the imported target's id" "$TID" "$(json .target_id)"
+
+# --- several runs: bonnie++ -x 2 -------------------------------------------------
+import --tool bonnie++ --target imp-x2 "$FX/bonnie/x2-D-f-s1024-r512.csv"
+assert_eq "bonnie++ -x 2: exit 0" 0 "$RC"
+P=$(jq -r .plan_id <<<"$OUT")
+assert_eq "two runs, two jobs" "2 bonnie" "$(jq -r '"\(.runs | length) \(.tool)"' <<<"$OUT")"
+assert_status 200 GET "/api/v1/plans/$P/report"
+assert_eq "the report has n = 2" 2 "$(json '.rows[] | select(.metric == "disk.seq_write.mbps") | .n')"
+near "the mean of the two block writes" "$(jq -n '(30884 + 29591) * 1024 / 1e6 / 2')" \
+    "$(json '.rows[] | select(.metric == "disk.seq_write.mbps") | .mean')"
+assert_match "two runs have an interval" '^[0-9.]+$' \
+    "$(json '.rows[] | select(.metric == "disk.seeks.iops") | .ci95_half_pct')"
+assert_eq "their repetitions are 1 and 2" "1,2" "$(sql "SELECT string_agg(repetition::text, ',' ORDER BY repetition) FROM jobs WHERE plan_id = $P")"
+
+# --- damaged outputs: exit 1, the reason, nothing stored ------------------------------
+before=$(sql "SELECT count(*) FROM plans")/$(sql "SELECT count(*) FROM results")/$(sql "SELECT count(*) FROM targets")
+bad() { # TOOL FILE MESSAGE
+    import --tool "$1" --target imp-bad "$FX/$2"
+    assert_eq "import $2: exit 1" 1 "$RC"
+    assert_match "import $2: says why" "$3" "$ERR"
+}
+bad fio fio/bad/seq-write-truncated.json 'fio: the JSON ends early at line 128 \(cut off\?\)'
+bad fio fio/bad/seq-write-bw-not-number.json 'write\.bw_bytes is not a number'
+bad fio fio/bad/wrong-format-iperf3.json 'looks like iperf3 output: import it as tool iperf3'
+bad fio fio/bad/error-proc.json 'failed with error 2 \(No such file or directory\)'
+bad iperf3 iperf3/bad/refused.json 'the run failed: unable to connect to server: Connection refused'
+bad iperf iperf/bad/client-P2-truncated.csv 'ends in the middle of line 1'
+bad bonnie bonnie/bad/f-s4096-r2048-put-block-not-number.csv 'field 12 \(put_block: block write K/s\) is not a number: "326x56"'
+bad sysbench sysbench/bad/cpu-t2-truncated.txt 'sysbench: the output ends in the middle of line 19'
+bad stress-ng stress-ng/bad/cpu1-t2-rate-not-number.yaml 'bogo-ops-per-second-real-time of cpu is not a number'
+assert_match "the error names the field of the request" '/output: fio:|/output: ' "$ERR"
+after=$(sql "SELECT count(*) FROM plans")/$(sql "SELECT count(*) FROM results")/$(sql "SELECT count(*) FROM targets")
+assert_eq "damaged outputs store nothing (plans/results/targets)" "$before" "$after"
+
+# The same output again: refused, naming the first import.
+first=$(sql "SELECT plan_id FROM imports WHERE tool = 'iperf3' AND target_name = 'imp-net' ORDER BY id LIMIT 1")
+import --tool iperf3 --target imp-net "$FX/iperf3/client-tcp-P4.json"
+assert_eq "an output imported twice: exit 1" 1 "$RC"
+assert_match "it names the first import" "imported for target imp-net before, as plan $first" "$ERR"
+assert_eq "nothing stored twice" "$after" \
+    "$(sql "SELECT count(*) FROM plans")/$(sql "SELECT count(*) FROM results")/$(sql "SELECT count(*) FROM targets")"
+# ... but the same file for another target is another run's record.
+import --tool iperf3 --target imp-net2 "$FX/iperf3/client-tcp-P4.json"
+assert_eq "the same output for another target imports" 0 "$RC"
+
+# Usage errors stay local (exit 2).
+import --tool iozone --target x "$FX/fio/seq-write.json"
+assert_eq "unknown tool: exit 2" 2 "$RC"
+import --tool fio "$FX/fio/seq-write.json"
+assert_eq "no --target: exit 2" 2 "$RC"
+import --tool fio --target x --at yesterday "$FX/fio/seq-write.json"
+assert_eq "bad --at: exit 2" 2 "$RC"
+import --tool fio --target x --label novalue "$FX/fio/seq-write.json"
+assert_eq "bad --label: exit 2" 2 "$RC"
+import --tool fio --target x "$HV_TMP/no-such-file"
+assert_eq "missing file: exit 2" 2 "$RC"
+printf 'caf\xe9\n' >"$HV_TMP/latin1.txt"
+import --tool sysbench --target x "$HV_TMP/latin1.txt"
+assert_eq "not UTF-8: exit 2" 2 "$RC"
+assert_match "not UTF-8: says where" 'byte 3 is not UTF-8 text' "$ERR"
+
+# --- the API directly ---------------------------------------------------------------
+body() { # TOOL FILE [jq edit]
+    jq -n --arg tool "$1" --rawfile out "$FX/$2" \
+        "{tool: \$tool, target: \"api-host\", output: \$out} | ${3:-.}"
+}
+assert_status 201 POST /api/v1/imports "${S[@]}" --data-binary "$(body sysbench sysbench/cpu-threads2-prime10000.txt '.at = "2012-06-01" | .name = "old sysbench"')" \
+    -D "$HV_TMP/headers"
+P=$(json .plan_id)
+assert_match "201 has a Location header naming the plan" "^Location: /api/v1/plans/$P\$" \
+    "$(tr -d '\r' <"$HV_TMP/headers" | grep -i '^Location:')"
+assert_eq "the name given is the plan's" "old sysbench 2012-06-01T00:00:00.000Z" \
+    "$(json '"\(.name) \(.started_at)"')"
+assert_status 200 GET "/api/v1/plans/$P/jobs"
+assert_status 200 GET "/api/v1/jobs/$(json '.items[0].id')"
+assert_eq "the job's spec is the tool's workload" "sysbench cpu sysbench" \
+    "$(json '"\(.spec.id) \(.spec.kind) \(.spec.engine)"')"
+assert_status 400 POST /api/v1/imports "${S[@]}" --data-binary "$(body fio fio/bad/seq-write-truncated.json)"
+assert_eq "400 names /output and the reason" "/output fio: the JSON ends early at line 128 (cut off?)" \
+    "$(json '"\(.errors[0].path) \(.errors[0].message)"')"
+assert_status 400 POST /api/v1/imports "${S[@]}" \
+    --data-binary "$(body fio fio/seq-write.json '.tool = "iozone" | .at = "soon" | .target = "a/b" | .labels = {"bad key": "x"} | .extra = 1')"
+assert_eq "400 names every bad member" "/at /extra /labels/bad key /target /tool" \
+    "$(json '[.errors[].path] | sort | join(" ")')"
+assert_status 400 POST /api/v1/imports "${S[@]}" --data-binary "$(body fio fio/seq-write.json '.at = "2999-01-01T00:00:00Z"')"
+assert_match "a future --at is refused" 'future' "$(json '.errors[0].message')"
+assert_status 400 POST /api/v1/imports "${S[@]}" --data-binary '{"tool":"fio","target":"x","output":""}'
+assert_status 400 POST /api/v1/imports "${S[@]}" --data-binary '{"tool":"fio"'
+assert_status 401 POST /api/v1/imports --data-binary "$(body fio fio/seq-write.json)"
+assert_status 403 POST /api/v1/imports -H "Authorization: Bearer $READ_TOKEN" --data-binary "$(body fio fio/seq-write.json)"
+assert_status 403 POST /api/v1/imports -H "Authorization: Bearer $WORKER_TOKEN" --data-binary "$(body fio fio/seq-write.json)"
+head -c 300000 /dev/zero | tr '\0' 'x' >"$HV_TMP/big.txt"
+jq -n --rawfile out "$HV_TMP/big.txt" '{tool: "fio", target: "x", output: $out}' >"$HV_TMP/big.json"
+assert_status 413 POST /api/v1/imports "${S[@]}" --data-binary @"$HV_TMP/big.json"
+assert_status 409 POST /api/v1/imports "${S[@]}" --data-binary "$(body sysbench sysbench/cpu-threads2-prime10000.txt)"
+assert_match "409 names the first import" "as plan $P\$" "$(json .detail)"
+assert_status 405 GET /api/v1/imports
+
+hv_finish
