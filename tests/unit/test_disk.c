@@ -784,7 +784,7 @@ static void test_table(void)
 static void make_scratch(void)
 {
     const char *build = getenv("BUILD");
-    char base[4096];
+    char base[2048];
     snprintf(base, sizeof base, "%s/tmp", build && build[0] ? build : "build");
     mkdir(base, 0755);
     snprintf(scratch, sizeof scratch, "%s/test_disk.XXXXXX", base);
