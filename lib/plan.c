@@ -412,6 +412,7 @@ static void resolve_guests(struct hv_plan *plan, const json_t *guests,
     split_label(label, key, sizeof key, &value);
     json_t *names = NULL;
     if (env->guests_by_label(env->arg, key, value, &names) != 0) {
+        json_decref(names);
         hv_errors_add(errors, "/targets/guests/label", "the targets could not be looked up");
         (*impossible)++;
         return;
