@@ -8,6 +8,7 @@
 #   make WERROR=1         warnings are errors (CI)
 #   make format-check     clang-format must agree with the tree
 #   make install PREFIX=/usr DESTDIR=/tmp/pkg
+#   make bench            build the load generator; then bench/*.sh (BENCHMARKS.md)
 
 VERSION  := 0.1.0
 PREFIX   ?= /usr/local
@@ -163,5 +164,21 @@ install: all
 
 clean:
 	rm -rf build
+
+# make bench: the load generator bench/hvload.c (BENCHMARKS.md) and the
+# programs the bench scripts start.
+HVLOAD := $(BUILD)/bench/hvload
+# bench/diskrun.c runs the engines in-process (bench/disk-vs-fio.sh).
+DISKRUN := $(BUILD)/bench/diskrun
+.PHONY: bench
+bench: $(PROGS) $(HVLOAD) $(DISKRUN)
+
+$(DISKRUN): $(BUILD)/obj/bench/diskrun.o $(call obj,$(wildcard worker/engines/*.c)) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_LIB)) $(LDLIBS_COMMON)
+
+$(HVLOAD): $(BUILD)/obj/bench/hvload.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_LIB)) $(LDLIBS_COMMON)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -33,12 +33,15 @@ static const struct hv_stmt expire = {
     "SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM peers)",
     0};
 
+/* The target's name is looked up first so the partial index of queued
+ * jobs (jobs_queue_idx) serves the claim: a join on targets made the
+ * planner walk every job ever run. */
 static const struct hv_stmt claim = {
     "job_claim",
     "WITH next AS ("
-    " SELECT j.id FROM jobs j JOIN targets t ON t.name = j.target_name AND t.id = $1"
-    " WHERE j.status = 'queued' ORDER BY j.plan_id, j.run_order"
-    " LIMIT 1 FOR UPDATE OF j SKIP LOCKED) "
+    " SELECT j.id FROM jobs j"
+    " WHERE j.target_name = (SELECT name FROM targets WHERE id = $1) AND j.status = 'queued'"
+    " ORDER BY j.plan_id, j.run_order LIMIT 1 FOR UPDATE SKIP LOCKED) "
     "UPDATE jobs j SET status = 'running', attempt = j.attempt + 1, target_id = $1, "
     "lease_until = now() + make_interval(secs => $2::int), claimed_at = now(), ready_at = NULL "
     "FROM next, configurations c WHERE j.id = next.id AND c.id = j.config_id "

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -60,7 +61,8 @@ static void usage(FILE *f)
             "  --web-dir DIR             static front end (default %s/web or ./web)\n"
             "  --migrations-dir DIR      migrations (default %s/migrations or ./migrations)\n"
             "  --max-body BYTES          largest request body (default 1048576)\n"
-            "  --max-connections N       concurrent connections (default 1024)\n"
+            "  --max-connections N       concurrent connections (default 4096; each long-polling\n"
+            "                            worker holds one)\n"
             "  --connection-timeout S    idle connection timeout (default 90)\n"
             "  --lease S                 job lease length in seconds (default 60)\n"
             "  --read-auth open|token    whether GET endpoints need a token (default open)\n\n"
@@ -183,6 +185,17 @@ static int cmd_serve(int argc, char **argv)
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         hv_cfg.threads = n < 2 ? 2 : (unsigned)n;
     }
+    /* Every long-polling worker holds a connection: allow as many open
+     * files as the hard limit lets us. */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
+        nofile.rlim_cur < (rlim_t)hv_cfg.max_connections + 64)
+        hv_warn("open files are limited to %llu; fewer than --max-connections %u can connect",
+                (unsigned long long)nofile.rlim_cur, hv_cfg.max_connections);
     hv_cfg.db = db_option(db);
     hv_db_configure(hv_cfg.db);
     hv_cfg.expected_schema = hv_migrations_latest(hv_cfg.migrations_dir);

@@ -1,0 +1,171 @@
+# shellcheck shell=bash
+# Sourced by the bench scripts. bench_setup gives a benchmark its own
+# PostgreSQL cluster, a migrated database, tokens and one running server
+# (bench_start_server starts more); bench_teardown (an EXIT trap) takes it all
+# down again. Everything listens on 127.0.0.1 only and lives under
+# var/bench/NAME.XXXX (KEEP=1 keeps it).
+#
+# Variables after bench_setup: URL (the first server), URLS (all of them),
+# DB, BENCH_TMP, SUBMIT_TOKEN, WORKER_TOKEN, and SERVER, WORKER, HVLOAD (the
+# binaries). BENCH_PG_FAST=1 runs the cluster without fsync (as the tests
+# do); the default is a durable cluster, as in production.
+#
+# The generic helpers (hv_free_port, hv_stop_pid, hv_tail, hv_log, hv_die)
+# come from the integration tests' lib.sh; nothing else of it is used.
+
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../tests/integration/lib.sh"
+
+HVLOAD=$BUILD/bench/hvload
+BENCH_NAME=$(basename "$0" .sh)
+BENCH_TMP=
+BENCH_PIDS=()
+URLS=()
+# shellcheck disable=SC2034 # for the scripts
+CLK_TCK=$(getconf CLK_TCK)
+
+# Start one more server on a free port, same database; appends to URLS.
+# Extra arguments go to `hvbench-server serve`.
+bench_start_server() {
+    local attempt i port url pid n=${#URLS[@]}
+    for attempt in 1 2 3; do
+        port=$(hv_free_port) || hv_die "no free TCP port"
+        url=http://127.0.0.1:$port
+        "$SERVER" serve --db "$DB" --listen "127.0.0.1:$port" --web-dir "$HV_ROOT/web" \
+            --migrations-dir "$HV_ROOT/migrations" "$@" >>"$BENCH_TMP/server-$n.log" 2>&1 &
+        pid=$!
+        for ((i = 0; i < 40; i++)); do
+            if curl -fsS --max-time 2 -o /dev/null "$url/healthz" 2>/dev/null; then
+                BENCH_PIDS+=("$pid")
+                URLS+=("$url")
+                BENCH_SERVER_PIDS+=("$pid")
+                URL=${URLS[0]}
+                return 0
+            fi
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.5
+        done
+        hv_stop_pid "$pid" 2
+    done
+    hv_tail "$BENCH_TMP/server-$n.log"
+    hv_die "server did not answer /healthz within 20 s"
+}
+
+# Temp dir, private cluster, migrated database, tokens, one running server;
+# arguments (optional) go to its `hvbench-server serve`.
+# shellcheck disable=SC2120
+bench_setup() {
+    local b
+    for b in "$SERVER" "$WORKER" "$HVLOAD"; do
+        [[ -x $b ]] || hv_die "$b not built; run: make bench"
+    done
+    if ! command -v curl >/dev/null || ! command -v jq >/dev/null; then
+        hv_die "curl and jq needed (deploy/deps.sh)"
+    fi
+    mkdir -p "$HV_ROOT/var/bench"
+    BENCH_TMP=$(mktemp -d "$HV_ROOT/var/bench/$BENCH_NAME.XXXX")
+    chmod 755 "$BENCH_TMP" # the postgres user must reach the cluster inside
+    trap bench_teardown EXIT
+    trap 'exit 143' TERM
+    trap 'exit 130' INT
+
+    HVBENCH_PG_FAST=${BENCH_PG_FAST:-0} "$PG" start "$BENCH_TMP/pg" >"$BENCH_TMP/pg.out" 2>&1 ||
+        { cat "$BENCH_TMP/pg.out"; hv_die "could not start PostgreSQL"; }
+    DB=$("$PG" conninfo "$BENCH_TMP/pg")
+    "$SERVER" migrate --db "$DB" --migrations-dir "$HV_ROOT/migrations" \
+        >"$BENCH_TMP/migrate.log" 2>&1 || { hv_tail "$BENCH_TMP/migrate.log"; hv_die "migrate failed"; }
+    local role token
+    for role in submit worker; do
+        token=$("$SERVER" token create --db "$DB" --role "$role" --name "bench-$role") ||
+            hv_die "token create --role $role failed"
+        printf -v "${role^^}_TOKEN" '%s' "$token"
+    done
+    BENCH_SERVER_PIDS=()
+    bench_start_server "$@"
+}
+
+# EXIT trap: stop what we started, destroy the cluster, remove the temp dir.
+bench_teardown() {
+    local rc=$? pid
+    trap - EXIT TERM INT
+    for pid in "${BENCH_PIDS[@]}"; do hv_stop_pid "$pid" 10; done
+    [[ -n $BENCH_TMP ]] || exit "$rc"
+    if [[ $rc -ne 0 ]]; then
+        local f
+        for f in "$BENCH_TMP"/server-*.log "$BENCH_TMP"/worker*.log; do hv_tail "$f"; done
+    fi
+    if [[ ${KEEP:-0} == 1 ]]; then
+        "$PG" stop "$BENCH_TMP/pg" >/dev/null 2>&1
+        echo "# kept $BENCH_TMP (start its cluster with: deploy/pg.sh start $BENCH_TMP/pg)"
+    else
+        "$PG" destroy "$BENCH_TMP/pg" >/dev/null 2>&1
+        rm -rf -- "$BENCH_TMP"
+    fi
+    exit "$rc"
+}
+
+# bench_sql SQL: one statement through psql, unaligned, tuples only.
+bench_sql() {
+    "$PG" psql "$BENCH_TMP/pg" -- -X -Atq -v ON_ERROR_STOP=1 -c "$1"
+}
+
+# bench_submit FILE: submits a plan, prints its id.
+bench_submit() {
+    local out
+    out=$(curl -sS --max-time 120 -H "Authorization: Bearer $SUBMIT_TOKEN" \
+        --data-binary @"$1" -w '\n%{http_code}' "$URL/api/v1/plans") || hv_die "submit: no answer"
+    [[ ${out##*$'\n'} == 201 ]] || hv_die "submit answered ${out##*$'\n'}: ${out%$'\n'*}"
+    jq -r .id <<<"${out%$'\n'*}"
+}
+
+# bench_plan NAME TARGET WORKLOADS REPETITIONS: a plan of WORKLOADS builtin
+# cpu workloads x REPETITIONS on one host target (never run for real: the
+# simulated workers only claim it).
+bench_plan() {
+    jq -n --arg name "$1" --arg target "$2" --argjson w "$3" --argjson reps "$4" \
+        '{name: $name, targets: {host: $target}, repetitions: {min: $reps},
+          workloads: [range($w) | {id: "cpu-\(.)", kind: "cpu", engine: "builtin",
+                                   params: {copies: 1, seconds: 1}}]}'
+}
+
+# bench_median NUMBERS...: the median (the mean of the middle two for an
+# even count).
+bench_median() {
+    printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1}
+        END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+
+# bench_ticks PID: utime + stime of a process (all its threads, living and
+# dead), in clock ticks.
+bench_ticks() {
+    local stat f
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
+    read -ra f <<<"${stat##*) }"
+    echo $((f[11] + f[12]))
+}
+
+# bench_pg_ticks: CPU ticks the whole PostgreSQL cluster has used so far:
+# every live process of it, plus the children the postmaster has reaped
+# (backends of connections that ended, such as psql's).
+bench_pg_ticks() {
+    local pm stat f total child children=()
+    pm=$(head -n1 "$BENCH_TMP/pg/data/postmaster.pid" 2>/dev/null) || { echo 0; return; }
+    stat=$(cat "/proc/$pm/stat" 2>/dev/null) || { echo 0; return; }
+    read -ra f <<<"${stat##*) }"
+    total=$((f[11] + f[12] + f[13] + f[14]))
+    read -ra children 2>/dev/null <"/proc/$pm/task/$pm/children"
+    for child in "${children[@]}"; do
+        total=$((total + $(bench_ticks "$child")))
+    done
+    echo "$total"
+}
+
+# bench_machine: one line describing where the numbers come from.
+bench_machine() {
+    local cpu pgv
+    cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+    pgv=$("$PG" psql "$BENCH_TMP/pg" -- -X -Atqc 'SHOW server_version' 2>/dev/null)
+    echo "machine: $(nproc) CPUs ($cpu), $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo) RAM," \
+        "PostgreSQL $pgv, fsync $([[ ${BENCH_PG_FAST:-0} == 1 ]] && echo off || echo on)," \
+        "kernel $(uname -r)"
+}
