@@ -152,7 +152,7 @@ int main(void)
     CHECK(hv_factor_find("warp_drive") == NULL);
     CHECK(hv_factor_find(NULL) == NULL);
 
-    /* The classes and scopes the brief names. */
+    /* The disruption classes and scopes the API names. */
     CHECK(hv_factor_find("vcpu_pin")->disruption == HV_DISRUPT_LIVE);
     CHECK(hv_factor_find("disk_cache")->disruption == HV_DISRUPT_RESTART);
     CHECK(hv_factor_find("halt_poll_ns")->disruption == HV_DISRUPT_HOST);
