@@ -379,7 +379,7 @@ int main(void)
     json_decref(p);
     json_decref(errors);
 
-    /* disk/builtin: the seed study's iozone options, exactly. */
+    /* disk/builtin: the KVM tuning study's iozone options, exactly. */
     p = run("disk", "builtin",
             "{\"ops\": [\"rand-write\", \"seq-write\", \"rand-read\", \"reread\", \"rewrite\", "
             "\"seq-read\"], \"block\": \"256k\", \"size\": \"8g\", \"direct\": true, \"sync\": "
@@ -421,7 +421,7 @@ int main(void)
     json_decref(p);
     json_decref(errors);
 
-    /* net/builtin: the seed study's iperf options. */
+    /* net/builtin: the KVM tuning study's iperf options. */
     p = run("net", "builtin", "{\"peer\": \"host\", \"window\": \"256k\", \"seconds\": 60}",
             &problems, &errors);
     CHECK(problems == 0);
