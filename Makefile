@@ -128,7 +128,7 @@ deps:
 
 # make check: every test, closing with "N passed, N failed".
 check: deps
-	$(MAKE) all unit-tests
+	$(MAKE) all unit-tests $(BUILD)/bench/hvload
 	BUILD=$(BUILD) tests/run.sh
 
 # make api: api/openapi.json from api/openapi.yaml (node and the npm
