@@ -3,6 +3,7 @@
 
 #include "errors.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -161,4 +162,25 @@ int hv_jspec_check(const json_t *obj, const char *path, const struct hv_jfield *
         }
     }
     return problems;
+}
+
+void hv_jspec_check_labels(const json_t *labels, const char *path, json_t *errors)
+{
+    const char *key;
+    const json_t *v;
+    char p[200];
+    if (json_object_size(labels) > 32)
+        hv_errors_add(errors, path, "must have at most 32 labels");
+    json_object_foreach((json_t *)labels, key, v)
+    {
+        hv_jpath(p, sizeof p, path, key);
+        bool ok = strlen(key) >= 1 && strlen(key) <= 64;
+        for (const char *c = key; ok && *c; c++)
+            ok = isalnum((unsigned char)*c) || strchr("_.-", *c) != NULL;
+        if (!ok)
+            hv_errors_add(errors, p, "label keys use 1 to 64 of A-Z a-z 0-9 _ . -");
+        else if (!json_is_string(v) || json_string_length(v) > 128 ||
+                 strlen(json_string_value(v)) != json_string_length(v))
+            hv_errors_add(errors, p, "must be a string of at most 128 characters");
+    }
 }

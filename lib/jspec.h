@@ -55,4 +55,10 @@ void hv_jpath_index(char *buf, size_t len, const char *base, size_t index);
 /** The name of a JSON value's type, as used in messages ("string" ...). */
 const char *hv_jtype_name(const json_t *v);
 
+/** Checks labels as targets and imports carry them: an object of at most
+ *  32 members, keys of 1 to 64 of A-Z a-z 0-9 _ . -, string values of at
+ *  most 128 characters (no NUL). Appends one error per problem under path
+ *  (e.g. "/labels"). */
+void hv_jspec_check_labels(const json_t *labels, const char *path, json_t *errors);
+
 #endif

@@ -45,29 +45,6 @@ static bool valid_name(const char *s)
     return true;
 }
 
-/* Labels as workers give them: at most 32, keys of A-Z a-z 0-9 _ . -,
- * string values of at most 128 characters. */
-static void check_labels(const json_t *labels, json_t *errors)
-{
-    const char *key;
-    const json_t *v;
-    char path[200];
-    if (json_object_size(labels) > 32)
-        hv_errors_add(errors, "/labels", "must have at most 32 labels");
-    json_object_foreach((json_t *)labels, key, v)
-    {
-        hv_jpath(path, sizeof path, "/labels", key);
-        bool ok = strlen(key) >= 1 && strlen(key) <= 64;
-        for (const char *p = key; ok && *p; p++)
-            ok = isalnum((unsigned char)*p) || strchr("_.-", *p) != NULL;
-        if (!ok)
-            hv_errors_add(errors, path, "label keys use 1 to 64 of A-Z a-z 0-9 _ . -");
-        else if (!json_is_string(v) || json_string_length(v) > 128 ||
-                 strlen(json_string_value(v)) != json_string_length(v))
-            hv_errors_add(errors, path, "must be a string of at most 128 characters");
-    }
-}
-
 /* Seconds since 1970 of an ISO 8601 UTC time hv_iso8601_valid() accepts
  * (fractions ignored). */
 static time_t iso_seconds(const char *s)
@@ -110,7 +87,7 @@ static void check_body(const json_t *doc, json_t *errors)
         hv_errors_add(errors, "/output", "must not be empty");
     const json_t *labels = json_object_get(doc, "labels");
     if (json_is_object(labels))
-        check_labels(labels, errors);
+        hv_jspec_check_labels(labels, "/labels", errors);
 }
 
 /* When the runs started: the request's "at", else what the output says

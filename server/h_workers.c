@@ -19,28 +19,6 @@ static const struct hv_jfield register_fields[] = {
     {0},
 };
 
-/* Labels are short key=value strings an operator picks guests by. */
-static void check_labels(const json_t *labels, json_t *errors)
-{
-    const char *key;
-    const json_t *v;
-    char path[200];
-    if (json_object_size(labels) > 32)
-        hv_errors_add(errors, "/labels", "must have at most 32 labels");
-    json_object_foreach((json_t *)labels, key, v)
-    {
-        hv_jpath(path, sizeof path, "/labels", key);
-        bool ok = strlen(key) >= 1 && strlen(key) <= 64;
-        for (const char *p = key; ok && *p; p++)
-            ok = isalnum((unsigned char)*p) || strchr("_.-", *p) != NULL;
-        if (!ok)
-            hv_errors_add(errors, path, "label keys use 1 to 64 of A-Z a-z 0-9 _ . -");
-        else if (!json_is_string(v) || json_string_length(v) > 128 ||
-                 strlen(json_string_value(v)) != json_string_length(v))
-            hv_errors_add(errors, path, "must be a string of at most 128 characters");
-    }
-}
-
 void hv_h_worker_register(struct hv_request *req)
 {
     json_t *doc = hv_req_json(req);
@@ -48,7 +26,7 @@ void hv_h_worker_register(struct hv_request *req)
         return;
     json_t *errors = json_array();
     if (hv_jspec_check(doc, "", register_fields, errors) == 0)
-        check_labels(json_object_get(doc, "labels"), errors);
+        hv_jspec_check_labels(json_object_get(doc, "labels"), "/labels", errors);
     if (json_array_size(errors) > 0 || json_string_length(json_object_get(doc, "name")) == 0) {
         if (json_array_size(errors) == 0)
             hv_errors_add(errors, "/name", "must not be empty");
