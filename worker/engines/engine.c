@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Every engine this worker can run. Adding one is a row here and its own
@@ -31,6 +32,9 @@ const struct hv_engine *hv_engine_find(const char *kind, const char *engine)
     for (size_t i = 0; i < sizeof engines / sizeof engines[0]; i++)
         if (strcmp(engines[i].kind, kind) == 0 && strcmp(engines[i].engine, engine) == 0)
             return &engines[i];
+    for (const struct hv_engine *e = hv_external_engines; e->kind != NULL; e++)
+        if (strcmp(e->kind, kind) == 0 && strcmp(e->engine, engine) == 0)
+            return e;
     return NULL;
 }
 
@@ -39,6 +43,7 @@ int hv_engine_result_init(struct hv_engine_result *r)
     r->metrics = json_array();
     r->samples = json_array();
     r->observed = json_object();
+    r->raw = NULL;
     r->error[0] = '\0';
     return r->metrics && r->samples && r->observed ? 0 : -1;
 }
@@ -48,8 +53,30 @@ void hv_engine_result_clear(struct hv_engine_result *r)
     json_decref(r->metrics);
     json_decref(r->samples);
     json_decref(r->observed);
+    free(r->raw);
     r->metrics = r->samples = r->observed = NULL;
+    r->raw = NULL;
     r->error[0] = '\0';
+}
+
+int hv_engine_set_raw(struct hv_engine_result *r, const char *text, size_t len)
+{
+    if (len > HV_ENGINE_RAW_MAX) {
+        len = HV_ENGINE_RAW_MAX;
+        while (len > 0 && ((unsigned char)text[len] & 0xc0) == 0x80)
+            len--; /* do not split a UTF-8 sequence */
+    }
+    char *copy = malloc(len + 1);
+    if (copy == NULL)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        if (text[i] != '\0')
+            copy[n++] = text[i];
+    copy[n] = '\0';
+    free(r->raw);
+    r->raw = copy;
+    return 0;
 }
 
 int hv_engine_add_metric(struct hv_engine_result *r, const char *name, double value,
@@ -105,6 +132,22 @@ json_t *hv_engine_result_to_json(const struct hv_engine_result *r, int attempt, 
                               ok && r->samples ? json_deep_copy(r->samples) : json_array());
     rc |= json_object_set_new(body, "observed",
                               r->observed ? json_deep_copy(r->observed) : json_object());
+    if (r->raw != NULL) {
+        /* json_stringn refuses invalid UTF-8: keep what is valid. */
+        json_t *raw = json_string(r->raw);
+        if (raw == NULL) {
+            char *clean = strdup(r->raw);
+            if (clean != NULL) {
+                for (char *p = clean; *p != '\0'; p++)
+                    if ((unsigned char)*p >= 0x80)
+                        *p = '?';
+                raw = json_string(clean);
+                free(clean);
+            }
+        }
+        if (raw != NULL)
+            rc |= json_object_set_new(body, "raw", raw);
+    }
     if (!ok)
         rc |= json_object_set_new(body, "error",
                                   json_string(r->error[0] ? r->error : "engine failed"));

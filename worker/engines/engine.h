@@ -36,6 +36,22 @@ struct hv_engine_ctx {
     /** Optional live view of the samples; may be NULL. */
     hv_sample_fn on_sample;
     void *sample_arg;
+    /** For the client side of a two-sided workload: the endpoints the
+     *  group's members announced (the ready answer's `endpoints`, docs/api.md:
+     *  [{"job_id","role","target","host","port"}]); NULL otherwise. Borrowed. */
+    const json_t *endpoints;
+    /** For the server side: what prepare() left for run() (a listening
+     *  socket, a started tool); run() releases it. */
+    void *prepared;
+};
+
+/** Where the server side of a two-sided workload listens. */
+struct hv_endpoint {
+    /** Address the clients should connect to; prepare() may leave it empty
+     *  and the worker fills in its own address (the one its connection to
+     *  the hvbench server uses, or --advertise). */
+    char host[256];
+    int port;
 };
 
 /** What an engine produces. Initialise with hv_engine_result_init() and
@@ -49,9 +65,15 @@ struct hv_engine_result {
     json_t *samples;
     /** What was really done (copies, actual seconds, CPUs used ...). */
     json_t *observed;
+    /** The tool's own output (external engines), or NULL; at most
+     *  HV_ENGINE_RAW_MAX bytes, kept in the result's `raw`. Owned. */
+    char *raw;
     /** Why the run failed; empty when it succeeded. */
     char error[512];
 };
+
+/** The most raw output a result keeps (the server's limit is 1 MiB). */
+#define HV_ENGINE_RAW_MAX (1024 * 1024 - 1024)
 
 /** Runs a workload. Returns 0 on success; nonzero with out->error set when
  *  the params are invalid, the run was stopped, or it failed (including a
@@ -64,7 +86,20 @@ struct hv_engine {
     const char *engine;  /**< "builtin" or the name of an external tool */
     const char *summary; /**< one line for humans */
     hv_engine_run_fn run;
+    /** Optional, for the server role of two-sided workloads: called once
+     *  the job is claimed and before the group's ready call; starts
+     *  listening, fills *ep and may set ctx->prepared. Returns 0, or -1 with
+     *  out->error set (the job then fails before the barrier). */
+    int (*prepare)(struct hv_engine_ctx *ctx, struct hv_endpoint *ep,
+                   struct hv_engine_result *out);
+    /** Optional: releases what prepare() left when run() is never called
+     *  (the group was called off, the worker is shutting down). */
+    void (*unprepare)(struct hv_engine_ctx *ctx);
 };
+
+/** The engines that run external tools and site benchmarks
+ *  (worker/engines/tools.c), ended by a row whose kind is NULL. */
+extern const struct hv_engine hv_external_engines[];
 
 /** Looks up the engine for a workload; engine NULL means "builtin".
  *  Returns a pointer into a static table, or NULL when this worker has no
@@ -78,6 +113,11 @@ int hv_engine_result_init(struct hv_engine_result *r);
 
 /** Releases what *r holds; it may be initialised again. */
 void hv_engine_result_clear(struct hv_engine_result *r);
+
+/** Keeps (a copy of) the first HV_ENGINE_RAW_MAX bytes of a tool's output
+ *  as the result's raw text, cutting at a UTF-8 boundary and dropping NUL
+ *  bytes. Returns 0, or -1 when memory runs out. */
+int hv_engine_set_raw(struct hv_engine_result *r, const char *text, size_t len);
 
 /** Appends a metric. Returns 0, or -1 when value is not finite (JSON has no
  *  NaN) or memory runs out. */
@@ -100,7 +140,8 @@ bool hv_engine_stopping(const struct hv_engine_ctx *ctx);
 
 /** Builds the body of POST /api/v1/jobs/{id}/result (docs/api.md): attempt,
  *  status "ok" when ok else "error" (with r->error), the two ISO 8601
- *  timestamps, and r's metrics, samples and observed. A failed run reports
+ *  timestamps, and r's metrics, samples, observed and raw (raw also when
+ *  the run failed: it says why). A failed run reports
  *  no metrics or samples, so a partial run can never pass for a result.
  *  Returns a new reference (caller owns it), or NULL when memory runs out. */
 json_t *hv_engine_result_to_json(const struct hv_engine_result *r, int attempt, bool ok,
