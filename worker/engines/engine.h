@@ -90,8 +90,7 @@ struct hv_engine {
      *  the job is claimed and before the group's ready call; starts
      *  listening, fills *ep and may set ctx->prepared. Returns 0, or -1 with
      *  out->error set (the job then fails before the barrier). */
-    int (*prepare)(struct hv_engine_ctx *ctx, struct hv_endpoint *ep,
-                   struct hv_engine_result *out);
+    int (*prepare)(struct hv_engine_ctx *ctx, struct hv_endpoint *ep, struct hv_engine_result *out);
     /** Optional: releases what prepare() left when run() is never called
      *  (the group was called off, the worker is shutting down). */
     void (*unprepare)(struct hv_engine_ctx *ctx);
