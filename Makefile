@@ -26,7 +26,9 @@ endif
 PKG_CONFIG ?= pkg-config
 PKGS_LIB    = jansson libcurl gsl
 PKGS_SERVER = libmicrohttpd jansson libpq gsl gnutls
-PKGS_WORKER = jansson libcurl libvirt
+PKGS_WORKER = jansson libcurl
+# libvirt's headers only: worker/virt.c loads the library at run time.
+PKGS_VIRT   = libvirt
 PKGS_CLI    = jansson libcurl gsl
 
 pkg_cflags = $(shell $(PKG_CONFIG) --cflags $(1))
@@ -45,7 +47,7 @@ LDFLAGS  += -fsanitize=$(SANITIZE)
 endif
 LDLIBS_COMMON = -lpthread -lm
 
-ALL_PKG_CFLAGS := $(call pkg_cflags,$(sort $(PKGS_LIB) $(PKGS_SERVER) $(PKGS_WORKER) $(PKGS_CLI)))
+ALL_PKG_CFLAGS := $(call pkg_cflags,$(sort $(PKGS_LIB) $(PKGS_SERVER) $(PKGS_WORKER) $(PKGS_VIRT) $(PKGS_CLI)))
 CFLAGS   += $(ALL_PKG_CFLAGS)
 
 LIB_SRC    := $(wildcard lib/*.c)
@@ -170,12 +172,18 @@ clean:
 HVLOAD := $(BUILD)/bench/hvload
 # bench/diskrun.c runs the engines in-process (bench/disk-vs-fio.sh).
 DISKRUN := $(BUILD)/bench/diskrun
+# bench/netrun.c runs one side of the net engine (bench/net-vs-iperf.sh).
+NETRUN := $(BUILD)/bench/netrun
 .PHONY: bench
-bench: $(PROGS) $(HVLOAD) $(DISKRUN)
+bench: $(PROGS) $(HVLOAD) $(DISKRUN) $(NETRUN)
 
 $(DISKRUN): $(BUILD)/obj/bench/diskrun.o $(call obj,$(wildcard worker/engines/*.c)) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_LIB)) $(LDLIBS_COMMON)
+
+$(NETRUN): $(BUILD)/obj/bench/netrun.o $(WORKER_LIBOBJ) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(sort $(PKGS_WORKER) $(PKGS_LIB))) $(LDLIBS_COMMON)
 
 $(HVLOAD): $(BUILD)/obj/bench/hvload.o $(LIB_A)
 	@mkdir -p $(dir $@)

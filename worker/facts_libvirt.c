@@ -1,9 +1,9 @@
 /* facts_libvirt.c — the libvirt facts of a host worker; see facts.h. */
 #include "worker/facts.h"
 
+#include "worker/virt.h"
+
 #include <ctype.h>
-#include <libvirt/libvirt.h>
-#include <libvirt/virterror.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -50,32 +50,32 @@ static const char *state_name(int state)
 
 /* [{"name", "uuid", "state"}] of every domain, running or not; NULL (and
  * err filled) when libvirt cannot list them. */
-static json_t *list_domains(virConnectPtr conn, char *err, size_t errlen)
+static json_t *list_domains(const struct hv_virt *lv, virConnectPtr conn, char *err, size_t errlen)
 {
     virDomainPtr *doms = NULL;
-    int n = virConnectListAllDomains(conn, &doms, 0);
+    int n = lv->ConnectListAllDomains(conn, &doms, 0);
     if (n < 0) {
-        snprintf(err, errlen, "cannot list the domains: %s", virGetLastErrorMessage());
+        snprintf(err, errlen, "cannot list the domains: %s", lv->GetLastErrorMessage());
         return NULL;
     }
     json_t *list = json_array();
     for (int i = 0; i < n; i++) {
-        const char *name = virDomainGetName(doms[i]);
+        const char *name = lv->DomainGetName(doms[i]);
         char uuid[VIR_UUID_STRING_BUFLEN];
         int state = VIR_DOMAIN_NOSTATE, reason;
         json_t *d = json_object();
         if (name != NULL)
             json_object_set_new(d, "name", json_string(name));
-        if (virDomainGetUUIDString(doms[i], uuid) == 0) {
+        if (lv->DomainGetUUIDString(doms[i], uuid) == 0) {
             for (char *p = uuid; *p != '\0'; p++)
                 *p = (char)tolower((unsigned char)*p);
             json_object_set_new(d, "uuid", json_string(uuid));
         }
         /* A domain that vanished meanwhile has no state: leave it out. */
-        if (virDomainGetState(doms[i], &state, &reason, 0) == 0)
+        if (lv->DomainGetState(doms[i], &state, &reason, 0) == 0)
             json_object_set_new(d, "state", json_string(state_name(state)));
         json_array_append_new(list, d);
-        virDomainFree(doms[i]);
+        lv->DomainFree(doms[i]);
     }
     free(doms);
     return list;
@@ -83,31 +83,31 @@ static json_t *list_domains(virConnectPtr conn, char *err, size_t errlen)
 
 int hv_facts_add_libvirt(json_t *facts, const char *uri, char *err, size_t errlen)
 {
-    if (virInitialize() != 0) {
-        snprintf(err, errlen, "cannot initialise libvirt");
+    const struct hv_virt *virt = hv_virt_load(err, errlen);
+    if (virt == NULL)
         return -1;
-    }
-    virSetErrorFunc(NULL, quiet_errors);
+    virt->SetErrorFunc(NULL, quiet_errors);
     /* Read-only: the worker only looks, and the read-only socket of the
      * system daemon is open to every user. */
-    virConnectPtr conn = virConnectOpenReadOnly(uri);
+    virConnectPtr conn = virt->ConnectOpenReadOnly(uri);
     if (conn == NULL) {
-        snprintf(err, errlen, "cannot connect to libvirt at %s: %s", uri, virGetLastErrorMessage());
+        snprintf(err, errlen, "cannot connect to libvirt at %s: %s", uri,
+                 virt->GetLastErrorMessage());
         return -1;
     }
-    virConnSetErrorFunc(conn, NULL, quiet_errors);
+    virt->ConnSetErrorFunc(conn, NULL, quiet_errors);
     json_t *lv = json_object();
     json_object_set_new(lv, "uri", json_string(uri));
     unsigned long v;
-    if (virConnectGetLibVersion(conn, &v) == 0)
+    if (virt->ConnectGetLibVersion(conn, &v) == 0)
         json_object_set_new(lv, "version", version_string(v));
-    const char *type = virConnectGetType(conn);
+    const char *type = virt->ConnectGetType(conn);
     if (type != NULL)
         json_object_set_new(lv, "hypervisor", json_string(type));
-    if (virConnectGetVersion(conn, &v) == 0)
+    if (virt->ConnectGetVersion(conn, &v) == 0)
         json_object_set_new(lv, "hypervisor_version", version_string(v));
-    json_t *domains = list_domains(conn, err, errlen);
-    virConnectClose(conn);
+    json_t *domains = list_domains(virt, conn, err, errlen);
+    virt->ConnectClose(conn);
     if (domains == NULL) {
         json_decref(lv);
         return -1;
