@@ -41,6 +41,9 @@ static const struct hv_err_info registry[HV_E__COUNT] = {
                              "retry shortly; the server reconnects by itself"},
     [HV_E_NOT_READY] = {"not_ready", 503, "Not ready",
                         "run 'hvbench-server migrate' and check the database"},
+    [HV_E_BUSY] = {"server_busy", 503, "Too many connections",
+                   "retry after Retry-After seconds; spread workers over more servers or raise "
+                   "--max-connections"},
 };
 
 const struct hv_err_info *hv_err_info(enum hv_err code)

@@ -27,6 +27,7 @@ enum hv_err {
     HV_E_IDEMPOTENCY_REUSED,
     HV_E_DB_UNAVAILABLE,
     HV_E_NOT_READY,
+    HV_E_BUSY,
     HV_E__COUNT
 };
 

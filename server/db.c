@@ -2,6 +2,7 @@
 #include "db.h"
 
 #include "log.h"
+#include "metrics.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -16,6 +17,8 @@ struct hv_db {
     /* Statements prepared on this connection; reset on reconnect. */
     const struct hv_stmt *prepared[MAX_PREPARED];
     size_t n_prepared;
+    /* It was open once: opening it again is a reconnect (for /metrics). */
+    bool was_connected;
 };
 
 static char *db_conninfo;
@@ -60,6 +63,9 @@ static bool db_connect(struct hv_db *db)
         db->conn = NULL;
         return false;
     }
+    if (db->was_connected)
+        hv_metrics_db_reconnect();
+    db->was_connected = true;
     PQsetNoticeProcessor(db->conn, notice_to_log, NULL);
     /* The server keeps times in UTC and never waits long on a lock: a
      * stuck request is worse than a retried one. */

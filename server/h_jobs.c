@@ -5,6 +5,7 @@
 #include "handlers.h"
 #include "jspec.h"
 #include "log.h"
+#include "metrics.h"
 #include "timeutil.h"
 #include "waiters.h"
 
@@ -136,10 +137,12 @@ void hv_h_job_claim(struct hv_request *req)
     if (s == HV_DB_OK)
         s = hv_db_job_claim(target, hv_cfg.lease_seconds, &job);
     if (s == HV_DB_NONE) {
-        if (may_wait(req, wait))
+        if (may_wait(req, wait)) {
             park(req, HV_WAIT_JOBS, 0);
-        else
+        } else {
             hv_reply_json(req, 204, NULL);
+            hv_metrics_claim(false);
+        }
         return;
     }
     if (s != HV_DB_OK) {
@@ -153,6 +156,7 @@ void hv_h_job_claim(struct hv_request *req)
             (long long)json_integer_value(json_object_get(job, "id")),
             (long long)json_integer_value(json_object_get(job, "attempt")), (long long)target);
     hv_reply_json(req, 200, json_pack("{s:o,s:s}", "job", job, "server_time", now));
+    hv_metrics_claim(true);
 }
 
 void hv_h_job_ready(struct hv_request *req)
@@ -313,6 +317,8 @@ void hv_h_job_result(struct hv_request *req)
     } else {
         hv_info("job %lld attempt %d: result %lld %s", (long long)u.job_id, u.attempt,
                 (long long)result_id, replayed ? "(replayed upload, nothing stored)" : "stored");
+        if (!replayed)
+            hv_metrics_result_stored(json_array_size(u.samples));
         hv_reply_json(req, replayed ? 200 : 201,
                       json_pack("{s:I,s:i,s:I,s:b}", "job_id", (json_int_t)u.job_id, "attempt",
                                 u.attempt, "result_id", (json_int_t)result_id, "stored",

@@ -10,9 +10,11 @@
 #include "config.h"
 #include "db.h"
 #include "log.h"
+#include "metrics.h"
 #include "request.h"
 #include "routes.h"
 #include "static.h"
+#include "timeutil.h"
 #include "waiters.h"
 
 #include <arpa/inet.h>
@@ -30,6 +32,17 @@
 
 static struct MHD_Daemon *daemon_handle;
 static atomic_int in_flight;
+
+/* Connections open now, counted from MHD's connection notifications.
+ * libmicrohttpd divides its own connection limit evenly over the pool
+ * threads, and a thread whose share is full stops accepting: new clients
+ * then wait unanswered in the kernel's backlog, even while the other
+ * threads have room. So the pool gets a limit of --max-connections per
+ * thread, and this count enforces --max-connections for the server: a
+ * connection past it gets 503 with Retry-After at once. */
+static atomic_int open_connections;
+/* The socket context of a connection opened past the limit. */
+static char over_limit;
 
 static const char *const role_names[] = {
     [HV_ROLE_NONE] = "none",     [HV_ROLE_READ] = "read",   [HV_ROLE_WORKER] = "worker",
@@ -49,17 +62,34 @@ const char *hv_role_name(enum hv_role r)
     return (unsigned)r <= HV_ROLE_ADMIN ? role_names[r] : "none";
 }
 
-void hv_reply_json(struct hv_request *req, unsigned status, json_t *body)
+/* Drops an answer set before: the last one set is the one sent. */
+static void reply_clear(struct hv_request *req)
 {
     json_decref(req->reply);
+    req->reply = NULL;
+    free(req->text);
+    req->text = NULL;
+}
+
+void hv_reply_json(struct hv_request *req, unsigned status, json_t *body)
+{
+    reply_clear(req);
     req->status = status;
     req->reply = body;
     req->content_type = "application/json";
 }
 
+void hv_reply_text(struct hv_request *req, unsigned status, const char *content_type, char *text)
+{
+    reply_clear(req);
+    req->status = status;
+    req->text = text;
+    req->content_type = content_type;
+}
+
 void hv_reply_problem(struct hv_request *req, enum hv_err code, const char *detail, json_t *errors)
 {
-    json_decref(req->reply);
+    reply_clear(req);
     req->status = hv_err_info(code)->http_status;
     req->reply = hv_problem_new(code, detail, errors);
     req->content_type = "application/problem+json";
@@ -134,6 +164,8 @@ static void dispatch(struct hv_request *req)
         }
         return;
     }
+    /* Set before the token check, so a refusal counts under its route. */
+    req->route = route;
     if (route->access != HV_ACCESS_OPEN) {
         const char *authz =
             MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -157,7 +189,6 @@ static void dispatch(struct hv_request *req)
             return;
         }
     }
-    req->route = route;
     run_handler(req);
 }
 
@@ -167,7 +198,11 @@ static enum MHD_Result respond(struct hv_request *req)
     struct MHD_Response *resp;
     char *text = NULL;
     size_t len = 0;
-    if (req->reply != NULL) {
+    if (req->text != NULL) {
+        text = req->text; /* the response frees it */
+        req->text = NULL;
+        len = strlen(text);
+    } else if (req->reply != NULL) {
         text = json_dumps(req->reply, JSON_COMPACT);
         len = text ? strlen(text) : 0;
     }
@@ -177,7 +212,7 @@ static enum MHD_Result respond(struct hv_request *req)
         free(text);
         return MHD_NO;
     }
-    if (req->reply != NULL)
+    if (text != NULL)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, req->content_type);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
@@ -189,8 +224,19 @@ static enum MHD_Result respond(struct hv_request *req)
         MHD_add_response_header(resp, req->extra_header, req->extra_value);
     if (req->status == 401)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"hvbench\"");
+    if (req->close)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result r = MHD_queue_response(req->conn, req->status, resp);
     MHD_destroy_response(resp);
+    return r;
+}
+
+/* Queues the answer in req and counts it for /metrics under its route. */
+static enum MHD_Result answer(struct hv_request *req)
+{
+    enum MHD_Result r = respond(req);
+    hv_metrics_request(req->route != NULL ? hv_route_index(req->route) : HV_METRICS_ROUTE_NONE,
+                       req->status, hv_monotonic() - req->started);
     return r;
 }
 
@@ -207,6 +253,7 @@ static enum MHD_Result respond_static(struct hv_request *req, const struct hv_st
                             "default-src 'self'; style-src 'self'; img-src 'self' data:");
     enum MHD_Result r = MHD_queue_response(req->conn, MHD_HTTP_OK, resp);
     MHD_destroy_response(resp);
+    hv_metrics_request(HV_METRICS_ROUTE_WEB, MHD_HTTP_OK, hv_monotonic() - req->started);
     return r;
 }
 
@@ -250,15 +297,28 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         req->conn = conn;
         req->method = method;
         req->url = url;
+        req->started = hv_monotonic();
         *con_cls = req;
         atomic_fetch_add(&in_flight, 1);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        if (ci != NULL && ci->socket_context == &over_limit) {
+            char detail[96];
+            snprintf(detail, sizeof detail, "the server holds %u connections already",
+                     hv_cfg.max_connections);
+            hv_reply_problem(req, HV_E_BUSY, detail, NULL);
+            req->extra_header = MHD_HTTP_HEADER_RETRY_AFTER;
+            req->extra_value = "1";
+            req->close = true;
+            return answer(req);
+        }
         /* A body announced as too large is refused before it is sent. */
         const char *cl =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl != NULL && strtoull(cl, NULL, 10) > hv_cfg.max_body) {
             req->too_large = true;
             dispatch(req);
-            return respond(req);
+            return answer(req);
         }
         return MHD_YES;
     }
@@ -287,7 +347,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         return MHD_YES;
     }
     hv_debug("%s %s -> %u", method, url, req->status);
-    return respond(req);
+    return answer(req);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -300,9 +360,21 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         hv_waiters_forget(req);
     free(req->body);
     json_decref(req->reply);
+    free(req->text);
     free(req);
     *con_cls = NULL;
     atomic_fetch_sub(&in_flight, 1);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        if (atomic_fetch_add(&open_connections, 1) >= (int)hv_cfg.max_connections)
+            *socket_context = &over_limit;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        atomic_fetch_sub(&open_connections, 1);
+    }
 }
 
 static void on_mhd_error(void *cls, const char *fmt, va_list ap)
@@ -324,11 +396,14 @@ int hv_http_start(void)
         hv_error("--listen: '%s' is not an IPv4 address", hv_cfg.listen_host);
         return -1;
     }
+    /* Room for every connection on any one pool thread (see
+     * open_connections); the server-wide limit is enforced above. */
+    unsigned pool_limit = hv_cfg.max_connections * (hv_cfg.threads > 0 ? hv_cfg.threads : 1);
     daemon_handle = MHD_start_daemon(
         MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME,
         hv_cfg.listen_port, NULL, NULL, on_access, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error,
         NULL, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)hv_cfg.threads,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)hv_cfg.max_connections,
+        MHD_OPTION_CONNECTION_LIMIT, pool_limit, MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)hv_cfg.conn_timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, NULL, MHD_OPTION_END);

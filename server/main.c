@@ -62,7 +62,7 @@ static void usage(FILE *f)
             "  --migrations-dir DIR      migrations (default %s/migrations or ./migrations)\n"
             "  --max-body BYTES          largest request body (default 1048576)\n"
             "  --max-connections N       concurrent connections (default 4096; each long-polling\n"
-            "                            worker holds one)\n"
+            "                            worker holds one; past it: 503 server_busy)\n"
             "  --connection-timeout S    idle connection timeout (default 90)\n"
             "  --lease S                 job lease length in seconds (default 60)\n"
             "  --read-auth open|token    whether GET endpoints need a token (default open)\n\n"

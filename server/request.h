@@ -48,6 +48,7 @@ struct hv_request {
     /* The answer. */
     unsigned status;
     json_t *reply;            /**< owned; NULL for an empty body */
+    char *text;               /**< owned; a text body instead of reply (hv_reply_text) */
     const char *content_type; /**< static string */
     char location[128];       /**< Location header when not empty */
     const char *allow;        /**< Allow header for 405 */
@@ -63,6 +64,8 @@ struct hv_request {
     unsigned long wait_seq;   /**< notification counter at the last look */
     const char *extra_header; /**< one more header name (a static string) */
     const char *extra_value;  /**< and its value */
+    bool close;               /**< close the connection after the answer */
+    double started;           /**< hv_monotonic() when the headers came (for /metrics) */
 };
 
 /** Parses the body as one JSON document (duplicate keys refused). On
@@ -77,6 +80,10 @@ const char *hv_req_header(struct hv_request *req, const char *name);
 
 /** Answers status with body (stolen; NULL for no body). */
 void hv_reply_json(struct hv_request *req, unsigned status, json_t *body);
+
+/** Answers status with text (stolen, NUL-terminated) as the body, of
+ *  content_type (a static string): for the few answers that are not JSON. */
+void hv_reply_text(struct hv_request *req, unsigned status, const char *content_type, char *text);
 
 /** Answers with the problem document of code. detail may be NULL; errors
  *  (stolen) is an array of {"path","message"} or NULL. */

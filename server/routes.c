@@ -2,6 +2,7 @@
 #include "routes.h"
 
 #include "handlers.h"
+#include "metrics.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ static const struct hv_route routes[] = {
     {"GET", "/api/v1/jobs/{id}/results", hv_h_job_results, HV_ACCESS_READ},
     {"GET", "/api/v1/targets", hv_h_targets_list, HV_ACCESS_READ},
     {"GET", "/api/v1/targets/{id}", hv_h_target_get, HV_ACCESS_READ},
+    {"GET", "/metrics", hv_h_metrics, HV_ACCESS_READ},
     {"POST", "/api/v1/tokens", hv_h_tokens_create, HV_ACCESS_ADMIN},
     {"GET", "/api/v1/tokens", hv_h_tokens_list, HV_ACCESS_ADMIN},
     {"POST", "/api/v1/tokens/{id}/revoke", hv_h_token_revoke, HV_ACCESS_ADMIN},
@@ -35,6 +37,23 @@ static const struct hv_route routes[] = {
 };
 
 #define N_ROUTES (sizeof routes / sizeof routes[0])
+
+_Static_assert(N_ROUTES <= HV_METRICS_MAX_ROUTES, "raise HV_METRICS_MAX_ROUTES in metrics.h");
+
+size_t hv_route_count(void)
+{
+    return N_ROUTES;
+}
+
+const struct hv_route *hv_route_at(size_t i)
+{
+    return &routes[i];
+}
+
+int hv_route_index(const struct hv_route *route)
+{
+    return (int)(route - routes);
+}
 
 /* Matches path against pattern segment by segment; {id} takes a positive
  * 63-bit integer written in plain decimal. */

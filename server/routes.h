@@ -28,6 +28,15 @@ struct hv_route {
 const struct hv_route *hv_route_find(const char *method, const char *path, struct hv_request *req,
                                      const char **allow);
 
+/** Number of rows in the route table. */
+size_t hv_route_count(void);
+
+/** Row i of the route table (i < hv_route_count()). */
+const struct hv_route *hv_route_at(size_t i);
+
+/** The index in the route table of a row hv_route_find() returned. */
+int hv_route_index(const struct hv_route *route);
+
 /** Whether a caller with role may use a route of access. */
 bool hv_access_allows(enum hv_access access, enum hv_role role, bool read_needs_token);
 

@@ -1,0 +1,235 @@
+/* metrics.c — see metrics.h. */
+#include "metrics.h"
+
+#include "hv_build.h"
+#include "routes.h"
+#include "waiters.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Upper bounds in seconds of the duration histogram's buckets (+Inf comes
+ * after them): from a GET answered from memory to a long poll that waited
+ * its full 60 s. */
+static const double bucket_le[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                   0.5,   1,     2.5,  5,     10,   30,  60};
+#define N_BOUNDS  (sizeof bucket_le / sizeof bucket_le[0])
+#define N_BUCKETS (N_BOUNDS + 1)
+
+/* Status classes 1xx to 5xx. */
+#define N_CLASSES 5
+
+/* One slot per row of the route table, then the web page, then no route. */
+#define SLOT_WEB  HV_METRICS_MAX_ROUTES
+#define SLOT_NONE (HV_METRICS_MAX_ROUTES + 1)
+#define N_SLOTS   (HV_METRICS_MAX_ROUTES + 2)
+
+/* What one route counts. Zero-initialized static atomics are valid, so
+ * nothing needs setting up before the first request. */
+struct slot {
+    atomic_ulong by_class[N_CLASSES]; /* answers by status class */
+    atomic_ulong buckets[N_BUCKETS];  /* the one bucket each duration fell in (not cumulative) */
+    atomic_ullong sum_us;             /* the durations summed, in microseconds */
+};
+
+static struct slot slots[N_SLOTS];
+static atomic_ulong claims_job, claims_empty, results_stored, samples_ingested, db_reconnects;
+
+/* Adds n to a counter. Relaxed: counters order nothing else. */
+static void add(atomic_ulong *c, unsigned long n)
+{
+    atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+/* Reads a counter. */
+static unsigned long get(atomic_ulong *c)
+{
+    return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+/* The slot of a route index or HV_METRICS_ROUTE_* value. */
+static size_t slot_of(int route)
+{
+    if (route >= 0 && route < HV_METRICS_MAX_ROUTES)
+        return (size_t)route;
+    return route == HV_METRICS_ROUTE_WEB ? SLOT_WEB : SLOT_NONE;
+}
+
+void hv_metrics_request(int route, unsigned status, double seconds)
+{
+    struct slot *s = &slots[slot_of(route)];
+    unsigned class = status / 100;
+    if (class >= 1 && class <= N_CLASSES)
+        add(&s->by_class[class - 1], 1);
+    size_t b = 0;
+    while (b < N_BOUNDS && seconds > bucket_le[b])
+        b++;
+    add(&s->buckets[b], 1);
+    if (seconds > 0)
+        atomic_fetch_add_explicit(&s->sum_us, (unsigned long long)(seconds * 1e6 + 0.5),
+                                  memory_order_relaxed);
+}
+
+void hv_metrics_claim(bool got_job)
+{
+    add(got_job ? &claims_job : &claims_empty, 1);
+}
+
+void hv_metrics_result_stored(size_t samples)
+{
+    add(&results_stored, 1);
+    add(&samples_ingested, samples);
+}
+
+void hv_metrics_db_reconnect(void)
+{
+    add(&db_reconnects, 1);
+}
+
+/* Writes s as the inside of a quoted label value: backslash, double quote
+ * and newline escaped, as the text format asks. */
+static void put_escaped(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"')
+            fputc('\\', f);
+        if (*s == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+/* Writes the route label of slot i: the method and path template of a row
+ * of the route table ("GET /api/v1/plans/{id}"), "(web page)" or
+ * "(no route)". */
+static void put_route(FILE *f, size_t i)
+{
+    fputs("route=\"", f);
+    if (i == SLOT_WEB) {
+        fputs("(web page)", f);
+    } else if (i == SLOT_NONE) {
+        fputs("(no route)", f);
+    } else {
+        const struct hv_route *r = hv_route_at(i);
+        put_escaped(f, r->method);
+        fputc(' ', f);
+        put_escaped(f, r->pattern);
+    }
+    fputc('"', f);
+}
+
+/* Whether slot i is one that can count: a row of the table or a special
+ * slot. */
+static bool slot_used(size_t i)
+{
+    return i < hv_route_count() || i == SLOT_WEB || i == SLOT_NONE;
+}
+
+/* Writes the HELP and TYPE lines of a metric family. */
+static void put_family(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* Writes the request counters: one line per route and status class that
+ * has counted something. */
+static void put_requests(FILE *f)
+{
+    put_family(f, "hvbench_http_requests_total", "counter",
+               "HTTP requests answered, by route (method and path template) and status class.");
+    for (size_t i = 0; i < N_SLOTS; i++) {
+        for (unsigned c = 0; slot_used(i) && c < N_CLASSES; c++) {
+            unsigned long n = get(&slots[i].by_class[c]);
+            if (n == 0)
+                continue;
+            fputs("hvbench_http_requests_total{", f);
+            put_route(f, i);
+            fprintf(f, ",status=\"%uxx\"} %lu\n", c + 1, n);
+        }
+    }
+}
+
+/* Writes the duration histogram of every route that has answered. The
+ * buckets are read one by one and summed here, so the cumulative counts
+ * never decrease and _count equals the +Inf bucket. */
+static void put_durations(FILE *f)
+{
+    const char *name = "hvbench_http_request_duration_seconds";
+    put_family(f, name, "histogram",
+               "Time from a request's headers to its answer, by route; a long poll's wait is "
+               "included.");
+    for (size_t i = 0; i < N_SLOTS; i++) {
+        if (!slot_used(i))
+            continue;
+        unsigned long counts[N_BUCKETS], total = 0;
+        for (size_t b = 0; b < N_BUCKETS; b++) {
+            counts[b] = get(&slots[i].buckets[b]);
+            total += counts[b];
+        }
+        if (total == 0)
+            continue;
+        unsigned long cumulative = 0;
+        for (size_t b = 0; b < N_BUCKETS; b++) {
+            cumulative += counts[b];
+            fprintf(f, "%s_bucket{", name);
+            put_route(f, i);
+            if (b < N_BOUNDS)
+                fprintf(f, ",le=\"%g\"} %lu\n", bucket_le[b], cumulative);
+            else
+                fprintf(f, ",le=\"+Inf\"} %lu\n", cumulative);
+        }
+        unsigned long long us = atomic_load_explicit(&slots[i].sum_us, memory_order_relaxed);
+        fprintf(f, "%s_sum{", name);
+        put_route(f, i);
+        fprintf(f, "} %llu.%06llu\n", us / 1000000, us % 1000000);
+        fprintf(f, "%s_count{", name);
+        put_route(f, i);
+        fprintf(f, "} %lu\n", total);
+    }
+}
+
+char *hv_metrics_render(void)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL)
+        return NULL;
+    put_family(f, "hvbench_build_info", "gauge",
+               "The version of this hvbench-server; the value is always 1.");
+    fputs("hvbench_build_info{version=\"", f);
+    put_escaped(f, HVBENCH_VERSION);
+    fputs("\"} 1\n", f);
+    put_requests(f);
+    put_durations(f);
+    put_family(f, "hvbench_job_claims_total", "counter",
+               "Claims answered: with a job to run (outcome job) or with none (outcome empty, "
+               "HTTP 204).");
+    fprintf(f, "hvbench_job_claims_total{outcome=\"job\"} %lu\n", get(&claims_job));
+    fprintf(f, "hvbench_job_claims_total{outcome=\"empty\"} %lu\n", get(&claims_empty));
+    put_family(f, "hvbench_long_polls_waiting", "gauge",
+               "Requests parked in a long poll now (claims waiting for a job, jobs waiting for "
+               "their group).");
+    fprintf(f, "hvbench_long_polls_waiting %u\n", hv_waiters_count());
+    put_family(f, "hvbench_results_stored_total", "counter",
+               "Results stored (a replayed upload stores nothing and is not counted).");
+    fprintf(f, "hvbench_results_stored_total %lu\n", get(&results_stored));
+    put_family(f, "hvbench_samples_ingested_total", "counter",
+               "Per-second samples stored with those results.");
+    fprintf(f, "hvbench_samples_ingested_total %lu\n", get(&samples_ingested));
+    put_family(f, "hvbench_db_reconnects_total", "counter",
+               "Database connections of server threads opened again after they were lost.");
+    fprintf(f, "hvbench_db_reconnects_total %lu\n", get(&db_reconnects));
+    if (ferror(f)) {
+        fclose(f);
+        free(text);
+        return NULL;
+    }
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}

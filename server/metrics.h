@@ -1,0 +1,49 @@
+/* metrics.h — what the server counts about itself, and the Prometheus text
+ * of it (GET /metrics, h_metrics.c).
+ *
+ * Every counter is a C11 atomic, so any thread of the pool adds to it
+ * without a lock. A scrape reads each counter on its own: it is not a
+ * snapshot across counters (a request that finishes during a scrape may
+ * show in one and not yet in another), which Prometheus expects. Counters
+ * start at 0 with the process; rate() and increase() handle restarts. */
+#ifndef HV_SERVER_METRICS_H
+#define HV_SERVER_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/** Room for this many rows of the route table (routes.c checks at compile
+ *  time that its table fits). */
+#define HV_METRICS_MAX_ROUTES 64
+
+/** The route of a request that is not a row of the route table. */
+enum {
+    HV_METRICS_ROUTE_WEB = -1,  /**< a file of the web page (static.c) */
+    HV_METRICS_ROUTE_NONE = -2, /**< matched no route: 404, 405, or refused
+                                     before routing (413, 414) */
+};
+
+/** Counts one answered request: route is its index in the route table
+ *  (hv_route_index()) or one of the HV_METRICS_ROUTE_* values; status the
+ *  HTTP status sent; seconds the time from its headers to its answer (a
+ *  long poll's wait included). Thread safe, lock-free. */
+void hv_metrics_request(int route, unsigned status, double seconds);
+
+/** Counts one answered claim: got_job when it handed out a job, false when
+ *  it answered 204 (nothing to run). */
+void hv_metrics_claim(bool got_job);
+
+/** Counts one result stored (not a replayed upload) with its samples. */
+void hv_metrics_result_stored(size_t samples);
+
+/** Counts one database connection of a server thread opened again after
+ *  it was lost. */
+void hv_metrics_db_reconnect(void);
+
+/** The Prometheus text exposition format 0.0.4 of every metric: counters,
+ *  the request duration histogram, the long polls waiting now
+ *  (hv_waiters_count()) and the build info. Returns a malloc'd,
+ *  NUL-terminated string the caller frees, or NULL when memory runs out. */
+char *hv_metrics_render(void);
+
+#endif
