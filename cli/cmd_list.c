@@ -3,7 +3,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/common.h"
@@ -23,40 +22,19 @@ const struct cli_command cli_cmd_list = {
     .fn = cmd_list_exec,
 };
 
-/** Prints the items as a table; returns an exit code. */
-static int print_plans(json_t *items)
+/** Adds the row of one plan summary; an item that is not one is left out:
+ *  there is nothing sensible to show for it. */
+static int add_plan(struct cli_table *t, json_t *item)
 {
-    static const struct cli_column cols[] = {
-        {"id", CLI_RIGHT},         {"name", CLI_LEFT},    {"status", CLI_LEFT},
-        {"done/total", CLI_RIGHT}, {"created", CLI_LEFT},
-    };
-    struct cli_table *t = cli_table_new(cols, sizeof cols / sizeof cols[0]);
-    if (t == NULL)
-        return CLI_EXIT_FAIL;
-    int rc = CLI_EXIT_OK;
-    size_t i;
-    json_t *item;
-    json_array_foreach(items, i, item)
-    {
-        struct cli_plan p;
-        if (cli_plan_parse(item, &p) != 0)
-            continue; /* not a plan: nothing sensible to show */
-        char id[32], counts[64], created[64];
-        snprintf(id, sizeof id, "%lld", p.id);
-        snprintf(counts, sizeof counts, "%lld/%lld", p.jobs.done, p.jobs.total);
-        const char *cells[] = {id, p.name, p.status, counts,
-                               cli_fmt_time(created, sizeof created, p.created_at)};
-        if (cli_table_add(t, cells) != 0) {
-            rc = CLI_EXIT_FAIL;
-            break;
-        }
-    }
-    if (rc == CLI_EXIT_OK && cli_table_rows(t) == 0)
-        cli_err("no plans");
-    else if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
-        rc = CLI_EXIT_FAIL;
-    cli_table_free(t);
-    return rc;
+    struct cli_plan p;
+    if (cli_plan_parse(item, &p) != 0)
+        return 0;
+    char id[32], counts[64], created[64];
+    snprintf(id, sizeof id, "%lld", p.id);
+    snprintf(counts, sizeof counts, "%lld/%lld", p.jobs.done, p.jobs.total);
+    const char *cells[] = {id, p.name, p.status, counts,
+                           cli_fmt_time(created, sizeof created, p.created_at)};
+    return cli_table_add(t, cells);
 }
 
 /** hvbench list [--limit N] */
@@ -86,20 +64,9 @@ static int cmd_list_exec(struct cli_ctx *ctx, int argc, char **argv)
     char path[64] = "/api/v1/plans";
     if (limit > 0)
         snprintf(path, sizeof path, "/api/v1/plans?limit=%ld", limit);
-    struct hv_http_response resp;
-    memset(&resp, 0, sizeof resp);
-    int rc = cli_request(ctx, "GET", path, NULL, &resp);
-    if (rc == CLI_EXIT_OK) {
-        json_t *items = json_object_get(resp.body, "items");
-        if (ctx->json) {
-            cli_print_json(resp.body);
-        } else if (!json_is_array(items)) {
-            cli_err("the server's answer has no items[]");
-            rc = CLI_EXIT_FAIL;
-        } else {
-            rc = print_plans(items);
-        }
-    }
-    hv_http_response_clear(&resp);
-    return rc;
+    static const struct cli_column cols[] = {
+        {"id", CLI_RIGHT},         {"name", CLI_LEFT},    {"status", CLI_LEFT},
+        {"done/total", CLI_RIGHT}, {"created", CLI_LEFT},
+    };
+    return cli_list_table(ctx, path, cols, sizeof cols / sizeof cols[0], add_plan, "plans");
 }

@@ -72,49 +72,26 @@ static char *labels_text(const json_t *labels)
     return out;
 }
 
-/** Prints the items as a table; returns an exit code. */
-static int print_targets(const json_t *items)
+/** Adds the row of one target. */
+static int add_target(struct cli_table *t, json_t *item)
 {
-    static const struct cli_column cols[] = {
-        {"id", CLI_RIGHT},         {"name", CLI_LEFT},   {"kind", CLI_LEFT},
-        {"fingerprint", CLI_LEFT}, {"labels", CLI_LEFT}, {"last seen", CLI_LEFT},
+    const json_t *jid = json_object_get(item, "id");
+    const char *seen = json_string_value(json_object_get(item, "last_seen"));
+    char id[32], last[64];
+    snprintf(id, sizeof id, "%lld",
+             json_is_integer(jid) ? (long long)json_integer_value(jid) : 0LL);
+    char *labels = labels_text(json_object_get(item, "labels"));
+    const char *cells[] = {
+        id,
+        json_string_value(json_object_get(item, "name")),
+        json_string_value(json_object_get(item, "kind")),
+        json_string_value(json_object_get(item, "fingerprint")),
+        labels != NULL && labels[0] != '\0' ? labels : "-",
+        seen != NULL ? cli_fmt_time(last, sizeof last, seen) : NULL,
     };
-    struct cli_table *t = cli_table_new(cols, sizeof cols / sizeof cols[0]);
-    if (t == NULL)
-        return CLI_EXIT_FAIL;
-    int rc = CLI_EXIT_OK;
-    size_t i;
-    const json_t *item;
-    json_array_foreach(items, i, item)
-    {
-        const json_t *jid = json_object_get(item, "id");
-        const char *seen = json_string_value(json_object_get(item, "last_seen"));
-        char id[32], last[64];
-        snprintf(id, sizeof id, "%lld",
-                 json_is_integer(jid) ? (long long)json_integer_value(jid) : 0LL);
-        char *labels = labels_text(json_object_get(item, "labels"));
-        const char *cells[] = {
-            id,
-            json_string_value(json_object_get(item, "name")),
-            json_string_value(json_object_get(item, "kind")),
-            json_string_value(json_object_get(item, "fingerprint")),
-            labels != NULL && labels[0] != '\0' ? labels : "-",
-            seen != NULL ? cli_fmt_time(last, sizeof last, seen) : NULL,
-        };
-        int added = labels != NULL ? cli_table_add(t, cells) : -1;
-        free(labels);
-        if (added != 0) {
-            cli_err("out of memory");
-            rc = CLI_EXIT_FAIL;
-            break;
-        }
-    }
-    if (rc == CLI_EXIT_OK && cli_table_rows(t) == 0)
-        cli_err("no targets");
-    else if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
-        rc = CLI_EXIT_FAIL;
-    cli_table_free(t);
-    return rc;
+    int added = labels != NULL ? cli_table_add(t, cells) : -1;
+    free(labels);
+    return added;
 }
 
 /** hvbench targets [--kind host|guest] [--label KEY=VALUE] */
@@ -156,20 +133,9 @@ static int cmd_targets_exec(struct cli_ctx *ctx, int argc, char **argv)
         cli_err("--label is too long");
         return CLI_EXIT_USAGE;
     }
-    struct hv_http_response resp;
-    memset(&resp, 0, sizeof resp);
-    int rc = cli_request(ctx, "GET", path, NULL, &resp);
-    if (rc == CLI_EXIT_OK) {
-        json_t *items = json_object_get(resp.body, "items");
-        if (ctx->json) {
-            cli_print_json(resp.body);
-        } else if (!json_is_array(items)) {
-            cli_err("the server's answer has no items[]");
-            rc = CLI_EXIT_FAIL;
-        } else {
-            rc = print_targets(items);
-        }
-    }
-    hv_http_response_clear(&resp);
-    return rc;
+    static const struct cli_column cols[] = {
+        {"id", CLI_RIGHT},         {"name", CLI_LEFT},   {"kind", CLI_LEFT},
+        {"fingerprint", CLI_LEFT}, {"labels", CLI_LEFT}, {"last seen", CLI_LEFT},
+    };
+    return cli_list_table(ctx, path, cols, sizeof cols / sizeof cols[0], add_target, "targets");
 }

@@ -152,6 +152,53 @@ int cli_request_headers(struct cli_ctx *ctx, const char *method, const char *pat
     return cli_problem(ctx, resp);
 }
 
+/** Adds a row per item with add_row and prints the table, or "no WHAT".
+ *  Returns an exit code. */
+static int print_list(const json_t *items, const struct cli_column *cols, size_t ncols,
+                      cli_row_fn add_row, const char *what)
+{
+    struct cli_table *t = cli_table_new(cols, ncols);
+    int rc = t != NULL ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    size_t i;
+    json_t *item;
+    json_array_foreach(items, i, item)
+    {
+        if (rc != CLI_EXIT_OK || add_row(t, item) != 0) {
+            rc = CLI_EXIT_FAIL;
+            break;
+        }
+    }
+    if (rc != CLI_EXIT_OK)
+        cli_err("out of memory");
+    else if (cli_table_rows(t) == 0)
+        cli_err("no %s", what);
+    else if (cli_table_print(t, stdout) != 0)
+        rc = CLI_EXIT_FAIL;
+    cli_table_free(t);
+    return rc;
+}
+
+int cli_list_table(struct cli_ctx *ctx, const char *path, const struct cli_column *cols,
+                   size_t ncols, cli_row_fn add_row, const char *what)
+{
+    struct hv_http_response resp;
+    memset(&resp, 0, sizeof resp);
+    int rc = cli_request(ctx, "GET", path, NULL, &resp);
+    if (rc == CLI_EXIT_OK) {
+        json_t *items = json_object_get(resp.body, "items");
+        if (ctx->json) {
+            cli_print_json(resp.body);
+        } else if (!json_is_array(items)) {
+            cli_err("the server's answer has no items[]");
+            rc = CLI_EXIT_FAIL;
+        } else {
+            rc = print_list(items, cols, ncols, add_row, what);
+        }
+    }
+    hv_http_response_clear(&resp);
+    return rc;
+}
+
 /** Reads all of f into a malloc'd, NUL-terminated buffer. Returns it and
  *  sets *len, or returns NULL with errno set (EFBIG past PLAN_MAX_BYTES). */
 static char *read_all(FILE *f, size_t *len)

@@ -60,6 +60,23 @@ int cli_request(struct cli_ctx *ctx, const char *method, const char *path, json_
 int cli_request_headers(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
                         const char *const *headers, struct hv_http_response *resp);
 
+struct cli_column;
+struct cli_table;
+
+/** Adds the table row for one item of a list answer; an item that is not
+ *  what the list holds may be left out. Returns 0, or -1 when memory runs
+ *  out. */
+typedef int (*cli_row_fn)(struct cli_table *t, json_t *item);
+
+/** Shows a list endpoint: GETs path, whose answer is {"items": [...]}, and
+ *  with --json prints the answer as it came; otherwise prints a table of
+ *  the ncols columns cols with the row add_row makes of each item, or
+ *  "hvbench: no WHAT" on stderr when no row was made. Returns an exit
+ *  code: cli_request()'s when the request failed, CLI_EXIT_FAIL when the
+ *  answer has no items[] or memory runs out. */
+int cli_list_table(struct cli_ctx *ctx, const char *path, const struct cli_column *cols,
+                   size_t ncols, cli_row_fn add_row, const char *what);
+
 /** Reads and parses the plan file path ("-" is standard input). Returns a
  *  new reference, or NULL after a message with *rc set: CLI_EXIT_USAGE when
  *  the file cannot be read, CLI_EXIT_FAIL when it is not JSON (reported as

@@ -184,3 +184,14 @@ void hv_jspec_check_labels(const json_t *labels, const char *path, json_t *error
             hv_errors_add(errors, p, "must be a string of at most 128 characters");
     }
 }
+
+bool hv_jspec_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > HV_JSPEC_NAME_MAX || s[0] == ' ' || s[n - 1] == ' ')
+        return false;
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == '/' || *s == 0x7f)
+            return false;
+    return true;
+}

@@ -61,4 +61,13 @@ const char *hv_jtype_name(const json_t *v);
  *  (e.g. "/labels"). */
 void hv_jspec_check_labels(const json_t *labels, const char *path, json_t *errors);
 
+/** The longest target, domain or plan name, in bytes. */
+#define HV_JSPEC_NAME_MAX 128
+
+/** Whether s is a name as plans and imports give targets, domains and
+ *  plans: 1 to HV_JSPEC_NAME_MAX bytes, no control characters or DEL, no
+ *  '/', no blank at either end. Names appear in paths and tables, and one
+ *  target must not be two ("hv01" and "hv01 "). */
+bool hv_jspec_name_ok(const char *s);
+
 #endif

@@ -90,18 +90,6 @@ static char *xstrdup(const char *s)
     return d;
 }
 
-/* Target and label names: printable, no '/', no blanks at the ends. */
-static bool valid_name(const char *s, size_t max)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > max || s[0] == ' ' || s[n - 1] == ' ')
-        return false;
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == '/' || *s == 0x7f)
-            return false;
-    return true;
-}
-
 static bool valid_id(const char *s)
 {
     if (*s == '\0')
@@ -214,7 +202,7 @@ static int check_domains(const json_t *domains, json_t *errors)
     for (size_t i = 0; i < json_array_size(domains); i++) {
         const json_t *d = json_array_get(domains, i);
         hv_jpath_index(p, sizeof p, "/targets/guests/domains", i);
-        if (!json_is_string(d) || !valid_name(json_string_value(d), 128)) {
+        if (!json_is_string(d) || !hv_jspec_name_ok(json_string_value(d))) {
             hv_errors_add(errors, p,
                           "must be a domain name (1 to 128 printable characters, no '/')");
             problems++;
@@ -250,7 +238,7 @@ static int check_targets(json_t *targets, json_t *errors)
 {
     int problems = hv_jspec_check(targets, "/targets", target_fields, errors);
     const char *host = json_string_value(json_object_get(targets, "host"));
-    if (host != NULL && !valid_name(host, 128)) {
+    if (host != NULL && !hv_jspec_name_ok(host)) {
         hv_errors_add(errors, "/targets/host", "must be a target name (printable, no '/')");
         problems++;
     }
@@ -284,7 +272,7 @@ static int check_targets(json_t *targets, json_t *errors)
         int tp = hv_jspec_check(tmpl, "/targets/guests/template", template_fields, errors);
         problems += tp;
         const char *d = json_string_value(json_object_get(tmpl, "domain"));
-        if (tp == 0 && !valid_name(d, 128)) {
+        if (tp == 0 && !hv_jspec_name_ok(d)) {
             hv_errors_add(errors, "/targets/guests/template/domain", "must be a domain name");
             problems++;
         }
@@ -806,7 +794,7 @@ enum hv_plan_verdict hv_plan_parse(const json_t *in, uint64_t default_seed,
     json_t *doc = json_deep_copy(in);
     int invalid = hv_jspec_check(doc, "", plan_fields, errors);
     const char *name = json_string_value(json_object_get(doc, "name"));
-    if (name != NULL && !valid_name(name, 128)) {
+    if (name != NULL && !hv_jspec_name_ok(name)) {
         hv_errors_add(errors, "/name", "must be 1 to 128 printable characters");
         invalid++;
     }

@@ -15,7 +15,6 @@
 #include "parsers.h"
 #include "timeutil.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,19 +30,6 @@ static const struct hv_jfield import_fields[] = {
     {.name = "output", .type = HV_J_STRING, .required = true, .max_len = (size_t)1 << 31},
     {0},
 };
-
-/* Target and plan names: printable, no '/', no blanks at the ends (as
- * plans name their targets). */
-static bool valid_name(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || s[0] == ' ' || s[n - 1] == ' ')
-        return false;
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == '/' || *s == 0x7f)
-            return false;
-    return true;
-}
 
 /* Seconds since 1970 of an ISO 8601 UTC time hv_iso8601_valid() accepts
  * (fractions ignored). */
@@ -72,10 +58,10 @@ static void check_body(const json_t *doc, json_t *errors)
         hv_errors_add(errors, "/tool", "must be one of: %s", names);
     }
     const char *target = json_string_value(json_object_get(doc, "target"));
-    if (target != NULL && !valid_name(target))
+    if (target != NULL && !hv_jspec_name_ok(target))
         hv_errors_add(errors, "/target", "must be 1 to 128 printable characters without '/'");
     const char *name = json_string_value(json_object_get(doc, "name"));
-    if (name != NULL && !valid_name(name))
+    if (name != NULL && !hv_jspec_name_ok(name))
         hv_errors_add(errors, "/name", "must be 1 to 128 printable characters without '/'");
     const char *at = json_string_value(json_object_get(doc, "at"));
     if (at != NULL && !hv_iso8601_valid(at))

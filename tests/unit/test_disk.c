@@ -15,6 +15,8 @@
 #include "worker/engines/disk.h"
 #include "worker/engines/engine.h"
 
+#include "check.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,20 +34,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            printf("ok    ");                                                                      \
-        } else {                                                                                   \
-            printf("FAIL  ");                                                                      \
-            failures++;                                                                            \
-        }                                                                                          \
-        printf(__VA_ARGS__);                                                                       \
-        printf("\n");                                                                              \
-    } while (0)
 
 static const char *const ops[] = {"seq_write", "rewrite",   "seq_read",
                                   "reread",    "rand_read", "rand_write"};
@@ -144,12 +132,12 @@ static void test_hist(void)
     printf("-- latency histogram\n");
     static struct hv_disk_hist h;
     hv_disk_hist_reset(&h);
-    CHECK(h.count == 0 && hv_disk_hist_percentile(&h, 50) == 0, "empty: count 0, p50 0");
+    CHECK_MSG(h.count == 0 && hv_disk_hist_percentile(&h, 50) == 0, "empty: count 0, p50 0");
     for (uint64_t v = 1; v <= 100; v++)
         hv_disk_hist_add(&h, v);
-    CHECK(hv_disk_hist_percentile(&h, 50) == 50 && hv_disk_hist_percentile(&h, 99) == 99 &&
-              hv_disk_hist_percentile(&h, 100) == 100 && h.min == 1 && h.max == 100,
-          "1..100: p50 50, p99 99, p100 100, exact below 128");
+    CHECK_MSG(hv_disk_hist_percentile(&h, 50) == 50 && hv_disk_hist_percentile(&h, 99) == 99 &&
+                  hv_disk_hist_percentile(&h, 100) == 100 && h.min == 1 && h.max == 100,
+              "1..100: p50 50, p99 99, p100 100, exact below 128");
 
     /* Log-uniform values from 1 us to 1 s, as latencies spread. */
     enum { N = 200000 };
@@ -170,10 +158,10 @@ static void test_hist(void)
             fabs((double)hv_disk_hist_percentile(&h, pcts[i]) - (double)exact) / (double)exact;
         worst = err > worst ? err : worst;
     }
-    CHECK(worst <= 0.01, "percentiles of 200000 values within 1%% of exact (worst %.3f%%)",
-          100 * worst);
-    CHECK(h.min == v[0] && h.max == v[N - 1] && hv_disk_hist_percentile(&h, 100) == v[N - 1],
-          "min and max exact");
+    CHECK_MSG(worst <= 0.01, "percentiles of 200000 values within 1%% of exact (worst %.3f%%)",
+              100 * worst);
+    CHECK_MSG(h.min == v[0] && h.max == v[N - 1] && hv_disk_hist_percentile(&h, 100) == v[N - 1],
+              "min and max exact");
 
     static struct hv_disk_hist a, b;
     hv_disk_hist_reset(&a);
@@ -181,44 +169,45 @@ static void test_hist(void)
     for (int i = 0; i < N; i++)
         hv_disk_hist_add(i % 2 ? &a : &b, v[i]);
     hv_disk_hist_merge(&a, &b);
-    CHECK(a.count == N && a.min == h.min && a.max == h.max &&
-              hv_disk_hist_percentile(&a, 95) == hv_disk_hist_percentile(&h, 95),
-          "merging two halves gives the whole");
+    CHECK_MSG(a.count == N && a.min == h.min && a.max == h.max &&
+                  hv_disk_hist_percentile(&a, 95) == hv_disk_hist_percentile(&h, 95),
+              "merging two halves gives the whole");
     hv_disk_hist_reset(&h);
     hv_disk_hist_add(&h, UINT64_MAX);
-    CHECK(hv_disk_hist_percentile(&h, 50) == UINT64_MAX, "the largest value fits");
+    CHECK_MSG(hv_disk_hist_percentile(&h, 50) == UINT64_MAX, "the largest value fits");
     free(v);
 }
 
 static void test_steady(void)
 {
     printf("-- steady state\n");
-    struct hv_disk_steady st;
+    struct hv_steady st;
     const double flat[] = {500, 100, 100, 100, 100, 100};
-    hv_disk_steady_state(flat, 6, &st);
-    CHECK(st.steady && st.window == 5 && st.range_pct == 0 && st.slope_pct == 0,
-          "a flat last window is steady (the older outlier is outside it)");
+    hv_steady_state(flat, 6, &st);
+    CHECK_MSG(st.steady && st.window == 5 && st.range_pct == 0 && st.slope_pct == 0,
+              "a flat last window is steady (the older outlier is outside it)");
     const double noisy[] = {95, 105, 100, 104, 96};
-    hv_disk_steady_state(noisy, 5, &st);
-    CHECK(st.steady && fabs(st.range_pct - 10.0) < 1e-9, "+-5%% noise is steady, range 10%% (%.2f)",
-          st.range_pct);
+    hv_steady_state(noisy, 5, &st);
+    CHECK_MSG(st.steady && fabs(st.range_pct - 10.0) < 1e-9,
+              "+-5%% noise is steady, range 10%% (%.2f)", st.range_pct);
     const double rising[] = {100, 110, 120, 130, 140};
-    hv_disk_steady_state(rising, 5, &st);
+    hv_steady_state(rising, 5, &st);
     /* slope 10 per sample x 4 intervals / mean 120 = 33.3%. */
-    CHECK(!st.steady && fabs(st.slope_pct - 100.0 * 40 / 120) < 1e-9 &&
-              fabs(st.range_pct - 100.0 * 40 / 120) < 1e-9,
-          "a rising series is not steady: slope %.2f%%, range %.2f%%", st.slope_pct, st.range_pct);
+    CHECK_MSG(!st.steady && fabs(st.slope_pct - 100.0 * 40 / 120) < 1e-9 &&
+                  fabs(st.range_pct - 100.0 * 40 / 120) < 1e-9,
+              "a rising series is not steady: slope %.2f%%, range %.2f%%", st.slope_pct,
+              st.range_pct);
     const double drift[] = {100, 102, 104, 106, 108};
-    hv_disk_steady_state(drift, 5, &st);
-    CHECK(st.range_pct <= 20 && st.slope_pct == 100.0 * 8 / 104 && st.steady,
-          "a 2%%/sample drift (slope %.2f%% of the mean) is steady", st.slope_pct);
+    hv_steady_state(drift, 5, &st);
+    CHECK_MSG(st.range_pct <= 20 && st.slope_pct == 100.0 * 8 / 104 && st.steady,
+              "a 2%%/sample drift (slope %.2f%% of the mean) is steady", st.slope_pct);
     const double steep[] = {100, 103, 106, 109, 112};
-    hv_disk_steady_state(steep, 5, &st);
-    CHECK(!st.steady && st.range_pct <= 20 && st.slope_pct > 10,
-          "a 3%%/sample drift fails on slope alone (%.2f%%)", st.slope_pct);
-    hv_disk_steady_state(flat, 4, &st);
-    CHECK(!st.steady && isnan(st.range_pct) && isnan(st.slope_pct),
-          "fewer than 5 samples: not steady, no percentages");
+    hv_steady_state(steep, 5, &st);
+    CHECK_MSG(!st.steady && st.range_pct <= 20 && st.slope_pct > 10,
+              "a 3%%/sample drift fails on slope alone (%.2f%%)", st.slope_pct);
+    hv_steady_state(flat, 4, &st);
+    CHECK_MSG(!st.steady && isnan(st.range_pct) && isnan(st.slope_pct),
+              "fewer than 5 samples: not steady, no percentages");
 }
 
 /* ---------------------------------------------------------------------
@@ -230,11 +219,11 @@ static void check_result(const struct hv_engine_result *r, int callbacks, const 
                          size_t n_ops, long size, long block, long threads)
 {
     const json_t *o = r->observed;
-    CHECK(json_array_size(r->metrics) == 6 * n_ops, "%zu metrics (6 per op)", 6 * n_ops);
+    CHECK_MSG(json_array_size(r->metrics) == 6 * n_ops, "%zu metrics (6 per op)", 6 * n_ops);
     const char *first = json_string_value(json_object_get(json_array_get(r->metrics, 0), "name"));
     char want[64];
     snprintf(want, sizeof want, "disk.%s.mbps", names[0]);
-    CHECK(first && strcmp(first, want) == 0, "the headline metric is %s", want);
+    CHECK_MSG(first && strcmp(first, want) == 0, "the headline metric is %s", want);
     for (size_t k = 0; k < n_ops; k++) {
         const char *op = names[k];
         bool all = true;
@@ -252,17 +241,17 @@ static void check_result(const struct hv_engine_result *r, int callbacks, const 
                 printf("      bad or missing %s\n", name);
             }
         }
-        CHECK(all,
-              "%s: mbps (MB/s), iops (IO/s), lat_p50/p95/p99/max_us (us, lower is better) "
-              "all positive",
-              op);
+        CHECK_MSG(all,
+                  "%s: mbps (MB/s), iops (IO/s), lat_p50/p95/p99/max_us (us, lower is better) "
+                  "all positive",
+                  op);
         double mbps = value(r->metrics, op, "mbps"), iops = value(r->metrics, op, "iops");
-        CHECK(fabs(mbps - iops * (double)block / 1e6) <= 0.01 * mbps,
-              "%s: mbps %.2f = iops %.1f x block / 1e6 within 1%%", op, mbps, iops);
+        CHECK_MSG(fabs(mbps - iops * (double)block / 1e6) <= 0.01 * mbps,
+                  "%s: mbps %.2f = iops %.1f x block / 1e6 within 1%%", op, mbps, iops);
         double p50 = value(r->metrics, op, "lat_p50_us"), p95 = value(r->metrics, op, "lat_p95_us"),
                p99 = value(r->metrics, op, "lat_p99_us"), max = value(r->metrics, op, "lat_max_us");
-        CHECK(p50 > 0 && p50 <= p95 && p95 <= p99 && p99 <= max,
-              "%s: p50 %.1f <= p95 %.1f <= p99 %.1f <= max %.1f us", op, p50, p95, p99, max);
+        CHECK_MSG(p50 > 0 && p50 <= p95 && p95 <= p99 && p99 <= max,
+                  "%s: p50 %.1f <= p95 %.1f <= p99 %.1f <= max %.1f us", op, p50, p95, p99, max);
         size_t i, n = 0;
         json_t *s;
         snprintf(want, sizeof want, "disk.%s.mbps", op);
@@ -274,35 +263,36 @@ static void check_result(const struct hv_engine_result *r, int callbacks, const 
                 n++;
         }
         json_t *ph = json_object_get(json_object_get(o, "ops"), op);
-        CHECK(n >= 1 && (json_int_t)n == json_integer_value(json_object_get(ph, "samples")),
-              "%s: %zu positive sample(s) of %s, as observed.ops.%s.samples says", op, n, want, op);
-        CHECK(json_integer_value(json_object_get(ph, "bytes")) == (json_int_t)size * threads &&
-                  json_integer_value(json_object_get(ph, "ios")) ==
-                      (json_int_t)(size / block) * threads &&
-                  json_number_value(json_object_get(ph, "seconds")) > 0,
-              "%s: observed bytes = threads x size, ios = threads x size / block", op);
-        CHECK(json_is_boolean(json_object_get(ph, "steady")) &&
-                  json_integer_value(json_object_get(ph, "window")) == 5 &&
-                  json_object_get(ph, "range_pct") && json_object_get(ph, "slope_pct"),
-              "%s: observed steady, window 5, range_pct, slope_pct", op);
+        CHECK_MSG(n >= 1 && (json_int_t)n == json_integer_value(json_object_get(ph, "samples")),
+                  "%s: %zu positive sample(s) of %s, as observed.ops.%s.samples says", op, n, want,
+                  op);
+        CHECK_MSG(json_integer_value(json_object_get(ph, "bytes")) == (json_int_t)size * threads &&
+                      json_integer_value(json_object_get(ph, "ios")) ==
+                          (json_int_t)(size / block) * threads &&
+                      json_number_value(json_object_get(ph, "seconds")) > 0,
+                  "%s: observed bytes = threads x size, ios = threads x size / block", op);
+        CHECK_MSG(json_is_boolean(json_object_get(ph, "steady")) &&
+                      json_integer_value(json_object_get(ph, "window")) == 5 &&
+                      json_object_get(ph, "range_pct") && json_object_get(ph, "slope_pct"),
+                  "%s: observed steady, window 5, range_pct, slope_pct", op);
     }
-    CHECK(callbacks == (int)json_array_size(r->samples), "on_sample called once per sample (%d)",
-          callbacks);
-    CHECK(json_integer_value(json_object_get(o, "size")) == size &&
-              json_integer_value(json_object_get(o, "block")) == block &&
-              json_integer_value(json_object_get(o, "threads")) == threads &&
-              json_is_boolean(json_object_get(o, "direct")) &&
-              json_is_string(json_object_get(o, "sync")) &&
-              json_is_integer(json_object_get(o, "qd")) &&
-              json_is_string(json_object_get(o, "cache_method")) &&
-              json_is_string(json_object_get(o, "file")) &&
-              json_is_number(json_object_get(o, "seconds")),
-          "observed: size, block, threads, direct, sync, qd, cache_method, file, seconds");
+    CHECK_MSG(callbacks == (int)json_array_size(r->samples),
+              "on_sample called once per sample (%d)", callbacks);
+    CHECK_MSG(json_integer_value(json_object_get(o, "size")) == size &&
+                  json_integer_value(json_object_get(o, "block")) == block &&
+                  json_integer_value(json_object_get(o, "threads")) == threads &&
+                  json_is_boolean(json_object_get(o, "direct")) &&
+                  json_is_string(json_object_get(o, "sync")) &&
+                  json_is_integer(json_object_get(o, "qd")) &&
+                  json_is_string(json_object_get(o, "cache_method")) &&
+                  json_is_string(json_object_get(o, "file")) &&
+                  json_is_number(json_object_get(o, "seconds")),
+              "observed: size, block, threads, direct, sync, qd, cache_method, file, seconds");
     const char *dev = json_string_value(json_object_get(o, "device"));
     unsigned ma, mi;
     char end;
-    CHECK(dev && sscanf(dev, "%u:%u%c", &ma, &mi, &end) == 2, "observed.device is major:minor (%s)",
-          dev ? dev : "none");
+    CHECK_MSG(dev && sscanf(dev, "%u:%u%c", &ma, &mi, &end) == 2,
+              "observed.device is major:minor (%s)", dev ? dev : "none");
 }
 
 static void test_all_ops(bool direct)
@@ -317,27 +307,28 @@ static void test_all_ops(bool direct)
     struct hv_engine_result r;
     int callbacks = 0;
     int rc = run_stop(params, &r, &callbacks, NULL);
-    CHECK(rc == 0, "returns 0 (error: \"%s\")", r.error);
+    CHECK_MSG(rc == 0, "returns 0 (error: \"%s\")", r.error);
     if (rc == 0)
         check_result(&r, callbacks, ops, 6, 8388608, 65536, 1);
     const json_t *o = r.observed;
     const char *file = json_string_value(json_object_get(o, "file"));
-    CHECK(file && strncmp(file, scratch, strlen(scratch)) == 0 && file[strlen(scratch)] == '/',
-          "the file was in the scratch directory (%s)", file ? file : "none");
-    CHECK(count_files(scratch) == 0, "the scratch file is removed afterwards");
-    CHECK(json_is_string(json_object_get(o, "filesystem")), "observed.filesystem: %s",
-          json_string_value(json_object_get(o, "filesystem")));
+    CHECK_MSG(file && strncmp(file, scratch, strlen(scratch)) == 0 && file[strlen(scratch)] == '/',
+              "the file was in the scratch directory (%s)", file ? file : "none");
+    CHECK_MSG(count_files(scratch) == 0, "the scratch file is removed afterwards");
+    CHECK_MSG(json_is_string(json_object_get(o, "filesystem")), "observed.filesystem: %s",
+              json_string_value(json_object_get(o, "filesystem")));
     const char *method = json_string_value(json_object_get(o, "cache_method"));
     if (direct)
-        CHECK(method && strcmp(method, "direct") == 0 && json_is_true(json_object_get(o, "direct")),
-              "cache_method direct");
+        CHECK_MSG(method && strcmp(method, "direct") == 0 &&
+                      json_is_true(json_object_get(o, "direct")),
+                  "cache_method direct");
     else
-        CHECK(method && strcmp(method, "none") == 0 &&
-                  strstr(json_string_value(json_object_get(o, "cache_warning")) ?: "",
-                         "page cache") != NULL,
-              "cache_method none, with a page cache warning");
+        CHECK_MSG(method && strcmp(method, "none") == 0 &&
+                      strstr(json_string_value(json_object_get(o, "cache_warning")) ?: "",
+                             "page cache") != NULL,
+                  "cache_method none, with a page cache warning");
     const char *io = json_string_value(json_object_get(o, "io"));
-    CHECK(io && strcmp(io, "pread/pwrite") == 0, "qd 1: pread/pwrite");
+    CHECK_MSG(io && strcmp(io, "pread/pwrite") == 0, "qd 1: pread/pwrite");
     printf("      observed.scheduler: %s\n",
            json_string_value(json_object_get(o, "scheduler")) ?: "(none found)");
     hv_engine_result_clear(&r);
@@ -354,15 +345,16 @@ static void test_qd_threads(void)
     struct hv_engine_result r;
     int callbacks = 0;
     int rc = run_stop(params, &r, &callbacks, NULL);
-    CHECK(rc == 0, "qd 8 rand-read returns 0 (error: \"%s\")", r.error);
+    CHECK_MSG(rc == 0, "qd 8 rand-read returns 0 (error: \"%s\")", r.error);
     static const char *const rr[] = {"rand_read"};
     if (rc == 0)
         check_result(&r, callbacks, rr, 1, 4194304, 4096, 1);
     const char *io = json_string_value(json_object_get(r.observed, "io"));
-    CHECK(io && strncmp(io, "linux-aio", 9) == 0, "qd 8 uses native AIO (%s)", io ? io : "none");
-    CHECK(json_integer_value(json_object_get(r.observed, "qd")) == 8, "observed.qd 8");
+    CHECK_MSG(io && strncmp(io, "linux-aio", 9) == 0, "qd 8 uses native AIO (%s)",
+              io ? io : "none");
+    CHECK_MSG(json_integer_value(json_object_get(r.observed, "qd")) == 8, "observed.qd 8");
     hv_engine_result_clear(&r);
-    CHECK(count_files(scratch) == 0, "no file left");
+    CHECK_MSG(count_files(scratch) == 0, "no file left");
 
     snprintf(params, sizeof params,
              "{\"ops\": [\"seq-write\", \"seq-read\", \"rand-write\"], \"size\": 2097152, "
@@ -370,15 +362,16 @@ static void test_qd_threads(void)
              direct_ok ? "true" : "false");
     callbacks = 0;
     rc = run_stop(params, &r, &callbacks, NULL);
-    CHECK(rc == 0, "threads 2, qd 4, osync returns 0 (error: \"%s\")", r.error);
+    CHECK_MSG(rc == 0, "threads 2, qd 4, osync returns 0 (error: \"%s\")", r.error);
     static const char *const three[] = {"seq_write", "seq_read", "rand_write"};
     if (rc == 0)
         check_result(&r, callbacks, three, 3, 2097152, 65536, 2);
-    CHECK(json_array_size(json_object_get(r.observed, "files")) == 2 &&
-              strcmp(json_string_value(json_object_get(r.observed, "sync")) ?: "", "osync") == 0,
-          "observed.files lists 2 files, observed.sync osync");
+    CHECK_MSG(json_array_size(json_object_get(r.observed, "files")) == 2 &&
+                  strcmp(json_string_value(json_object_get(r.observed, "sync")) ?: "", "osync") ==
+                      0,
+              "observed.files lists 2 files, observed.sync osync");
     hv_engine_result_clear(&r);
-    CHECK(count_files(scratch) == 0, "both files removed");
+    CHECK_MSG(count_files(scratch) == 0, "both files removed");
 }
 
 static void test_paths(void)
@@ -394,31 +387,31 @@ static void test_paths(void)
              "\"block\": 65536, \"threads\": 2}",
              path);
     int rc = run(params, &r);
-    CHECK(rc == 0 &&
-              strcmp(json_string_value(json_object_get(r.observed, "file")) ?: "", path) == 0,
-          "a new file under the scratch directory works (error: \"%s\")", r.error);
-    CHECK(value(r.metrics, "seq_read", "mbps") > 0 &&
-              json_integer_value(json_object_get(
-                  json_object_get(json_object_get(r.observed, "ops"), "seq_read"), "bytes")) ==
-                  2 * 1048576,
-          "two threads read their two regions of it");
+    CHECK_MSG(rc == 0 &&
+                  strcmp(json_string_value(json_object_get(r.observed, "file")) ?: "", path) == 0,
+              "a new file under the scratch directory works (error: \"%s\")", r.error);
+    CHECK_MSG(value(r.metrics, "seq_read", "mbps") > 0 &&
+                  json_integer_value(json_object_get(
+                      json_object_get(json_object_get(r.observed, "ops"), "seq_read"), "bytes")) ==
+                      2 * 1048576,
+              "two threads read their two regions of it");
     hv_engine_result_clear(&r);
-    CHECK(access(path, F_OK) != 0, "the file it created is removed");
+    CHECK_MSG(access(path, F_OK) != 0, "the file it created is removed");
 
     /* An existing file is used and left in place (reads need no layout:
      * it is long enough). */
     int fd = open(path, O_CREAT | O_WRONLY, 0600);
     static char mb[1 << 20];
     memset(mb, 'x', sizeof mb);
-    CHECK(fd >= 0 && write(fd, mb, sizeof mb) == (ssize_t)sizeof mb, "made an existing file");
+    CHECK_MSG(fd >= 0 && write(fd, mb, sizeof mb) == (ssize_t)sizeof mb, "made an existing file");
     close(fd);
     snprintf(params, sizeof params,
              "{\"path\": \"%s\", \"ops\": [\"seq-read\"], \"size\": 1048576, \"block\": 4096}",
              path);
     rc = run(params, &r);
-    CHECK(rc == 0, "an existing file is read (error: \"%s\")", r.error);
+    CHECK_MSG(rc == 0, "an existing file is read (error: \"%s\")", r.error);
     hv_engine_result_clear(&r);
-    CHECK(access(path, F_OK) == 0, "an existing file is left in place");
+    CHECK_MSG(access(path, F_OK) == 0, "an existing file is left in place");
     unlink(path);
 
     /* Outside the allowlist. */
@@ -434,24 +427,24 @@ static void test_paths(void)
         snprintf(params, sizeof params, "{\"path\": \"%s\", \"size\": 65536, \"block\": 4096}",
                  bad[i].path);
         rc = run(params, &r);
-        CHECK(rc != 0 && strstr(r.error, bad[i].mention) != NULL, "path %s fails: \"%s\"",
-              bad[i].path, r.error);
+        CHECK_MSG(rc != 0 && strstr(r.error, bad[i].mention) != NULL, "path %s fails: \"%s\"",
+                  bad[i].path, r.error);
         hv_engine_result_clear(&r);
     }
-    CHECK(access("/etc/hvbench-disk-test.dat", F_OK) != 0, "nothing was created outside");
+    CHECK_MSG(access("/etc/hvbench-disk-test.dat", F_OK) != 0, "nothing was created outside");
     /* A "..": resolved, then refused. */
     snprintf(params, sizeof params, "{\"path\": \"%s/../escape.dat\"}", scratch);
     rc = run(params, &r);
-    CHECK(rc != 0 && strstr(r.error, "outside the scratch directory") != NULL,
-          "a path that climbs out fails: \"%s\"", r.error);
+    CHECK_MSG(rc != 0 && strstr(r.error, "outside the scratch directory") != NULL,
+              "a path that climbs out fails: \"%s\"", r.error);
     hv_engine_result_clear(&r);
     /* A symlink in the scratch directory to a file outside. */
     snprintf(path, sizeof path, "%s/link.dat", scratch);
-    CHECK(symlink("/etc/passwd", path) == 0, "made a symlink to /etc/passwd");
+    CHECK_MSG(symlink("/etc/passwd", path) == 0, "made a symlink to /etc/passwd");
     snprintf(params, sizeof params, "{\"path\": \"%s\", \"ops\": [\"seq-read\"]}", path);
     rc = run(params, &r);
-    CHECK(rc != 0 && strstr(r.error, "outside the scratch directory") != NULL,
-          "a symlink out of the scratch directory fails: \"%s\"", r.error);
+    CHECK_MSG(rc != 0 && strstr(r.error, "outside the scratch directory") != NULL,
+              "a symlink out of the scratch directory fails: \"%s\"", r.error);
     hv_engine_result_clear(&r);
     unlink(path);
 
@@ -476,8 +469,8 @@ static void test_paths(void)
         unsetenv("HVBENCH_DISK_DEVICES");
         snprintf(params, sizeof params, "{\"path\": \"%s\", \"ops\": [\"seq-read\"]}", dev);
         rc = run(params, &r);
-        CHECK(rc != 0 && strstr(r.error, "not listed in $HVBENCH_DISK_DEVICES") != NULL,
-              "an unlisted block device (%s) fails: \"%s\"", dev, r.error);
+        CHECK_MSG(rc != 0 && strstr(r.error, "not listed in $HVBENCH_DISK_DEVICES") != NULL,
+                  "an unlisted block device (%s) fails: \"%s\"", dev, r.error);
         hv_engine_result_clear(&r);
     } else {
         printf("note  no device node for the scratch filesystem: unlisted device not tried\n");
@@ -510,11 +503,11 @@ static void test_invalid(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct hv_engine_result r;
         int rc = run(cases[i].params, &r);
-        CHECK(rc != 0 && strstr(r.error, cases[i].mention) != NULL, "%s fails: \"%s\"",
-              cases[i].params, r.error);
+        CHECK_MSG(rc != 0 && strstr(r.error, cases[i].mention) != NULL, "%s fails: \"%s\"",
+                  cases[i].params, r.error);
         hv_engine_result_clear(&r);
     }
-    CHECK(count_files(scratch) == 0, "no file left by a refused run");
+    CHECK_MSG(count_files(scratch) == 0, "no file left by a refused run");
 }
 
 struct stopper {
@@ -539,8 +532,8 @@ static void test_stop(void)
     struct hv_engine_result r;
     int callbacks = 0;
     int rc = run_stop("{\"size\": 1048576}", &r, &callbacks, &stop);
-    CHECK(rc != 0 && strstr(r.error, "stopped") != NULL, "stop set before the start: \"%s\"",
-          r.error);
+    CHECK_MSG(rc != 0 && strstr(r.error, "stopped") != NULL, "stop set before the start: \"%s\"",
+              r.error);
     hv_engine_result_clear(&r);
 
     /* 256 MiB of 4 KiB random reads at qd 1 take far longer than 0.5 s on
@@ -559,10 +552,10 @@ static void test_stop(void)
         rc = run_stop(params, &r, &callbacks, &stop);
         double took = now() - t0;
         pthread_join(th, NULL);
-        CHECK(rc != 0 && strstr(r.error, "stopped") != NULL && took < 30,
-              "qd %d: stop after 0.5 s ends the run after %.2f s: \"%s\"", qd, took, r.error);
+        CHECK_MSG(rc != 0 && strstr(r.error, "stopped") != NULL && took < 30,
+                  "qd %d: stop after 0.5 s ends the run after %.2f s: \"%s\"", qd, took, r.error);
         hv_engine_result_clear(&r);
-        CHECK(count_files(scratch) == 0, "qd %d: the file is removed after a stop", qd);
+        CHECK_MSG(count_files(scratch) == 0, "qd %d: the file is removed after a stop", qd);
     }
 }
 
@@ -642,8 +635,8 @@ static void test_root_only(void)
         return;
     }
     int st = in_child(ramfs_child, NULL);
-    CHECK(st == 0 || st == 77, "on ramfs: direct true fails naming O_DIRECT and direct: false, "
-                               "leaves no file; direct false works");
+    CHECK_MSG(st == 0 || st == 77, "on ramfs: direct true fails naming O_DIRECT and direct: false, "
+                                   "leaves no file; direct false works");
     if (st == 77)
         printf("note  no private mount namespace here: ramfs check left out\n");
 
@@ -656,7 +649,7 @@ static void test_root_only(void)
     }
     chmod(dir, 0777);
     st = in_child(nobody_child, dir);
-    CHECK(st == 0, "as nobody, drop_caches fails with \"drop_caches needs root\"");
+    CHECK_MSG(st == 0, "as nobody, drop_caches fails with \"drop_caches needs root\"");
     rmdir(dir);
 
     struct hv_engine_result r;
@@ -664,10 +657,10 @@ static void test_root_only(void)
                  "\"block\": 65536, \"direct\": false, \"drop_caches\": true}",
                  &r);
     const char *method = json_string_value(json_object_get(r.observed, "cache_method"));
-    CHECK(rc == 0 && method && strcmp(method, "drop_caches") == 0 &&
-              !json_object_get(r.observed, "cache_warning"),
-          "as root, drop_caches works: cache_method drop_caches, no warning (error: \"%s\")",
-          r.error);
+    CHECK_MSG(rc == 0 && method && strcmp(method, "drop_caches") == 0 &&
+                  !json_object_get(r.observed, "cache_warning"),
+              "as root, drop_caches works: cache_method drop_caches, no warning (error: \"%s\")",
+              r.error);
     hv_engine_result_clear(&r);
 }
 
@@ -722,8 +715,8 @@ static void test_block_device(void)
              dev);
     unsetenv("HVBENCH_DISK_DEVICES");
     int rc = run(params, &r);
-    CHECK(rc != 0 && strstr(r.error, "HVBENCH_DISK_DEVICES") != NULL, "%s unlisted: \"%s\"", dev,
-          r.error);
+    CHECK_MSG(rc != 0 && strstr(r.error, "HVBENCH_DISK_DEVICES") != NULL, "%s unlisted: \"%s\"",
+              dev, r.error);
     hv_engine_result_clear(&r);
 
     char list[128];
@@ -735,36 +728,36 @@ static void test_block_device(void)
              dev, direct_ok ? "true" : "false");
     int callbacks = 0;
     rc = run_stop(params, &r, &callbacks, NULL);
-    CHECK(rc == 0, "listed: all six ops on 2 regions of %s (error: \"%s\")", dev, r.error);
+    CHECK_MSG(rc == 0, "listed: all six ops on 2 regions of %s (error: \"%s\")", dev, r.error);
     if (rc == 0)
         check_result(&r, callbacks, ops, 6, 4194304, 65536, 2);
     const char *target = json_string_value(json_object_get(r.observed, "target"));
-    CHECK(target && strcmp(target, "block device") == 0 &&
-              json_integer_value(json_object_get(r.observed, "logical_block_size")) > 0,
-          "observed.target \"block device\", logical_block_size");
+    CHECK_MSG(target && strcmp(target, "block device") == 0 &&
+                  json_integer_value(json_object_get(r.observed, "logical_block_size")) > 0,
+              "observed.target \"block device\", logical_block_size");
     hv_engine_result_clear(&r);
-    CHECK(access(dev, F_OK) == 0, "the device is not removed");
+    CHECK_MSG(access(dev, F_OK) == 0, "the device is not removed");
 
     snprintf(params, sizeof params, "{\"path\": \"%s\", \"size\": 16777216, \"threads\": 2}", dev);
     rc = run(params, &r);
-    CHECK(rc != 0 && strstr(r.error, "threads x size needs") != NULL,
-          "a device smaller than threads x size: \"%s\"", r.error);
+    CHECK_MSG(rc != 0 && strstr(r.error, "threads x size needs") != NULL,
+              "a device smaller than threads x size: \"%s\"", r.error);
     hv_engine_result_clear(&r);
 
     /* An ext4 superblock magic: writes refused, reads allowed. */
     const unsigned char magic[2] = {0x53, 0xef};
-    CHECK(pwrite(lfd, magic, 2, 1080) == 2 && fsync(lfd) == 0, "wrote an ext4 signature");
+    CHECK_MSG(pwrite(lfd, magic, 2, 1080) == 2 && fsync(lfd) == 0, "wrote an ext4 signature");
     snprintf(params, sizeof params, "{\"path\": \"%s\", \"size\": 1048576, \"block\": 65536}", dev);
     rc = run(params, &r);
-    CHECK(rc != 0 && strstr(r.error, "ext2/3/4") != NULL && strstr(r.error, "wipefs") != NULL,
-          "writes to a device with a filesystem signature fail: \"%s\"", r.error);
+    CHECK_MSG(rc != 0 && strstr(r.error, "ext2/3/4") != NULL && strstr(r.error, "wipefs") != NULL,
+              "writes to a device with a filesystem signature fail: \"%s\"", r.error);
     hv_engine_result_clear(&r);
     snprintf(params, sizeof params,
              "{\"path\": \"%s\", \"size\": 1048576, \"block\": 65536, \"ops\": [\"seq-read\", "
              "\"rand-read\"]}",
              dev);
     rc = run(params, &r);
-    CHECK(rc == 0, "reads of it work (error: \"%s\")", r.error);
+    CHECK_MSG(rc == 0, "reads of it work (error: \"%s\")", r.error);
     hv_engine_result_clear(&r);
     unsetenv("HVBENCH_DISK_DEVICES");
 
@@ -777,8 +770,8 @@ static void test_table(void)
 {
     printf("-- engine table\n");
     const struct hv_engine *e = hv_engine_find("disk", "builtin");
-    CHECK(e != NULL && e->run == hv_engine_disk_run && hv_engine_find("disk", NULL) == e,
-          "disk/builtin (and disk with no engine) is the disk engine");
+    CHECK_MSG(e != NULL && e->run == hv_engine_disk_run && hv_engine_find("disk", NULL) == e,
+              "disk/builtin (and disk with no engine) is the disk engine");
 }
 
 /* The directory for the engine's files: private, under $BUILD/tmp or
@@ -828,8 +821,7 @@ int main(void)
     test_stop();
     test_root_only();
     test_block_device();
-    CHECK(count_files(scratch) == 0, "the scratch directory is empty at the end");
+    CHECK_MSG(count_files(scratch) == 0, "the scratch directory is empty at the end");
     rmdir(scratch);
-    printf("%s: %d failure(s)\n", failures ? "FAILED" : "passed", failures);
-    return failures ? 1 : 0;
+    return check_summary("test_disk");
 }

@@ -7,40 +7,6 @@
 
 #include <glob.h>
 #include <stdbool.h>
-#include <stdlib.h>
-
-/* Parses JSON text (any value) or exits: a broken test is not a failure of
- * the code under test. */
-static json_t *load(const char *text)
-{
-    json_error_t err;
-    json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
-    if (v == NULL) {
-        fprintf(stderr, "bad test JSON: %s: %s\n", text, err.text);
-        exit(99);
-    }
-    return v;
-}
-
-/* The whole of a small text file, or NULL. Caller frees. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf != NULL && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (n + 1 == cap)
-            buf = realloc(buf, cap *= 2);
-    }
-    fclose(f);
-    if (buf != NULL)
-        buf[n] = '\0';
-    return buf;
-}
 
 static bool is_name(const char *s)
 {
@@ -141,11 +107,9 @@ int main(void)
         char out[64], err[256] = "";
         json_t *def = json_string(f->system_default);
         int rc = hv_factor_level(f, def, out, sizeof out, err, sizeof err);
-        CHECK(rc == 0);
+        CHECK_MSG(rc == 0, "%s: system_default: %s", f->name, err);
         if (rc == 0)
             CHECK_STR(out, f->system_default);
-        else
-            fprintf(stderr, "  %s: system_default: %s\n", f->name, err);
         json_decref(def);
     }
     CHECK(hv_factor_at(n) == NULL);
@@ -174,21 +138,18 @@ int main(void)
         CHECK(f != NULL);
         if (f == NULL)
             continue;
-        json_t *level = load(cases[i].level);
+        json_t *level = check_json(cases[i].level);
         char out[64] = "", err[512] = "";
         int rc = hv_factor_level(f, level, out, sizeof out, err, sizeof err);
         if (cases[i].want != NULL) {
-            CHECK(rc == 0);
-            CHECK_STR(out, cases[i].want);
-            if (rc != 0)
-                fprintf(stderr, "  case %zu (%s %s): %s\n", i, cases[i].factor, cases[i].level,
-                        err);
+            CHECK_MSG(rc == 0, "case %zu (%s %s): %s", i, cases[i].factor, cases[i].level, err);
+            CHECK_MSG(strcmp(out, cases[i].want) == 0, "case %zu (%s %s): \"%s\", expected \"%s\"",
+                      i, cases[i].factor, cases[i].level, out, cases[i].want);
         } else {
-            CHECK(rc == -1);
-            CHECK(strstr(err, cases[i].msg) != NULL);
-            if (rc != -1 || strstr(err, cases[i].msg) == NULL)
-                fprintf(stderr, "  case %zu (%s %s): rc %d, error \"%s\"\n", i, cases[i].factor,
-                        cases[i].level, rc, err);
+            CHECK_MSG(rc == -1, "case %zu (%s %s): rc %d, error \"%s\"", i, cases[i].factor,
+                      cases[i].level, rc, err);
+            CHECK_MSG(strstr(err, cases[i].msg) != NULL, "case %zu (%s %s): error \"%s\"", i,
+                      cases[i].factor, cases[i].level, err);
         }
         json_decref(level);
     }
@@ -236,14 +197,12 @@ int main(void)
 
     /* docs/catalog.md has a row for every factor, so the page cannot
      * silently miss one. */
-    char *doc = slurp("docs/catalog.md");
+    char *doc = check_slurp("docs/catalog.md");
     CHECK(doc != NULL);
     for (size_t i = 0; doc != NULL && i < n; i++) {
         char row[64];
         snprintf(row, sizeof row, "| `%s` |", hv_factor_at(i)->name);
-        CHECK(strstr(doc, row) != NULL);
-        if (strstr(doc, row) == NULL)
-            fprintf(stderr, "  docs/catalog.md has no row %s\n", row);
+        CHECK_MSG(strstr(doc, row) != NULL, "docs/catalog.md has no row %s", row);
     }
     free(doc);
 
@@ -253,7 +212,7 @@ int main(void)
     for (size_t i = 0; i < g.gl_pathc; i++) {
         json_error_t jerr;
         json_t *plan = json_load_file(g.gl_pathv[i], JSON_REJECT_DUPLICATES, &jerr);
-        CHECK(plan != NULL);
+        CHECK_MSG(plan != NULL, "%s: %s", g.gl_pathv[i], jerr.text);
         const char *name;
         json_t *levels;
         json_object_foreach(json_object_get(plan, "factors"), name, levels)
@@ -265,11 +224,9 @@ int main(void)
             json_t *level;
             json_array_foreach(levels, k, level)
             {
-                char out[64], msg[256];
+                char out[64], msg[256] = "";
                 int rc = f ? hv_factor_level(f, level, out, sizeof out, msg, sizeof msg) : -1;
-                CHECK(rc == 0);
-                if (rc != 0)
-                    fprintf(stderr, "  %s: /factors/%s/%zu\n", g.gl_pathv[i], name, k);
+                CHECK_MSG(rc == 0, "%s: /factors/%s/%zu: %s", g.gl_pathv[i], name, k, msg);
             }
         }
         json_decref(plan);

@@ -11,36 +11,6 @@
 
 #define BASE "/workloads/0/params"
 
-static json_t *load(const char *text)
-{
-    json_error_t err;
-    json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
-    if (v == NULL) {
-        fprintf(stderr, "bad test JSON: %s: %s\n", text, err.text);
-        exit(99);
-    }
-    return v;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf != NULL && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (n + 1 == cap)
-            buf = realloc(buf, cap *= 2);
-    }
-    fclose(f);
-    if (buf != NULL)
-        buf[n] = '\0';
-    return buf;
-}
-
 /* Runs the engine's check on params text; returns the normalised params
  * (caller decrefs) and leaves the errors in *errors (caller decrefs). */
 static json_t *run(const char *kind, const char *engine, const char *text, int *problems,
@@ -51,7 +21,7 @@ static json_t *run(const char *kind, const char *engine, const char *text, int *
         fprintf(stderr, "no engine %s/%s\n", kind, engine);
         exit(99);
     }
-    json_t *params = load(text);
+    json_t *params = check_json(text);
     *errors = json_array();
     *problems = e->check(params, BASE, *errors);
     return params;
@@ -68,6 +38,19 @@ static const char *error_at(const json_t *errors, const char *path)
             return json_string_value(json_object_get(e, "message"));
     }
     return NULL;
+}
+
+/* errors as compact JSON for a failure message; the text lives until the
+ * next call. */
+static const char *errors_text(const json_t *errors)
+{
+    static char buf[4096];
+    size_t n = json_dumpb(errors, buf, sizeof buf - 1, JSON_COMPACT);
+    if (n >= sizeof buf)
+        snprintf(buf, sizeof buf, "(%zu errors, too long to show)", json_array_size(errors));
+    else
+        buf[n] = '\0';
+    return buf;
 }
 
 /* The least each engine needs: its required params. */
@@ -188,9 +171,7 @@ static void check_defaults_filled(const struct hv_engine_def *e, const json_t *g
     for (const struct hv_param_def *d = e->params_def; d->name != NULL; d++) {
         bool present = json_object_get(params, d->name) != NULL;
         bool want = d->def != NULL || json_object_get(given, d->name) != NULL;
-        CHECK(present == want);
-        if (present != want)
-            fprintf(stderr, "  %s/%s: %s present %d\n", e->kind, e->engine, d->name, present);
+        CHECK_MSG(present == want, "%s/%s: %s present %d", e->kind, e->engine, d->name, present);
     }
 }
 
@@ -210,11 +191,9 @@ static void check_doc(const char *doc, const struct hv_engine_def *e)
             break;
         s = strstr(s + 1, heading);
     }
-    CHECK(s != NULL);
-    if (s == NULL) {
-        fprintf(stderr, "  docs/catalog.md has no section %s\n", heading);
+    CHECK_MSG(s != NULL, "docs/catalog.md has no section %s", heading);
+    if (s == NULL)
         return;
-    }
     const char *end = strstr(s, "\n## ");
     const char *next = strstr(s, "\n### ");
     if (end == NULL || (next != NULL && next < end))
@@ -224,9 +203,8 @@ static void check_doc(const char *doc, const struct hv_engine_def *e)
         char want[64];
         snprintf(want, sizeof want, "| `%s` |", d->name);
         const char *hit = strstr(s, want);
-        CHECK(hit != NULL && (size_t)(hit - s) < len);
-        if (hit == NULL || (size_t)(hit - s) >= len)
-            fprintf(stderr, "  docs/catalog.md section %s has no row %s\n", heading, want);
+        CHECK_MSG(hit != NULL && (size_t)(hit - s) < len,
+                  "docs/catalog.md section %s has no row %s", heading, want);
     }
 }
 
@@ -236,7 +214,7 @@ static void check_example(const char *file)
 {
     json_error_t jerr;
     json_t *plan = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
-    CHECK(plan != NULL);
+    CHECK_MSG(plan != NULL, "%s: %s", file, jerr.text);
     size_t i;
     json_t *w;
     json_array_foreach(json_object_get(plan, "workloads"), i, w)
@@ -244,7 +222,7 @@ static void check_example(const char *file)
         const char *engine = json_string_value(json_object_get(w, "engine"));
         const struct hv_engine_def *e =
             hv_engine_def_find(json_string_value(json_object_get(w, "kind")), engine);
-        CHECK(e != NULL);
+        CHECK_MSG(e != NULL, "%s: /workloads/%zu: no engine %s", file, i, engine ? engine : "");
         if (e == NULL)
             continue;
         json_t *params = json_object_get(w, "params");
@@ -268,17 +246,13 @@ static void check_example(const char *file)
                 json_t *one = json_deep_copy(variant);
                 json_object_set(one, key, value);
                 json_t *errors = json_array();
-                CHECK(e->check(one, BASE, errors) == 0);
-                if (json_array_size(errors) > 0)
-                    fprintf(stderr, "  %s: %s\n", file, json_dumps(errors, JSON_COMPACT));
+                CHECK_MSG(e->check(one, BASE, errors) == 0, "%s: %s", file, errors_text(errors));
                 json_decref(errors);
                 json_decref(one);
             }
         }
         json_t *errors = json_array();
-        CHECK(e->check(variant, BASE, errors) == 0);
-        if (json_array_size(errors) > 0)
-            fprintf(stderr, "  %s: %s\n", file, json_dumps(errors, JSON_COMPACT));
+        CHECK_MSG(e->check(variant, BASE, errors) == 0, "%s: %s", file, errors_text(errors));
         json_decref(errors);
         json_decref(variant);
     }
@@ -339,11 +313,9 @@ int main(void)
      * normalised params pass again unchanged (the server stores them). */
     for (size_t i = 0; i < sizeof minimal / sizeof minimal[0]; i++) {
         p = run(minimal[i].kind, minimal[i].engine, minimal[i].params, &problems, &errors);
-        CHECK(problems == 0 && json_array_size(errors) == 0);
-        if (problems != 0)
-            fprintf(stderr, "  %s/%s: %s\n", minimal[i].kind, minimal[i].engine,
-                    json_dumps(errors, JSON_COMPACT));
-        json_t *given = load(minimal[i].params);
+        CHECK_MSG(problems == 0 && json_array_size(errors) == 0, "%s/%s: %s", minimal[i].kind,
+                  minimal[i].engine, errors_text(errors));
+        json_t *given = check_json(minimal[i].params);
         check_defaults_filled(hv_engine_def_find(minimal[i].kind, minimal[i].engine), given, p);
         json_decref(given);
         json_t *again = json_deep_copy(p), *errors2 = json_array();
@@ -392,8 +364,8 @@ int main(void)
     CHECK_STR(json_string_value(json_object_get(p, "threads")), "per-vcpu");
     CHECK_STR(json_string_value(json_object_get(p, "path")), "/usr/vice/cache/iozone.dat");
     /* ops come back in the catalogue's order */
-    json_t *want_ops = load("[\"seq-write\", \"rewrite\", \"seq-read\", \"reread\", "
-                            "\"rand-read\", \"rand-write\"]");
+    json_t *want_ops = check_json("[\"seq-write\", \"rewrite\", \"seq-read\", \"reread\", "
+                                  "\"rand-read\", \"rand-write\"]");
     CHECK(json_equal(json_object_get(p, "ops"), want_ops));
     json_decref(want_ops);
     CHECK(json_object_get(p, "seconds") == NULL);
@@ -406,7 +378,7 @@ int main(void)
             "\"seconds\": \"90s\"}",
             &problems, &errors);
     CHECK(problems == 0);
-    want_ops = load("[\"seq-write\", \"rand-read\"]");
+    want_ops = check_json("[\"seq-write\", \"rand-read\"]");
     CHECK(json_equal(json_object_get(p, "ops"), want_ops));
     json_decref(want_ops);
     CHECK(json_integer_value(json_object_get(p, "block")) == 4096);
@@ -486,12 +458,12 @@ int main(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         p = run(bad[i].kind, bad[i].engine, bad[i].params, &problems, &errors);
         const char *msg = error_at(errors, bad[i].path);
-        CHECK(problems > 0 && (size_t)problems == json_array_size(errors));
-        CHECK(msg != NULL && strstr(msg, bad[i].msg) != NULL);
-        if (msg == NULL || strstr(msg, bad[i].msg) == NULL)
-            fprintf(stderr, "  bad %zu (%s/%s %s): want \"%s\" at %s, got %s\n", i, bad[i].kind,
-                    bad[i].engine, bad[i].params, bad[i].msg, bad[i].path,
-                    json_dumps(errors, JSON_COMPACT));
+        CHECK_MSG(problems > 0 && (size_t)problems == json_array_size(errors),
+                  "bad %zu (%s/%s %s): %d problem(s), errors %s", i, bad[i].kind, bad[i].engine,
+                  bad[i].params, problems, errors_text(errors));
+        CHECK_MSG(msg != NULL && strstr(msg, bad[i].msg) != NULL,
+                  "bad %zu (%s/%s %s): want \"%s\" at %s, got %s", i, bad[i].kind, bad[i].engine,
+                  bad[i].params, bad[i].msg, bad[i].path, errors_text(errors));
         json_decref(p);
         json_decref(errors);
     }
@@ -550,7 +522,7 @@ int main(void)
     json_decref(list);
 
     /* docs/catalog.md documents every engine and every param. */
-    char *doc = slurp("docs/catalog.md");
+    char *doc = check_slurp("docs/catalog.md");
     CHECK(doc != NULL);
     for (size_t i = 0; doc != NULL && i < n; i++)
         check_doc(doc, hv_engine_def_at(i));
