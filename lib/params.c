@@ -43,7 +43,7 @@ static const char *abs_path(const char *s)
 /* A custom benchmark is a name the worker looks up in what its
  * administrator declared (e.g. a file of that name in a directory), so it
  * must not be able to name anything else: no '/', no leading '.'. */
-static const char *bench_name(const char *s)
+const char *hv_params_bench_name_error(const char *s)
 {
     static const char msg[] = "must use only a-z, 0-9, '_', '.' and '-', and not start with '.'";
     if (s[0] == '.')
@@ -357,7 +357,7 @@ static const struct hv_param_def custom_params[] = {
      .type = HV_PARAM_STRING,
      .required = true,
      .max_len = 64,
-     .format = bench_name,
+     .format = hv_params_bench_name_error,
      .description = "the site benchmark, as the worker's administrator declared it"},
     {0},
 };

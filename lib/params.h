@@ -93,6 +93,12 @@ struct hv_engine_def {
  *  pointer into the static table, or NULL when there is none. */
 const struct hv_engine_def *hv_engine_def_find(const char *kind, const char *engine);
 
+/** NULL when s may name a site benchmark (a custom engine's params.name,
+ *  a worker's declared benchmark): a-z, 0-9, '_', '.', '-', not starting
+ *  with '.', so the name cannot reach anything the administrator did not
+ *  declare; otherwise the reason, a static string. s must not be NULL. */
+const char *hv_params_bench_name_error(const char *s);
+
 /** The number of engines. */
 size_t hv_engine_def_count(void);
 

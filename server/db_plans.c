@@ -125,9 +125,10 @@ static const struct hv_stmt job_results = {
     "m.unit, 'higher_is_better', m.higher_is_better) ORDER BY m.name), '[]') FROM metrics m "
     "WHERE m.result_id = r.id), 'samples', CASE WHEN $2 THEN (SELECT "
     "coalesce(json_agg(json_build_object('metric', s.metric, 't', s.t, 'value', s.value) "
-    "ORDER BY s.metric, s.t), '[]') FROM samples s WHERE s.result_id = r.id) END) "
-    "ORDER BY r.attempt), '[]')::text FROM results r WHERE r.job_id = $1",
-    2};
+    "ORDER BY s.metric, s.t), '[]') FROM samples s WHERE s.result_id = r.id) END, 'raw', "
+    "CASE WHEN $3 THEN r.raw END) ORDER BY r.attempt), '[]')::text FROM results r "
+    "WHERE r.job_id = $1",
+    3};
 
 /* Formats one int field of each job as a PostgreSQL array literal; caller
  * frees. A negative group is SQL NULL. */
@@ -408,13 +409,13 @@ enum hv_db_status hv_db_job_get(int64_t id, json_t **out)
     return hv_db_json(&job_get, params, out, NULL);
 }
 
-enum hv_db_status hv_db_job_results(int64_t id, bool samples, json_t **out)
+enum hv_db_status hv_db_job_results(int64_t id, bool samples, bool raw, json_t **out)
 {
     char idtxt[24];
     hv_db_int(idtxt, sizeof idtxt, id);
     enum hv_db_status s = exists(&job_exists, idtxt);
     if (s != HV_DB_OK)
         return s;
-    const char *params[] = {idtxt, samples ? "true" : "false"};
+    const char *params[] = {idtxt, samples ? "true" : "false", raw ? "true" : "false"};
     return hv_db_json(&job_results, params, out, NULL);
 }

@@ -60,9 +60,9 @@ enum hv_db_status hv_db_plan_jobs(int64_t id, const char *status, long after, in
 /** One job (with plan_id and its full workload), HV_DB_NONE when unknown. */
 enum hv_db_status hv_db_job_get(int64_t id, json_t **out);
 
-/** Every result of job id, oldest attempt first, with metrics and (when
- *  samples) samples, as a new JSON array. HV_DB_NONE when the job is
- *  unknown. */
-enum hv_db_status hv_db_job_results(int64_t id, bool samples, json_t **out);
+/** Every result of job id, oldest attempt first, with metrics, (when
+ *  samples) samples and (when raw) the tool's raw output, as a new JSON
+ *  array. HV_DB_NONE when the job is unknown. */
+enum hv_db_status hv_db_job_results(int64_t id, bool samples, bool raw, json_t **out);
 
 #endif

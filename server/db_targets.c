@@ -12,10 +12,13 @@ static const struct hv_stmt upsert = {
     "labels = EXCLUDED.labels, last_seen = now() RETURNING id",
     6};
 
+/* The site benchmarks are shown with every target (not only with its
+ * facts), so a plan's author sees in the list which names each offers. */
 #define TARGET_JSON                                                                                \
     "json_build_object('id', t.id, 'name', t.name, 'kind', t.kind, 'fingerprint', "                \
-    "t.fingerprint, 'dmi_uuid', t.dmi_uuid, 'labels', t.labels, 'registered_at', "                 \
-    "t.registered_at, 'last_seen', t.last_seen)"
+    "t.fingerprint, 'dmi_uuid', t.dmi_uuid, 'labels', t.labels, 'benchmarks', "                    \
+    "coalesce(t.facts->'benchmarks', '[]'), 'registered_at', t.registered_at, 'last_seen', "       \
+    "t.last_seen)"
 
 static const struct hv_stmt list = {
     "target_list",
@@ -41,6 +44,25 @@ static const struct hv_stmt by_label = {
     "SELECT coalesce(json_agg(t.name ORDER BY t.name), '[]')::text FROM targets t "
     "WHERE t.kind = 'guest' AND t.labels @> jsonb_build_object($1::text, $2::text)",
     2};
+
+/* A target declares a site benchmark when an element of its
+ * facts.benchmarks carries both the name and the kind ($1, $2). */
+#define DECLARES                                                                                   \
+    "t.facts->'benchmarks' @> jsonb_build_array(jsonb_build_object('name', $1::text, 'kind', "     \
+    "$2::text))"
+
+static const struct hv_stmt bench_holders = {
+    "target_bench_holders",
+    "SELECT json_build_object("
+    "'having', (SELECT coalesce(json_agg(t.name ORDER BY t.name), '[]') FROM targets t "
+    " WHERE " DECLARES "), "
+    "'lacking', (SELECT coalesce(json_agg(u.n ORDER BY u.i), '[]') "
+    " FROM unnest($3::text[]) WITH ORDINALITY AS u(n, i) "
+    " WHERE NOT EXISTS (SELECT 1 FROM targets t WHERE t.name = u.n AND " DECLARES ")), "
+    "'unregistered', (SELECT coalesce(json_agg(u.n ORDER BY u.i), '[]') "
+    " FROM unnest($3::text[]) WITH ORDINALITY AS u(n, i) "
+    " WHERE NOT EXISTS (SELECT 1 FROM targets t WHERE t.name = u.n)))::text",
+    3};
 
 enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,
                                       const char *fingerprint, const char *dmi_uuid,
@@ -76,4 +98,16 @@ enum hv_db_status hv_db_target_names_by_label(const char *key, const char *value
 {
     const char *params[] = {key, value};
     return hv_db_json(&by_label, params, out, NULL);
+}
+
+enum hv_db_status hv_db_target_bench_holders(const char *name, const char *kind,
+                                             const char *const *names, size_t n, json_t **out)
+{
+    char *arr = hv_db_text_array(names, n);
+    if (arr == NULL)
+        return HV_DB_ERROR;
+    const char *params[] = {name, kind, arr};
+    enum hv_db_status s = hv_db_json(&bench_holders, params, out, NULL);
+    free(arr);
+    return s;
 }

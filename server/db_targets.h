@@ -5,6 +5,7 @@
 #include "db.h"
 
 #include <jansson.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /** Registers (or refreshes) the target called name with its facts,
@@ -26,5 +27,13 @@ enum hv_db_status hv_db_target_get(int64_t id, json_t **out);
 /** The names of the guest targets carrying label key=value, as a new JSON
  *  array of strings (possibly empty). */
 enum hv_db_status hv_db_target_names_by_label(const char *key, const char *value, json_t **out);
+
+/** Who declares the site benchmark name of kind (an element of
+ *  facts.benchmarks with that name and kind): a new JSON object in *out
+ *  with "having", the names of every target declaring it, by name;
+ *  "lacking", those of the n targets in names[] that do not, in the order
+ *  given; and "unregistered", those of names[] no worker registered. */
+enum hv_db_status hv_db_target_bench_holders(const char *name, const char *kind,
+                                             const char *const *names, size_t n, json_t **out);
 
 #endif

@@ -5,6 +5,7 @@
 #include "handlers.h"
 #include "plan.h"
 #include "query.h"
+#include "site_bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,31 @@ static void store(struct hv_request *req, const struct hv_plan *plan, const stru
     hv_reply_json(req, replayed ? 200 : 201, summary);
 }
 
+/* Whether every target that would run a custom workload declares it;
+ * otherwise answers 422 (or the database failure) and returns false. Only
+ * the expansion knows which targets run what (a ramp may leave guests
+ * out), so this follows it. */
+static bool site_benchmarks_declared(struct hv_request *req, const struct hv_plan *plan,
+                                     const struct hv_expansion *x)
+{
+    json_t *errors = json_array();
+    enum hv_db_status s = hv_site_bench_check_plan(plan, x, errors);
+    if (s != HV_DB_OK) {
+        json_decref(errors);
+        hv_reply_db_failure(req, s);
+        return false;
+    }
+    size_t n = json_array_size(errors);
+    if (n == 0) {
+        json_decref(errors);
+        return true;
+    }
+    char detail[64];
+    snprintf(detail, sizeof detail, "%zu error%s in the plan", n, n == 1 ? "" : "s");
+    hv_reply_problem(req, HV_E_IMPOSSIBLE_PLAN, detail, errors);
+    return false;
+}
+
 void hv_h_plans_create(struct hv_request *req)
 {
     const char *key;
@@ -152,10 +178,12 @@ void hv_h_plans_create(struct hv_request *req)
         hv_reply_problem(req, HV_E_INTERNAL, "out of memory expanding the plan", NULL);
         return;
     }
-    if (dry)
-        hv_reply_json(req, 200, expansion_json(&plan, &x));
-    else
-        store(req, &plan, &x, key);
+    if (site_benchmarks_declared(req, &plan, &x)) {
+        if (dry)
+            hv_reply_json(req, 200, expansion_json(&plan, &x));
+        else
+            store(req, &plan, &x, key);
+    }
     hv_expansion_free(&x);
     hv_plan_free(&plan);
 }

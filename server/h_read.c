@@ -29,12 +29,13 @@ void hv_h_job_get(struct hv_request *req)
 void hv_h_job_results(struct hv_request *req)
 {
     json_t *errors = json_array();
-    bool samples;
+    bool samples, raw;
     hv_query_bool(req, "samples", true, &samples, errors);
+    hv_query_bool(req, "raw", false, &raw, errors);
     if (hv_query_failed(req, errors))
         return;
     json_t *items = NULL;
-    enum hv_db_status s = hv_db_job_results(req->ids[0], samples, &items);
+    enum hv_db_status s = hv_db_job_results(req->ids[0], samples, raw, &items);
     reply_one(req, s, s == HV_DB_OK ? json_pack("{s:o}", "items", items) : NULL,
               "no job with this id");
 }

@@ -2,6 +2,7 @@
 #include "db_targets.h"
 #include "handlers.h"
 #include "jspec.h"
+#include "site_bench.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -25,8 +26,11 @@ void hv_h_worker_register(struct hv_request *req)
     if (doc == NULL)
         return;
     json_t *errors = json_array();
-    if (hv_jspec_check(doc, "", register_fields, errors) == 0)
+    if (hv_jspec_check(doc, "", register_fields, errors) == 0) {
         hv_jspec_check_labels(json_object_get(doc, "labels"), "/labels", errors);
+        hv_site_bench_check_decl(json_object_get(json_object_get(doc, "facts"), "benchmarks"),
+                                 "/facts/benchmarks", errors);
+    }
     if (json_array_size(errors) > 0 || json_string_length(json_object_get(doc, "name")) == 0) {
         if (json_array_size(errors) == 0)
             hv_errors_add(errors, "/name", "must not be empty");
