@@ -26,7 +26,12 @@ PACKAGES=(
     git                  # make format-check lists tracked files
     chromium             # tests/integration/test_web.sh: headless browser (/usr/bin/chromium);
                          # node and npm for it come with the machine image, not from here
-    fio                  # bench/disk-vs-fio.sh: the peer of the built-in disk engine
+    fio                  # the disk/fio engine; bench/disk-vs-fio.sh: the peer of the built-in disk engine
+    iperf3               # the net/iperf3 engine (tests/unit/test_tools.c runs it on loopback)
+    iperf                # the net/iperf engine (iperf 2)
+    sysbench             # the cpu/sysbench engine
+    stress-ng            # the cpu/stress-ng engine
+    bonnie++             # the disk/bonnie engine
 )
 
 # A package is present only when dpkg says "install ok installed"; unknown

@@ -256,6 +256,12 @@ static const struct hv_param_def disk_fio_params[] = {
      .description = "measured time (fio --runtime --time_based)"},
     PATH("file or block device (fio --filename); absent: a file in the worker's scratch "
          "directory; a block device is overwritten"),
+    {.name = "warmup",
+     .type = HV_PARAM_DURATION,
+     .def = "2",
+     .min = 0,
+     .max = 3600,
+     .description = "I/O before the measured time, not counted (fio --ramp_time)"},
     {0},
 };
 
@@ -272,11 +278,28 @@ static const struct hv_param_def net_iperf3_params[] = {
      .type = HV_PARAM_BOOL,
      .def = "false",
      .description = "UDP instead of TCP (iperf3 -u)"},
+    {.name = "warmup",
+     .type = HV_PARAM_DURATION,
+     .def = "2",
+     .min = 0,
+     .max = 3600,
+     .description = "untimed traffic before the measured time, whole seconds (iperf3 --omit)"},
     {0},
 };
 
 static const struct hv_param_def net_iperf_params[] = {
-    PEER, NET_STREAMS, NET_WINDOW, NET_SECONDS, {0},
+    PEER,
+    NET_STREAMS,
+    NET_WINDOW,
+    NET_SECONDS,
+    {.name = "warmup",
+     .type = HV_PARAM_DURATION,
+     .def = "2",
+     .min = 0,
+     .max = 3600,
+     .description = "whole seconds of traffic before the measured time (iperf -t warmup + "
+                    "seconds); their -i 1 intervals are left out of the samples"},
+    {0},
 };
 
 static const struct hv_param_def cpu_sysbench_params[] = {
@@ -304,6 +327,13 @@ static const struct hv_param_def cpu_sysbench_params[] = {
      .min = 3,
      .max = 100000000,
      .description = "sysbench --cpu-max-prime (test cpu)"},
+    {.name = "warmup",
+     .type = HV_PARAM_DURATION,
+     .def = "2",
+     .min = 0,
+     .max = 3600,
+     .description = "whole seconds run before the measured time, not counted (sysbench "
+                    "--report-checkpoints, --time warmup + seconds)"},
     {0},
 };
 

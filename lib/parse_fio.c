@@ -14,10 +14,23 @@
  * gives N jobs): their throughput adds up and each latency is the largest
  * job's. The same operation in two groups (two stonewalled phases) is two
  * measurements of one metric and is refused. Trim jobs are listed in info
- * and not mapped. A job that ended with an error refuses the output. */
+ * and not mapped. A job that ended with an error refuses the output.
+ *
+ * A job run with --steadystate has a "steadystate" object: fio's verdict
+ * ("attained", over its steadystate_duration window) and the per-interval
+ * figures of that window (data.bw in bytes/s and data.iops, oldest first,
+ * the ramp_time left out). They become samples disk.OP.mbps and
+ * disk.OP.iops (a mixed job's figures count both directions:
+ * disk.rw.mbps, disk.randrw.mbps), added up over the jobs of a group, and
+ * the verdict goes into the job's info. A window longer than the run
+ * holds zeros after the intervals fio measured: the run's runtime says how
+ * many were. */
 #include "parse_util.h"
+#include "parsers.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define TOOL "fio"
@@ -241,6 +254,151 @@ static int read_job(const json_t *job, size_t index, const json_t *global, struc
     return 0;
 }
 
+/* The per-interval figures of one series of samples, added up over the
+ * jobs of a group. */
+struct ss_sum {
+    char prefix[24]; /* disk.PREFIX.mbps */
+    long long group;
+    double interval;
+    double *bw, *iops; /* bytes/s, IO/s */
+    size_t n;
+};
+
+#define N_SS (N_OPS + 2)
+
+/* Reads data.NAME[0..n) of a steadystate object into out. */
+static int ss_values(const json_t *data, const char *name, const char *where, double *out, size_t n,
+                     char *err, size_t errlen)
+{
+    const json_t *a = json_object_get(data, name);
+    if (!json_is_array(a) || json_array_size(a) < n)
+        return hv_perr(err, errlen, TOOL, "%s.steadystate.data.%s is not an array of %zu numbers",
+                       where, name, n);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *v = json_array_get(a, i);
+        if (!json_is_number(v) || !(json_number_value(v) >= 0))
+            return hv_perr(err, errlen, TOOL, "%s.steadystate.data.%s[%zu] is not a number", where,
+                           name, i);
+        out[i] = json_number_value(v);
+    }
+    return 0;
+}
+
+/* How many intervals of a steadystate window of `len` fio measured: the
+ * run's runtime in intervals, or more when fio filled more. */
+static size_t ss_filled(const json_t *bw, const json_t *iops, size_t len, double runtime_ms,
+                        double interval)
+{
+    size_t n = len;
+    if (runtime_ms > 0) {
+        double k = runtime_ms / 1000.0 / interval + 0.05;
+        n = k < (double)len ? (size_t)k : len;
+    }
+    while (n < len && (json_number_value(json_array_get(bw, n)) != 0 ||
+                       json_number_value(json_array_get(iops, n)) != 0))
+        n++;
+    return n;
+}
+
+/* Reads a job's steadystate object, when it has one: the verdict into ji,
+ * the figures added to the series of its operation in sums. */
+static int read_steady(const json_t *job, size_t index, json_t *ji, double runtime_ms,
+                       struct ss_sum *sums, size_t *n_sums, char *err, size_t errlen)
+{
+    const json_t *ss = json_object_get(job, "steadystate");
+    if (ss == NULL)
+        return 0;
+    char where[96], q[48];
+    const char *name = json_string_value(json_object_get(ji, "name"));
+    snprintf(where, sizeof where, "jobs[%zu] (%s)", index,
+             hv_pquote(q, sizeof q, name, strlen(name)));
+    const json_t *data = json_object_get(ss, "data");
+    double dur = 0;
+    if (!json_is_object(ss) || !json_is_object(data) ||
+        hv_pjnum(ss, "duration", where, &dur, TOOL, err, errlen) != 0 || !(dur > 0))
+        return hv_perr(err, errlen, TOOL,
+                       "%s.steadystate has no duration and data (not fio's --steadystate "
+                       "output)",
+                       where);
+    const json_t *bw = json_object_get(data, "bw"), *iops = json_object_get(data, "iops");
+    size_t len = json_array_size(bw);
+    if (len == 0 || json_array_size(iops) != len)
+        return hv_perr(err, errlen, TOOL,
+                       "%s.steadystate.data.bw and .iops are not arrays of one length", where);
+    double interval = dur / (double)len;
+    size_t n = ss_filled(bw, iops, len, runtime_ms, interval);
+    json_t *verdict = json_object();
+    json_object_set_new(ji, "steadystate", verdict);
+    const json_t *crit = json_object_get(ss, "ss");
+    if (json_is_string(crit))
+        json_object_set(verdict, "ss", (json_t *)crit);
+    json_object_set_new(verdict, "duration_s", json_real(dur));
+    json_object_set_new(verdict, "attained",
+                        json_boolean(json_number_value(json_object_get(ss, "attained")) != 0));
+    const char *c = json_string_value(json_object_get(ss, "criterion"));
+    double cv;
+    size_t cl = c ? strlen(c) : 0;
+    if (cl > 1 && c[cl - 1] == '%' && hv_pnum(c, cl - 1, &cv) == 0)
+        json_object_set_new(verdict, "criterion_pct", json_real(cv));
+    json_object_set_new(verdict, "intervals", json_integer((json_int_t)n));
+    /* The series: the job's one operation, or its rw for a mixed job. */
+    const json_t *ops = json_object_get(ji, "ops");
+    const char *prefix = json_array_size(ops) == 1 ? json_string_value(json_array_get(ops, 0))
+                                                   : json_string_value(json_object_get(ji, "rw"));
+    if (json_array_size(ops) == 0 || n == 0)
+        return 0;
+    if (strcmp(prefix, "readwrite") == 0)
+        prefix = "rw";
+    long long group = json_integer_value(json_object_get(ji, "group"));
+    struct ss_sum *s = NULL;
+    for (size_t i = 0; i < *n_sums && s == NULL; i++)
+        if (strcmp(sums[i].prefix, prefix) == 0 && sums[i].group == group)
+            s = &sums[i];
+    double *b = calloc(n, sizeof *b), *o = calloc(n, sizeof *o);
+    int rc = b != NULL && o != NULL ? 0 : hv_perr(err, errlen, TOOL, "out of memory");
+    if (rc == 0)
+        rc = ss_values(data, "bw", where, b, n, err, errlen);
+    if (rc == 0)
+        rc = ss_values(data, "iops", where, o, n, err, errlen);
+    if (rc == 0 && s == NULL && *n_sums < N_SS) {
+        s = &sums[(*n_sums)++];
+        *s = (struct ss_sum){.group = group, .interval = interval, .bw = b, .iops = o, .n = n};
+        snprintf(s->prefix, sizeof s->prefix, "%s", prefix);
+        return 0;
+    }
+    if (rc == 0 && s != NULL) {
+        /* Jobs of one group ran at once: their intervals add up. */
+        s->n = n < s->n ? n : s->n;
+        for (size_t i = 0; i < s->n; i++) {
+            s->bw[i] += b[i];
+            s->iops[i] += o[i];
+        }
+    }
+    free(b);
+    free(o);
+    return rc;
+}
+
+/* Appends the series as samples and releases them. */
+static int emit_steady(struct ss_sum *sums, size_t n, json_t *run)
+{
+    int rc = 0;
+    char name[64];
+    for (size_t i = 0; i < n; i++) {
+        const struct ss_sum *s = &sums[i];
+        for (size_t k = 0; k < s->n && rc == 0; k++) {
+            double t = (double)(k + 1) * s->interval;
+            snprintf(name, sizeof name, "disk.%.23s.mbps", s->prefix);
+            rc |= hv_prun_sample(run, name, t, s->bw[k] / 1e6);
+            snprintf(name, sizeof name, "disk.%.23s.iops", s->prefix);
+            rc |= hv_prun_sample(run, name, t, s->iops[k]);
+        }
+        free(sums[i].bw);
+        free(sums[i].iops);
+    }
+    return rc;
+}
+
 /* Adds the metrics of every operation to the run. */
 static int emit(const struct op_sum *sums, size_t n, json_t *metrics)
 {
@@ -285,9 +443,55 @@ static void set_times(const json_t *doc, json_t *info, double seconds)
         json_object_set_new(info, "started_at", json_string(iso));
 }
 
+/* fio prints a number it could not compute as a bare nan or -nan (its
+ * steadystate slope over a one-interval window): not JSON. A copy of text
+ * with those values (after ": ") written as null, or NULL when there is
+ * none or memory runs out. */
+static char *nan_as_null(const char *text, size_t len, size_t *out_len)
+{
+    static const char *const bare[] = {"-nan", "nan", "-inf", "inf"};
+    char *copy = malloc(len + 1), *w = copy;
+    bool found = false;
+    for (size_t i = 0; copy != NULL && i < len;) {
+        size_t k = 0, tl = 0;
+        if (i >= 2 && text[i - 2] == ':' && text[i - 1] == ' ')
+            for (k = 0; k < 4; k++) {
+                tl = strlen(bare[k]);
+                if (i + tl <= len && memcmp(text + i, bare[k], tl) == 0 &&
+                    (i + tl == len || strchr(",\n\r }", text[i + tl]) != NULL))
+                    break;
+            }
+        if (k < 4 && i >= 2 && text[i - 2] == ':' && text[i - 1] == ' ') {
+            /* "null" is no longer than "-nan": the copy never grows past
+             * len + 1. */
+            memcpy(w, "null", 4);
+            w += 4;
+            i += tl;
+            found = true;
+        } else {
+            *w++ = text[i++];
+        }
+    }
+    if (!found) {
+        free(copy);
+        return NULL;
+    }
+    *w = '\0';
+    *out_len = (size_t)(w - copy);
+    return copy;
+}
+
 int hv_parse_fio(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
 {
     json_t *doc = hv_pjson_load(text, len, TOOL, err, errlen);
+    size_t fixed_len = 0;
+    char *fixed =
+        doc == NULL && strstr(err, "bad JSON") != NULL ? nan_as_null(text, len, &fixed_len) : NULL;
+    if (fixed != NULL) {
+        char err2[HV_PARSE_ERR_MAX];
+        doc = hv_pjson_load(fixed, fixed_len, TOOL, err2, sizeof err2);
+        free(fixed);
+    }
     if (doc == NULL) {
         if (strstr(err, "no JSON object") != NULL)
             hv_pnot_mine(text, "fio", TOOL,
@@ -314,7 +518,8 @@ int hv_parse_fio(const char *text, size_t len, json_t *runs, char *err, size_t e
     json_object_set_new(info, "jobs", jobs_info);
 
     struct op_sum sums[N_OPS];
-    size_t n = 0;
+    struct ss_sum ss[N_SS];
+    size_t n = 0, n_ss = 0;
     double total_ms = 0, group_ms = 0;
     long long last_group = 0;
     int rc = 0;
@@ -323,6 +528,9 @@ int hv_parse_fio(const char *text, size_t len, json_t *runs, char *err, size_t e
         long long group = 0;
         rc = read_job(json_array_get(jobs, i), i, global, sums, &n, jobs_info, &job_ms, &group, err,
                       errlen);
+        if (rc == 0)
+            rc = read_steady(json_array_get(jobs, i), i, json_array_get(jobs_info, i), job_ms, ss,
+                             &n_ss, err, errlen);
         /* Groups run one after the other; the jobs of a group at once. */
         if (i > 0 && group != last_group) {
             total_ms += group_ms;
@@ -338,6 +546,8 @@ int hv_parse_fio(const char *text, size_t len, json_t *runs, char *err, size_t e
         rc = hv_perr(err, errlen, TOOL, "no job read or wrote anything hvbench measures");
     if (rc == 0 && emit(sums, n, hv_prun_metrics(run)) != 0)
         rc = hv_perr(err, errlen, TOOL, "a value is not a finite number");
+    if (emit_steady(ss, n_ss, run) != 0 && rc == 0)
+        rc = hv_perr(err, errlen, TOOL, "a steadystate value is not a finite number");
     if (rc == 0)
         set_times(doc, info, (total_ms + group_ms) / 1000.0);
     json_decref(doc);

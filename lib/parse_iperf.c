@@ -9,7 +9,13 @@
  * client prints), net.udp.jitter_ms and net.udp.loss_pct. The text report
  * rounds to three digits ("13.0 Gbits/sec"); the CSV has bits per second.
  * A text report of several tests one after the other (a server's log) is
- * refused: its streams would add up as if they ran at once. */
+ * refused: its streams would add up as if they ran at once.
+ *
+ * The interval lines of -i become samples of the headline metric: the
+ * "[SUM]" interval lines when there are any, else every stream's lines of
+ * one interval added up (iperf 2.1's CSV has no sum lines). iperf 2 has no
+ * warm-up of its own, so t counts from the start of the test; a worker
+ * drops its warm-up itself. */
 #include "parse_util.h"
 
 #include <ctype.h>
@@ -28,13 +34,36 @@ struct stream {
     double jitter_ms, loss_pct;
 };
 
+/* One result line: a stream's (or the sum's) figure over an interval. */
+struct line {
+    long id;
+    double start, end, bps;
+};
+
 struct report {
     struct stream streams[MAX_STREAMS];
     size_t n;
     struct stream sum;
     bool has_sum;
-    int results; /* result lines seen, whole-test or interval */
+    int results;        /* result lines seen, whole-test or interval */
+    struct line *lines; /* every result line, for the samples */
+    size_t n_lines, cap_lines;
 };
+
+/* Remembers a result line for the samples. */
+static int remember(struct report *r, const struct stream *s, double start)
+{
+    if (r->n_lines == r->cap_lines) {
+        size_t cap = r->cap_lines ? r->cap_lines * 2 : 64;
+        struct line *l = realloc(r->lines, cap * sizeof *l);
+        if (l == NULL)
+            return -1;
+        r->lines = l;
+        r->cap_lines = cap;
+    }
+    r->lines[r->n_lines++] = (struct line){s->id, start, s->end, s->bps};
+    return 0;
+}
 
 /* Keeps line as the whole-test figure of its stream when it is one: the
  * interval starts at 0, and it ends no earlier than what was kept (a later
@@ -42,6 +71,8 @@ struct report {
 static int keep(struct report *r, const struct stream *line, double start, char *err, size_t errlen)
 {
     r->results++;
+    if (remember(r, line, start) != 0)
+        return hv_perr(err, errlen, TOOL, "out of memory");
     if (start != 0)
         return 0;
     struct stream *slot = NULL;
@@ -321,6 +352,60 @@ static int parse_csv(const char *text, struct report *r, bool *udp, char *err, s
     return 0;
 }
 
+/* Whether line l is a whole-test line of its stream (or of the sum): it
+ * starts at 0 and ends near where the kept one does. A UDP client prints
+ * two (its own and the server's report), which end a little apart. */
+static bool whole_test(const struct report *r, const struct line *l)
+{
+    if (l->start != 0)
+        return false;
+    double end = 0;
+    if (l->id < 0)
+        end = r->has_sum ? r->sum.end : 0;
+    for (size_t i = 0; i < r->n && l->id >= 0; i++)
+        if (r->streams[i].id == l->id)
+            end = r->streams[i].end;
+    return l->end >= 0.9 * end;
+}
+
+static int by_interval(const void *a, const void *b)
+{
+    const struct line *x = a, *y = b;
+    if (x->end != y->end)
+        return (x->end > y->end) - (x->end < y->end);
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The interval lines into samples of metric: the sum's lines, or the
+ * streams' lines of each interval added up. Returns the count, or -1. */
+static long interval_samples(struct report *r, json_t *run, const char *metric)
+{
+    bool sums = false;
+    size_t k = 0;
+    for (size_t i = 0; i < r->n_lines; i++)
+        if (!whole_test(r, &r->lines[i]))
+            r->lines[k++] = r->lines[i];
+    r->n_lines = k;
+    for (size_t i = 0; i < r->n_lines; i++)
+        sums |= r->lines[i].id < 0;
+    if (r->n_lines > 1)
+        qsort(r->lines, r->n_lines, sizeof *r->lines, by_interval);
+    struct hv_pseries series = {0};
+    for (size_t i = 0; i < r->n_lines; i++) {
+        const struct line *l = &r->lines[i];
+        if (sums != (l->id < 0))
+            continue;
+        struct hv_pinterval *last = series.n > 0 ? &series.v[series.n - 1] : NULL;
+        if (last != NULL && last->start == l->start && last->end == l->end)
+            last->value += l->bps;
+        else if (hv_pseries_add(&series, l->start, l->end, l->bps) != 0) {
+            hv_pseries_free(&series);
+            return -1;
+        }
+    }
+    return hv_pseries_emit(&series, run, metric, 0, 1e-9);
+}
+
 int hv_parse_iperf(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
 {
     if (hv_pcheck_complete(text, len, TOOL, err, errlen) != 0)
@@ -344,6 +429,7 @@ int hv_parse_iperf(const char *text, size_t len, json_t *runs, char *err, size_t
                                 "iperf 2's report, or cut off",
                           err, errlen);
     if (rc != 0) {
+        free(r->lines);
         free(r);
         json_decref(info);
         return -1;
@@ -385,6 +471,9 @@ int hv_parse_iperf(const char *text, size_t len, json_t *runs, char *err, size_t
         rc |= hv_pmetric(metrics, "net.udp.jitter_ms", total.jitter_ms, "ms", false);
         rc |= hv_pmetric(metrics, "net.udp.loss_pct", total.loss_pct, "%", false);
     }
+    if (rc == 0 && interval_samples(r, run, is_udp ? "net.udp.gbps" : "net.tcp.gbps") < 0)
+        rc = -1;
+    free(r->lines);
     free(r);
     return rc != 0 ? hv_perr(err, errlen, TOOL, "a value is not a finite number") : 0;
 }

@@ -7,9 +7,15 @@
  * net.udp.jitter_ms and net.udp.loss_pct from end.sum_received (iperf3
  * 3.12), else end.sum (older iperf3). A run iperf3 reports as failed
  * ("error": "unable to connect to server ...") is refused with its
- * message. */
+ * message.
+ *
+ * Every interval's sum (bits per second of all streams, as this side
+ * counted them) becomes a sample of the headline metric; the intervals
+ * iperf3 flags "omitted" (--omit, its warm-up) are left out, and its
+ * timeline restarts at 0 after them. */
 #include "parse_util.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define TOOL "iperf3"
@@ -114,6 +120,52 @@ static int read_udp(const json_t *end, json_t *run, char *err, size_t errlen)
     return 0;
 }
 
+/* The intervals array into samples of metric. */
+static int read_intervals(const json_t *doc, json_t *run, const char *metric, char *err,
+                          size_t errlen)
+{
+    const json_t *intervals = json_object_get(doc, "intervals");
+    if (intervals == NULL)
+        return 0;
+    if (!json_is_array(intervals))
+        return hv_perr(err, errlen, TOOL, "\"intervals\" is not an array");
+    struct hv_pseries series = {0};
+    size_t i, omitted = 0;
+    json_t *iv;
+    json_array_foreach(intervals, i, iv)
+    {
+        const json_t *sum = json_object_get(iv, "sum");
+        char where[48];
+        snprintf(where, sizeof where, "intervals[%zu].sum", i);
+        if (!json_is_object(sum)) {
+            hv_pseries_free(&series);
+            return hv_perr(err, errlen, TOOL, "%s is not an object", where);
+        }
+        if (json_is_true(json_object_get(sum, "omitted"))) {
+            omitted++;
+            continue;
+        }
+        double v[3];
+        static const char *const keys[3] = {"start", "end", "bits_per_second"};
+        for (int k = 0; k < 3; k++) {
+            int rc = hv_pjnum(sum, keys[k], where, &v[k], TOOL, err, errlen);
+            if (rc != 0) {
+                hv_pseries_free(&series);
+                return rc < 0 ? -1 : hv_perr(err, errlen, TOOL, "%s.%s is missing", where, keys[k]);
+            }
+        }
+        double start = v[0], end = v[1], bps = v[2];
+        if (hv_pseries_add(&series, start, end, bps) != 0) {
+            hv_pseries_free(&series);
+            return hv_perr(err, errlen, TOOL, "out of memory");
+        }
+    }
+    json_object_set_new(hv_prun_info(run), "omitted_intervals", json_integer((json_int_t)omitted));
+    if (hv_pseries_emit(&series, run, metric, 0, 1e-9) < 0)
+        return hv_perr(err, errlen, TOOL, "an interval's value is not a finite number");
+    return 0;
+}
+
 int hv_parse_iperf3(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
 {
     json_t *doc = hv_pjson_load(text, len, TOOL, err, errlen);
@@ -150,6 +202,9 @@ int hv_parse_iperf3(const char *text, size_t len, json_t *runs, char *err, size_
     else
         rc = hv_perr(err, errlen, TOOL, "protocol %.16s is not imported (TCP and UDP are)",
                      protocol);
+    if (rc == 0)
+        rc = read_intervals(
+            doc, run, strcmp(protocol, "UDP") == 0 ? "net.udp.gbps" : "net.tcp.gbps", err, errlen);
     const json_t *cpu = json_object_get(end, "cpu_utilization_percent");
     if (rc == 0 && json_is_object(cpu))
         json_object_set(hv_prun_info(run), "cpu_utilization_percent", (json_t *)cpu);

@@ -5,7 +5,17 @@
  * total time). memory: mem.sysbench.mbps (its MiB/sec × 1.048576: MB/s as
  * hvbench counts them) and mem.sysbench.ops_per_s. sysbench ends every
  * report with the "Threads fairness" section; an output without it was
- * cut off and is refused, even when the figures are already there. */
+ * cut off and is refused, even when the figures are already there.
+ *
+ * --report-interval=N adds a line per interval ("[ 4s ] thds: 2 eps:
+ * 7514.09 lat (ms,95%): 0.31", memory: "[ 4s ] 4024.33 MiB/sec"): samples
+ * of the headline metric. --report-checkpoints=W prints a whole report
+ * at W seconds ("[ 2s ] Checkpoint report:") and starts counting anew, so
+ * the final report covers the time after it: hvbench's warm-up. Interval
+ * lines stamped at or before the last checkpoint are warm-up and left out
+ * (sysbench prints them in either order around the checkpoint's report),
+ * the others count from it. A checkpoint's report is not the result: an
+ * output that ends after one, before the final report, was cut off. */
 #include "parse_util.h"
 
 #include <stdio.h>
@@ -18,7 +28,77 @@ struct report {
     bool cpu, memory, complete;
     bool has_eps, has_events, has_time, has_ops, has_mib;
     double eps, events, seconds, ops_per_s, mib_per_s;
+    bool in_checkpoint;       /* between "Checkpoint report:" and its end */
+    int checkpoints;          /* checkpoint reports seen */
+    double checkpoint_at;     /* the last one's stamp, seconds */
+    double checkpoint_len;    /* its "total time" */
+    double interval;          /* --report-interval, seconds */
+    struct hv_pseries series; /* interval lines: cpu events/s or MiB/s */
 };
+
+/* "[ 4s ] ..." — an intermediate line: its stamp into *t, the rest into
+ * rest. False for other lines. */
+static bool stamped(const char *l, size_t n, double *t, const char **rest, size_t *rl)
+{
+    if (n < 5 || l[0] != '[')
+        return false;
+    const char *close = memchr(l, ']', n);
+    if (close == NULL)
+        return false;
+    const char *a = l + 1, *b = close;
+    while (a < b && *a == ' ')
+        a++;
+    while (b > a && b[-1] == ' ')
+        b--;
+    if (b == a || b[-1] != 's' || hv_pnum(a, (size_t)(b - a - 1), t) != 0)
+        return false;
+    *rest = close + 1;
+    *rl = (size_t)(l + n - *rest);
+    while (*rl > 0 && **rest == ' ')
+        (*rest)++, (*rl)--;
+    return true;
+}
+
+/* One intermediate line into r: a checkpoint's start, or an interval. */
+static int intermediate(const char *l, size_t n, int no, struct report *r, char *err, size_t errlen)
+{
+    double t, v;
+    const char *s;
+    size_t sl;
+    if (!stamped(l, n, &t, &s, &sl))
+        return 1;
+    char q[48];
+    if (hv_pstarts(s, sl, "Checkpoint report:")) {
+        r->in_checkpoint = true;
+        r->complete = false;
+        r->checkpoint_at = t;
+        return 0;
+    }
+    if (hv_pstarts(s, sl, "thds:")) {
+        const char *eps = NULL;
+        for (size_t i = 0; i + 5 <= sl && eps == NULL; i++)
+            if (memcmp(s + i, " eps:", 5) == 0)
+                eps = s + i + 5;
+        if (eps == NULL)
+            return 0; /* another test's figures */
+        while (*eps == ' ')
+            eps++;
+        size_t el = strcspn(eps, " \n\r");
+        if (hv_pnum(eps, el, &v) != 0)
+            return hv_perr(err, errlen, TOOL, "line %d: the interval's eps \"%s\" is not a number",
+                           no, hv_pquote(q, sizeof q, eps, el));
+    } else if (hv_pcontains(s, sl, " MiB/sec")) {
+        size_t vl = strcspn(s, " ");
+        if (hv_pnum(s, vl, &v) != 0 || !hv_pstarts(s + vl, sl - vl, " MiB/sec"))
+            return hv_perr(err, errlen, TOOL, "line %d: \"%s\" is not \"[ Ns ] X MiB/sec\"", no,
+                           hv_pquote(q, sizeof q, l, n));
+    } else {
+        return 0;
+    }
+    if (hv_pseries_add(&r->series, t - r->interval, t, v) != 0)
+        return hv_perr(err, errlen, TOOL, "out of memory");
+    return 0;
+}
 
 /* "key: value" with blanks trimmed; false when the line has no colon. */
 static bool key_value(const char *l, size_t n, const char **k, size_t *kl, const char **v,
@@ -127,12 +207,24 @@ static int read_line(const char *l, size_t n, int no, struct report *r, json_t *
     char q[64];
     if (hv_pstarts(l, n, "FATAL:"))
         return hv_perr(err, errlen, TOOL, "the run failed: %s", hv_pquote(q, sizeof q, l, n));
+    int rc = intermediate(l, n, no, r, err, errlen);
+    if (rc <= 0)
+        return rc;
     if (hv_pstarts(l, n, "sysbench ")) {
         size_t e = 9;
         while (e < n && l[e] != ' ' && l[e] != ':')
             e++;
         json_object_set_new(info, "tool_version",
                             json_string(hv_pquote(q, sizeof q, l + 9, e - 9)));
+        return 0;
+    }
+    if (hv_pstarts(l, n, "Report intermediate results every ")) {
+        const char *x = l + 34;
+        size_t xl = 0;
+        while (xl < n - 34 && x[xl] != ' ')
+            xl++;
+        if (hv_pnum(x, xl, &r->interval) != 0 || !(r->interval > 0))
+            return bad_number(no, "the report interval", x, xl, err, errlen);
         return 0;
     }
     if (hv_pcontains(l, n, "Prime numbers limit") || hv_pstarts(l, n, "CPU speed:") ||
@@ -188,7 +280,14 @@ static int read_line(const char *l, size_t n, int no, struct report *r, json_t *
             json_object_set_new(json_object_get(info, "latency_ms"), lookup(latencies, k, kl),
                                 json_real(x));
     } else if (key_is(k, kl, "execution time (avg/stddev)")) {
-        r->complete = true;
+        /* The end of a report: a checkpoint's, or the final one. */
+        if (r->in_checkpoint) {
+            r->in_checkpoint = false;
+            r->checkpoints++;
+            r->checkpoint_len = r->seconds;
+        } else {
+            r->complete = true;
+        }
     }
     return 0;
 }
@@ -197,7 +296,7 @@ int hv_parse_sysbench(const char *text, size_t len, json_t *runs, char *err, siz
 {
     if (hv_pcheck_complete(text, len, TOOL, err, errlen) != 0)
         return -1;
-    struct report r = {0};
+    struct report r = {.interval = 1};
     json_t *info = json_pack("{s:{}}", "latency_ms");
     struct hv_plines it;
     hv_plines_init(&it, text);
@@ -208,7 +307,11 @@ int hv_parse_sysbench(const char *text, size_t len, json_t *runs, char *err, siz
         rc = hv_pnot_mine(text, "sysbench", TOOL,
                           "neither a cpu nor a memory test report (only those are read)", err,
                           errlen);
-    if (rc == 0 && !r.complete)
+    if (rc == 0 && !r.complete && r.checkpoints > 0)
+        rc = hv_perr(err, errlen, TOOL,
+                     "the output has the checkpoint's report (--report-checkpoints) but the final "
+                     "report ends before its \"Threads fairness\" section (cut off?)");
+    else if (rc == 0 && !r.complete)
         rc = hv_perr(err, errlen, TOOL,
                      "the report ends before its \"Threads fairness\" section (cut off?)");
     json_t *run = NULL;
@@ -217,9 +320,21 @@ int hv_parse_sysbench(const char *text, size_t len, json_t *runs, char *err, siz
         json_object_update(hv_prun_info(run), info);
     }
     json_decref(info);
-    if (rc != 0)
+    if (rc != 0) {
+        hv_pseries_free(&r.series);
         return -1;
+    }
     info = hv_prun_info(run);
+    if (r.checkpoints > 0) {
+        json_object_set_new(info, "checkpoints", json_integer(r.checkpoints));
+        json_object_set_new(info, "checkpoint_at_s", json_real(r.checkpoint_at));
+        json_object_set_new(info, "warmup_s", json_real(r.checkpoint_len));
+    }
+    double offset = r.checkpoints > 0 ? r.checkpoint_at : 0;
+    if (hv_pseries_emit(&r.series, run,
+                        r.memory ? "mem.sysbench.mbps" : "cpu.sysbench.events_per_s", offset,
+                        r.memory ? 1.048576 : 1.0) < 0)
+        return hv_perr(err, errlen, TOOL, "an interval's value is not a finite number");
     json_t *m = hv_prun_metrics(run);
     if (r.memory) {
         json_object_set_new(info, "test", json_string("memory"));

@@ -242,6 +242,71 @@ json_t *hv_prun_info(json_t *run)
     return json_object_get(run, "info");
 }
 
+int hv_prun_sample(json_t *run, const char *metric, double t, double value)
+{
+    if (!isfinite(t) || !isfinite(value))
+        return -1;
+    json_t *samples = json_object_get(run, "samples");
+    if (samples == NULL) {
+        samples = json_array();
+        if (samples == NULL || json_object_set_new(run, "samples", samples) != 0)
+            return -1;
+    }
+    json_t *o = json_pack("{s:s,s:f,s:f}", "metric", metric, "t", t, "value", value);
+    return o != NULL ? json_array_append_new(samples, o) : -1;
+}
+
+json_t *hv_prun_samples(json_t *run)
+{
+    return json_object_get(run, "samples");
+}
+
+int hv_pseries_add(struct hv_pseries *s, double start, double end, double value)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        struct hv_pinterval *v = realloc(s->v, cap * sizeof *v);
+        if (v == NULL)
+            return -1;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = (struct hv_pinterval){start, end, value};
+    return 0;
+}
+
+static int by_end(const void *a, const void *b)
+{
+    double x = ((const struct hv_pinterval *)a)->end, y = ((const struct hv_pinterval *)b)->end;
+    return (x > y) - (x < y);
+}
+
+long hv_pseries_emit(struct hv_pseries *s, json_t *run, const char *metric, double offset,
+                     double scale)
+{
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof *s->v, by_end);
+    double longest = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].end - s->v[i].start > longest)
+            longest = s->v[i].end - s->v[i].start;
+    long n = 0;
+    for (size_t i = 0; i < s->n && n >= 0; i++) {
+        const struct hv_pinterval *p = &s->v[i];
+        if (p->end - p->start < longest / 2 || p->end <= offset + 1e-9)
+            continue;
+        n = hv_prun_sample(run, metric, p->end - offset, p->value * scale) == 0 ? n + 1 : -1;
+    }
+    hv_pseries_free(s);
+    return n;
+}
+
+void hv_pseries_free(struct hv_pseries *s)
+{
+    free(s->v);
+    *s = (struct hv_pseries){0};
+}
+
 int hv_piso(double epoch, char *buf, size_t len)
 {
     if (!(epoch >= 0 && epoch < 253402300800.0))

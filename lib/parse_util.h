@@ -97,6 +97,37 @@ json_t *hv_prun_metrics(json_t *run);
 /** The info object of a run (borrowed). */
 json_t *hv_prun_info(json_t *run);
 
+/** Appends the sample {"metric", "t", "value"} to the run's "samples"
+ *  array (made on the first one); see parsers.h for what t means. Returns
+ *  0, or -1 when t or value is not finite or memory runs out. */
+int hv_prun_sample(json_t *run, const char *metric, double t, double value);
+
+/** The samples array of a run (borrowed), or NULL when it has none. */
+json_t *hv_prun_samples(json_t *run);
+
+/** A series of intervals [start, end) with a value each, for the parsers
+ *  that sample: appended in any order, then handed to hv_pseries_emit(). */
+struct hv_pseries {
+    struct hv_pinterval {
+        double start, end, value;
+    } * v;
+    size_t n, cap;
+};
+
+/** Appends one interval. Returns 0, or -1 when memory runs out. */
+int hv_pseries_add(struct hv_pseries *s, double start, double end, double value);
+
+/** Sorts s by end, leaves out intervals shorter than half of the longest
+ *  one (a ragged last interval), and appends the rest to run as samples
+ *  of metric at t = end - offset, value x scale; intervals that end at or
+ *  before offset are left out too. Returns how many it appended, or -1
+ *  when memory runs out. Frees s. */
+long hv_pseries_emit(struct hv_pseries *s, json_t *run, const char *metric, double offset,
+                     double scale);
+
+/** Releases s (it may be used again). */
+void hv_pseries_free(struct hv_pseries *s);
+
 /** Writes a UNIX time as ISO 8601 UTC with milliseconds
  *  ("2026-11-29T19:38:50.281Z") into buf (32 bytes suffice). Returns -1
  *  for times before 1970 or after 9999, else 0. */

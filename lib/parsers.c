@@ -157,10 +157,10 @@ int hv_parse_tool_runs(const char *tool, const char *text, size_t len, json_t **
     return 0;
 }
 
-int hv_parse_tool_output(const char *tool, const char *text, size_t len, json_t **metrics,
-                         json_t **info, char *err, size_t errlen)
+int hv_parse_tool_run(const char *tool, const char *text, size_t len, json_t **run, char *err,
+                      size_t errlen)
 {
-    *metrics = *info = NULL;
+    *run = NULL;
     json_t *runs;
     if (hv_parse_tool_runs(tool, text, len, &runs, err, errlen) != 0)
         return -1;
@@ -170,9 +170,20 @@ int hv_parse_tool_output(const char *tool, const char *text, size_t len, json_t 
         json_decref(runs);
         return rc;
     }
-    json_t *run = json_array_get(runs, 0);
+    *run = json_incref(json_array_get(runs, 0));
+    json_decref(runs);
+    return 0;
+}
+
+int hv_parse_tool_output(const char *tool, const char *text, size_t len, json_t **metrics,
+                         json_t **info, char *err, size_t errlen)
+{
+    *metrics = *info = NULL;
+    json_t *run;
+    if (hv_parse_tool_run(tool, text, len, &run, err, errlen) != 0)
+        return -1;
     *metrics = json_incref(hv_prun_metrics(run));
     *info = json_incref(hv_prun_info(run));
-    json_decref(runs);
+    json_decref(run);
     return 0;
 }

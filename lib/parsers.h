@@ -23,7 +23,8 @@
 #define HV_PARSE_ERR_MAX 512
 
 /** Parses text[0..len) into runs, appending one {"metrics": [...], "info":
- *  {...}} per run to the array runs; on failure appends nothing it keeps
+ *  {...}} (and, when the output has per-interval figures, "samples": [...])
+ *  per run to the array runs; on failure appends nothing it keeps
  *  (the caller drops runs) and writes the reason into err. Returns 0 or
  *  -1. text need not be NUL-terminated. */
 typedef int (*hv_parse_fn)(const char *text, size_t len, json_t *runs, char *err, size_t errlen);
@@ -51,7 +52,8 @@ const char *const *hv_parser_names(void);
 const char *hv_parser_guess(const char *text);
 
 /** Parses the output of tool into every run it holds: a new array in *runs
- *  of {"metrics": [...], "info": {...}} objects, at least one. Most outputs
+ *  of {"metrics": [...], "info": {...}} objects, at least one, each with
+ *  "samples" too when the output holds per-interval figures. Most outputs
  *  hold one run; bonnie++ -x N holds N.
  *
  *  metrics: [{"name", "value", "unit", "higher_is_better"}], names unique
@@ -61,10 +63,30 @@ const char *hv_parser_guess(const char *text);
  *  output tells them "tool_version", "started_at" (ISO 8601 UTC),
  *  "duration_s", and per tool the options, jobs, streams or stressors seen.
  *
+ *  samples (optional): [{"metric", "t", "value"}], one per interval the
+ *  tool reported (fio's --steadystate data, iperf3's intervals, iperf 2's
+ *  -i lines summed over the streams, sysbench's --report-interval lines),
+ *  in the unit of the metric of the same name, oldest first per metric.
+ *  t is the end of the interval in seconds since the measured part started:
+ *  what the tool left out as warm-up (fio's ramp_time, iperf3's omitted
+ *  intervals, what sysbench reported before its last --report-checkpoints
+ *  checkpoint) is not sampled; iperf 2 has no warm-up of its own, so its
+ *  samples start with the test. A last interval shorter than half of the
+ *  longest one (a run's ragged end) is left out. The importer reads
+ *  metrics and info only; a worker reports the samples and judges steady
+ *  state from them.
+ *
  *  Returns 0, or -1 with *runs NULL and err holding one sentence that
  *  starts with the tool's name; an unknown tool is such an error too. */
 int hv_parse_tool_runs(const char *tool, const char *text, size_t len, json_t **runs, char *err,
                        size_t errlen);
+
+/** hv_parse_tool_runs() for an output of exactly one run, as a worker gets
+ *  it: *run is a new reference to the run object (metrics, info and maybe
+ *  samples). An output of several runs is refused. Returns 0, or -1 with
+ *  *run NULL and err set. */
+int hv_parse_tool_run(const char *tool, const char *text, size_t len, json_t **run, char *err,
+                      size_t errlen);
 
 /** hv_parse_tool_runs() for an output of exactly one run, as a worker gets
  *  it: *metrics and *info are new references. An output of several runs is

@@ -3,7 +3,13 @@
 
 #include "httpc.h"
 
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <errno.h>
 #include <math.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +26,8 @@ struct hv_client {
     struct hv_httpc *http; /* every call but the long polls */
     struct hv_httpc *poll; /* long polls: longer timeout, abortable */
     double max_wait;
+    char *base_url;  /* for hv_client_local_address() */
+    char *advertise; /* --advertise, or NULL */
     long last_status;
     char last_error[512];
 };
@@ -30,12 +38,13 @@ struct hv_client *hv_client_new(const char *base_url, const char *token, double 
     struct hv_client *c = calloc(1, sizeof *c);
     if (c == NULL)
         return NULL;
+    c->base_url = strdup(base_url);
     c->max_wait = max_wait < 0 ? 0 : max_wait > MAX_WAIT_S ? MAX_WAIT_S : max_wait;
     long poll_timeout = (long)c->max_wait + LONG_POLL_MARGIN_S;
     c->http = hv_httpc_new(base_url, token, CLIENT_TIMEOUT_S);
     c->poll = hv_httpc_new(base_url, token,
                            poll_timeout > CLIENT_TIMEOUT_S ? poll_timeout : CLIENT_TIMEOUT_S);
-    if (c->http == NULL || c->poll == NULL) {
+    if (c->http == NULL || c->poll == NULL || c->base_url == NULL) {
         hv_client_free(c);
         return NULL;
     }
@@ -49,6 +58,8 @@ void hv_client_free(struct hv_client *c)
         return;
     hv_httpc_free(c->http);
     hv_httpc_free(c->poll);
+    free(c->base_url);
+    free(c->advertise);
     free(c);
 }
 
@@ -257,14 +268,17 @@ static enum hv_call job_call(struct hv_client *c, const struct hv_job *job, cons
 }
 
 enum hv_call hv_client_ready(struct hv_client *c, const struct hv_job *job, double wait,
-                             struct hv_clock *clock, char *start_at, size_t len, int *ready)
+                             const json_t *endpoint, struct hv_clock *clock, char *start_at,
+                             size_t len, int *ready, json_t **endpoints)
 {
     wait = clamp_wait(c, wait);
     json_t *answer;
     start_at[0] = '\0';
     *ready = 0;
-    enum hv_call call = job_call(c, job, "ready", json_pack("{s:o}", "wait", seconds_json(wait)),
-                                 wait > 0, clock, &answer);
+    json_t *body = json_pack("{s:o}", "wait", seconds_json(wait));
+    if (body != NULL && endpoint != NULL)
+        json_object_set_new(body, "endpoint", json_deep_copy(endpoint));
+    enum hv_call call = job_call(c, job, "ready", body, wait > 0, clock, &answer);
     if (call != HV_CALL_OK)
         return call;
     json_t *at = json_object_get(answer, "start_at");
@@ -277,9 +291,87 @@ enum hv_call hv_client_ready(struct hv_client *c, const struct hv_job *job, doub
     } else {
         snprintf(start_at, len, "%s", json_is_string(at) ? json_string_value(at) : "");
         *ready = json_is_integer(n) ? (int)json_integer_value(n) : 0;
+        if (endpoints != NULL) {
+            json_t *eps = json_object_get(answer, "endpoints");
+            json_decref(*endpoints);
+            *endpoints = json_is_array(eps) ? json_incref(eps) : NULL;
+        }
     }
     json_decref(answer);
     return call;
+}
+
+int hv_client_set_advertise(struct hv_client *c, const char *addr)
+{
+    char *copy = strdup(addr);
+    if (copy == NULL)
+        return -1;
+    free(c->advertise);
+    c->advertise = copy;
+    return 0;
+}
+
+int hv_client_local_address(const struct hv_client *c, char *buf, size_t len)
+{
+    if (c->advertise != NULL) {
+        snprintf(buf, len, "%s", c->advertise);
+        return 0;
+    }
+    /* A UDP socket connected to the server's address sends nothing, but
+     * the kernel picks the route and so the source address a TCP
+     * connection to it would use. */
+    char *host = NULL, *port = NULL, *scheme = NULL;
+    CURLU *u = curl_url();
+    int rc = -1;
+    if (u == NULL || curl_url_set(u, CURLUPART_URL, c->base_url, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK) {
+        snprintf(buf, len, "cannot parse the server URL %s", c->base_url);
+        goto out;
+    }
+    if (curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK)
+        port = NULL;
+    /* curl keeps the brackets of an IPv6 literal. */
+    size_t hl = strlen(host);
+    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+        memmove(host, host + 1, hl - 2);
+        host[hl - 2] = '\0';
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM}, *res;
+    int e = getaddrinfo(host, port != NULL ? port : "80", &hints, &res);
+    if (e != 0) {
+        snprintf(buf, len, "cannot resolve %s: %s", host, gai_strerror(e));
+        goto out;
+    }
+    char why[160] = "no address";
+    for (struct addrinfo *a = res; a != NULL && rc != 0; a = a->ai_next) {
+        int fd = socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_storage local;
+        socklen_t ll = sizeof local;
+        if (fd < 0 || connect(fd, a->ai_addr, a->ai_addrlen) != 0 ||
+            getsockname(fd, (struct sockaddr *)&local, &ll) != 0) {
+            snprintf(why, sizeof why, "%s", strerror(errno));
+        } else {
+            const void *ip = local.ss_family == AF_INET
+                                 ? (const void *)&((struct sockaddr_in *)&local)->sin_addr
+                                 : (const void *)&((struct sockaddr_in6 *)&local)->sin6_addr;
+            if (inet_ntop(local.ss_family, ip, buf, (socklen_t)len) != NULL)
+                rc = 0;
+            else
+                snprintf(why, sizeof why, "%s", strerror(errno));
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    freeaddrinfo(res);
+    if (rc != 0)
+        snprintf(buf, len, "no route to the server %s: %s", host, why);
+out:
+    curl_free(host);
+    curl_free(port);
+    curl_free(scheme);
+    curl_url_cleanup(u);
+    return rc;
 }
 
 enum hv_call hv_client_heartbeat(struct hv_client *c, const struct hv_job *job, bool *cancel,

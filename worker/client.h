@@ -87,12 +87,28 @@ enum hv_call hv_client_claim(struct hv_client *c, long long target_id, double wa
                              struct hv_job *job);
 
 /** POST /api/v1/jobs/{id}/ready with the job's attempt and wait (a long
- *  poll as for claims). On HV_CALL_OK copies start_at into start_at (len
- *  bytes; "" while the group is incomplete) and sets *ready to the number
- *  of members ready (0 when absent). A server_time in the answer is offered
- *  to clock (may be NULL). A 200 without start_at counts as HV_CALL_RETRY. */
+ *  poll as for claims), and endpoint ({"host", "port"}: where this member
+ *  listens; borrowed, may be NULL). On HV_CALL_OK copies start_at into
+ *  start_at (len bytes; "" while the group is incomplete), sets *ready to
+ *  the number of members ready (0 when absent) and, when endpoints is not
+ *  NULL, replaces *endpoints (releasing the old one) with the answer's
+ *  endpoints array (a new reference; NULL when absent). A server_time in
+ *  the answer is offered to clock (may be NULL). A 200 without start_at
+ *  counts as HV_CALL_RETRY. */
 enum hv_call hv_client_ready(struct hv_client *c, const struct hv_job *job, double wait,
-                             struct hv_clock *clock, char *start_at, size_t len, int *ready);
+                             const json_t *endpoint, struct hv_clock *clock, char *start_at,
+                             size_t len, int *ready, json_t **endpoints);
+
+/** Makes hv_client_local_address() answer addr (the worker's --advertise)
+ *  instead of looking. Returns 0, or -1 when memory runs out. */
+int hv_client_set_advertise(struct hv_client *c, const char *addr);
+
+/** Writes into buf (len bytes) the address the members of a group should
+ *  connect to: the one set with hv_client_set_advertise(), else the local
+ *  IP address this machine uses to reach the server (the source address
+ *  the kernel picks for the server's host and port). Returns 0, or -1 with
+ *  a reason in buf. */
+int hv_client_local_address(const struct hv_client *c, char *buf, size_t len);
 
 /** Releases what a job holds; the struct may be reused. */
 void hv_job_clear(struct hv_job *job);

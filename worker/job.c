@@ -238,6 +238,8 @@ enum barrier {
 
 /* A group member's way to its start. */
 struct group_start {
+    json_t *endpoint;   /* where this member listens ({"host","port"}), or NULL */
+    json_t *endpoints;  /* the last ready answer's endpoints, or NULL */
     char start_at[40];  /* as the server wrote it */
     double start_srv;   /* start_at in seconds since the epoch, server clock */
     double last_extend; /* monotonic time the lease was last extended */
@@ -288,8 +290,8 @@ static enum barrier await_group(struct hv_client *c, const struct hv_job *job,
         }
         double t0 = hv_monotonic();
         int ready = 0;
-        enum hv_call call =
-            hv_client_ready(c, job, wait, clock, g->start_at, sizeof g->start_at, &ready);
+        enum hv_call call = hv_client_ready(c, job, wait, g->endpoint, clock, g->start_at,
+                                            sizeof g->start_at, &ready, &g->endpoints);
         if (call == HV_CALL_OK) {
             g->last_extend = t0;
             if (gap > 0)
@@ -415,6 +417,44 @@ static void note_start(const struct hv_job *job, struct engine_run *r, const str
                 job->id, job->group_id, g->start_at, skew_ms);
 }
 
+/* For the server side of a two-sided workload: lets the engine start
+ * listening and builds the endpoint the ready calls announce, filling in
+ * this worker's own address when the engine left the host empty. Returns
+ * 0 (g->endpoint set, and noted in observed), or -1 with why set (nothing
+ * left prepared). */
+static int prepare_server(struct hv_client *c, const struct hv_job *job, struct engine_run *r,
+                          struct group_start *g, char *why, size_t len)
+{
+    struct hv_endpoint ep = {0};
+    if (r->engine->prepare(&r->ctx, &ep, &r->result) != 0) {
+        snprintf(why, len, "%s", r->result.error[0] ? r->result.error : "the engine cannot listen");
+        return -1;
+    }
+    if (ep.host[0] == '\0' && hv_client_local_address(c, ep.host, sizeof ep.host) != 0) {
+        snprintf(why, len, "cannot tell the address the clients should connect to: %s", ep.host);
+        if (r->engine->unprepare != NULL)
+            r->engine->unprepare(&r->ctx);
+        return -1;
+    }
+    g->endpoint = json_pack("{s:s, s:i}", "host", ep.host, "port", ep.port);
+    if (g->endpoint == NULL) {
+        snprintf(why, len, "out of memory");
+        if (r->engine->unprepare != NULL)
+            r->engine->unprepare(&r->ctx);
+        return -1;
+    }
+    json_object_set(r->observed, "endpoint", g->endpoint);
+    hv_info("job %lld: listening on %s port %d for the group's clients", job->id, ep.host, ep.port);
+    return 0;
+}
+
+/* Releases what prepare_server() left when the engine will not run. */
+static void unprepare_server(struct engine_run *r, const struct group_start *g)
+{
+    if (g->endpoint != NULL && r->engine->unprepare != NULL)
+        r->engine->unprepare(&r->ctx);
+}
+
 /* Fails the job without running the engine. */
 static void fail_now(struct engine_run *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -443,8 +483,12 @@ enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job)
             job->id, job->plan_id, job->workload_id, job->kind, job->engine, job->configuration,
             job->attempt, group);
     struct engine_run r = {.engine = hv_engine_find(job->kind, job->engine)};
-    r.ctx = (struct hv_engine_ctx){
-        .params = job->params, .stop = &r.stop, .role = job->role, .peer = job->peer};
+    r.ctx = (struct hv_engine_ctx){.params = job->params,
+                                   .stop = &r.stop,
+                                   .role = job->role,
+                                   .peer = job->peer,
+                                   .job_id = job->id,
+                                   .group_size = job->group_size};
     r.observed = job_observed(job);
     if (hv_engine_result_init(&r.result) != 0 || r.observed == NULL) {
         hv_engine_result_clear(&r.result);
@@ -463,7 +507,11 @@ enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job)
     } else {
         struct group_start g = {.last_extend = last_extend};
         enum barrier b = BARRIER_GO;
-        if (job->group_id != 0) {
+        bool server = job->role != NULL && strcmp(job->role, "server") == 0;
+        if (server && r.engine->prepare != NULL &&
+            prepare_server(c, job, &r, &g, g.error, sizeof g.error) != 0)
+            b = BARRIER_FAIL; /* before the barrier: the group fails with it */
+        if (b == BARRIER_GO && job->group_id != 0) {
             hv_info("job %lld: waiting for the %d members of group %lld to be ready", job->id,
                     job->group_size, job->group_id);
             b = await_group(c, job, &clock, &g, &outcome);
@@ -471,15 +519,20 @@ enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job)
                 b = wait_for_start(c, job, &clock, &g, &outcome);
             last_extend = g.last_extend;
         }
+        r.ctx.endpoints = g.endpoints;
         if (b == BARRIER_FAIL) {
+            unprepare_server(&r, &g);
             fail_now(&r, "%s", g.error);
             outcome = finish(c, job, &r);
         } else if (b == BARRIER_OUT) {
             /* outcome set by the barrier */
+            unprepare_server(&r, &g);
         } else if (engine_start(&r) != 0) {
+            unprepare_server(&r, &g);
             fail_now(&r, "cannot start the engine thread");
             outcome = finish(c, job, &r);
         } else {
+            /* From here the engine's run() owns what prepare() left. */
             if (job->group_id != 0)
                 note_start(job, &r, &clock, &g);
             if (supervise(c, job, &r, &clock, last_extend, &outcome)) {
@@ -487,6 +540,8 @@ enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job)
                 outcome = finish(c, job, &r);
             }
         }
+        json_decref(g.endpoint);
+        json_decref(g.endpoints);
     }
     hv_engine_result_clear(&r.result);
     json_decref(r.observed);

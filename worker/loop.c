@@ -83,6 +83,11 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
         hv_error("cannot create the HTTP client");
         return 1;
     }
+    if (cfg->advertise != NULL && hv_client_set_advertise(c, cfg->advertise) != 0) {
+        hv_error("out of memory");
+        hv_client_free(c);
+        return 1;
+    }
     int status = 0;
     long long target_id = 0;
     bool registered = false;

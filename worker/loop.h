@@ -26,6 +26,7 @@ struct hv_worker_config {
     double poll_seconds;     /**< wait after an empty claim, >= 1 */
     double wait_seconds;     /**< claim long poll, 0..60; 0: poll every poll_seconds */
     bool once;               /**< exit after the first job */
+    const char *advertise;   /**< --advertise, or NULL: see hv_client_set_advertise() */
 };
 
 /** Runs until a shutdown signal (after releasing a running job), until

@@ -1,5 +1,7 @@
 /* main.c — hvbench-worker: options, facts, then the worker loop. */
 #include "log.h"
+#include "worker/config.h"
+#include "worker/engines/custom.h"
 #include "worker/facts.h"
 #include "worker/loop.h"
 #include "worker/wake.h"
@@ -33,6 +35,11 @@ static const char usage_text[] =
     "                    label: \"guests\": {\"label\": \"pool=bench\"})\n"
     "  --libvirt URI     report this libvirt connection's hypervisor and domains\n"
     "                    (e.g. qemu:///system); failing to connect is fatal\n"
+    "  --config FILE     the worker's configuration (e.g. /etc/hvbench/worker.json):\n"
+    "                    the site benchmarks plans may name; checked at start\n"
+    "  --advertise ADDR  the address other members of a group connect to when this\n"
+    "                    worker serves a net workload (default: the local address\n"
+    "                    of its route to the server)\n"
     "  --help            show this help\n"
     "\n"
     "SIGTERM/SIGINT: stop claiming, stop and release a running job, exit 0;\n"
@@ -40,8 +47,22 @@ static const char usage_text[] =
     "log level. Exit status: 0 after a shutdown or a --once job, 1 on a refused\n"
     "token or another failure, 2 on a usage error.\n";
 
+/* An address or host name as clients will resolve it: letters, digits,
+ * '.', '-', ':' (IPv6), at most 255 bytes. */
+static bool host_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 255)
+        return false;
+    for (const char *p = s; *p != '\0'; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '-' || *p == ':'))
+            return false;
+    return true;
+}
+
 struct options {
-    const char *server, *token, *name, *kind, *libvirt;
+    const char *server, *token, *name, *kind, *libvirt, *config, *advertise;
     json_t *labels; /* NULL without --label */
     double poll, wait;
     bool once;
@@ -74,7 +95,9 @@ static int parse_options(int argc, char **argv, struct options *o)
         OPT_POLL,
         OPT_WAIT,
         OPT_LIBVIRT,
-        OPT_LABEL
+        OPT_LABEL,
+        OPT_CONFIG,
+        OPT_ADVERTISE
     };
     static const struct option longopts[] = {
         {"server", required_argument, NULL, OPT_SERVER},
@@ -86,6 +109,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"wait", required_argument, NULL, OPT_WAIT},
         {"libvirt", required_argument, NULL, OPT_LIBVIRT},
         {"label", required_argument, NULL, OPT_LABEL},
+        {"config", required_argument, NULL, OPT_CONFIG},
+        {"advertise", required_argument, NULL, OPT_ADVERTISE},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -144,6 +169,17 @@ static int parse_options(int argc, char **argv, struct options *o)
             json_object_set_new(o->labels, key, json_string(eq + 1));
             break;
         }
+        case OPT_CONFIG:
+            if (*optarg == '\0')
+                return usage_error("--config needs a file name");
+            o->config = optarg;
+            break;
+        case OPT_ADVERTISE:
+            if (!host_name_ok(optarg))
+                return usage_error("--advertise needs an IP address or a host name, not '%s'",
+                                   optarg);
+            o->advertise = optarg;
+            break;
         case 'h':
             fputs(usage_text, stdout);
             return EXIT_SUCCESS;
@@ -177,9 +213,25 @@ int main(int argc, char **argv)
         hv_error("cannot set up signal handling: %s", strerror(errno));
         return EXIT_FAILURE;
     }
+    struct hv_conf *conf = NULL;
+    if (o.config != NULL) {
+        char err[4096];
+        conf = hv_conf_load(o.config, err, sizeof err);
+        if (conf == NULL) {
+            hv_error("invalid configuration %s", err);
+            return EXIT_USAGE;
+        }
+        hv_custom_use(conf);
+        hv_info("configuration %s: %zu site benchmark%s", o.config, conf->n_benchmarks,
+                conf->n_benchmarks == 1 ? "" : "s");
+    }
     json_t *facts = hv_facts_collect();
-    if (facts == NULL) {
+    if (facts == NULL ||
+        (conf != NULL &&
+         json_object_set_new(facts, "benchmarks", hv_conf_benchmarks_json(conf)) != 0)) {
         hv_error("cannot collect the machine's facts: out of memory");
+        json_decref(facts);
+        hv_conf_free(conf);
         return EXIT_FAILURE;
     }
     if (o.libvirt != NULL) {
@@ -214,6 +266,7 @@ int main(int argc, char **argv)
         .poll_seconds = o.poll,
         .wait_seconds = o.wait,
         .once = o.once,
+        .advertise = o.advertise,
     };
     if (cfg.name == NULL) {
         hv_error("no hostname to name this worker by; give --name");
@@ -227,5 +280,7 @@ int main(int argc, char **argv)
     free(fingerprint);
     json_decref(facts);
     json_decref(o.labels);
+    hv_custom_use(NULL);
+    hv_conf_free(conf);
     return status;
 }

@@ -219,7 +219,11 @@ jq '.name = "cli-fail" | .targets.host = "cli-host" | .repetitions.min = 1
     "$EX/quick.json" >"$HV_TMP/fail.json"
 cli submit -q "$HV_TMP/fail.json"
 FAIL=$OUT
-hv_start_worker cli-host --kind host --poll 1
+# The worker runs without a PATH, so it has no stress-ng to run: that plan
+# fails with the reason.
+printf '#!/bin/sh\nPATH=/nonexistent exec "%s" "$@"\n' "$WORKER" >"$HV_TMP/worker-nopath"
+chmod +x "$HV_TMP/worker-nopath"
+WORKER=$HV_TMP/worker-nopath hv_start_worker cli-host --kind host --poll 1
 timeout 120 "$CLI" watch --interval 1 "$DONE" >/dev/null 2>&1
 assert_eq "the worker finished the plan (watch exits 0)" 0 "$?"
 timeout 60 "$CLI" watch --interval 1 "$FAIL" >/dev/null 2>&1
@@ -234,7 +238,7 @@ assert_match "on the worker's target, attempt 1" '^ *[0-9]+  default +cpu +cli-h
     "$(sed -n 3p <<<"$OUT")"
 cli jobs "$FAIL"
 assert_match "a failed job's error, cut to 40 characters" \
-    '  failed +1  this worker has no engine "stress-ng" f…$' "$(sed -n 3p <<<"$OUT")"
+    '  failed +1  stress-ng is not installed on this work…$' "$(sed -n 3p <<<"$OUT")"
 
 cli targets
 assert_eq "targets exits 0" 0 "$RC"

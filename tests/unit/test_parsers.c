@@ -161,6 +161,47 @@ static const struct good goods[] = {
       {"disk.seq_read.lat_p95_us", US(33024)},
       {"disk.seq_read.lat_p99_us", US(1089536)},
       {"disk.seq_read.lat_max_us", US(3653581)}}},
+    /* --steadystate and --ramp_time: the totals as without them. */
+    {"fio",
+     "randread-ss6-ramp2.json",
+     0,
+     1,
+     "json",
+     "fio-3.33",
+     "2026-11-29T22:09:40.852Z",
+     {{"disk.rand_read.mbps", MB(138062506)},
+      {"disk.rand_read.iops", 33706.0},
+      {"disk.rand_read.lat_p50_us", US(70144)},
+      {"disk.rand_read.lat_p95_us", US(166912)},
+      {"disk.rand_read.lat_p99_us", US(329728)},
+      {"disk.rand_read.lat_max_us", US(18043526)}}},
+    {"fio",
+     "seqwrite-ss4-partial.json",
+     0,
+     1,
+     "json",
+     "fio-3.33",
+     "2026-11-29T22:09:48.327Z",
+     {{"disk.seq_write.mbps", MB(1381628417)},
+      {"disk.seq_write.iops", 1317.623536},
+      {"disk.seq_write.lat_p50_us", US(518144)},
+      {"disk.seq_write.lat_p95_us", US(839680)},
+      {"disk.seq_write.lat_p99_us", US(3031040)},
+      {"disk.seq_write.lat_max_us", US(7760513)}}},
+    /* A one-second window: fio prints its slope as a bare -nan. */
+    {"fio",
+     "write-ss1-nan.json",
+     0,
+     1,
+     "json",
+     "fio-3.33",
+     "2026-11-29T22:15:48.203Z",
+     {{"disk.seq_write.mbps", MB(1365040079)},
+      {"disk.seq_write.iops", 333261.738262},
+      {"disk.seq_write.lat_p50_us", US(1992)},
+      {"disk.seq_write.lat_p95_us", US(2640)},
+      {"disk.seq_write.lat_p99_us", US(3440)},
+      {"disk.seq_write.lat_max_us", US(390121)}}},
 
     /* iperf3: end.sum_received.bits_per_second, sum_sent.retransmits. */
     {"iperf3",
@@ -187,6 +228,32 @@ static const struct good goods[] = {
      "iperf 3.12",
      "2026-11-29T19:39:49.000Z",
      {{"net.tcp.gbps", G(5582678696.122478)}}},
+    {"iperf3",
+     "client-tcp-P2-omit1.json",
+     0,
+     1,
+     "json",
+     "iperf 3.12",
+     "2026-11-29T22:09:57.000Z",
+     {{"net.tcp.gbps", G(12859613380.16337)}, {"net.tcp.retransmits", 36}}},
+    {"iperf3",
+     "server-omit1.json",
+     0,
+     1,
+     "json",
+     "iperf 3.12",
+     "2026-11-29T22:09:57.000Z",
+     {{"net.tcp.gbps", G(12859613380.16337)}}},
+    {"iperf3",
+     "client-udp-omit1.json",
+     0,
+     1,
+     "json",
+     "iperf 3.12",
+     "2026-11-29T22:10:04.000Z",
+     {{"net.udp.gbps", G(199672118.39446926)},
+      {"net.udp.jitter_ms", 0.03257411343293678},
+      {"net.udp.loss_pct", 0.163826998689384}}},
     {"iperf3",
      "client-udp.json",
      0,
@@ -225,6 +292,23 @@ static const struct good goods[] = {
      NULL,
      {{"net.tcp.gbps", G(4037648890.0 + 3782447019.0)}}},
     {"iperf", "udp-client.csv", 0, 1, "csv", NULL, NULL, {{"net.udp.gbps", G(104868122)}}},
+    /* -i 1 -P 2: per-second lines of each stream, then the whole test. */
+    {"iperf",
+     "client-P2-i1-t6.csv",
+     0,
+     1,
+     "csv",
+     NULL,
+     NULL,
+     {{"net.tcp.gbps", G(10333077015.0 + 11181222842.0)}}},
+    {"iperf",
+     "server-P2-i1.csv",
+     0,
+     1,
+     "csv",
+     NULL,
+     NULL,
+     {{"net.tcp.gbps", G(11197573851.0 + 10364084640.0)}}},
     {"iperf",
      "udp-server.csv",
      0,
@@ -536,6 +620,23 @@ static const struct good goods[] = {
      "1.0.20",
      NULL,
      {{"mem.sysbench.mbps", MIB(4497.33)}, {"mem.sysbench.ops_per_s", 4605268.77}}},
+    /* After a checkpoint: the final report, not the checkpoint's. */
+    {"sysbench",
+     "cpu-t2-warm2-interval1.txt",
+     0,
+     1,
+     "text",
+     "1.0.20",
+     NULL,
+     {{"cpu.sysbench.events_per_s", 5999.63}}},
+    {"sysbench",
+     "memory-warm1-interval1.txt",
+     0,
+     1,
+     "text",
+     "1.0.20",
+     NULL,
+     {{"mem.sysbench.mbps", MIB(4444.48)}, {"mem.sysbench.ops_per_s", 4551148.09}}},
     {"sysbench",
      "memory-read-1M.txt",
      0,
@@ -710,6 +811,207 @@ static void check_good(const struct good *g)
 }
 
 /* ------------------------------------------------------------------ */
+/* Samples: the per-interval figures of the outputs that have them */
+
+#define MAX_S 8
+
+struct sampled {
+    const char *tool, *file;
+    const char *metric;        /* the series checked */
+    size_t count;              /* its samples */
+    double t[MAX_S], v[MAX_S]; /* the first min(count, MAX_S) */
+    size_t total;              /* samples of every metric */
+};
+
+static const struct sampled sampleds[] = {
+    /* fio --steadystate_duration=6 --runtime=6 --ramp_time=2: data.bw in
+     * bytes/s, data.iops; the ramp is not in them. */
+    {"fio",
+     "randread-ss6-ramp2.json",
+     "disk.rand_read.mbps",
+     6,
+     {1, 2, 3, 4, 5, 6},
+     {MB(124809216), MB(161347139), MB(155467776), MB(128520192), MB(116824152), MB(141810162)},
+     12},
+    {"fio",
+     "randread-ss6-ramp2.json",
+     "disk.rand_read.iops",
+     6,
+     {1, 2, 3, 4, 5, 6},
+     {30471, 39391, 37956, 31377, 28521, 34621},
+     12},
+    /* A 4 s window over 3.5 s: three intervals measured, a zero after. */
+    {"fio",
+     "seqwrite-ss4-partial.json",
+     "disk.seq_write.mbps",
+     3,
+     {1, 2, 3},
+     {MB(1394260395), MB(1423292348), MB(1405091840)},
+     6},
+    {"fio", "write-ss1-nan.json", "disk.seq_write.iops", 1, {1}, {333595}, 2},
+    /* iperf3 -O 1: the omitted first interval is left out, the times
+     * restart after it. */
+    {"iperf3",
+     "client-tcp-P2-omit1.json",
+     "net.tcp.gbps",
+     5,
+     {1.001011, 1.999915, 3.000475, 4.000122, 5.001134},
+     {G(13867461340.52694), G(10948647509.435556), G(11873716261.6991), G(13825111650.025507),
+      G(13753884393.807888)},
+     5},
+    /* The server's last 1 ms interval is a ragged end, left out. */
+    {"iperf3",
+     "server-omit1.json",
+     "net.tcp.gbps",
+     5,
+     {1.000101, 1.999867, 2.999896, 4.001088, 4.99964},
+     {G(13841441577.929487), G(10989550969.034151), G(11887361760.600122), G(13801683284.69912),
+      G(13776216169.363012)},
+     5},
+    {"iperf3",
+     "client-udp-omit1.json",
+     "net.udp.gbps",
+     4,
+     {1.000036, 2.000027, 3.000093, 4.000022},
+     {G(200006072.69886693), G(200017672.2193275), G(200002663.43481934), G(200030071.96116793)},
+     4},
+    /* iperf 2 -i 1 -P 2: the two streams' lines of each second added. */
+    {"iperf",
+     "client-P2-i1-t6.csv",
+     "net.tcp.gbps",
+     6,
+     {1, 2, 3, 4, 5, 6},
+     {G(5904812432.0 + 5347457584.0), G(8908427264.0 + 8919461888.0),
+      G(11215863808.0 + 10666868736.0), G(14189101056.0 + 14212628480.0),
+      G(14575796224.0 + 14406844416.0), G(10653007872.0 + 10342629376.0)},
+     6},
+    {"iperf",
+     "server-P2-i1.csv",
+     "net.tcp.gbps",
+     6,
+     {1, 2, 3, 4, 5, 6},
+     {G(4807695152.0 + 6427771360.0), G(9092228784.0 + 8731997560.0),
+      G(10773069824.0 + 11088159704.0), G(12788432896.0 + 15698257584.0),
+      G(13295943680.0 + 15773728768.0), G(11398021120.0 + 9454587405.0)},
+     6},
+    /* The text report's [SUM] interval lines. */
+    {"iperf", "client-P2-i1.txt", "net.tcp.gbps", 2, {1, 2}, {18.9, 13.1}, 2},
+    /* No -i: no samples. */
+    {"iperf", "client-P2.csv", "net.tcp.gbps", 0, {0}, {0}, 0},
+    /* sysbench: the lines stamped after the checkpoint at 3 s (asked for
+     * 2; a stalled machine), counted from it. */
+    {"sysbench",
+     "cpu-t2-warm2-interval1.txt",
+     "cpu.sysbench.events_per_s",
+     4,
+     {1, 2, 3, 4},
+     {7514.09, 6957.84, 3506.96, 5889.28},
+     4},
+    {"sysbench",
+     "memory-warm1-interval1.txt",
+     "mem.sysbench.mbps",
+     4,
+     {1, 2, 3, 4},
+     {MIB(3934.93), MIB(3887.43), MIB(4024.33), MIB(4979.59)},
+     4},
+    {"sysbench", "cpu-t2.txt", "cpu.sysbench.events_per_s", 0, {0}, {0}, 0},
+};
+
+static void check_sampled(const struct sampled *c)
+{
+    size_t len;
+    char *text = slurp(c->tool, c->file, &len);
+    json_t *runs = NULL;
+    char err[HV_PARSE_ERR_MAX] = "";
+    CHECK(hv_parse_tool_runs(c->tool, text, len, &runs, err, sizeof err) == 0);
+    json_t *samples = json_object_get(json_array_get(runs, 0), "samples");
+    CHECK(c->total > 0 ? json_is_array(samples) : samples == NULL);
+    if (json_array_size(samples) != c->total)
+        fprintf(stderr, "%s/%s: %zu samples, expected %zu\n", c->tool, c->file,
+                json_array_size(samples), c->total);
+    CHECK(json_array_size(samples) == c->total);
+    size_t i, k = 0;
+    json_t *s;
+    double prev = 0;
+    json_array_foreach(samples, i, s)
+    {
+        CHECK(json_object_size(s) == 3);
+        if (strcmp(json_string_value(json_object_get(s, "metric")), c->metric) != 0)
+            continue;
+        double t = json_number_value(json_object_get(s, "t"));
+        double v = json_number_value(json_object_get(s, "value"));
+        CHECK(t > prev); /* oldest first */
+        prev = t;
+        if (k < MAX_S && k < c->count) {
+            if (fabs(v - c->v[k]) > 1e-9 * fabs(c->v[k]) || fabs(t - c->t[k]) > 1e-9)
+                fprintf(stderr,
+                        "%s/%s: sample %zu of %s is (%.9g, %.12g), expected (%.9g, %.12g)\n",
+                        c->tool, c->file, k, c->metric, t, v, c->t[k], c->v[k]);
+            CHECK_NEAR(t, c->t[k], 1e-9);
+            CHECK_NEAR(v, c->v[k], 1e-9 * fabs(c->v[k]));
+        }
+        k++;
+    }
+    CHECK(k == c->count);
+    json_decref(runs);
+    free(text);
+}
+
+/* What the outputs say about the warm-up and fio's own verdict. */
+static void check_steady_info(void)
+{
+    size_t len;
+    json_t *run;
+    char err[HV_PARSE_ERR_MAX] = "";
+    char *text = slurp("fio", "randread-ss6-ramp2.json", &len);
+    CHECK(hv_parse_tool_run("fio", text, len, &run, err, sizeof err) == 0);
+    json_t *job = json_array_get(json_object_get(json_object_get(run, "info"), "jobs"), 0);
+    json_t *ss = json_object_get(job, "steadystate");
+    CHECK_STR(json_string_value(json_object_get(ss, "ss")), "iops_slope:2.000000%");
+    CHECK(json_is_true(json_object_get(ss, "attained")));
+    CHECK_NEAR(json_number_value(json_object_get(ss, "criterion_pct")), -1.562270, 1e-12);
+    CHECK(json_integer_value(json_object_get(ss, "intervals")) == 6);
+    CHECK_STR(json_string_value(json_object_get(json_object_get(job, "options"), "ramp_time")),
+              "2");
+    json_decref(run);
+    free(text);
+    text = slurp("fio", "seqwrite-ss4-partial.json", &len);
+    CHECK(hv_parse_tool_run("fio", text, len, &run, err, sizeof err) == 0);
+    job = json_array_get(json_object_get(json_object_get(run, "info"), "jobs"), 0);
+    ss = json_object_get(job, "steadystate");
+    CHECK(json_is_false(json_object_get(ss, "attained")));
+    CHECK(json_integer_value(json_object_get(ss, "intervals")) == 3);
+    CHECK_NEAR(json_number_value(json_object_get(ss, "duration_s")), 4, 0);
+    json_decref(run);
+    free(text);
+
+    text = slurp("iperf3", "client-tcp-P2-omit1.json", &len);
+    CHECK(hv_parse_tool_run("iperf3", text, len, &run, err, sizeof err) == 0);
+    CHECK(json_integer_value(json_object_get(json_object_get(run, "info"), "omitted_intervals")) ==
+          1);
+    json_decref(run);
+    free(text);
+
+    text = slurp("sysbench", "cpu-t2-warm2-interval1.txt", &len);
+    CHECK(hv_parse_tool_run("sysbench", text, len, &run, err, sizeof err) == 0);
+    json_t *info = json_object_get(run, "info");
+    CHECK(json_integer_value(json_object_get(info, "checkpoints")) == 1);
+    CHECK_NEAR(json_number_value(json_object_get(info, "checkpoint_at_s")), 3, 0);
+    CHECK_NEAR(json_number_value(json_object_get(info, "warmup_s")), 2.7788, 1e-12);
+    CHECK_NEAR(json_number_value(json_object_get(info, "duration_s")), 7.0029, 1e-12);
+    json_decref(run);
+    free(text);
+
+    /* Several runs are not one run. */
+    text = slurp("bonnie", "x2-D-f-s1024-r512.csv", &len);
+    run = (json_t *)1;
+    CHECK(hv_parse_tool_run("bonnie", text, len, &run, err, sizeof err) == -1);
+    CHECK(run == NULL);
+    CHECK_STR(err, "bonnie++: the output holds 2 runs; one was expected");
+    free(text);
+}
+
+/* ------------------------------------------------------------------ */
 /* Bad fixtures */
 
 static const struct bad {
@@ -723,6 +1025,9 @@ static const struct bad {
     {"fio", "bad/seq-write-bw-not-number.json",
      "fio: jobs[0] (seqwrite) write.bw_bytes is not a number", 0},
     {"fio", "bad/wrong-format-iperf3.json", "looks like iperf3 output", 0},
+    {"fio", "bad/randread-ss6-ramp2-truncated.json", "fio: the JSON ends early at line 282", 0},
+    {"fio", "bad/randread-ss6-ramp2-ss-bw-not-number.json",
+     "fio: jobs[0] (hvbench).steadystate.data.bw[2] is not a number", 0},
     {"iperf3", "bad/refused.json",
      "iperf3: the run failed: unable to connect to server: Connection refused", 0},
     {"iperf3", "bad/client-tcp-P4-truncated.json", "iperf3: the JSON ends early at line 170", 0},
@@ -756,6 +1061,10 @@ static const struct bad {
     {"sysbench", "bad/cpu-t2-eps-not-number.txt",
      "sysbench: line 15: events per second is not a number: \"3362,67x\"", 0},
     {"sysbench", "bad/wrong-format-stress-ng.log", "looks like stress-ng output", 0},
+    {"sysbench", "bad/cpu-warm2-interval1-truncated.txt",
+     "sysbench: the output has the checkpoint's report (--report-checkpoints) but the final "
+     "report ends before its \"Threads fairness\" section",
+     0},
     {"stress-ng", "bad/cpu1-t2-truncated.yaml",
      "stress-ng: the output ends in the middle of line 19", 0},
     {"stress-ng", "bad/cpu1-t2-truncated.yaml", "ends before its end marker \"...\"", 1},
@@ -1002,6 +1311,9 @@ int main(void)
         check_good(&goods[i]);
     for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++)
         check_bad(&bads[i]);
+    for (size_t i = 0; i < sizeof sampleds / sizeof sampleds[0]; i++)
+        check_sampled(&sampleds[i]);
+    check_steady_info();
     each_fixture(check_listed);
     each_fixture(check_cuts);
     each_fixture(check_cross);

@@ -17,6 +17,11 @@
  * copies). A sample of cpu.score over the last second, every second (every
  * ceil(seconds / 3600) s in runs over an hour, to bound the upload).
  *
+ * Before the measured seconds each copy warms up for a tenth of seconds (at
+ * most 1 s): whole verified kernel iterations that count nowhere, so caches,
+ * TLBs and the CPU's clock have settled. observed.warmup says how long;
+ * observed.steady_state judges the samples (hv_steady_state, engine.h).
+ *
  * Memory: about 64 MiB per copy while running (96 MiB per copy during
  * setup). */
 #ifndef HV_WORKER_ENGINE_CPU_H

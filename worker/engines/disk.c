@@ -108,7 +108,7 @@ enum sync_mode { SYNC_NONE, SYNC_FSYNC, SYNC_OSYNC };
 static const char *const sync_names[] = {"none", "fsync", "osync"};
 
 /* ---------------------------------------------------------------------
- * Latency histogram and steady state (disk.h). */
+ * Latency histogram (disk.h). */
 
 static size_t hist_index(uint64_t v)
 {
@@ -178,34 +178,6 @@ uint64_t hv_disk_hist_percentile(const struct hv_disk_hist *h, double pct)
         }
     }
     return h->max;
-}
-
-void hv_disk_steady_state(const double *v, size_t n, struct hv_disk_steady *out)
-{
-    const int w = HV_DISK_STEADY_WINDOW;
-    *out =
-        (struct hv_disk_steady){.steady = false, .window = w, .range_pct = NAN, .slope_pct = NAN};
-    if (n < (size_t)w)
-        return;
-    const double *y = v + n - (size_t)w;
-    double mean = 0, lo = y[0], hi = y[0];
-    for (int i = 0; i < w; i++) {
-        mean += y[i];
-        lo = y[i] < lo ? y[i] : lo;
-        hi = y[i] > hi ? y[i] : hi;
-    }
-    mean /= w;
-    if (!(mean > 0))
-        return;
-    /* Least squares over x = 0..w-1. */
-    double xm = (w - 1) / 2.0, sxy = 0, sxx = 0;
-    for (int i = 0; i < w; i++) {
-        sxy += (i - xm) * (y[i] - mean);
-        sxx += (i - xm) * (i - xm);
-    }
-    out->range_pct = 100.0 * (hi - lo) / mean;
-    out->slope_pct = 100.0 * fabs(sxy / sxx) * (w - 1) / mean;
-    out->steady = out->range_pct <= 20.0 && out->slope_pct <= 10.0;
 }
 
 /* ---------------------------------------------------------------------
@@ -1359,17 +1331,14 @@ static int report_phase(struct disk_run *run, const struct series *full, uint64_
 #undef METRIC
     if (rc != 0)
         return hv_engine_fail(run->out, "cannot record the metrics of %s", def->param);
-    struct hv_disk_steady st;
-    hv_disk_steady_state(full->v, full->n, &st);
-    json_t *o = json_pack("{s:I, s:I, s:f, s:i, s:b, s:i}", "bytes", (json_int_t)bytes, "ios",
-                          (json_int_t)ios, "seconds", secs, "samples", (int)full->emitted, "steady",
-                          st.steady, "window", st.window);
-    if (o == NULL)
+    struct hv_steady st;
+    hv_steady_state(full->v, full->n, &st);
+    json_t *o = json_pack("{s:I, s:I, s:f, s:i}", "bytes", (json_int_t)bytes, "ios",
+                          (json_int_t)ios, "seconds", secs, "samples", (int)full->emitted);
+    if (o == NULL || hv_steady_observe(o, &st) != 0) {
+        json_decref(o);
         return hv_engine_fail(run->out, "out of memory");
-    json_object_set_new(o, "range_pct",
-                        isfinite(st.range_pct) ? json_real(st.range_pct) : json_null());
-    json_object_set_new(o, "slope_pct",
-                        isfinite(st.slope_pct) ? json_real(st.slope_pct) : json_null());
+    }
     if (def->random && run->p.seconds > 0 && ios < run->nblocks * (uint64_t)run->p.threads)
         json_object_set_new(o, "bounded_by", json_string("seconds"));
     json_object_set_new(json_object_get(run->out->observed, "ops"), def->metric, o);

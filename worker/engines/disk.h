@@ -40,7 +40,7 @@
  * A sample of disk.<op>.mbps every second while the phase runs (every 2 s
  * after 600 samples, 4 s after 1200, ...), and one for the remainder of a
  * phase shorter than a second. observed.ops.<op> holds the phase's bytes,
- * I/Os, seconds and its steady-state verdict (see hv_disk_steady_state).
+ * I/Os, seconds and its steady-state verdict (hv_steady_state, engine.h).
  *
  * Memory: threads x qd x block of I/O buffers (at most 1 GiB in all) and
  * about 30 KiB of latency histogram per thread. */
@@ -84,24 +84,5 @@ void hv_disk_hist_merge(struct hv_disk_hist *into, const struct hv_disk_hist *fr
  *  the bucket holding the ceil(pct/100 x count)-th smallest value, clamped
  *  to [min, max], so 100 gives max exactly. 0 when h is empty. */
 uint64_t hv_disk_hist_percentile(const struct hv_disk_hist *h, double pct);
-
-/** The measurement window of the steady-state test, in samples. */
-#define HV_DISK_STEADY_WINDOW 5
-
-/** A steady-state verdict (after SNIA PTS): over the last window samples,
- *  the range (max - min) is within 20% of their mean and the excursion of
- *  their least-squares line across the window (|slope| x (window - 1))
- *  within 10% of it. */
-struct hv_disk_steady {
-    bool steady;
-    int window;       /**< HV_DISK_STEADY_WINDOW */
-    double range_pct; /**< 100 x range / mean; NAN with fewer samples */
-    double slope_pct; /**< 100 x excursion / mean; NAN with fewer samples */
-};
-
-/** Judges the series v[0..n) (one value per sampling interval, oldest
- *  first). With fewer than the window's samples, or a mean that is not
- *  positive, the verdict is not steady and both percentages are NAN. */
-void hv_disk_steady_state(const double *v, size_t n, struct hv_disk_steady *out);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include "worker/engines/cpu.h"
 #include "worker/engines/disk.h"
+#include "worker/engines/net.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -21,6 +22,12 @@ static const struct hv_engine engines[] = {
      .engine = "builtin",
      .summary = "iozone-like sequential and random file I/O: MB/s, IOPS, latency percentiles",
      .run = hv_engine_disk_run},
+    {.kind = "net",
+     .engine = "builtin",
+     .summary = "iperf-like TCP stream throughput and request/response latency to a peer",
+     .run = hv_engine_net_run,
+     .prepare = hv_engine_net_prepare,
+     .unprepare = hv_engine_net_unprepare},
 };
 
 const struct hv_engine *hv_engine_find(const char *kind, const char *engine)
@@ -115,6 +122,44 @@ bool hv_engine_stopping(const struct hv_engine_ctx *ctx)
 {
     /* An atomic load: the flag is written by another thread. */
     return ctx->stop != NULL && __atomic_load_n(ctx->stop, __ATOMIC_RELAXED) != 0;
+}
+
+void hv_steady_state(const double *v, size_t n, struct hv_steady *out)
+{
+    const int w = HV_STEADY_WINDOW;
+    *out = (struct hv_steady){.steady = false, .window = w, .range_pct = NAN, .slope_pct = NAN};
+    if (n < (size_t)w)
+        return;
+    const double *y = v + n - (size_t)w;
+    double mean = 0, lo = y[0], hi = y[0];
+    for (int i = 0; i < w; i++) {
+        mean += y[i];
+        lo = y[i] < lo ? y[i] : lo;
+        hi = y[i] > hi ? y[i] : hi;
+    }
+    mean /= w;
+    if (!(mean > 0))
+        return;
+    /* Least squares over x = 0..w-1. */
+    double xm = (w - 1) / 2.0, sxy = 0, sxx = 0;
+    for (int i = 0; i < w; i++) {
+        sxy += (i - xm) * (y[i] - mean);
+        sxx += (i - xm) * (i - xm);
+    }
+    out->range_pct = 100.0 * (hi - lo) / mean;
+    out->slope_pct = 100.0 * fabs(sxy / sxx) * (w - 1) / mean;
+    out->steady = out->range_pct <= 20.0 && out->slope_pct <= 10.0;
+}
+
+int hv_steady_observe(json_t *obj, const struct hv_steady *st)
+{
+    int rc = json_object_set_new(obj, "steady", json_boolean(st->steady));
+    rc |= json_object_set_new(obj, "window", json_integer(st->window));
+    rc |= json_object_set_new(obj, "range_pct",
+                              isfinite(st->range_pct) ? json_real(st->range_pct) : json_null());
+    rc |= json_object_set_new(obj, "slope_pct",
+                              isfinite(st->slope_pct) ? json_real(st->slope_pct) : json_null());
+    return rc == 0 ? 0 : -1;
 }
 
 json_t *hv_engine_result_to_json(const struct hv_engine_result *r, int attempt, bool ok,

@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /** Receives one sample as it is taken: metric name, t in seconds since the
  *  run started, value. Called from an engine thread, not necessarily the
@@ -43,6 +44,12 @@ struct hv_engine_ctx {
     /** For the server side: what prepare() left for run() (a listening
      *  socket, a started tool); run() releases it. */
     void *prepared;
+    /** The job's id on the server, 0 when run outside a worker. A net
+     *  server accepts only clients that name it (the endpoints' job_id). */
+    long long job_id;
+    /** Members of the job's group (the server and its clients), 0 when the
+     *  job runs alone. */
+    int group_size;
 };
 
 /** Where the server side of a two-sided workload listens. */
@@ -61,7 +68,8 @@ struct hv_engine_result {
     /** [{"name","value","unit","higher_is_better"}]; the first one is the
      *  workload's headline metric (logged, shown first). */
     json_t *metrics;
-    /** [{"metric","t","value"}], t in seconds since the run started. */
+    /** [{"metric","t","value"}], t in seconds since the measured part of
+     *  the run started (after any warm-up). */
     json_t *samples;
     /** What was really done (copies, actual seconds, CPUs used ...). */
     json_t *observed;
@@ -143,6 +151,31 @@ bool hv_engine_stopping(const struct hv_engine_ctx *ctx);
  *  the run failed: it says why). A failed run reports
  *  no metrics or samples, so a partial run can never pass for a result.
  *  Returns a new reference (caller owns it), or NULL when memory runs out. */
+/** The measurement window of the steady-state test, in samples. */
+#define HV_STEADY_WINDOW 5
+
+/** A steady-state verdict (after the SNIA PTS): over the last window
+ *  samples, the range (max - min) is within 20% of their mean and the
+ *  excursion of their least-squares line across the window
+ *  (|slope| x (window - 1)) within 10% of it. */
+struct hv_steady {
+    bool steady;
+    int window;       /**< HV_STEADY_WINDOW */
+    double range_pct; /**< 100 x range / mean; NAN with fewer samples */
+    double slope_pct; /**< 100 x excursion / mean; NAN with fewer samples */
+};
+
+/** Judges the series v[0..n) (one value per sampling interval, oldest
+ *  first, warm-up already left out). With fewer than the window's samples,
+ *  or a mean that is not positive, the verdict is not steady and both
+ *  percentages are NAN. */
+void hv_steady_state(const double *v, size_t n, struct hv_steady *out);
+
+/** Sets "steady", "window", "range_pct" and "slope_pct" (null when NAN)
+ *  of st in the object obj, the form every engine reports its verdict in.
+ *  Returns 0, or -1 when memory runs out. */
+int hv_steady_observe(json_t *obj, const struct hv_steady *st);
+
 json_t *hv_engine_result_to_json(const struct hv_engine_result *r, int attempt, bool ok,
                                  const char *started_at, const char *finished_at);
 

@@ -1,0 +1,327 @@
+/* config.c — the worker's configuration file; see config.h. */
+#include "worker/config.h"
+
+#include "errors.h"
+#include "jspec.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const struct hv_jfield file_fields[] = {
+    {.name = "benchmarks", .type = HV_J_OBJECT},
+    {0},
+};
+
+static const char *const kinds[] = {"cpu", "disk", "net", NULL};
+
+static const struct hv_jfield bench_fields[] = {
+    {.name = "kind", .type = HV_J_STRING, .required = true, .choices = kinds},
+    {.name = "argv", .type = HV_J_ARRAY, .required = true, .max_len = HV_CONF_MAX_ARGS},
+    {.name = "timeout",
+     .type = HV_J_NUMBER,
+     .required = true,
+     .min = 1,
+     .max = HV_CONF_MAX_TIMEOUT},
+    {.name = "result", .type = HV_J_OBJECT, .required = true},
+    {.name = "metric", .type = HV_J_STRING, .required = true, .max_len = 128},
+    {.name = "unit", .type = HV_J_STRING, .required = true, .max_len = 32},
+    {.name = "higher_is_better", .type = HV_J_BOOL, .required = true},
+    {.name = "description", .type = HV_J_STRING, .max_len = 512},
+    {0},
+};
+
+static const struct hv_jfield result_fields[] = {
+    {.name = "json", .type = HV_J_STRING, .max_len = 1024},
+    {.name = "regex", .type = HV_J_STRING, .max_len = 1024},
+    {0},
+};
+
+/* Names and metrics as the server and plans spell them: a-z 0-9 _ . -,
+ * not starting with '.'. Returns NULL or what is wrong. */
+static const char *name_problem(const char *s, size_t max)
+{
+    if (s[0] == '\0')
+        return "must not be empty";
+    if (strlen(s) > max)
+        return "is too long";
+    if (s[0] == '.')
+        return "must not start with '.'";
+    for (const char *p = s; *p != '\0'; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '.' ||
+              *p == '-'))
+            return "must use only a-z, 0-9, '_', '.' and '-'";
+    return NULL;
+}
+
+/* Checks a string that must carry no NUL (jansson allows one inside). */
+static bool has_nul(const json_t *s)
+{
+    return strlen(json_string_value(s)) != json_string_length(s);
+}
+
+/* argv: non-empty strings, argv[0] an absolute path of an executable file.
+ * Returns the number of problems. */
+static int check_argv(const json_t *argv, const char *path, json_t *errors)
+{
+    char p[512];
+    int problems = 0;
+    if (json_array_size(argv) == 0) {
+        hv_errors_add(errors, path, "must hold at least the program to run");
+        return 1;
+    }
+    size_t i;
+    json_t *a;
+    json_array_foreach(argv, i, a)
+    {
+        hv_jpath_index(p, sizeof p, path, i);
+        if (!json_is_string(a)) {
+            hv_errors_add(errors, p, "must be a string, not %s", hv_jtype_name(a));
+            problems++;
+        } else if (has_nul(a) || (i == 0 && json_string_length(a) == 0)) {
+            hv_errors_add(errors, p, "must be a non-empty string without NUL characters");
+            problems++;
+        }
+    }
+    const char *prog = json_string_value(json_array_get(argv, 0));
+    hv_jpath_index(p, sizeof p, path, 0);
+    if (problems == 0 && prog[0] != '/') {
+        hv_errors_add(errors, p,
+                      "must be an absolute path (the worker never looks a site benchmark up "
+                      "in PATH), not \"%s\"",
+                      prog);
+        problems++;
+    } else if (problems == 0) {
+        struct stat st;
+        if (stat(prog, &st) != 0) {
+            hv_errors_add(errors, p, "%s: %s", prog, strerror(errno));
+            problems++;
+        } else if (!S_ISREG(st.st_mode) || access(prog, X_OK) != 0) {
+            hv_errors_add(errors, p, "%s is not an executable file", prog);
+            problems++;
+        }
+    }
+    return problems;
+}
+
+/* result: exactly one of json (a JSON Pointer) and regex (compiles).
+ * Compiles the regex into b on success. */
+static int check_result(const json_t *result, const char *path, struct hv_site_bench *b,
+                        json_t *errors)
+{
+    int problems = hv_jspec_check(result, path, result_fields, errors);
+    if (problems > 0)
+        return problems;
+    const json_t *js = json_object_get(result, "json"), *re = json_object_get(result, "regex");
+    if ((js == NULL) == (re == NULL)) {
+        hv_errors_add(errors, path,
+                      "must hold exactly one of \"json\" (a JSON Pointer such as \"/score\") "
+                      "and \"regex\" (such as \"Score: ([0-9.]+)\")");
+        return 1;
+    }
+    char p[512];
+    if (js != NULL) {
+        hv_jpath(p, sizeof p, path, "json");
+        const char *s = json_string_value(js);
+        if (has_nul(js) || (s[0] != '\0' && s[0] != '/')) {
+            hv_errors_add(errors, p,
+                          "must be a JSON Pointer: empty (the whole output is the number) or "
+                          "starting with '/', not \"%s\"",
+                          s);
+            return 1;
+        }
+        b->json_pointer = s;
+        return 0;
+    }
+    hv_jpath(p, sizeof p, path, "regex");
+    const char *s = json_string_value(re);
+    if (has_nul(re) || s[0] == '\0') {
+        hv_errors_add(errors, p, "must be a non-empty regular expression");
+        return 1;
+    }
+    int rc = regcomp(&b->regex, s, REG_EXTENDED | REG_NEWLINE);
+    if (rc != 0) {
+        char why[256];
+        regerror(rc, &b->regex, why, sizeof why);
+        hv_errors_add(errors, p, "is not a POSIX extended regular expression: %s", why);
+        return 1;
+    }
+    b->regex_src = s;
+    return 0;
+}
+
+/* Fills b from the declaration v of benchmark name; returns the number of
+ * problems (b holds a compiled regex only when it returns 0). */
+static int check_bench(const char *name, const json_t *v, const char *path, struct hv_site_bench *b,
+                       json_t *errors)
+{
+    const char *why = name_problem(name, 64);
+    if (why != NULL) {
+        hv_errors_add(errors, path, "the benchmark name %s (plans name it as params.name)", why);
+        return 1;
+    }
+    int problems = hv_jspec_check(v, path, bench_fields, errors);
+    if (problems > 0)
+        return problems;
+    char p[512];
+    hv_jpath(p, sizeof p, path, "argv");
+    problems += check_argv(json_object_get(v, "argv"), p, errors);
+    const char *metric = json_string_value(json_object_get(v, "metric"));
+    why = name_problem(metric, 128);
+    if (why != NULL) {
+        hv_jpath(p, sizeof p, path, "metric");
+        hv_errors_add(errors, p, "%s", why);
+        problems++;
+    }
+    const json_t *unit = json_object_get(v, "unit");
+    if (json_string_length(unit) == 0 || has_nul(unit)) {
+        hv_jpath(p, sizeof p, path, "unit");
+        hv_errors_add(errors, p, "must be a non-empty string (e.g. \"HS06\", \"s\")");
+        problems++;
+    }
+    if (problems > 0)
+        return problems;
+    hv_jpath(p, sizeof p, path, "result");
+    problems = check_result(json_object_get(v, "result"), p, b, errors);
+    if (problems > 0)
+        return problems;
+    b->name = name;
+    b->kind = json_string_value(json_object_get(v, "kind"));
+    b->timeout = json_number_value(json_object_get(v, "timeout"));
+    b->metric = metric;
+    b->unit = json_string_value(unit);
+    b->higher_is_better = json_is_true(json_object_get(v, "higher_is_better"));
+    const json_t *argv = json_object_get(v, "argv");
+    b->argv = calloc(json_array_size(argv) + 1, sizeof *b->argv);
+    if (b->argv == NULL) {
+        if (b->regex_src != NULL)
+            regfree(&b->regex);
+        b->regex_src = NULL;
+        hv_errors_add(errors, path, "out of memory");
+        return 1;
+    }
+    for (size_t i = 0; i < json_array_size(argv); i++)
+        b->argv[i] = json_string_value(json_array_get(argv, i));
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct hv_site_bench *)a)->name, ((const struct hv_site_bench *)b)->name);
+}
+
+struct hv_conf *hv_conf_from_json(json_t *doc, json_t *errors)
+{
+    if (hv_jspec_check(doc, "", file_fields, errors) > 0)
+        return NULL;
+    const json_t *benches = json_object_get(doc, "benchmarks");
+    size_t n = json_object_size(benches);
+    if (n > HV_CONF_MAX_BENCHMARKS) {
+        hv_errors_add(errors, "/benchmarks", "declares %zu benchmarks; at most %d", n,
+                      HV_CONF_MAX_BENCHMARKS);
+        return NULL;
+    }
+    struct hv_conf *c = calloc(1, sizeof *c);
+    if (c == NULL || (n > 0 && (c->benchmarks = calloc(n, sizeof *c->benchmarks)) == NULL)) {
+        free(c);
+        hv_errors_add(errors, "", "out of memory");
+        return NULL;
+    }
+    c->doc = json_incref(doc);
+    int problems = 0;
+    const char *name;
+    const json_t *v;
+    json_object_foreach((json_t *)benches, name, v)
+    {
+        char p[512];
+        hv_jpath(p, sizeof p, "/benchmarks", name);
+        struct hv_site_bench b = {0};
+        if (check_bench(name, v, p, &b, errors) == 0)
+            c->benchmarks[c->n_benchmarks++] = b;
+        else
+            problems++;
+    }
+    if (problems > 0) {
+        hv_conf_free(c);
+        return NULL;
+    }
+    if (c->n_benchmarks > 1)
+        qsort(c->benchmarks, c->n_benchmarks, sizeof *c->benchmarks, by_name);
+    return c;
+}
+
+struct hv_conf *hv_conf_load(const char *path, char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (doc == NULL) {
+        if (je.line > 0)
+            snprintf(err, errlen, "%s: line %d, column %d: %s", path, je.line, je.column, je.text);
+        else
+            snprintf(err, errlen, "%s: %s", path, je.text);
+        return NULL;
+    }
+    json_t *errors = json_array();
+    struct hv_conf *c = errors ? hv_conf_from_json(doc, errors) : NULL;
+    json_decref(doc);
+    if (c == NULL) {
+        size_t n = (size_t)snprintf(err, errlen, "%s:", path);
+        size_t i;
+        json_t *e;
+        json_array_foreach(errors, i, e)
+        {
+            if (n >= errlen)
+                break;
+            const char *at = json_string_value(json_object_get(e, "path"));
+            n += (size_t)snprintf(err + n, errlen - n, "\n  %s: %s", at && at[0] ? at : "(top)",
+                                  json_string_value(json_object_get(e, "message")));
+        }
+        if (errors == NULL)
+            snprintf(err, errlen, "%s: out of memory", path);
+    }
+    json_decref(errors);
+    return c;
+}
+
+void hv_conf_free(struct hv_conf *c)
+{
+    if (c == NULL)
+        return;
+    for (size_t i = 0; i < c->n_benchmarks; i++) {
+        free(c->benchmarks[i].argv);
+        if (c->benchmarks[i].regex_src != NULL)
+            regfree(&c->benchmarks[i].regex);
+    }
+    free(c->benchmarks);
+    json_decref(c->doc);
+    free(c);
+}
+
+const struct hv_site_bench *hv_conf_find(const struct hv_conf *c, const char *name)
+{
+    if (c == NULL || name == NULL)
+        return NULL;
+    for (size_t i = 0; i < c->n_benchmarks; i++)
+        if (strcmp(c->benchmarks[i].name, name) == 0)
+            return &c->benchmarks[i];
+    return NULL;
+}
+
+json_t *hv_conf_benchmarks_json(const struct hv_conf *c)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; list != NULL && c != NULL && i < c->n_benchmarks; i++) {
+        const struct hv_site_bench *b = &c->benchmarks[i];
+        if (json_array_append_new(list,
+                                  json_pack("{s:s, s:s, s:s, s:s, s:b}", "name", b->name, "kind",
+                                            b->kind, "metric", b->metric, "unit", b->unit,
+                                            "higher_is_better", b->higher_is_better)) != 0) {
+            json_decref(list);
+            return NULL;
+        }
+    }
+    return list;
+}

@@ -1,0 +1,81 @@
+/* config.h — the worker's configuration file (--config FILE, e.g.
+ * /etc/hvbench/worker.json): the site benchmarks its administrator
+ * declares.
+ *
+ *   {"benchmarks": {
+ *      "hepspec06": {"kind": "cpu",
+ *                    "argv": ["/opt/spec/spec2k6_vm.sh", "--copies", "per-vcpu"],
+ *                    "timeout": 7200,
+ *                    "result": {"json": "/score"},      (or {"regex": "Score: ([0-9.]+)"})
+ *                    "metric": "hepspec06.score", "unit": "HS06",
+ *                    "higher_is_better": true}}}
+ *
+ * The file is read once at start and checked strictly: every problem is
+ * reported with the JSON Pointer of its member, and the worker does not
+ * start with a file that has one. A plan can only name a benchmark; its
+ * command line comes from here alone. Loaded values are immutable, so
+ * engine threads may read them without locks. */
+#ifndef HV_WORKER_CONFIG_H
+#define HV_WORKER_CONFIG_H
+
+#include <jansson.h>
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/** The most benchmarks one file may declare (the server accepts as many
+ *  in a registration). */
+#define HV_CONF_MAX_BENCHMARKS 64
+/** The most arguments of one benchmark's argv. */
+#define HV_CONF_MAX_ARGS 256
+/** The longest timeout, in seconds (a week). */
+#define HV_CONF_MAX_TIMEOUT 604800.0
+
+/** One declared site benchmark. All strings are owned by the hv_conf. */
+struct hv_site_bench {
+    const char *name;  /**< the name plans use (a-z 0-9 _ . -) */
+    const char *kind;  /**< "cpu", "disk" or "net" */
+    const char **argv; /**< NULL-terminated; argv[0] is an absolute path */
+    double timeout;    /**< seconds */
+    /** Where the value is in its standard output: a JSON Pointer into the
+     *  output parsed as JSON, or (when json_pointer is NULL) the first
+     *  match of regex: its first group, else the whole match. */
+    const char *json_pointer;
+    const char *regex_src;
+    regex_t regex; /**< compiled regex_src (POSIX extended) */
+    const char *metric, *unit;
+    bool higher_is_better;
+};
+
+/** A loaded configuration file. */
+struct hv_conf {
+    struct hv_site_bench *benchmarks; /**< sorted by name */
+    size_t n_benchmarks;
+    json_t *doc; /**< the file's JSON, owning the strings above */
+};
+
+/** Checks doc (a configuration as parsed JSON) and returns a new hv_conf,
+ *  or NULL with every problem appended to errors as {"path", "message"}
+ *  (JSON Pointers into doc, e.g. "/benchmarks/hep/argv/0"). Takes a
+ *  reference of its own to doc. argv[0] must exist and be executable. */
+struct hv_conf *hv_conf_from_json(json_t *doc, json_t *errors);
+
+/** Reads and checks the file at path. Returns a new hv_conf, or NULL with
+ *  one message in err naming the file and every problem found, one per
+ *  line ("/etc/hvbench/worker.json: /benchmarks/hep/timeout: must be a
+ *  number ..."). */
+struct hv_conf *hv_conf_load(const char *path, char *err, size_t errlen);
+
+/** Releases c (NULL is fine). */
+void hv_conf_free(struct hv_conf *c);
+
+/** The benchmark called name, or NULL. c may be NULL (no file). */
+const struct hv_site_bench *hv_conf_find(const struct hv_conf *c, const char *name);
+
+/** What the worker publishes in its registration facts: [{"name", "kind",
+ *  "metric", "unit", "higher_is_better"}], in name order, never the argv.
+ *  c may be NULL (an empty array). Returns a new reference, or NULL when
+ *  memory runs out. */
+json_t *hv_conf_benchmarks_json(const struct hv_conf *c);
+
+#endif

@@ -1,0 +1,60 @@
+/* net.h — the built-in network engine (kind "net", engine "builtin").
+ *
+ * Two jobs of one group: the server role on the plan's peer and a client
+ * role on each target. prepare() (server) listens on an ephemeral TCP port
+ * on every address; the worker announces it at the group's ready call, and
+ * the clients find it in the ready answer's endpoints (ctx->endpoints).
+ *
+ * Params (docs/catalog.md, "net/builtin"; normalised by the server: sizes
+ * integer bytes, durations seconds): peer, mode (stream | rr), streams,
+ * window, seconds, msg_size, reverse, warmup. Any other member is an error;
+ * reverse with mode rr is refused (a transaction goes both ways).
+ *
+ * The wire: a client opens one control connection, then `streams` data
+ * connections; each starts with a 64-byte hello naming the server's job
+ * (the endpoint's job_id), the client's job and a random session id, and
+ * the server refuses, with a reason, a hello that is not for it. stream:
+ * the client (the server with reverse) writes msg_size buffers as fast as
+ * the connection takes them; rr: the client sends msg_size bytes and waits
+ * for msg_size bytes back, one transaction at a time per connection. On the
+ * control connection the client marks the end of the warm-up and the end,
+ * and the server answers with what it counted on each stream; a stream whose
+ * two ends disagree on the bytes (or transactions) moved fails the run.
+ *
+ * Client metrics, stream: net.tcp.gbps (headline; the bytes the client sent,
+ * or received with reverse, in the measured window, 10^9 bit/s),
+ * net.tcp.stream_gbps_min and _max (the slowest and fastest stream),
+ * net.tcp.retransmits (the sender's TCP_INFO total_retrans, lower is
+ * better). rr: net.rr.tps (headline, transactions per second over all
+ * streams), net.rr.lat_{p50,p99,max}_us (round trip of one transaction).
+ * A sample of the headline every second of the measured window (warm-up
+ * dropped); observed holds the steady-state verdict, the MSS (TCP_MAXSEG),
+ * the MTU of the interface used, the requested and real socket buffers of
+ * both ends, per-stream details and the server's own counts.
+ *
+ * Server metrics: the same names, as the server counted them between the
+ * client's marks (its result is stored but plans' summaries use the
+ * clients'). It ends when every client of the group is done, after
+ * warmup + seconds + a grace, or at ctx->stop. */
+#ifndef HV_WORKER_ENGINE_NET_H
+#define HV_WORKER_ENGINE_NET_H
+
+#include "worker/engines/engine.h"
+
+/** The engine's entry point; see hv_engine_run_fn. ctx->role picks the
+ *  side: "server" needs a successful hv_engine_net_prepare() first
+ *  (ctx->prepared), anything else runs the client, which needs
+ *  ctx->endpoints with a "server" row. */
+int hv_engine_net_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *out);
+
+/** Server side: checks the params, listens on an ephemeral port on every
+ *  address (IPv6 and IPv4 when the host has IPv6) with the window applied,
+ *  sets ep->port, leaves ep->host empty and ctx->prepared set. Returns 0, or
+ *  -1 with out->error set. */
+int hv_engine_net_prepare(struct hv_engine_ctx *ctx, struct hv_endpoint *ep,
+                          struct hv_engine_result *out);
+
+/** Closes what prepare() left when run() will not be called. */
+void hv_engine_net_unprepare(struct hv_engine_ctx *ctx);
+
+#endif
