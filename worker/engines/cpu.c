@@ -627,23 +627,12 @@ static int parse_copies(const json_t *v, struct cpu_params *p, char *err, size_t
 
 static int parse_seconds(const json_t *v, struct cpu_params *p, char *err, size_t len)
 {
-    double s = json_number_value(v);
-    if (json_is_number(v) && s > 0 && s <= MAX_SECONDS) {
-        p->seconds = s;
-        return 0;
-    }
-    snprintf(err, len, "must be a number of seconds greater than 0 and at most %g", MAX_SECONDS);
-    return -1;
+    return hv_engine_param_seconds(v, &p->seconds, 0, true, MAX_SECONDS, err, len);
 }
 
 static int parse_pin(const json_t *v, struct cpu_params *p, char *err, size_t len)
 {
-    if (json_is_boolean(v)) {
-        p->pin = json_is_true(v);
-        return 0;
-    }
-    snprintf(err, len, "must be true or false");
-    return -1;
+    return hv_engine_param_bool(v, &p->pin, err, len);
 }
 
 static const struct {

@@ -45,6 +45,8 @@
  */
 #include "worker/engines/disk.h"
 
+#include "worker/engines/storage.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -65,22 +67,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_SCRATCH "/var/tmp"
-#define MAX_THREADS     256
-#define MAX_QD          1024
-#define MAX_BLOCK       (64ULL << 20)
-#define MAX_SIZE        (16ULL << 40)
-#define MAX_SECONDS     86400.0
-#define MAX_WARMUP      3600.0
+#define MAX_THREADS 256
+#define MAX_QD      1024
+#define MAX_BLOCK   (64ULL << 20)
+#define MAX_SIZE    (16ULL << 40)
+#define MAX_SECONDS 86400.0
+#define MAX_WARMUP  3600.0
 /* All I/O buffers together (threads x qd x block). */
 #define MAX_BUFFERS (1ULL << 30)
 /* Buffer alignment for O_DIRECT: a page, which every device accepts. */
 #define BUF_ALIGN 4096
 /* Samples per phase before the interval doubles (bounds the upload). */
 #define SAMPLES_PER_DOUBLING 600
-/* Signatures are looked for in this many first bytes of a device. */
-#define SIGNATURE_SPAN (68 * 1024)
-#define SEED           0x5D15CB10C0FFEE11ULL
+#define SEED                 0x5D15CB10C0FFEE11ULL
 /* Laying out a file writes about this much at a time. */
 #define LAYOUT_CHUNK (1ULL << 20)
 
@@ -252,24 +251,14 @@ static int parse_size(const json_t *v, struct disk_params *p, char *err, size_t 
     return parse_bytes(v, &p->size, 512, MAX_SIZE, 1, err, len);
 }
 
-static int parse_bool(const json_t *v, bool *dst, char *err, size_t len)
-{
-    if (json_is_boolean(v)) {
-        *dst = json_is_true(v);
-        return 0;
-    }
-    snprintf(err, len, "must be true or false");
-    return -1;
-}
-
 static int parse_direct(const json_t *v, struct disk_params *p, char *err, size_t len)
 {
-    return parse_bool(v, &p->direct, err, len);
+    return hv_engine_param_bool(v, &p->direct, err, len);
 }
 
 static int parse_drop_caches(const json_t *v, struct disk_params *p, char *err, size_t len)
 {
-    return parse_bool(v, &p->drop_caches, err, len);
+    return hv_engine_param_bool(v, &p->drop_caches, err, len);
 }
 
 static int parse_sync(const json_t *v, struct disk_params *p, char *err, size_t len)
@@ -320,27 +309,14 @@ static int parse_path(const json_t *v, struct disk_params *p, char *err, size_t 
     return -1;
 }
 
-static int parse_duration(const json_t *v, double *dst, double lo, bool lo_open, double hi,
-                          char *err, size_t len)
-{
-    double s = json_number_value(v);
-    if (json_is_number(v) && (lo_open ? s > lo : s >= lo) && s <= hi) {
-        *dst = s;
-        return 0;
-    }
-    snprintf(err, len, "must be a number of seconds %s %g and at most %g",
-             lo_open ? "greater than" : "of at least", lo, hi);
-    return -1;
-}
-
 static int parse_seconds(const json_t *v, struct disk_params *p, char *err, size_t len)
 {
-    return parse_duration(v, &p->seconds, 0, true, MAX_SECONDS, err, len);
+    return hv_engine_param_seconds(v, &p->seconds, 0, true, MAX_SECONDS, err, len);
 }
 
 static int parse_warmup(const json_t *v, struct disk_params *p, char *err, size_t len)
 {
-    return parse_duration(v, &p->warmup, 0, false, MAX_WARMUP, err, len);
+    return hv_engine_param_seconds(v, &p->warmup, 0, false, MAX_WARMUP, err, len);
 }
 
 static const struct {
@@ -511,97 +487,13 @@ static void job_fail(struct disk_job *j, const char *fmt, ...)
     __atomic_store_n(&j->run->abort, 1, __ATOMIC_RELAXED);
 }
 
-static bool is_under(const char *path, const char *dir)
-{
-    size_t n = strlen(dir);
-    if (n == 1) /* "/" */
-        return path[1] != '\0';
-    return strncmp(path, dir, n) == 0 && path[n] == '/' && path[n + 1] != '\0';
-}
-
 /* ---------------------------------------------------------------------
- * Where the I/O goes: the allowlist, the files, the checks. */
-
-/* True when the resolved block device `real` is in $HVBENCH_DISK_DEVICES. */
-static bool device_allowed(const char *real)
-{
-    const char *list = getenv("HVBENCH_DISK_DEVICES");
-    if (list == NULL)
-        return false;
-    char *copy = strdup(list), *save = NULL;
-    bool ok = false;
-    for (char *e = copy ? strtok_r(copy, ":", &save) : NULL; e != NULL && !ok;
-         e = strtok_r(NULL, ":", &save)) {
-        char r[PATH_MAX];
-        struct stat st;
-        ok = realpath(e, r) != NULL && strcmp(r, real) == 0 && stat(r, &st) == 0 &&
-             S_ISBLK(st.st_mode);
-    }
-    free(copy);
-    return ok;
-}
-
-/* Signatures a device must not carry before it is written (blkid's most
- * common ones). The data this engine writes has no byte above 0x7f, so it
- * never forms the binary ones itself. */
-static const struct {
-    size_t offset;
-    const char *magic;
-    size_t len;
-    const char *what;
-} signatures[] = {
-    {0, "XFSB", 4, "an XFS filesystem"},
-    {0, "LUKS\xba\xbe", 6, "a LUKS volume"},
-    {510, "\x55\xaa", 2, "a DOS partition table or boot sector"},
-    {512, "EFI PART", 8, "a GPT partition table"},
-    {512, "LABELONE", 8, "an LVM physical volume"},
-    {1024, "\x10\x20\xf5\xf2", 4, "an F2FS filesystem"},
-    {1080, "\x53\xef", 2, "an ext2/3/4 filesystem"},
-    {4086, "SWAPSPACE2", 10, "swap space"},
-    {32769, "CD001", 5, "an ISO 9660 filesystem"},
-    {65600, "_BHRfS_M", 8, "a Btrfs filesystem"},
-};
-
-static int check_signatures(struct disk_run *run, const char *dev)
-{
-    int fd = open(dev, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return hv_engine_fail(run->out, "cannot open %s: %s", dev, strerror(errno));
-    unsigned char *buf = malloc(SIGNATURE_SPAN);
-    ssize_t n = buf ? pread(fd, buf, SIGNATURE_SPAN, 0) : -1;
-    int saved = errno;
-    close(fd);
-    if (n < 0) {
-        free(buf);
-        return hv_engine_fail(run->out, "cannot read %s: %s", dev, strerror(saved));
-    }
-    for (size_t i = 0; i < sizeof signatures / sizeof signatures[0]; i++)
-        if ((size_t)n >= signatures[i].offset + signatures[i].len &&
-            memcmp(buf + signatures[i].offset, signatures[i].magic, signatures[i].len) == 0) {
-            free(buf);
-            return hv_engine_fail(run->out,
-                                  "%s carries %s (signature at byte %zu); the engine only "
-                                  "writes to devices without one: run `wipefs -a %s` first if "
-                                  "its data may go",
-                                  dev, signatures[i].what, signatures[i].offset, dev);
-        }
-    free(buf);
-    return 0;
-}
+ * Where the I/O goes: the files (the allowlist is storage.c's). */
 
 /* The scratch directory, resolved. */
 static int find_scratch(struct disk_run *run)
 {
-    const char *s = getenv("HVBENCH_SCRATCH");
-    if (s == NULL || s[0] == '\0')
-        s = DEFAULT_SCRATCH;
-    struct stat st;
-    if (realpath(s, run->scratch) == NULL || stat(run->scratch, &st) != 0 || !S_ISDIR(st.st_mode))
-        return hv_engine_fail(run->out,
-                              "the scratch directory %s ($HVBENCH_SCRATCH, default %s) "
-                              "is not a directory: %s",
-                              s, DEFAULT_SCRATCH, errno ? strerror(errno) : "not a directory");
-    return 0;
+    return hv_scratch_dir(run->scratch, sizeof run->scratch, run->out);
 }
 
 /* Creates a file that must not exist yet, never following a symlink
@@ -658,7 +550,7 @@ static int setup_target(struct disk_run *run)
     if (exists && !device && !S_ISREG(st.st_mode))
         return hv_engine_fail(run->out, "path %s is neither a regular file nor a block device",
                               p->path);
-    if (device ? !device_allowed(real) : !is_under(real, run->scratch))
+    if (device ? !hv_device_allowed(real) : !hv_path_within(real, run->scratch, false))
         return hv_engine_fail(
             run->out,
             "path %s%s%s is %s; the worker writes only to files under its scratch directory %s "
@@ -716,7 +608,7 @@ static int check_target(struct disk_run *run, uint64_t lbs)
                                   "%s is in use (mounted, or held by md, device-mapper or swap): "
                                   "%s; the engine writes only to devices nobody else uses",
                                   path, strerror(errno));
-        if (check_signatures(run, path) != 0)
+        if (hv_device_check_signatures(path, run->out) != 0)
             return -1;
     } else {
         struct statvfs vfs;

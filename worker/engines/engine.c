@@ -109,6 +109,29 @@ int hv_engine_emit_sample(const struct hv_engine_ctx *ctx, struct hv_engine_resu
     return 0;
 }
 
+int hv_engine_param_seconds(const json_t *v, double *dst, double lo, bool lo_open, double hi,
+                            char *err, size_t len)
+{
+    double s = json_number_value(v);
+    if (json_is_number(v) && (lo_open ? s > lo : s >= lo) && s <= hi) {
+        *dst = s;
+        return 0;
+    }
+    snprintf(err, len, "must be a number of seconds %s %g and at most %g",
+             lo_open ? "greater than" : "of at least", lo, hi);
+    return -1;
+}
+
+int hv_engine_param_bool(const json_t *v, bool *dst, char *err, size_t len)
+{
+    if (json_is_boolean(v)) {
+        *dst = json_is_true(v);
+        return 0;
+    }
+    snprintf(err, len, "must be true or false");
+    return -1;
+}
+
 int hv_engine_fail(struct hv_engine_result *r, const char *fmt, ...)
 {
     va_list ap;

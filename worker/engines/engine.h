@@ -137,6 +137,15 @@ int hv_engine_add_metric(struct hv_engine_result *r, const char *name, double va
 int hv_engine_emit_sample(const struct hv_engine_ctx *ctx, struct hv_engine_result *r,
                           const char *metric, double t, double value);
 
+/** Reads a duration param: a JSON number of seconds above lo (lo_open) or
+ *  at least lo, and at most hi, into *dst. Returns 0, or -1 with the rule
+ *  written into err (the engines' params errors all read alike). */
+int hv_engine_param_seconds(const json_t *v, double *dst, double lo, bool lo_open, double hi,
+                            char *err, size_t len);
+
+/** Reads a boolean param into *dst. Returns 0, or -1 with the rule in err. */
+int hv_engine_param_bool(const json_t *v, bool *dst, char *err, size_t len);
+
 /** Formats the failure reason into r->error and returns -1, so an engine
  *  can write `return hv_engine_fail(out, "...")`. */
 int hv_engine_fail(struct hv_engine_result *r, const char *fmt, ...)

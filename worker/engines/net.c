@@ -133,37 +133,19 @@ static int parse_msg_size(const json_t *v, struct net_params *p, char *err, size
     return parse_bytes(v, &p->msg_size, 1, MAX_MSG, err, len);
 }
 
-static int parse_duration(const json_t *v, double *dst, double lo, bool lo_open, double hi,
-                          char *err, size_t len)
-{
-    double s = json_number_value(v);
-    if (json_is_number(v) && (lo_open ? s > lo : s >= lo) && s <= hi) {
-        *dst = s;
-        return 0;
-    }
-    snprintf(err, len, "must be a number of seconds %s %g and at most %g",
-             lo_open ? "greater than" : "of at least", lo, hi);
-    return -1;
-}
-
 static int parse_seconds(const json_t *v, struct net_params *p, char *err, size_t len)
 {
-    return parse_duration(v, &p->seconds, 0, true, MAX_SECONDS, err, len);
+    return hv_engine_param_seconds(v, &p->seconds, 0, true, MAX_SECONDS, err, len);
 }
 
 static int parse_warmup(const json_t *v, struct net_params *p, char *err, size_t len)
 {
-    return parse_duration(v, &p->warmup, 0, false, MAX_WARMUP, err, len);
+    return hv_engine_param_seconds(v, &p->warmup, 0, false, MAX_WARMUP, err, len);
 }
 
 static int parse_reverse(const json_t *v, struct net_params *p, char *err, size_t len)
 {
-    if (json_is_boolean(v)) {
-        p->reverse = json_is_true(v);
-        return 0;
-    }
-    snprintf(err, len, "must be true or false");
-    return -1;
+    return hv_engine_param_bool(v, &p->reverse, err, len);
 }
 
 static const struct {

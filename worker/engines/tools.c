@@ -6,6 +6,7 @@
 #include "params.h"
 #include "parsers.h"
 #include "worker/engines/custom.h"
+#include "worker/engines/storage.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,8 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define DEFAULT_SCRATCH "/var/tmp"
-#define MAX_ARGS        48
+#define MAX_ARGS 48
 /* Seconds a tool may take beyond the time it is asked to measure: start,
  * laying out files, the report. */
 #define SLACK 60.0
@@ -161,53 +161,8 @@ static long long whole_warmup(double s)
 }
 
 /* ---------------------------------------------------------------------
- * Where tools may write: the policy of the built-in disk engine. */
-
-static int scratch_dir(char *out, size_t len, struct hv_engine_result *r)
-{
-    const char *s = getenv("HVBENCH_SCRATCH");
-    if (s == NULL || s[0] == '\0')
-        s = DEFAULT_SCRATCH;
-    char real[PATH_MAX];
-    struct stat st;
-    if (realpath(s, real) == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode))
-        return hv_engine_fail(r,
-                              "the scratch directory %s ($HVBENCH_SCRATCH, default %s) is not "
-                              "a directory",
-                              s, DEFAULT_SCRATCH);
-    snprintf(out, len, "%s", real);
-    return 0;
-}
-
-/* Whether path is dir or below it (both resolved). */
-static bool within(const char *path, const char *dir, bool or_equal)
-{
-    size_t n = strlen(dir);
-    if (strcmp(path, dir) == 0)
-        return or_equal;
-    if (n == 1)
-        return path[0] == '/';
-    return strncmp(path, dir, n) == 0 && path[n] == '/';
-}
-
-/* True when the resolved block device real is in $HVBENCH_DISK_DEVICES. */
-static bool device_allowed(const char *real)
-{
-    const char *list = getenv("HVBENCH_DISK_DEVICES");
-    if (list == NULL)
-        return false;
-    char *copy = strdup(list), *save = NULL;
-    bool ok = false;
-    for (char *e = copy ? strtok_r(copy, ":", &save) : NULL; e != NULL && !ok;
-         e = strtok_r(NULL, ":", &save)) {
-        char r[PATH_MAX];
-        struct stat st;
-        ok = realpath(e, r) != NULL && strcmp(r, real) == 0 && stat(r, &st) == 0 &&
-             S_ISBLK(st.st_mode);
-    }
-    free(copy);
-    return ok;
-}
+ * Where tools may write: the policy of the built-in disk engine
+ * (storage.h). */
 
 /* A name for a new file or directory in the scratch directory, ending in
  * suffix. Returns 0, or -1 with r->error set when the path is too long. */
@@ -289,7 +244,7 @@ static void job_cleanup(struct tool_job *j)
 static int fio_target(struct tool_job *j, char *target, size_t len)
 {
     char scratch[PATH_MAX];
-    if (scratch_dir(scratch, sizeof scratch, j->out) != 0)
+    if (hv_scratch_dir(scratch, sizeof scratch, j->out) != 0)
         return -1;
     const char *path = p_str(j->params, "path");
     if (path != NULL && strchr(path, ':') != NULL)
@@ -301,8 +256,9 @@ static int fio_target(struct tool_job *j, char *target, size_t len)
     if (path != NULL && stat(path, &st) == 0) {
         if (realpath(path, target) == NULL)
             return hv_engine_fail(j->out, "cannot resolve path %s: %s", path, strerror(errno));
-        if (S_ISBLK(st.st_mode) ? device_allowed(target)
-                                : S_ISREG(st.st_mode) && within(target, scratch, false))
+        if (S_ISBLK(st.st_mode) && hv_device_allowed(target))
+            return hv_device_check_signatures(target, j->out);
+        if (S_ISREG(st.st_mode) && hv_path_within(target, scratch, false))
             return 0;
         return hv_engine_fail(j->out,
                               "path %s is %s; fio writes only to files under the scratch "
@@ -323,7 +279,7 @@ static int fio_target(struct tool_job *j, char *target, size_t len)
         snprintf(dir, sizeof dir, "%s", path);
         char *slash = strrchr(dir, '/');
         *slash = '\0';
-        if (realpath(dir[0] ? dir : "/", rdir) == NULL || !within(rdir, scratch, true) ||
+        if (realpath(dir[0] ? dir : "/", rdir) == NULL || !hv_path_within(rdir, scratch, true) ||
             slash[1] == '\0')
             return hv_engine_fail(j->out,
                                   "path %s is not a file under the scratch directory %s "
@@ -412,7 +368,7 @@ static int build_sysbench(struct tool_job *j)
 static int make_tmpdir(struct tool_job *j, const char *what)
 {
     char scratch[PATH_MAX];
-    if (scratch_dir(scratch, sizeof scratch, j->out) != 0)
+    if (hv_scratch_dir(scratch, sizeof scratch, j->out) != 0)
         return -1;
     if (scratch_name(j->tmpdir, sizeof j->tmpdir, scratch, what, "-XXXXXX", j->out) != 0) {
         j->tmpdir[0] = '\0';
@@ -454,7 +410,7 @@ static int build_bonnie(struct tool_job *j)
 {
     const json_t *p = j->params;
     char scratch[PATH_MAX], dir[PATH_MAX];
-    if (scratch_dir(scratch, sizeof scratch, j->out) != 0)
+    if (hv_scratch_dir(scratch, sizeof scratch, j->out) != 0)
         return -1;
     const char *path = p_str(p, "path");
     snprintf(dir, sizeof dir, "%s", scratch);
@@ -462,7 +418,7 @@ static int build_bonnie(struct tool_job *j)
         struct stat st;
         if (realpath(path, dir) == NULL || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
             return hv_engine_fail(j->out, "path %s is not a directory", path);
-        if (!within(dir, scratch, true))
+        if (!hv_path_within(dir, scratch, true))
             return hv_engine_fail(j->out,
                                   "path %s is outside the scratch directory %s "
                                   "($HVBENCH_SCRATCH), the only place bonnie++ may write",
