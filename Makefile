@@ -170,20 +170,27 @@ clean:
 # make bench: the load generator bench/hvload.c (BENCHMARKS.md) and the
 # programs the bench scripts start.
 HVLOAD := $(BUILD)/bench/hvload
-# bench/diskrun.c runs the engines in-process (bench/disk-vs-fio.sh).
-DISKRUN := $(BUILD)/bench/diskrun
+# bench/enginerun.c runs a built-in engine in-process (bench/disk-vs-fio.sh,
+# bench/cpu-stability.sh).
+ENGINERUN := $(BUILD)/bench/enginerun
 # bench/netrun.c runs one side of the net engine (bench/net-vs-iperf.sh).
 NETRUN := $(BUILD)/bench/netrun
+# bench/curlidle.c: the memory floor of a libcurl client (bench/worker_idle.sh).
+CURLIDLE := $(BUILD)/bench/curlidle
 .PHONY: bench
-bench: $(PROGS) $(HVLOAD) $(DISKRUN) $(NETRUN)
+bench: $(PROGS) $(HVLOAD) $(ENGINERUN) $(NETRUN) $(CURLIDLE)
 
-$(DISKRUN): $(BUILD)/obj/bench/diskrun.o $(call obj,$(wildcard worker/engines/*.c)) $(LIB_A)
+$(ENGINERUN): $(BUILD)/obj/bench/enginerun.o $(WORKER_LIBOBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_LIB)) $(LDLIBS_COMMON)
 
 $(NETRUN): $(BUILD)/obj/bench/netrun.o $(WORKER_LIBOBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(sort $(PKGS_WORKER) $(PKGS_LIB))) $(LDLIBS_COMMON)
+
+$(CURLIDLE): $(BUILD)/obj/bench/curlidle.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,libcurl)
 
 $(HVLOAD): $(BUILD)/obj/bench/hvload.o $(LIB_A)
 	@mkdir -p $(dir $@)

@@ -26,7 +26,7 @@
 #   make bench && bench/disk-vs-fio.sh
 #
 # Needs fio (Debian: apt-get install fio) and jq. The engine runs through
-# build/bench/diskrun (bench/diskrun.c).
+# build/bench/enginerun (bench/enginerun.c).
 #
 # Env: BENCH_DIR (/var/tmp: where the work directory goes; must be a real
 # disk, not tmpfs), BENCH_SIZE (1073741824 bytes), BENCH_SECONDS (20),
@@ -34,7 +34,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
-DISKRUN=$BUILD/bench/diskrun
+ENGINERUN=$BUILD/bench/enginerun
 SIZE=${BENCH_SIZE:-1073741824}
 SECS=${BENCH_SECONDS:-20}
 ROUNDS=${BENCH_ROUNDS:-2}
@@ -45,7 +45,7 @@ die() {
 }
 command -v fio >/dev/null || die "fio is not installed (Debian: apt-get install fio)"
 command -v jq >/dev/null || die "jq is not installed (Debian: apt-get install jq)"
-[[ -x $DISKRUN ]] || die "$DISKRUN not built; run: make bench"
+[[ -x $ENGINERUN ]] || die "$ENGINERUN not built; run: make bench"
 
 WORK=$(mktemp -d "${BENCH_DIR:-/var/tmp}/hvbench-disk-vs-fio.XXXX") || die "cannot make a work directory"
 cleanup() {
@@ -115,7 +115,7 @@ workload() {
 run_builtin() {
     local out=$WORK/$1.builtin.$2.json
     rm -f "$NEW"
-    "$DISKRUN" "$BP" >"$out" || die "builtin $1: $(jq -r .error "$out" 2>/dev/null)"
+    "$ENGINERUN" disk "$BP" >"$out" || die "builtin $1: $(jq -r .error "$out" 2>/dev/null)"
     jq -r --arg op "$OP" '[.metrics[] | {(.name): .value}] | add |
         "\(.["disk.\($op).mbps"]) \(.["disk.\($op).iops"]) \(.["disk.\($op).lat_p50_us"])"' "$out"
 }
