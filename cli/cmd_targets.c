@@ -19,8 +19,10 @@ const struct cli_command cli_cmd_targets = {
             "  -L, --label KEY=VALUE   only targets carrying this label\n"
             "\n"
             "A target is what a worker registered as (its --name). Plans name\n"
-            "targets; a plan's guests may be chosen by label. \"last seen\" is the\n"
-            "worker's latest request, in local time.\n",
+            "targets; a plan's guests may be chosen by label. \"site benchmarks\"\n"
+            "are those the worker's configuration declares (a plan may name them\n"
+            "with engine \"custom\"). \"last seen\" is the worker's latest request,\n"
+            "in local time.\n",
     .fn = cmd_targets_exec,
 };
 
@@ -72,12 +74,26 @@ static char *labels_text(const json_t *labels)
     return out;
 }
 
+/** The names of a target's site benchmarks as "a,b" (its top-level
+ *  "benchmarks": [{"name", ...}]), "-" when it has none. Writes into buf. */
+static const char *benchmarks_text(char *buf, size_t len, const json_t *benchmarks)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < json_array_size(benchmarks) && used < len; i++) {
+        const char *name = json_string_value(json_object_get(json_array_get(benchmarks, i), "name"));
+        if (name != NULL)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "", name);
+    }
+    return buf[0] != '\0' ? buf : "-";
+}
+
 /** Adds the row of one target. */
 static int add_target(struct cli_table *t, json_t *item)
 {
     const json_t *jid = json_object_get(item, "id");
     const char *seen = json_string_value(json_object_get(item, "last_seen"));
-    char id[32], last[64];
+    char id[32], last[64], benches[512];
     snprintf(id, sizeof id, "%lld",
              json_is_integer(jid) ? (long long)json_integer_value(jid) : 0LL);
     char *labels = labels_text(json_object_get(item, "labels"));
@@ -87,6 +103,7 @@ static int add_target(struct cli_table *t, json_t *item)
         json_string_value(json_object_get(item, "kind")),
         json_string_value(json_object_get(item, "fingerprint")),
         labels != NULL && labels[0] != '\0' ? labels : "-",
+        benchmarks_text(benches, sizeof benches, json_object_get(item, "benchmarks")),
         seen != NULL ? cli_fmt_time(last, sizeof last, seen) : NULL,
     };
     int added = labels != NULL ? cli_table_add(t, cells) : -1;
@@ -135,7 +152,8 @@ static int cmd_targets_exec(struct cli_ctx *ctx, int argc, char **argv)
     }
     static const struct cli_column cols[] = {
         {"id", CLI_RIGHT},         {"name", CLI_LEFT},   {"kind", CLI_LEFT},
-        {"fingerprint", CLI_LEFT}, {"labels", CLI_LEFT}, {"last seen", CLI_LEFT},
+        {"fingerprint", CLI_LEFT}, {"labels", CLI_LEFT}, {"site benchmarks", CLI_LEFT},
+        {"last seen", CLI_LEFT},
     };
     return cli_list_table(ctx, path, cols, sizeof cols / sizeof cols[0], add_target, "targets");
 }

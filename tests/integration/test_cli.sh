@@ -124,9 +124,13 @@ cli validate --remote "$HV_TMP/label.json"
 assert_eq "remote: a label no target carries exits 1" 1 "$RC"
 assert_match "remote: the label's path" '  /targets/guests/label: no registered guest' "$ERR"
 assert_match "remote: the HTTP status" '\(HTTP 422\)' "$ERR"
+# cli-g1 declares two site benchmarks, cli-g2 none.
+SITE_BENCHES_cli_g1='{"name":"hepspec06","kind":"cpu","metric":"hs06.score","unit":"HS06","higher_is_better":true},{"name":"iolat","kind":"disk","metric":"iolat.p99","unit":"us","higher_is_better":false}'
 for g in cli-g1 cli-g2; do
+    SITE_BENCHES=
+    [[ $g == cli-g1 ]] && SITE_BENCHES=$SITE_BENCHES_cli_g1
     api POST /api/v1/workers/register -H "Authorization: Bearer $WORKER_TOKEN" --data-binary \
-        "{\"name\":\"$g\",\"kind\":\"guest\",\"facts\":{\"cpus\":1},\"labels\":{\"pool\":\"cli\",\"note\":\"\\u001b[31mred\"}}"
+        "{\"name\":\"$g\",\"kind\":\"guest\",\"facts\":{\"cpus\":1,\"benchmarks\":[$SITE_BENCHES]},\"labels\":{\"pool\":\"cli\",\"note\":\"\\u001b[31mred\"}}"
 done
 cli validate --remote "$HV_TMP/label.json"
 assert_eq "remote: the label resolves" 0 "$RC"
@@ -242,11 +246,14 @@ assert_match "a failed job's error, cut to 40 characters" \
 
 cli targets
 assert_eq "targets exits 0" 0 "$RC"
-assert_match "targets: header" '^ *id  name +kind +fingerprint +labels +last seen$' "$(head -n 1 <<<"$OUT")"
+assert_match "targets: header" '^ *id  name +kind +fingerprint +labels +site benchmarks +last seen$' "$(head -n 1 <<<"$OUT")"
 assert_eq "three targets" 3 "$(rows)"
 HOST_ROW=$(grep -E '^ *[0-9]+  cli-host ' <<<"$OUT")
 assert_match "the worker's target, a host, seen in local time" \
-    '^ *[0-9]+  cli-host +host +[0-9a-f]{8,} +- +[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$' "$HOST_ROW"
+    '^ *[0-9]+  cli-host +host +[0-9a-f]{8,} +- +- +[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$' "$HOST_ROW"
+assert_match "a target's site benchmarks, and - for none" \
+    '  cli-g1 +guest +- +.* +hepspec06,iolat +[0-9]{4}-.*
+ *[0-9]+  cli-g2 +guest +- +.* +- +[0-9]{4}-' "$OUT"
 assert_match "labels sorted, control characters scrubbed" \
     '  cli-g1 +guest .* note=\?\[31mred,pool=cli ' "$OUT"
 assert_eq "no escape character reaches the terminal" 0 "$(grep -c $'\e' <<<"$OUT")"
