@@ -48,6 +48,15 @@ static const struct hv_stmt insert_metrics = {
     "FROM jsonb_to_recordset($2::jsonb) AS m(name text, value float8, unit text, "
     "higher_is_better boolean)",
     2};
+/* The per-second samples some outputs carry (fio --steadystate, iperf3
+ * intervals, iperf -i, sysbench --report-interval). An import is at most
+ * one request body, so one statement is enough; uploads use COPY. */
+static const struct hv_stmt insert_samples = {
+    "import_samples",
+    "INSERT INTO samples (result_id, metric, t, value) "
+    "SELECT $1, s.metric, s.t, s.value FROM jsonb_to_recordset($2::jsonb) "
+    "AS s(metric text, t float8, value float8)",
+    2};
 static const struct hv_stmt insert_import = {
     "import_insert",
     "INSERT INTO imports (plan_id, tool, target_name, output_sha256, token_id) "
@@ -81,7 +90,7 @@ static double run_seconds(const json_t *run)
     return isfinite(d) && d > 0 && d < 1e7 ? d : 0;
 }
 
-/* One run: its job, its result, its metrics. */
+/* One run: its job, its result, its metrics and samples. */
 static enum hv_db_status store_run(struct hv_db *db, const struct hv_import *im, const char *plan,
                                    const char *config, const char *target_id, size_t i,
                                    json_t *receipt)
@@ -116,6 +125,15 @@ static enum hv_db_status store_run(struct hv_db *db, const struct hv_import *im,
     const char *pm[] = {hv_db_int(result, sizeof result, result_id), metrics};
     s = metrics ? hv_db_exec(db, &insert_metrics, pm, NULL) : HV_DB_ERROR;
     free(metrics);
+    if (s != HV_DB_OK && s != HV_DB_NONE)
+        return s;
+    const json_t *samples = json_object_get(run, "samples");
+    if (json_array_size(samples) == 0)
+        return HV_DB_OK;
+    char *text = json_dumps(samples, JSON_COMPACT);
+    const char *ps[] = {result, text};
+    s = text ? hv_db_exec(db, &insert_samples, ps, NULL) : HV_DB_ERROR;
+    free(text);
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 

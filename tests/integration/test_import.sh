@@ -70,6 +70,20 @@ done
 assert_eq "every import stored one plan, one job, one result" "11 11 11 11" \
     "$(sql "SELECT (SELECT count(*) FROM plans) || ' ' || (SELECT count(*) FROM jobs WHERE status = 'done') || ' ' || (SELECT count(*) FROM results) || ' ' || (SELECT count(*) FROM imports)")"
 
+# --- per-second samples come along ------------------------------------------------
+# iperf3 -J --omit 1 -t 5: five measured one-second intervals after the
+# omitted one; the stored samples are their sums, in Gbit/s.
+SF=$FX/iperf3/client-tcp-P2-omit1.json
+import --tool iperf3 --target imp-net "$SF"
+assert_eq "import with intervals: exit 0" 0 "$RC"
+J=$(jq -r .job_id <<<"$OUT")
+api GET "/api/v1/jobs/$J/results"
+assert_eq "the measured intervals are stored as samples" \
+    "$(jq -c '[.intervals[] | select(.sum.omitted | not) | .sum.bits_per_second / 1e9 | . * 1e6 | round]' "$SF")" \
+    "$(json -c '[.items[0].samples[] | select(.metric == "net.tcp.gbps") | .value * 1e6 | round]')"
+assert_eq "timed from the end of the omitted second" "1 2 3 4 5" \
+    "$(json '[.items[0].samples[] | select(.metric == "net.tcp.gbps") | .t | round] | map(tostring) | join(" ")')"
+
 # --- what the CLI prints without --json ---------------------------------------------
 out=$("$CLI" import --tool iperf3 --target imp-net "$FX/iperf3/client-udp.json" 2>&1)
 assert_eq "import (table): exit 0" 0 "$?"
