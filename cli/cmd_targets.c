@@ -81,7 +81,8 @@ static const char *benchmarks_text(char *buf, size_t len, const json_t *benchmar
     size_t used = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < json_array_size(benchmarks) && used < len; i++) {
-        const char *name = json_string_value(json_object_get(json_array_get(benchmarks, i), "name"));
+        const char *name =
+            json_string_value(json_object_get(json_array_get(benchmarks, i), "name"));
         if (name != NULL)
             used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "", name);
     }
