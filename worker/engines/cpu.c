@@ -612,17 +612,7 @@ struct cpu_params {
 
 static int parse_copies(const json_t *v, struct cpu_params *p, char *err, size_t len)
 {
-    if (json_is_string(v) && strcmp(json_string_value(v), "per-vcpu") == 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        p->copies = n < 1 ? 1 : n > MAX_COPIES ? MAX_COPIES : n;
-        return 0;
-    }
-    if (json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= MAX_COPIES) {
-        p->copies = (long)json_integer_value(v);
-        return 0;
-    }
-    snprintf(err, len, "must be an integer between 1 and %d or \"per-vcpu\"", MAX_COPIES);
-    return -1;
+    return hv_engine_param_count(v, &p->copies, 1, MAX_COPIES, true, err, len);
 }
 
 static int parse_seconds(const json_t *v, struct cpu_params *p, char *err, size_t len)

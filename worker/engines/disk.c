@@ -263,39 +263,21 @@ static int parse_drop_caches(const json_t *v, struct disk_params *p, char *err, 
 
 static int parse_sync(const json_t *v, struct disk_params *p, char *err, size_t len)
 {
-    const char *s = json_string_value(v);
-    for (int i = 0; s != NULL && i < 3; i++)
-        if (strcmp(s, sync_names[i]) == 0) {
-            p->sync = (enum sync_mode)i;
-            return 0;
-        }
-    snprintf(err, len, "must be one of: none, fsync, osync");
-    return -1;
+    int i;
+    if (hv_engine_param_choice(v, sync_names, 3, &i, err, len) != 0)
+        return -1;
+    p->sync = (enum sync_mode)i;
+    return 0;
 }
 
 static int parse_qd(const json_t *v, struct disk_params *p, char *err, size_t len)
 {
-    if (json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= MAX_QD) {
-        p->qd = (long)json_integer_value(v);
-        return 0;
-    }
-    snprintf(err, len, "must be an integer between 1 and %d", MAX_QD);
-    return -1;
+    return hv_engine_param_count(v, &p->qd, 1, MAX_QD, false, err, len);
 }
 
 static int parse_threads(const json_t *v, struct disk_params *p, char *err, size_t len)
 {
-    if (json_is_string(v) && strcmp(json_string_value(v), "per-vcpu") == 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        p->threads = n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n;
-        return 0;
-    }
-    if (json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= MAX_THREADS) {
-        p->threads = (long)json_integer_value(v);
-        return 0;
-    }
-    snprintf(err, len, "must be an integer between 1 and %d or \"per-vcpu\"", MAX_THREADS);
-    return -1;
+    return hv_engine_param_count(v, &p->threads, 1, MAX_THREADS, true, err, len);
 }
 
 static int parse_path(const json_t *v, struct disk_params *p, char *err, size_t len)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Every engine this worker can run. Adding one is a row here and its own
  * file under worker/engines/. */
@@ -119,6 +120,38 @@ int hv_engine_param_seconds(const json_t *v, double *dst, double lo, bool lo_ope
     }
     snprintf(err, len, "must be a number of seconds %s %g and at most %g",
              lo_open ? "greater than" : "of at least", lo, hi);
+    return -1;
+}
+
+int hv_engine_param_count(const json_t *v, long *dst, long lo, long hi, bool per_vcpu, char *err,
+                          size_t len)
+{
+    if (per_vcpu && json_is_string(v) && strcmp(json_string_value(v), "per-vcpu") == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        *dst = n < lo ? lo : n > hi ? hi : n;
+        return 0;
+    }
+    if (json_is_integer(v) && json_integer_value(v) >= lo && json_integer_value(v) <= hi) {
+        *dst = (long)json_integer_value(v);
+        return 0;
+    }
+    snprintf(err, len, "must be an integer between %ld and %ld%s", lo, hi,
+             per_vcpu ? " or \"per-vcpu\"" : "");
+    return -1;
+}
+
+int hv_engine_param_choice(const json_t *v, const char *const *names, int n, int *dst, char *err,
+                           size_t len)
+{
+    const char *s = json_string_value(v);
+    for (int i = 0; s != NULL && i < n; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *dst = i;
+            return 0;
+        }
+    int used = snprintf(err, len, "must be one of: ");
+    for (int i = 0; i < n && used >= 0 && (size_t)used < len; i++)
+        used += snprintf(err + used, len - (size_t)used, "%s%s", i ? ", " : "", names[i]);
     return -1;
 }
 

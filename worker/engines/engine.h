@@ -143,6 +143,17 @@ int hv_engine_emit_sample(const struct hv_engine_ctx *ctx, struct hv_engine_resu
 int hv_engine_param_seconds(const json_t *v, double *dst, double lo, bool lo_open, double hi,
                             char *err, size_t len);
 
+/** Reads a count param: an integer lo..hi into *dst, or, when per_vcpu,
+ *  also the string "per-vcpu" (the online CPUs, clamped to lo..hi).
+ *  Returns 0, or -1 with the rule in err. */
+int hv_engine_param_count(const json_t *v, long *dst, long lo, long hi, bool per_vcpu, char *err,
+                          size_t len);
+
+/** Reads a param that is one of the n strings names[] into *dst (its
+ *  index). Returns 0, or -1 with the choices in err. */
+int hv_engine_param_choice(const json_t *v, const char *const *names, int n, int *dst, char *err,
+                           size_t len);
+
 /** Reads a boolean param into *dst. Returns 0, or -1 with the rule in err. */
 int hv_engine_param_bool(const json_t *v, bool *dst, char *err, size_t len);
 

@@ -90,24 +90,16 @@ static int parse_peer(const json_t *v, struct net_params *p, char *err, size_t l
 
 static int parse_mode(const json_t *v, struct net_params *p, char *err, size_t len)
 {
-    const char *s = json_string_value(v);
-    for (int i = 0; s != NULL && i < 2; i++)
-        if (strcmp(s, mode_names[i]) == 0) {
-            p->mode = (enum net_mode)i;
-            return 0;
-        }
-    snprintf(err, len, "must be one of: stream, rr");
-    return -1;
+    int i;
+    if (hv_engine_param_choice(v, mode_names, 2, &i, err, len) != 0)
+        return -1;
+    p->mode = (enum net_mode)i;
+    return 0;
 }
 
 static int parse_streams(const json_t *v, struct net_params *p, char *err, size_t len)
 {
-    if (json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= MAX_STREAMS) {
-        p->streams = (long)json_integer_value(v);
-        return 0;
-    }
-    snprintf(err, len, "must be an integer between 1 and %d", MAX_STREAMS);
-    return -1;
+    return hv_engine_param_count(v, &p->streams, 1, MAX_STREAMS, false, err, len);
 }
 
 static int parse_bytes(const json_t *v, uint64_t *dst, uint64_t lo, uint64_t hi, char *err,

@@ -476,19 +476,28 @@ static int server_endpoint(struct tool_job *j, char *host, size_t len, int *port
     return 0;
 }
 
+/* Starts the argv of a net tool's client: "TOOL -c HOST -p PORT", with the
+ * server the group announced. Returns 0, or -1 with j->out's error set. */
+static int client_args(struct tool_job *j, const char *tool)
+{
+    char host[256];
+    int port = 0;
+    if (server_endpoint(j, host, sizeof host, &port) != 0)
+        return -1;
+    arg(&j->args, "%s", tool);
+    arg(&j->args, "-c");
+    arg(&j->args, "%s", host);
+    arg(&j->args, "-p");
+    arg(&j->args, "%d", port);
+    return 0;
+}
+
 static int build_iperf3(struct tool_job *j)
 {
     const json_t *p = j->params;
-    char host[256];
-    int port;
-    if (server_endpoint(j, host, sizeof host, &port) != 0)
+    if (client_args(j, "iperf3") != 0)
         return -1;
     struct args *a = &j->args;
-    arg(a, "iperf3");
-    arg(a, "-c");
-    arg(a, "%s", host);
-    arg(a, "-p");
-    arg(a, "%d", port);
     arg(a, "-J");
     arg(a, "-t");
     arg(a, "%lld", whole_seconds(p_num(p, "seconds")));
@@ -534,16 +543,9 @@ static int build_iperf3_server(struct tool_job *j, int port)
 static int build_iperf(struct tool_job *j)
 {
     const json_t *p = j->params;
-    char host[256];
-    int port;
-    if (server_endpoint(j, host, sizeof host, &port) != 0)
+    if (client_args(j, "iperf") != 0)
         return -1;
     struct args *a = &j->args;
-    arg(a, "iperf");
-    arg(a, "-c");
-    arg(a, "%s", host);
-    arg(a, "-p");
-    arg(a, "%d", port);
     arg(a, "-y");
     arg(a, "C");
     /* iperf 2 has no warm-up: it runs warmup + seconds, and the first
