@@ -58,14 +58,16 @@ static const char usage_text[] =
     "usage: hvload --server URL --token TOKEN --workers N --target NAME [options]\n"
     "\n"
     "Simulates N hvbench workers against one or more hvbench servers on this\n"
-    "machine: each registers as target NAME, then claims jobs and uploads a\n"
-    "synthetic result for each until the queue is empty.\n"
+    "machine: target NAME is registered once with TOKEN, and the N simulated\n"
+    "workers share the worker credential it returns (as the threads of one\n"
+    "worker process would), each registering again with it, then claiming\n"
+    "jobs and uploading a synthetic result for each until the queue is empty.\n"
     "\n"
     "  --server URL          server base URL, loopback only; repeat it to spread\n"
     "                        the workers round-robin over several servers\n"
     "  --token TOKEN         token with the worker role (default: $HVBENCH_TOKEN)\n"
     "  --workers N           simulated workers, one thread each (default 1)\n"
-    "  --target NAME         target name every worker registers as (default hvload)\n"
+    "  --target NAME         the target the workers claim for (default hvload)\n"
     "  --samples K           per-second samples per result (default 0)\n"
     "  --metrics M           metrics per result, at least 1 (default 1)\n"
     "  --wait S              long-poll seconds sent with each claim, 0..30 (default 0)\n"
@@ -282,6 +284,38 @@ static void report_unexpected(const struct sim *w, const char *what,
             desc);
 }
 
+/* The worker credential every simulated worker uses (hvw_...). */
+static char credential[96];
+
+/* Registers opt.target once with the worker token and keeps the credential
+ * the server issues. Returns 0, or -1 with the reason printed. */
+static int acquire_credential(void)
+{
+    struct hv_httpc *h = hv_httpc_new(opt.servers[0], opt.token, (long)ceil(opt.timeout));
+    if (h == NULL) {
+        fprintf(stderr, "hvload: cannot create an HTTP client\n");
+        return -1;
+    }
+    json_t *body = json_pack("{s:s,s:s,s:{s:b,s:s},s:s}", "name", opt.target, "kind", "host",
+                             "facts", "simulated", 1, "tool", "hvload", "fingerprint", "hvload");
+    struct hv_http_response r;
+    hv_httpc_request(h, "POST", "/api/v1/workers/register", body, &r);
+    json_decref(body);
+    const char *tok = json_string_value(json_object_get(r.body, "worker_token"));
+    int rc = 0;
+    if (r.status != 200 || tok == NULL || strlen(tok) >= sizeof credential) {
+        char desc[512];
+        hv_http_response_describe(&r, desc, sizeof desc);
+        fprintf(stderr, "hvload: registering %s: %s\n", opt.target, desc);
+        rc = -1;
+    } else {
+        snprintf(credential, sizeof credential, "%s", tok);
+    }
+    hv_http_response_clear(&r);
+    hv_httpc_free(h);
+    return rc;
+}
+
 static bool do_register(struct sim *w)
 {
     json_t *body = json_pack("{s:s,s:s,s:{s:b,s:s},s:s}", "name", opt.target, "kind", "host",
@@ -446,7 +480,7 @@ static void *sim_main(void *arg)
 {
     struct sim *w = arg;
     double timeout = opt.timeout + opt.wait;
-    w->http = hv_httpc_new(opt.servers[w->server_idx], opt.token, (long)ceil(timeout));
+    w->http = hv_httpc_new(opt.servers[w->server_idx], credential, (long)ceil(timeout));
     bool ready = w->http != NULL && do_register(w);
     if (w->http == NULL) {
         w->c.errors++;
@@ -922,6 +956,8 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    if (acquire_credential() != 0)
+        return EXIT_BAD;
     sims = calloc((size_t)opt.workers, sizeof *sims);
     if (sims == NULL) {
         fprintf(stderr, "hvload: out of memory\n");
@@ -994,6 +1030,14 @@ int main(int argc, char **argv)
     else
         print_text(&s, status);
 
+    /* Sign off, so the next run may register the same target at once. */
+    if (started > 0 && sims[0].http != NULL) {
+        struct hv_http_response r;
+        json_t *none = json_object();
+        hv_httpc_request(sims[0].http, "POST", "/api/v1/workers/deregister", none, &r);
+        json_decref(none);
+        hv_http_response_clear(&r);
+    }
     for (long i = 0; i < opt.workers; i++) {
         hv_httpc_free(sims[i].http);
         free(sims[i].claims.v);

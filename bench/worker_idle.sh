@@ -50,7 +50,7 @@ measure() {
         pid=$!
         BENCH_PIDS+=("$pid")
     elif [[ $label != "no worker" ]]; then
-        "$WORKER" --server "$URL" --token "$WORKER_TOKEN" --name idle-host "$@" \
+        "$WORKER" --server "$URL" --token "$WORKER_TOKEN" --name idle-host --state-dir "$BENCH_TMP/state" "$@" \
             >>"$BENCH_TMP/worker-$n.log" 2>&1 &
         pid=$!
         BENCH_PIDS+=("$pid")

@@ -137,7 +137,7 @@ done
 curl -fsS --max-time 2 -o /dev/null "$URL/healthz" || die "the server did not answer /healthz within 20 s"
 
 step "starting worker demo-host" "$VAR/worker.log"
-"$WORKER" --server "$URL" --token "$WORKER_TOKEN" --name demo-host >"$VAR/worker.log" 2>&1 &
+"$WORKER" --server "$URL" --token "$WORKER_TOKEN" --name demo-host --state-dir "$VAR/worker-state" >"$VAR/worker.log" 2>&1 &
 WORKER_PID=$!
 sleep 1
 kill -0 "$WORKER_PID" 2>/dev/null || die "the worker exited"

@@ -44,6 +44,10 @@ static const struct hv_err_info registry[HV_E__COUNT] = {
     [HV_E_BUSY] = {"server_busy", 503, "Too many connections",
                    "retry after Retry-After seconds; spread workers over more servers or raise "
                    "--max-connections"},
+    [HV_E_TARGET_HELD] = {"target_held", 409, "Target held by another worker",
+                          "one worker holds a target at a time: stop the other worker (it signs "
+                          "off on SIGTERM), wait until it has been silent for --worker-live "
+                          "seconds, or free the target as an admin"},
 };
 
 const struct hv_err_info *hv_err_info(enum hv_err code)

@@ -28,6 +28,7 @@ enum hv_err {
     HV_E_DB_UNAVAILABLE,
     HV_E_NOT_READY,
     HV_E_BUSY,
+    HV_E_TARGET_HELD,
     HV_E__COUNT
 };
 

@@ -52,14 +52,7 @@ struct hv_httpc *hv_httpc_new(const char *base_url, const char *token, long time
     c->curl = curl_easy_init();
     c->base_url = strdup(base_url);
     c->timeout_s = timeout_s > 0 ? timeout_s : 30;
-    if (token != NULL && *token != '\0') {
-        size_t n = strlen(token) + sizeof "Authorization: Bearer ";
-        c->auth_header = malloc(n);
-        if (c->auth_header != NULL)
-            snprintf(c->auth_header, n, "Authorization: Bearer %s", token);
-    }
-    if (c->curl == NULL || c->base_url == NULL ||
-        (token != NULL && *token != '\0' && c->auth_header == NULL)) {
+    if (c->curl == NULL || c->base_url == NULL || hv_httpc_set_token(c, token) != 0) {
         hv_httpc_free(c);
         return NULL;
     }
@@ -69,6 +62,29 @@ struct hv_httpc *hv_httpc_new(const char *base_url, const char *token, long time
     return c;
 }
 
+/* The token is a credential: do not leave it in freed memory. */
+static void forget_token(struct hv_httpc *c)
+{
+    if (c->auth_header != NULL) {
+        memset(c->auth_header, 0, strlen(c->auth_header));
+        free(c->auth_header);
+        c->auth_header = NULL;
+    }
+}
+
+int hv_httpc_set_token(struct hv_httpc *c, const char *token)
+{
+    forget_token(c);
+    if (token == NULL || *token == '\0')
+        return 0;
+    size_t n = strlen(token) + sizeof "Authorization: Bearer ";
+    c->auth_header = malloc(n);
+    if (c->auth_header == NULL)
+        return -1;
+    snprintf(c->auth_header, n, "Authorization: Bearer %s", token);
+    return 0;
+}
+
 void hv_httpc_free(struct hv_httpc *c)
 {
     if (c == NULL)
@@ -76,11 +92,7 @@ void hv_httpc_free(struct hv_httpc *c)
     if (c->curl != NULL)
         curl_easy_cleanup(c->curl);
     free(c->base_url);
-    if (c->auth_header != NULL) {
-        /* The token is a credential: do not leave it in freed memory. */
-        memset(c->auth_header, 0, strlen(c->auth_header));
-        free(c->auth_header);
-    }
+    forget_token(c);
     free(c);
 }
 

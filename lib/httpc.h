@@ -34,6 +34,11 @@ struct hv_httpc *hv_httpc_new(const char *base_url, const char *token, long time
 /** Frees the client; NULL is allowed. */
 void hv_httpc_free(struct hv_httpc *c);
 
+/** Sends token (NULL or "" for none) as the bearer token of every later
+ *  request, wiping the previous one from memory. Returns 0, or -1 when
+ *  memory runs out (then no token is sent). */
+int hv_httpc_set_token(struct hv_httpc *c, const char *token);
+
 /** Makes every request of c give up as soon as *flag is nonzero (flag may
  *  be set from a signal handler or another thread): a request started
  *  while it is set fails at once, one in flight within about a second

@@ -3,22 +3,60 @@
 #include "auth.h"
 
 #include "db_tokens.h"
+#include "db_workers.h"
 
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-int hv_token_generate(char out[HV_TOKEN_LEN + 1])
+/* prefix (4 bytes) + 64 hex digits of the kernel's randomness. */
+static int random_secret(const char *prefix, char out[HV_TOKEN_LEN + 1])
 {
     unsigned char raw[32];
     if (gnutls_rnd(GNUTLS_RND_KEY, raw, sizeof raw) != 0)
         return -1;
-    memcpy(out, "hvb_", 4);
+    memcpy(out, prefix, 4);
     for (size_t i = 0; i < sizeof raw; i++)
         snprintf(out + 4 + 2 * i, 3, "%02x", raw[i]);
     return 0;
+}
+
+int hv_token_generate(char out[HV_TOKEN_LEN + 1])
+{
+    return random_secret("hvb_", out);
+}
+
+int hv_worker_credential_generate(char out[HV_TOKEN_LEN + 1])
+{
+    return random_secret("hvw_", out);
+}
+
+/* A worker credential: the worker it names, and through it the target. */
+static enum hv_auth_result check_worker(struct hv_request *req, const char *hash, char *detail,
+                                        size_t len)
+{
+    struct hv_worker_session w;
+    switch (hv_db_worker_lookup(hash, &w)) {
+    case HV_DB_OK:
+        break;
+    case HV_DB_NONE:
+        return HV_AUTH_INVALID;
+    default:
+        return HV_AUTH_DB_ERROR;
+    }
+    if (w.ended) {
+        snprintf(detail, len, "this worker's registration has ended (%s); register again",
+                 w.ended_reason);
+        return HV_AUTH_ENDED;
+    }
+    req->role = HV_ROLE_WORKER;
+    req->token_id = w.token_id;
+    req->worker_id = w.id;
+    req->worker_target = w.target_id;
+    return HV_AUTH_OK;
 }
 
 void hv_token_hash_hex(const char *token, char out[67])
@@ -38,10 +76,12 @@ void hv_sha256_hex(const void *data, size_t len, char out[65])
         snprintf(out + 2 * i, 3, "%02x", digest[i]);
 }
 
-enum hv_auth_result hv_auth_check(struct hv_request *req, const char *header)
+enum hv_auth_result hv_auth_check(struct hv_request *req, const char *header, char *detail,
+                                  size_t len)
 {
     req->role = HV_ROLE_NONE;
     req->token_id = 0;
+    req->worker_id = req->worker_target = 0;
     if (header == NULL)
         return HV_AUTH_NONE;
     if (strncasecmp(header, "Bearer ", 7) != 0)
@@ -49,10 +89,13 @@ enum hv_auth_result hv_auth_check(struct hv_request *req, const char *header)
     const char *token = header + 7;
     while (*token == ' ')
         token++;
-    if (strlen(token) != HV_TOKEN_LEN || strncmp(token, "hvb_", 4) != 0)
+    bool worker = strncmp(token, "hvw_", 4) == 0;
+    if (strlen(token) != HV_TOKEN_LEN || (!worker && strncmp(token, "hvb_", 4) != 0))
         return HV_AUTH_INVALID;
     char hash[67];
     hv_token_hash_hex(token, hash);
+    if (worker)
+        return check_worker(req, hash, detail, len);
     char role[16];
     switch (hv_db_token_lookup(hash, role, sizeof role, &req->token_id)) {
     case HV_DB_OK:

@@ -9,11 +9,15 @@
 
 #include <stddef.h>
 
-#define HV_TOKEN_LEN 68 /* "hvb_" + 64 hex digits */
+#define HV_TOKEN_LEN 68 /* "hvb_" + 64 hex digits; worker credentials "hvw_" + 64 */
 
 /** Writes a new random token (HV_TOKEN_LEN + 1 bytes) into out. Returns 0,
  *  or -1 when the system has no randomness to give. */
 int hv_token_generate(char out[HV_TOKEN_LEN + 1]);
+
+/** The same for a worker credential ("hvw_..."), which registration
+ *  issues to each worker process. */
+int hv_worker_credential_generate(char out[HV_TOKEN_LEN + 1]);
 
 /** Writes the SHA-256 of token as PostgreSQL bytea hex ("\\x...", 67 bytes
  *  with the NUL) into out. */
@@ -27,11 +31,15 @@ enum hv_auth_result {
     HV_AUTH_NONE,     /**< no header: anonymous */
     HV_AUTH_OK,       /**< a valid token */
     HV_AUTH_INVALID,  /**< malformed, unknown or revoked token */
+    HV_AUTH_ENDED,    /**< a worker credential whose worker ended (see detail) */
     HV_AUTH_DB_ERROR, /**< the database could not be asked */
 };
 
 /** Checks the Authorization header value (may be NULL) and sets req->role
- *  and req->token_id. */
-enum hv_auth_result hv_auth_check(struct hv_request *req, const char *header);
+ *  and req->token_id; a worker credential also sets req->worker_id and
+ *  req->worker_target (role worker). On HV_AUTH_ENDED, detail (len bytes)
+ *  says why the worker ended. */
+enum hv_auth_result hv_auth_check(struct hv_request *req, const char *header, char *detail,
+                                  size_t len);
 
 #endif

@@ -14,6 +14,8 @@ struct hv_server_config {
     const char *web_dir;        /**< folder of the static front end */
     const char *migrations_dir; /**< folder of numbered SQL files */
     size_t max_body;            /**< largest request body accepted */
+    size_t max_result_body;     /**< largest body of a job result upload */
+    int worker_live_seconds;    /**< a worker seen this recently keeps its target */
     unsigned max_connections;   /**< concurrent connections */
     unsigned conn_timeout;      /**< idle connection timeout, seconds */
     bool read_needs_token;      /**< GET endpoints need a token too */

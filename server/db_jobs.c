@@ -16,6 +16,7 @@ static const struct hv_stmt expire = {
     "leases_expire",
     "WITH expired AS ("
     " UPDATE jobs SET failures = failures + 1, lease_until = NULL, ready_at = NULL, "
+    " lapsed_attempt = attempt, "
     " status = CASE WHEN failures + 1 >= max_failures THEN 'failed' ELSE 'queued' END, "
     " error = 'lease expired on attempt ' || attempt || ' (worker lost or too slow)' "
     " WHERE status = 'running' AND lease_until < now() RETURNING id, group_id, status), "
@@ -42,14 +43,19 @@ static const struct hv_stmt claim = {
     " SELECT j.id FROM jobs j"
     " WHERE j.target_name = (SELECT name FROM targets WHERE id = $1) AND j.status = 'queued'"
     " ORDER BY j.plan_id, j.run_order LIMIT 1 FOR UPDATE SKIP LOCKED) "
+    ", claimed AS ("
     "UPDATE jobs j SET status = 'running', attempt = j.attempt + 1, target_id = $1, "
-    "lease_until = now() + make_interval(secs => $2::int), claimed_at = now(), ready_at = NULL "
+    "lease_until = now() + make_interval(secs => $2::int), claimed_at = now(), ready_at = NULL, "
+    "lapsed_attempt = NULL "
     "FROM next, configurations c WHERE j.id = next.id AND c.id = j.config_id "
-    "RETURNING json_build_object('id', j.id, 'attempt', j.attempt, 'plan_id', j.plan_id, "
-    "'configuration', c.name, 'repetition', j.repetition, 'workload', j.workload, 'role', "
-    "j.role, 'group', (SELECT json_build_object('id', g.id, 'size', g.size) FROM job_groups g "
-    "WHERE g.id = j.group_id))::text",
-    2};
+    "RETURNING j.id, j.attempt, json_build_object('id', j.id, 'attempt', j.attempt, 'plan_id', "
+    "j.plan_id, 'configuration', c.name, 'repetition', j.repetition, 'workload', j.workload, "
+    "'role', j.role, 'group', (SELECT json_build_object('id', g.id, 'size', g.size) "
+    "FROM job_groups g WHERE g.id = j.group_id))::text AS doc), "
+    "mine AS (INSERT INTO job_claims (job_id, attempt, worker_id) "
+    " SELECT id, attempt, $3 FROM claimed) "
+    "SELECT doc FROM claimed",
+    3};
 
 /* A cancelled job answers with cancel = true instead of a conflict, so
  * its worker stops the engine rather than treating it as a lost lease. */
@@ -122,8 +128,14 @@ static const struct hv_stmt fail_group = {
     "AND status IN ('queued', 'running')",
     1};
 
+/* A lapsed attempt (its lease ran out, nothing claimed it since) of a job
+ * outside a group may still deliver: the measurement is whole, and only
+ * its heartbeats were lost. In a group the peers were sent back already. */
 static const struct hv_stmt lock_job = {
-    "result_lock_job", "SELECT status, attempt FROM jobs WHERE id = $1 FOR UPDATE", 1};
+    "result_lock_job",
+    "SELECT status, attempt, status IN ('queued', 'failed') AND lapsed_attempt = attempt "
+    "AND group_id IS NULL FROM jobs WHERE id = $1 FOR UPDATE",
+    1};
 static const struct hv_stmt find_result = {
     "result_find", "SELECT id FROM results WHERE job_id = $1 AND attempt = $2", 2};
 static const struct hv_stmt insert_result = {
@@ -141,7 +153,9 @@ static const struct hv_stmt insert_metrics = {
 static const struct hv_stmt finish_job = {
     "result_finish_job",
     "UPDATE jobs SET status = CASE WHEN $2 = 'ok' THEN 'done' ELSE 'failed' END, "
-    "lease_until = NULL, finished_at = now(), error = $3 WHERE id = $1",
+    "lease_until = NULL, finished_at = now(), error = $3, "
+    "failures = CASE WHEN lapsed_attempt = attempt THEN greatest(failures - 1, 0) "
+    " ELSE failures END, lapsed_attempt = NULL WHERE id = $1",
     3};
 
 enum hv_db_status hv_db_leases_expire(long *n)
@@ -156,15 +170,15 @@ enum hv_db_status hv_db_leases_expire(long *n)
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 
-enum hv_db_status hv_db_job_claim(int64_t target_id, int lease_s, json_t **job)
+enum hv_db_status hv_db_job_claim(int64_t target_id, int64_t worker_id, int lease_s, json_t **job)
 {
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
-    char tid[24], lease[16];
+    char tid[24], lease[16], wid[24];
     snprintf(tid, sizeof tid, "%lld", (long long)target_id);
     snprintf(lease, sizeof lease, "%d", lease_s);
-    const char *params[] = {tid, lease};
+    const char *params[] = {tid, lease, hv_db_int(wid, sizeof wid, worker_id)};
     PGresult *r;
     enum hv_db_status s = hv_db_exec(db, &claim, params, &r);
     if (s == HV_DB_OK) {
@@ -417,6 +431,7 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
     }
     bool running = strcmp(PQgetvalue(r, 0, 0), "running") == 0;
     int current = atoi(PQgetvalue(r, 0, 1));
+    bool lapsed = PQgetvalue(r, 0, 2)[0] == 't';
     PQclear(r);
 
     const char *p2[] = {id, att};
@@ -430,7 +445,7 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
     PQclear(r);
     if (s != HV_DB_NONE)
         return s;
-    if (!running || current != u->attempt)
+    if (!(running || lapsed) || current != u->attempt)
         return HV_DB_CONFLICT;
 
     char *observed = u->observed ? json_dumps(u->observed, JSON_COMPACT) : NULL;

@@ -12,11 +12,12 @@
  *  after max_failures) and returns how many changed in *n. */
 enum hv_db_status hv_db_leases_expire(long *n);
 
-/** Claims the next queued job of target_id, leasing it for lease_s
- *  seconds, in one statement (FOR UPDATE SKIP LOCKED: no two callers get
+/** Claims the next queued job of target_id for worker_id (recorded in
+ *  job_claims: only that worker may touch the attempt), leasing it for
+ *  lease_s seconds, in one statement (FOR UPDATE SKIP LOCKED: no two callers get
  *  the same job). *job is a new JSON object {id, attempt, plan_id,
  *  configuration, workload}; HV_DB_NONE when there is no work. */
-enum hv_db_status hv_db_job_claim(int64_t target_id, int lease_s, json_t **job);
+enum hv_db_status hv_db_job_claim(int64_t target_id, int64_t worker_id, int lease_s, json_t **job);
 
 /** Extends the lease of (id, attempt) while it is running; *cancel tells
  *  whether its plan was cancelled. HV_DB_NONE when the attempt is stale. */

@@ -76,20 +76,28 @@ static const struct hv_stmt cancel_jobs = {
     "error = 'plan cancelled' WHERE plan_id = $1 AND status IN ('queued', 'running')",
     1};
 
+/* Values are divided by the group's largest magnitude before averaging,
+ * so no sum or square can overflow whatever was stored (1e308 included);
+ * the caller multiplies mean_s and sd_s by scale in C, where an overflow
+ * is an infinity to report as null rather than an SQL error. */
 static const struct hv_stmt plan_metrics = {
     "plan_metrics",
     "SELECT coalesce(json_agg(json_build_object('configuration', x.config, 'workload', "
     "x.workload_id, 'target', x.target_name, 'metric', x.metric, 'unit', x.unit, "
-    "'higher_is_better', x.hib, 'n', x.n, 'mean', x.mean, 'sd', x.sd) "
+    "'higher_is_better', x.hib, 'n', x.n, 'scale', x.scale, 'mean_s', x.mean_s, 'sd_s', x.sd_s) "
     "ORDER BY x.cidx, x.workload_id, x.target_name, x.metric), '[]')::text FROM ("
-    " SELECT c.name AS config, c.idx AS cidx, j.workload_id, j.target_name, m.name AS metric, "
-    " min(m.unit) AS unit, bool_and(m.higher_is_better) AS hib, count(*) AS n, "
-    " avg(m.value) AS mean, coalesce(stddev_samp(m.value), 0) AS sd "
-    " FROM jobs j JOIN configurations c ON c.id = j.config_id "
-    " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok' "
-    " JOIN metrics m ON m.result_id = r.id "
-    " WHERE j.plan_id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server' "
-    " GROUP BY c.name, c.idx, j.workload_id, j.target_name, m.name) x",
+    " SELECT config, cidx, workload_id, target_name, metric, min(unit) AS unit, "
+    " bool_and(hib) AS hib, count(*) AS n, max(scale) AS scale, "
+    " avg(CASE WHEN scale > 0 THEN value / scale ELSE 0 END) AS mean_s, "
+    " coalesce(stddev_samp(CASE WHEN scale > 0 THEN value / scale ELSE 0 END), 0) AS sd_s "
+    " FROM (SELECT c.name AS config, c.idx AS cidx, j.workload_id, j.target_name, "
+    "  m.name AS metric, m.unit, m.higher_is_better AS hib, m.value, max(abs(m.value)) OVER "
+    "  (PARTITION BY c.idx, j.workload_id, j.target_name, m.name) AS scale "
+    "  FROM jobs j JOIN configurations c ON c.id = j.config_id "
+    "  JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok' "
+    "  JOIN metrics m ON m.result_id = r.id "
+    "  WHERE j.plan_id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server') y "
+    " GROUP BY config, cidx, workload_id, target_name, metric) x",
     1};
 
 /* A job as the API shows it. */

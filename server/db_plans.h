@@ -47,8 +47,10 @@ enum hv_db_status hv_db_plan_list(const struct hv_plan_filter *f, json_t **out);
  *  ended (done or failed). Cancelling twice is not an error. */
 enum hv_db_status hv_db_plan_cancel(int64_t id);
 
-/** Per configuration, workload, target and metric of plan id: n, mean and
- *  sd over its done jobs, as a new JSON array of row objects in *out. */
+/** Per configuration, workload, target and metric of plan id, over its
+ *  done jobs: n, scale (the largest magnitude), and mean_s and sd_s (mean
+ *  and sd of the values divided by scale, so nothing overflows), as a new
+ *  JSON array of row objects in *out. */
 enum hv_db_status hv_db_plan_metrics(int64_t id, json_t **out);
 
 /** The jobs of plan id in run order after run_order `after` (-1 from the

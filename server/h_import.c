@@ -10,6 +10,7 @@
 #include "auth.h"
 #include "db_import.h"
 #include "handlers.h"
+#include "result.h"
 #include "jspec.h"
 #include "log.h"
 #include "parsers.h"
@@ -130,6 +131,31 @@ static json_t *plan_spec(const char *name, const struct hv_tool_parser *p, const
         labels ? json_deep_copy(labels) : json_object(), "import", import);
 }
 
+/* Applies the upload rule for metric values (lib/result.h) to what the
+ * parser read: a corrupt or hand-edited output must not plant a value a
+ * worker could not upload. Errors name /runs/N/metrics/K. Returns their
+ * number. */
+static int check_run_values(const json_t *runs, json_t *errors)
+{
+    size_t i, k;
+    const json_t *run, *m;
+    json_array_foreach(runs, i, run)
+    {
+        json_array_foreach(json_object_get(run, "metrics"), k, m)
+        {
+            char why[160], path[64];
+            const char *name = json_string_value(json_object_get(m, "name"));
+            if (hv_metric_value_check(name, json_string_value(json_object_get(m, "unit")),
+                                      json_number_value(json_object_get(m, "value")), why,
+                                      sizeof why))
+                continue;
+            snprintf(path, sizeof path, "/runs/%zu/metrics/%zu", i, k);
+            hv_errors_add(errors, path, "%s: %s", name ? name : "metric", why);
+        }
+    }
+    return (int)json_array_size(errors);
+}
+
 /* 201: the plan, and per run its job, result and metrics. */
 static json_t *receipt_json(const struct hv_import_receipt *rc, const char *name,
                             const struct hv_tool_parser *p, const char *target, const json_t *runs)
@@ -179,6 +205,16 @@ void hv_h_import(struct hv_request *req)
         json_decref(doc);
         return;
     }
+    errors = json_array();
+    if (check_run_values(runs, errors) > 0) {
+        hv_reply_problem(req, HV_E_INVALID_REQUEST,
+                         "the output holds values no measurement can have; nothing was stored",
+                         errors);
+        json_decref(runs);
+        json_decref(doc);
+        return;
+    }
+    json_decref(errors);
     char now[32], sha[65], plan_name[160];
     const char *source;
     const char *started = start_time(doc, runs, now, sizeof now, &source);

@@ -2,10 +2,12 @@
  * release, result. */
 #include "config.h"
 #include "db_jobs.h"
+#include "db_workers.h"
 #include "handlers.h"
 #include "jspec.h"
 #include "log.h"
 #include "metrics.h"
+#include "result.h"
 #include "timeutil.h"
 #include "waiters.h"
 
@@ -14,12 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_RAW_BYTES (1u << 20)
-#define MAX_METRICS   1000
-#define MAX_SAMPLES   200000
-
 static const struct hv_jfield claim_fields[] = {
-    {.name = "target_id", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 9e18},
+    {.name = "target_id", .type = HV_J_INTEGER, .min = 1, .max = 9e18},
     {.name = "wait", .type = HV_J_NUMBER, .min = 0, .max = 60},
     {0},
 };
@@ -40,36 +38,6 @@ static const struct hv_jfield ready_fields[] = {
 static const struct hv_jfield endpoint_fields[] = {
     {.name = "host", .type = HV_J_STRING, .required = true, .max_len = 255},
     {.name = "port", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 65535},
-    {0},
-};
-
-static const char *const result_statuses[] = {"ok", "error", NULL};
-
-static const struct hv_jfield result_fields[] = {
-    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9},
-    {.name = "status", .type = HV_J_STRING, .required = true, .choices = result_statuses},
-    {.name = "error", .type = HV_J_STRING, .max_len = 4096},
-    {.name = "started_at", .type = HV_J_STRING, .max_len = 40},
-    {.name = "finished_at", .type = HV_J_STRING, .max_len = 40},
-    {.name = "metrics", .type = HV_J_ARRAY, .max_len = MAX_METRICS},
-    {.name = "samples", .type = HV_J_ARRAY, .max_len = MAX_SAMPLES},
-    {.name = "observed", .type = HV_J_OBJECT},
-    {.name = "raw", .type = HV_J_STRING, .max_len = MAX_RAW_BYTES},
-    {0},
-};
-
-static const struct hv_jfield metric_fields[] = {
-    {.name = "name", .type = HV_J_STRING, .required = true, .max_len = 128},
-    {.name = "value", .type = HV_J_NUMBER, .required = true},
-    {.name = "unit", .type = HV_J_STRING, .max_len = 32},
-    {.name = "higher_is_better", .type = HV_J_BOOL},
-    {0},
-};
-
-static const struct hv_jfield sample_fields[] = {
-    {.name = "metric", .type = HV_J_STRING, .required = true, .max_len = 128},
-    {.name = "t", .type = HV_J_NUMBER, .required = true},
-    {.name = "value", .type = HV_J_NUMBER, .required = true},
     {0},
 };
 
@@ -98,6 +66,31 @@ static void reply_stale(struct hv_request *req)
                      NULL);
 }
 
+/* Whether the calling worker claimed this attempt of the job in the
+ * path; answers 404, 403 or a database failure and returns false when
+ * not. Only the claimer may touch an attempt (migrations/005). */
+static bool caller_owns(struct hv_request *req, int attempt)
+{
+    enum hv_job_owner who = HV_OWNER_OTHER;
+    enum hv_db_status s = hv_db_job_owner(req->ids[0], attempt, req->worker_id, &who);
+    if (s != HV_DB_OK) {
+        hv_reply_db_failure(req, s);
+        return false;
+    }
+    if (who == HV_OWNER_NO_JOB) {
+        hv_reply_problem(req, HV_E_NOT_FOUND, "no job with this id", NULL);
+        return false;
+    }
+    if (who == HV_OWNER_OTHER) {
+        hv_reply_problem(req, HV_E_FORBIDDEN,
+                         "this worker did not claim this attempt of the job; only its claimer "
+                         "may send its calls",
+                         NULL);
+        return false;
+    }
+    return true;
+}
+
 /* Long polls never hold a request longer than this, whatever was asked. */
 #define MAX_WAIT 60.0
 
@@ -122,8 +115,16 @@ void hv_h_job_claim(struct hv_request *req)
     json_t *doc = body_checked(req, claim_fields);
     if (doc == NULL)
         return;
-    json_int_t target = json_integer_value(json_object_get(doc, "target_id"));
+    json_int_t target = req->worker_target;
+    const json_t *asked = json_object_get(doc, "target_id");
     double wait = json_number_value(json_object_get(doc, "wait"));
+    if (asked != NULL && json_integer_value(asked) != target) {
+        json_decref(doc);
+        hv_reply_problem(req, HV_E_FORBIDDEN,
+                         "this worker holds another target; it claims only that target's jobs",
+                         NULL);
+        return;
+    }
     json_decref(doc);
     /* Read before looking, so a notification that comes between the look
      * and the park wakes this request at once. */
@@ -135,7 +136,7 @@ void hv_h_job_claim(struct hv_request *req)
                 expired == 1 ? "" : "s");
     json_t *job = NULL;
     if (s == HV_DB_OK)
-        s = hv_db_job_claim(target, hv_cfg.lease_seconds, &job);
+        s = hv_db_job_claim(target, req->worker_id, hv_cfg.lease_seconds, &job);
     if (s == HV_DB_NONE) {
         if (may_wait(req, wait)) {
             park(req, HV_WAIT_JOBS, 0);
@@ -176,6 +177,10 @@ void hv_h_job_ready(struct hv_request *req)
     int attempt = (int)json_integer_value(json_object_get(doc, "attempt"));
     double wait = json_number_value(json_object_get(doc, "wait"));
     json_decref(doc);
+    if (!caller_owns(req, attempt)) {
+        free(endpoint_text);
+        return;
+    }
     req->wait_seq = hv_waiters_seq(HV_WAIT_GROUP);
     struct hv_group_state g;
     enum hv_db_status s = hv_db_job_ready(req->ids[0], attempt, hv_cfg.lease_seconds,
@@ -211,10 +216,11 @@ void hv_h_job_heartbeat(struct hv_request *req)
     if (doc == NULL)
         return;
     bool cancel = false;
-    enum hv_db_status s =
-        hv_db_job_heartbeat(req->ids[0], (int)json_integer_value(json_object_get(doc, "attempt")),
-                            hv_cfg.lease_seconds, &cancel);
+    int attempt = (int)json_integer_value(json_object_get(doc, "attempt"));
     json_decref(doc);
+    if (!caller_owns(req, attempt))
+        return;
+    enum hv_db_status s = hv_db_job_heartbeat(req->ids[0], attempt, hv_cfg.lease_seconds, &cancel);
     if (s == HV_DB_NONE)
         reply_stale(req);
     else if (s != HV_DB_OK)
@@ -234,9 +240,13 @@ void hv_h_job_release(struct hv_request *req)
     if (doc == NULL)
         return;
     const char *reason = json_string_value(json_object_get(doc, "reason"));
+    int attempt = (int)json_integer_value(json_object_get(doc, "attempt"));
+    if (!caller_owns(req, attempt)) {
+        json_decref(doc);
+        return;
+    }
     enum hv_db_status s =
-        hv_db_job_release(req->ids[0], (int)json_integer_value(json_object_get(doc, "attempt")),
-                          reason ? reason : "released by the worker");
+        hv_db_job_release(req->ids[0], attempt, reason ? reason : "released by the worker");
     json_decref(doc);
     if (s == HV_DB_NONE)
         reply_stale(req);
@@ -246,53 +256,23 @@ void hv_h_job_release(struct hv_request *req)
         hv_reply_json(req, 200, json_pack("{s:s}", "status", "queued"));
 }
 
-/* Checks each metric and sample; adds errors under their paths. */
-static void check_rows(const json_t *list, const char *base, const struct hv_jfield *fields,
-                       json_t *errors)
-{
-    char path[64];
-    size_t i;
-    const json_t *row;
-    json_array_foreach(list, i, row)
-    {
-        hv_jpath_index(path, sizeof path, base, i);
-        if (hv_jspec_check(row, path, fields, errors) > 0 || json_array_size(errors) > 50)
-            continue;
-        const char *num_key = "value";
-        if (!isfinite(json_number_value(json_object_get(row, num_key)))) {
-            char p[80];
-            snprintf(p, sizeof p, "%s/%s", path, num_key);
-            hv_errors_add(errors, p, "must be a finite number");
-        }
-    }
-}
-
 void hv_h_job_result(struct hv_request *req)
 {
-    json_t *doc = body_checked(req, result_fields);
+    json_t *doc = hv_req_json(req);
     if (doc == NULL)
         return;
     json_t *errors = json_array();
-    check_rows(json_object_get(doc, "metrics"), "/metrics", metric_fields, errors);
-    check_rows(json_object_get(doc, "samples"), "/samples", sample_fields, errors);
-    const char *status = json_string_value(json_object_get(doc, "status"));
-    if (strcmp(status, "ok") == 0 && json_array_size(json_object_get(doc, "metrics")) == 0)
-        hv_errors_add(errors, "/metrics", "an ok result needs at least one metric");
-    static const char *const stamps[] = {"started_at", "finished_at"};
-    for (size_t k = 0; k < 2; k++) {
-        const json_t *v = json_object_get(doc, stamps[k]);
-        if (v != NULL && !hv_iso8601_valid(json_string_value(v))) {
-            char p[32];
-            snprintf(p, sizeof p, "/%s", stamps[k]);
-            hv_errors_add(errors, p, "must be an ISO 8601 UTC time such as 2026-11-29T18:40:12.5Z");
-        }
-    }
-    if (json_array_size(errors) > 0) {
+    if (hv_result_body_check(doc, errors) > 0) {
         hv_reply_problem(req, HV_E_INVALID_REQUEST, "the result does not fit", errors);
         json_decref(doc);
         return;
     }
     json_decref(errors);
+    const char *status = json_string_value(json_object_get(doc, "status"));
+    if (!caller_owns(req, (int)json_integer_value(json_object_get(doc, "attempt")))) {
+        json_decref(doc);
+        return;
+    }
     struct hv_result_upload u = {
         .job_id = req->ids[0],
         .attempt = (int)json_integer_value(json_object_get(doc, "attempt")),

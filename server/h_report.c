@@ -29,10 +29,16 @@ void hv_h_plan_report(struct hv_request *req)
     json_t *row;
     json_array_foreach(rows, i, row)
     {
+        double scale = json_number_value(json_object_get(row, "scale"));
+        double mean = json_number_value(json_object_get(row, "mean_s")) * scale;
+        double sd = json_number_value(json_object_get(row, "sd_s")) * scale;
+        json_object_del(row, "scale");
+        json_object_del(row, "mean_s");
+        json_object_del(row, "sd_s");
+        set_num(row, "mean", mean);
+        set_num(row, "sd", sd);
         struct hv_summary sum;
-        hv_summarize_moments((size_t)json_integer_value(json_object_get(row, "n")),
-                             json_number_value(json_object_get(row, "mean")),
-                             json_number_value(json_object_get(row, "sd")), &sum);
+        hv_summarize_moments((size_t)json_integer_value(json_object_get(row, "n")), mean, sd, &sum);
         set_num(row, "ci95_low", sum.has_ci ? sum.ci_low : NAN);
         set_num(row, "ci95_high", sum.has_ci ? sum.ci_high : NAN);
         set_num(row, "ci95_half_pct", sum.has_ci ? sum.half_pct : NAN);

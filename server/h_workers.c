@@ -1,7 +1,14 @@
-/* h_workers.c — worker registration. */
+/* h_workers.c — worker registration: each worker process gets a
+ * credential of its own bound to one target (db_workers.h); signing off;
+ * an admin freeing a target whose worker is gone. */
+#include "auth.h"
+#include "config.h"
 #include "db_targets.h"
+#include "db_workers.h"
 #include "handlers.h"
+#include "routes.h"
 #include "jspec.h"
+#include "result.h"
 #include "site_bench.h"
 
 #include <ctype.h>
@@ -19,6 +26,39 @@ static const struct hv_jfield register_fields[] = {
     {.name = "labels", .type = HV_J_OBJECT},
     {0},
 };
+
+/* What the server accepts in a result upload, so a worker can fit its
+ * results to it before sending (docs/worker.md). */
+static json_t *limits_json(void)
+{
+    size_t body = hv_route_body_limit("POST", "/api/v1/jobs/1/result");
+    return json_pack("{s:I,s:I,s:I,s:I}", "max_result_bytes", (json_int_t)body, "max_samples",
+                     (json_int_t)HV_RESULT_MAX_SAMPLES, "max_raw_bytes",
+                     (json_int_t)HV_RESULT_MAX_RAW, "max_metrics",
+                     (json_int_t)HV_RESULT_MAX_METRICS);
+}
+
+/* 409 naming the worker that holds the target and how to free it. */
+static void reply_held(struct hv_request *req, const char *name,
+                       const struct hv_worker_registered *out)
+{
+    char detail[512];
+    if (out->wrong_target)
+        snprintf(detail, sizeof detail,
+                 "this worker credential holds another target than \"%s\"; register with the "
+                 "worker token to hold a new one",
+                 name);
+    else if (out->holder_id == 0)
+        snprintf(detail, sizeof detail,
+                 "another worker registered \"%s\" at the same moment; try again", name);
+    else
+        snprintf(detail, sizeof detail,
+                 "target \"%s\" is held by worker %lld (last seen %.0f s ago%s); stop that "
+                 "worker, or free the target: POST /api/v1/targets/{id}/free (admin)",
+                 name, (long long)out->holder_id, out->holder_idle,
+                 out->holder_busy ? ", running a job" : "");
+    hv_reply_problem(req, HV_E_TARGET_HELD, detail, NULL);
+}
 
 void hv_h_worker_register(struct hv_request *req)
 {
@@ -39,26 +79,72 @@ void hv_h_worker_register(struct hv_request *req)
         return;
     }
     json_decref(errors);
+    char credential[HV_TOKEN_LEN + 1] = "", hash[67] = "";
+    if (req->worker_id == 0) {
+        if (hv_worker_credential_generate(credential) != 0) {
+            hv_reply_problem(req, HV_E_INTERNAL, "no randomness for a worker credential", NULL);
+            json_decref(doc);
+            return;
+        }
+        hv_token_hash_hex(credential, hash);
+    }
     const json_t *facts = json_object_get(doc, "facts");
     char *facts_text = json_dumps(facts, JSON_COMPACT | JSON_SORT_KEYS);
     const json_t *labels = json_object_get(doc, "labels");
     char *labels_text = labels ? json_dumps(labels, JSON_COMPACT) : NULL;
-    const char *uuid = json_string_value(json_object_get(facts, "dmi_product_uuid"));
-    int64_t id = 0;
-    enum hv_db_status s = hv_db_target_upsert(
-        json_string_value(json_object_get(doc, "name")),
-        json_string_value(json_object_get(doc, "kind")), facts_text,
-        json_string_value(json_object_get(doc, "fingerprint")), uuid, labels_text, &id);
+    const char *name = json_string_value(json_object_get(doc, "name"));
+    struct hv_worker_registration reg = {
+        .name = name,
+        .kind = json_string_value(json_object_get(doc, "kind")),
+        .facts = facts_text,
+        .fingerprint = json_string_value(json_object_get(doc, "fingerprint")),
+        .dmi_uuid = json_string_value(json_object_get(facts, "dmi_product_uuid")),
+        .labels = labels_text,
+        .version = json_string_value(json_object_get(doc, "version")),
+        .token_id = req->token_id,
+        .session_id = req->worker_id,
+        .hash_hex = hash,
+        .live_seconds = hv_cfg.worker_live_seconds,
+    };
+    struct hv_worker_registered out;
+    enum hv_db_status s = hv_db_worker_register(&reg, &out);
     free(facts_text);
     free(labels_text);
-    if (s != HV_DB_OK)
+    if (s == HV_DB_CONFLICT) {
+        reply_held(req, name, &out);
+    } else if (s != HV_DB_OK) {
+        hv_reply_db_failure(req, s);
+    } else {
+        json_t *fp = json_object_get(doc, "fingerprint");
+        json_t *answer =
+            json_pack("{s:I,s:O,s:O,s:I,s:o}", "target_id", (json_int_t)out.target_id, "name",
+                      json_object_get(doc, "name"), "fingerprint", fp ? fp : json_null(),
+                      "worker_id", (json_int_t)out.worker_id, "limits", limits_json());
+        if (!out.reused)
+            json_object_set_new(answer, "worker_token", json_string(credential));
+        hv_reply_json(req, 200, answer);
+    }
+    json_decref(doc);
+}
+
+void hv_h_worker_deregister(struct hv_request *req)
+{
+    enum hv_db_status s = hv_db_worker_end(req->worker_id, "signed off");
+    if (s != HV_DB_OK && s != HV_DB_NONE)
         hv_reply_db_failure(req, s);
     else
         hv_reply_json(req, 200,
-                      json_pack("{s:I,s:O,s:O}", "target_id", (json_int_t)id, "name",
-                                json_object_get(doc, "name"), "fingerprint",
-                                json_object_get(doc, "fingerprint")
-                                    ? json_object_get(doc, "fingerprint")
-                                    : json_null()));
-    json_decref(doc);
+                      json_pack("{s:I,s:b}", "worker_id", (json_int_t)req->worker_id, "ended", 1));
+}
+
+void hv_h_target_free(struct hv_request *req)
+{
+    json_t *out = NULL;
+    enum hv_db_status s = hv_db_target_free(req->ids[0], "freed by an admin", &out);
+    if (s == HV_DB_NONE)
+        hv_reply_problem(req, HV_E_NOT_FOUND, "no target with this id", NULL);
+    else if (s != HV_DB_OK)
+        hv_reply_db_failure(req, s);
+    else
+        hv_reply_json(req, 200, out);
 }

@@ -32,6 +32,8 @@ void hv_h_import(struct hv_request *req);
 void hv_h_plan_report(struct hv_request *req);
 /* h_workers.c */
 void hv_h_worker_register(struct hv_request *req);
+void hv_h_worker_deregister(struct hv_request *req);
+void hv_h_target_free(struct hv_request *req);
 /* h_metrics.c */
 void hv_h_metrics(struct hv_request *req);
 /* h_jobs.c */

@@ -149,7 +149,7 @@ static void dispatch(struct hv_request *req)
     }
     if (req->too_large) {
         char detail[96];
-        snprintf(detail, sizeof detail, "the body is larger than %zu bytes", hv_cfg.max_body);
+        snprintf(detail, sizeof detail, "the body is larger than %zu bytes", req->body_limit);
         hv_reply_problem(req, HV_E_BODY_TOO_LARGE, detail, NULL);
         return;
     }
@@ -169,10 +169,14 @@ static void dispatch(struct hv_request *req)
     if (route->access != HV_ACCESS_OPEN) {
         const char *authz =
             MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-        switch (hv_auth_check(req, authz)) {
+        char ended[256];
+        switch (hv_auth_check(req, authz, ended, sizeof ended)) {
         case HV_AUTH_INVALID:
             hv_reply_problem(req, HV_E_UNAUTHORIZED, "the token is malformed, unknown or revoked",
                              NULL);
+            return;
+        case HV_AUTH_ENDED:
+            hv_reply_problem(req, HV_E_UNAUTHORIZED, ended, NULL);
             return;
         case HV_AUTH_DB_ERROR:
             hv_reply_problem(req, HV_E_DB_UNAVAILABLE, "tokens cannot be checked", NULL);
@@ -181,9 +185,15 @@ static void dispatch(struct hv_request *req)
         case HV_AUTH_OK:
             break;
         }
-        if (!hv_access_allows(route->access, req->role, hv_cfg.read_needs_token)) {
+        if (!hv_access_allows(route->access, req->role, req->worker_id != 0,
+                              hv_cfg.read_needs_token)) {
             if (req->role == HV_ROLE_NONE)
                 hv_reply_problem(req, HV_E_UNAUTHORIZED, "this endpoint needs a token", NULL);
+            else if (route->access == HV_ACCESS_JOB)
+                hv_reply_problem(req, HV_E_FORBIDDEN,
+                                 "job calls need the worker credential (hvw_...) that "
+                                 "POST /api/v1/workers/register returned",
+                                 NULL);
             else
                 hv_reply_problem(req, HV_E_FORBIDDEN, "the token's role does not allow this", NULL);
             return;
@@ -261,7 +271,7 @@ static enum MHD_Result respond_static(struct hv_request *req, const struct hv_st
  * rest is read and dropped so the answer can still go out normally). */
 static void take_body(struct hv_request *req, const char *data, size_t size)
 {
-    if (req->too_large || req->body_len + size > hv_cfg.max_body) {
+    if (req->too_large || req->body_len + size > req->body_limit) {
         req->too_large = true;
         free(req->body);
         req->body = NULL;
@@ -298,6 +308,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         req->method = method;
         req->url = url;
         req->started = hv_monotonic();
+        req->body_limit = hv_route_body_limit(method, url);
         *con_cls = req;
         atomic_fetch_add(&in_flight, 1);
         const union MHD_ConnectionInfo *ci =
@@ -315,7 +326,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         /* A body announced as too large is refused before it is sent. */
         const char *cl =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl != NULL && strtoull(cl, NULL, 10) > hv_cfg.max_body) {
+        if (cl != NULL && strtoull(cl, NULL, 10) > req->body_limit) {
             req->too_large = true;
             dispatch(req);
             return answer(req);

@@ -61,10 +61,13 @@ static void usage(FILE *f)
             "  --web-dir DIR             static front end (default %s/web or ./web)\n"
             "  --migrations-dir DIR      migrations (default %s/migrations or ./migrations)\n"
             "  --max-body BYTES          largest request body (default 1048576)\n"
+            "  --max-result-body BYTES   largest job result upload (default 33554432)\n"
             "  --max-connections N       concurrent connections (default 4096; each long-polling\n"
             "                            worker holds one; past it: 503 server_busy)\n"
             "  --connection-timeout S    idle connection timeout (default 90)\n"
             "  --lease S                 job lease length in seconds (default 60)\n"
+            "  --worker-live S           a worker seen this recently keeps its target against a\n"
+            "                            new registration under the same name (default 90)\n"
             "  --read-auth open|token    whether GET endpoints need a token (default open)\n\n"
             "token commands:\n"
             "  token create --role admin|submit|worker|read --name NAME   prints the token once\n"
@@ -114,7 +117,9 @@ static int cmd_serve(int argc, char **argv)
         O_CONN,
         O_TIMEOUT,
         O_LEASE,
-        O_READ
+        O_READ,
+        O_RESULT_BODY,
+        O_WORKER_LIVE
     };
     static const struct option opts[] = {
         {"db", required_argument, NULL, O_DB},
@@ -127,6 +132,8 @@ static int cmd_serve(int argc, char **argv)
         {"connection-timeout", required_argument, NULL, O_TIMEOUT},
         {"lease", required_argument, NULL, O_LEASE},
         {"read-auth", required_argument, NULL, O_READ},
+        {"max-result-body", required_argument, NULL, O_RESULT_BODY},
+        {"worker-live", required_argument, NULL, O_WORKER_LIVE},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -156,6 +163,12 @@ static int cmd_serve(int argc, char **argv)
             break;
         case O_BODY:
             hv_cfg.max_body = (size_t)positive("--max-body", optarg, 1L << 30);
+            break;
+        case O_RESULT_BODY:
+            hv_cfg.max_result_body = (size_t)positive("--max-result-body", optarg, 1L << 30);
+            break;
+        case O_WORKER_LIVE:
+            hv_cfg.worker_live_seconds = (int)positive("--worker-live", optarg, 86400);
             break;
         case O_CONN:
             hv_cfg.max_connections = (unsigned)positive("--max-connections", optarg, 100000);

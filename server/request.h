@@ -41,10 +41,13 @@ struct hv_request {
     char *body; /**< the request body, NUL-terminated; owned by the layer */
     size_t body_len;
     size_t body_cap;
+    size_t body_limit;            /**< the route's body cap (hv_route_body_limit) */
     bool too_large;               /**< the body passed the cap */
     int64_t ids[HV_MAX_PATH_IDS]; /**< {id} segments of the path, in order */
     enum hv_role role;            /**< the caller's role (after auth) */
     int64_t token_id;             /**< the caller's token, 0 without */
+    int64_t worker_id;            /**< with a worker credential (hvw_...): the worker, else 0 */
+    int64_t worker_target;        /**< and the target it holds */
     /* The answer. */
     unsigned status;
     json_t *reply;            /**< owned; NULL for an empty body */

@@ -1,6 +1,7 @@
 /* routes.c — see routes.h. */
 #include "routes.h"
 
+#include "config.h"
 #include "handlers.h"
 #include "metrics.h"
 
@@ -28,12 +29,14 @@ static const struct hv_route routes[] = {
     {"POST", "/api/v1/tokens", hv_h_tokens_create, HV_ACCESS_ADMIN},
     {"GET", "/api/v1/tokens", hv_h_tokens_list, HV_ACCESS_ADMIN},
     {"POST", "/api/v1/tokens/{id}/revoke", hv_h_token_revoke, HV_ACCESS_ADMIN},
+    {"POST", "/api/v1/targets/{id}/free", hv_h_target_free, HV_ACCESS_ADMIN},
     {"POST", "/api/v1/workers/register", hv_h_worker_register, HV_ACCESS_WORKER},
-    {"POST", "/api/v1/jobs/claim", hv_h_job_claim, HV_ACCESS_WORKER},
-    {"POST", "/api/v1/jobs/{id}/ready", hv_h_job_ready, HV_ACCESS_WORKER},
-    {"POST", "/api/v1/jobs/{id}/heartbeat", hv_h_job_heartbeat, HV_ACCESS_WORKER},
-    {"POST", "/api/v1/jobs/{id}/release", hv_h_job_release, HV_ACCESS_WORKER},
-    {"POST", "/api/v1/jobs/{id}/result", hv_h_job_result, HV_ACCESS_WORKER},
+    {"POST", "/api/v1/workers/deregister", hv_h_worker_deregister, HV_ACCESS_JOB},
+    {"POST", "/api/v1/jobs/claim", hv_h_job_claim, HV_ACCESS_JOB},
+    {"POST", "/api/v1/jobs/{id}/ready", hv_h_job_ready, HV_ACCESS_JOB},
+    {"POST", "/api/v1/jobs/{id}/heartbeat", hv_h_job_heartbeat, HV_ACCESS_JOB},
+    {"POST", "/api/v1/jobs/{id}/release", hv_h_job_release, HV_ACCESS_JOB},
+    {"POST", "/api/v1/jobs/{id}/result", hv_h_job_result, HV_ACCESS_JOB},
 };
 
 #define N_ROUTES (sizeof routes / sizeof routes[0])
@@ -108,7 +111,32 @@ const struct hv_route *hv_route_find(const char *method, const char *path, struc
     return NULL;
 }
 
-bool hv_access_allows(enum hv_access access, enum hv_role role, bool read_needs_token)
+/* Routes whose bodies may pass --max-body: result uploads carry up to
+ * HV_RESULT_MAX_SAMPLES samples and the raw tool output. */
+static const hv_handler large_body_handlers[] = {hv_h_job_result};
+
+static bool takes_large_body(hv_handler h)
+{
+    for (size_t i = 0; i < sizeof large_body_handlers / sizeof large_body_handlers[0]; i++)
+        if (large_body_handlers[i] == h)
+            return true;
+    return false;
+}
+
+size_t hv_route_body_limit(const char *method, const char *path)
+{
+    for (size_t i = 0; i < N_ROUTES; i++) {
+        int64_t ids[HV_MAX_PATH_IDS];
+        if (takes_large_body(routes[i].handler) && strcmp(routes[i].method, method) == 0 &&
+            match(routes[i].pattern, path, ids))
+            return hv_cfg.max_result_body > hv_cfg.max_body ? hv_cfg.max_result_body
+                                                            : hv_cfg.max_body;
+    }
+    return hv_cfg.max_body;
+}
+
+bool hv_access_allows(enum hv_access access, enum hv_role role, bool worker_credential,
+                      bool read_needs_token)
 {
     switch (access) {
     case HV_ACCESS_OPEN:
@@ -119,6 +147,8 @@ bool hv_access_allows(enum hv_access access, enum hv_role role, bool read_needs_
         return role == HV_ROLE_SUBMIT || role == HV_ROLE_ADMIN;
     case HV_ACCESS_WORKER:
         return role == HV_ROLE_WORKER || role == HV_ROLE_ADMIN;
+    case HV_ACCESS_JOB:
+        return worker_credential;
     case HV_ACCESS_ADMIN:
         return role == HV_ROLE_ADMIN;
     }

@@ -10,6 +10,7 @@ enum hv_access {
     HV_ACCESS_READ,   /**< anyone, or any token when --read-auth token */
     HV_ACCESS_SUBMIT, /**< submit or admin */
     HV_ACCESS_WORKER, /**< worker or admin */
+    HV_ACCESS_JOB,    /**< a registered worker's own credential (hvw_...) only */
     HV_ACCESS_ADMIN,  /**< admin */
 };
 
@@ -28,6 +29,10 @@ struct hv_route {
 const struct hv_route *hv_route_find(const char *method, const char *path, struct hv_request *req,
                                      const char **allow);
 
+/** The largest body a request for method and path may send: the route's
+ *  (--max-result-body for result uploads), else --max-body. */
+size_t hv_route_body_limit(const char *method, const char *path);
+
 /** Number of rows in the route table. */
 size_t hv_route_count(void);
 
@@ -37,7 +42,9 @@ const struct hv_route *hv_route_at(size_t i);
 /** The index in the route table of a row hv_route_find() returned. */
 int hv_route_index(const struct hv_route *route);
 
-/** Whether a caller with role may use a route of access. */
-bool hv_access_allows(enum hv_access access, enum hv_role role, bool read_needs_token);
+/** Whether a caller with role may use a route of access; worker_credential
+ *  says the caller authenticated with a worker credential (hvw_...). */
+bool hv_access_allows(enum hv_access access, enum hv_role role, bool worker_credential,
+                      bool read_needs_token);
 
 #endif

@@ -27,6 +27,7 @@ struct hv_client {
     struct hv_httpc *poll; /* long polls: longer timeout, abortable */
     double max_wait;
     char *base_url;  /* for hv_client_local_address() */
+    char *token;     /* the worker token, for hv_client_use_credential(NULL) */
     char *advertise; /* --advertise, or NULL */
     long last_status;
     char last_error[512];
@@ -39,12 +40,13 @@ struct hv_client *hv_client_new(const char *base_url, const char *token, double 
     if (c == NULL)
         return NULL;
     c->base_url = strdup(base_url);
+    c->token = strdup(token != NULL ? token : "");
     c->max_wait = max_wait < 0 ? 0 : max_wait > MAX_WAIT_S ? MAX_WAIT_S : max_wait;
     long poll_timeout = (long)c->max_wait + LONG_POLL_MARGIN_S;
     c->http = hv_httpc_new(base_url, token, CLIENT_TIMEOUT_S);
     c->poll = hv_httpc_new(base_url, token,
                            poll_timeout > CLIENT_TIMEOUT_S ? poll_timeout : CLIENT_TIMEOUT_S);
-    if (c->http == NULL || c->poll == NULL || c->base_url == NULL) {
+    if (c->http == NULL || c->poll == NULL || c->base_url == NULL || c->token == NULL) {
         hv_client_free(c);
         return NULL;
     }
@@ -59,6 +61,9 @@ void hv_client_free(struct hv_client *c)
     hv_httpc_free(c->http);
     hv_httpc_free(c->poll);
     free(c->base_url);
+    if (c->token != NULL)
+        memset(c->token, 0, strlen(c->token));
+    free(c->token);
     free(c->advertise);
     free(c);
 }
@@ -141,8 +146,9 @@ static enum hv_call post(struct hv_client *c, const char *path, json_t *body, js
 
 enum hv_call hv_client_register(struct hv_client *c, const char *name, const char *kind,
                                 const json_t *facts, const char *fingerprint, const json_t *labels,
-                                long long *target_id, char *server_fp, size_t fp_len)
+                                struct hv_registration *out)
 {
+    memset(out, 0, sizeof *out);
     json_t *body = json_pack("{s:s, s:s, s:O, s:s}", "name", name, "kind", kind, "facts", facts,
                              "fingerprint", fingerprint);
     if (body != NULL && labels != NULL)
@@ -156,18 +162,42 @@ enum hv_call hv_client_register(struct hv_client *c, const char *name, const cha
     json_decref(body);
     if (call != HV_CALL_OK)
         return call;
-    json_int_t id;
-    json_t *fp = NULL;
+    json_int_t id, wid;
+    json_t *fp = NULL, *cred = NULL, *limits = NULL;
     json_error_t err;
-    if (json_unpack_ex(answer, &err, 0, "{s:I, s?o}", "target_id", &id, "fingerprint", &fp) != 0) {
-        snprintf(c->last_error, sizeof c->last_error, "registration answer: %s", err.text);
+    if (json_unpack_ex(answer, &err, 0, "{s:I, s:I, s?o, s?o, s?o}", "target_id", &id, "worker_id",
+                       &wid, "fingerprint", &fp, "worker_token", &cred, "limits", &limits) != 0 ||
+        (cred != NULL &&
+         (!json_is_string(cred) || json_string_length(cred) >= sizeof out->credential))) {
+        snprintf(c->last_error, sizeof c->last_error, "registration answer: %s",
+                 cred != NULL ? "malformed worker_token" : err.text);
         json_decref(answer);
         return HV_CALL_RETRY;
     }
-    *target_id = id;
-    snprintf(server_fp, fp_len, "%s", json_is_string(fp) ? json_string_value(fp) : "");
+    out->target_id = id;
+    out->worker_id = wid;
+    snprintf(out->credential, sizeof out->credential, "%s", cred ? json_string_value(cred) : "");
+    snprintf(out->fingerprint, sizeof out->fingerprint, "%s",
+             json_is_string(fp) ? json_string_value(fp) : "");
+    out->max_result_bytes = json_integer_value(json_object_get(limits, "max_result_bytes"));
+    out->max_samples = json_integer_value(json_object_get(limits, "max_samples"));
+    out->max_raw_bytes = json_integer_value(json_object_get(limits, "max_raw_bytes"));
     json_decref(answer);
     return HV_CALL_OK;
+}
+
+int hv_client_use_credential(struct hv_client *c, const char *credential)
+{
+    const char *t = credential != NULL ? credential : c->token;
+    return hv_httpc_set_token(c->http, t) | hv_httpc_set_token(c->poll, t);
+}
+
+enum hv_call hv_client_deregister(struct hv_client *c)
+{
+    json_t *body = json_object();
+    enum hv_call call = post(c, "/api/v1/workers/deregister", body, NULL);
+    json_decref(body);
+    return call;
 }
 
 /* The wait to send: within 0..max_wait. */
@@ -395,9 +425,9 @@ enum hv_call hv_client_release(struct hv_client *c, const struct hv_job *job, co
     return job_call(c, job, "release", json_pack("{s:s}", "reason", reason), false, NULL, NULL);
 }
 
-enum hv_call hv_client_upload_result(struct hv_client *c, const struct hv_job *job, json_t *body)
+enum hv_call hv_client_upload_result(struct hv_client *c, long long job_id, json_t *body)
 {
     char path[96];
-    snprintf(path, sizeof path, "/api/v1/jobs/%lld/result", job->id);
+    snprintf(path, sizeof path, "/api/v1/jobs/%lld/result", job_id);
     return post(c, path, body, NULL);
 }

@@ -70,13 +70,35 @@ const char *hv_client_last_error(const struct hv_client *c);
 /** The HTTP status of the last call; 0 when it got no answer. */
 long hv_client_last_status(const struct hv_client *c);
 
+/** What a registration returned. */
+struct hv_registration {
+    long long target_id;
+    long long worker_id;
+    char credential[80];        /**< a new worker credential (hvw_...); "" when the
+                                     caller's own was confirmed */
+    char fingerprint[128];      /**< as the server computed it; "" when absent */
+    long long max_result_bytes; /**< the server's limits for result uploads, */
+    long long max_samples;      /**< 0 when it did not say */
+    long long max_raw_bytes;
+};
+
 /** POST /api/v1/workers/register with name, kind, facts, fingerprint and
- *  labels (borrowed; labels may be NULL). On HV_CALL_OK sets *target_id and copies the fingerprint
- *  the server answered with (possibly recomputed) into server_fp (at most
- *  fp_len bytes, "" when absent). */
+ *  labels (borrowed; labels may be NULL), with the token the client was
+ *  made with or the credential set by hv_client_use_credential(). Fills
+ *  *out on HV_CALL_OK. A 409 (another live worker holds the target) is
+ *  HV_CALL_STALE. */
 enum hv_call hv_client_register(struct hv_client *c, const char *name, const char *kind,
                                 const json_t *facts, const char *fingerprint, const json_t *labels,
-                                long long *target_id, char *server_fp, size_t fp_len);
+                                struct hv_registration *out);
+
+/** Sends credential (a worker credential, or NULL to go back to the worker
+ *  token the client was made with) on every later call. Returns 0 or -1
+ *  when memory runs out. */
+int hv_client_use_credential(struct hv_client *c, const char *credential);
+
+/** POST /api/v1/workers/deregister: the worker signs off and its target is
+ *  free for another worker at once. */
+enum hv_call hv_client_deregister(struct hv_client *c);
 
 /** POST /api/v1/jobs/claim, a long poll of wait seconds when wait > 0
  *  (at most max_wait; 0 asks without waiting and sends no "wait"). On
@@ -122,9 +144,9 @@ enum hv_call hv_client_heartbeat(struct hv_client *c, const struct hv_job *job, 
 /** POST /api/v1/jobs/{id}/release with the reason. */
 enum hv_call hv_client_release(struct hv_client *c, const struct hv_job *job, const char *reason);
 
-/** POST /api/v1/jobs/{id}/result with body (borrowed; see
+/** POST /api/v1/jobs/{job_id}/result with body (borrowed; see
  *  hv_engine_result_to_json()). 200 (a repeated upload) counts as
  *  HV_CALL_OK like 201, so uploads can be retried safely. */
-enum hv_call hv_client_upload_result(struct hv_client *c, const struct hv_job *job, json_t *body);
+enum hv_call hv_client_upload_result(struct hv_client *c, long long job_id, json_t *body);
 
 #endif

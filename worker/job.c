@@ -4,6 +4,7 @@
 #include "log.h"
 #include "timeutil.h"
 #include "worker/clock.h"
+#include "worker/deliver.h"
 #include "worker/engines/engine.h"
 #include "worker/wake.h"
 
@@ -15,10 +16,6 @@
 #include <string.h>
 #include <time.h>
 
-/* Upload tries on transport failures, and the first wait between them
- * (doubling): about 15 s in all, well inside the lease. */
-#define UPLOAD_TRIES     5
-#define UPLOAD_FIRST_GAP 1.0
 /* How soon a failed heartbeat is tried again (at most; never later than
  * the regular interval). */
 #define HEARTBEAT_RETRY 5.0
@@ -108,32 +105,19 @@ static void headline(const struct hv_engine_result *res, char *buf, size_t len)
              json_string_value(json_object_get(m, "unit")));
 }
 
-/* Uploads body, retrying transport failures with the same attempt. */
+/* Delivers body (deliver.h) and says what that means for the job. */
 static enum hv_job_outcome upload(struct hv_client *c, const struct hv_job *job, json_t *body)
 {
-    double gap = UPLOAD_FIRST_GAP;
-    for (int i = 1; i <= UPLOAD_TRIES; i++) {
-        enum hv_call call = hv_client_upload_result(c, job, body);
-        if (call == HV_CALL_OK)
-            return HV_JOB_UPLOADED;
-        if (call == HV_CALL_STALE) {
-            hv_warn("job %lld: result refused, the attempt is stale (%s)", job->id,
-                    hv_client_last_error(c));
-            return HV_JOB_ABANDONED;
-        }
-        if (call != HV_CALL_RETRY) {
-            hv_error("job %lld: result refused: %s", job->id, hv_client_last_error(c));
-            return HV_JOB_LOST;
-        }
-        hv_warn("job %lld: upload %d of %d failed: %s", job->id, i, UPLOAD_TRIES,
-                hv_client_last_error(c));
-        if (i < UPLOAD_TRIES) {
-            hv_wake_wait(gap);
-            gap *= 2;
-        }
+    switch (hv_deliver(c, job->id, job->attempt, body)) {
+    case HV_DELIVERED:
+    case HV_REFUSED:
+        return HV_JOB_UPLOADED;
+    case HV_STALE:
+        return HV_JOB_ABANDONED;
+    case HV_UNDELIVERABLE:
+    case HV_KEPT:
+        break;
     }
-    hv_error("job %lld: giving up on the upload; the lease will expire and the job be retried",
-             job->id);
     return HV_JOB_LOST;
 }
 

@@ -12,8 +12,9 @@
  * heartbeats the lease every lease_seconds / 3 and watches for shutdown.
  * A cancel or a lost lease stops the engine and drops the result; a
  * shutdown signal stops it and releases the job; otherwise the result is
- * uploaded, retried on transport failures with the same attempt (the
- * server stores it once). A job this worker has no engine for is reported
+ * delivered (deliver.h: fitted to the server's limits, kept on disk and
+ * retried with the same attempt until the server answers; the server
+ * stores it once). A job this worker has no engine for is reported
  * failed at once, before any barrier. */
 #ifndef HV_WORKER_JOB_H
 #define HV_WORKER_JOB_H
@@ -27,7 +28,8 @@ enum hv_job_outcome {
                            group was called off */
     HV_JOB_RELEASED,  /**< a shutdown signal came: the job went back (or
                            the release failed and the lease will expire) */
-    HV_JOB_LOST,      /**< the upload never got through */
+    HV_JOB_LOST,      /**< the upload did not get through (kept for the next start,
+                           or undeliverable) */
 };
 
 /** Runs job with client c (used from this thread only). Logs the start

@@ -3,8 +3,10 @@
 
 #include "log.h"
 #include "worker/client.h"
+#include "worker/deliver.h"
 #include "worker/job.h"
 #include "timeutil.h"
+#include "worker/state.h"
 #include "worker/wake.h"
 
 #include <string.h>
@@ -47,32 +49,100 @@ static void outage_over(struct outage *o, const char *what)
     *o = (struct outage){0};
 }
 
-/* Registers, retrying until it works. Returns 0, 1 when refused for good,
- * or -1 on shutdown. */
+/* Starts sending the credential registration issued (or confirmed), and
+ * keeps a new one in the state folder for the next start. */
+static void take_registration(struct hv_client *c, const struct hv_worker_config *cfg,
+                              const struct hv_registration *reg)
+{
+    if (reg->credential[0] != '\0') {
+        if (hv_client_use_credential(c, reg->credential) != 0)
+            hv_error("out of memory");
+        hv_state_credential_save(cfg->server, reg->credential, reg->worker_id);
+    }
+    struct hv_result_limits l = HV_RESULT_LIMITS_DEFAULT;
+    if (reg->max_result_bytes > 0)
+        l.max_bytes = (size_t)reg->max_result_bytes;
+    if (reg->max_samples > 0)
+        l.max_samples = (size_t)reg->max_samples;
+    if (reg->max_raw_bytes > 0)
+        l.max_raw = (size_t)reg->max_raw_bytes;
+    hv_deliver_set_limits(&l);
+    hv_info("registered as \"%s\" (target %lld, worker %lld%s, %s, fingerprint %s)", cfg->name,
+            reg->target_id, reg->worker_id, reg->credential[0] ? "" : ", credential kept",
+            cfg->kind, cfg->fingerprint);
+    if (reg->fingerprint[0] != '\0' && strcmp(reg->fingerprint, cfg->fingerprint) != 0)
+        hv_info("the server computed fingerprint %s for these facts", reg->fingerprint);
+}
+
+/* Registers, retrying until it works: with the credential kept from an
+ * earlier run when there is one (so this worker keeps its target and its
+ * claimed attempts), else with the worker token. Then sends the results
+ * kept from before. Returns 0, 1 when refused for good, or -1 on
+ * shutdown. */
 static int register_worker(struct hv_client *c, const struct hv_worker_config *cfg,
                            long long *target_id)
 {
     struct outage o = {0};
+    char kept[80];
+    long long kept_id = 0;
+    bool have = hv_state_credential_load(cfg->server, kept, sizeof kept, &kept_id) == 0;
+    if (have && hv_client_use_credential(c, kept) != 0)
+        have = false;
+    bool held_logged = false;
     while (!hv_shutdown_requested()) {
-        char server_fp[128];
-        enum hv_call call =
-            hv_client_register(c, cfg->name, cfg->kind, cfg->facts, cfg->fingerprint, cfg->labels,
-                               target_id, server_fp, sizeof server_fp);
+        struct hv_registration reg;
+        enum hv_call call = hv_client_register(c, cfg->name, cfg->kind, cfg->facts,
+                                               cfg->fingerprint, cfg->labels, &reg);
         if (call == HV_CALL_OK) {
             outage_over(&o, "register");
-            hv_info("registered as \"%s\" (target %lld, %s, fingerprint %s)", cfg->name, *target_id,
-                    cfg->kind, cfg->fingerprint);
-            if (server_fp[0] != '\0' && strcmp(server_fp, cfg->fingerprint) != 0)
-                hv_info("the server computed fingerprint %s for these facts", server_fp);
-            return 0;
+            take_registration(c, cfg, &reg);
+            *target_id = reg.target_id;
+            return hv_deliver_pending(c) == 0 ? 0 : -1;
+        }
+        if (call == HV_CALL_AUTH && have) {
+            hv_warn("the worker credential kept in %s is no longer valid (%s); registering "
+                    "with the worker token",
+                    hv_state_path(), hv_client_last_error(c));
+            hv_state_credential_forget();
+            hv_client_use_credential(c, NULL);
+            have = false;
+            continue;
         }
         if (call == HV_CALL_AUTH || call == HV_CALL_REJECTED) {
             hv_error("registration refused: %s", hv_client_last_error(c));
             return 1;
         }
+        if (call == HV_CALL_STALE) {
+            /* Another live worker holds the name: it may be about to go. */
+            if (!held_logged)
+                hv_warn("register: %s; trying again every %.0f s", hv_client_last_error(c),
+                        BACKOFF_MAX);
+            held_logged = true;
+            hv_wake_wait(BACKOFF_MAX);
+            continue;
+        }
         outage_wait(&o, c, "register");
     }
     return -1;
+}
+
+/* Signs off so the target is free at once, unless results wait in the
+ * outbox: those need this worker's credential at the next start. */
+static void sign_off(struct hv_client *c)
+{
+    json_t *pending = hv_state_outbox_list();
+    size_t n = json_array_size(pending);
+    json_decref(pending);
+    if (n > 0) {
+        hv_info("keeping the worker credential: %zu result%s wait%s in %s/outbox", n,
+                n == 1 ? "" : "s", n == 1 ? "s" : "", hv_state_path());
+        return;
+    }
+    if (hv_client_deregister(c) == HV_CALL_OK)
+        hv_state_credential_forget();
+    else
+        hv_warn("sign-off failed (%s); the credential is kept for the next start",
+                hv_client_last_error(c));
 }
 
 int hv_worker_loop(const struct hv_worker_config *cfg)
@@ -132,6 +202,12 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
             /* The server forgot this target (e.g. a new database). */
             hv_warn("claim: %s; registering again", hv_client_last_error(c));
             registered = false;
+        } else if (call == HV_CALL_AUTH && hv_client_last_status(c) == 401) {
+            /* The credential ended: freed by an admin or replaced. */
+            hv_warn("claim: %s; registering again", hv_client_last_error(c));
+            hv_state_credential_forget();
+            hv_client_use_credential(c, NULL);
+            registered = false;
         } else if (call == HV_CALL_AUTH) {
             hv_error("claim refused: %s", hv_client_last_error(c));
             status = 1;
@@ -142,6 +218,8 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
     }
     if (hv_shutdown_requested())
         hv_info("shutting down");
+    if (registered)
+        sign_off(c);
     hv_client_free(c);
     return status;
 }

@@ -4,6 +4,7 @@
 #include "worker/engines/custom.h"
 #include "worker/facts.h"
 #include "worker/loop.h"
+#include "worker/state.h"
 #include "worker/wake.h"
 
 #include <errno.h>
@@ -37,6 +38,9 @@ static const char usage_text[] =
     "                    (e.g. qemu:///system); failing to connect is fatal\n"
     "  --config FILE     the worker's configuration (e.g. /etc/hvbench/worker.json):\n"
     "                    the site benchmarks plans may name; checked at start\n"
+    "  --state-dir DIR   where the worker keeps its credential and results not yet\n"
+    "                    delivered, in DIR/NAME/ (default: $STATE_DIRECTORY, else\n"
+    "                    /var/lib/hvbench-worker as root, else ~/.local/state/hvbench-worker)\n"
     "  --advertise ADDR  the address other members of a group connect to when this\n"
     "                    worker serves a net workload (default: the local address\n"
     "                    of its route to the server)\n"
@@ -62,7 +66,7 @@ static bool host_name_ok(const char *s)
 }
 
 struct options {
-    const char *server, *token, *name, *kind, *libvirt, *config, *advertise;
+    const char *server, *token, *name, *kind, *libvirt, *config, *advertise, *state_dir;
     json_t *labels; /* NULL without --label */
     double poll, wait;
     bool once;
@@ -97,7 +101,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         OPT_LIBVIRT,
         OPT_LABEL,
         OPT_CONFIG,
-        OPT_ADVERTISE
+        OPT_ADVERTISE,
+        OPT_STATE_DIR
     };
     static const struct option longopts[] = {
         {"server", required_argument, NULL, OPT_SERVER},
@@ -111,6 +116,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"label", required_argument, NULL, OPT_LABEL},
         {"config", required_argument, NULL, OPT_CONFIG},
         {"advertise", required_argument, NULL, OPT_ADVERTISE},
+        {"state-dir", required_argument, NULL, OPT_STATE_DIR},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -179,6 +185,11 @@ static int parse_options(int argc, char **argv, struct options *o)
                 return usage_error("--advertise needs an IP address or a host name, not '%s'",
                                    optarg);
             o->advertise = optarg;
+            break;
+        case OPT_STATE_DIR:
+            if (*optarg == '\0')
+                return usage_error("--state-dir needs a folder");
+            o->state_dir = optarg;
             break;
         case 'h':
             fputs(usage_text, stdout);
@@ -268,9 +279,17 @@ int main(int argc, char **argv)
         .once = o.once,
         .advertise = o.advertise,
     };
+    char state_dir[1024], err[1200];
+    if (o.state_dir != NULL)
+        snprintf(state_dir, sizeof state_dir, "%s", o.state_dir);
+    else
+        hv_state_default_dir(state_dir, sizeof state_dir);
     if (cfg.name == NULL) {
         hv_error("no hostname to name this worker by; give --name");
         status = EXIT_USAGE;
+    } else if (hv_state_open(state_dir, cfg.name, err, sizeof err) != 0) {
+        hv_error("%s (give --state-dir)", err);
+        status = EXIT_FAILURE;
     } else {
         hv_info("starting: server %s, name \"%s\", kind %s, %lld CPUs, claims %s%s", cfg.server,
                 cfg.name, cfg.kind, (long long)json_integer_value(json_object_get(facts, "cpus")),

@@ -146,14 +146,29 @@ hv_setup() {
     hv_start_server
 }
 
-# Start a worker in the background: hv_start_worker NAME [args...].
+# Start a worker in the background: hv_start_worker NAME [args...]. Its
+# state (credential, results not yet delivered) lives in $HV_TMP/state.
 hv_start_worker() {
     local name=$1
     shift
-    "$WORKER" --server "$URL" --token "$WORKER_TOKEN" --name "$name" "$@" \
+    "$WORKER" --server "$URL" --token "$WORKER_TOKEN" --name "$name" \
+        --state-dir "$HV_TMP/state" "$@" \
         >>"$HV_TMP/worker-$name.log" 2>&1 &
     HV_WORKER_PIDS+=($!)
     hv_log "worker $name pid $!"
+}
+
+# Register target NAME of KIND (default host) with the worker token, as a
+# worker process would, and set W to the curl arguments that carry the
+# worker credential the server issued (hvw_...) and TARGET to its id:
+#   hv_register hv01 [host|guest] [facts JSON]
+hv_register() {
+    local name=$1 kind=${2:-host} facts=${3:-'{}'}
+    api POST /api/v1/workers/register -H "Authorization: Bearer $WORKER_TOKEN" --data-binary \
+        "{\"name\":\"$name\",\"kind\":\"$kind\",\"facts\":$facts}"
+    [[ $STATUS == 200 ]] || hv_die "registering $name: $STATUS $BODY"
+    TARGET=$(json .target_id)
+    W=(-H "Authorization: Bearer $(json .worker_token)")
 }
 
 # EXIT trap: stop workers, server and cluster; keep the temp dir only when

@@ -117,30 +117,36 @@ assert_status 200 GET "/api/v1/plans/$PLAN/report"
 assert_status 200 POST /api/v1/workers/register "${AUTH_W[@]}" --data-binary \
     '{"name":"contract-host","kind":"host","facts":{"cpus":1},"fingerprint":"0123456789abcdef"}'
 TARGET=$(json .target_id)
+CRED=(-H "Authorization: Bearer $(json .worker_token)")
+assert_status 409 POST /api/v1/workers/register "${AUTH_W[@]}" --data-binary \
+    '{"name":"contract-host","kind":"host","facts":{"cpus":1}}'
+assert_status 200 POST /api/v1/workers/register "${CRED[@]}" --data-binary \
+    '{"name":"contract-host","kind":"host","facts":{"cpus":1},"fingerprint":"0123456789abcdef"}'
+assert_status 403 POST /api/v1/jobs/claim "${AUTH_W[@]}" --data-binary '{}'
 assert_status 400 POST /api/v1/workers/register "${AUTH_W[@]}" --data-binary '{"name":""}'
 assert_status 403 POST /api/v1/workers/register "${AUTH_S[@]}" --data-binary '{}'
-assert_status 200 POST /api/v1/jobs/claim "${AUTH_W[@]}" --data-binary "{\"target_id\":$TARGET}"
+assert_status 200 POST /api/v1/jobs/claim "${CRED[@]}" --data-binary "{\"target_id\":$TARGET}"
 JOB=$(json .job.id)
-assert_status 200 POST "/api/v1/jobs/$JOB/heartbeat" "${AUTH_W[@]}" --data-binary '{"attempt":1}'
+assert_status 200 POST "/api/v1/jobs/$JOB/heartbeat" "${CRED[@]}" --data-binary '{"attempt":1}'
 assert_eq "heartbeat: not cancelled" false "$(json .cancel)"
-assert_status 409 POST "/api/v1/jobs/$JOB/heartbeat" "${AUTH_W[@]}" --data-binary '{"attempt":9}'
-assert_status 200 POST "/api/v1/jobs/$JOB/release" "${AUTH_W[@]}" \
+assert_status 403 POST "/api/v1/jobs/$JOB/heartbeat" "${CRED[@]}" --data-binary '{"attempt":9}'
+assert_status 200 POST "/api/v1/jobs/$JOB/release" "${CRED[@]}" \
     --data-binary '{"attempt":1,"reason":"contract test"}'
-assert_status 409 POST "/api/v1/jobs/$JOB/release" "${AUTH_W[@]}" --data-binary '{"attempt":1}'
-assert_status 200 POST /api/v1/jobs/claim "${AUTH_W[@]}" --data-binary "{\"target_id\":$TARGET}"
+assert_status 409 POST "/api/v1/jobs/$JOB/release" "${CRED[@]}" --data-binary '{"attempt":1}'
+assert_status 200 POST /api/v1/jobs/claim "${CRED[@]}" --data-binary "{\"target_id\":$TARGET}"
 assert_eq "the released job comes back as attempt 2" "$JOB 2" "$(json '"\(.job.id) \(.job.attempt)"')"
 result='{"attempt":2,"status":"ok","started_at":"2026-11-29T18:40:12.5Z",
   "finished_at":"2026-11-29T18:40:13.5Z","observed":{"copies":1},
   "metrics":[{"name":"cpu.score","value":1523.2,"unit":"score","higher_is_better":true}],
   "samples":[{"metric":"cpu.score","t":1.0,"value":1519.0}]}'
-assert_status 201 POST "/api/v1/jobs/$JOB/result" "${AUTH_W[@]}" --data-binary "$result"
-assert_status 200 POST "/api/v1/jobs/$JOB/result" "${AUTH_W[@]}" --data-binary "$result"
+assert_status 201 POST "/api/v1/jobs/$JOB/result" "${CRED[@]}" --data-binary "$result"
+assert_status 200 POST "/api/v1/jobs/$JOB/result" "${CRED[@]}" --data-binary "$result"
 assert_eq "a repeated upload stores nothing" false "$(json .stored)"
-assert_status 400 POST "/api/v1/jobs/$JOB/result" "${AUTH_W[@]}" \
+assert_status 400 POST "/api/v1/jobs/$JOB/result" "${CRED[@]}" \
     --data-binary '{"attempt":2,"status":"ok","metrics":[]}'
-assert_status 404 POST /api/v1/jobs/987654321/result "${AUTH_W[@]}" \
+assert_status 404 POST /api/v1/jobs/987654321/result "${CRED[@]}" \
     --data-binary '{"attempt":1,"status":"error","error":"x"}'
-assert_status 204 POST /api/v1/jobs/claim "${AUTH_W[@]}" --data-binary "{\"target_id\":$TARGET}"
+assert_status 204 POST /api/v1/jobs/claim "${CRED[@]}" --data-binary "{\"target_id\":$TARGET}"
 
 # One repetition: the report's interval fields are null.
 assert_status 200 GET "/api/v1/plans/$PLAN/report"
@@ -184,19 +190,27 @@ assert_status 200 GET "/api/v1/plans?limit=1&cursor=$cursor"
 assert_status 400 GET '/api/v1/plans?status=sleeping'
 
 # Cancelling: a queued plan, again, an ended plan, a running job's heartbeat.
-assert_status 200 POST /api/v1/jobs/claim "${AUTH_W[@]}" --data-binary "{\"target_id\":$TARGET}"
+assert_status 200 POST /api/v1/jobs/claim "${CRED[@]}" --data-binary "{\"target_id\":$TARGET}"
 RUNNING=$(json .job.id)
 assert_status 200 POST "/api/v1/plans/$QUEUED/cancel" "${AUTH_S[@]}"
 assert_eq "cancelled plan" cancelled "$(json .status)"
 assert_status 200 POST "/api/v1/plans/$QUEUED/cancel" "${AUTH_S[@]}"
-assert_status 200 POST "/api/v1/jobs/$RUNNING/heartbeat" "${AUTH_W[@]}" --data-binary '{"attempt":1}'
+assert_status 200 POST "/api/v1/jobs/$RUNNING/heartbeat" "${CRED[@]}" --data-binary '{"attempt":1}'
 assert_eq "the worker learns of the cancel" true "$(json .cancel)"
 assert_status 409 POST "/api/v1/plans/$PLAN/cancel" "${AUTH_S[@]}"
 assert_status 404 POST /api/v1/plans/987654321/cancel "${AUTH_S[@]}"
 assert_status 403 POST "/api/v1/plans/$QUEUED/cancel" "${AUTH_W[@]}"
 
-# Tokens.
+# Signing off and freeing a target.
 AUTH_A=(-H "Authorization: Bearer $ADMIN_TOKEN")
+assert_status 200 POST /api/v1/workers/deregister "${CRED[@]}"
+assert_status 401 POST /api/v1/jobs/claim "${CRED[@]}" --data-binary '{}'
+assert_status 403 POST /api/v1/workers/deregister "${AUTH_W[@]}"
+assert_status 200 POST "/api/v1/targets/$TARGET/free" "${AUTH_A[@]}"
+assert_status 403 POST "/api/v1/targets/$TARGET/free" "${AUTH_W[@]}"
+assert_status 404 POST /api/v1/targets/987654321/free "${AUTH_A[@]}"
+
+# Tokens.
 assert_status 201 POST /api/v1/tokens "${AUTH_A[@]}" --data-binary '{"name":"contract","role":"read"}'
 TOKEN_ID=$(json .id)
 assert_status 409 POST /api/v1/tokens "${AUTH_A[@]}" --data-binary '{"name":"contract","role":"read"}'

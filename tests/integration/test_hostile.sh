@@ -93,21 +93,20 @@ problem 400 invalid_request
 api POST /api/v1/workers/register "${AUTH_W[@]}" --data-binary '{"name":"x","kind":"vm","facts":[]}'
 problem 400 invalid_request
 assert_eq "both bad members named" "/kind /facts" "$(json '[.errors[].path] | join(" ")')"
-api POST /api/v1/workers/register "${AUTH_W[@]}" \
-    --data-binary '{"name":"hostile-host","kind":"host","facts":{"cpus":1}}'
-TID=$(json .target_id)
-api POST /api/v1/jobs/claim "${AUTH_W[@]}" --data-binary "{\"target_id\":$TID}"
+hv_register hostile-host host '{"cpus":1}'
+TID=$TARGET
+api POST /api/v1/jobs/claim "${W[@]}" --data-binary "{\"target_id\":$TID}"
 assert_eq "the admin's plan gives a job" 200 "$STATUS"
 JOB=$(json .job.id)
-api POST "/api/v1/jobs/$JOB/result" "${AUTH_W[@]}" --data-binary '{"attempt":7,"status":"ok","metrics":[{"name":"m","value":1}]}'
-problem 409 stale_attempt
-api POST "/api/v1/jobs/$JOB/result" "${AUTH_W[@]}" --data-binary '{"attempt":1,"status":"ok","metrics":[]}'
+api POST "/api/v1/jobs/$JOB/result" "${W[@]}" --data-binary '{"attempt":7,"status":"ok","metrics":[{"name":"m","value":1}]}'
+problem 403 forbidden
+api POST "/api/v1/jobs/$JOB/result" "${W[@]}" --data-binary '{"attempt":1,"status":"ok","metrics":[]}'
 problem 400 invalid_request
-api POST "/api/v1/jobs/$JOB/result" "${AUTH_W[@]}" --data-binary \
+api POST "/api/v1/jobs/$JOB/result" "${W[@]}" --data-binary \
     '{"attempt":1,"status":"ok","metrics":[{"name":"m","value":"fast"}],"started_at":"yesterday"}'
 problem 400 invalid_request
 assert_eq "bad metric and time named" "/metrics/0/value /started_at" "$(json '[.errors[].path] | join(" ")')"
-api POST /api/v1/jobs/999999/result "${AUTH_W[@]}" --data-binary '{"attempt":1,"status":"ok","metrics":[{"name":"m","value":1}]}'
+api POST /api/v1/jobs/999999/result "${W[@]}" --data-binary '{"attempt":1,"status":"ok","metrics":[{"name":"m","value":1}]}'
 problem 404 not_found
 count=$("$PG" psql "$HV_TMP/pg" -- -Atc 'SELECT count(*) FROM results')
 assert_eq "no refused upload stored anything" 0 "$count"

@@ -93,9 +93,7 @@ assert_status 401 POST /api/v1/plans --data-binary '{}'
 plan=$(jq -c '.targets.host = "metrics-host" | .workloads[0].params.seconds = 1
     | .repetitions.min = 1' "$HV_ROOT/examples/quick.json") || hv_die "cannot read examples/quick.json"
 assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$plan"
-assert_status 200 POST /api/v1/workers/register "${W[@]}" \
-    --data-binary '{"name":"metrics-host","kind":"host","facts":{}}'
-TARGET=$(json .target_id)
+hv_register metrics-host
 assert_status 200 POST /api/v1/jobs/claim "${W[@]}" --data-binary "{\"target_id\":$TARGET}"
 JOB=$(json .job.id)
 result='{"attempt":1,"status":"ok","started_at":"2026-11-29T18:40:12.5Z",

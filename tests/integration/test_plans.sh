@@ -176,10 +176,14 @@ assert_eq "hashes only in the database" 0 "$(sql "SELECT count(*) FROM tokens WH
 
 # --- access matrix: role x endpoint ---------------------------------------------------
 # Each row: METHOD PATH BODY and the expected outcome for none read worker
-# submit admin: "ok" means the request got past authentication (whatever
-# the handler then said), a number is the exact status.
-declare -A TOK=([none]="" [read]="$READ_TOKEN" [worker]="$WORKER_TOKEN" [submit]="$SUBMIT_TOKEN" [admin]="$ADMIN_TOKEN")
-ROLES=(none read worker submit admin)
+# submit admin credential: "ok" means the request got past authentication
+# (whatever the handler then said), a number is the exact status.
+# "credential" is the worker credential a registration issues: the only
+# key to the job calls, which no token opens, not even admin's.
+hv_register matrix-host
+declare -A TOK=([none]="" [read]="$READ_TOKEN" [worker]="$WORKER_TOKEN" [submit]="$SUBMIT_TOKEN"
+    [admin]="$ADMIN_TOKEN" [credential]="${W[1]#Authorization: Bearer }")
+ROLES=(none read worker submit admin credential)
 matrix() {
     local method=$1 path=$2 body=$3
     shift 3
@@ -201,18 +205,20 @@ matrix() {
         fi
     done
 }
-matrix GET /healthz '' ok ok ok ok ok
-matrix GET /api/v1/plans '' ok ok ok ok ok
-matrix GET "/api/v1/plans/$P1/report" '' ok ok ok ok ok
-matrix POST /api/v1/plans '{}' 401 403 403 ok ok
-matrix POST "/api/v1/plans/$P1/cancel" '' 401 403 403 ok ok
-matrix POST /api/v1/workers/register '{}' 401 403 ok 403 ok
-matrix POST /api/v1/jobs/claim '{}' 401 403 ok 403 ok
-matrix POST "/api/v1/jobs/$JOB/heartbeat" '{}' 401 403 ok 403 ok
-matrix POST "/api/v1/jobs/$JOB/release" '{}' 401 403 ok 403 ok
-matrix POST "/api/v1/jobs/$JOB/result" '{}' 401 403 ok 403 ok
-matrix GET /api/v1/tokens '' 401 403 403 403 ok
-matrix POST /api/v1/tokens '{}' 401 403 403 403 ok
-matrix POST "/api/v1/tokens/$NEW_ID/revoke" '' 401 403 403 403 ok
+matrix GET /healthz '' ok ok ok ok ok ok
+matrix GET /api/v1/plans '' ok ok ok ok ok ok
+matrix GET "/api/v1/plans/$P1/report" '' ok ok ok ok ok ok
+matrix POST /api/v1/plans '{}' 401 403 403 ok ok 403
+matrix POST "/api/v1/plans/$P1/cancel" '' 401 403 403 ok ok 403
+matrix POST /api/v1/workers/register '{}' 401 403 ok 403 ok ok
+matrix POST /api/v1/jobs/claim '{}' 401 403 403 403 403 ok
+matrix POST "/api/v1/jobs/$JOB/heartbeat" '{}' 401 403 403 403 403 ok
+matrix POST "/api/v1/jobs/$JOB/release" '{}' 401 403 403 403 403 ok
+matrix POST "/api/v1/jobs/$JOB/result" '{}' 401 403 403 403 403 ok
+matrix GET /api/v1/tokens '' 401 403 403 403 ok 403
+matrix POST /api/v1/tokens '{}' 401 403 403 403 ok 403
+matrix POST "/api/v1/tokens/$NEW_ID/revoke" '' 401 403 403 403 ok 403
+NB1=$(sql "SELECT id FROM targets WHERE name = 'nb1'")
+matrix POST "/api/v1/targets/$NB1/free" '' 401 403 403 403 ok 403
 
 hv_finish

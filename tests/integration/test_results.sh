@@ -7,13 +7,12 @@
 source "$(dirname "$0")/lib.sh"
 hv_setup
 
-W=(-H "Authorization: Bearer $WORKER_TOKEN")
 sql() { "$PG" psql "$HV_TMP/pg" -- -Atc "$1"; }
 
 jq '.targets.host = "res-host" | .repetitions.min = 1' "$HV_ROOT/examples/quick.json" >"$HV_TMP/plan.json"
 assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" --data-binary @"$HV_TMP/plan.json"
-api POST /api/v1/workers/register "${W[@]}" --data-binary '{"name":"res-host","kind":"host","facts":{}}'
-TID=$(json .target_id)
+hv_register res-host
+TID=$TARGET
 api POST /api/v1/jobs/claim "${W[@]}" --data-binary "{\"target_id\":$TID}"
 JOB=$(json .job.id)
 ATT=$(json .job.attempt)

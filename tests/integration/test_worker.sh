@@ -46,11 +46,16 @@ wait_for "worker C claims the job after the lease expired" 30 running_attempt 3
 assert_eq "one failure counted for the lost worker" "running 3 1" "$(job_state)"
 
 # --- the dead attempt's upload is refused and stores nothing -------------------
-assert_status 409 POST "/api/v1/jobs/$JOB/result" -H "Authorization: Bearer $WORKER_TOKEN" \
+# Worker C took over B's credential from the state folder: the same worker,
+# whose attempt 2 is stale now.
+CRED=(-H "Authorization: Bearer $(jq -r .token "$HV_TMP/state/life-host/credential")")
+assert_eq "the restarted worker kept its credential" \
+    "$(sql "SELECT count(*) FROM workers WHERE ended_at IS NULL")" 1
+assert_status 409 POST "/api/v1/jobs/$JOB/result" "${CRED[@]}" \
     --data-binary '{"attempt":2,"status":"ok","metrics":[{"name":"cpu.score","value":1}]}'
 assert_eq "stale upload is a problem document" stale_attempt "$(json .code)"
 assert_eq "no result stored" 0 "$(sql "SELECT count(*) FROM results")"
-assert_status 409 POST "/api/v1/jobs/$JOB/heartbeat" -H "Authorization: Bearer $WORKER_TOKEN" \
+assert_status 409 POST "/api/v1/jobs/$JOB/heartbeat" "${CRED[@]}" \
     --data-binary '{"attempt":2}'
 
 # --- three workers under one name were one target --------------------------------

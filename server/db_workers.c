@@ -1,0 +1,224 @@
+/* db_workers.c — see db_workers.h. */
+#include "db_workers.h"
+
+#include "db_targets.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The credential check runs on every worker call, so it writes only when
+ * last_seen is more than a few seconds old: the worker's and its
+ * target's, in the same statement. */
+static const struct hv_stmt lookup = {
+    "worker_lookup",
+    "WITH w AS (SELECT w.id, w.target_id, w.token_id, w.ended_at IS NOT NULL AS ended, "
+    " coalesce(w.ended_reason, '') AS reason, w.last_seen FROM workers w "
+    " JOIN tokens k ON k.id = w.token_id WHERE w.hash = $1::bytea AND k.revoked_at IS NULL), "
+    "seen AS (UPDATE workers x SET last_seen = now() FROM w WHERE x.id = w.id AND NOT w.ended "
+    " AND w.last_seen < now() - interval '5 seconds' RETURNING x.target_id), "
+    "tseen AS (UPDATE targets t SET last_seen = now() FROM seen WHERE t.id = seen.target_id "
+    " RETURNING 1) "
+    "SELECT w.id, w.target_id, w.token_id, w.ended, w.reason, (SELECT count(*) FROM tseen) "
+    "FROM w",
+    1};
+
+static const struct hv_stmt lock_target = {"worker_lock_target",
+                                           "SELECT id FROM targets WHERE name = $1 FOR UPDATE", 1};
+
+/* The live holder of a target, how long it has been silent, and whether a
+ * running attempt is its own (then it holds the target however silent). */
+static const struct hv_stmt holder = {
+    "worker_holder",
+    "SELECT w.id, extract(epoch FROM now() - w.last_seen)::float8, EXISTS (SELECT 1 FROM jobs j "
+    " JOIN job_claims c ON c.job_id = j.id AND c.attempt = j.attempt "
+    " WHERE j.status = 'running' AND j.target_id = w.target_id AND c.worker_id = w.id) "
+    "FROM workers w WHERE w.target_id = $1 AND w.ended_at IS NULL FOR UPDATE OF w",
+    1};
+
+static const struct hv_stmt own_target = {
+    "worker_own_target",
+    "SELECT t.name, t.id FROM workers w JOIN targets t ON t.id = w.target_id "
+    "WHERE w.id = $1 AND w.ended_at IS NULL",
+    1};
+
+static const struct hv_stmt end_worker = {
+    "worker_end",
+    "UPDATE workers SET ended_at = now(), ended_reason = $2 WHERE id = $1 AND ended_at IS NULL "
+    "RETURNING id",
+    2};
+
+static const struct hv_stmt insert_worker = {
+    "worker_insert",
+    "INSERT INTO workers (target_id, token_id, hash, version) VALUES ($1, $2, $3::bytea, $4) "
+    "RETURNING id",
+    4};
+
+static const struct hv_stmt free_target = {
+    "target_free",
+    "WITH t AS (SELECT id, name FROM targets WHERE id = $1), "
+    "w AS (UPDATE workers SET ended_at = now(), ended_reason = $2 "
+    " WHERE target_id = $1 AND ended_at IS NULL RETURNING id) "
+    "SELECT json_build_object('target_id', t.id, 'name', t.name, 'worker_id', "
+    "(SELECT id FROM w))::text FROM t",
+    2};
+
+static const struct hv_stmt owner = {
+    "job_owner",
+    "SELECT (SELECT worker_id FROM job_claims WHERE job_id = $1 AND attempt = $2), "
+    "EXISTS (SELECT 1 FROM jobs WHERE id = $1)",
+    2};
+
+enum hv_db_status hv_db_worker_lookup(const char *hash_hex, struct hv_worker_session *out)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    const char *params[] = {hash_hex};
+    PGresult *r;
+    memset(out, 0, sizeof *out);
+    enum hv_db_status s = hv_db_exec(db, &lookup, params, &r);
+    if (s == HV_DB_OK) {
+        out->id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        out->target_id = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
+        out->token_id = strtoll(PQgetvalue(r, 0, 2), NULL, 10);
+        out->ended = PQgetvalue(r, 0, 3)[0] == 't';
+        snprintf(out->ended_reason, sizeof out->ended_reason, "%s", PQgetvalue(r, 0, 4));
+    }
+    PQclear(r);
+    return s;
+}
+
+/* Re-registration with the caller's own credential: the name must be the
+ * one it holds. */
+static enum hv_db_status confirm_session(struct hv_db *db, const struct hv_worker_registration *g,
+                                         struct hv_worker_registered *out)
+{
+    char wid[24];
+    const char *p[] = {hv_db_int(wid, sizeof wid, g->session_id)};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &own_target, p, &r);
+    if (s == HV_DB_OK && strcmp(PQgetvalue(r, 0, 0), g->name) != 0) {
+        out->wrong_target = true;
+        s = HV_DB_CONFLICT;
+    }
+    PQclear(r);
+    if (s != HV_DB_OK)
+        return s == HV_DB_NONE ? HV_DB_CONFLICT : s;
+    s = hv_db_target_upsert(g->name, g->kind, g->facts, g->fingerprint, g->dmi_uuid, g->labels,
+                            &out->target_id);
+    out->worker_id = g->session_id;
+    out->reused = true;
+    return s;
+}
+
+/* A live holder keeps the target while it was seen within live_seconds or
+ * runs an attempt; a silent one is replaced. */
+static enum hv_db_status check_holder(struct hv_db *db, const struct hv_worker_registration *g,
+                                      const char *target_id, struct hv_worker_registered *out)
+{
+    const char *p[] = {target_id};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &holder, p, &r);
+    if (s != HV_DB_OK) {
+        PQclear(r);
+        return s == HV_DB_NONE ? HV_DB_OK : s;
+    }
+    out->holder_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    out->holder_idle = strtod(PQgetvalue(r, 0, 1), NULL);
+    out->holder_busy = PQgetvalue(r, 0, 2)[0] == 't';
+    PQclear(r);
+    if (out->holder_busy || out->holder_idle < g->live_seconds)
+        return HV_DB_CONFLICT;
+    char hid[24], reason[128];
+    snprintf(reason, sizeof reason, "replaced by a new registration after %.0f s of silence",
+             out->holder_idle);
+    const char *pe[] = {hv_db_int(hid, sizeof hid, out->holder_id), reason};
+    s = hv_db_exec(db, &end_worker, pe, NULL);
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
+static enum hv_db_status register_txn(struct hv_db *db, void *arg)
+{
+    void **a = arg;
+    const struct hv_worker_registration *g = a[0];
+    struct hv_worker_registered *out = a[1];
+    memset(out, 0, sizeof *out);
+    if (g->session_id != 0)
+        return confirm_session(db, g, out);
+    const char *pn[] = {g->name};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &lock_target, pn, &r);
+    if (s == HV_DB_OK) {
+        char tid[24];
+        snprintf(tid, sizeof tid, "%s", PQgetvalue(r, 0, 0));
+        PQclear(r);
+        s = check_holder(db, g, tid, out);
+    } else {
+        PQclear(r);
+        s = s == HV_DB_NONE ? HV_DB_OK : s;
+    }
+    if (s != HV_DB_OK)
+        return s;
+    s = hv_db_target_upsert(g->name, g->kind, g->facts, g->fingerprint, g->dmi_uuid, g->labels,
+                            &out->target_id);
+    if (s != HV_DB_OK)
+        return s;
+    char tid[24], tok[24];
+    const char *pi[] = {hv_db_int(tid, sizeof tid, out->target_id),
+                        hv_db_int(tok, sizeof tok, g->token_id), g->hash_hex, g->version};
+    s = hv_db_exec(db, &insert_worker, pi, &r);
+    if (s == HV_DB_OK)
+        out->worker_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+}
+
+enum hv_db_status hv_db_worker_register(const struct hv_worker_registration *reg,
+                                        struct hv_worker_registered *out)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    void *arg[] = {(void *)reg, out};
+    return hv_db_txn(db, register_txn, arg);
+}
+
+enum hv_db_status hv_db_worker_end(int64_t id, const char *reason)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char wid[24];
+    const char *p[] = {hv_db_int(wid, sizeof wid, id), reason};
+    return hv_db_exec(db, &end_worker, p, NULL);
+}
+
+enum hv_db_status hv_db_target_free(int64_t target_id, const char *reason, json_t **out)
+{
+    char tid[24];
+    const char *p[] = {hv_db_int(tid, sizeof tid, target_id), reason};
+    return hv_db_json(&free_target, p, out, NULL);
+}
+
+enum hv_db_status hv_db_job_owner(int64_t job_id, int attempt, int64_t worker_id,
+                                  enum hv_job_owner *who)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char jid[24], att[16];
+    const char *p[] = {hv_db_int(jid, sizeof jid, job_id), hv_db_int(att, sizeof att, attempt)};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &owner, p, &r);
+    if (s == HV_DB_OK) {
+        if (PQgetvalue(r, 0, 1)[0] != 't')
+            *who = HV_OWNER_NO_JOB;
+        else if (!PQgetisnull(r, 0, 0) && strtoll(PQgetvalue(r, 0, 0), NULL, 10) == worker_id)
+            *who = HV_OWNER_CALLER;
+        else
+            *who = HV_OWNER_OTHER;
+    }
+    PQclear(r);
+    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+}

@@ -1,0 +1,173 @@
+/* test_result.c — lib/result.c (the upload rule for results and metric
+ * values) and worker/deliver.c's fitting of a result to the server's
+ * limits: samples averaged down, raw output cut after escaping. */
+#include "check.h"
+#include "result.h"
+#include "worker/deliver.h"
+
+/* A result body with n samples of two metrics and raw text of len bytes
+ * made of pattern. */
+static json_t *body_with(size_t n, const char *pattern, size_t len)
+{
+    json_t *samples = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(samples,
+                              json_pack("{s:s,s:f,s:f}", "metric", i % 2 ? "b.mbps" : "a.score",
+                                        "t", (double)(i / 2 + 1), "value", (double)(i / 2)));
+    char *raw = malloc(len + 1);
+    size_t plen = strlen(pattern);
+    for (size_t i = 0; i < len; i++)
+        raw[i] = pattern[i % plen];
+    raw[len] = '\0';
+    json_t *b = json_pack("{s:i,s:s,s:[{s:s,s:f,s:s}],s:o,s:o}", "attempt", 1, "status", "ok",
+                          "metrics", "name", "a.score", "value", 1.0, "unit", "score", "samples",
+                          samples, "raw", json_string(raw));
+    free(raw);
+    return b;
+}
+
+static void test_values(void)
+{
+    char why[160];
+    static const struct {
+        const char *name, *unit;
+        double v;
+        bool ok;
+        const char *says;
+    } cases[] = {
+        {"disk.seq_write.mbps", "MB/s", 512.5, true, NULL},
+        {"disk.seq_write.mbps", "MB/s", -1, false, "rate (MB/s)"},
+        {"net.tcp.gbps", NULL, -0.5, false, "rate"},
+        {"disk.rand_read.lat_p99_us", "us", -3, false, "time (us)"},
+        {"x", "bytes", -1, false, "size"},
+        {"net.tcp.retransmits", "count", -1, false, "count"},
+        {"cpu.score", "score", 0, true, NULL},
+        {"clock.offset_ms", "offset", -12.5, true, NULL}, /* unknown unit: may be negative */
+        {"cpu.score", "score", 1e15, true, NULL},
+        {"cpu.score", "score", 1.0001e15, false, "out of range"},
+        {"site.delta", NULL, -1e200, false, "out of range"},
+        {"cpu.score", "score", NAN, false, "finite"},
+        {"cpu.score", "score", INFINITY, false, "finite"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        why[0] = '\0';
+        bool ok = hv_metric_value_check(cases[i].name, cases[i].unit, cases[i].v, why, sizeof why);
+        CHECK_MSG(ok == cases[i].ok, "case %zu: %s = %g", i, cases[i].name, cases[i].v);
+        if (cases[i].says != NULL)
+            CHECK_MSG(strstr(why, cases[i].says) != NULL, "case %zu says \"%s\"", i, why);
+    }
+}
+
+/* Runs hv_result_body_check on text; returns the errors' paths joined by
+ * spaces (static buffer). */
+static const char *paths_of(const char *text)
+{
+    static char buf[512];
+    json_t *doc = json_loads(text, 0, NULL), *errors = json_array();
+    buf[0] = '\0';
+    if (doc == NULL)
+        return "unparsable";
+    int n = hv_result_body_check(doc, errors);
+    CHECK((size_t)n == json_array_size(errors));
+    size_t i;
+    json_t *e;
+    json_array_foreach(errors, i, e)
+    {
+        size_t k = strlen(buf);
+        snprintf(buf + k, sizeof buf - k, "%s%s", k ? " " : "",
+                 json_string_value(json_object_get(e, "path")));
+    }
+    json_decref(doc);
+    json_decref(errors);
+    return buf;
+}
+
+static void test_body(void)
+{
+    CHECK(strcmp(paths_of("{\"attempt\":1,\"status\":\"ok\",\"metrics\":[{\"name\":\"m\","
+                          "\"value\":1}],\"samples\":[{\"metric\":\"m\",\"t\":1,\"value\":2}]}"),
+                 "") == 0);
+    CHECK(strcmp(paths_of("{\"attempt\":1,\"status\":\"ok\",\"metrics\":[{\"name\":\"m\","
+                          "\"value\":1},{\"name\":\"m\",\"value\":2}]}"),
+                 "/metrics/1/name") == 0);
+    CHECK(strcmp(paths_of("{\"attempt\":1,\"status\":\"ok\",\"metrics\":[{\"name\":\"d.mbps\","
+                          "\"value\":-1,\"unit\":\"MB/s\"}],\"samples\":[{\"metric\":\"d.mbps\","
+                          "\"t\":1,\"value\":-2}]}"),
+                 "/metrics/0/value /samples/0/value") == 0);
+    CHECK(strcmp(paths_of("{\"attempt\":1,\"status\":\"ok\",\"metrics\":[{\"name\":\"m\","
+                          "\"value\":1e200}]}"),
+                 "/metrics/0/value") == 0);
+    CHECK(strcmp(paths_of("{\"attempt\":1,\"status\":\"ok\",\"metrics\":[]}"), "/metrics") == 0);
+    CHECK(strcmp(paths_of("[1,2]"), "") == 0); /* one error, at the root "" */
+    CHECK(strcmp(paths_of("{\"attempt\":1,\"status\":\"error\",\"started_at\":\"nope\"}"),
+                 "/started_at") == 0);
+}
+
+static void test_fit_samples(void)
+{
+    json_t *b = body_with(500000, "x", 10);
+    struct hv_result_limits l = {64u << 20, 200000, 1u << 20};
+    CHECK(hv_result_fit(b, &l) == 0);
+    json_t *s = json_object_get(b, "samples");
+    CHECK_MSG(json_array_size(s) <= 200000, "%zu samples", json_array_size(s));
+    /* 250,000 per metric averaged by 3: ceil(250000 / 3) = 83,334 each. */
+    CHECK_MSG(json_array_size(s) == 2 * 83334, "%zu samples", json_array_size(s));
+    json_t *first = json_array_get(s, 0);
+    CHECK(strcmp(json_string_value(json_object_get(first, "metric")), "a.score") == 0);
+    /* The first three a.score samples: t 1, 2, 3 and values 0, 1, 2. */
+    CHECK(fabs(json_number_value(json_object_get(first, "t")) - 2.0) < 1e-9);
+    CHECK(fabs(json_number_value(json_object_get(first, "value")) - 1.0) < 1e-9);
+    json_t *note = json_object_get(json_object_get(b, "observed"), "samples_downsampled");
+    CHECK(json_integer_value(json_object_get(note, "factor")) == 3);
+    CHECK(json_integer_value(json_object_get(note, "from")) == 500000);
+    json_decref(b);
+}
+
+static void test_fit_raw(void)
+{
+    /* Quotes, tabs and control bytes grow when escaped: 1 MiB of them is
+     * well past a 300 kB body. */
+    json_t *b = body_with(1000, "say \"hi\"\t\001\n", 1u << 20);
+    struct hv_result_limits l = {300000, 200000, 1u << 20};
+    CHECK(hv_result_fit(b, &l) == 0);
+    size_t size = json_dumpb(b, NULL, 0, JSON_COMPACT);
+    CHECK_MSG(size <= 300000, "body of %zu bytes", size);
+    CHECK_MSG(size > 250000, "body of %zu bytes: cut far more than needed", size);
+    const char *raw = json_string_value(json_object_get(b, "raw"));
+    CHECK(raw != NULL && strstr(raw, "raw output truncated") != NULL);
+    json_t *note = json_object_get(json_object_get(b, "observed"), "raw_truncated");
+    CHECK(json_integer_value(json_object_get(note, "of_bytes")) == 1 << 20);
+    CHECK(json_integer_value(json_object_get(note, "kept_bytes")) > 100000);
+    CHECK(json_array_size(json_object_get(b, "samples")) == 1000);
+    json_decref(b);
+
+    /* Past max_raw alone: cut to it, whatever the body cap. */
+    b = body_with(0, "abc", 3u << 20);
+    l = (struct hv_result_limits){64u << 20, 200000, 1u << 20};
+    CHECK(hv_result_fit(b, &l) == 0);
+    CHECK(json_string_length(json_object_get(b, "raw")) <= 1u << 20);
+
+    /* A UTF-8 character is never cut in half. */
+    b = body_with(0, "\xc3\xa9", 2u << 20); /* é */
+    l = (struct hv_result_limits){64u << 20, 200000, 1001};
+    CHECK(hv_result_fit(b, &l) == 0);
+    CHECK(json_object_get(b, "raw") == NULL ||
+          json_string_value(json_object_get(b, "raw")) != NULL);
+    json_decref(b);
+
+    /* Samples that cannot fit even without raw output: averaged further. */
+    b = body_with(20000, "x", 10);
+    l = (struct hv_result_limits){200000, 200000, 1u << 20};
+    CHECK(hv_result_fit(b, &l) == 0);
+    CHECK(json_dumpb(b, NULL, 0, JSON_COMPACT) <= 200000);
+    json_decref(b);
+}
+
+int main(void)
+{
+    test_values();
+    test_body();
+    test_fit_samples();
+    test_fit_raw();
+    return check_summary("test_result");
+}
