@@ -2,6 +2,7 @@
  * tokens. One subcommand table; each subcommand parses its own options. */
 #include "auth.h"
 #include "config.h"
+#include "conns.h"
 #include "db.h"
 #include "db_migrate.h"
 #include "db_tokens.h"
@@ -46,31 +47,43 @@ static const char *db_option(const char *given)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: hvbench-server COMMAND [OPTIONS]\n\n"
-            "commands:\n"
-            "  serve    run the HTTP API and the web front end\n"
-            "  migrate  apply the database migrations not yet applied\n"
-            "  token    create, list or revoke API tokens\n"
-            "  version  print the version\n\n"
-            "common option:\n"
-            "  --db CONNINFO   libpq connection string (env HVBENCH_DB, default dbname=hvbench)\n\n"
-            "serve options:\n"
-            "  --listen ADDR:PORT        address to listen on (default 127.0.0.1:8080)\n"
-            "  --threads N               thread pool size (default: number of CPUs, at least 2)\n"
-            "  --web-dir DIR             static front end (default %s/web or ./web)\n"
-            "  --migrations-dir DIR      migrations (default %s/migrations or ./migrations)\n"
-            "  --max-body BYTES          largest request body (default 1048576)\n"
-            "  --max-connections N       concurrent connections (default 4096; each long-polling\n"
-            "                            worker holds one; past it: 503 server_busy)\n"
-            "  --connection-timeout S    idle connection timeout (default 90)\n"
-            "  --lease S                 job lease length in seconds (default 60)\n"
-            "  --read-auth open|token    whether GET endpoints need a token (default open)\n\n"
-            "token commands:\n"
-            "  token create --role admin|submit|worker|read --name NAME   prints the token once\n"
-            "  token list\n"
-            "  token revoke --name NAME\n",
-            HVBENCH_DATADIR, HVBENCH_DATADIR);
+    fprintf(
+        f,
+        "usage: hvbench-server COMMAND [OPTIONS]\n\n"
+        "commands:\n"
+        "  serve    run the HTTP API and the web front end\n"
+        "  migrate  apply the database migrations not yet applied\n"
+        "  token    create, list or revoke API tokens\n"
+        "  version  print the version\n\n"
+        "common option:\n"
+        "  --db CONNINFO   libpq connection string (env HVBENCH_DB, default dbname=hvbench)\n\n"
+        "serve options:\n"
+        "  --listen ADDR:PORT        address to listen on (default 127.0.0.1:8080)\n"
+        "  --threads N               thread pool size (default: number of CPUs, at least 2)\n"
+        "  --web-dir DIR             static front end (default %s/web or ./web)\n"
+        "  --migrations-dir DIR      migrations (default %s/migrations or ./migrations)\n"
+        "  --max-body BYTES          largest request body (default 1048576)\n"
+        "  --max-connections N       concurrent connections (default 4096; each long-polling\n"
+        "                            worker holds one; past it: 503 server_busy)\n"
+        "  --connection-timeout S    idle connection timeout (default 90)\n"
+        "  --header-timeout S        time a request's head (request line and headers) may take\n"
+        "                            to arrive (default 10); later requests on a kept-alive\n"
+        "                            connection: S from their request line\n"
+        "  --trusted CIDR            an address or IPv4 network exempt from --max-per-address,\n"
+        "                            with room kept for it: health checks, workers, their NAT\n"
+        "                            or load balancer; repeatable; the first replaces the\n"
+        "                            default 127.0.0.1/32; 'none' trusts no address\n"
+        "  --trusted-reserve N       of --max-connections, kept for trusted addresses\n"
+        "                            (default an eighth of --max-connections)\n"
+        "  --max-per-address N       connections one untrusted address may hold (default 256;\n"
+        "                            0: no cap); past it, connections are closed at once\n"
+        "  --lease S                 job lease length in seconds (default 60)\n"
+        "  --read-auth open|token    whether GET endpoints need a token (default open)\n\n"
+        "token commands:\n"
+        "  token create --role admin|submit|worker|read --name NAME   prints the token once\n"
+        "  token list\n"
+        "  token revoke --name NAME\n",
+        HVBENCH_DATADIR, HVBENCH_DATADIR);
 }
 
 static int parse_listen(const char *s)
@@ -90,16 +103,48 @@ static int parse_listen(const char *s)
     return 0;
 }
 
-/* Parses a positive integer option or exits with a usage error. */
-static long positive(const char *opt, const char *v, long max)
+/* Parses an integer option between min and max or exits with a usage
+ * error. */
+static long int_option(const char *opt, const char *v, long min, long max)
 {
     char *end;
     long n = strtol(v, &end, 10);
-    if (*v == '\0' || *end != '\0' || n < 1 || n > max) {
-        fprintf(stderr, "hvbench-server: %s must be an integer between 1 and %ld\n", opt, max);
+    if (*v == '\0' || *end != '\0' || n < min || n > max) {
+        fprintf(stderr, "hvbench-server: %s must be an integer between %ld and %ld\n", opt, min,
+                max);
         exit(2);
     }
     return n;
+}
+
+/* Parses a positive integer option or exits with a usage error. */
+static long positive(const char *opt, const char *v, long max)
+{
+    return int_option(opt, v, 1, max);
+}
+
+/* Adds a --trusted network; the first one given replaces the default.
+ * Exits with a usage error on a bad one. */
+static void add_trusted(const char *v)
+{
+    static bool given;
+    if (!given)
+        hv_cfg.n_trusted = 0;
+    given = true;
+    if (strcmp(v, "none") == 0)
+        return;
+    if (hv_cfg.n_trusted == HV_MAX_TRUSTED) {
+        fprintf(stderr, "hvbench-server: at most %d --trusted networks\n", HV_MAX_TRUSTED);
+        exit(2);
+    }
+    if (hv_cidr_parse(v, &hv_cfg.trusted[hv_cfg.n_trusted]) != 0) {
+        fprintf(stderr,
+                "hvbench-server: --trusted wants an IPv4 address or network such as 10.0.0.0/8, "
+                "not '%s'\n",
+                v);
+        exit(2);
+    }
+    hv_cfg.n_trusted++;
 }
 
 static int cmd_serve(int argc, char **argv)
@@ -113,6 +158,10 @@ static int cmd_serve(int argc, char **argv)
         O_BODY,
         O_CONN,
         O_TIMEOUT,
+        O_HEADER,
+        O_TRUSTED,
+        O_RESERVE,
+        O_PER_ADDR,
         O_LEASE,
         O_READ
     };
@@ -125,12 +174,17 @@ static int cmd_serve(int argc, char **argv)
         {"max-body", required_argument, NULL, O_BODY},
         {"max-connections", required_argument, NULL, O_CONN},
         {"connection-timeout", required_argument, NULL, O_TIMEOUT},
+        {"header-timeout", required_argument, NULL, O_HEADER},
+        {"trusted", required_argument, NULL, O_TRUSTED},
+        {"trusted-reserve", required_argument, NULL, O_RESERVE},
+        {"max-per-address", required_argument, NULL, O_PER_ADDR},
         {"lease", required_argument, NULL, O_LEASE},
         {"read-auth", required_argument, NULL, O_READ},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
     const char *db = NULL;
+    long reserve = -1;
     hv_cfg.web_dir = default_dir("web");
     hv_cfg.migrations_dir = default_dir("migrations");
     int c;
@@ -163,6 +217,18 @@ static int cmd_serve(int argc, char **argv)
         case O_TIMEOUT:
             hv_cfg.conn_timeout = (unsigned)positive("--connection-timeout", optarg, 3600);
             break;
+        case O_HEADER:
+            hv_cfg.header_timeout = (unsigned)positive("--header-timeout", optarg, 3600);
+            break;
+        case O_TRUSTED:
+            add_trusted(optarg);
+            break;
+        case O_RESERVE:
+            reserve = int_option("--trusted-reserve", optarg, 0, 100000);
+            break;
+        case O_PER_ADDR:
+            hv_cfg.max_per_address = (unsigned)int_option("--max-per-address", optarg, 0, 100000);
+            break;
         case O_LEASE:
             hv_cfg.lease_seconds = (int)positive("--lease", optarg, 86400);
             break;
@@ -181,6 +247,12 @@ static int cmd_serve(int argc, char **argv)
             return 2;
         }
     }
+    if (reserve > (long)hv_cfg.max_connections) {
+        fprintf(stderr, "hvbench-server: --trusted-reserve %ld is more than --max-connections %u\n",
+                reserve, hv_cfg.max_connections);
+        return 2;
+    }
+    hv_cfg.trusted_reserve = reserve >= 0 ? (unsigned)reserve : hv_cfg.max_connections / 8;
     if (hv_cfg.threads == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         hv_cfg.threads = n < 2 ? 2 : (unsigned)n;
