@@ -147,92 +147,95 @@ static void add_trusted(const char *v)
     hv_cfg.n_trusted++;
 }
 
-static int cmd_serve(int argc, char **argv)
+/* The options of serve. */
+enum {
+    SO_DB = 1,
+    SO_LISTEN,
+    SO_THREADS,
+    SO_WEB,
+    SO_MIGR,
+    SO_BODY,
+    SO_CONN,
+    SO_TIMEOUT,
+    SO_HEADER,
+    SO_TRUSTED,
+    SO_RESERVE,
+    SO_PER_ADDR,
+    SO_LEASE,
+    SO_READ
+};
+static const struct option serve_opts[] = {
+    {"db", required_argument, NULL, SO_DB},
+    {"listen", required_argument, NULL, SO_LISTEN},
+    {"threads", required_argument, NULL, SO_THREADS},
+    {"web-dir", required_argument, NULL, SO_WEB},
+    {"migrations-dir", required_argument, NULL, SO_MIGR},
+    {"max-body", required_argument, NULL, SO_BODY},
+    {"max-connections", required_argument, NULL, SO_CONN},
+    {"connection-timeout", required_argument, NULL, SO_TIMEOUT},
+    {"header-timeout", required_argument, NULL, SO_HEADER},
+    {"trusted", required_argument, NULL, SO_TRUSTED},
+    {"trusted-reserve", required_argument, NULL, SO_RESERVE},
+    {"max-per-address", required_argument, NULL, SO_PER_ADDR},
+    {"lease", required_argument, NULL, SO_LEASE},
+    {"read-auth", required_argument, NULL, SO_READ},
+    {"help", no_argument, NULL, 'h'},
+    {0},
+};
+
+/* Parses the options of serve into hv_cfg and *db. Returns -1 to go on,
+ * or the exit status: 0 after --help, 2 on a usage error. */
+static int serve_options(int argc, char **argv, const char **db)
 {
-    enum {
-        O_DB = 1,
-        O_LISTEN,
-        O_THREADS,
-        O_WEB,
-        O_MIGR,
-        O_BODY,
-        O_CONN,
-        O_TIMEOUT,
-        O_HEADER,
-        O_TRUSTED,
-        O_RESERVE,
-        O_PER_ADDR,
-        O_LEASE,
-        O_READ
-    };
-    static const struct option opts[] = {
-        {"db", required_argument, NULL, O_DB},
-        {"listen", required_argument, NULL, O_LISTEN},
-        {"threads", required_argument, NULL, O_THREADS},
-        {"web-dir", required_argument, NULL, O_WEB},
-        {"migrations-dir", required_argument, NULL, O_MIGR},
-        {"max-body", required_argument, NULL, O_BODY},
-        {"max-connections", required_argument, NULL, O_CONN},
-        {"connection-timeout", required_argument, NULL, O_TIMEOUT},
-        {"header-timeout", required_argument, NULL, O_HEADER},
-        {"trusted", required_argument, NULL, O_TRUSTED},
-        {"trusted-reserve", required_argument, NULL, O_RESERVE},
-        {"max-per-address", required_argument, NULL, O_PER_ADDR},
-        {"lease", required_argument, NULL, O_LEASE},
-        {"read-auth", required_argument, NULL, O_READ},
-        {"help", no_argument, NULL, 'h'},
-        {0},
-    };
-    const char *db = NULL;
     long reserve = -1;
     hv_cfg.web_dir = default_dir("web");
     hv_cfg.migrations_dir = default_dir("migrations");
     int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", serve_opts, NULL)) != -1) {
         switch (c) {
-        case O_DB:
-            db = optarg;
+        case SO_DB:
+            *db = optarg;
             break;
-        case O_LISTEN:
+        case SO_LISTEN:
             if (parse_listen(optarg) != 0) {
                 fprintf(stderr, "hvbench-server: --listen wants ADDR:PORT, e.g. 127.0.0.1:8080\n");
                 return 2;
             }
             break;
-        case O_THREADS:
+        case SO_THREADS:
             hv_cfg.threads = (unsigned)positive("--threads", optarg, 256);
             break;
-        case O_WEB:
+        case SO_WEB:
             hv_cfg.web_dir = optarg;
             break;
-        case O_MIGR:
+        case SO_MIGR:
             hv_cfg.migrations_dir = optarg;
             break;
-        case O_BODY:
+        case SO_BODY:
             hv_cfg.max_body = (size_t)positive("--max-body", optarg, 1L << 30);
             break;
-        case O_CONN:
+        case SO_CONN:
             hv_cfg.max_connections = (unsigned)positive("--max-connections", optarg, 100000);
             break;
-        case O_TIMEOUT:
+        case SO_TIMEOUT:
             hv_cfg.conn_timeout = (unsigned)positive("--connection-timeout", optarg, 3600);
             break;
-        case O_HEADER:
+        case SO_HEADER:
             hv_cfg.header_timeout = (unsigned)positive("--header-timeout", optarg, 3600);
             break;
-        case O_TRUSTED:
+        case SO_TRUSTED:
             add_trusted(optarg);
             break;
-        case O_RESERVE:
+        case SO_RESERVE:
             reserve = int_option("--trusted-reserve", optarg, 0, 100000);
             break;
-        case O_PER_ADDR:
+        case SO_PER_ADDR:
             hv_cfg.max_per_address = (unsigned)int_option("--max-per-address", optarg, 0, 100000);
             break;
-        case O_LEASE:
+        case SO_LEASE:
             hv_cfg.lease_seconds = (int)positive("--lease", optarg, 86400);
             break;
-        case O_READ:
+        case SO_READ:
             if (strcmp(optarg, "open") != 0 && strcmp(optarg, "token") != 0) {
                 fprintf(stderr, "hvbench-server: --read-auth is open or token\n");
                 return 2;
@@ -253,6 +256,15 @@ static int cmd_serve(int argc, char **argv)
         return 2;
     }
     hv_cfg.trusted_reserve = reserve >= 0 ? (unsigned)reserve : hv_cfg.max_connections / 8;
+    return -1;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+    const char *db = NULL;
+    int rc = serve_options(argc, argv, &db);
+    if (rc >= 0)
+        return rc;
     if (hv_cfg.threads == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         hv_cfg.threads = n < 2 ? 2 : (unsigned)n;

@@ -29,6 +29,7 @@ metric() {
         { i = match($0, / [^ ]+$/); if (i && substr($0, 1, i - 1) == want) v = substr($0, i + 1) }
         END { print v == "" ? "none" : v }'
 }
+# shellcheck disable=SC2317 # called through wait_for
 metric_is() { [[ $(metric "$1") == "$2" ]]; }
 # status_from ADDR: the status of GET /healthz on a new connection from ADDR
 # (000: closed without an answer).
