@@ -130,7 +130,7 @@ deps:
 
 # make check: every test, closing with "N passed, N failed".
 check: deps
-	$(MAKE) all unit-tests $(BUILD)/bench/hvload
+	$(MAKE) all unit-tests test-tools $(BUILD)/bench/hvload
 	BUILD=$(BUILD) tests/run.sh
 
 # make api: api/openapi.json from api/openapi.yaml (node and the npm
@@ -177,8 +177,16 @@ ENGINERUN := $(BUILD)/bench/enginerun
 NETRUN := $(BUILD)/bench/netrun
 # bench/curlidle.c: the memory floor of a libcurl client (bench/worker_idle.sh).
 CURLIDLE := $(BUILD)/bench/curlidle
-.PHONY: bench
-bench: $(PROGS) $(HVLOAD) $(ENGINERUN) $(NETRUN) $(CURLIDLE)
+# tests/tools/slowclients.c: slow clients on loopback
+# (tests/integration/test_slow_clients.sh).
+SLOWCLIENTS := $(BUILD)/tools/slowclients
+.PHONY: bench test-tools
+bench: $(PROGS) $(HVLOAD) $(ENGINERUN) $(NETRUN) $(CURLIDLE) $(SLOWCLIENTS)
+test-tools: $(SLOWCLIENTS)
+
+$(SLOWCLIENTS): $(BUILD)/obj/tests/tools/slowclients.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^
 
 $(ENGINERUN): $(BUILD)/obj/bench/enginerun.o $(WORKER_LIBOBJ) $(LIB_A)
 	@mkdir -p $(dir $@)

@@ -10,6 +10,13 @@ struct hv_server_config hv_cfg = {
     .worker_live_seconds = 90,
     .max_connections = 4096,
     .conn_timeout = 90,
+    .header_timeout = 10,
+    .max_per_address = 256,
+    /* main.c sets it to an eighth of max_connections unless given. */
+    .trusted_reserve = 0,
+    /* 127.0.0.1/32: health checks and workers on this machine. */
+    .trusted = {{.net = 0x7f000001u, .mask = 0xffffffffu}},
+    .n_trusted = 1,
     .lease_seconds = 60,
     .group_start_delay = 2.0,
 };

@@ -5,6 +5,17 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+/** Room for this many --trusted networks. */
+#define HV_MAX_TRUSTED 32
+
+/** An IPv4 network: the addresses a with (a & mask) == net, both in host
+ *  byte order (conns.h parses and matches them). */
+struct hv_cidr {
+    uint32_t net;
+    uint32_t mask;
+};
 
 struct hv_server_config {
     const char *db;             /**< libpq connection string */
@@ -18,10 +29,15 @@ struct hv_server_config {
     int worker_live_seconds;    /**< a worker seen this recently keeps its target */
     unsigned max_connections;   /**< concurrent connections */
     unsigned conn_timeout;      /**< idle connection timeout, seconds */
-    bool read_needs_token;      /**< GET endpoints need a token too */
-    int lease_seconds;          /**< how long a claim holds a job */
-    double group_start_delay;   /**< seconds from a group's last ready to its start */
-    int expected_schema;        /**< newest migration found at start */
+    unsigned header_timeout;    /**< seconds a request head may take to arrive */
+    unsigned max_per_address;   /**< connections from one untrusted address; 0: no cap */
+    unsigned trusted_reserve;   /**< of max_connections, kept for trusted addresses */
+    struct hv_cidr trusted[HV_MAX_TRUSTED]; /**< networks exempt from the per-address cap */
+    unsigned n_trusted;                     /**< entries of trusted in use */
+    bool read_needs_token;                  /**< GET endpoints need a token too */
+    int lease_seconds;                      /**< how long a claim holds a job */
+    double group_start_delay;               /**< seconds from a group's last ready to its start */
+    int expected_schema;                    /**< newest migration found at start */
 };
 
 /** The one configuration of this process. */

@@ -8,6 +8,7 @@
 
 #include "auth.h"
 #include "config.h"
+#include "conns.h"
 #include "db.h"
 #include "log.h"
 #include "metrics.h"
@@ -32,17 +33,6 @@
 
 static struct MHD_Daemon *daemon_handle;
 static atomic_int in_flight;
-
-/* Connections open now, counted from MHD's connection notifications.
- * libmicrohttpd divides its own connection limit evenly over the pool
- * threads, and a thread whose share is full stops accepting: new clients
- * then wait unanswered in the kernel's backlog, even while the other
- * threads have room. So the pool gets a limit of --max-connections per
- * thread, and this count enforces --max-connections for the server: a
- * connection past it gets 503 with Retry-After at once. */
-static atomic_int open_connections;
-/* The socket context of a connection opened past the limit. */
-static char over_limit;
 
 static const char *const role_names[] = {
     [HV_ROLE_NONE] = "none",     [HV_ROLE_READ] = "read",   [HV_ROLE_WORKER] = "worker",
@@ -295,6 +285,14 @@ static void take_body(struct hv_request *req, const char *data, size_t size)
     req->body[req->body_len] = '\0';
 }
 
+/* The admission state of a connection (conns.h), set when it opened. */
+static struct hv_conn *conn_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci != NULL ? ci->socket_context : NULL;
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **con_cls)
@@ -311,12 +309,14 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         req->body_limit = hv_route_body_limit(method, url);
         *con_cls = req;
         atomic_fetch_add(&in_flight, 1);
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-        if (ci != NULL && ci->socket_context == &over_limit) {
+        struct hv_conn *c = conn_of(conn);
+        hv_conns_head_done(c);
+        if (hv_conns_verdict(c) == HV_CONN_REFUSED)
+            return MHD_NO; /* shut down already; only its close is pending */
+        if (hv_conns_verdict(c) == HV_CONN_BUSY) {
             char detail[96];
             snprintf(detail, sizeof detail, "the server holds %u connections already",
-                     hv_cfg.max_connections);
+                     hv_conns_room(c));
             hv_reply_problem(req, HV_E_BUSY, detail, NULL);
             req->extra_header = MHD_HTTP_HEADER_RETRY_AFTER;
             req->extra_value = "1";
@@ -364,6 +364,9 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+    /* Kept alive for another request: its head has a deadline again. */
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        hv_conns_answered(conn_of(conn));
     struct hv_request *req = *con_cls;
     if (req == NULL)
         return;
@@ -377,15 +380,32 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     atomic_fetch_sub(&in_flight, 1);
 }
 
+/* Admits each new connection (conns.h) and forgets it when it closes:
+ * libmicrohttpd pairs the two notifications, and sends CLOSED before it
+ * closes the socket. */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-        if (atomic_fetch_add(&open_connections, 1) >= (int)hv_cfg.max_connections)
-            *socket_context = &over_limit;
+        const union MHD_ConnectionInfo *addr =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        const union MHD_ConnectionInfo *fd =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = hv_conns_open(addr != NULL ? addr->client_addr : NULL,
+                                        fd != NULL ? fd->connect_fd : -1);
     } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-        atomic_fetch_sub(&open_connections, 1);
+        hv_conns_close(*socket_context);
+        *socket_context = NULL;
     }
+}
+
+/* Called once a request line has arrived, before the headers: from here the
+ * rest of the head has --header-timeout. Returns the initial con_cls of the
+ * request: none, so on_access still sees its first call. */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    hv_conns_request_line(conn_of(conn));
+    return NULL;
 }
 
 static void on_mhd_error(void *cls, const char *fmt, va_list ap)
@@ -407,9 +427,17 @@ int hv_http_start(void)
         hv_error("--listen: '%s' is not an IPv4 address", hv_cfg.listen_host);
         return -1;
     }
-    /* Room for every connection on any one pool thread (see
-     * open_connections); the server-wide limit is enforced above. */
-    unsigned pool_limit = hv_cfg.max_connections * (hv_cfg.threads > 0 ? hv_cfg.threads : 1);
+    /* libmicrohttpd divides its connection limit evenly over the pool
+     * threads, and a thread whose share is full stops accepting: new
+     * clients, trusted ones too, would then wait unanswered in the
+     * kernel's backlog. So each thread's share holds every connection
+     * conns.c can let in (max_connections served, as many more from
+     * untrusted addresses being answered 503, some slack for refused ones
+     * not yet closed), and conns.c enforces the real limits. */
+    unsigned threads = hv_cfg.threads > 0 ? hv_cfg.threads : 1;
+    unsigned pool_limit = (2 * hv_cfg.max_connections + 256) * threads;
+    if (hv_conns_start() != 0)
+        return -1;
     daemon_handle = MHD_start_daemon(
         MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME,
         hv_cfg.listen_port, NULL, NULL, on_access, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error,
@@ -417,9 +445,10 @@ int hv_http_start(void)
         MHD_OPTION_CONNECTION_LIMIT, pool_limit, MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)hv_cfg.conn_timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, NULL, MHD_OPTION_END);
+        on_completed, NULL, MHD_OPTION_URI_LOG_CALLBACK, on_request_line, NULL, MHD_OPTION_END);
     if (daemon_handle == NULL) {
         hv_error("cannot listen on %s:%u (in use?)", hv_cfg.listen_host, hv_cfg.listen_port);
+        hv_conns_stop();
         return -1;
     }
     return 0;
@@ -441,4 +470,5 @@ void hv_http_stop(unsigned drain_s)
         hv_warn("stopping with %d requests in flight", atomic_load(&in_flight));
     MHD_stop_daemon(daemon_handle);
     daemon_handle = NULL;
+    hv_conns_stop();
 }

@@ -2,6 +2,7 @@
  * tokens. One subcommand table; each subcommand parses its own options. */
 #include "auth.h"
 #include "config.h"
+#include "conns.h"
 #include "db.h"
 #include "db_migrate.h"
 #include "db_tokens.h"
@@ -46,34 +47,46 @@ static const char *db_option(const char *given)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: hvbench-server COMMAND [OPTIONS]\n\n"
-            "commands:\n"
-            "  serve    run the HTTP API and the web front end\n"
-            "  migrate  apply the database migrations not yet applied\n"
-            "  token    create, list or revoke API tokens\n"
-            "  version  print the version\n\n"
-            "common option:\n"
-            "  --db CONNINFO   libpq connection string (env HVBENCH_DB, default dbname=hvbench)\n\n"
-            "serve options:\n"
-            "  --listen ADDR:PORT        address to listen on (default 127.0.0.1:8080)\n"
-            "  --threads N               thread pool size (default: number of CPUs, at least 2)\n"
-            "  --web-dir DIR             static front end (default %s/web or ./web)\n"
-            "  --migrations-dir DIR      migrations (default %s/migrations or ./migrations)\n"
-            "  --max-body BYTES          largest request body (default 1048576)\n"
-            "  --max-result-body BYTES   largest job result upload (default 33554432)\n"
-            "  --max-connections N       concurrent connections (default 4096; each long-polling\n"
-            "                            worker holds one; past it: 503 server_busy)\n"
-            "  --connection-timeout S    idle connection timeout (default 90)\n"
-            "  --lease S                 job lease length in seconds (default 60)\n"
-            "  --worker-live S           a worker seen this recently keeps its target against a\n"
-            "                            new registration under the same name (default 90)\n"
-            "  --read-auth open|token    whether GET endpoints need a token (default open)\n\n"
-            "token commands:\n"
-            "  token create --role admin|submit|worker|read --name NAME   prints the token once\n"
-            "  token list\n"
-            "  token revoke --name NAME\n",
-            HVBENCH_DATADIR, HVBENCH_DATADIR);
+    fprintf(
+        f,
+        "usage: hvbench-server COMMAND [OPTIONS]\n\n"
+        "commands:\n"
+        "  serve    run the HTTP API and the web front end\n"
+        "  migrate  apply the database migrations not yet applied\n"
+        "  token    create, list or revoke API tokens\n"
+        "  version  print the version\n\n"
+        "common option:\n"
+        "  --db CONNINFO   libpq connection string (env HVBENCH_DB, default dbname=hvbench)\n\n"
+        "serve options:\n"
+        "  --listen ADDR:PORT        address to listen on (default 127.0.0.1:8080)\n"
+        "  --threads N               thread pool size (default: number of CPUs, at least 2)\n"
+        "  --web-dir DIR             static front end (default %s/web or ./web)\n"
+        "  --migrations-dir DIR      migrations (default %s/migrations or ./migrations)\n"
+        "  --max-body BYTES          largest request body (default 1048576)\n"
+        "  --max-result-body BYTES   largest job result upload (default 33554432)\n"
+        "  --max-connections N       concurrent connections (default 4096; each long-polling\n"
+        "                            worker holds one; past it: 503 server_busy)\n"
+        "  --connection-timeout S    idle connection timeout (default 90)\n"
+        "  --header-timeout S        time a request's head (request line and headers) may take\n"
+        "                            to arrive (default 10); later requests on a kept-alive\n"
+        "                            connection: S from their request line\n"
+        "  --trusted CIDR            an address or IPv4 network exempt from --max-per-address,\n"
+        "                            with room kept for it: health checks, workers, their NAT\n"
+        "                            or load balancer; repeatable; the first replaces the\n"
+        "                            default 127.0.0.1/32; 'none' trusts no address\n"
+        "  --trusted-reserve N       of --max-connections, kept for trusted addresses\n"
+        "                            (default an eighth of --max-connections)\n"
+        "  --max-per-address N       connections one untrusted address may hold (default 256;\n"
+        "                            0: no cap); past it, connections are closed at once\n"
+        "  --lease S                 job lease length in seconds (default 60)\n"
+        "  --worker-live S           a worker seen this recently keeps its target against a\n"
+        "                            new registration under the same name (default 90)\n"
+        "  --read-auth open|token    whether GET endpoints need a token (default open)\n\n"
+        "token commands:\n"
+        "  token create --role admin|submit|worker|read --name NAME   prints the token once\n"
+        "  token list\n"
+        "  token revoke --name NAME\n",
+        HVBENCH_DATADIR, HVBENCH_DATADIR);
 }
 
 static int parse_listen(const char *s)
@@ -93,93 +106,149 @@ static int parse_listen(const char *s)
     return 0;
 }
 
-/* Parses a positive integer option or exits with a usage error. */
-static long positive(const char *opt, const char *v, long max)
+/* Parses an integer option between min and max or exits with a usage
+ * error. */
+static long int_option(const char *opt, const char *v, long min, long max)
 {
     char *end;
     long n = strtol(v, &end, 10);
-    if (*v == '\0' || *end != '\0' || n < 1 || n > max) {
-        fprintf(stderr, "hvbench-server: %s must be an integer between 1 and %ld\n", opt, max);
+    if (*v == '\0' || *end != '\0' || n < min || n > max) {
+        fprintf(stderr, "hvbench-server: %s must be an integer between %ld and %ld\n", opt, min,
+                max);
         exit(2);
     }
     return n;
 }
 
-static int cmd_serve(int argc, char **argv)
+/* Parses a positive integer option or exits with a usage error. */
+static long positive(const char *opt, const char *v, long max)
 {
-    enum {
-        O_DB = 1,
-        O_LISTEN,
-        O_THREADS,
-        O_WEB,
-        O_MIGR,
-        O_BODY,
-        O_CONN,
-        O_TIMEOUT,
-        O_LEASE,
-        O_READ,
-        O_RESULT_BODY,
-        O_WORKER_LIVE
-    };
-    static const struct option opts[] = {
-        {"db", required_argument, NULL, O_DB},
-        {"listen", required_argument, NULL, O_LISTEN},
-        {"threads", required_argument, NULL, O_THREADS},
-        {"web-dir", required_argument, NULL, O_WEB},
-        {"migrations-dir", required_argument, NULL, O_MIGR},
-        {"max-body", required_argument, NULL, O_BODY},
-        {"max-connections", required_argument, NULL, O_CONN},
-        {"connection-timeout", required_argument, NULL, O_TIMEOUT},
-        {"lease", required_argument, NULL, O_LEASE},
-        {"read-auth", required_argument, NULL, O_READ},
-        {"max-result-body", required_argument, NULL, O_RESULT_BODY},
-        {"worker-live", required_argument, NULL, O_WORKER_LIVE},
-        {"help", no_argument, NULL, 'h'},
-        {0},
-    };
-    const char *db = NULL;
+    return int_option(opt, v, 1, max);
+}
+
+/* Adds a --trusted network; the first one given replaces the default.
+ * Exits with a usage error on a bad one. */
+static void add_trusted(const char *v)
+{
+    static bool given;
+    if (!given)
+        hv_cfg.n_trusted = 0;
+    given = true;
+    if (strcmp(v, "none") == 0)
+        return;
+    if (hv_cfg.n_trusted == HV_MAX_TRUSTED) {
+        fprintf(stderr, "hvbench-server: at most %d --trusted networks\n", HV_MAX_TRUSTED);
+        exit(2);
+    }
+    if (hv_cidr_parse(v, &hv_cfg.trusted[hv_cfg.n_trusted]) != 0) {
+        fprintf(stderr,
+                "hvbench-server: --trusted wants an IPv4 address or network such as 10.0.0.0/8, "
+                "not '%s'\n",
+                v);
+        exit(2);
+    }
+    hv_cfg.n_trusted++;
+}
+
+/* The options of serve. */
+enum {
+    SO_DB = 1,
+    SO_LISTEN,
+    SO_THREADS,
+    SO_WEB,
+    SO_MIGR,
+    SO_BODY,
+    SO_CONN,
+    SO_TIMEOUT,
+    SO_HEADER,
+    SO_TRUSTED,
+    SO_RESERVE,
+    SO_PER_ADDR,
+    SO_LEASE,
+    SO_READ,
+    SO_RESULT_BODY,
+    SO_WORKER_LIVE
+};
+static const struct option serve_opts[] = {
+    {"db", required_argument, NULL, SO_DB},
+    {"listen", required_argument, NULL, SO_LISTEN},
+    {"threads", required_argument, NULL, SO_THREADS},
+    {"web-dir", required_argument, NULL, SO_WEB},
+    {"migrations-dir", required_argument, NULL, SO_MIGR},
+    {"max-body", required_argument, NULL, SO_BODY},
+    {"max-connections", required_argument, NULL, SO_CONN},
+    {"connection-timeout", required_argument, NULL, SO_TIMEOUT},
+    {"header-timeout", required_argument, NULL, SO_HEADER},
+    {"trusted", required_argument, NULL, SO_TRUSTED},
+    {"trusted-reserve", required_argument, NULL, SO_RESERVE},
+    {"max-per-address", required_argument, NULL, SO_PER_ADDR},
+    {"lease", required_argument, NULL, SO_LEASE},
+    {"read-auth", required_argument, NULL, SO_READ},
+    {"max-result-body", required_argument, NULL, SO_RESULT_BODY},
+    {"worker-live", required_argument, NULL, SO_WORKER_LIVE},
+    {"help", no_argument, NULL, 'h'},
+    {0},
+};
+
+/* Parses the options of serve into hv_cfg and *db. Returns -1 to go on,
+ * or the exit status: 0 after --help, 2 on a usage error. */
+static int serve_options(int argc, char **argv, const char **db)
+{
+    long reserve = -1;
     hv_cfg.web_dir = default_dir("web");
     hv_cfg.migrations_dir = default_dir("migrations");
     int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", serve_opts, NULL)) != -1) {
         switch (c) {
-        case O_DB:
-            db = optarg;
+        case SO_DB:
+            *db = optarg;
             break;
-        case O_LISTEN:
+        case SO_LISTEN:
             if (parse_listen(optarg) != 0) {
                 fprintf(stderr, "hvbench-server: --listen wants ADDR:PORT, e.g. 127.0.0.1:8080\n");
                 return 2;
             }
             break;
-        case O_THREADS:
+        case SO_THREADS:
             hv_cfg.threads = (unsigned)positive("--threads", optarg, 256);
             break;
-        case O_WEB:
+        case SO_WEB:
             hv_cfg.web_dir = optarg;
             break;
-        case O_MIGR:
+        case SO_MIGR:
             hv_cfg.migrations_dir = optarg;
             break;
-        case O_BODY:
+        case SO_BODY:
             hv_cfg.max_body = (size_t)positive("--max-body", optarg, 1L << 30);
             break;
-        case O_RESULT_BODY:
+        case SO_RESULT_BODY:
             hv_cfg.max_result_body = (size_t)positive("--max-result-body", optarg, 1L << 30);
             break;
-        case O_WORKER_LIVE:
+        case SO_WORKER_LIVE:
             hv_cfg.worker_live_seconds = (int)positive("--worker-live", optarg, 86400);
             break;
-        case O_CONN:
+        case SO_CONN:
             hv_cfg.max_connections = (unsigned)positive("--max-connections", optarg, 100000);
             break;
-        case O_TIMEOUT:
+        case SO_TIMEOUT:
             hv_cfg.conn_timeout = (unsigned)positive("--connection-timeout", optarg, 3600);
             break;
-        case O_LEASE:
+        case SO_HEADER:
+            hv_cfg.header_timeout = (unsigned)positive("--header-timeout", optarg, 3600);
+            break;
+        case SO_TRUSTED:
+            add_trusted(optarg);
+            break;
+        case SO_RESERVE:
+            reserve = int_option("--trusted-reserve", optarg, 0, 100000);
+            break;
+        case SO_PER_ADDR:
+            hv_cfg.max_per_address = (unsigned)int_option("--max-per-address", optarg, 0, 100000);
+            break;
+        case SO_LEASE:
             hv_cfg.lease_seconds = (int)positive("--lease", optarg, 86400);
             break;
-        case O_READ:
+        case SO_READ:
             if (strcmp(optarg, "open") != 0 && strcmp(optarg, "token") != 0) {
                 fprintf(stderr, "hvbench-server: --read-auth is open or token\n");
                 return 2;
@@ -194,6 +263,21 @@ static int cmd_serve(int argc, char **argv)
             return 2;
         }
     }
+    if (reserve > (long)hv_cfg.max_connections) {
+        fprintf(stderr, "hvbench-server: --trusted-reserve %ld is more than --max-connections %u\n",
+                reserve, hv_cfg.max_connections);
+        return 2;
+    }
+    hv_cfg.trusted_reserve = reserve >= 0 ? (unsigned)reserve : hv_cfg.max_connections / 8;
+    return -1;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+    const char *db = NULL;
+    int rc = serve_options(argc, argv, &db);
+    if (rc >= 0)
+        return rc;
     if (hv_cfg.threads == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         hv_cfg.threads = n < 2 ? 2 : (unsigned)n;

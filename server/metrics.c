@@ -1,6 +1,7 @@
 /* metrics.c — see metrics.h. */
 #include "metrics.h"
 
+#include "conns.h"
 #include "hv_build.h"
 #include "routes.h"
 #include "waiters.h"
@@ -35,6 +36,7 @@ struct slot {
 
 static struct slot slots[N_SLOTS];
 static atomic_ulong claims_job, claims_empty, results_stored, samples_ingested, db_reconnects;
+static atomic_ulong refused_address, refused_room, head_timeouts;
 
 /* Adds n to a counter. Relaxed: counters order nothing else. */
 static void add(atomic_ulong *c, unsigned long n)
@@ -85,6 +87,16 @@ void hv_metrics_result_stored(size_t samples)
 void hv_metrics_db_reconnect(void)
 {
     add(&db_reconnects, 1);
+}
+
+void hv_metrics_conn_refused(enum hv_metrics_refusal why)
+{
+    add(why == HV_REFUSED_ADDRESS ? &refused_address : &refused_room, 1);
+}
+
+void hv_metrics_head_timeouts(unsigned n)
+{
+    add(&head_timeouts, n);
 }
 
 /* Writes s as the inside of a quoted label value: backslash, double quote
@@ -190,6 +202,28 @@ static void put_durations(FILE *f)
     }
 }
 
+/* Writes the connection gauge and counters (conns.h). */
+static void put_connections(FILE *f)
+{
+    unsigned trusted, untrusted;
+    hv_conns_count(&trusted, &untrusted);
+    put_family(f, "hvbench_connections_open", "gauge",
+               "Connections open now, from --trusted addresses and from the others.");
+    fprintf(f, "hvbench_connections_open{from=\"trusted\"} %u\n", trusted);
+    fprintf(f, "hvbench_connections_open{from=\"untrusted\"} %u\n", untrusted);
+    put_family(f, "hvbench_connections_refused_total", "counter",
+               "Connections closed at once without an answer: their address held "
+               "--max-per-address (reason address), or untrusted addresses held "
+               "--max-connections (reason room).");
+    fprintf(f, "hvbench_connections_refused_total{reason=\"address\"} %lu\n",
+            get(&refused_address));
+    fprintf(f, "hvbench_connections_refused_total{reason=\"room\"} %lu\n", get(&refused_room));
+    put_family(f, "hvbench_request_head_timeouts_total", "counter",
+               "Connections shut down because a request head did not arrive within its deadline "
+               "(--header-timeout).");
+    fprintf(f, "hvbench_request_head_timeouts_total %lu\n", get(&head_timeouts));
+}
+
 char *hv_metrics_render(void)
 {
     char *text = NULL;
@@ -222,6 +256,7 @@ char *hv_metrics_render(void)
     put_family(f, "hvbench_db_reconnects_total", "counter",
                "Database connections of server threads opened again after they were lost.");
     fprintf(f, "hvbench_db_reconnects_total %lu\n", get(&db_reconnects));
+    put_connections(f);
     if (ferror(f)) {
         fclose(f);
         free(text);

@@ -40,9 +40,23 @@ void hv_metrics_result_stored(size_t samples);
  *  it was lost. */
 void hv_metrics_db_reconnect(void);
 
+/** Why a connection was closed at once, without an answer (conns.h). */
+enum hv_metrics_refusal {
+    HV_REFUSED_ADDRESS, /**< its address held --max-per-address already */
+    HV_REFUSED_ROOM,    /**< untrusted addresses held --max-connections already */
+};
+
+/** Counts one connection refused at once. */
+void hv_metrics_conn_refused(enum hv_metrics_refusal why);
+
+/** Counts n connections shut down because a request head missed its
+ *  deadline (--header-timeout). */
+void hv_metrics_head_timeouts(unsigned n);
+
 /** The Prometheus text exposition format 0.0.4 of every metric: counters,
  *  the request duration histogram, the long polls waiting now
- *  (hv_waiters_count()) and the build info. Returns a malloc'd,
+ *  (hv_waiters_count()), the connections open now (hv_conns_count()) and
+ *  the build info. Returns a malloc'd,
  *  NUL-terminated string the caller frees, or NULL when memory runs out. */
 char *hv_metrics_render(void);
 

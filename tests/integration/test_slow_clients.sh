@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Slow clients cannot lock anyone out. Connections that send their request
+# head one byte a second (tests/tools/slowclients, from 127.0.0.2 and up to
+# the server on 127.0.0.1) are bounded three ways, while health probes and
+# a worker from the trusted 127.0.0.1 keep being served:
+#  1. --max-per-address: one address past the cap is closed at once while
+#     another address still gets in; a --trusted address is not capped.
+#  2. --trusted-reserve: untrusted clients that fill all their room leave
+#     room for trusted ones: every probe from 127.0.0.1 answers 200.
+#  3. --header-timeout: a head that has not arrived by its deadline gets
+#     408 and its connection is closed, so the room comes back.
+# Bounded: at most 1,000 slow connections, each tool run at most 20 s.
+set -uo pipefail
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+SLOW=$BUILD/tools/slowclients
+[[ -x $SLOW ]] || hv_skip "$SLOW not built (make test-tools)"
+
+CAP=50
+HV_SERVER_ARGS=(--threads 2 --max-connections 400 --max-per-address "$CAP" --header-timeout 60
+    --trusted 127.0.0.1 --trusted 127.0.0.30/32)
+hv_setup
+
+# metric SERIES: its value in a fresh GET /metrics from 127.0.0.1.
+metric() {
+    curl -s --max-time 5 "$URL/metrics" | awk -v want="$1" '
+        /^#/ { next }
+        { i = match($0, / [^ ]+$/); if (i && substr($0, 1, i - 1) == want) v = substr($0, i + 1) }
+        END { print v == "" ? "none" : v }'
+}
+# shellcheck disable=SC2317 # called through wait_for
+metric_is() { [[ $(metric "$1") == "$2" ]]; }
+# status_from ADDR: the status of GET /healthz on a new connection from ADDR
+# (000: closed without an answer).
+status_from() {
+    curl -s --max-time 5 --interface "$1" -o /dev/null -w '%{http_code}' "$URL/healthz" || true
+}
+# slow NAME ARGS...: slowclients in the background against the server; its
+# summary goes to $HV_TMP/NAME.json. Sets SLOW_PID; waits until every first
+# connect finished.
+slow() {
+    local name=$1 i
+    shift
+    rm -f -- "$HV_TMP/$name.ready"
+    timeout -k 5 60 "$SLOW" --port "$PORT" --ready "$HV_TMP/$name.ready" "$@" \
+        >"$HV_TMP/$name.json" 2>"$HV_TMP/$name.err" &
+    SLOW_PID=$!
+    for ((i = 0; i < 200; i++)); do
+        [[ -f $HV_TMP/$name.ready ]] && return 0
+        sleep 0.1
+    done
+    hv_die "slowclients $name did not connect within 20 s"
+}
+# stop_slow PID: SIGTERM, then wait for its summary.
+stop_slow() {
+    kill -TERM "$1" 2>/dev/null
+    wait "$1"
+}
+UNTRUSTED='hvbench_connections_open{from="untrusted"}'
+TRUSTED='hvbench_connections_open{from="trusted"}'
+BY_ADDRESS='hvbench_connections_refused_total{reason="address"}'
+NO_ROOM='hvbench_connections_refused_total{reason="room"}'
+TIMEOUTS=hvbench_request_head_timeouts_total
+
+# --- 1. the per-address cap ------------------------------------------------------
+assert_eq "the metrics list the connection gauge" 0 "$(metric "$UNTRUSTED")"
+slow cap --from 127.0.0.20 --connections $((CAP + 1)) --duration 20
+capped=$SLOW_PID
+wait_for "127.0.0.20 holds $CAP connections, its connection $((CAP + 1)) was refused" 10 \
+    bash -c "[[ \$(curl -s '$URL/metrics' | grep -c -x -F -e '$UNTRUSTED $CAP' -e '$BY_ADDRESS 1') == 2 ]]"
+assert_eq "one more from 127.0.0.20 is closed without an answer" 000 "$(status_from 127.0.0.20)"
+assert_eq "and counted as refused by address" 2 "$(metric "$BY_ADDRESS")"
+assert_eq "127.0.0.21 still gets in" 200 "$(status_from 127.0.0.21)"
+assert_eq "127.0.0.1 still gets in" 200 "$(status_from 127.0.0.1)"
+
+slow trusted --from 127.0.0.30 --connections $((CAP + 10)) --duration 20
+trusted=$SLOW_PID
+# The scrape's own connection from 127.0.0.1 is trusted too: one more.
+wait_for "the trusted 127.0.0.30 holds $((CAP + 10)) connections, past the cap" 10 \
+    metric_is "$TRUSTED" $((CAP + 11))
+assert_eq "none of them refused" 2 "$(metric "$BY_ADDRESS")"
+
+stop_slow "$capped"
+stop_slow "$trusted"
+assert_eq "slowclients 127.0.0.20: one closed by the server, unanswered, $CAP still open" \
+    "1 1 $CAP" "$(jq -r '"\(.closed_by_server) \(.unanswered) \(.open_at_end)"' "$HV_TMP/cap.json")"
+assert_eq "slowclients 127.0.0.30: none closed by the server, $((CAP + 10)) open" \
+    "0 $((CAP + 10))" "$(jq -r '"\(.closed_by_server) \(.open_at_end)"' "$HV_TMP/trusted.json")"
+wait_for "their connections are given back" 10 metric_is "$UNTRUSTED" 0
+assert_eq "127.0.0.20 gets in again" 200 "$(status_from 127.0.0.20)"
+
+# --- 2 and 3. a sustained slow load past the untrusted room -------------------------
+# 600 connections, 75 of them (an eighth) kept for trusted addresses: 525
+# for the others, who may hold 600 in all (the 75 answered 503 once their
+# head arrives, which it never does). 1,000 slow clients from 10 addresses
+# (100 each, at the cap) hold all of that; the 400 left over are refused
+# and come back a second later, all for 16 s.
+HEADER_TIMEOUT=4
+hv_stop_pid "$HV_SERVER_PID" 10
+HV_SERVER_ARGS=(--threads 2 --max-connections 600 --max-per-address 100
+    --header-timeout "$HEADER_TIMEOUT")
+hv_start_server
+slow load --from 127.0.0.2 --addresses 10 --connections 1000 --reconnect 1 --duration 16
+load=$SLOW_PID
+hv_log "1000 slow connections from 127.0.0.2-127.0.0.11"
+
+probes=0 answered=0 codes=()
+started=$SECONDS
+while ((SECONDS - started < 12)); do
+    code=$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' "$URL/healthz" || true)
+    probes=$((probes + 1))
+    [[ $code == 200 ]] && answered=$((answered + 1))
+    codes+=("$code")
+    if ((probes == 8)); then
+        assert_status 200 POST /api/v1/workers/register -H "Authorization: Bearer $WORKER_TOKEN" \
+            --data-binary '{"name":"slow-w","kind":"host","facts":{"cpus":2}}'
+        target=$(json .target_id)
+        assert_status 204 POST /api/v1/jobs/claim -H "Authorization: Bearer $WORKER_TOKEN" \
+            --data-binary "{\"target_id\":$target,\"wait\":1}"
+    fi
+    sleep 0.5
+done
+refused_room=$(metric "$NO_ROOM")
+wait "$load"
+hv_log "probes from 127.0.0.1: $answered of $probes answered 200 (${codes[*]})"
+hv_log "slowclients: $(cat "$HV_TMP/load.json")"
+assert_eq "every probe from 127.0.0.1 answered 200 during the load" "$probes" "$answered"
+assert_match "the load filled the untrusted room (connections refused for want of room)" \
+    '^[1-9][0-9]*$' "$refused_room"
+
+read -r reaped reap_min reap_median reap_max < <(jq -r \
+    '[.answered["408"] // 0, .close_s.answered.min, .close_s.answered.median, .close_s.answered.max] | @tsv' \
+    "$HV_TMP/load.json")
+hv_log "closed at the head deadline: $reaped; seconds from connect to close: min $reap_min, median $reap_median, max $reap_max"
+assert_eq "every answer the slow clients got was 408" "$reaped" "$(jq -r '[.answered[]] | add // 0' "$HV_TMP/load.json")"
+assert_eq "at least the 600 connections of the first wave were closed at the deadline" 1 "$((reaped >= 600))"
+assert_eq "none before the ${HEADER_TIMEOUT} s deadline (1 s slack)" 1 \
+    "$(jq -r --argjson t "$HEADER_TIMEOUT" '.close_s.answered.min >= $t - 1 | if . then 1 else 0 end' "$HV_TMP/load.json")"
+assert_eq "all within the deadline and 6 s of slack" 1 \
+    "$(jq -r --argjson t "$HEADER_TIMEOUT" '.close_s.answered.max <= $t + 6 | if . then 1 else 0 end' "$HV_TMP/load.json")"
+timeouts=$(metric "$TIMEOUTS")
+assert_eq "the server counted at least as many head timeouts" 1 "$((timeouts >= reaped))"
+wait_for "the untrusted connections are all given back" 10 metric_is "$UNTRUSTED" 0
+assert_eq "an untrusted address is served again" 200 "$(status_from 127.0.0.9)"
+hv_finish
