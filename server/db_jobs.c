@@ -36,12 +36,16 @@ static const struct hv_stmt expire = {
 
 /* The target's name is looked up first so the partial index of queued
  * jobs (jobs_queue_idx) serves the claim: a join on targets made the
- * planner walk every job ever run. */
+ * planner walk every job ever run. A job of a tuning plan is claimable
+ * only in its plan's current block, once that block's configuration was
+ * applied (db_steps.h). */
 static const struct hv_stmt claim = {
     "job_claim",
     "WITH next AS ("
     " SELECT j.id FROM jobs j"
     " WHERE j.target_name = (SELECT name FROM targets WHERE id = $1) AND j.status = 'queued'"
+    " AND (j.block IS NULL OR EXISTS (SELECT 1 FROM plans p WHERE p.id = j.plan_id"
+    "  AND p.current_block = j.block AND p.block_ready))"
     " ORDER BY j.plan_id, j.run_order LIMIT 1 FOR UPDATE SKIP LOCKED) "
     ", claimed AS ("
     "UPDATE jobs j SET status = 'running', attempt = j.attempt + 1, target_id = $1, "
@@ -49,7 +53,8 @@ static const struct hv_stmt claim = {
     "lapsed_attempt = NULL "
     "FROM next, configurations c WHERE j.id = next.id AND c.id = j.config_id "
     "RETURNING j.id, j.attempt, json_build_object('id', j.id, 'attempt', j.attempt, 'plan_id', "
-    "j.plan_id, 'configuration', c.name, 'repetition', j.repetition, 'workload', j.workload, "
+    "j.plan_id, 'configuration', c.name, 'levels', c.levels, 'repetition', j.repetition, "
+    "'workload', j.workload, "
     "'role', j.role, 'group', (SELECT json_build_object('id', g.id, 'size', g.size) "
     "FROM job_groups g WHERE g.id = j.group_id))::text AS doc), "
     "mine AS (INSERT INTO job_claims (job_id, attempt, worker_id) "
@@ -138,10 +143,16 @@ static const struct hv_stmt lock_job = {
     1};
 static const struct hv_stmt find_result = {
     "result_find", "SELECT id FROM results WHERE job_id = $1 AND attempt = $2", 2};
+/* A job of a tuning plan carries the levels its host worker read back
+ * when it applied the block's configuration (observed.host_settings),
+ * beside what the job's own worker read (observed.settings). */
 static const struct hv_stmt insert_result = {
     "result_insert",
     "INSERT INTO results (job_id, attempt, status, error, started_at, finished_at, observed, raw) "
-    "VALUES ($1, $2, $3, $4, $5::timestamptz, $6::timestamptz, coalesce($7::jsonb, '{}'), $8) "
+    "SELECT $1, $2, $3, $4, $5::timestamptz, $6::timestamptz, coalesce($7::jsonb, '{}') || "
+    "coalesce((SELECT jsonb_build_object('host_settings', s.settings) FROM jobs j "
+    " JOIN plan_steps s ON s.plan_id = j.plan_id AND s.kind = 'apply' AND s.block = j.block "
+    " WHERE j.id = $1 AND s.settings IS NOT NULL), '{}'), $8 "
     "RETURNING id",
     8};
 static const struct hv_stmt insert_metrics = {

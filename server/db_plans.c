@@ -1,6 +1,8 @@
 /* db_plans.c — see db_plans.h. */
 #include "db_plans.h"
 
+#include "db_steps.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,7 +299,12 @@ static enum hv_db_status create_txn(struct hv_db *db, void *arg)
     }
     a->id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
-    return insert_rows(db, a, hv_db_int(id, sizeof id, a->id));
+    st = insert_rows(db, a, hv_db_int(id, sizeof id, a->id));
+    /* A plan with factors runs in blocks, each applied on its host first. */
+    if (st == HV_DB_OK && json_object_size(json_object_get(s->plan->doc, "factors")) > 0 &&
+        s->plan->host != NULL)
+        st = hv_db_steps_create(db, id, s->plan->host, seed, s->plan->randomized);
+    return st;
 }
 
 enum hv_db_status hv_db_plan_create(const struct hv_plan_submit *s, int64_t *id, bool *replayed)
@@ -367,6 +374,8 @@ static enum hv_db_status cancel_txn(struct hv_db *db, void *arg)
     s = hv_db_exec(db, &cancel_plan, params, NULL);
     if (s == HV_DB_OK)
         s = hv_db_exec(db, &cancel_jobs, params, NULL);
+    if (s == HV_DB_OK || s == HV_DB_NONE)
+        s = hv_db_steps_cancel(db, params[0]);
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 

@@ -2,6 +2,7 @@
  * release, result. */
 #include "config.h"
 #include "db_jobs.h"
+#include "db_steps.h"
 #include "db_workers.h"
 #include "handlers.h"
 #include "jspec.h"
@@ -134,6 +135,27 @@ void hv_h_job_claim(struct hv_request *req)
     if (expired > 0)
         hv_info("%ld job%s back in the queue after an expired lease", expired,
                 expired == 1 ? "" : "s");
+    if (s == HV_DB_OK)
+        s = hv_db_steps_tick();
+    /* A host's apply and restore steps go before its jobs. */
+    json_t *step = NULL;
+    if (s == HV_DB_OK)
+        s = hv_db_step_claim(target, req->worker_id, hv_cfg.lease_seconds, &step);
+    if (s == HV_DB_OK) {
+        json_object_set_new(step, "lease_seconds", json_integer(hv_cfg.lease_seconds));
+        char now[32];
+        hv_now_iso8601(now, sizeof now);
+        hv_info("step %lld (%s, plan %lld) attempt %lld claimed by target %lld",
+                (long long)json_integer_value(json_object_get(step, "id")),
+                json_string_value(json_object_get(step, "kind")),
+                (long long)json_integer_value(json_object_get(step, "plan_id")),
+                (long long)json_integer_value(json_object_get(step, "attempt")), (long long)target);
+        hv_reply_json(req, 200, json_pack("{s:o,s:s}", "step", step, "server_time", now));
+        hv_metrics_claim(true);
+        return;
+    }
+    if (s == HV_DB_NONE)
+        s = HV_DB_OK;
     json_t *job = NULL;
     if (s == HV_DB_OK)
         s = hv_db_job_claim(target, req->worker_id, hv_cfg.lease_seconds, &job);

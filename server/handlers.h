@@ -34,6 +34,11 @@ void hv_h_plan_report(struct hv_request *req);
 void hv_h_worker_register(struct hv_request *req);
 void hv_h_worker_deregister(struct hv_request *req);
 void hv_h_target_free(struct hv_request *req);
+/* h_steps.c */
+void hv_h_step_heartbeat(struct hv_request *req);
+void hv_h_step_result(struct hv_request *req);
+void hv_h_plan_steps(struct hv_request *req);
+void hv_h_target_changes(struct hv_request *req);
 /* h_metrics.c */
 void hv_h_metrics(struct hv_request *req);
 /* h_jobs.c */

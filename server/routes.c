@@ -21,10 +21,12 @@ static const struct hv_route routes[] = {
     {"POST", "/api/v1/imports", hv_h_import, HV_ACCESS_SUBMIT},
     {"GET", "/api/v1/plans/{id}/jobs", hv_h_plan_jobs, HV_ACCESS_READ},
     {"GET", "/api/v1/plans/{id}/report", hv_h_plan_report, HV_ACCESS_READ},
+    {"GET", "/api/v1/plans/{id}/steps", hv_h_plan_steps, HV_ACCESS_READ},
     {"GET", "/api/v1/jobs/{id}", hv_h_job_get, HV_ACCESS_READ},
     {"GET", "/api/v1/jobs/{id}/results", hv_h_job_results, HV_ACCESS_READ},
     {"GET", "/api/v1/targets", hv_h_targets_list, HV_ACCESS_READ},
     {"GET", "/api/v1/targets/{id}", hv_h_target_get, HV_ACCESS_READ},
+    {"GET", "/api/v1/targets/{id}/changes", hv_h_target_changes, HV_ACCESS_READ},
     {"GET", "/metrics", hv_h_metrics, HV_ACCESS_READ},
     {"POST", "/api/v1/tokens", hv_h_tokens_create, HV_ACCESS_ADMIN},
     {"GET", "/api/v1/tokens", hv_h_tokens_list, HV_ACCESS_ADMIN},
@@ -37,6 +39,8 @@ static const struct hv_route routes[] = {
     {"POST", "/api/v1/jobs/{id}/heartbeat", hv_h_job_heartbeat, HV_ACCESS_JOB},
     {"POST", "/api/v1/jobs/{id}/release", hv_h_job_release, HV_ACCESS_JOB},
     {"POST", "/api/v1/jobs/{id}/result", hv_h_job_result, HV_ACCESS_JOB},
+    {"POST", "/api/v1/steps/{id}/heartbeat", hv_h_step_heartbeat, HV_ACCESS_JOB},
+    {"POST", "/api/v1/steps/{id}/result", hv_h_step_result, HV_ACCESS_JOB},
 };
 
 #define N_ROUTES (sizeof routes / sizeof routes[0])

@@ -1,0 +1,334 @@
+/* db_steps.c — see db_steps.h. */
+#include "db_steps.h"
+
+#include "log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Blocks: one per (repetition, configuration). Randomized plans shuffle
+ * the configurations of each round by a hash of the seed, the round and
+ * the configuration, so the order is fixed by the seed and drift hits
+ * every configuration alike. */
+static const struct hv_stmt set_blocks = {
+    "steps_set_blocks",
+    "WITH b AS (SELECT r.repetition, c.id AS config_id, c.idx, "
+    " row_number() OVER (ORDER BY r.repetition, CASE WHEN $3::bool "
+    "  THEN md5($2 || ':' || r.repetition || ':' || c.idx) ELSE lpad(c.idx::text, 10, '0') END) "
+    "  - 1 AS block "
+    " FROM (SELECT DISTINCT repetition FROM jobs WHERE plan_id = $1) r, "
+    " configurations c WHERE c.plan_id = $1) "
+    "UPDATE jobs j SET block = b.block FROM b "
+    "WHERE j.plan_id = $1 AND j.config_id = b.config_id AND j.repetition = b.repetition",
+    3};
+
+/* Run order block by block, keeping the order within a block. Run orders
+ * are not unique in the schema, so renumbering in place is safe. */
+static const struct hv_stmt renumber = {
+    "steps_renumber",
+    "UPDATE jobs j SET run_order = x.n FROM (SELECT id, row_number() OVER "
+    "(ORDER BY block, run_order) - 1 AS n FROM jobs WHERE plan_id = $1) x "
+    "WHERE j.id = x.id",
+    1};
+
+static const struct hv_stmt insert_steps = {
+    "steps_insert",
+    "WITH blocks AS (SELECT DISTINCT block, config_id FROM jobs WHERE plan_id = $1), "
+    "ins AS (INSERT INTO plan_steps (plan_id, kind, block, config_id, target_name, status) "
+    " SELECT $1, 'apply', block, config_id, $2, CASE WHEN block = 0 THEN 'queued' ELSE 'waiting' "
+    " END FROM blocks UNION ALL SELECT $1, 'restore', NULL, NULL, $2, 'waiting' RETURNING 1) "
+    "UPDATE plans SET host_name = $2, current_block = 0 WHERE id = $1",
+    2};
+
+/* A running step whose lease ran out goes back (or fails after three
+ * losses); an apply step that failed so fails its block's jobs. */
+static const struct hv_stmt expire = {
+    "steps_expire",
+    "WITH lost AS (UPDATE plan_steps SET lease_until = NULL, failures = failures + 1, "
+    " status = CASE WHEN failures + 1 >= 3 THEN 'failed' ELSE 'queued' END, "
+    " error = 'the host worker was lost during the step (lease expired)' "
+    " WHERE status = 'running' AND lease_until < now() RETURNING *) "
+    "UPDATE jobs j SET status = 'failed', finished_at = now(), error = 'configuration ' || "
+    " c.name || ' could not be applied on ' || l.target_name || ': ' || l.error "
+    "FROM lost l JOIN configurations c ON c.id = l.config_id "
+    "WHERE l.status = 'failed' AND l.kind = 'apply' AND j.plan_id = l.plan_id "
+    "AND j.block = l.block AND j.status = 'queued'",
+    0};
+
+/* A plan whose current block ended (no open job in it, no open step)
+ * moves to the next block's apply step, or to its restore step after the
+ * last block. */
+static const struct hv_stmt advance = {
+    "steps_advance",
+    "WITH due AS (SELECT p.id, p.current_block AS k FROM plans p "
+    " WHERE p.current_block IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jobs j "
+    "  WHERE j.plan_id = p.id AND j.block = p.current_block AND j.status IN ('queued', 'running')) "
+    " AND NOT EXISTS (SELECT 1 FROM plan_steps s WHERE s.plan_id = p.id "
+    "  AND s.status IN ('queued', 'running')) FOR UPDATE OF p SKIP LOCKED), "
+    "nxt AS (SELECT d.id, d.k, EXISTS (SELECT 1 FROM plan_steps s WHERE s.plan_id = d.id "
+    " AND s.kind = 'apply' AND s.block = d.k + 1) AS more FROM due d), "
+    "moved AS (UPDATE plans p SET current_block = CASE WHEN n.more THEN n.k + 1 END, "
+    " block_ready = false, updated_at = now() FROM nxt n WHERE p.id = n.id RETURNING p.id) "
+    "UPDATE plan_steps s SET status = 'queued' FROM nxt n WHERE s.plan_id = n.id "
+    "AND s.status = 'waiting' AND ((n.more AND s.kind = 'apply' AND s.block = n.k + 1) "
+    " OR (NOT n.more AND s.kind = 'restore'))",
+    0};
+
+static const struct hv_stmt claim = {
+    "step_claim",
+    "WITH next AS (SELECT s.id FROM plan_steps s JOIN plans p ON p.id = s.plan_id "
+    " WHERE s.target_name = (SELECT name FROM targets WHERE id = $1) AND s.status = 'queued' "
+    " AND NOT EXISTS (SELECT 1 FROM plans q WHERE q.host_name = s.target_name AND q.holds_host "
+    "  AND q.id <> s.plan_id) "
+    " ORDER BY (s.kind = 'restore') DESC, s.plan_id, s.block LIMIT 1 "
+    " FOR UPDATE OF s SKIP LOCKED), "
+    "c AS (UPDATE plan_steps s SET status = 'running', attempt = s.attempt + 1, worker_id = $2, "
+    " lease_until = now() + make_interval(secs => $3::int), claimed_at = now() "
+    " FROM next WHERE s.id = next.id RETURNING s.*), "
+    "held AS (UPDATE plans p SET holds_host = true FROM c WHERE p.id = c.plan_id "
+    " AND c.kind = 'apply' RETURNING p.id) "
+    "SELECT json_build_object('id', c.id, 'kind', c.kind, 'plan_id', c.plan_id, 'attempt', "
+    "c.attempt, 'block', c.block, 'configuration', cf.name, 'levels', "
+    "coalesce(cf.levels, '{}'::jsonb), 'domains', (SELECT coalesce(json_agg(DISTINCT "
+    "j.target_name), "
+    "'[]') FROM jobs j WHERE j.plan_id = c.plan_id AND j.target_name <> c.target_name), 'disk', "
+    "p.spec->'tuning'->'disk', 'nic', p.spec->'tuning'->'nic', 'allow_restart', "
+    "coalesce((p.spec->>'allow_restart')::bool, false))::text "
+    "FROM c JOIN plans p ON p.id = c.plan_id LEFT JOIN configurations cf ON cf.id = c.config_id",
+    3};
+
+static const struct hv_stmt owner = {
+    "step_owner", "SELECT attempt = $2 AND worker_id = $3 FROM plan_steps WHERE id = $1", 3};
+
+static const struct hv_stmt heartbeat = {
+    "step_heartbeat",
+    "UPDATE plan_steps s SET lease_until = now() + make_interval(secs => $3::int) FROM plans p "
+    "WHERE s.id = $1 AND s.attempt = $2 AND s.status = 'running' AND p.id = s.plan_id "
+    "RETURNING p.cancelled AND s.kind = 'apply'",
+    3};
+
+static const struct hv_stmt lock_step = {
+    "step_lock", "SELECT status, attempt, kind FROM plan_steps WHERE id = $1 FOR UPDATE", 1};
+
+static const struct hv_stmt finish = {
+    "step_finish",
+    "UPDATE plan_steps SET status = CASE WHEN $2 THEN 'done' ELSE 'failed' END, lease_until = "
+    "NULL, finished_at = now(), error = $3, settings = $4::jsonb WHERE id = $1",
+    4};
+
+/* An applied block is released: its jobs become claimable now. */
+static const struct hv_stmt release_block = {
+    "step_release_block",
+    "UPDATE plans p SET block_ready = true, updated_at = now() FROM plan_steps s "
+    "WHERE s.id = $1 AND p.id = s.plan_id AND p.current_block = s.block "
+    "RETURNING pg_notify('hv_jobs', '')",
+    1};
+
+static const struct hv_stmt fail_block = {
+    "step_fail_block",
+    "UPDATE jobs j SET status = 'failed', finished_at = now(), error = 'configuration ' || "
+    "c.name || ' could not be applied on ' || s.target_name || ': ' || coalesce(s.error, '') "
+    "FROM plan_steps s JOIN configurations c ON c.id = s.config_id "
+    "WHERE s.id = $1 AND j.plan_id = s.plan_id AND j.block = s.block AND j.status = 'queued'",
+    1};
+
+static const struct hv_stmt record_changes = {
+    "step_record_changes",
+    "INSERT INTO target_changes (target_name, plan_id, step_id, factor, scope, object, "
+    "from_value, to_value, changed_at) "
+    "SELECT s.target_name, s.plan_id, s.id, c->>'factor', coalesce(c->>'scope', ''), "
+    "coalesce(c->>'object', ''), c->>'from', c->>'to', coalesce((c->>'at')::timestamptz, now()) "
+    "FROM plan_steps s, jsonb_array_elements(coalesce($2::jsonb, '[]')) c "
+    "WHERE s.id = $1 AND s.kind = 'apply' AND c->>'factor' IS NOT NULL",
+    2};
+
+/* A restore step that ran (even one that failed: its worker keeps what
+ * it could not put back in its journal and retries at its next start)
+ * ends the plan's hold on the host. */
+static const struct hv_stmt restored = {
+    "step_restored",
+    "WITH p AS (UPDATE plans p SET holds_host = false, current_block = NULL, updated_at = now() "
+    " FROM plan_steps s WHERE s.id = $1 AND p.id = s.plan_id RETURNING p.id) "
+    "UPDATE target_changes t SET restored_at = now(), restored_by = $1 FROM p "
+    "WHERE t.plan_id = p.id AND t.restored_at IS NULL AND $2",
+    2};
+
+static const struct hv_stmt cancel_steps = {
+    "steps_cancel",
+    "WITH c AS (UPDATE plan_steps SET status = 'cancelled', finished_at = now() "
+    " WHERE plan_id = $1 AND kind = 'apply' AND status IN ('waiting', 'queued') RETURNING 1) "
+    "UPDATE plan_steps s SET status = CASE WHEN p.holds_host OR EXISTS (SELECT 1 FROM plan_steps "
+    " a WHERE a.plan_id = s.plan_id AND a.kind = 'apply' AND a.status IN ('running', 'done', "
+    " 'failed')) THEN 'queued' ELSE 'cancelled' END, "
+    "finished_at = CASE WHEN p.holds_host THEN NULL ELSE now() END "
+    "FROM plans p WHERE s.plan_id = $1 AND p.id = s.plan_id AND s.kind = 'restore' "
+    "AND s.status = 'waiting'",
+    1};
+
+static const struct hv_stmt list = {
+    "plan_steps_list",
+    "SELECT coalesce(json_agg(json_build_object('id', s.id, 'kind', s.kind, 'block', s.block, "
+    "'configuration', c.name, 'target', s.target_name, 'status', s.status, 'attempt', "
+    "s.attempt, 'claimed_at', s.claimed_at, 'finished_at', s.finished_at, 'error', s.error, "
+    "'settings', s.settings) ORDER BY s.kind = 'restore', s.block), '[]')::text "
+    "FROM plan_steps s LEFT JOIN configurations c ON c.id = s.config_id WHERE s.plan_id = $1",
+    1};
+
+static const struct hv_stmt changes = {
+    "target_changes_list",
+    "SELECT (SELECT coalesce(json_agg(x ORDER BY x.changed_at DESC, x.id DESC), '[]') FROM "
+    "(SELECT c.id, c.plan_id, c.step_id, c.factor, c.scope, c.object, c.from_value AS from, "
+    "c.to_value AS to, c.changed_at, c.restored_at, c.restored_by FROM target_changes c "
+    "WHERE c.target_name = t.name ORDER BY c.changed_at DESC, c.id DESC LIMIT $2) x)::text "
+    "FROM targets t WHERE t.id = $1",
+    2};
+
+enum hv_db_status hv_db_steps_create(struct hv_db *db, const char *plan_id, const char *host,
+                                     const char *seed, bool randomized)
+{
+    const char *p1[] = {plan_id, seed, randomized ? "t" : "f"};
+    enum hv_db_status s = hv_db_exec(db, &set_blocks, p1, NULL);
+    const char *p2[] = {plan_id};
+    if (s == HV_DB_OK)
+        s = hv_db_exec(db, &renumber, p2, NULL);
+    const char *p3[] = {plan_id, host};
+    if (s == HV_DB_OK)
+        s = hv_db_exec(db, &insert_steps, p3, NULL);
+    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+}
+
+static enum hv_db_status tick_txn(struct hv_db *db, void *arg)
+{
+    (void)arg;
+    enum hv_db_status s = hv_db_exec(db, &expire, NULL, NULL);
+    if (s == HV_DB_OK || s == HV_DB_NONE)
+        s = hv_db_exec(db, &advance, NULL, NULL);
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
+enum hv_db_status hv_db_steps_tick(void)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    return hv_db_txn(db, tick_txn, NULL);
+}
+
+enum hv_db_status hv_db_step_claim(int64_t target_id, int64_t worker_id, int lease_s, json_t **step)
+{
+    char tid[24], wid[24], lease[16];
+    const char *p[] = {hv_db_int(tid, sizeof tid, target_id), hv_db_int(wid, sizeof wid, worker_id),
+                       hv_db_int(lease, sizeof lease, lease_s)};
+    return hv_db_json(&claim, p, step, NULL);
+}
+
+enum hv_db_status hv_db_step_owner(int64_t id, int attempt, int64_t worker_id)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char sid[24], att[16], wid[24];
+    const char *p[] = {hv_db_int(sid, sizeof sid, id), hv_db_int(att, sizeof att, attempt),
+                       hv_db_int(wid, sizeof wid, worker_id)};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &owner, p, &r);
+    if (s == HV_DB_OK && PQgetvalue(r, 0, 0)[0] != 't')
+        s = HV_DB_CONFLICT;
+    PQclear(r);
+    return s;
+}
+
+enum hv_db_status hv_db_step_heartbeat(int64_t id, int attempt, int lease_s, bool *cancel)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char sid[24], att[16], lease[16];
+    const char *p[] = {hv_db_int(sid, sizeof sid, id), hv_db_int(att, sizeof att, attempt),
+                       hv_db_int(lease, sizeof lease, lease_s)};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &heartbeat, p, &r);
+    if (s == HV_DB_OK)
+        *cancel = PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    return s;
+}
+
+struct result_args {
+    const struct hv_step_result *r;
+    bool replayed;
+};
+
+static enum hv_db_status result_txn(struct hv_db *db, void *arg)
+{
+    struct result_args *a = arg;
+    const struct hv_step_result *res = a->r;
+    char sid[24], att[16];
+    hv_db_int(sid, sizeof sid, res->id);
+    hv_db_int(att, sizeof att, res->attempt);
+    a->replayed = false;
+    const char *p1[] = {sid};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &lock_step, p1, &r);
+    if (s != HV_DB_OK) {
+        PQclear(r);
+        return s;
+    }
+    bool running = strcmp(PQgetvalue(r, 0, 0), "running") == 0;
+    bool ended =
+        strcmp(PQgetvalue(r, 0, 0), "done") == 0 || strcmp(PQgetvalue(r, 0, 0), "failed") == 0;
+    int current = atoi(PQgetvalue(r, 0, 1));
+    bool restore = strcmp(PQgetvalue(r, 0, 2), "restore") == 0;
+    PQclear(r);
+    if (current == res->attempt && ended) {
+        a->replayed = true;
+        return HV_DB_OK;
+    }
+    if (!running || current != res->attempt)
+        return HV_DB_CONFLICT;
+    const char *p2[] = {sid, res->ok ? "t" : "f", res->ok ? NULL : res->error, res->settings};
+    s = hv_db_exec(db, &finish, p2, NULL);
+    if (s == HV_DB_OK && !restore) {
+        const char *pc[] = {sid, res->changes};
+        s = hv_db_exec(db, &record_changes, pc, NULL);
+        if (s == HV_DB_OK || s == HV_DB_NONE)
+            s = hv_db_exec(db, res->ok ? &release_block : &fail_block, p1, NULL);
+    } else if (s == HV_DB_OK) {
+        const char *pr[] = {sid, res->ok ? "t" : "f"};
+        s = hv_db_exec(db, &restored, pr, NULL);
+    }
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
+enum hv_db_status hv_db_step_result(const struct hv_step_result *r, bool *replayed)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    struct result_args a = {r, false};
+    enum hv_db_status s = hv_db_txn(db, result_txn, &a);
+    *replayed = a.replayed;
+    return s;
+}
+
+enum hv_db_status hv_db_steps_cancel(struct hv_db *db, const char *plan_id)
+{
+    const char *p[] = {plan_id};
+    enum hv_db_status s = hv_db_exec(db, &cancel_steps, p, NULL);
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
+enum hv_db_status hv_db_plan_steps(int64_t id, json_t **out)
+{
+    char pid[24];
+    const char *p[] = {hv_db_int(pid, sizeof pid, id)};
+    return hv_db_json(&list, p, out, NULL);
+}
+
+enum hv_db_status hv_db_target_changes(int64_t id, int limit, json_t **out)
+{
+    char tid[24], lim[16];
+    const char *p[] = {hv_db_int(tid, sizeof tid, id), hv_db_int(lim, sizeof lim, limit)};
+    return hv_db_json(&changes, p, out, NULL);
+}

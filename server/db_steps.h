@@ -1,0 +1,78 @@
+/* db_steps.h — tuning plans in blocks: apply and restore steps on the
+ * plan's host, and the record of what they changed
+ * (migrations/007_tuning.sql).
+ *
+ * A plan with factors runs one block (round x configuration) at a time:
+ * the block's apply step is claimed by the host's worker, which applies
+ * every level and reads it back; only then are the block's jobs
+ * claimable; once they all ended the next block's apply step is queued,
+ * and after the last block (or on cancel) a restore step. One tuning plan
+ * holds a host at a time. */
+#ifndef HV_SERVER_DB_STEPS_H
+#define HV_SERVER_DB_STEPS_H
+
+#include "db.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/** Cuts the jobs of plan_id (just inserted, inside the creating
+ *  transaction on db) into blocks, one per (repetition, configuration),
+ *  shuffled per round from seed when randomized, renumbers their run
+ *  order block by block, and creates the plan's steps on host: the first
+ *  apply step queued, the rest waiting, and the restore step. */
+enum hv_db_status hv_db_steps_create(struct hv_db *db, const char *plan_id, const char *host,
+                                     const char *seed, bool randomized);
+
+/** Moves tuning plans on: expires step leases, fails the jobs of a block
+ *  whose apply step failed, and queues the next block's apply step (or
+ *  the restore step) of every plan whose current block ended. Cheap when
+ *  nothing is due; run before claims. */
+enum hv_db_status hv_db_steps_tick(void);
+
+/** Claims the next queued step of target_id for worker_id, unless another
+ *  plan holds the host. *step is a new JSON object (the step as the
+ *  worker protocol describes it); HV_DB_NONE when there is none. */
+enum hv_db_status hv_db_step_claim(int64_t target_id, int64_t worker_id, int lease_s,
+                                   json_t **step);
+
+/** Whether worker_id claimed (step id, attempt): HV_DB_OK when it did,
+ *  HV_DB_NONE when there is no such step, HV_DB_CONFLICT when it did not. */
+enum hv_db_status hv_db_step_owner(int64_t id, int attempt, int64_t worker_id);
+
+/** Extends the lease of a running step (id, attempt); *cancel tells
+ *  whether its plan was cancelled (an apply step should stop; a restore
+ *  step never is). HV_DB_NONE when the attempt is not running. */
+enum hv_db_status hv_db_step_heartbeat(int64_t id, int attempt, int lease_s, bool *cancel);
+
+/** A step's outcome as its worker reports it. JSON texts may be NULL. */
+struct hv_step_result {
+    int64_t id;
+    int attempt;
+    bool ok;
+    const char *error;    /**< when not ok */
+    const char *settings; /**< {"factor": {"level", "read_back", "source"}} */
+    const char *changes;  /**< [{"factor", "scope", "object", "from", "to", "at"}] */
+};
+
+/** Stores a step's outcome in one transaction: an apply step that
+ *  succeeded releases its block's jobs; one that failed fails them with
+ *  the reason; a restore step releases the host and marks the plan's
+ *  changes restored. HV_DB_CONFLICT when the attempt is not running (a
+ *  second report of the same attempt is HV_DB_OK with *replayed set). */
+enum hv_db_status hv_db_step_result(const struct hv_step_result *r, bool *replayed);
+
+/** Cancels the waiting and queued apply steps of plan id (inside the
+ *  cancelling transaction on db) and queues its restore step when the
+ *  plan holds or may hold its host; else cancels that too. */
+enum hv_db_status hv_db_steps_cancel(struct hv_db *db, const char *plan_id);
+
+/** The steps of plan id, in order, as a new JSON array in *out. */
+enum hv_db_status hv_db_plan_steps(int64_t id, json_t **out);
+
+/** What plans changed on target id, newest first (at most limit), as a
+ *  new JSON array in *out. HV_DB_NONE when there is no such target. */
+enum hv_db_status hv_db_target_changes(int64_t id, int limit, json_t **out);
+
+#endif

@@ -1,0 +1,173 @@
+/* h_steps.c — apply and restore steps of tuning plans (db_steps.h): the
+ * host worker's heartbeat and result calls, a plan's steps, and what
+ * plans changed on a target. */
+#include "config.h"
+#include "db_steps.h"
+#include "handlers.h"
+#include "jspec.h"
+#include "log.h"
+#include "timeutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const step_statuses[] = {"ok", "error", NULL};
+
+static const struct hv_jfield heartbeat_fields[] = {
+    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9},
+    {0},
+};
+
+static const struct hv_jfield result_fields[] = {
+    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9},
+    {.name = "status", .type = HV_J_STRING, .required = true, .choices = step_statuses},
+    {.name = "error", .type = HV_J_STRING, .max_len = 4096},
+    {.name = "settings", .type = HV_J_OBJECT},
+    {.name = "changes", .type = HV_J_ARRAY, .max_len = 10000},
+    {0},
+};
+
+static const struct hv_jfield change_fields[] = {
+    {.name = "factor", .type = HV_J_STRING, .required = true, .max_len = 64},
+    {.name = "scope", .type = HV_J_STRING, .max_len = 16},
+    {.name = "object", .type = HV_J_STRING, .max_len = 1024},
+    {.name = "from", .type = HV_J_ANY},
+    {.name = "to", .type = HV_J_ANY},
+    {.name = "at", .type = HV_J_STRING, .max_len = 40},
+    {.name = "domain", .type = HV_J_STRING, .max_len = 256},
+    {0},
+};
+
+/* Parses the body against fields (400 when it does not fit), then checks
+ * that the caller claimed the step's attempt (404, 403). Returns the body
+ * or NULL when an answer was set. */
+static json_t *checked(struct hv_request *req, const struct hv_jfield *fields)
+{
+    json_t *doc = hv_req_json(req);
+    if (doc == NULL)
+        return NULL;
+    json_t *errors = json_array();
+    if (hv_jspec_check(doc, "", fields, errors) == 0 && fields == result_fields) {
+        size_t i;
+        json_t *c;
+        char path[64];
+        json_array_foreach(json_object_get(doc, "changes"), i, c)
+        {
+            hv_jpath_index(path, sizeof path, "/changes", i);
+            hv_jspec_check(c, path, change_fields, errors);
+            const char *at = json_string_value(json_object_get(c, "at"));
+            if (at != NULL && !hv_iso8601_valid(at))
+                hv_errors_add(errors, path, "at: must be an ISO 8601 UTC time");
+        }
+    }
+    if (json_array_size(errors) > 0) {
+        hv_reply_problem(req, HV_E_INVALID_REQUEST, "the request body does not fit", errors);
+        json_decref(doc);
+        return NULL;
+    }
+    json_decref(errors);
+    int attempt = (int)json_integer_value(json_object_get(doc, "attempt"));
+    enum hv_db_status s = hv_db_step_owner(req->ids[0], attempt, req->worker_id);
+    if (s == HV_DB_OK)
+        return doc;
+    json_decref(doc);
+    if (s == HV_DB_NONE)
+        hv_reply_problem(req, HV_E_NOT_FOUND, "no step with this id", NULL);
+    else if (s == HV_DB_CONFLICT)
+        hv_reply_problem(req, HV_E_FORBIDDEN,
+                         "this worker did not claim this attempt of the step; only its claimer "
+                         "may send its calls",
+                         NULL);
+    else
+        hv_reply_db_failure(req, s);
+    return NULL;
+}
+
+static void reply_stale(struct hv_request *req)
+{
+    hv_reply_problem(req, HV_E_STALE_ATTEMPT,
+                     "this attempt of the step is not running any more (lease expired or ended)",
+                     NULL);
+}
+
+void hv_h_step_heartbeat(struct hv_request *req)
+{
+    json_t *doc = checked(req, heartbeat_fields);
+    if (doc == NULL)
+        return;
+    bool cancel = false;
+    enum hv_db_status s =
+        hv_db_step_heartbeat(req->ids[0], (int)json_integer_value(json_object_get(doc, "attempt")),
+                             hv_cfg.lease_seconds, &cancel);
+    json_decref(doc);
+    if (s == HV_DB_NONE) {
+        reply_stale(req);
+    } else if (s != HV_DB_OK) {
+        hv_reply_db_failure(req, s);
+    } else {
+        char now[32];
+        hv_now_iso8601(now, sizeof now);
+        hv_reply_json(req, 200,
+                      json_pack("{s:i,s:b,s:s}", "lease_seconds", hv_cfg.lease_seconds, "cancel",
+                                cancel, "server_time", now));
+    }
+}
+
+void hv_h_step_result(struct hv_request *req)
+{
+    json_t *doc = checked(req, result_fields);
+    if (doc == NULL)
+        return;
+    const json_t *settings = json_object_get(doc, "settings");
+    const json_t *changes = json_object_get(doc, "changes");
+    char *settings_text = settings ? json_dumps(settings, JSON_COMPACT) : NULL;
+    char *changes_text = changes ? json_dumps(changes, JSON_COMPACT) : NULL;
+    const char *status = json_string_value(json_object_get(doc, "status"));
+    const char *error = json_string_value(json_object_get(doc, "error"));
+    struct hv_step_result r = {
+        .id = req->ids[0],
+        .attempt = (int)json_integer_value(json_object_get(doc, "attempt")),
+        .ok = strcmp(status, "ok") == 0,
+        .error = error ? error : "the host worker gave no reason",
+        .settings = settings_text,
+        .changes = changes_text,
+    };
+    bool replayed = false;
+    enum hv_db_status s = hv_db_step_result(&r, &replayed);
+    free(settings_text);
+    free(changes_text);
+    if (s == HV_DB_CONFLICT) {
+        reply_stale(req);
+    } else if (s != HV_DB_OK) {
+        hv_reply_db_failure(req, s);
+    } else {
+        hv_info("step %lld attempt %d: %s%s%s", (long long)r.id, r.attempt, status,
+                r.ok ? "" : ": ", r.ok ? "" : r.error);
+        hv_reply_json(req, replayed ? 200 : 201,
+                      json_pack("{s:I,s:i,s:b}", "step_id", (json_int_t)r.id, "attempt", r.attempt,
+                                "stored", !replayed));
+    }
+    json_decref(doc);
+}
+
+void hv_h_plan_steps(struct hv_request *req)
+{
+    json_t *items = NULL;
+    enum hv_db_status s = hv_db_plan_steps(req->ids[0], &items);
+    if (s != HV_DB_OK)
+        hv_reply_db_failure(req, s);
+    else
+        hv_reply_json(req, 200, json_pack("{s:o}", "items", items));
+}
+
+void hv_h_target_changes(struct hv_request *req)
+{
+    json_t *items = NULL;
+    enum hv_db_status s = hv_db_target_changes(req->ids[0], 1000, &items);
+    if (s == HV_DB_NONE)
+        hv_reply_problem(req, HV_E_NOT_FOUND, "no target with this id", NULL);
+    else if (s != HV_DB_OK)
+        hv_reply_db_failure(req, s);
+    else
+        hv_reply_json(req, 200, json_pack("{s:o}", "items", items));
+}
