@@ -1,7 +1,6 @@
 /* db_import.c — see db_import.h. */
 #include "db_import.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,28 +84,18 @@ static enum hv_db_status exec_id(struct hv_db *db, const struct hv_stmt *st,
     return s == HV_DB_NONE ? HV_DB_ERROR : s;
 }
 
-/* The run's duration from its info, 0 when unknown. */
-static double run_seconds(const json_t *run)
-{
-    double d = json_number_value(json_object_get(json_object_get(run, "info"), "duration_s"));
-    return isfinite(d) && d > 0 && d < 1e7 ? d : 0;
-}
-
 /* One run: its job, its result, its metrics and samples. */
 static enum hv_db_status store_run(struct hv_db *db, const struct hv_import *im, const char *plan,
                                    const char *config, const char *target_id, size_t i,
                                    json_t *receipt)
 {
     const json_t *run = json_array_get(im->runs, i);
+    const json_t *when = json_array_get(im->starts, i);
+    const char *at = json_string_value(json_object_get(when, "at"));
     char rep[24], secs[32], job[24], result[24], after[32];
     snprintf(rep, sizeof rep, "%zu", i + 1);
-    snprintf(secs, sizeof secs, "%.3f", run_seconds(run));
-    const json_t *start = json_array_get(im->starts, i);
-    const char *at = json_string_value(json_object_get(start, "at"));
-    double after_s = json_number_value(json_object_get(start, "after_s"));
-    snprintf(after, sizeof after, "%.3f", isfinite(after_s) && after_s > 0 ? after_s : 0.0);
-    if (at == NULL)
-        at = im->started_at;
+    snprintf(secs, sizeof secs, "%.3f", json_number_value(json_object_get(when, "seconds")));
+    snprintf(after, sizeof after, "%.3f", json_number_value(json_object_get(when, "after_s")));
     char *workload = json_dumps(im->workload, JSON_COMPACT);
     const char *wid = json_string_value(json_object_get(im->workload, "id"));
     const char *pj[] = {plan, config, wid, workload, im->target, target_id, rep, at, secs, after};

@@ -111,10 +111,10 @@ static double run_seconds(const json_t *run)
     return isfinite(d) && d > 0 && d < 1e7 ? d : 0;
 }
 
-/* When each run started, [{"at", "after_s"}]: run i started after_s
- * seconds after at. Runs one after another in a file: a run whose output
- * stamps its start (and no "at" was given) starts then; any other starts
- * where the run before it ended. */
+/* When each run started and how long it lasted, [{"at", "after_s",
+ * "seconds"}] (db_import.h). Runs one after another in a file: a run whose
+ * output stamps its start (and no "at" was given) starts then; any other
+ * starts where the run before it ended. */
 static json_t *run_starts(const json_t *runs, const char *started, const char *source)
 {
     json_t *starts = json_array();
@@ -130,7 +130,8 @@ static json_t *run_starts(const json_t *runs, const char *started, const char *s
             anchor = own;
             after = 0;
         }
-        json_array_append_new(starts, json_pack("{s:s,s:f}", "at", anchor, "after_s", after));
+        json_array_append_new(starts, json_pack("{s:s,s:f,s:f}", "at", anchor, "after_s", after,
+                                                "seconds", run_seconds(run)));
         after += run_seconds(run);
     }
     return starts;
@@ -252,7 +253,6 @@ void hv_h_import(struct hv_request *req)
         .plan_name = name,
         .spec = spec,
         .workload = workload,
-        .started_at = started,
         .runs = runs,
         .starts = starts,
         .raw = text,
