@@ -54,7 +54,7 @@ const char *hv_parser_guess(const char *text);
 /** Parses the output of tool into every run it holds: a new array in *runs
  *  of {"metrics": [...], "info": {...}} objects, at least one, each with
  *  "samples" too when the output holds per-interval figures. Most outputs
- *  hold one run; bonnie++ -x N holds N.
+ *  hold one run; bonnie++ -x N holds N, and so does a file of N outputs.
  *
  *  metrics: [{"name", "value", "unit", "higher_is_better"}], names unique
  *  within a run, values finite.

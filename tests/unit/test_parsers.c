@@ -10,7 +10,11 @@
  *     stress-ng's "..." and "run completed") refused at every line before
  *     it; every fixture cut at every 97th byte parses or is refused with a
  *     message, never crashes (run it under make SANITIZE=address,undefined);
- *   - each fixture given to every other tool's parser is refused.
+ *   - each fixture given to every other tool's parser is refused;
+ *   - a file of several outputs (x2-*: two runs joined with cat) reads as
+ *     one run each, and a cut between them as the runs before it; runs of
+ *     different workloads in one file (two fixtures joined here) are
+ *     refused by hv_parse_runs_alike, naming the count and the difference.
  *
  * Run from the top of the tree (tests/run.sh does), or set HV_FIXTURES. */
 #include "parsers.h"
@@ -111,6 +115,9 @@ static void check_metric_shape(const json_t *m, const char *where)
         fprintf(stderr, "%s: metric %s has no known unit suffix\n", where, name ? name : "?");
     CHECK(known);
     CHECK(json_is_number(json_object_get(m, "value")));
+    /* Rates, counts, latencies, sizes: none is negative. */
+    CHECK_MSG(json_number_value(json_object_get(m, "value")) >= 0, "%s: %s is negative", where,
+              name ? name : "?");
     CHECK(json_object_size(m) == 4);
 }
 
