@@ -27,7 +27,7 @@ const struct cli_command cli_cmd_import = {
             "                          sysbench or stress-ng\n"
             "  -T, --target NAME       the machine the output was measured on; a name\n"
             "                          no worker registered becomes a host without facts\n"
-            "  -a, --at TIME           when the run started (ISO 8601 UTC, e.g.\n"
+            "  -a, --at TIME           when the (first) run started (ISO 8601 UTC, e.g.\n"
             "                          2010-03-01T10:00:00Z); default: the time the output\n"
             "                          records (fio, iperf3, stress-ng YAML), else now\n"
             "  -L, --label KEY=VALUE   a label of the import (repeatable): study=kvm-2010\n"
@@ -37,16 +37,20 @@ const struct cli_command cli_cmd_import = {
             "  fio        --output-format=json\n"
             "  iperf3     -J, client or server\n"
             "  iperf      -y C, or the text report, client or server\n"
-            "  bonnie     the CSV line(s), or the table (bonnie++'s or bon_csv2txt's);\n"
+            "  bonnie     the CSV line(s), the table (bonnie++'s or bon_csv2txt's), or\n"
+            "             both as bonnie++ prints them without -q; 1.0x or 1.9x/2.0;\n"
             "             -x N gives N runs\n"
-            "  sysbench   the report of the cpu or memory test\n"
+            "  sysbench   the report of the cpu, memory or fileio test\n"
             "  stress-ng  the --yaml file, or the log of --metrics-brief\n"
             "\n"
             "The server reads the output and stores it as a finished plan: one job per\n"
             "run, on TARGET, with the metrics printed here; 'hvbench report ID' shows\n"
-            "it like any plan. An output cut short or damaged is refused with the\n"
-            "reason and nothing is stored; so is one imported before for the same\n"
-            "target (exit 1).\n",
+            "it like any plan. A file of several outputs of one workload (a tool run\n"
+            "again with >>, files joined with cat; not iperf) gives one run each,\n"
+            "stored as repetitions; outputs of different workloads in one file are\n"
+            "refused, naming how many runs it holds and where they differ. An output\n"
+            "cut short or damaged is refused with the reason and nothing is stored;\n"
+            "so is one imported before for the same target (exit 1).\n",
     .fn = cmd_import_exec,
 };
 

@@ -24,7 +24,11 @@
  * disk.rw.mbps, disk.randrw.mbps), added up over the jobs of a group, and
  * the verdict goes into the job's info. A window longer than the run
  * holds zeros after the intervals fio measured: the run's runtime says how
- * many were. */
+ * many were.
+ *
+ * A file may hold several reports one after another (`fio ... >> all.json`,
+ * `cat a.json b.json`): each is one run, so the import keeps every one as
+ * a repetition. */
 #include "parse_util.h"
 #include "parsers.h"
 
@@ -446,11 +450,13 @@ static void set_times(const json_t *doc, json_t *info, double seconds)
 /* fio prints a number it could not compute as a bare nan or -nan (its
  * steadystate slope over a one-interval window): not JSON. A copy of text
  * with those values (after ": ") written as null, or NULL when there is
- * none or memory runs out. */
+ * none or memory runs out. Newlines stay where they were, so line numbers
+ * in errors still point into the file. */
 static char *nan_as_null(const char *text, size_t len, size_t *out_len)
 {
     static const char *const bare[] = {"-nan", "nan", "-inf", "inf"};
-    char *copy = malloc(len + 1), *w = copy;
+    /* "nan" and "inf" grow by one byte each as "null": at most len / 3. */
+    char *copy = malloc(len + len / 3 + 2), *w = copy;
     bool found = false;
     for (size_t i = 0; copy != NULL && i < len;) {
         size_t k = 0, tl = 0;
@@ -462,8 +468,6 @@ static char *nan_as_null(const char *text, size_t len, size_t *out_len)
                     break;
             }
         if (k < 4 && i >= 2 && text[i - 2] == ':' && text[i - 1] == ' ') {
-            /* "null" is no longer than "-nan": the copy never grows past
-             * len + 1. */
             memcpy(w, "null", 4);
             w += 4;
             i += tl;
@@ -481,32 +485,16 @@ static char *nan_as_null(const char *text, size_t len, size_t *out_len)
     return copy;
 }
 
-int hv_parse_fio(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
+/* One fio report (one JSON document) into a new run of runs. */
+static int read_report(const json_t *doc, const char *text, json_t *runs, char *err, size_t errlen)
 {
-    json_t *doc = hv_pjson_load(text, len, TOOL, err, errlen);
-    size_t fixed_len = 0;
-    char *fixed =
-        doc == NULL && strstr(err, "bad JSON") != NULL ? nan_as_null(text, len, &fixed_len) : NULL;
-    if (fixed != NULL) {
-        char err2[HV_PARSE_ERR_MAX];
-        doc = hv_pjson_load(fixed, fixed_len, TOOL, err2, sizeof err2);
-        free(fixed);
-    }
-    if (doc == NULL) {
-        if (strstr(err, "no JSON object") != NULL)
-            hv_pnot_mine(text, "fio", TOOL,
-                         "no JSON object in the output: save fio's output with "
-                         "--output-format=json",
-                         err, errlen);
-        return -1;
-    }
     const json_t *jobs = json_object_get(doc, "jobs");
-    if (!json_is_array(jobs)) {
-        json_decref(doc);
+    if (!json_is_array(jobs))
         return hv_pnot_mine(text, "fio", TOOL, "no \"jobs\" array: not fio's JSON output", err,
                             errlen);
-    }
     json_t *run = hv_prun_new(runs, TOOL, "json");
+    if (run == NULL)
+        return hv_perr(err, errlen, TOOL, "out of memory");
     json_t *info = hv_prun_info(run);
     const char *version = json_string_value(json_object_get(doc, "fio version"));
     if (version != NULL)
@@ -550,6 +538,53 @@ int hv_parse_fio(const char *text, size_t len, json_t *runs, char *err, size_t e
         rc = hv_perr(err, errlen, TOOL, "a steadystate value is not a finite number");
     if (rc == 0)
         set_times(doc, info, (total_ms + group_ms) / 1000.0);
-    json_decref(doc);
+    return rc;
+}
+
+/* Every report of text[0..len) into runs. */
+static int read_reports(const char *t, size_t tl, const char *text, json_t *runs, char *err,
+                        size_t errlen)
+{
+    size_t pos = 0;
+    int rc = 0;
+    for (size_t part = 0; rc == 0; part++) {
+        json_t *doc = hv_pjson_next(t, tl, &pos, TOOL, err, errlen);
+        if (doc == NULL && err[0] == '\0' && part > 0)
+            break;
+        if (doc == NULL && err[0] == '\0')
+            rc = hv_pnot_mine(text, "fio", TOOL,
+                              "no JSON object in the output: save fio's output with "
+                              "--output-format=json",
+                              err, errlen);
+        else if (doc == NULL)
+            rc = -1;
+        else
+            rc = read_report(doc, text, runs, err, errlen);
+        json_decref(doc);
+        if (rc != 0)
+            hv_ppart_err(err, errlen, TOOL, part);
+    }
+    return rc;
+}
+
+int hv_parse_fio(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
+{
+    /* A file may hold several reports one after another (fio run again
+     * with >>): one run each. */
+    int rc = read_reports(text, len, text, runs, err, errlen);
+    if (rc == 0 || strstr(err, "bad JSON") == NULL)
+        return rc;
+    size_t fixed_len = 0;
+    char *fixed = nan_as_null(text, len, &fixed_len);
+    if (fixed == NULL)
+        return rc;
+    char first[HV_PARSE_ERR_MAX];
+    snprintf(first, sizeof first, "%s", err);
+    json_array_clear(runs);
+    rc = read_reports(fixed, fixed_len, text, runs, err, errlen);
+    free(fixed);
+    /* Not fio's nan after all: the first reason stands. */
+    if (rc != 0 && strstr(err, "bad JSON") != NULL)
+        snprintf(err, errlen, "%s", first);
     return rc;
 }

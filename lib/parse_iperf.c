@@ -8,8 +8,9 @@
  * from the receiver's report (the server's, or the "Server Report" the
  * client prints), net.udp.jitter_ms and net.udp.loss_pct. The text report
  * rounds to three digits ("13.0 Gbits/sec"); the CSV has bits per second.
- * A text report of several tests one after the other (a server's log) is
- * refused: its streams would add up as if they ran at once.
+ * A report of several tests one after the other (a server's log, or
+ * reports saved into one file) is refused, naming the line where the next
+ * test starts: its streams would add up as if they ran at once.
  *
  * The interval lines of -i become samples of the headline metric: the
  * "[SUM]" interval lines when there are any, else every stream's lines of
@@ -32,6 +33,7 @@ struct stream {
     double end, bytes, bps;
     bool udp; /* jitter and loss known */
     double jitter_ms, loss_pct;
+    double lport, rport; /* the connection's ports (CSV), 0 when unknown */
 };
 
 /* One result line: a stream's (or the sum's) figure over an interval. */
@@ -68,8 +70,20 @@ static int remember(struct report *r, const struct stream *s, double start)
 /* Keeps line as the whole-test figure of its stream when it is one: the
  * interval starts at 0, and it ends no earlier than what was kept (a later
  * line wins a tie). A receiver's UDP line beats a sender's. */
-static int keep(struct report *r, const struct stream *line, double start, char *err, size_t errlen)
+static int keep(struct report *r, const struct stream *line, double start, int no, char *err,
+                size_t errlen)
 {
+    /* A stream of one test keeps its connection; the same stream number
+     * on another connection is the next test of a file that holds
+     * several. */
+    for (size_t i = 0; i < r->n && line->lport > 0; i++)
+        if (r->streams[i].id == line->id && r->streams[i].lport > 0 &&
+            (r->streams[i].lport != line->lport || r->streams[i].rport != line->rport))
+            return hv_perr(err, errlen, TOOL,
+                           "line %d starts another test (stream %ld again, on another "
+                           "connection): the file holds several iperf 2 reports; import each "
+                           "test on its own",
+                           no, line->id);
     r->results++;
     if (remember(r, line, start) != 0)
         return hv_perr(err, errlen, TOOL, "out of memory");
@@ -168,13 +182,15 @@ static int csv_line(char *line, int no, struct report *r, char *err, size_t errl
     s.id = (long)v[5];
     s.bytes = v[7];
     s.bps = v[8];
+    if (hv_pnum_str(f[2], &s.lport) != 0 || hv_pnum_str(f[4], &s.rport) != 0)
+        s.lport = s.rport = 0;
     /* The sender's UDP line says -1 datagrams: it cannot know the loss. */
     if (nf >= 14 && v[11] > 0) {
         s.udp = true;
         s.jitter_ms = v[9];
         s.loss_pct = v[12];
     }
-    return keep(r, &s, start, err, errlen);
+    return keep(r, &s, start, no, err, errlen);
 }
 
 /* Multipliers of iperf's units: bits in 1000s, bytes in 1024s. */
@@ -278,7 +294,7 @@ static int text_line(const char *line, size_t len, int no, struct report *r, cha
             return hv_perr(err, errlen, TOOL, "line %d has a jitter but no loss \"(N%%)\"", no);
         s.udp = true;
     }
-    return keep(r, &s, start, err, errlen);
+    return keep(r, &s, start, no, err, errlen);
 }
 
 /* The rest of a header line after "key:", trimmed, into info[name]. */

@@ -12,7 +12,18 @@
  * Every interval's sum (bits per second of all streams, as this side
  * counted them) becomes a sample of the headline metric; the intervals
  * iperf3 flags "omitted" (--omit, its warm-up) are left out, and its
- * timeline restarts at 0 after them. */
+ * timeline restarts at 0 after them.
+ *
+ * Per stream (end.streams, kept whole in info.streams): TCP's
+ * net.tcp.stream_gbps_min and net.tcp.stream_gbps_max (each stream's
+ * receiver bits per second, the names of the built-in net engine), and
+ * from the sender's side when this output has it net.tcp.rtt_mean_us
+ * (the streams' mean RTT, averaged) and net.tcp.rtt_max_us. The MSS of
+ * the connection (start.tcp_mss with -M, else the tcp_mss_default iperf3
+ * read from its socket) is net.tcp.mss_bytes and info.mss.
+ *
+ * A file may hold several outputs one after another (`cat a.json
+ * b.json`): one run each. */
 #include "parse_util.h"
 
 #include <stdio.h>
@@ -43,6 +54,11 @@ static void read_start(const json_t *start, json_t *info, const char **protocol)
     const json_t *to = json_object_get(start, "connecting_to");
     if (json_is_object(to))
         json_object_set(info, "connecting_to", (json_t *)to);
+    const json_t *mss = json_object_get(start, "tcp_mss");
+    if (!json_is_number(mss))
+        mss = json_object_get(start, "tcp_mss_default");
+    if (json_is_number(mss) && json_number_value(mss) > 0 && json_number_value(mss) < 1e7)
+        json_object_set_new(info, "mss", json_integer((json_int_t)json_number_value(mss)));
 }
 
 /* end.NAME as an object, or NULL after the error "end.NAME is missing". */
@@ -66,6 +82,62 @@ static int need_num(const json_t *sum, const char *name, const char *key, double
     if (rc > 0)
         return hv_perr(err, errlen, TOOL, "%s.%s is missing", where, key);
     return rc;
+}
+
+/* The per-stream figures of TCP (end.streams): the slowest and fastest
+ * stream as the receiver counted them, the sender's RTTs when this side
+ * has them. The streams are kept whole in info. */
+static int read_streams(const json_t *end, json_t *run, char *err, size_t errlen)
+{
+    const json_t *streams = json_object_get(end, "streams");
+    if (streams == NULL)
+        return 0;
+    if (!json_is_array(streams))
+        return hv_perr(err, errlen, TOOL, "end.streams is not an array");
+    json_object_set(hv_prun_info(run), "streams", (json_t *)streams);
+    double lo = 0, hi = 0, rtt_sum = 0, rtt_max = 0;
+    size_t n = 0, n_rtt = 0, i;
+    json_t *st;
+    json_array_foreach(streams, i, st)
+    {
+        char where[48];
+        snprintf(where, sizeof where, "end.streams[%zu].receiver", i);
+        const json_t *recv = json_object_get(st, "receiver");
+        double bps, v;
+        int rc = hv_pjnum(recv, "bits_per_second", where, &bps, TOOL, err, errlen);
+        if (rc != 0 || !json_is_object(recv))
+            return rc < 0 ? -1 : hv_perr(err, errlen, TOOL, "%s has no bits_per_second", where);
+        if (bps < 0)
+            return hv_perr(err, errlen, TOOL, "%s.bits_per_second is negative", where);
+        lo = n == 0 || bps < lo ? bps : lo;
+        hi = bps > hi ? bps : hi;
+        n++;
+        snprintf(where, sizeof where, "end.streams[%zu].sender", i);
+        const json_t *send = json_object_get(st, "sender");
+        rc = hv_pjnum(send, "mean_rtt", where, &v, TOOL, err, errlen);
+        if (rc < 0)
+            return -1;
+        if (rc == 0 && v >= 0) {
+            rtt_sum += v;
+            n_rtt++;
+        }
+        rc = hv_pjnum(send, "max_rtt", where, &v, TOOL, err, errlen);
+        if (rc < 0)
+            return -1;
+        if (rc == 0 && v > rtt_max)
+            rtt_max = v;
+    }
+    json_t *m = hv_prun_metrics(run);
+    int rc = 0;
+    if (n > 0) {
+        rc |= hv_pmetric(m, "net.tcp.stream_gbps_min", lo / 1e9, "Gbit/s", true);
+        rc |= hv_pmetric(m, "net.tcp.stream_gbps_max", hi / 1e9, "Gbit/s", true);
+    }
+    if (n_rtt > 0) {
+        rc |= hv_pmetric(m, "net.tcp.rtt_mean_us", rtt_sum / (double)n_rtt, "us", false);
+        rc |= hv_pmetric(m, "net.tcp.rtt_max_us", rtt_max, "us", false);
+    }
+    return rc == 0 ? 0 : hv_perr(err, errlen, TOOL, "a stream's value is not a finite number");
 }
 
 static int read_tcp(const json_t *end, json_t *run, char *err, size_t errlen)
@@ -92,6 +164,12 @@ static int read_tcp(const json_t *end, json_t *run, char *err, size_t errlen)
     }
     if (secs > 0)
         json_object_set_new(info, "duration_s", json_real(secs));
+    if (read_streams(end, run, err, errlen) != 0)
+        return -1;
+    const json_t *mss = json_object_get(info, "mss");
+    if (json_is_integer(mss) && hv_pmetric(metrics, "net.tcp.mss_bytes",
+                                           (double)json_integer_value(mss), "bytes", true) != 0)
+        return hv_perr(err, errlen, TOOL, "the MSS is not a finite number");
     return 0;
 }
 
@@ -117,6 +195,9 @@ static int read_udp(const json_t *end, json_t *run, char *err, size_t errlen)
         return -1;
     if (secs > 0)
         json_object_set_new(info, "duration_s", json_real(secs));
+    const json_t *streams = json_object_get(end, "streams");
+    if (json_is_array(streams))
+        json_object_set(info, "streams", (json_t *)streams);
     return 0;
 }
 
@@ -166,35 +247,27 @@ static int read_intervals(const json_t *doc, json_t *run, const char *metric, ch
     return 0;
 }
 
-int hv_parse_iperf3(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
+/* One iperf3 output (one JSON document) into a new run of runs. */
+static int read_output(const json_t *doc, const char *text, json_t *runs, char *err, size_t errlen)
 {
-    json_t *doc = hv_pjson_load(text, len, TOOL, err, errlen);
-    if (doc == NULL) {
-        if (strstr(err, "no JSON object") != NULL)
-            hv_pnot_mine(text, "iperf3", TOOL,
-                         "no JSON object in the output: save iperf3's output with -J", err, errlen);
-        return -1;
-    }
     const json_t *start = json_object_get(doc, "start");
     const json_t *end = json_object_get(doc, "end");
     const char *failure = json_string_value(json_object_get(doc, "error"));
-    int rc = 0;
     if (failure != NULL) {
         char q[256];
-        rc = hv_perr(err, errlen, TOOL, "the run failed: %s",
-                     hv_pquote(q, sizeof q, failure, strlen(failure)));
-    } else if (!json_is_object(start) || !json_is_object(end)) {
-        rc = hv_pnot_mine(text, "iperf3", TOOL,
-                          "no \"start\" and \"end\" objects: not iperf3's JSON output (-J)", err,
-                          errlen);
+        return hv_perr(err, errlen, TOOL, "the run failed: %s",
+                       hv_pquote(q, sizeof q, failure, strlen(failure)));
     }
-    if (rc != 0) {
-        json_decref(doc);
-        return rc;
-    }
+    if (!json_is_object(start) || !json_is_object(end))
+        return hv_pnot_mine(text, "iperf3", TOOL,
+                            "no \"start\" and \"end\" objects: not iperf3's JSON output (-J)", err,
+                            errlen);
     json_t *run = hv_prun_new(runs, TOOL, "json");
+    if (run == NULL)
+        return hv_perr(err, errlen, TOOL, "out of memory");
     const char *protocol = "TCP";
     read_start(start, hv_prun_info(run), &protocol);
+    int rc;
     if (strcmp(protocol, "UDP") == 0)
         rc = read_udp(end, run, err, errlen);
     else if (strcmp(protocol, "TCP") == 0)
@@ -208,6 +281,28 @@ int hv_parse_iperf3(const char *text, size_t len, json_t *runs, char *err, size_
     const json_t *cpu = json_object_get(end, "cpu_utilization_percent");
     if (rc == 0 && json_is_object(cpu))
         json_object_set(hv_prun_info(run), "cpu_utilization_percent", (json_t *)cpu);
-    json_decref(doc);
+    return rc;
+}
+
+int hv_parse_iperf3(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
+{
+    size_t pos = 0;
+    int rc = 0;
+    for (size_t part = 0; rc == 0; part++) {
+        json_t *doc = hv_pjson_next(text, len, &pos, TOOL, err, errlen);
+        if (doc == NULL && err[0] == '\0' && part > 0)
+            break;
+        if (doc == NULL && err[0] == '\0')
+            rc = hv_pnot_mine(text, "iperf3", TOOL,
+                              "no JSON object in the output: save iperf3's output with -J", err,
+                              errlen);
+        else if (doc == NULL)
+            rc = -1;
+        else
+            rc = read_output(doc, text, runs, err, errlen);
+        json_decref(doc);
+        if (rc != 0)
+            hv_ppart_err(err, errlen, TOOL, part);
+    }
     return rc;
 }

@@ -7,7 +7,11 @@
  * cpu.stressng.<stressor>.bogo_ops_per_cpu_s (over user + system time: in a
  * guest the two part when the host takes the vCPU away). The YAML ends
  * with "..." and the log with "successful run completed"; without them
- * the output was cut off and is refused, as is an unsuccessful run. */
+ * the output was cut off and is refused, as is an unsuccessful run.
+ *
+ * A file may hold several reports one after another (`cat a.yaml b.yaml`,
+ * or a log stress-ng appended to): each YAML document, each log up to its
+ * "run completed", is one run. */
 #include "parse_util.h"
 
 #include <stdio.h>
@@ -108,9 +112,13 @@ static int close_item(json_t *item, int no, json_t *metrics, double *longest, ch
     return 0;
 }
 
-static int parse_yaml(const char *text, json_t *runs, char *err, size_t errlen)
+/* One YAML document from *at (line *line0 + 1 of the file); *at and
+ * *line0 move past its end marker. */
+static int parse_yaml(const char **at, int *line0, json_t *runs, char *err, size_t errlen)
 {
     json_t *run = hv_prun_new(runs, TOOL, "yaml");
+    if (run == NULL)
+        return hv_perr(err, errlen, TOOL, "out of memory");
     json_t *info = hv_prun_info(run), *metrics = hv_prun_metrics(run);
     json_t *stressors = json_array(), *item = NULL;
     json_object_set_new(info, "stressors", stressors);
@@ -119,7 +127,8 @@ static int parse_yaml(const char *text, json_t *runs, char *err, size_t errlen)
     double longest = 0;
     char q[64];
     struct hv_plines it;
-    hv_plines_init(&it, text);
+    hv_plines_init(&it, *at);
+    it.no = *line0;
     while (hv_plines_next(&it)) {
         const char *l = it.s, *k, *v;
         size_t n = it.len, kl, vl;
@@ -196,6 +205,8 @@ static int parse_yaml(const char *text, json_t *runs, char *err, size_t errlen)
     if (json_array_size(stressors) == 0)
         return hv_perr(err, errlen, TOOL, "no stressor in the YAML's metrics");
     json_object_set_new(info, "duration_s", json_real(longest));
+    *at = it.next;
+    *line0 = it.no;
     return 0;
 }
 
@@ -235,9 +246,14 @@ static int split(const char *rest, size_t n, const char **t, size_t *tl, int max
     return k;
 }
 
-static int parse_log(const char *text, json_t *runs, char *err, size_t errlen)
+/* One run's log from *at (line *line0 + 1 of the file): its lines up to
+ * "successful run completed"; *at and *line0 move past that line. */
+static int parse_log(const char *text, const char **at, int *line0, json_t *runs, char *err,
+                     size_t errlen)
 {
     json_t *run = hv_prun_new(runs, TOOL, "text");
+    if (run == NULL)
+        return hv_perr(err, errlen, TOOL, "out of memory");
     json_t *info = hv_prun_info(run), *metrics = hv_prun_metrics(run);
     json_t *stressors = json_array();
     json_object_set_new(info, "stressors", stressors);
@@ -245,8 +261,9 @@ static int parse_log(const char *text, json_t *runs, char *err, size_t errlen)
     double longest = 0;
     char q[64];
     struct hv_plines it;
-    hv_plines_init(&it, text);
-    while (hv_plines_next(&it)) {
+    hv_plines_init(&it, *at);
+    it.no = *line0;
+    while (!completed && hv_plines_next(&it)) {
         size_t n;
         const char *rest = log_rest(it.s, it.len, &n);
         if (rest == NULL)
@@ -300,7 +317,25 @@ static int parse_log(const char *text, json_t *runs, char *err, size_t errlen)
     if (json_array_size(stressors) == 0)
         return hv_perr(err, errlen, TOOL, "the metrics table has no stressor row");
     json_object_set_new(info, "duration_s", json_real(longest));
+    *at = it.next;
+    *line0 = it.no;
     return 0;
+}
+
+/* Whether text holds a line of a YAML document or a stress-ng log line:
+ * what would make another run. */
+static bool more_to_read(const char *text, bool yaml)
+{
+    struct hv_plines it;
+    hv_plines_init(&it, text);
+    while (hv_plines_next(&it)) {
+        size_t i = 0;
+        while (i < it.len && (it.s[i] == ' ' || it.s[i] == '\t'))
+            i++;
+        if (yaml ? i < it.len : hv_pstarts(it.s, it.len, "stress-ng:"))
+            return true;
+    }
+    return false;
 }
 
 int hv_parse_stressng(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
@@ -310,8 +345,15 @@ int hv_parse_stressng(const char *text, size_t len, json_t *runs, char *err, siz
     const char *p = text;
     while (*p == '\n' || *p == ' ')
         p++;
-    if (strncmp(p, "---", 3) == 0 || strncmp(p, "system-info:", 12) == 0 ||
-        strncmp(p, "metrics:", 8) == 0)
-        return parse_yaml(text, runs, err, errlen);
-    return parse_log(text, runs, err, errlen);
+    bool yaml = strncmp(p, "---", 3) == 0 || strncmp(p, "system-info:", 12) == 0 ||
+                strncmp(p, "metrics:", 8) == 0;
+    const char *at = text;
+    int line0 = 0, rc = 0;
+    for (size_t part = 0; rc == 0 && (part == 0 || more_to_read(at, yaml)); part++) {
+        rc = yaml ? parse_yaml(&at, &line0, runs, err, errlen)
+                  : parse_log(text, &at, &line0, runs, err, errlen);
+        if (rc != 0)
+            hv_ppart_err(err, errlen, TOOL, part);
+    }
+    return rc;
 }

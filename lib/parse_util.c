@@ -152,11 +152,14 @@ static int line_of(const char *text, size_t off)
     return line;
 }
 
-json_t *hv_pjson_load(const char *text, size_t len, const char *tool, char *err, size_t errlen)
+json_t *hv_pjson_next(const char *text, size_t len, size_t *pos, const char *tool, char *err,
+                      size_t errlen)
 {
+    if (errlen > 0)
+        err[0] = '\0';
     /* The document starts at the first line whose first non-blank
      * character is '{'. */
-    size_t start = 0;
+    size_t start = *pos;
     bool found = false;
     while (start < len) {
         size_t i = start;
@@ -173,25 +176,45 @@ json_t *hv_pjson_load(const char *text, size_t len, const char *tool, char *err,
         start = (size_t)(nl - text) + 1;
     }
     if (!found) {
-        hv_perr(err, errlen, tool, "no JSON object in the output (is it %s's JSON output?)", tool);
+        *pos = len;
         return NULL;
     }
     json_error_t je;
     json_t *doc = json_loadb(text + start, len - start, JSON_DISABLE_EOF_CHECK, &je);
     if (doc != NULL) {
+        *pos = start + (size_t)je.position;
         if (json_is_object(doc))
             return doc;
         json_decref(doc);
         hv_perr(err, errlen, tool, "the JSON document is not an object");
         return NULL;
     }
-    size_t pos = je.position > 0 ? (size_t)je.position : 0;
-    if (pos >= len - start)
+    size_t at = je.position > 0 ? (size_t)je.position : 0;
+    if (at >= len - start)
         hv_perr(err, errlen, tool, "the JSON ends early at line %d (cut off?)", line_of(text, len));
     else
         hv_perr(err, errlen, tool, "bad JSON at line %d, column %d: %s",
                 line_of(text, start) + (je.line > 0 ? je.line - 1 : 0), je.column, je.text);
     return NULL;
+}
+
+json_t *hv_pjson_load(const char *text, size_t len, const char *tool, char *err, size_t errlen)
+{
+    size_t pos = 0;
+    json_t *doc = hv_pjson_next(text, len, &pos, tool, err, errlen);
+    if (doc == NULL && err[0] == '\0')
+        hv_perr(err, errlen, tool, "no JSON object in the output (is it %s's JSON output?)", tool);
+    return doc;
+}
+
+int hv_ppart_err(char *err, size_t errlen, const char *tool, size_t part)
+{
+    size_t tl = strlen(tool);
+    if (part == 0 || errlen == 0 || strncmp(err, tool, tl) != 0 || err[tl] != ':')
+        return -1;
+    char msg[HV_PARSE_ERR_MAX];
+    snprintf(msg, sizeof msg, "%s", err + tl + 1 + (err[tl + 1] == ' '));
+    return hv_perr(err, errlen, tool, "output %zu of the file: %s", part + 1, msg);
 }
 
 int hv_pjnum(const json_t *obj, const char *key, const char *where, double *out, const char *tool,

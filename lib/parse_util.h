@@ -74,6 +74,20 @@ int hv_pnot_mine(const char *text, const char *self, const char *tool, const cha
  *  into one object. Returns a new reference, or NULL with err set. */
 json_t *hv_pjson_load(const char *text, size_t len, const char *tool, char *err, size_t errlen);
 
+/** hv_pjson_load() of the next document of a file that may hold several
+ *  outputs one after another (`cat a.json b.json`): reads from
+ *  text[*pos..len) and moves *pos past the document. When no line starting
+ *  with '{' is left, returns NULL with *pos = len and err empty: the end,
+ *  not an error. */
+json_t *hv_pjson_next(const char *text, size_t len, size_t *pos, const char *tool, char *err,
+                      size_t errlen);
+
+/** Rewrites the error "TOOL: MESSAGE" of the part-th output of a file
+ *  (from 0) as "TOOL: output N of the file: MESSAGE", so the reader of a
+ *  file of several outputs knows which one is damaged; the first output's
+ *  errors stay as they are. Returns -1. */
+int hv_ppart_err(char *err, size_t errlen, const char *tool, size_t part);
+
 /** Reads member key of obj as a number into *out. Returns 1 when it is
  *  absent (or null), 0 when it is a number, -1 with the error "WHERE.KEY is
  *  not a number" otherwise. where names obj in the message ("jobs[0]

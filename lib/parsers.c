@@ -11,16 +11,21 @@
 
 /* One row per tool; parse_<tool>.c holds the parser. */
 static const struct hv_tool_parser parsers[] = {
-    {"fio", "fio", "disk", "JSON (--output-format=json), with or without leading warnings",
+    {"fio", "fio", "disk",
+     "JSON (--output-format=json), with or without leading warnings; several one after another",
      hv_parse_fio},
-    {"iperf3", "iperf3", "net", "JSON (-J) of the client or the server", hv_parse_iperf3},
+    {"iperf3", "iperf3", "net", "JSON (-J) of the client or the server; several one after another",
+     hv_parse_iperf3},
     {"iperf", "iperf", "net", "CSV (-y C) or the text report of the client or the server",
      hv_parse_iperf},
-    {"bonnie", "bonnie++", "disk", "CSV (1.9x/2.0, also -x N) or the human-readable table",
+    {"bonnie", "bonnie++", "disk",
+     "CSV (1.0x, 1.9x/2.0, also -x N), the human-readable table (1.0x, 1.9x/2.0, "
+     "bon_csv2txt's), or both as bonnie++ prints them; several one after another",
      hv_parse_bonnie},
-    {"sysbench", "sysbench", "cpu", "text of the cpu or memory test", hv_parse_sysbench},
-    {"stress-ng", "stress-ng", "cpu", "YAML (--yaml) or the --metrics(-brief) log",
-     hv_parse_stressng},
+    {"sysbench", "sysbench", "cpu",
+     "text of the cpu, memory or fileio test; several one after another", hv_parse_sysbench},
+    {"stress-ng", "stress-ng", "cpu",
+     "YAML (--yaml) or the --metrics(-brief) log; several one after another", hv_parse_stressng},
 };
 
 #define N_PARSERS (sizeof parsers / sizeof parsers[0])
@@ -77,6 +82,24 @@ static bool iperf_csv_line(const char *text)
     return false;
 }
 
+/* Whether text has a line of bonnie++ 1.0x's CSV report: 27 fields, the
+ * second a file size ("raid0,2G,83720,95,..."). */
+static bool bonnie10_csv_line(const char *text)
+{
+    for (const char *p = text; p != NULL && *p != '\0';) {
+        size_t len = strcspn(p, "\n"), commas = 0;
+        for (size_t i = 0; i < len; i++)
+            commas += p[i] == ',';
+        const char *size = memchr(p, ',', len);
+        size_t digits = size != NULL ? strspn(size + 1, "0123456789") : 0;
+        if (commas == 26 && digits > 0 && strchr("KMGT", size[1 + digits]) != NULL &&
+            size[1 + digits] != '\0')
+            return true;
+        p = p[len] == '\n' ? p + len + 1 : NULL;
+    }
+    return false;
+}
+
 const char *hv_parser_guess(const char *text)
 {
     if (text == NULL)
@@ -89,7 +112,8 @@ const char *hv_parser_guess(const char *text)
         return "stress-ng";
     if (strstr(text, "Sequential Output") != NULL || strstr(text, "Sequential Create") != NULL ||
         strstr(text, "format_version,bonnie_version") != NULL ||
-        (strncmp(text, "1.9", 3) == 0 && text[3] >= '0' && text[3] <= '9' && text[4] == ','))
+        (strncmp(text, "1.9", 3) == 0 && text[3] >= '0' && text[3] <= '9' && text[4] == ',') ||
+        bonnie10_csv_line(text))
         return "bonnie";
     if (strncmp(text, "sysbench ", 9) == 0 || strstr(text, "\nsysbench ") != NULL)
         return "sysbench";
@@ -185,5 +209,84 @@ int hv_parse_tool_output(const char *tool, const char *text, size_t len, json_t 
     *metrics = json_incref(hv_prun_metrics(run));
     *info = json_incref(hv_prun_info(run));
     json_decref(run);
+    return 0;
+}
+
+/* What each tool's runs must share to be repetitions of one workload: the
+ * members of their info ("jobs[].options": the options member of every
+ * element of jobs). */
+static const struct {
+    const char *tool;
+    const char *const paths[17];
+} alike[] = {
+    {"fio", {"global_options", "jobs[].name", "jobs[].rw", "jobs[].options"}},
+    {"iperf3", {"role", "test_start"}},
+    {"iperf", {"role", "protocol", "streams", "window"}},
+    {"bonnie",
+     {"name", "file_size", "chunk_size", "concurrency", "num_files", "max_size", "min_size",
+      "num_dirs", "file_chunk_size"}},
+    {"sysbench",
+     {"test", "threads", "max_prime", "block_size", "total_size", "operation", "scope",
+      "file_test_mode", "file_block_size", "file_total_size", "files", "file_extra_flags",
+      "file_rw_ratio", "file_io_mode", "file_fsync"}},
+    {"stress-ng", {"stressors[].stressor"}},
+};
+
+/* The value at path of info, a new reference (null when absent). */
+static json_t *at_path(const json_t *info, const char *path)
+{
+    const char *brackets = strstr(path, "[].");
+    if (brackets == NULL) {
+        json_t *v = json_object_get(info, path);
+        return v != NULL ? json_incref(v) : json_null();
+    }
+    char key[64];
+    snprintf(key, sizeof key, "%.*s", (int)(brackets - path), path);
+    const json_t *a = json_object_get(info, key);
+    if (!json_is_array(a))
+        return json_null();
+    json_t *out = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(a, i, e)
+    {
+        json_t *v = json_object_get(e, brackets + 3);
+        json_array_append_new(out, v != NULL ? json_incref(v) : json_null());
+    }
+    return out;
+}
+
+int hv_parse_runs_alike(const char *tool, const json_t *runs, char *err, size_t errlen)
+{
+    const struct hv_tool_parser *p = hv_parser_find(tool);
+    size_t n = json_array_size(runs), t = 0;
+    while (p != NULL && t < sizeof alike / sizeof alike[0] && strcmp(alike[t].tool, p->name) != 0)
+        t++;
+    if (p == NULL || n < 2 || t == sizeof alike / sizeof alike[0])
+        return 0;
+    const json_t *first = json_object_get(json_array_get(runs, 0), "info");
+    for (size_t k = 1; k < n; k++) {
+        const json_t *info = json_object_get(json_array_get(runs, k), "info");
+        for (const char *const *path = alike[t].paths; *path != NULL; path++) {
+            json_t *a = at_path(first, *path), *b = at_path(info, *path);
+            bool same = json_equal(a, b);
+            char *sa = same ? NULL : json_dumps(a, JSON_COMPACT | JSON_ENCODE_ANY);
+            char *sb = same ? NULL : json_dumps(b, JSON_COMPACT | JSON_ENCODE_ANY);
+            json_decref(a);
+            json_decref(b);
+            if (same)
+                continue;
+            char qa[64], qb[64];
+            hv_perr(err, errlen, p->display,
+                    "the output holds %zu runs, and they are not runs of one workload: run %zu "
+                    "has %s %s where run 1 has %s; an import keeps its runs as repetitions of "
+                    "one workload: import each run on its own",
+                    n, k + 1, *path, hv_pquote(qb, sizeof qb, sb ? sb : "?", sb ? strlen(sb) : 1),
+                    hv_pquote(qa, sizeof qa, sa ? sa : "?", sa ? strlen(sa) : 1));
+            free(sa);
+            free(sb);
+            return -1;
+        }
+    }
     return 0;
 }

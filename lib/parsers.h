@@ -54,7 +54,7 @@ const char *hv_parser_guess(const char *text);
 /** Parses the output of tool into every run it holds: a new array in *runs
  *  of {"metrics": [...], "info": {...}} objects, at least one, each with
  *  "samples" too when the output holds per-interval figures. Most outputs
- *  hold one run; bonnie++ -x N holds N.
+ *  hold one run; bonnie++ -x N holds N, and so does a file of N outputs.
  *
  *  metrics: [{"name", "value", "unit", "higher_is_better"}], names unique
  *  within a run, values finite.
@@ -62,6 +62,12 @@ const char *hv_parser_guess(const char *text);
  *  "tool" and "format" ("json", "csv", "table", "text", "yaml"); when the
  *  output tells them "tool_version", "started_at" (ISO 8601 UTC),
  *  "duration_s", and per tool the options, jobs, streams or stressors seen.
+ *
+ *  A file may hold several outputs one after another (a tool run again
+ *  with >>, files joined with cat): fio, iperf3, sysbench and stress-ng
+ *  give one run each, in order; bonnie++ one per table row and CSV line.
+ *  An error in the second output onwards names it ("fio: output 2 of the
+ *  file: the JSON ends early ..."). iperf 2 refuses a second report.
  *
  *  samples (optional): [{"metric", "t", "value"}], one per interval the
  *  tool reported (fio's --steadystate data, iperf3's intervals, iperf 2's
@@ -81,12 +87,32 @@ const char *hv_parser_guess(const char *text);
 int hv_parse_tool_runs(const char *tool, const char *text, size_t len, json_t **runs, char *err,
                        size_t errlen);
 
+/** Checks that the runs hv_parse_tool_runs() read from one output of tool
+ *  are repetitions of one workload, as an import stores them: they agree
+ *  on what the output says was run (fio's jobs and options, iperf3's test
+ *  and side, iperf 2's protocol and streams, bonnie++'s machine name and
+ *  sizes, sysbench's test and options, stress-ng's stressors). Returns 0,
+ *  or -1 with err naming the number of runs and the first difference
+ *  ("fio: the output holds 2 runs, and they are not runs of one workload:
+ *  run 2 has jobs[].rw ["randread"] where run 1 has ["write"]; ..."). */
+int hv_parse_runs_alike(const char *tool, const json_t *runs, char *err, size_t errlen);
+
 /** hv_parse_tool_runs() for an output of exactly one run, as a worker gets
  *  it: *run is a new reference to the run object (metrics, info and maybe
  *  samples). An output of several runs is refused. Returns 0, or -1 with
  *  *run NULL and err set. */
 int hv_parse_tool_run(const char *tool, const char *text, size_t len, json_t **run, char *err,
                       size_t errlen);
+
+/** Checks that the runs hv_parse_tool_runs() read from one output of tool
+ *  are repetitions of one workload, as an import stores them: they agree
+ *  on what the output says was run (fio's jobs and options, iperf3's test
+ *  and side, iperf 2's protocol and streams, bonnie++'s machine name and
+ *  sizes, sysbench's test and options, stress-ng's stressors). Returns 0,
+ *  or -1 with err naming the number of runs and the first difference
+ *  ("fio: the output holds 2 runs, and they are not runs of one workload:
+ *  run 2 has jobs[].rw ["randread"] where run 1 has ["write"]; ..."). */
+int hv_parse_runs_alike(const char *tool, const json_t *runs, char *err, size_t errlen);
 
 /** hv_parse_tool_runs() for an output of exactly one run, as a worker gets
  *  it: *metrics and *info are new references. An output of several runs is

@@ -1,7 +1,6 @@
 /* db_import.c — see db_import.h. */
 #include "db_import.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,15 +31,17 @@ static const struct hv_stmt insert_job = {
     "import_job",
     "INSERT INTO jobs (plan_id, config_id, workload_id, workload, target_name, target_id, "
     "repetition, run_order, status, attempt, claimed_at, finished_at) "
-    "VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7::int, $7::int - 1, 'done', 1, $8::timestamptz, "
-    "$8::timestamptz + make_interval(secs => $9::float8)) RETURNING id",
-    9};
+    "VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7::int, $7::int - 1, 'done', 1, "
+    "$8::timestamptz + make_interval(secs => $10::float8), "
+    "$8::timestamptz + make_interval(secs => $10::float8 + $9::float8)) RETURNING id",
+    10};
 static const struct hv_stmt insert_result = {
     "import_result",
     "INSERT INTO results (job_id, attempt, status, started_at, finished_at, observed, raw) "
-    "VALUES ($1, 1, 'ok', $2::timestamptz, $2::timestamptz + make_interval(secs => $3::float8), "
+    "VALUES ($1, 1, 'ok', $2::timestamptz + make_interval(secs => $6::float8), "
+    "$2::timestamptz + make_interval(secs => $6::float8 + $3::float8), "
     "$4::jsonb, $5) RETURNING id, " ISO_UTC("started_at") ", " ISO_UTC("finished_at"),
-    5};
+    6};
 static const struct hv_stmt insert_metrics = {
     "import_metrics",
     "INSERT INTO metrics (result_id, name, value, unit, higher_is_better) "
@@ -83,34 +84,28 @@ static enum hv_db_status exec_id(struct hv_db *db, const struct hv_stmt *st,
     return s == HV_DB_NONE ? HV_DB_ERROR : s;
 }
 
-/* The run's duration from its info, 0 when unknown. */
-static double run_seconds(const json_t *run)
-{
-    double d = json_number_value(json_object_get(json_object_get(run, "info"), "duration_s"));
-    return isfinite(d) && d > 0 && d < 1e7 ? d : 0;
-}
-
 /* One run: its job, its result, its metrics and samples. */
 static enum hv_db_status store_run(struct hv_db *db, const struct hv_import *im, const char *plan,
                                    const char *config, const char *target_id, size_t i,
                                    json_t *receipt)
 {
     const json_t *run = json_array_get(im->runs, i);
-    char rep[24], secs[32], job[24], result[24];
+    const json_t *when = json_array_get(im->starts, i);
+    const char *at = json_string_value(json_object_get(when, "at"));
+    char rep[24], secs[32], job[24], result[24], after[32];
     snprintf(rep, sizeof rep, "%zu", i + 1);
-    snprintf(secs, sizeof secs, "%.3f", run_seconds(run));
+    snprintf(secs, sizeof secs, "%.3f", json_number_value(json_object_get(when, "seconds")));
+    snprintf(after, sizeof after, "%.3f", json_number_value(json_object_get(when, "after_s")));
     char *workload = json_dumps(im->workload, JSON_COMPACT);
     const char *wid = json_string_value(json_object_get(im->workload, "id"));
-    const char *pj[] = {plan, config,         wid, workload, im->target, target_id,
-                        rep,  im->started_at, secs};
+    const char *pj[] = {plan, config, wid, workload, im->target, target_id, rep, at, secs, after};
     int64_t job_id = 0, result_id = 0;
     enum hv_db_status s = workload ? exec_id(db, &insert_job, pj, &job_id, NULL) : HV_DB_ERROR;
     free(workload);
     if (s != HV_DB_OK)
         return s;
     char *observed = json_dumps(json_object_get(run, "info"), JSON_COMPACT);
-    const char *pr[] = {hv_db_int(job, sizeof job, job_id), im->started_at, secs, observed,
-                        im->raw};
+    const char *pr[] = {hv_db_int(job, sizeof job, job_id), at, secs, observed, im->raw, after};
     PGresult *r = NULL;
     s = observed ? exec_id(db, &insert_result, pr, &result_id, &r) : HV_DB_ERROR;
     free(observed);

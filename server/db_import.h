@@ -10,13 +10,16 @@
 
 /** An import to store: everything is decided by the caller. */
 struct hv_import {
-    const char *tool;          /**< the parser's name ("fio") */
-    const char *target;        /**< target name; created (kind host) when unknown */
-    const char *plan_name;     /**< the plan's name */
-    const json_t *spec;        /**< the plan document */
-    const json_t *workload;    /**< the jobs' workload variant */
-    const char *started_at;    /**< ISO 8601: when every run started */
-    const json_t *runs;        /**< [{"metrics": [...], "info": {...}}], at least one */
+    const char *tool;       /**< the parser's name ("fio") */
+    const char *target;     /**< target name; created (kind host) when unknown */
+    const char *plan_name;  /**< the plan's name */
+    const json_t *spec;     /**< the plan document */
+    const json_t *workload; /**< the jobs' workload variant */
+    const json_t *runs;     /**< [{"metrics": [...], "info": {...}}], at least one */
+    /** [{"at", "after_s", "seconds"}] per run: run i started after_s
+     *  seconds after the ISO 8601 time at and lasted seconds (0 when
+     *  unknown); every number finite and not negative */
+    const json_t *starts;
     const char *raw;           /**< the output, stored with each result */
     const char *output_sha256; /**< hex digest of the output */
     int64_t token_id;          /**< the importing token (0: none) */
@@ -34,9 +37,9 @@ struct hv_import_receipt {
 
 /** Stores the import in one transaction: the target when it is new, the
  *  plan, its one configuration, per run a done job (repetition i, run
- *  order i - 1) with its result (attempt 1, started at started_at, finished
- *  info.duration_s later, observed = info, raw) and metrics, and the row
- *  of table imports. HV_DB_CONFLICT (nothing stored, existing_plan_id set)
+ *  order i - 1) with its result (attempt 1, started and finished as starts
+ *  says, observed = info, raw) and metrics, and the row of table
+ *  imports. HV_DB_CONFLICT (nothing stored, existing_plan_id set)
  *  when the same output was imported for the same target and tool before. */
 enum hv_db_status hv_db_import_store(const struct hv_import *im, struct hv_import_receipt *out);
 

@@ -6,7 +6,13 @@
  * made itself, and an output that does not parse stores nothing. The plan
  * is named "import: TOOL DATE", has one configuration and one done job per
  * run in the output on the named target (created as a host without facts
- * when no worker registered it), and its report is an ordinary report. */
+ * when no worker registered it), and its report is an ordinary report.
+ *
+ * A file may hold several runs (bonnie++ -x N, outputs saved one after
+ * another): they become repetitions, so they must be runs of one workload
+ * (hv_parse_runs_alike); otherwise the import is refused naming how many
+ * runs the file holds and where they differ. Each run starts when its
+ * output says it did, else after the run before it. */
 #include "auth.h"
 #include "db_import.h"
 #include "handlers.h"
@@ -16,6 +22,7 @@
 #include "parsers.h"
 #include "timeutil.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +103,51 @@ static const char *start_time(const json_t *doc, const json_t *runs, char *now, 
     *source = "import";
     hv_now_iso8601(now, len);
     return now;
+}
+
+/* The run's duration from its info, 0 when unknown or absurd. */
+static double run_seconds(const json_t *run)
+{
+    double d = json_number_value(json_object_get(json_object_get(run, "info"), "duration_s"));
+    return isfinite(d) && d > 0 && d < 1e7 ? d : 0;
+}
+
+/* When each run started and how long it lasted, [{"at", "after_s",
+ * "seconds"}] (db_import.h). Runs one after another in a file: a run whose
+ * output stamps its start (and no "at" was given) starts then; any other
+ * starts where the run before it ended. */
+static json_t *run_starts(const json_t *runs, const char *started, const char *source)
+{
+    json_t *starts = json_array();
+    const char *anchor = started;
+    double after = 0;
+    size_t i;
+    const json_t *run;
+    json_array_foreach(runs, i, run)
+    {
+        const char *own =
+            json_string_value(json_object_get(json_object_get(run, "info"), "started_at"));
+        if (i > 0 && strcmp(source, "output") == 0 && own != NULL && hv_iso8601_valid(own)) {
+            anchor = own;
+            after = 0;
+        }
+        json_array_append_new(starts, json_pack("{s:s,s:f,s:f}", "at", anchor, "after_s", after,
+                                                "seconds", run_seconds(run)));
+        after += run_seconds(run);
+    }
+    return starts;
+}
+
+/* The workload kind of the runs: the tool's, unless the output says
+ * otherwise (sysbench's fileio test is a disk measurement). */
+static const char *run_kind(const struct hv_tool_parser *p, const json_t *runs)
+{
+    const char *kind = json_string_value(
+        json_object_get(json_object_get(json_array_get(runs, 0), "info"), "kind"));
+    if (kind != NULL &&
+        (strcmp(kind, "cpu") == 0 || strcmp(kind, "disk") == 0 || strcmp(kind, "net") == 0))
+        return kind;
+    return p->kind;
 }
 
 /* The plan document of an import: a valid stored plan (one workload on
@@ -197,11 +249,13 @@ void hv_h_import(struct hv_request *req)
     size_t len = json_string_length(output);
     json_t *runs = NULL;
     char err[HV_PARSE_ERR_MAX];
-    if (hv_parse_tool_runs(p->name, text, len, &runs, err, sizeof err) != 0) {
+    if (hv_parse_tool_runs(p->name, text, len, &runs, err, sizeof err) != 0 ||
+        hv_parse_runs_alike(p->name, runs, err, sizeof err) != 0) {
         /* Nothing is stored: the output is the client's to fix. */
         errors = json_array();
         hv_errors_add(errors, "/output", "%s", err);
         hv_reply_problem(req, HV_E_INVALID_REQUEST, err, errors);
+        json_decref(runs);
         json_decref(doc);
         return;
     }
@@ -226,7 +280,8 @@ void hv_h_import(struct hv_request *req)
     }
     hv_sha256_hex(text, len, sha);
     json_t *workload = json_pack("{s:s,s:s,s:s,s:s,s:{}}", "id", p->name, "workload", p->name,
-                                 "kind", p->kind, "engine", p->name, "params");
+                                 "kind", run_kind(p, runs), "engine", p->name, "params");
+    json_t *starts = run_starts(runs, started, source);
     json_t *spec = plan_spec(name, p, doc, runs, started, source, sha, workload);
     struct hv_import im = {
         .tool = p->name,
@@ -234,8 +289,8 @@ void hv_h_import(struct hv_request *req)
         .plan_name = name,
         .spec = spec,
         .workload = workload,
-        .started_at = started,
         .runs = runs,
+        .starts = starts,
         .raw = text,
         .output_sha256 = sha,
         .token_id = req->token_id,
@@ -260,6 +315,7 @@ void hv_h_import(struct hv_request *req)
     }
     json_decref(spec);
     json_decref(workload);
+    json_decref(starts);
     json_decref(runs);
     json_decref(doc);
 }

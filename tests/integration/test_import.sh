@@ -4,10 +4,13 @@
 # tool's real output (tests/fixtures/<tool>/) becomes a finished plan whose
 # report holds the values the file says, at the time --at or the file
 # gives; labels and provenance are kept; a target nobody registered is
-# created; bonnie++ -x 2 gives two repetitions; a damaged output exits 1
-# with the parser's reason and stores nothing, and so does an output
-# imported twice; the API refuses bad requests, wrong roles and bodies
-# over the cap.
+# created; bonnie++ -x 2 gives two repetitions, and so do two outputs saved
+# into one file (each run at its own time); outputs of different workloads
+# in one file are refused naming how many runs it holds; sysbench fileio
+# is a disk workload; bonnie++ 1.0x tables and CSV import; a damaged output
+# exits 1 with the parser's reason and stores nothing, and so does an
+# output imported twice; the API refuses bad requests, wrong roles and
+# bodies over the cap.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 HV_SERVER_ARGS=(--max-body 262144)
@@ -40,13 +43,13 @@ near() {
 cases=(
     "fio|fio/seq-write.json|imp-disk|disk.seq_write.mbps|390.167813|6"
     "fio|fio/jobfile-seqread-randrw.json|imp-disk|disk.randrw_write.iops|4004.997501|18"
-    "iperf3|iperf3/client-tcp-P4.json|imp-net|net.tcp.gbps|5.582678696122478|2"
+    "iperf3|iperf3/client-tcp-P4.json|imp-net|net.tcp.gbps|5.582678696122478|7"
     "iperf|iperf/client-P2.csv|imp-net|net.tcp.gbps|6.972455628|1"
     "iperf|iperf/client-P2.txt|imp-net|net.tcp.gbps|13|1"
     "bonnie|bonnie/f-s4096-r2048.csv|imp-disk|disk.seq_write.mbps|334.700544|8"
     "bonnie|bonnie/f-s4096-r2048.txt|imp-disk|disk.seeks.iops|4543|8"
-    "sysbench|sysbench/cpu-t2.txt|imp-cpu|cpu.sysbench.events_per_s|3362.67|1"
-    "sysbench|sysbench/memory.txt|imp-cpu|mem.sysbench.mbps|4715.79230208|2"
+    "sysbench|sysbench/cpu-t2.txt|imp-cpu|cpu.sysbench.events_per_s|3362.67|5"
+    "sysbench|sysbench/memory.txt|imp-cpu|mem.sysbench.mbps|4715.79230208|6"
     "stress-ng|stress-ng/matrix2-cache1-t2.yaml|imp-cpu|cpu.stressng.cache.bogo_ops_per_s|143368.015585|4"
     "stress-ng|stress-ng/cpu1-t2.log|imp-cpu|cpu.stressng.cpu.bogo_ops_per_cpu_s|1645.55|2"
 )
@@ -149,6 +152,78 @@ near "the mean of the two block writes" "$(jq -n '(30884 + 29591) * 1024 / 1e6 /
 assert_match "two runs have an interval" '^[0-9.]+$' \
     "$(json '.rows[] | select(.metric == "disk.seeks.iops") | .ci95_half_pct')"
 assert_eq "their repetitions are 1 and 2" "1,2" "$(sql "SELECT string_agg(repetition::text, ',' ORDER BY repetition) FROM jobs WHERE plan_id = $P")"
+
+# --- several outputs in one file: one repetition each -------------------------------
+# tool | file | metric | mean of the runs' values | first run's start | second run's start
+multi=(
+    "fio|fio/x2-randread-qd4.json|disk.rand_read.mbps|$(jq -n '(176.619274 + 148.847944) / 2')|2026-12-01T16:08:47.949Z|2026-12-01T16:08:50.268Z"
+    "iperf3|iperf3/x2-client-tcp-P2.json|net.tcp.stream_gbps_max|$(jq -n '(4.308115824824275 + 5.705676369670505) / 2')|2026-12-01T16:12:35.000Z|2026-12-01T16:12:38.000Z"
+    "stress-ng|stress-ng/x2-cpu1-t2.yaml|cpu.stressng.cpu.bogo_ops_per_s|$(jq -n '(860.807492 + 688.194978) / 2')|2026-12-01T16:12:48.000Z|2026-12-01T16:12:50.000Z"
+    "bonnie|bonnie/x2-normal-f-s1024-r512-n1.txt|disk.seq_write.mbps|$(jq -n '(160627 + 154721) * 1024 / 1e6 / 2')||"
+)
+for c in "${multi[@]}"; do
+    IFS='|' read -r tool file metric mean t0 t1 <<<"$c"
+    import --tool "$tool" --target imp-multi "$FX/$file"
+    assert_eq "import $file: exit 0" 0 "$RC"
+    P=$(jq -r .plan_id <<<"$OUT")
+    assert_eq "$file: two runs in the answer" 2 "$(jq '.runs | length' <<<"$OUT")"
+    assert_eq "$file: repetitions 1 and 2 of one job each" "1,2" \
+        "$(sql "SELECT string_agg(repetition::text, ',' ORDER BY repetition) FROM jobs WHERE plan_id = $P AND status = 'done'")"
+    api GET "/api/v1/plans/$P/report"
+    assert_eq "$file: the report has n = 2" 2 "$(json --arg m "$metric" '.rows[] | select(.metric == $m) | .n')"
+    near "$file: the report's mean of $metric is the runs' mean" "$mean" \
+        "$(json --arg m "$metric" '.rows[] | select(.metric == $m) | .mean')"
+    if [[ -n $t0 ]]; then
+        assert_eq "$file: each run starts when its output says" "$t0 $t1" \
+            "$(jq -r '"\(.runs[0].started_at) \(.runs[1].started_at)"' <<<"$OUT")"
+    fi
+done
+# sysbench stamps no time: with --at the second run starts where the first
+# ended (its total time, 2.0041 s).
+import --tool sysbench --target imp-multi --at 2011-05-02T08:00:00Z "$FX/sysbench/x2-cpu-t2.txt"
+assert_eq "sysbench, two reports: exit 0" 0 "$RC"
+assert_eq "the second run starts after the first" \
+    "2011-05-02T08:00:00.000Z 2011-05-02T08:00:02.004Z 2011-05-02T08:00:02.004Z" \
+    "$(jq -r '"\(.runs[0].started_at) \(.runs[0].finished_at) \(.runs[1].started_at)"' <<<"$OUT")"
+assert_eq "both runs' events per second are stored" "1787.13 2127.53" \
+    "$(jq -r '[.runs[].metrics[] | select(.name == "cpu.sysbench.events_per_s") | .value] | map(tostring) | join(" ")' <<<"$OUT")"
+
+# Outputs of different workloads in one file: refused, naming the count;
+# nothing stored.
+before=$(sql "SELECT count(*) FROM plans")/$(sql "SELECT count(*) FROM results")
+cat "$FX/fio/seq-write.json" "$FX/fio/randread-qd8.json" >"$HV_TMP/two-fio.json"
+import --tool fio --target imp-multi "$HV_TMP/two-fio.json"
+assert_eq "two different fio runs in one file: exit 1" 1 "$RC"
+assert_match "it names the count and the difference" \
+    'fio: the output holds 2 runs, and they are not runs of one workload: run 2 has jobs\[\]\.name \["randread"\] where run 1 has \["seqwrite"\]' "$ERR"
+assert_status 400 POST /api/v1/imports "${S[@]}" --data-binary \
+    "$(jq -n --rawfile out "$HV_TMP/two-fio.json" '{tool: "fio", target: "imp-multi", output: $out}')"
+assert_match "400 at /output" '^/output fio: the output holds 2 runs' "$(json '"\(.errors[0].path) \(.errors[0].message)"')"
+import --tool bonnie --target imp-multi "$FX/bonnie/lkml-2003-11-04-1.03-wide.txt"
+assert_eq "a table of two machines: exit 1" 1 "$RC"
+assert_match "it names them" 'run 2 has name "LinuxThreads" where run 1 has "NPTL"' "$ERR"
+assert_eq "refused files store nothing" "$before" \
+    "$(sql "SELECT count(*) FROM plans")/$(sql "SELECT count(*) FROM results")"
+
+# --- sysbench fileio, bonnie++ 1.0x ---------------------------------------------------
+import --tool sysbench --target imp-fileio "$FX/sysbench/fileio-rndrw.txt"
+assert_eq "sysbench fileio: exit 0" 0 "$RC"
+P=$(jq -r .plan_id <<<"$OUT")
+near "fileio: read MB/s" "$(jq -n '51.43 * 1.048576')" \
+    "$(jq -r '.metrics[] | select(.name == "disk.randrw_read.mbps") | .value' <<<"$OUT")"
+near "fileio: the latency's 95th percentile in us" 10 \
+    "$(jq -r '.metrics[] | select(.name == "disk.randrw.lat_p95_us") | .value' <<<"$OUT")"
+assert_status 200 GET "/api/v1/plans/$P"
+assert_eq "a fileio import is a disk workload" "disk sysbench" \
+    "$(json '"\(.plan.workloads[0].kind) \(.plan.workloads[0].engine)"')"
+assert_status 200 GET "/api/v1/plans/$P/report"
+assert_eq "its report has the nine metrics" 9 "$(json '.rows | length')"
+import --tool bonnie --target imp-old "$FX/bonnie/lkml-2004-03-19-1.03.txt"
+assert_eq "bonnie++ 1.03 table and CSV: exit 0" 0 "$RC"
+near "1.03: the seeks from the CSV line" 339.8 \
+    "$(jq -r '.metrics[] | select(.name == "disk.seeks.iops") | .value' <<<"$OUT")"
+assert_eq "1.03: the version from the table" "1.03 csv" \
+    "$(sql "SELECT (spec->'import'->>'tool_version') || ' ' || (spec->'import'->>'format') FROM plans WHERE id = $(jq -r .plan_id <<<"$OUT")")"
 
 # --- damaged outputs: exit 1, the reason, nothing stored ------------------------------
 before=$(sql "SELECT count(*) FROM plans")/$(sql "SELECT count(*) FROM results")/$(sql "SELECT count(*) FROM targets")
