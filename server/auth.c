@@ -12,6 +12,24 @@
 #include <string.h>
 #include <strings.h>
 
+static const char *const role_names[] = {
+    [HV_ROLE_NONE] = "none",     [HV_ROLE_READ] = "read",   [HV_ROLE_WORKER] = "worker",
+    [HV_ROLE_SUBMIT] = "submit", [HV_ROLE_ADMIN] = "admin",
+};
+
+enum hv_role hv_role_parse(const char *s)
+{
+    for (int r = HV_ROLE_READ; r <= HV_ROLE_ADMIN; r++)
+        if (s != NULL && strcmp(s, role_names[r]) == 0)
+            return (enum hv_role)r;
+    return HV_ROLE_NONE;
+}
+
+const char *hv_role_name(enum hv_role r)
+{
+    return (unsigned)r <= HV_ROLE_ADMIN ? role_names[r] : "none";
+}
+
 /* prefix (4 bytes) + 64 hex digits of the kernel's randomness. */
 static int random_secret(const char *prefix, char out[HV_TOKEN_LEN + 1])
 {

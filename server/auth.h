@@ -11,6 +11,12 @@
 
 #define HV_TOKEN_LEN 68 /* "hvb_" + 64 hex digits; worker credentials "hvw_" + 64 */
 
+/** The parsed name of a role ("admin" ...), or HV_ROLE_NONE. */
+enum hv_role hv_role_parse(const char *s);
+
+/** The name of a role ("none" for one out of range). */
+const char *hv_role_name(enum hv_role r);
+
 /** Writes a new random token (HV_TOKEN_LEN + 1 bytes) into out. Returns 0,
  *  or -1 when the system has no randomness to give. */
 int hv_token_generate(char out[HV_TOKEN_LEN + 1]);

@@ -34,91 +34,6 @@
 static struct MHD_Daemon *daemon_handle;
 static atomic_int in_flight;
 
-static const char *const role_names[] = {
-    [HV_ROLE_NONE] = "none",     [HV_ROLE_READ] = "read",   [HV_ROLE_WORKER] = "worker",
-    [HV_ROLE_SUBMIT] = "submit", [HV_ROLE_ADMIN] = "admin",
-};
-
-enum hv_role hv_role_parse(const char *s)
-{
-    for (int r = HV_ROLE_READ; r <= HV_ROLE_ADMIN; r++)
-        if (s != NULL && strcmp(s, role_names[r]) == 0)
-            return (enum hv_role)r;
-    return HV_ROLE_NONE;
-}
-
-const char *hv_role_name(enum hv_role r)
-{
-    return (unsigned)r <= HV_ROLE_ADMIN ? role_names[r] : "none";
-}
-
-/* Drops an answer set before: the last one set is the one sent. */
-static void reply_clear(struct hv_request *req)
-{
-    json_decref(req->reply);
-    req->reply = NULL;
-    free(req->text);
-    req->text = NULL;
-}
-
-void hv_reply_json(struct hv_request *req, unsigned status, json_t *body)
-{
-    reply_clear(req);
-    req->status = status;
-    req->reply = body;
-    req->content_type = "application/json";
-}
-
-void hv_reply_text(struct hv_request *req, unsigned status, const char *content_type, char *text)
-{
-    reply_clear(req);
-    req->status = status;
-    req->text = text;
-    req->content_type = content_type;
-}
-
-void hv_reply_problem(struct hv_request *req, enum hv_err code, const char *detail, json_t *errors)
-{
-    reply_clear(req);
-    req->status = hv_err_info(code)->http_status;
-    req->reply = hv_problem_new(code, detail, errors);
-    req->content_type = "application/problem+json";
-}
-
-void hv_reply_db_failure(struct hv_request *req, int db_status)
-{
-    if (db_status == HV_DB_UNAVAILABLE)
-        hv_reply_problem(req, HV_E_DB_UNAVAILABLE, "the database cannot be reached", NULL);
-    else
-        hv_reply_problem(req, HV_E_INTERNAL, "a database statement failed", NULL);
-}
-
-json_t *hv_req_json(struct hv_request *req)
-{
-    json_error_t err;
-    if (req->body_len == 0) {
-        hv_reply_problem(req, HV_E_BAD_JSON, "the request has no body", NULL);
-        return NULL;
-    }
-    json_t *doc = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &err);
-    if (doc == NULL) {
-        char detail[512];
-        snprintf(detail, sizeof detail, "line %d, column %d: %s", err.line, err.column, err.text);
-        hv_reply_problem(req, HV_E_BAD_JSON, detail, NULL);
-    }
-    return doc;
-}
-
-const char *hv_req_query(struct hv_request *req, const char *key)
-{
-    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, key);
-}
-
-const char *hv_req_header(struct hv_request *req, const char *name)
-{
-    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
-}
-
 /* Runs the request's handler: the first time after routing, and again
  * each time a long-polling request is woken. */
 static void run_handler(struct hv_request *req)
@@ -130,9 +45,27 @@ static void run_handler(struct hv_request *req)
         hv_reply_problem(req, HV_E_INTERNAL, "the handler gave no answer", NULL);
 }
 
+/* MHD_get_connection_values callback: appends one key and value. */
+static enum MHD_Result capture_one(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    return hv_req_kv_add(cls, key, value) == 0 ? MHD_YES : MHD_NO;
+}
+
+/* Captures the query arguments and headers as values of the request, so
+ * handlers (and their unit tests) never call into libmicrohttpd. The
+ * strings stay libmicrohttpd's, valid until the request completes. */
+static void capture(struct hv_request *req)
+{
+    MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, capture_one, &req->query);
+    MHD_get_connection_values(req->conn, MHD_HEADER_KIND, capture_one, &req->headers);
+}
+
 /* Routes the finished request, checks access, runs the handler. */
 static void dispatch(struct hv_request *req)
 {
+    capture(req);
     if (strlen(req->url) > MAX_URL_LEN) {
         hv_reply_problem(req, HV_E_URI_TOO_LONG, NULL, NULL);
         return;
@@ -157,8 +90,7 @@ static void dispatch(struct hv_request *req)
     /* Set before the token check, so a refusal counts under its route. */
     req->route = route;
     if (route->access != HV_ACCESS_OPEN) {
-        const char *authz =
-            MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+        const char *authz = hv_req_header(req, MHD_HTTP_HEADER_AUTHORIZATION);
         char ended[256];
         switch (hv_auth_check(req, authz, ended, sizeof ended)) {
         case HV_AUTH_INVALID:
@@ -372,10 +304,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         return;
     if (req->parked)
         hv_waiters_forget(req);
-    free(req->body);
-    json_decref(req->reply);
-    free(req->text);
-    free(req);
+    hv_request_free(req);
     *con_cls = NULL;
     atomic_fetch_sub(&in_flight, 1);
 }
@@ -422,6 +351,8 @@ static void on_mhd_error(void *cls, const char *fmt, va_list ap)
 
 int hv_http_start(void)
 {
+    for (size_t i = 0; i < hv_route_count(); i++)
+        hv_metrics_name_route(i, hv_route_at(i)->method, hv_route_at(i)->pattern);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(hv_cfg.listen_port)};
     if (inet_pton(AF_INET, hv_cfg.listen_host, &sa.sin_addr) != 1) {
         hv_error("--listen: '%s' is not an IPv4 address", hv_cfg.listen_host);

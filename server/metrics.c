@@ -3,7 +3,6 @@
 
 #include "conns.h"
 #include "hv_build.h"
-#include "routes.h"
 #include "waiters.h"
 
 #include <stdatomic.h>
@@ -113,6 +112,21 @@ static void put_escaped(FILE *f, const char *s)
     }
 }
 
+/* The labels of the named route slots (hv_metrics_name_route). */
+static const char *route_methods[HV_METRICS_MAX_ROUTES];
+static const char *route_patterns[HV_METRICS_MAX_ROUTES];
+static size_t n_routes_named;
+
+void hv_metrics_name_route(size_t i, const char *method, const char *pattern)
+{
+    if (i >= HV_METRICS_MAX_ROUTES)
+        return;
+    route_methods[i] = method;
+    route_patterns[i] = pattern;
+    if (i + 1 > n_routes_named)
+        n_routes_named = i + 1;
+}
+
 /* Writes the route label of slot i: the method and path template of a row
  * of the route table ("GET /api/v1/plans/{id}"), "(web page)" or
  * "(no route)". */
@@ -124,10 +138,9 @@ static void put_route(FILE *f, size_t i)
     } else if (i == SLOT_NONE) {
         fputs("(no route)", f);
     } else {
-        const struct hv_route *r = hv_route_at(i);
-        put_escaped(f, r->method);
+        put_escaped(f, route_methods[i] ? route_methods[i] : "?");
         fputc(' ', f);
-        put_escaped(f, r->pattern);
+        put_escaped(f, route_patterns[i] ? route_patterns[i] : "?");
     }
     fputc('"', f);
 }
@@ -136,7 +149,7 @@ static void put_route(FILE *f, size_t i)
  * slot. */
 static bool slot_used(size_t i)
 {
-    return i < hv_route_count() || i == SLOT_WEB || i == SLOT_NONE;
+    return (i < n_routes_named && route_methods[i] != NULL) || i == SLOT_WEB || i == SLOT_NONE;
 }
 
 /* Writes the HELP and TYPE lines of a metric family. */

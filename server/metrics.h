@@ -23,6 +23,13 @@ enum {
                                      before routing (413, 414) */
 };
 
+/** Names the slot of route index i (0 <= i < HV_METRICS_MAX_ROUTES) by
+ *  its method and path template (static strings), for the labels of
+ *  /metrics. The HTTP layer names every row of the route table at start,
+ *  so this registry needs nothing from the route table itself. Not thread
+ *  safe: call before serving. */
+void hv_metrics_name_route(size_t i, const char *method, const char *pattern);
+
 /** Counts one answered request: route is its index in the route table
  *  (hv_route_index()) or one of the HV_METRICS_ROUTE_* values; status the
  *  HTTP status sent; seconds the time from its headers to its answer (a

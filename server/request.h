@@ -1,10 +1,12 @@
-/* request.h — one HTTP request as handlers see it, and the ways to answer.
+/* request.h — one HTTP request as handlers see it, and the ways to answer
+ * (request.c).
  *
- * The HTTP layer (http.c) accumulates the body, routes the request and
- * checks its token; a handler reads what it needs from struct hv_request
- * and sets exactly one answer with hv_reply_json() or hv_reply_problem().
- * The answer is queued on the final access-handler call, so keep-alive
- * stays on. */
+ * The HTTP layer (http.c) accumulates the body, captures the query and the
+ * headers, routes the request and checks its token; a handler reads what
+ * it needs from struct hv_request and sets exactly one answer with
+ * hv_reply_json() or hv_reply_problem(). The answer is queued on the final
+ * access-handler call, so keep-alive stays on. Nothing here touches
+ * libmicrohttpd: a unit test builds a request and calls a handler. */
 #ifndef HV_SERVER_REQUEST_H
 #define HV_SERVER_REQUEST_H
 
@@ -17,6 +19,15 @@
 
 struct MHD_Connection;
 
+/** Key/value pairs of a request (query arguments or headers), captured
+ *  once: the strings are borrowed (from libmicrohttpd, valid until the
+ *  request completes; in tests, from the test). */
+struct hv_kv_list {
+    const char **items; /**< key0, value0, key1, value1 ... (owned array) */
+    size_t n;           /**< pairs */
+    size_t cap;
+};
+
 /** Token roles, in no particular order; admin may do everything. */
 enum hv_role {
     HV_ROLE_NONE = 0, /**< no (valid) token */
@@ -26,19 +37,15 @@ enum hv_role {
     HV_ROLE_ADMIN,
 };
 
-/** The parsed name of a role ("admin" ...), or HV_ROLE_NONE. */
-enum hv_role hv_role_parse(const char *s);
-
-/** The name of a role. */
-const char *hv_role_name(enum hv_role r);
-
 #define HV_MAX_PATH_IDS 2
 
 struct hv_request {
-    struct MHD_Connection *conn;
+    struct MHD_Connection *conn; /**< the HTTP layer's; NULL in unit tests */
     const char *method;
     const char *url;
-    char *body; /**< the request body, NUL-terminated; owned by the layer */
+    struct hv_kv_list query;   /**< query arguments, decoded */
+    struct hv_kv_list headers; /**< request headers (names compared without case) */
+    char *body;                /**< the request body, NUL-terminated; owned by the layer */
     size_t body_len;
     size_t body_cap;
     size_t body_limit;            /**< the route's body cap (hv_route_body_limit) */
@@ -75,11 +82,20 @@ struct hv_request {
  *  failure answers 400 and returns NULL. The result is a new reference. */
 json_t *hv_req_json(struct hv_request *req);
 
-/** The value of a query argument, or NULL. Borrowed from the connection. */
+/** The value of a query argument, or NULL. Borrowed (see hv_kv_list). */
 const char *hv_req_query(struct hv_request *req, const char *key);
 
-/** The value of a request header, or NULL. Borrowed from the connection. */
+/** The value of a request header (name compared without case), or NULL.
+ *  Borrowed (see hv_kv_list). */
 const char *hv_req_header(struct hv_request *req, const char *name);
+
+/** Appends key and value (borrowed) to list. Returns 0, or -1 when memory
+ *  runs out. */
+int hv_req_kv_add(struct hv_kv_list *list, const char *key, const char *value);
+
+/** Frees what a request owns (body, answer, captured lists) and req
+ *  itself, which must come from calloc. NULL is fine. */
+void hv_request_free(struct hv_request *req);
 
 /** Answers status with body (stolen; NULL for no body). */
 void hv_reply_json(struct hv_request *req, unsigned status, json_t *body);

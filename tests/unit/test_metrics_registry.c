@@ -23,6 +23,8 @@ static bool has_line(const char *text, const char *line)
 
 int main(void)
 {
+    for (size_t i = 0; i < hv_route_count(); i++)
+        hv_metrics_name_route(i, hv_route_at(i)->method, hv_route_at(i)->pattern);
     char *t = hv_metrics_render();
     CHECK(t != NULL);
     char build[64];

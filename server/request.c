@@ -1,0 +1,114 @@
+/* request.c — see request.h. */
+#include "request.h"
+
+#include "db.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Drops an answer set before: the last one set is the one sent. */
+static void reply_clear(struct hv_request *req)
+{
+    json_decref(req->reply);
+    req->reply = NULL;
+    free(req->text);
+    req->text = NULL;
+}
+
+void hv_reply_json(struct hv_request *req, unsigned status, json_t *body)
+{
+    reply_clear(req);
+    req->status = status;
+    req->reply = body;
+    req->content_type = "application/json";
+}
+
+void hv_reply_text(struct hv_request *req, unsigned status, const char *content_type, char *text)
+{
+    reply_clear(req);
+    req->status = status;
+    req->text = text;
+    req->content_type = content_type;
+}
+
+void hv_reply_problem(struct hv_request *req, enum hv_err code, const char *detail, json_t *errors)
+{
+    reply_clear(req);
+    req->status = hv_err_info(code)->http_status;
+    req->reply = hv_problem_new(code, detail, errors);
+    req->content_type = "application/problem+json";
+}
+
+void hv_reply_db_failure(struct hv_request *req, int db_status)
+{
+    if (db_status == HV_DB_UNAVAILABLE)
+        hv_reply_problem(req, HV_E_DB_UNAVAILABLE, "the database cannot be reached", NULL);
+    else
+        hv_reply_problem(req, HV_E_INTERNAL, "a database statement failed", NULL);
+}
+
+json_t *hv_req_json(struct hv_request *req)
+{
+    json_error_t err;
+    if (req->body_len == 0) {
+        hv_reply_problem(req, HV_E_BAD_JSON, "the request has no body", NULL);
+        return NULL;
+    }
+    json_t *doc = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &err);
+    if (doc == NULL) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "line %d, column %d: %s", err.line, err.column, err.text);
+        hv_reply_problem(req, HV_E_BAD_JSON, detail, NULL);
+    }
+    return doc;
+}
+
+int hv_req_kv_add(struct hv_kv_list *list, const char *key, const char *value)
+{
+    if (list->n == list->cap) {
+        size_t cap = list->cap ? list->cap * 2 : 16;
+        const char **items = realloc(list->items, cap * 2 * sizeof *items);
+        if (items == NULL)
+            return -1;
+        list->items = items;
+        list->cap = cap;
+    }
+    list->items[2 * list->n] = key;
+    list->items[2 * list->n + 1] = value;
+    list->n++;
+    return 0;
+}
+
+/* The first value of key in list; names compared as cmp does. */
+static const char *kv_find(const struct hv_kv_list *list, const char *key,
+                           int (*cmp)(const char *, const char *))
+{
+    for (size_t i = 0; i < list->n; i++)
+        if (list->items[2 * i] != NULL && cmp(list->items[2 * i], key) == 0)
+            return list->items[2 * i + 1];
+    return NULL;
+}
+
+const char *hv_req_query(struct hv_request *req, const char *key)
+{
+    return kv_find(&req->query, key, strcmp);
+}
+
+const char *hv_req_header(struct hv_request *req, const char *name)
+{
+    return kv_find(&req->headers, name, strcasecmp);
+}
+
+void hv_request_free(struct hv_request *req)
+{
+    if (req == NULL)
+        return;
+    free(req->body);
+    json_decref(req->reply);
+    free(req->text);
+    free(req->query.items);
+    free(req->headers.items);
+    free(req);
+}

@@ -1,0 +1,101 @@
+/* test_request.c — handlers called on requests built here, without the
+ * HTTP daemon or a database: the request API (server/request.c), the
+ * answers it builds, and handlers that need neither. */
+#include "check.h"
+#include "server/handlers.h"
+#include "server/db.h"
+#include "server/request.h"
+
+#include <strings.h>
+
+/* A request as the HTTP layer would hand it over; body may be NULL. */
+static struct hv_request *make(const char *method, const char *url, const char *body)
+{
+    struct hv_request *req = calloc(1, sizeof *req);
+    req->method = method;
+    req->url = url;
+    if (body != NULL) {
+        req->body = strdup(body);
+        req->body_len = req->body_cap = strlen(body);
+    }
+    return req;
+}
+
+static const char *problem_code(const struct hv_request *req)
+{
+    return json_string_value(json_object_get(req->reply, "code"));
+}
+
+static void test_lookups(void)
+{
+    struct hv_request *req = make("GET", "/api/v1/plans", NULL);
+    CHECK(hv_req_kv_add(&req->query, "status", "done") == 0);
+    CHECK(hv_req_kv_add(&req->query, "limit", "5") == 0);
+    CHECK(hv_req_kv_add(&req->headers, "Idempotency-Key", "abc") == 0);
+    for (int i = 0; i < 40; i++) /* past the first allocation */
+        CHECK(hv_req_kv_add(&req->headers, "X-Filler", "x") == 0);
+    CHECK(strcmp(hv_req_query(req, "status"), "done") == 0);
+    CHECK(strcmp(hv_req_query(req, "limit"), "5") == 0);
+    CHECK(hv_req_query(req, "Status") == NULL); /* query keys are case sensitive */
+    CHECK(hv_req_query(req, "missing") == NULL);
+    CHECK(strcmp(hv_req_header(req, "idempotency-key"), "abc") == 0);
+    CHECK(hv_req_header(req, "Authorization") == NULL);
+    hv_request_free(req);
+}
+
+static void test_answers(void)
+{
+    struct hv_request *req = make("POST", "/api/v1/plans", "{\"a\": 1, \"a\": 2}");
+    CHECK(hv_req_json(req) == NULL);
+    CHECK(req->status == 400);
+    CHECK(strcmp(problem_code(req), "bad_json") == 0);
+    CHECK(strcmp(req->content_type, "application/problem+json") == 0);
+    /* The last answer set is the one sent. */
+    hv_reply_json(req, 200, json_pack("{s:i}", "x", 1));
+    CHECK(req->status == 200 && strcmp(req->content_type, "application/json") == 0);
+    hv_reply_db_failure(req, HV_DB_UNAVAILABLE);
+    CHECK(req->status == 503 && strcmp(problem_code(req), "db_unavailable") == 0);
+    hv_request_free(req);
+
+    req = make("POST", "/api/v1/plans", NULL);
+    CHECK(hv_req_json(req) == NULL && req->status == 400);
+    hv_request_free(req);
+}
+
+static void test_handlers(void)
+{
+    struct hv_request *req = make("GET", "/healthz", NULL);
+    hv_h_healthz(req);
+    CHECK(req->status == 200);
+    CHECK(strcmp(json_string_value(json_object_get(req->reply, "status")), "ok") == 0);
+    hv_request_free(req);
+
+    req = make("GET", "/api/v1/catalog", NULL);
+    hv_h_catalog(req);
+    CHECK(req->status == 200);
+    json_t *factors = json_object_get(req->reply, "factors");
+    CHECK_MSG(json_array_size(factors) >= 20, "%zu factors", json_array_size(factors));
+    hv_request_free(req);
+
+    /* A malformed plan is refused before any database is asked. */
+    req = make("POST", "/api/v1/plans", "{\"name\": 5}");
+    hv_h_plans_create(req);
+    CHECK_MSG(req->status == 400, "status %u", req->status);
+    CHECK(strcmp(problem_code(req), "invalid_plan") == 0);
+    CHECK(json_array_size(json_object_get(req->reply, "errors")) > 0);
+    hv_request_free(req);
+
+    req = make("POST", "/api/v1/plans", "{}");
+    CHECK(hv_req_kv_add(&req->query, "dry_run", "perhaps") == 0);
+    hv_h_plans_create(req);
+    CHECK_MSG(req->status == 400, "status %u", req->status);
+    hv_request_free(req);
+}
+
+int main(void)
+{
+    test_lookups();
+    test_answers();
+    test_handlers();
+    return check_summary("test_request");
+}
