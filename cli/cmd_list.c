@@ -32,8 +32,18 @@ static int add_plan(struct cli_table *t, json_t *item)
     char id[32], counts[64], created[64];
     snprintf(id, sizeof id, "%lld", p.id);
     snprintf(counts, sizeof counts, "%lld/%lld", p.jobs.done, p.jobs.total);
-    const char *cells[] = {id, p.name, p.status, counts,
-                           cli_fmt_time(created, sizeof created, p.created_at)};
+    /* What a queued or running plan waits for, in words: a plan for a
+     * target that never registered looks like any queued plan otherwise. */
+    const json_t *w = json_object_get(item, "waiting");
+    const char *why = json_string_value(json_object_get(w, "detail"));
+    if (why == NULL)
+        why = json_string_value(json_object_get(w, "reason"));
+    const char *cells[] = {id,
+                           p.name,
+                           p.status,
+                           counts,
+                           cli_fmt_time(created, sizeof created, p.created_at),
+                           why ? why : ""};
     return cli_table_add(t, cells);
 }
 
@@ -66,7 +76,7 @@ static int cmd_list_exec(struct cli_ctx *ctx, int argc, char **argv)
         snprintf(path, sizeof path, "/api/v1/plans?limit=%ld", limit);
     static const struct cli_column cols[] = {
         {"id", CLI_RIGHT},         {"name", CLI_LEFT},    {"status", CLI_LEFT},
-        {"done/total", CLI_RIGHT}, {"created", CLI_LEFT},
+        {"done/total", CLI_RIGHT}, {"created", CLI_LEFT}, {"waiting", CLI_LEFT},
     };
     return cli_list_table(ctx, path, cols, sizeof cols / sizeof cols[0], add_plan, "plans");
 }

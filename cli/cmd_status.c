@@ -16,15 +16,43 @@ const struct cli_command cli_cmd_status = {
     .fn = cmd_status_exec,
 };
 
-/** Prints the summary as "key  value" lines. */
-static void print_status(const struct cli_plan *p)
+/** The string member key of obj, or NULL. */
+static const char *str_of(const json_t *obj, const char *key)
 {
-    char created[64], updated[64], bar[16];
+    return json_string_value(json_object_get(obj, key));
+}
+
+/** Prints "label  time" when the summary has that time. */
+static void print_time(const json_t *body, const char *label, const char *key)
+{
+    const char *iso = str_of(body, key);
+    char buf[64];
+    if (iso != NULL)
+        cli_out("%-9s %s", label, cli_fmt_time(buf, sizeof buf, iso));
+}
+
+/** Prints the summary as "key  value" lines; body is the summary itself,
+ *  for the members struct cli_plan does not carry. */
+static void print_status(const struct cli_plan *p, const json_t *body)
+{
+    char created[64], bar[16], since[64];
     cli_out("plan %lld: %s", p->id, p->name);
-    cli_out("status    %s", p->status);
+    /* What the plan waits for goes next to its status: "queued" alone
+     * would hide that nothing will ever run it. */
+    const json_t *waiting = json_object_get(body, "waiting");
+    const char *why =
+        str_of(waiting, "detail") ? str_of(waiting, "detail") : str_of(waiting, "reason");
+    if (why != NULL && str_of(waiting, "since") != NULL)
+        cli_out("status    %s: %s since %s", p->status, why,
+                cli_fmt_time(since, sizeof since, str_of(waiting, "since")));
+    else if (why != NULL)
+        cli_out("status    %s: %s", p->status, why);
+    else
+        cli_out("status    %s", p->status);
     cli_out("created   %s", cli_fmt_time(created, sizeof created, p->created_at));
-    if (p->updated_at[0] != '\0')
-        cli_out("updated   %s", cli_fmt_time(updated, sizeof updated, p->updated_at));
+    print_time(body, "started", "started_at");
+    print_time(body, "updated", "updated_at");
+    print_time(body, "finished", "finished_at");
     cli_out("jobs      %lld: %lld done, %lld running, %lld queued, %lld failed, %lld cancelled",
             p->jobs.total, p->jobs.done, p->jobs.running, p->jobs.queued, p->jobs.failed,
             p->jobs.cancelled);
@@ -50,7 +78,7 @@ static int cmd_status_exec(struct cli_ctx *ctx, int argc, char **argv)
         if (ctx->json) {
             cli_print_json(resp.body);
         } else if (cli_plan_parse(resp.body, &p) == 0) {
-            print_status(&p);
+            print_status(&p, resp.body);
         } else {
             cli_err("the server's answer is not a plan summary");
             rc = CLI_EXIT_FAIL;

@@ -54,7 +54,7 @@ static void on_sigint(int sig)
 struct watch_out {
     bool tty;         /**< stdout is a terminal: redraw in place */
     size_t shown;     /**< width of the line now on screen, 0 if none */
-    char last[512];   /**< state_key() of the last line written */
+    char last[1024];  /**< state_key() of the last line written */
     size_t max_width; /**< terminal columns - 1, or 0 when unknown */
 };
 
@@ -90,29 +90,44 @@ static void fit(char *s, size_t width)
     }
 }
 
-/** Writes what decides "something changed" into key: the status and every
- *  count, the cancelled ones included though the line does not show them. */
-static void state_key(const struct cli_plan *p, char *key, size_t len)
+/** What the plan waits for, in words ("waiting for target hv-typo (never
+ *  registered)"), or NULL when it waits for nothing. */
+static const char *waiting_text(const json_t *body)
 {
-    snprintf(key, len, "%s %lld %lld %lld %lld %lld %lld", p->status, p->jobs.total, p->jobs.done,
-             p->jobs.running, p->jobs.queued, p->jobs.failed, p->jobs.cancelled);
+    const json_t *w = json_object_get(body, "waiting");
+    const char *detail = json_string_value(json_object_get(w, "detail"));
+    return detail != NULL ? detail : json_string_value(json_object_get(w, "reason"));
 }
 
-/** Shows the progress of p: redrawn on a terminal, otherwise written only
- *  when the status or a count changed. */
-static void show(struct watch_out *o, const struct cli_plan *p, double elapsed)
+/** Writes what decides "something changed" into key: the status, every
+ *  count (the cancelled ones included though the line does not show them)
+ *  and what the plan waits for. */
+static void state_key(const struct cli_plan *p, const json_t *body, char *key, size_t len)
 {
-    char state[400], bar[16], clock[32], line[512], key[sizeof o->last];
+    const char *why = waiting_text(body);
+    snprintf(key, len, "%s %lld %lld %lld %lld %lld %lld %s", p->status, p->jobs.total,
+             p->jobs.done, p->jobs.running, p->jobs.queued, p->jobs.failed, p->jobs.cancelled,
+             why != NULL ? why : "");
+}
+
+/** Shows the progress of p (body: its summary): redrawn on a terminal,
+ *  otherwise written only when the status, a count or what it waits for
+ *  changed. */
+static void show(struct watch_out *o, const struct cli_plan *p, const json_t *body, double elapsed)
+{
+    char state[400], bar[16], clock[32], line[768], key[sizeof o->last];
+    const char *why = waiting_text(body);
     snprintf(state, sizeof state,
              "plan %lld %s: %s  %lld/%lld done, %lld running, %lld queued, %lld failed", p->id,
              p->name, p->status, p->jobs.done, p->jobs.total, p->jobs.running, p->jobs.queued,
              p->jobs.failed);
-    snprintf(line, sizeof line, "%s  %s %d%%  %s", state,
+    snprintf(line, sizeof line, "%s  %s %d%%  %s%s%s", state,
              cli_fmt_bar(bar, sizeof bar, p->progress, 10), cli_percent(p->progress),
-             cli_fmt_duration(clock, sizeof clock, elapsed));
+             cli_fmt_duration(clock, sizeof clock, elapsed), why != NULL ? "  " : "",
+             why != NULL ? why : "");
     cli_scrub(line);
     if (!o->tty) {
-        state_key(p, key, sizeof key);
+        state_key(p, body, key, sizeof key);
         if (strcmp(key, o->last) != 0) {
             printf("%s\n", line);
             fflush(stdout);
@@ -122,9 +137,11 @@ static void show(struct watch_out *o, const struct cli_plan *p, double elapsed)
     }
     if (o->max_width > 0 && cli_display_width(line) > o->max_width) {
         /* A narrow terminal: keep what answers "how far along?" and drop
-         * the detailed counts before cutting anything. */
-        snprintf(line, sizeof line, "plan %lld %s: %s  %lld/%lld  %s %d%%  %s", p->id, p->name,
-                 p->status, p->jobs.done, p->jobs.total, bar, cli_percent(p->progress), clock);
+         * the detailed counts and the words on waiting before cutting
+         * anything; "(waiting)" keeps that it does. */
+        snprintf(line, sizeof line, "plan %lld %s: %s%s  %lld/%lld  %s %d%%  %s", p->id, p->name,
+                 p->status, why != NULL ? " (waiting)" : "", p->jobs.done, p->jobs.total, bar,
+                 cli_percent(p->progress), clock);
         cli_scrub(line);
         fit(line, o->max_width);
     }
@@ -140,7 +157,7 @@ static void show(struct watch_out *o, const struct cli_plan *p, double elapsed)
 static void show_json(struct watch_out *o, json_t *body, const struct cli_plan *p)
 {
     char key[sizeof o->last];
-    state_key(p, key, sizeof key);
+    state_key(p, body, key, sizeof key);
     if (strcmp(key, o->last) == 0)
         return;
     snprintf(o->last, sizeof o->last, "%s", key);
@@ -231,7 +248,7 @@ static int watch(struct cli_ctx *ctx, long long id, double interval)
             if (ctx->json)
                 show_json(&o, resp.body, &p);
             else
-                show(&o, &p, hv_monotonic() - start);
+                show(&o, &p, resp.body, hv_monotonic() - start);
             if (cli_plan_finished(p.status)) {
                 end_line(&o);
                 rc = finish(&p);

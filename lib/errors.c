@@ -4,7 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-/* One row per code, in enum order. */
+/* One row per code, in enum order. A hint holds for every use of its
+ * code: only codes whose cause can pass (503, 500) say "retry". */
 static const struct hv_err_info registry[HV_E__COUNT] = {
     [HV_E_INTERNAL] = {"internal", 500, "Internal error",
                        "the server log has the details; retry later"},
@@ -33,7 +34,12 @@ static const struct hv_err_info registry[HV_E__COUNT] = {
     [HV_E_STALE_ATTEMPT] = {"stale_attempt", 409, "Job attempt is no longer yours",
                             "the lease expired or the job was cancelled; drop this "
                             "attempt and claim new work"},
-    [HV_E_CONFLICT] = {"conflict", 409, "Conflict", "the resource changed; reload and retry"},
+    /* A plan that already ended, a token name taken, an output imported
+     * before: none of them goes away by itself, so the hint must not
+     * suggest retrying. */
+    [HV_E_CONFLICT] = {"conflict", 409, "Conflict",
+                       "the request contradicts what is stored (the detail says what); sending "
+                       "it again unchanged gets the same answer"},
     [HV_E_IDEMPOTENCY_REUSED] = {"idempotency_key_reused", 409,
                                  "Idempotency key used for another request",
                                  "use a new Idempotency-Key for a different plan"},

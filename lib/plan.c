@@ -40,6 +40,7 @@ static const struct hv_jfield plan_fields[] = {
 static const struct hv_jfield target_fields[] = {
     {.name = "host", .type = HV_J_STRING, .required = true, .max_len = 128},
     {.name = "guests", .type = HV_J_OBJECT},
+    {.name = "require_registered", .type = HV_J_BOOL},
     {0},
 };
 
@@ -826,6 +827,7 @@ enum hv_plan_verdict hv_plan_parse(const json_t *in, uint64_t default_seed,
     plan->doc = doc;
     plan->name = json_string_value(json_object_get(doc, "name"));
     plan->host = json_string_value(json_object_get(targets, "host"));
+    plan->require_registered = json_is_true(json_object_get(targets, "require_registered"));
     plan->baseline = json_string_value(json_object_get(doc, "baseline"));
     plan->rep_min = (int)json_integer_value(json_object_get(reps, "min"));
     plan->rep_max = (int)json_integer_value(json_object_get(reps, "max"));

@@ -60,7 +60,8 @@ struct hv_workload {
 struct hv_plan {
     json_t *doc; /**< the normalised document (owned) */
     const char *name;
-    const char *host; /**< the host target */
+    const char *host;        /**< the host target */
+    bool require_registered; /**< refuse the plan while a target is unknown */
     const char *baseline;
     size_t n_guests;
     char **guests; /**< guest target names (owned) */

@@ -1,6 +1,7 @@
 /* timeutil.c — see timeutil.h. */
 #include "timeutil.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -22,21 +23,72 @@ void hv_now_iso8601(char *buf, size_t len)
              tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
 }
 
+/* The value of the n decimal digits at s, or -1 when one of them is not a
+ * digit. Stops at the first non-digit, so it never reads past a NUL. */
+static int digits(const char *s, int n)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
+/* The days of month (1..12) in year (proleptic Gregorian); 0 for a month
+ * outside 1..12. */
+static int days_in_month(int year, int month)
+{
+    static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (month < 1 || month > 12)
+        return 0;
+    bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    return days[month - 1] + (month == 2 && leap);
+}
+
+/* Whether s starts with "YYYY-MM-DD", a day that exists in 0001..9999. */
+static bool date_valid(const char *s)
+{
+    int y = digits(s, 4);
+    if (y < 1 || s[4] != '-')
+        return false;
+    int m = digits(s + 5, 2);
+    if (m < 1 || m > 12 || s[7] != '-')
+        return false;
+    int d = digits(s + 8, 2);
+    return d >= 1 && d <= days_in_month(y, m);
+}
+
+/* Whether s starts with "HH:MM:SS", a time of day with seconds 00..59. */
+static bool clock_valid(const char *s)
+{
+    int h = digits(s, 2);
+    if (h < 0 || h > 23 || s[2] != ':')
+        return false;
+    int m = digits(s + 3, 2);
+    if (m < 0 || m > 59 || s[5] != ':')
+        return false;
+    int sec = digits(s + 6, 2);
+    return sec >= 0 && sec <= 59;
+}
+
 bool hv_iso8601_valid(const char *s)
 {
-    struct tm tm;
-    if (s == NULL)
+    if (s == NULL || !date_valid(s))
         return false;
-    const char *end = strptime(s, "%Y-%m-%d", &tm);
-    if (end == NULL || end - s != 10)
-        return false;
-    if (*end == '\0')
+    const char *p = s + 10;
+    if (*p == '\0')
         return true;
-    end = strptime(end, "T%H:%M:%S", &tm);
-    if (end == NULL)
+    if (*p != 'T' || !clock_valid(p + 1))
         return false;
-    if (*end == '.' && end[1] >= '0' && end[1] <= '9')
-        for (end++; *end >= '0' && *end <= '9'; end++)
-            ;
-    return *end == '\0' || strcmp(end, "Z") == 0 || strcmp(end, "+00:00") == 0;
+    p += 9;
+    if (*p == '.') {
+        size_t n = 0;
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            n++;
+        if (n < 1 || n > 9)
+            return false;
+    }
+    return *p == '\0' || strcmp(p, "Z") == 0 || strcmp(p, "+00:00") == 0;
 }

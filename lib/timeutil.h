@@ -13,8 +13,15 @@ double hv_monotonic(void);
 void hv_now_iso8601(char *buf, size_t len);
 
 /** Whether s is an ISO 8601 UTC time as hvbench writes and accepts them:
- *  "2026-11-29", "2026-11-29T18:40:12", with optional fraction, and "Z" or
- *  "+00:00". PostgreSQL does the full parse; this keeps garbage away. */
+ *  "2026-11-29", or "2026-11-29T18:40:12" with an optional fraction of 1 to
+ *  9 digits and an optional "Z" or "+00:00". The day must exist (no
+ *  2026-02-31, no year 0000; years 0001 to 9999), hours run 00..23,
+ *  minutes and seconds 00..59. A leap second (23:59:60) is refused: the
+ *  clocks hvbench and the tools it reads use are POSIX time, which has no
+ *  leap second, and PostgreSQL would silently turn :60 into the next
+ *  minute. Every time a client sends (query arguments, imports' "at",
+ *  results' "started_at" and "finished_at") passes here before it reaches
+ *  PostgreSQL, so a time this accepts never fails there. */
 bool hv_iso8601_valid(const char *s);
 
 #endif

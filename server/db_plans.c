@@ -39,12 +39,28 @@ static const struct hv_stmt insert_jobs = {
     "LEFT JOIN job_groups g ON g.plan_id = $1 AND g.idx = u.grp",
     9};
 
+/* What a plan waits for when nothing set plans.waiting: the targets of its
+ * queued jobs that no worker ever registered (five named, then a count). */
+#define WAITING_UNREGISTERED                                                                       \
+    "CASE WHEN cardinality(unregistered) > 0 THEN json_build_object('reason', "                    \
+    "'target_unregistered', 'since', created_at, 'detail', 'waiting for target' || CASE WHEN "     \
+    "cardinality(unregistered) > 1 THEN 's ' ELSE ' ' END || "                                     \
+    "array_to_string(unregistered[1:5], ', ') || CASE WHEN cardinality(unregistered) > 5 THEN "    \
+    "' and ' || (cardinality(unregistered) - 5) || ' more' ELSE '' END || ' (never "               \
+    "registered)') END"
+
+/* A plan as the API shows it (a row of plan_summaries). updated_at moves
+ * with every job's change of state; finished_at is the last one's time
+ * once the plan ended (the cancellation's for a cancelled plan). */
 #define SUMMARY_JSON                                                                               \
     "json_build_object('id', id, 'name', name, 'status', status, 'created_at', created_at, "       \
-    "'updated_at', updated_at, 'cancelled_at', cancelled_at, 'seed', seed, 'jobs', "               \
+    "'updated_at', greatest(updated_at, state_at), 'started_at', started_at, 'finished_at', "      \
+    "CASE WHEN status IN ('done', 'failed', 'cancelled') THEN coalesce(cancelled_at, state_at, "   \
+    "finished_max, updated_at) END, 'cancelled_at', cancelled_at, 'seed', seed, 'jobs', "          \
     "json_build_object('total', total, 'queued', queued, 'running', running, 'done', done, "       \
     "'failed', failed, 'cancelled', cancelled_jobs), 'progress', CASE WHEN total = 0 THEN 0 "      \
-    "ELSE round((done + failed + cancelled_jobs)::numeric / total, 4) END)"
+    "ELSE round((done + failed + cancelled_jobs)::numeric / total, 4) END, 'waiting', CASE WHEN "  \
+    "status IN ('queued', 'running') THEN coalesce(waiting::json, " WAITING_UNREGISTERED ") END)"
 
 static const struct hv_stmt get_plan = {
     "plan_get", "SELECT (" SUMMARY_JSON ")::text, spec::text FROM plan_summaries WHERE id = $1", 1};
@@ -61,6 +77,12 @@ static const struct hv_stmt list_plans = {
     " AND ($5::bigint IS NULL OR p.id < $5::bigint) "
     " ORDER BY id DESC LIMIT $6) s",
     6};
+
+static const struct hv_stmt unregistered = {
+    "targets_unregistered",
+    "SELECT coalesce(json_agg(u.n ORDER BY u.i), '[]')::text FROM unnest($1::text[]) "
+    "WITH ORDINALITY AS u(n, i) WHERE NOT EXISTS (SELECT 1 FROM targets t WHERE t.name = u.n)",
+    1};
 
 static const struct hv_stmt lock_plan = {"plan_lock",
                                          "SELECT cancelled FROM plans WHERE id = $1 FOR UPDATE", 1};
@@ -347,6 +369,17 @@ enum hv_db_status hv_db_plan_list(const struct hv_plan_filter *f, json_t **out)
                                              : NULL,
                             hv_db_int(lim, sizeof lim, f->limit)};
     return hv_db_json(&list_plans, params, out, NULL);
+}
+
+enum hv_db_status hv_db_targets_unregistered(const char *const *names, size_t n, json_t **out)
+{
+    char *arr = hv_db_text_array(names, n);
+    if (arr == NULL)
+        return HV_DB_ERROR;
+    const char *params[] = {arr};
+    enum hv_db_status s = hv_db_json(&unregistered, params, out, NULL);
+    free(arr);
+    return s;
 }
 
 static enum hv_db_status cancel_txn(struct hv_db *db, void *arg)

@@ -42,6 +42,10 @@ struct hv_plan_filter {
 /** Plans matching f, newest first, as a new JSON array in *out. */
 enum hv_db_status hv_db_plan_list(const struct hv_plan_filter *f, json_t **out);
 
+/** Of the n target names, those no worker ever registered, in their
+ *  order, as a new JSON array of strings in *out. */
+enum hv_db_status hv_db_targets_unregistered(const char *const *names, size_t n, json_t **out);
+
 /** Cancels plan id: its queued and running jobs become cancelled.
  *  HV_DB_NONE when there is no such plan, HV_DB_CONFLICT when it already
  *  ended (done or failed). Cancelling twice is not an error. */

@@ -3,6 +3,7 @@
 #include "db_plans.h"
 #include "db_targets.h"
 #include "handlers.h"
+#include "jspec.h"
 #include "plan.h"
 #include "query.h"
 #include "site_bench.h"
@@ -145,6 +146,95 @@ static bool site_benchmarks_declared(struct hv_request *req, const struct hv_pla
     return false;
 }
 
+/* Appends name to names[*n] unless it is there already. */
+static void add_name(const char **names, size_t *n, const char *name)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(names[i], name) == 0)
+            return;
+    names[(*n)++] = name;
+}
+
+/* The path of the plan member that names target name: the host, a guest
+ * domain, the guest template, or a workload's peer. */
+static void target_path(const struct hv_plan *plan, const char *name, char *buf, size_t len)
+{
+    const json_t *guests = json_object_get(json_object_get(plan->doc, "targets"), "guests");
+    const json_t *domains = json_object_get(guests, "domains");
+    const json_t *workloads = json_object_get(plan->doc, "workloads");
+    snprintf(buf, len, "/targets");
+    if (strcmp(name, plan->host) == 0) {
+        snprintf(buf, len, "/targets/host");
+        return;
+    }
+    for (size_t i = 0; i < json_array_size(domains); i++)
+        if (strcmp(json_string_value(json_array_get(domains, i)), name) == 0) {
+            hv_jpath_index(buf, len, "/targets/guests/domains", i);
+            return;
+        }
+    if (json_object_get(guests, "template") != NULL)
+        snprintf(buf, len, "/targets/guests/template");
+    for (size_t i = 0; i < json_array_size(workloads); i++) {
+        const json_t *params = json_object_get(json_array_get(workloads, i), "params");
+        const char *peer = json_string_value(json_object_get(params, "peer"));
+        if (peer != NULL && strcmp(peer, name) == 0) {
+            char w[64];
+            hv_jpath_index(w, sizeof w, "/workloads", i);
+            snprintf(buf, len, "%s/params/peer", w);
+            return;
+        }
+    }
+}
+
+/* With targets.require_registered: whether every target the plan names
+ * (host, guests, peers) is registered; otherwise answers 422 naming each
+ * one that is not (or the database failure) and returns false. */
+static bool targets_registered(struct hv_request *req, const struct hv_plan *plan)
+{
+    if (!plan->require_registered)
+        return true;
+    const char **names = calloc(1 + plan->n_guests + plan->n_workloads, sizeof *names);
+    if (names == NULL) {
+        hv_reply_problem(req, HV_E_INTERNAL, "out of memory checking the targets", NULL);
+        return false;
+    }
+    size_t n = 0;
+    add_name(names, &n, plan->host);
+    for (size_t i = 0; i < plan->n_guests; i++)
+        add_name(names, &n, plan->guests[i]);
+    for (size_t i = 0; i < plan->n_workloads; i++)
+        if (plan->workloads[i].peer != NULL)
+            add_name(names, &n, plan->workloads[i].peer);
+    json_t *missing = NULL;
+    enum hv_db_status s = hv_db_targets_unregistered(names, n, &missing);
+    free(names);
+    if (s != HV_DB_OK) {
+        json_decref(missing);
+        hv_reply_db_failure(req, s);
+        return false;
+    }
+    size_t k = json_array_size(missing);
+    if (k == 0) {
+        json_decref(missing);
+        return true;
+    }
+    json_t *errors = json_array();
+    for (size_t i = 0; i < k; i++) {
+        const char *name = json_string_value(json_array_get(missing, i));
+        char path[256];
+        target_path(plan, name, path, sizeof path);
+        hv_errors_add(errors, path,
+                      "target '%s' never registered; start its worker first, or drop "
+                      "require_registered to let the plan wait for it",
+                      name);
+    }
+    json_decref(missing);
+    char detail[64];
+    snprintf(detail, sizeof detail, "%zu target%s never registered", k, k == 1 ? "" : "s");
+    hv_reply_problem(req, HV_E_IMPOSSIBLE_PLAN, detail, errors);
+    return false;
+}
+
 void hv_h_plans_create(struct hv_request *req)
 {
     const char *key;
@@ -178,7 +268,7 @@ void hv_h_plans_create(struct hv_request *req)
         hv_reply_problem(req, HV_E_INTERNAL, "out of memory expanding the plan", NULL);
         return;
     }
-    if (site_benchmarks_declared(req, &plan, &x)) {
+    if (targets_registered(req, &plan) && site_benchmarks_declared(req, &plan, &x)) {
         if (dry)
             hv_reply_json(req, 200, expansion_json(&plan, &x));
         else

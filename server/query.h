@@ -2,7 +2,9 @@
  *
  * Each function appends an error under the argument's name when its value
  * does not fit, so a handler checks all its arguments and answers 400 once
- * with every problem. */
+ * with every problem. Every reader refuses a value that is not UTF-8 (the
+ * error names the argument), so no byte string PostgreSQL would reject
+ * reaches a statement; handlers read query values only through these. */
 #ifndef HV_SERVER_QUERY_H
 #define HV_SERVER_QUERY_H
 
