@@ -91,9 +91,8 @@ assert_eq "a leap day is a real day" "2024-02-29 12:00:00+00" \
             j.id = r.job_id WHERE j.plan_id = $(json .plan_id)")"
 
 # Results' "started_at" and "finished_at", on a job really claimed.
-api POST /api/v1/workers/register "${W[@]}" \
-    --data-binary '{"name":"edge-host","kind":"host","facts":{"cpus":1}}'
-api POST /api/v1/jobs/claim "${W[@]}" --data-binary "{\"target_id\":$(json .target_id)}"
+hv_register edge-host host '{"cpus":1}'
+api POST /api/v1/jobs/claim "${W[@]}" --data-binary '{}'
 assert_eq "a job claimed" 200 "$STATUS"
 CJ=$(json .job.id)
 result() { # STARTED_AT FINISHED_AT

@@ -130,9 +130,10 @@ assert_eq "every job has its state time" 3 \
 api POST /api/v1/plans "${S[@]}" --data-binary "$(plan state-lost '.repetitions.min = 1')"
 L=$(json .id)
 L0=$(json .updated_at)
-api POST /api/v1/workers/register "${W[@]}" \
-    --data-binary '{"name":"state-lost","kind":"host","facts":{"cpus":1}}'
-api POST /api/v1/jobs/claim "${W[@]}" --data-binary "{\"target_id\":$(json .target_id)}"
+hv_register state-other
+OTHER=("${W[@]}")
+hv_register state-lost host '{"cpus":1}'
+api POST /api/v1/jobs/claim "${W[@]}" --data-binary '{}'
 assert_eq "a job of it is claimed by hand" 200 "$STATUS"
 api GET "/api/v1/plans/$L"
 L1=$(json .updated_at)
@@ -140,7 +141,7 @@ assert_eq "the claim started it" "$L1" "$(json .started_at)"
 assert_eq "the claim moved updated_at" true "$(jq -n --arg a "$L0" --arg b "$L1" '$a < $b')"
 sql "UPDATE jobs SET lease_until = now() - interval '1 s' WHERE plan_id = $L" >/dev/null
 # Any claim expires the lapsed leases first.
-api POST /api/v1/jobs/claim "${W[@]}" --data-binary "{\"target_id\":$KNOWN_ID}"
+api POST /api/v1/jobs/claim "${OTHER[@]}" --data-binary '{}'
 api GET "/api/v1/plans/$L"
 assert_eq "the job is queued again" 1 "$(json .jobs.queued)"
 assert_eq "the expiry moved updated_at" true \
