@@ -523,7 +523,7 @@ static void expand_workload(struct hv_plan *plan, json_t *w, size_t i, json_t *e
                                   s ? "," : "", keys[s], vt);
         }
         json_t *verr = json_array();
-        *invalid += def->check(vp, p, verr) > 0 ? 1 : 0;
+        *invalid += hv_engine_def_check(def, vp, p, verr) > 0 ? 1 : 0;
         merge_errors(errors, verr);
         for (size_t s = 0; s < nsweep; s++) {
             json_t *arr = json_object_get(normalised_sweeps, keys[s]);

@@ -23,7 +23,7 @@ static json_t *run(const char *kind, const char *engine, const char *text, int *
     }
     json_t *params = check_json(text);
     *errors = json_array();
-    *problems = e->check(params, BASE, *errors);
+    *problems = hv_engine_def_check(e, params, BASE, *errors);
     return params;
 }
 
@@ -246,13 +246,15 @@ static void check_example(const char *file)
                 json_t *one = json_deep_copy(variant);
                 json_object_set(one, key, value);
                 json_t *errors = json_array();
-                CHECK_MSG(e->check(one, BASE, errors) == 0, "%s: %s", file, errors_text(errors));
+                CHECK_MSG(hv_engine_def_check(e, one, BASE, errors) == 0, "%s: %s", file,
+                          errors_text(errors));
                 json_decref(errors);
                 json_decref(one);
             }
         }
         json_t *errors = json_array();
-        CHECK_MSG(e->check(variant, BASE, errors) == 0, "%s: %s", file, errors_text(errors));
+        CHECK_MSG(hv_engine_def_check(e, variant, BASE, errors) == 0, "%s: %s", file,
+                  errors_text(errors));
         json_decref(errors);
         json_decref(variant);
     }
@@ -276,7 +278,7 @@ int main(void)
     for (size_t i = 0; i < n; i++) {
         const struct hv_engine_def *e = hv_engine_def_at(i);
         CHECK(hv_engine_def_find(e->kind, e->engine) == e);
-        CHECK(e->check != NULL && e->params_def != NULL && e->summary != NULL);
+        CHECK(e->params_def != NULL && e->summary != NULL);
         CHECK(e->external == (strcmp(e->engine, "builtin") != 0));
         bool has_peer = false;
         for (const struct hv_param_def *d = e->params_def; d->name != NULL; d++) {
@@ -319,8 +321,8 @@ int main(void)
         check_defaults_filled(hv_engine_def_find(minimal[i].kind, minimal[i].engine), given, p);
         json_decref(given);
         json_t *again = json_deep_copy(p), *errors2 = json_array();
-        CHECK(hv_engine_def_find(minimal[i].kind, minimal[i].engine)->check(again, BASE, errors2) ==
-              0);
+        CHECK(hv_engine_def_check(hv_engine_def_find(minimal[i].kind, minimal[i].engine), again,
+                                  BASE, errors2) == 0);
         CHECK(json_equal(again, p));
         json_decref(again);
         json_decref(errors2);
@@ -478,7 +480,7 @@ int main(void)
     /* Not an object at all. */
     errors = json_array();
     p = json_array();
-    CHECK(hv_engine_def_find("cpu", "builtin")->check(p, BASE, errors) == 1);
+    CHECK(hv_engine_def_check(&hv_engine_def_cpu_builtin, p, BASE, errors) == 1);
     CHECK(error_at(errors, BASE) != NULL);
     json_decref(p);
     json_decref(errors);

@@ -102,7 +102,7 @@ static json_t *normalised(const char *kind, const char *engine, const json_t *pa
     }
     if (params != NULL && !json_is_object(params)) {
         hv_engine_fail(out, "params must be an object");
-    } else if (d->check(p, "/params", errors) > 0) {
+    } else if (hv_engine_def_check(d, p, "/params", errors) > 0) {
         json_t *e = json_array_get(errors, 0);
         hv_engine_fail(out, "invalid params: %s: %s", json_string_value(json_object_get(e, "path")),
                        json_string_value(json_object_get(e, "message")));
