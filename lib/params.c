@@ -77,6 +77,58 @@ const char *hv_param_type_name(enum hv_param_type t)
     return type_names[t];
 }
 
+/* ---- reading normalised params ----------------------------------------- */
+
+const struct hv_param_def *hv_engine_def_param(const struct hv_engine_def *e, const char *name)
+{
+    for (const struct hv_param_def *d = e->params_def; d->name != NULL; d++)
+        if (strcmp(d->name, name) == 0)
+            return d;
+    return NULL;
+}
+
+long long hv_params_int(const json_t *params, const char *name)
+{
+    return (long long)json_integer_value(json_object_get(params, name));
+}
+
+double hv_params_num(const json_t *params, const char *name)
+{
+    return json_number_value(json_object_get(params, name));
+}
+
+bool hv_params_bool(const json_t *params, const char *name)
+{
+    return json_is_true(json_object_get(params, name));
+}
+
+const char *hv_params_str(const json_t *params, const char *name)
+{
+    return json_string_value(json_object_get(params, name));
+}
+
+long hv_params_count(const struct hv_engine_def *e, const json_t *params, const char *name,
+                     long cpus)
+{
+    const json_t *v = json_object_get(params, name);
+    if (!json_is_string(v))
+        return (long)json_integer_value(v);
+    const struct hv_param_def *d = hv_engine_def_param(e, name);
+    long lo = d != NULL ? (long)d->min : 1, hi = d != NULL ? (long)d->max : cpus;
+    lo = lo < 1 ? 1 : lo; /* the word means at least one */
+    return cpus < lo ? lo : cpus > hi ? hi : cpus;
+}
+
+int hv_params_choice(const struct hv_engine_def *e, const json_t *params, const char *name)
+{
+    const struct hv_param_def *d = hv_engine_def_param(e, name);
+    const char *s = hv_params_str(params, name);
+    for (int i = 0; d != NULL && d->choices != NULL && s != NULL && d->choices[i] != NULL; i++)
+        if (strcmp(d->choices[i], s) == 0)
+            return i;
+    return -1;
+}
+
 /* ---- normalisers, one per type ----------------------------------------- */
 
 /* Each takes the value as the plan wrote it and returns a new reference to

@@ -142,6 +142,37 @@ bool hv_engine_def_sweepable(const struct hv_engine_def *e, const char *param);
  *  "size" ...; "unknown" out of range). Returns a static string. */
 const char *hv_param_type_name(enum hv_param_type t);
 
+/* ---- reading normalised params --------------------------------------
+ *
+ * What hv_engine_def_check() left in params, read the way every engine
+ * reads it, so an engine never re-checks a value lib/ has accepted. A
+ * missing member reads as 0, false or NULL. */
+
+/** The row of e named name, or NULL. */
+const struct hv_param_def *hv_engine_def_param(const struct hv_engine_def *e, const char *name);
+
+/** An INT or SIZE param. */
+long long hv_params_int(const json_t *params, const char *name);
+
+/** A NUMBER or DURATION param (seconds). */
+double hv_params_num(const json_t *params, const char *name);
+
+/** A BOOL param. */
+bool hv_params_bool(const json_t *params, const char *name);
+
+/** An ENUM, STRING or TARGET param, borrowed from params; NULL when absent. */
+const char *hv_params_str(const json_t *params, const char *name);
+
+/** An INT param of e that may be the row's word ("per-vcpu"): the integer,
+ *  or for the word cpus (the CPUs of the target the job runs on) clamped
+ *  to the row's range. */
+long hv_params_count(const struct hv_engine_def *e, const json_t *params, const char *name,
+                     long cpus);
+
+/** The index of an ENUM param's value among the choices of e's row, or -1
+ *  when it is not one (never after hv_engine_def_check()). */
+int hv_params_choice(const struct hv_engine_def *e, const json_t *params, const char *name);
+
 /** Every engine as a JSON array for GET /api/v1/catalog, in table order:
  *  [{"kind", "engine", "summary", "needs_peer", "external", "params":
  *  [{"name", "type", "required" (the plan must give it: a required row,

@@ -14,6 +14,7 @@
  * No assertion depends on how fast this machine is. */
 #include "worker/engines/disk.h"
 #include "worker/engines/engine.h"
+#include "worker/engines/hist.h"
 
 #include "check.h"
 
@@ -130,51 +131,50 @@ static int cmp_u64(const void *a, const void *b)
 static void test_hist(void)
 {
     printf("-- latency histogram\n");
-    static struct hv_disk_hist h;
-    hv_disk_hist_reset(&h);
-    CHECK_MSG(h.count == 0 && hv_disk_hist_percentile(&h, 50) == 0, "empty: count 0, p50 0");
+    static struct hv_hist h;
+    hv_hist_reset(&h);
+    CHECK_MSG(h.count == 0 && hv_hist_percentile(&h, 50) == 0, "empty: count 0, p50 0");
     for (uint64_t v = 1; v <= 100; v++)
-        hv_disk_hist_add(&h, v);
-    CHECK_MSG(hv_disk_hist_percentile(&h, 50) == 50 && hv_disk_hist_percentile(&h, 99) == 99 &&
-                  hv_disk_hist_percentile(&h, 100) == 100 && h.min == 1 && h.max == 100,
+        hv_hist_add(&h, v);
+    CHECK_MSG(hv_hist_percentile(&h, 50) == 50 && hv_hist_percentile(&h, 99) == 99 &&
+                  hv_hist_percentile(&h, 100) == 100 && h.min == 1 && h.max == 100,
               "1..100: p50 50, p99 99, p100 100, exact below 128");
 
     /* Log-uniform values from 1 us to 1 s, as latencies spread. */
     enum { N = 200000 };
     uint64_t *v = malloc(N * sizeof *v), s = 42;
-    hv_disk_hist_reset(&h);
+    hv_hist_reset(&h);
     for (int i = 0; i < N; i++) {
         s = s * 6364136223846793005ULL + 1442695040888963407ULL;
         double u = (double)(s >> 11) / 9007199254740992.0;
         v[i] = (uint64_t)(1000.0 * pow(1e6, u));
-        hv_disk_hist_add(&h, v[i]);
+        hv_hist_add(&h, v[i]);
     }
     qsort(v, N, sizeof *v, cmp_u64);
     const double pcts[] = {1, 50, 90, 95, 99, 99.9, 100};
     double worst = 0;
     for (size_t i = 0; i < sizeof pcts / sizeof pcts[0]; i++) {
         uint64_t exact = v[(size_t)ceil(pcts[i] / 100 * N) - 1];
-        double err =
-            fabs((double)hv_disk_hist_percentile(&h, pcts[i]) - (double)exact) / (double)exact;
+        double err = fabs((double)hv_hist_percentile(&h, pcts[i]) - (double)exact) / (double)exact;
         worst = err > worst ? err : worst;
     }
     CHECK_MSG(worst <= 0.01, "percentiles of 200000 values within 1%% of exact (worst %.3f%%)",
               100 * worst);
-    CHECK_MSG(h.min == v[0] && h.max == v[N - 1] && hv_disk_hist_percentile(&h, 100) == v[N - 1],
+    CHECK_MSG(h.min == v[0] && h.max == v[N - 1] && hv_hist_percentile(&h, 100) == v[N - 1],
               "min and max exact");
 
-    static struct hv_disk_hist a, b;
-    hv_disk_hist_reset(&a);
-    hv_disk_hist_reset(&b);
+    static struct hv_hist a, b;
+    hv_hist_reset(&a);
+    hv_hist_reset(&b);
     for (int i = 0; i < N; i++)
-        hv_disk_hist_add(i % 2 ? &a : &b, v[i]);
-    hv_disk_hist_merge(&a, &b);
+        hv_hist_add(i % 2 ? &a : &b, v[i]);
+    hv_hist_merge(&a, &b);
     CHECK_MSG(a.count == N && a.min == h.min && a.max == h.max &&
-                  hv_disk_hist_percentile(&a, 95) == hv_disk_hist_percentile(&h, 95),
+                  hv_hist_percentile(&a, 95) == hv_hist_percentile(&h, 95),
               "merging two halves gives the whole");
-    hv_disk_hist_reset(&h);
-    hv_disk_hist_add(&h, UINT64_MAX);
-    CHECK_MSG(hv_disk_hist_percentile(&h, 50) == UINT64_MAX, "the largest value fits");
+    hv_hist_reset(&h);
+    hv_hist_add(&h, UINT64_MAX);
+    CHECK_MSG(hv_hist_percentile(&h, 50) == UINT64_MAX, "the largest value fits");
     free(v);
 }
 

@@ -41,6 +41,31 @@
 
 #include "worker/engines/engine.h"
 
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/** How the streams move data: stream (one way, as fast as the connection
+ *  takes it) or rr (one request and one response at a time). */
+enum hv_net_mode { HV_NET_STREAM, HV_NET_RR };
+
+/** What one run of either side does, from its params. */
+struct hv_net_settings {
+    enum hv_net_mode mode;
+    long streams;
+    uint64_t window; /**< 0: the system's autotuning */
+    double seconds, warmup;
+    uint64_t msg_size;
+    bool reverse;
+};
+
+/** "stream" or "rr". Static string. */
+const char *hv_net_mode_name(enum hv_net_mode m);
+
+/** Reads params into *s. Returns 0, or -1 with out->error set. */
+int hv_net_settings_parse(const json_t *params, struct hv_net_settings *s,
+                          struct hv_engine_result *out);
+
 /** The engine's entry point; see hv_engine_run_fn. ctx->role picks the
  *  side: "server" needs a successful hv_engine_net_prepare() first
  *  (ctx->prepared), anything else runs the client, which needs
@@ -56,5 +81,10 @@ int hv_engine_net_prepare(struct hv_engine_ctx *ctx, struct hv_endpoint *ep,
 
 /** Closes what prepare() left when run() will not be called. */
 void hv_engine_net_unprepare(struct hv_engine_ctx *ctx);
+
+/** The two sides hv_engine_net_run() picks from (net_server.c,
+ *  net_client.c), with its contract. */
+int hv_net_server_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *out);
+int hv_net_client_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *out);
 
 #endif
