@@ -163,6 +163,11 @@ void hv_h_plans_create(struct hv_request *req)
     struct hv_plan_env env = {guests_by_label, NULL};
     enum hv_plan_verdict v = hv_plan_parse(doc, fresh_seed(), &env, &plan, errors);
     json_decref(doc);
+    if (v == HV_PLAN_NO_MEMORY) {
+        json_decref(errors);
+        hv_reply_problem(req, HV_E_INTERNAL, "out of memory checking the plan", NULL);
+        return;
+    }
     if (v != HV_PLAN_VALID) {
         char detail[64];
         snprintf(detail, sizeof detail, "%zu error%s in the plan", json_array_size(errors),
