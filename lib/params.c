@@ -77,6 +77,14 @@ const char *hv_param_type_name(enum hv_param_type t)
     return type_names[t];
 }
 
+int hv_engine_def_fit(const struct hv_engine_def *e, const json_t *params,
+                      const struct hv_target_facts *t, const char *path, json_t *errors)
+{
+    if (e->fit == NULL || t == NULL || t->cpus <= 0 || !json_is_object(params))
+        return 0;
+    return e->fit(e, params, t, path, errors);
+}
+
 /* ---- reading normalised params ----------------------------------------- */
 
 const struct hv_param_def *hv_engine_def_param(const struct hv_engine_def *e, const char *name)
@@ -462,6 +470,19 @@ int hv_engine_def_check(const struct hv_engine_def *e, json_t *params, const cha
 
 /* ---- the catalogue ----------------------------------------------------- */
 
+/* A NULL-terminated list of strings as a new JSON array, or NULL. */
+static json_t *strings_json(const char *const *list)
+{
+    json_t *a = json_array();
+    for (const char *const *s = list; a != NULL && *s != NULL; s++) {
+        if (json_array_append_new(a, json_string(*s)) != 0) {
+            json_decref(a);
+            a = NULL;
+        }
+    }
+    return a;
+}
+
 static json_t *param_json(const struct hv_engine_def *e, const struct hv_param_def *d)
 {
     /* A peer engine cannot run without its target, whoever refuses it. */
@@ -488,10 +509,7 @@ static json_t *param_json(const struct hv_engine_def *e, const struct hv_param_d
     if (d->multiple != 0)
         rc |= json_object_set_new(o, "multiple_of", json_integer(d->multiple));
     if (d->choices != NULL) {
-        json_t *c = json_array();
-        for (const char *const *s = d->choices; *s != NULL; s++)
-            rc |= json_array_append_new(c, json_string(*s));
-        rc |= json_object_set_new(o, "choices", c);
+        rc |= json_object_set_new(o, "choices", strings_json(d->choices));
     }
     if (d->word != NULL)
         rc |= json_object_set_new(o, "or", json_string(d->word));
@@ -515,9 +533,15 @@ static json_t *engine_json(const struct hv_engine_def *e)
     }
     if (params == NULL)
         return NULL;
-    return json_pack("{s:s, s:s, s:s, s:b, s:b, s:o}", "kind", e->kind, "engine", e->engine,
-                     "summary", e->summary, "needs_peer", e->needs_peer, "external", e->external,
-                     "params", params);
+    json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:b, s:o}", "kind", e->kind, "engine", e->engine,
+                          "summary", e->summary, "needs_peer", e->needs_peer, "external",
+                          e->external, "params", params);
+    if (o != NULL && e->metrics != NULL &&
+        json_object_set_new(o, "metrics", strings_json(e->metrics)) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 json_t *hv_engines_json(void)

@@ -71,6 +71,21 @@ struct hv_engine_def;
 typedef int (*hv_params_cross_fn)(const struct hv_engine_def *e, const json_t *params,
                                   const char *path, json_t *errors);
 
+/** What a target offers that a limit may depend on: the facts its worker
+ *  registered (docs/api.md, facts.cpus), or the worker's own when it
+ *  checks a job it claimed. */
+struct hv_target_facts {
+    const char *name; /**< the target, for messages; NULL: "this target" */
+    long cpus;        /**< online CPUs, what "per-vcpu" means; 0 when unknown */
+};
+
+/** An engine's limits that depend on the target (threads x qd x block of
+ *  a "per-vcpu" disk run): params as hv_engine_def_check() left them, the
+ *  target's facts t (t->cpus > 0). Appends one {"path","message"} per
+ *  problem at path + "/" + member and returns how many it appended. */
+typedef int (*hv_params_fit_fn)(const struct hv_engine_def *e, const json_t *params,
+                                const struct hv_target_facts *t, const char *path, json_t *errors);
+
 /** One engine: a (kind, engine) pair a workload may name. Each is declared
  *  once, in the lib/params_<kind>.c of its kind; the worker's table of run
  *  functions (worker/engines/engine.c) is keyed by these rows. */
@@ -78,6 +93,11 @@ struct hv_engine_def {
     const char *kind;    /**< "cpu", "disk", "net" */
     const char *engine;  /**< "builtin", a tool ("fio" ...), or "custom" */
     const char *summary; /**< one line for humans */
+    /** The primary metrics, one per mode, NULL-terminated: a run's first
+     *  metric is the one of its mode whenever the run measured it. NULL
+     *  when the worker's administrator declares the metric (site
+     *  benchmarks). */
+    const char *const *metrics;
     /** The parameter rows hv_engine_def_check() walks and the catalogue
      *  publishes. */
     const struct hv_param_def *params_def;
@@ -91,6 +111,8 @@ struct hv_engine_def {
     bool external; /**< runs an external tool the worker must have */
     /** Cross-field checks, or NULL when the rows say it all. */
     hv_params_cross_fn cross;
+    /** Limits that depend on the target, or NULL when there are none. */
+    hv_params_fit_fn fit;
 };
 
 /** The engines, one description each (lib/params_cpu.c, params_disk.c,
@@ -117,6 +139,15 @@ extern const struct hv_engine_def hv_engine_def_net_custom;
  *  one generic checker, then runs e->cross when every row passed. */
 int hv_engine_def_check(const struct hv_engine_def *e, json_t *params, const char *path,
                         json_t *errors);
+
+/** Checks params, as hv_engine_def_check() left them, against the limits
+ *  of e that depend on the target t. The server calls it at submission for
+ *  every registered target a workload would run on (a problem is a 422),
+ *  the worker again with its own facts when it runs the job. Appends one
+ *  {"path","message"} per problem as hv_engine_def_check() does and
+ *  returns how many; 0 when e has no such limit or t->cpus is 0. */
+int hv_engine_def_fit(const struct hv_engine_def *e, const json_t *params,
+                      const struct hv_target_facts *t, const char *path, json_t *errors);
 
 /** The engine for (kind, engine); engine NULL means "builtin". Returns a
  *  pointer into the static table, or NULL when there is none. */
@@ -174,7 +205,8 @@ long hv_params_count(const struct hv_engine_def *e, const json_t *params, const 
 int hv_params_choice(const struct hv_engine_def *e, const json_t *params, const char *name);
 
 /** Every engine as a JSON array for GET /api/v1/catalog, in table order:
- *  [{"kind", "engine", "summary", "needs_peer", "external", "params":
+ *  [{"kind", "engine", "summary", "needs_peer", "external", "metrics" (the
+ *  primary metrics; absent for site benchmarks), "params":
  *  [{"name", "type", "required" (the plan must give it: a required row,
  *  or the peer of a needs_peer engine), "sweepable", "description", and where
  *  they apply "default" (as a plan writes it), "min", "max", "unit"

@@ -20,10 +20,13 @@ static const struct hv_param_def cpu_builtin_params[] = {
     {0},
 };
 
+static const char *const cpu_builtin_metrics[] = {"cpu.score", NULL};
+
 const struct hv_engine_def hv_engine_def_cpu_builtin = {
     .kind = "cpu",
     .engine = "builtin",
     .summary = "self-checking integer, floating point, memory and branch kernels",
+    .metrics = cpu_builtin_metrics,
     .params_def = cpu_builtin_params,
 };
 
@@ -64,10 +67,15 @@ static const struct hv_param_def cpu_sysbench_params[] = {
     {0},
 };
 
+/* By test, in the order of its choices. */
+static const char *const sysbench_metrics[] = {"cpu.sysbench.events_per_s", "mem.sysbench.mbps",
+                                               NULL};
+
 const struct hv_engine_def hv_engine_def_cpu_sysbench = {
     .kind = "cpu",
     .engine = "sysbench",
     .summary = "sysbench cpu (primes) or memory test: events or MiB per second",
+    .metrics = sysbench_metrics,
     .external = true,
     .params_def = cpu_sysbench_params,
 };
@@ -97,10 +105,17 @@ static const struct hv_param_def cpu_stress_ng_params[] = {
     {0},
 };
 
+/* By stressor, in the order of its choices (lib/parse_stressng.c). */
+static const char *const stress_ng_metrics[] = {
+    "cpu.stressng.cpu.bogo_ops_per_s",    "cpu.stressng.matrix.bogo_ops_per_s",
+    "cpu.stressng.vm.bogo_ops_per_s",     "cpu.stressng.cache.bogo_ops_per_s",
+    "cpu.stressng.memcpy.bogo_ops_per_s", NULL};
+
 const struct hv_engine_def hv_engine_def_cpu_stress_ng = {
     .kind = "cpu",
     .engine = "stress-ng",
     .summary = "one stress-ng stressor with --metrics: bogo ops per second",
+    .metrics = stress_ng_metrics,
     .external = true,
     .params_def = cpu_stress_ng_params,
 };

@@ -5,6 +5,8 @@
 #include "errors.h"
 #include "jspec.h"
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #define KIB 1024.0
@@ -13,7 +15,8 @@
 
 /* Paths reach the worker's open() and, for bonnie, a tool's argv: only
  * absolute paths, and no ".." so a path cannot climb out of a directory an
- * administrator may check by prefix. */
+ * administrator may check by prefix; at most PATH_MAX - 1 characters, the
+ * longest open() takes. */
 static const char *abs_path(const char *s)
 {
     static const char msg[] = "must be an absolute path (starting with /) without control "
@@ -31,7 +34,7 @@ static const char *abs_path(const char *s)
 
 #define PATH(what)                                                                                 \
     {                                                                                              \
-        .name = "path", .type = HV_PARAM_STRING, .max_len = 4096, .format = abs_path,              \
+        .name = "path", .type = HV_PARAM_STRING, .max_len = PATH_MAX - 1, .format = abs_path,      \
         .description = what                                                                        \
     }
 
@@ -120,22 +123,79 @@ static int at_least(const json_t *params, const char *path, const char *name, co
     return 1;
 }
 
+/* All I/O buffers of a run together: threads x qd x block, allocated up
+ * front (aligned for O_DIRECT). */
+#define MAX_BUFFERS (1024.0 * MIB)
+
+/* The I/O buffers of params with threads threads, in bytes. */
+static double buffers(const json_t *params, long threads)
+{
+    return (double)threads * (double)hv_params_int(params, "qd") *
+           (double)hv_params_int(params, "block");
+}
+
+/* size at least block; and the buffers within MAX_BUFFERS with the threads
+ * given, or with one thread when they are "per-vcpu" (the target's CPUs
+ * are checked by fit_disk_builtin). */
 static int cross_disk_builtin(const struct hv_engine_def *e, const json_t *params, const char *path,
                               json_t *errors)
 {
-    (void)e;
-    return at_least(params, path, "size", "block", errors);
+    int n = at_least(params, path, "size", "block", errors);
+    bool per_vcpu = json_is_string(json_object_get(params, "threads"));
+    double b = buffers(params, per_vcpu ? 1 : hv_params_count(e, params, "threads", 1));
+    if (b <= MAX_BUFFERS)
+        return n;
+    char p[512];
+    hv_jpath(p, sizeof p, path, "qd");
+    hv_errors_add(errors, p,
+                  "threads x qd x block is %.0f MiB of I/O buffers%s; at most %.0f MiB: lower "
+                  "qd, block or threads",
+                  b / MIB, per_vcpu ? " with a single thread" : "", MAX_BUFFERS / MIB);
+    return n + 1;
+}
+
+/* "per-vcpu" threads on the target t: the buffers within MAX_BUFFERS. */
+static int fit_disk_builtin(const struct hv_engine_def *e, const json_t *params,
+                            const struct hv_target_facts *t, const char *path, json_t *errors)
+{
+    if (!json_is_string(json_object_get(params, "threads")))
+        return 0;
+    long threads = hv_params_count(e, params, "threads", t->cpus);
+    double b = buffers(params, threads);
+    if (b <= MAX_BUFFERS)
+        return 0;
+    char p[512], on[200];
+    hv_jpath(p, sizeof p, path, "threads");
+    if (t->name != NULL)
+        snprintf(on, sizeof on, "target %s", t->name);
+    else
+        snprintf(on, sizeof on, "this target");
+    hv_errors_add(errors, p,
+                  "\"per-vcpu\" is %ld threads on %s (%ld CPUs): threads x qd x block is %.0f MiB "
+                  "of I/O buffers; at most %.0f MiB: lower qd or block, or give threads",
+                  threads, on, t->cpus, b / MIB, MAX_BUFFERS / MIB);
+    return 1;
 }
 
 static const char *const sweep_disk_builtin[] = {"qd", NULL};
+
+static const char *const disk_builtin_metrics[] = {"disk.seq_write.mbps",
+                                                   "disk.rewrite.mbps",
+                                                   "disk.seq_read.mbps",
+                                                   "disk.reread.mbps",
+                                                   "disk.rand_read.mbps",
+                                                   "disk.rand_write.mbps",
+                                                   NULL};
 
 const struct hv_engine_def hv_engine_def_disk_builtin = {
     .kind = "disk",
     .engine = "builtin",
     .summary = "iozone-like sequential and random file I/O: MB/s, IOPS, latency",
+    .metrics = disk_builtin_metrics,
     .sweepable = sweep_disk_builtin,
     .params_def = disk_builtin_params,
     .cross = cross_disk_builtin,
+    .fit = fit_disk_builtin,
 };
 
 static const char *const fio_rw[] = {"read",      "write",  "randread", "randwrite",
@@ -207,10 +267,20 @@ static int cross_disk_fio(const struct hv_engine_def *e, const json_t *params, c
 
 static const char *const sweep_fio[] = {"bs", "iodepth", NULL};
 
+/* By rw, in the order of its choices (lib/parse_fio.c names them). */
+static const char *const fio_metrics[] = {"disk.seq_read.mbps",
+                                          "disk.seq_write.mbps",
+                                          "disk.rand_read.mbps",
+                                          "disk.rand_write.mbps",
+                                          "disk.rw_read.mbps",
+                                          "disk.randrw_read.mbps",
+                                          NULL};
+
 const struct hv_engine_def hv_engine_def_disk_fio = {
     .kind = "disk",
     .engine = "fio",
     .summary = "fio, one job file built from the params, JSON output",
+    .metrics = fio_metrics,
     .sweepable = sweep_fio,
     .external = true,
     .params_def = disk_fio_params,
@@ -254,10 +324,13 @@ static int cross_disk_bonnie(const struct hv_engine_def *e, const json_t *params
     return 1;
 }
 
+static const char *const bonnie_metrics[] = {"disk.seq_write.mbps", NULL};
+
 const struct hv_engine_def hv_engine_def_disk_bonnie = {
     .kind = "disk",
     .engine = "bonnie",
     .summary = "bonnie++: block write, rewrite, read, seeks, file creation",
+    .metrics = bonnie_metrics,
     .external = true,
     .params_def = disk_bonnie_params,
     .cross = cross_disk_bonnie,

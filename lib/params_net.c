@@ -2,6 +2,11 @@
  * iperf-like engine, iperf3 and iperf 2; see params.h. */
 #include "params.h"
 
+#include "errors.h"
+#include "jspec.h"
+
+#include <string.h>
+
 #define KIB 1024.0
 #define MIB (1024.0 * KIB)
 
@@ -62,10 +67,27 @@ static const struct hv_param_def net_builtin_params[] = {
 
 static const char *const sweep_streams[] = {"streams", NULL};
 
+/* An rr transaction goes both ways: reverse means nothing there. */
+static int cross_net_builtin(const struct hv_engine_def *e, const json_t *params, const char *path,
+                             json_t *errors)
+{
+    (void)e;
+    if (!hv_params_bool(params, "reverse") || strcmp(hv_params_str(params, "mode"), "rr") != 0)
+        return 0;
+    char p[512];
+    hv_jpath(p, sizeof p, path, "reverse");
+    hv_errors_add(errors, p, "applies to mode stream only (an rr transaction goes both ways)");
+    return 1;
+}
+
+static const char *const net_builtin_metrics[] = {"net.tcp.gbps", "net.rr.tps", NULL};
+
 const struct hv_engine_def hv_engine_def_net_builtin = {
     .kind = "net",
     .engine = "builtin",
     .summary = "iperf-like TCP stream throughput and request/response latency",
+    .metrics = net_builtin_metrics,
+    .cross = cross_net_builtin,
     .sweepable = sweep_streams,
     .needs_peer = true,
     .params_def = net_builtin_params,
@@ -93,10 +115,13 @@ static const struct hv_param_def net_iperf3_params[] = {
     {0},
 };
 
+static const char *const iperf3_metrics[] = {"net.tcp.gbps", "net.udp.gbps", NULL};
+
 const struct hv_engine_def hv_engine_def_net_iperf3 = {
     .kind = "net",
     .engine = "iperf3",
     .summary = "iperf3 client against an iperf3 server on the peer, JSON output",
+    .metrics = iperf3_metrics,
     .sweepable = sweep_streams,
     .needs_peer = true,
     .external = true,
@@ -118,10 +143,13 @@ static const struct hv_param_def net_iperf_params[] = {
     {0},
 };
 
+static const char *const iperf_metrics[] = {"net.tcp.gbps", NULL};
+
 const struct hv_engine_def hv_engine_def_net_iperf = {
     .kind = "net",
     .engine = "iperf",
     .summary = "iperf 2 client against an iperf 2 server on the peer",
+    .metrics = iperf_metrics,
     .sweepable = sweep_streams,
     .needs_peer = true,
     .external = true,

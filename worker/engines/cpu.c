@@ -36,13 +36,10 @@
  * (cpu_kernels.h). */
 #define SCORE_SCALE 1000.0
 
-#define MAX_COPIES 1024
 /* At most this many samples per run (each about 60 bytes of the result
  * upload, whose body the server caps at 1 MiB by default): runs longer
  * than this many seconds sample every ceil(seconds / MAX_SAMPLES) s. */
-#define MAX_SAMPLES    3600
-#define MAX_SECONDS    86400.0
-#define DEFAULT_SECOND 10.0
+#define MAX_SAMPLES 3600
 /* The longest warm-up; shorter runs warm up for a tenth of seconds. */
 #define WARMUP_MAX 1.0
 
@@ -59,61 +56,19 @@ static double copy_score(const double rate[HV_CPU_N_KERNELS])
 }
 
 /* ---------------------------------------------------------------------
- * Params, declared once as a table. */
+ * Settings, from the params lib/params.c checked. */
 
-struct cpu_params {
-    long copies;
-    double seconds;
-    bool pin;
-};
-
-static int parse_copies(const json_t *v, struct cpu_params *p, char *err, size_t len)
+int hv_cpu_settings(const json_t *params, long cpus, struct hv_cpu_settings *s, char *err,
+                    size_t len)
 {
-    return hv_engine_param_count(v, &p->copies, 1, MAX_COPIES, true, err, len);
-}
-
-static int parse_seconds(const json_t *v, struct cpu_params *p, char *err, size_t len)
-{
-    return hv_engine_param_seconds(v, &p->seconds, 0, true, MAX_SECONDS, err, len);
-}
-
-static int parse_pin(const json_t *v, struct cpu_params *p, char *err, size_t len)
-{
-    return hv_engine_param_bool(v, &p->pin, err, len);
-}
-
-static const struct {
-    const char *name;
-    int (*parse)(const json_t *v, struct cpu_params *p, char *err, size_t len);
-} param_table[] = {
-    {"copies", parse_copies},
-    {"seconds", parse_seconds},
-    {"pin", parse_pin},
-};
-
-static int parse_params(const json_t *params, struct cpu_params *p, struct hv_engine_result *out)
-{
-    *p = (struct cpu_params){.copies = 1, .seconds = DEFAULT_SECOND, .pin = false};
-    if (params == NULL || json_is_null(params))
-        return 0;
-    if (!json_is_object(params))
-        return hv_engine_fail(out, "invalid params: must be an object");
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)params, key, v)
-    {
-        size_t i = 0;
-        while (i < sizeof param_table / sizeof param_table[0] && strcmp(param_table[i].name, key))
-            i++;
-        if (i == sizeof param_table / sizeof param_table[0])
-            return hv_engine_fail(out,
-                                  "invalid params: unknown parameter \"%s\" (known: copies, "
-                                  "seconds, pin)",
-                                  key);
-        char why[160];
-        if (param_table[i].parse(v, p, why, sizeof why) != 0)
-            return hv_engine_fail(out, "invalid params: %s %s", key, why);
-    }
+    const struct hv_engine_def *def = &hv_engine_def_cpu_builtin;
+    json_t *p = hv_engine_params_check(def, params, cpus, err, len);
+    if (p == NULL)
+        return -1;
+    *s = (struct hv_cpu_settings){.copies = hv_params_count(def, p, "copies", cpus),
+                                  .seconds = hv_params_num(p, "seconds"),
+                                  .pin = hv_params_bool(p, "pin")};
+    json_decref(p);
     return 0;
 }
 
@@ -143,7 +98,7 @@ struct copy {
 struct cpu_run {
     const struct hv_engine_ctx *ctx;
     struct hv_engine_result *out;
-    struct cpu_params params;
+    struct hv_cpu_settings params;
     struct copy *copies;
     /* The start gate: copies wait here after their setup, so that all
      * start measuring together. */
@@ -164,7 +119,7 @@ struct cpu_run {
 };
 
 /* The warm-up before the measured seconds (see the top of the file). */
-static double warmup_seconds(const struct cpu_params *p)
+static double warmup_seconds(const struct hv_cpu_settings *p)
 {
     return p->seconds / 10 < WARMUP_MAX ? p->seconds / 10 : WARMUP_MAX;
 }
@@ -456,10 +411,13 @@ static int report(struct cpu_run *run)
     return rc == 0 ? 0 : hv_engine_fail(run->out, "cannot record the metrics");
 }
 
-int hv_engine_cpu_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *out)
+int hv_engine_cpu_run(const struct hv_engine *e, const struct hv_engine_ctx *ctx,
+                      struct hv_engine_result *out)
 {
+    (void)e;
     struct cpu_run run = {.ctx = ctx, .out = out};
-    if (parse_params(ctx->params, &run.params, out) != 0)
+    if (hv_cpu_settings(ctx->params, hv_engine_cpus(), &run.params, out->error,
+                        sizeof out->error) != 0)
         return -1;
     long n = run.params.copies;
     run.sample_every_ns = (uint64_t)ceil(run.params.seconds / MAX_SAMPLES) * 1000000000u;

@@ -47,36 +47,21 @@
 
 #include "worker/engines/disk_run.h"
 #include "worker/engines/hist.h"
-#include "worker/engines/storage.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <linux/aio_abi.h>
-#include <linux/fs.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
-#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_THREADS 256
-#define MAX_QD      1024
-#define MAX_BLOCK   (64ULL << 20)
-#define MAX_SIZE    (16ULL << 40)
-#define MAX_SECONDS 86400.0
-#define MAX_WARMUP  3600.0
-/* All I/O buffers together (threads x qd x block). */
-#define MAX_BUFFERS (1ULL << 30)
 /* Buffer alignment for O_DIRECT: a page, which every device accepts. */
 #define BUF_ALIGN 4096
 /* Samples per phase before the interval doubles (bounds the upload). */
@@ -100,174 +85,48 @@ const struct hv_disk_op_def hv_disk_op_defs[HV_DISK_N_OPS] = {
 static const char *const sync_names[] = {"none", "fsync", "osync"};
 
 /* ---------------------------------------------------------------------
- * Params, declared once as a table. */
+ * Settings, from the params lib/params.c checked. */
 
-static int parse_ops(const json_t *v, struct hv_disk_settings *p, char *err, size_t len)
+/* params.ops (normalised: known, unique, in the catalogue's order, which
+ * is enum hv_disk_op's) into s. */
+static void settings_ops(const json_t *p, struct hv_disk_settings *s)
 {
-    if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > HV_DISK_N_OPS)
-        goto bad;
-    p->n_ops = 0;
+    const struct hv_param_def *row = hv_engine_def_param(&hv_engine_def_disk_builtin, "ops");
     size_t i;
-    json_t *e;
-    json_array_foreach(v, i, e)
+    const json_t *v;
+    s->n_ops = 0;
+    json_array_foreach(json_object_get(p, "ops"), i, v)
     {
-        const char *s = json_string_value(e);
-        int op = 0;
-        while (op < HV_DISK_N_OPS && (s == NULL || strcmp(hv_disk_op_defs[op].param, s) != 0))
-            op++;
-        if (op == HV_DISK_N_OPS)
-            goto bad;
-        for (size_t k = 0; k < p->n_ops; k++)
-            if (p->ops[k] == (enum hv_disk_op)op) {
-                snprintf(err, len, "lists \"%s\" twice", s);
-                return -1;
-            }
-        p->ops[p->n_ops++] = (enum hv_disk_op)op;
+        for (int op = 0; op < HV_DISK_N_OPS && row->choices[op] != NULL; op++)
+            if (s->n_ops < HV_DISK_N_OPS && strcmp(row->choices[op], json_string_value(v)) == 0)
+                s->ops[s->n_ops++] = (enum hv_disk_op)op;
     }
-    return 0;
-bad:
-    snprintf(err, len,
-             "must be a non-empty list of unique phases from: seq-write, rewrite, seq-read, "
-             "reread, rand-read, rand-write");
-    return -1;
 }
 
-/* An integer number of bytes in [lo, hi], a multiple of `multiple`. */
-static int parse_bytes(const json_t *v, uint64_t *dst, uint64_t lo, uint64_t hi, uint64_t multiple,
-                       char *err, size_t len)
+int hv_disk_settings(const json_t *params, long cpus, struct hv_disk_settings *s, char *err,
+                     size_t len)
 {
-    json_int_t n = json_integer_value(v);
-    if (json_is_integer(v) && n >= 0 && (uint64_t)n >= lo && (uint64_t)n <= hi &&
-        (uint64_t)n % multiple == 0) {
-        *dst = (uint64_t)n;
-        return 0;
-    }
-    snprintf(err, len, "must be an integer number of bytes from %llu to %llu%s",
-             (unsigned long long)lo, (unsigned long long)hi,
-             multiple > 1 ? ", a multiple of 512" : "");
-    return -1;
-}
-
-static int parse_block(const json_t *v, struct hv_disk_settings *p, char *err, size_t len)
-{
-    return parse_bytes(v, &p->block, 512, MAX_BLOCK, 512, err, len);
-}
-
-static int parse_size(const json_t *v, struct hv_disk_settings *p, char *err, size_t len)
-{
-    return parse_bytes(v, &p->size, 512, MAX_SIZE, 1, err, len);
-}
-
-static int parse_direct(const json_t *v, struct hv_disk_settings *p, char *err, size_t len)
-{
-    return hv_engine_param_bool(v, &p->direct, err, len);
-}
-
-static int parse_drop_caches(const json_t *v, struct hv_disk_settings *p, char *err, size_t len)
-{
-    return hv_engine_param_bool(v, &p->drop_caches, err, len);
-}
-
-static int parse_sync(const json_t *v, struct hv_disk_settings *p, char *err, size_t len)
-{
-    int i;
-    if (hv_engine_param_choice(v, sync_names, 3, &i, err, len) != 0)
+    const struct hv_engine_def *def = &hv_engine_def_disk_builtin;
+    json_t *p = hv_engine_params_check(def, params, cpus, err, len);
+    if (p == NULL)
         return -1;
-    p->sync = (enum hv_disk_sync)i;
-    return 0;
-}
-
-static int parse_qd(const json_t *v, struct hv_disk_settings *p, char *err, size_t len)
-{
-    return hv_engine_param_count(v, &p->qd, 1, MAX_QD, false, err, len);
-}
-
-static int parse_threads(const json_t *v, struct hv_disk_settings *p, char *err, size_t len)
-{
-    return hv_engine_param_count(v, &p->threads, 1, MAX_THREADS, true, err, len);
-}
-
-static int parse_path(const json_t *v, struct hv_disk_settings *p, char *err, size_t len)
-{
-    const char *s = json_string_value(v);
-    if (s != NULL && s[0] == '/' && strlen(s) < PATH_MAX) {
-        p->path = s;
-        return 0;
-    }
-    snprintf(err, len, "must be an absolute path");
-    return -1;
-}
-
-static int parse_seconds(const json_t *v, struct hv_disk_settings *p, char *err, size_t len)
-{
-    return hv_engine_param_seconds(v, &p->seconds, 0, true, MAX_SECONDS, err, len);
-}
-
-static int parse_warmup(const json_t *v, struct hv_disk_settings *p, char *err, size_t len)
-{
-    return hv_engine_param_seconds(v, &p->warmup, 0, false, MAX_WARMUP, err, len);
-}
-
-static const struct {
-    const char *name;
-    int (*parse)(const json_t *v, struct hv_disk_settings *p, char *err, size_t len);
-} param_table[] = {
-    {"ops", parse_ops},         {"block", parse_block},
-    {"size", parse_size},       {"direct", parse_direct},
-    {"sync", parse_sync},       {"qd", parse_qd},
-    {"threads", parse_threads}, {"path", parse_path},
-    {"seconds", parse_seconds}, {"drop_caches", parse_drop_caches},
-    {"warmup", parse_warmup},
-};
-#define N_PARAMS (sizeof param_table / sizeof param_table[0])
-
-static int parse_params(const json_t *params, struct hv_disk_settings *p,
-                        struct hv_engine_result *out)
-{
-    /* The defaults of lib/params.c. */
-    *p = (struct hv_disk_settings){.n_ops = HV_DISK_N_OPS,
-                                   .block = 256 * 1024,
-                                   .size = 1ULL << 30,
-                                   .direct = true,
-                                   .sync = HV_DISK_SYNC_FSYNC,
-                                   .qd = 1,
-                                   .threads = 1};
-    for (int i = 0; i < HV_DISK_N_OPS; i++)
-        p->ops[i] = (enum hv_disk_op)i;
-    if (params != NULL && !json_is_null(params)) {
-        if (!json_is_object(params))
-            return hv_engine_fail(out, "invalid params: must be an object");
-        const char *key;
-        json_t *v;
-        json_object_foreach((json_t *)params, key, v)
-        {
-            size_t i = 0;
-            while (i < N_PARAMS && strcmp(param_table[i].name, key) != 0)
-                i++;
-            if (i == N_PARAMS)
-                return hv_engine_fail(out,
-                                      "invalid params: unknown parameter \"%s\" (known: ops, "
-                                      "block, size, direct, sync, qd, threads, path, seconds, "
-                                      "drop_caches, warmup)",
-                                      key);
-            char why[200];
-            if (param_table[i].parse(v, p, why, sizeof why) != 0)
-                return hv_engine_fail(out, "invalid params: %s %s", key, why);
-        }
-    }
-    if (p->size < p->block)
-        return hv_engine_fail(out,
-                              "invalid params: size (%llu bytes) must be at least block "
-                              "(%llu bytes)",
-                              (unsigned long long)p->size, (unsigned long long)p->block);
+    *s = (struct hv_disk_settings){
+        .block = (uint64_t)hv_params_int(p, "block"),
+        .size = (uint64_t)hv_params_int(p, "size"),
+        .direct = hv_params_bool(p, "direct"),
+        .sync = (enum hv_disk_sync)hv_params_choice(def, p, "sync"),
+        .qd = (long)hv_params_int(p, "qd"),
+        .threads = hv_params_count(def, p, "threads", cpus),
+        .seconds = hv_params_num(p, "seconds"),
+        .drop_caches = hv_params_bool(p, "drop_caches"),
+        .warmup = hv_params_num(p, "warmup"),
+    };
+    settings_ops(p, s);
     /* Whole blocks only, as iozone does. */
-    p->size -= p->size % p->block;
-    if ((double)p->threads * (double)p->qd * (double)p->block > (double)MAX_BUFFERS)
-        return hv_engine_fail(out,
-                              "invalid params: threads x qd x block is %.0f MiB of I/O buffers; "
-                              "at most %llu MiB",
-                              (double)p->threads * (double)p->qd * (double)p->block / 1048576.0,
-                              MAX_BUFFERS >> 20);
+    s->size -= s->size % s->block;
+    const char *path = hv_params_str(p, "path");
+    snprintf(s->path, sizeof s->path, "%s", path != NULL ? path : "");
+    json_decref(p);
     return 0;
 }
 
@@ -455,6 +314,25 @@ static int pass_sync(struct hv_disk_job *j, const struct pass *ps)
     return 0;
 }
 
+/* An AIO context for qd I/Os in flight. Returns 0, or -1 with the job
+ * failed (saying which limit when the system's is the reason). */
+static int aio_open(struct hv_disk_job *j, long qd, aio_context_t *ctx)
+{
+    if (aio_setup((unsigned)qd, ctx) == 0)
+        return 0;
+    if (errno == EAGAIN) {
+        char max[32] = "?";
+        hv_disk_read_line("/proc/sys/fs/aio-max-nr", max, sizeof max);
+        job_fail(j,
+                 "io_setup(%ld): EAGAIN: the system's AIO limit fs.aio-max-nr (%s) is below "
+                 "what threads x qd need",
+                 qd, max);
+    } else {
+        job_fail(j, "io_setup(%ld): %s", qd, strerror(errno));
+    }
+    return -1;
+}
+
 /* qd > 1: native AIO, qd I/Os in flight; latency from submission to
  * completion. On a stop or an error it stops submitting and drains. */
 static int pass_aio(struct hv_disk_job *j, const struct pass *ps)
@@ -463,19 +341,8 @@ static int pass_aio(struct hv_disk_job *j, const struct pass *ps)
     const bool write = hv_disk_op_defs[ps->op].write, check = !write && j->ours;
     const size_t block = j->run->p.block;
     aio_context_t ctx = 0;
-    if (aio_setup((unsigned)qd, &ctx) != 0) {
-        if (errno == EAGAIN) {
-            char max[32] = "?";
-            hv_disk_read_line("/proc/sys/fs/aio-max-nr", max, sizeof max);
-            job_fail(j,
-                     "io_setup(%ld): EAGAIN: the system's AIO limit fs.aio-max-nr (%s) is "
-                     "below what threads x qd need",
-                     qd, max);
-        } else {
-            job_fail(j, "io_setup(%ld): %s", qd, strerror(errno));
-        }
+    if (aio_open(j, qd, &ctx) != 0)
         return -1;
-    }
     struct iocb *cbs = calloc((size_t)qd, sizeof *cbs);
     struct iocb **list = calloc((size_t)qd, sizeof *list);
     struct io_event *events = calloc((size_t)qd, sizeof *events);
@@ -693,7 +560,7 @@ static int drop_caches(struct hv_disk_run *run)
 static int truncate_files(struct hv_disk_run *run)
 {
     for (long i = 0; i < run->p.threads; i++) {
-        if (run->p.path != NULL && i > 0)
+        if (run->p.path[0] != '\0' && i > 0)
             break; /* one file shared by every job */
         if (truncate(run->jobs[i].path, 0) != 0)
             return hv_engine_fail(run->out, "cannot truncate %s: %s", run->jobs[i].path,
@@ -925,10 +792,12 @@ static void add_observed(struct hv_disk_run *run)
     json_object_set_new(obs, "ops", json_object());
 }
 
-int hv_engine_disk_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *out)
+int hv_engine_disk_run(const struct hv_engine *e, const struct hv_engine_ctx *ctx,
+                       struct hv_engine_result *out)
 {
+    (void)e;
     struct hv_disk_run run = {.ctx = ctx, .out = out, .claim = -1};
-    if (parse_params(ctx->params, &run.p, out) != 0)
+    if (hv_disk_settings(ctx->params, hv_engine_cpus(), &run.p, out->error, sizeof out->error) != 0)
         return -1;
     if (hv_engine_stopping(ctx))
         return hv_engine_fail(out, "stopped before the start");

@@ -8,10 +8,9 @@
  * phase's time runs from the moment every thread starts until the last one
  * has closed its file, fsync included when sync is "fsync" (iozone -c -e).
  *
- * Params (docs/catalog.md, "disk/builtin"; normalised by the server: sizes
- * integer bytes, durations seconds): ops, block, size, direct, sync
- * (none | fsync | osync), qd, threads (or "per-vcpu"), path, seconds,
- * drop_caches, warmup. Any other member is an error.
+ * Params (lib/params_disk.c, docs/catalog.md "disk/builtin"): ops, block,
+ * size, direct, sync (none | fsync | osync), qd, threads (or "per-vcpu"),
+ * path, seconds, drop_caches, warmup.
  *
  * Where it writes. Without `path`: a new file per thread in the scratch
  * directory ($HVBENCH_SCRATCH, else /var/tmp), removed afterwards. A
@@ -49,6 +48,8 @@
 
 #include "worker/engines/engine.h"
 
+#include <jansson.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,13 +76,23 @@ struct hv_disk_settings {
     bool direct;
     enum hv_disk_sync sync;
     long qd, threads;
-    const char *path; /**< borrowed from the params; NULL: scratch files */
-    double seconds;   /**< bounds random phases; 0: not bounded */
+    char path[PATH_MAX]; /**< as the params give it; "": scratch files */
+    double seconds;      /**< bounds random phases; 0: not bounded */
     bool drop_caches;
     double warmup;
 };
 
+/** The settings of a job's params (NULL: all defaults) on a machine with
+ *  cpus CPUs: the params checked and normalised by lib/params.h
+ *  (hv_engine_params_check(), with the limit threads x qd x block of a
+ *  "per-vcpu" run), "per-vcpu" resolved, size cut to whole blocks. Does
+ *  no I/O. Returns 0, or -1 with err set ("invalid params: /params/NAME:
+ *  why"). */
+int hv_disk_settings(const json_t *params, long cpus, struct hv_disk_settings *s, char *err,
+                     size_t len);
+
 /** The engine's entry point; see hv_engine_run_fn. */
-int hv_engine_disk_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *out);
+int hv_engine_disk_run(const struct hv_engine *e, const struct hv_engine_ctx *ctx,
+                       struct hv_engine_result *out);
 
 #endif

@@ -41,7 +41,7 @@ static int create_file(struct hv_disk_run *run, const char *path)
 int hv_disk_target_setup(struct hv_disk_run *run)
 {
     const struct hv_disk_settings *p = &run->p;
-    if (p->path == NULL) {
+    if (p->path[0] == '\0') {
         for (long i = 0; i < p->threads; i++) {
             struct hv_disk_job *j = &run->jobs[i];
             if (snprintf(j->path, sizeof j->path, "%s/hvbench-disk-%ld-%ld.dat", run->scratch,
@@ -144,7 +144,7 @@ int hv_disk_target_check(struct hv_disk_run *run, uint64_t lbs)
         uint64_t have = 0;
         for (long i = 0; i < p->threads; i++) {
             struct stat st;
-            if (stat(run->jobs[i].path, &st) == 0 && (i == 0 || p->path == NULL))
+            if (stat(run->jobs[i].path, &st) == 0 && (i == 0 || p->path[0] == '\0'))
                 have += (uint64_t)st.st_size;
         }
         /* Filesystems that report no size (ramfs, some FUSE) are not
@@ -153,7 +153,7 @@ int hv_disk_target_check(struct hv_disk_run *run, uint64_t lbs)
             (double)vfs.f_bavail * (double)vfs.f_frsize < (double)(need - have))
             return hv_engine_fail(
                 run->out, "%s has %.0f MiB free; the run needs %.0f MiB more (threads x size)",
-                run->p.path ? path : run->scratch,
+                run->p.path[0] ? path : run->scratch,
                 (double)vfs.f_bavail * (double)vfs.f_frsize / 1048576.0,
                 (double)(need - have) / 1048576.0);
     }
@@ -240,7 +240,7 @@ uint64_t hv_disk_target_describe(struct hv_disk_run *run)
     json_t *obs = run->out->observed;
     const struct hv_disk_job *j = &run->jobs[0];
     json_object_set_new(obs, "file", json_string(j->path));
-    if (run->p.path == NULL && run->p.threads > 1) {
+    if (run->p.path[0] == '\0' && run->p.threads > 1) {
         json_t *files = json_array();
         for (long i = 0; i < run->p.threads; i++)
             json_array_append_new(files, json_string(run->jobs[i].path));

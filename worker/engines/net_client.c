@@ -495,57 +495,80 @@ static void client_close(struct client_run *run)
     free(run->buf);
 }
 
-int hv_net_client_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *out)
+/* The hello every connection of the run starts with, for the server's
+ * job server_job. */
+static void client_hello(struct client_run *run, uint64_t server_job)
 {
-    struct client_run run = {.ctx = ctx, .out = out, .ctl = -1};
-    run.stop = (struct hv_net_stopper){.ctx = ctx, .flag = &run.quit};
-    if (hv_net_settings_parse(ctx->params, &run.p, out) != 0)
+    uint64_t session = 0;
+    if (getrandom(&session, sizeof session, 0) != (ssize_t)sizeof session)
+        session = hv_net_now_ns() ^ ((uint64_t)getpid() << 32);
+    run->hello = (struct hv_net_hello){.server_job = server_job,
+                                       .client_job = (uint64_t)run->ctx->job_id,
+                                       .session = session,
+                                       .streams = (uint32_t)run->p.streams,
+                                       .mode = run->p.mode,
+                                       .reverse = run->p.reverse,
+                                       .window = (uint32_t)run->p.window,
+                                       .msg_size = (uint32_t)run->p.msg_size};
+}
+
+/* The payload, the streams and (rr) their histograms. Returns 0, or -1
+ * with out->error set. */
+static int client_alloc(struct client_run *run)
+{
+    run->buf = hv_net_payload(run->p.msg_size);
+    run->s = calloc((size_t)run->p.streams, sizeof *run->s);
+    if (run->buf == NULL || run->s == NULL)
+        return hv_engine_fail(run->out, "out of memory");
+    for (long i = 0; i < run->p.streams; i++)
+        run->s[i] = (struct cstream){.run = run, .idx = (int)i, .fd = -1};
+    for (long i = 0; run->p.mode == HV_NET_RR && i < run->p.streams; i++) {
+        if ((run->s[i].hist = malloc(sizeof *run->s[i].hist)) == NULL)
+            return hv_engine_fail(run->out, "out of memory");
+        hv_hist_reset(run->s[i].hist);
+    }
+    return 0;
+}
+
+/* Settings, the server, the hello, memory, then the control connection and
+ * the streams. Returns 0, or -1 with out->error set (what was opened is
+ * in run, for client_close()). */
+static int client_connect(struct client_run *run)
+{
+    if (hv_net_settings(run->ctx->params, hv_engine_cpus(), &run->p, run->out->error,
+                        sizeof run->out->error) != 0)
         return -1;
     const char *host = NULL;
     int port = 0;
     uint64_t server_job = 0;
-    if (find_server(&run, &host, &port, &server_job) != 0)
+    if (find_server(run, &host, &port, &server_job) != 0)
         return -1;
-    snprintf(run.server, sizeof run.server, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
-    uint64_t session = 0;
-    if (getrandom(&session, sizeof session, 0) != (ssize_t)sizeof session)
-        session = hv_net_now_ns() ^ ((uint64_t)getpid() << 32);
-    run.hello = (struct hv_net_hello){.server_job = server_job,
-                                      .client_job = (uint64_t)ctx->job_id,
-                                      .session = session,
-                                      .streams = (uint32_t)run.p.streams,
-                                      .mode = run.p.mode,
-                                      .reverse = run.p.reverse,
-                                      .window = (uint32_t)run.p.window,
-                                      .msg_size = (uint32_t)run.p.msg_size};
-    run.buf = hv_net_payload(run.p.msg_size);
-    run.s = calloc((size_t)run.p.streams, sizeof *run.s);
-    int rc = -1;
-    if (run.buf == NULL || run.s == NULL) {
-        hv_engine_fail(out, "out of memory");
-        goto done;
-    }
-    for (long i = 0; i < run.p.streams; i++) {
-        run.s[i] = (struct cstream){.run = &run, .idx = (int)i, .fd = -1};
-        if (run.p.mode == HV_NET_RR && (run.s[i].hist = malloc(sizeof *run.s[i].hist)) == NULL) {
-            hv_engine_fail(out, "out of memory");
-            goto done;
-        }
-        if (run.s[i].hist != NULL)
-            hv_hist_reset(run.s[i].hist);
-    }
+    snprintf(run->server, sizeof run->server, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+    client_hello(run, server_job);
+    if (client_alloc(run) != 0)
+        return -1;
     struct hv_net_reply ctl_rep;
-    run.ctl = open_conn(&run, host, port, HV_NET_CONTROL, 0, &ctl_rep);
-    if (run.ctl < 0)
-        goto done;
-    for (long i = 0; i < run.p.streams; i++) {
-        struct cstream *st = &run.s[i];
-        st->fd = open_conn(&run, host, port, HV_NET_DATA, (uint32_t)i, &st->peer);
+    run->ctl = open_conn(run, host, port, HV_NET_CONTROL, 0, &ctl_rep);
+    if (run->ctl < 0)
+        return -1;
+    for (long i = 0; i < run->p.streams; i++) {
+        struct cstream *st = &run->s[i];
+        st->fd = open_conn(run, host, port, HV_NET_DATA, (uint32_t)i, &st->peer);
         if (st->fd < 0)
-            goto done;
+            return -1;
         st->mss = hv_net_mss(st->fd);
         hv_net_buffers(st->fd, &st->sndbuf, &st->rcvbuf);
     }
+    return 0;
+}
+
+int hv_net_client_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *out)
+{
+    struct client_run run = {.ctx = ctx, .out = out, .ctl = -1};
+    run.stop = (struct hv_net_stopper){.ctx = ctx, .flag = &run.quit};
+    int rc = -1;
+    if (client_connect(&run) != 0)
+        goto done;
     uint64_t t0 = hv_net_now_ns();
     for (long i = 0; i < run.p.streams; i++) {
         if (pthread_create(&run.s[i].thread, NULL, stream_main, &run.s[i]) != 0) {

@@ -282,8 +282,8 @@ static struct sstream *take_stream(struct server_run *run, const struct hv_net_h
 static struct session *open_session(struct server_run *run, const struct hv_net_hello *h, char *why,
                                     size_t len)
 {
-    if (h->streams < 1 || h->streams > HV_NET_MAX_STREAMS || h->mode > HV_NET_RR ||
-        h->msg_size < 1 || h->msg_size > HV_NET_MAX_MSG) {
+    if (h->streams < 1 || h->streams > hv_net_max("streams") || h->mode > HV_NET_RR ||
+        h->msg_size < 1 || h->msg_size > hv_net_max("msg_size")) {
         snprintf(why, len, "invalid hello");
         return NULL;
     }
@@ -480,7 +480,7 @@ int hv_net_server_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *
         return hv_engine_fail(out, "the server side was not prepared (no listening socket)");
     struct server_run run = {.ctx = ctx, .srv = srv};
     run.stop = (struct hv_net_stopper){.ctx = ctx, .flag = &run.quit};
-    run.buf_len = HV_NET_MAX_MSG;
+    run.buf_len = hv_net_max("msg_size");
     run.buf = hv_net_payload(run.buf_len);
     pthread_mutex_init(&run.mu, NULL);
     pthread_cond_init(&run.cv, NULL);
@@ -553,11 +553,12 @@ int hv_net_server_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *
     return rc;
 }
 
-int hv_engine_net_prepare(struct hv_engine_ctx *ctx, struct hv_endpoint *ep,
-                          struct hv_engine_result *out)
+int hv_engine_net_prepare(const struct hv_engine *e, struct hv_engine_ctx *ctx,
+                          struct hv_endpoint *ep, struct hv_engine_result *out)
 {
+    (void)e;
     struct hv_net_settings p;
-    if (hv_net_settings_parse(ctx->params, &p, out) != 0)
+    if (hv_net_settings(ctx->params, hv_engine_cpus(), &p, out->error, sizeof out->error) != 0)
         return -1;
     /* Every address: IPv6 with IPv4 mapped in, or IPv4 alone on a host
      * without IPv6. */
@@ -580,9 +581,9 @@ int hv_engine_net_prepare(struct hv_engine_ctx *ctx, struct hv_endpoint *ep,
     struct sockaddr_storage bound;
     socklen_t len = sizeof bound;
     if (rc != 0 || listen(fd, 256) != 0 || getsockname(fd, (struct sockaddr *)&bound, &len) != 0) {
-        int e = errno;
+        int err = errno;
         close(fd);
-        return hv_engine_fail(out, "cannot listen on a TCP port: %s", strerror(e));
+        return hv_engine_fail(out, "cannot listen on a TCP port: %s", strerror(err));
     }
     struct net_server *srv = malloc(sizeof *srv);
     if (srv == NULL) {
@@ -598,8 +599,9 @@ int hv_engine_net_prepare(struct hv_engine_ctx *ctx, struct hv_endpoint *ep,
     return 0;
 }
 
-void hv_engine_net_unprepare(struct hv_engine_ctx *ctx)
+void hv_engine_net_unprepare(const struct hv_engine *e, struct hv_engine_ctx *ctx)
 {
+    (void)e;
     struct net_server *srv = ctx->prepared;
     if (srv == NULL)
         return;

@@ -25,10 +25,6 @@
 #define HV_NET_SUM_HEAD  16
 #define HV_NET_SUM_ROW   32
 
-/** The most streams and the largest message a hello may ask for. */
-#define HV_NET_MAX_STREAMS 128
-#define HV_NET_MAX_MSG     (1ULL << 20)
-
 /** Blocking calls return at least this often to look at the stop flags. */
 #define HV_NET_TICK_NS 50000000ULL
 /** Connecting and the hello exchange, per connection, in seconds. */

@@ -64,8 +64,6 @@ static int argv_bonnie(struct hv_tool_job *j)
 }
 
 const struct hv_tool hv_tool_bonnie = {
-    .kind = "disk",
-    .engine = "bonnie",
     .display = "bonnie++",
     .program = "bonnie++",
     .place = place_bonnie,

@@ -116,8 +116,6 @@ static int argv_fio(struct hv_tool_job *j)
 }
 
 const struct hv_tool hv_tool_fio = {
-    .kind = "disk",
-    .engine = "fio",
     .display = "fio",
     .program = "fio",
     .version_flag = "--version",

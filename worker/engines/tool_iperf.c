@@ -58,8 +58,6 @@ static int server_argv_iperf(struct hv_tool_job *j, int port)
 }
 
 const struct hv_tool hv_tool_iperf = {
-    .kind = "net",
-    .engine = "iperf",
     .display = "iperf",
     .program = "iperf",
     .version_flag = "-v",

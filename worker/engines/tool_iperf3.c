@@ -56,8 +56,6 @@ static int server_argv_iperf3(struct hv_tool_job *j, int port)
 }
 
 const struct hv_tool hv_tool_iperf3 = {
-    .kind = "net",
-    .engine = "iperf3",
     .display = "iperf3",
     .program = "iperf3",
     .version_flag = "--version",

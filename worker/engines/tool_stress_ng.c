@@ -41,8 +41,6 @@ static int argv_stress_ng(struct hv_tool_job *j)
 }
 
 const struct hv_tool hv_tool_stress_ng = {
-    .kind = "cpu",
-    .engine = "stress-ng",
     .display = "stress-ng",
     .program = "stress-ng",
     .version_flag = "--version",

@@ -36,8 +36,6 @@ static int argv_sysbench(struct hv_tool_job *j)
 }
 
 const struct hv_tool hv_tool_sysbench = {
-    .kind = "cpu",
-    .engine = "sysbench",
     .display = "sysbench",
     .program = "sysbench",
     .version_flag = "--version",

@@ -1,12 +1,10 @@
 /* tools.c — the runner shared by the external tools' adapters
  * (tool_*.c): argv building, the params lib/params.h normalised, the run,
- * the parse of its output and the report, and the external engines'
- * table; see tools.h. The net tools' two sides are tools_net.c. */
+ * the parse of its output and the report; see tools.h. The net tools' two sides are tools_net.c. */
 #include "worker/engines/tools.h"
 
 #include "params.h"
 #include "parsers.h"
-#include "worker/engines/custom.h"
 #include "worker/engines/storage.h"
 
 #include <errno.h>
@@ -60,49 +58,24 @@ json_t *hv_tool_argv_json(const char *const *argv)
     return list;
 }
 
-/* ---------------------------------------------------------------------
- * Params: normalised again here with the table that validated the plan,
- * so defaults come from one place and a job sent by hand is checked too. */
-
-static json_t *normalised(const char *kind, const char *engine, const json_t *params,
-                          struct hv_engine_result *out)
-{
-    const struct hv_engine_def *d = hv_engine_def_find(kind, engine);
-    json_t *p = json_is_object(params) ? json_deep_copy(params) : json_object();
-    json_t *errors = json_array();
-    if (d == NULL || p == NULL || errors == NULL) {
-        json_decref(p);
-        json_decref(errors);
-        hv_engine_fail(out, d == NULL ? "no parameter table for %s/%s" : "out of memory", kind,
-                       engine);
-        return NULL;
-    }
-    if (params != NULL && !json_is_object(params)) {
-        hv_engine_fail(out, "params must be an object");
-    } else if (hv_engine_def_check(d, p, "/params", errors) > 0) {
-        json_t *e = json_array_get(errors, 0);
-        hv_engine_fail(out, "invalid params: %s: %s", json_string_value(json_object_get(e, "path")),
-                       json_string_value(json_object_get(e, "message")));
-    } else {
-        json_decref(errors);
-        return p;
-    }
-    json_decref(p);
-    json_decref(errors);
-    return NULL;
-}
-
-int hv_tool_job_init(struct hv_tool_job *j, const struct hv_tool *t,
+int hv_tool_job_init(struct hv_tool_job *j, const struct hv_engine *e,
                      const struct hv_engine_ctx *ctx, struct hv_engine_result *out)
 {
-    *j = (struct hv_tool_job){.tool = t, .ctx = ctx, .out = out, .root = geteuid() == 0};
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    j->cpus = n > 0 ? n : 1;
-    j->params = normalised(t->kind, t->engine, ctx->params, out);
+    *j = (struct hv_tool_job){.engine = e,
+                              .tool = e->tool,
+                              .ctx = ctx,
+                              .out = out,
+                              .cpus = hv_engine_cpus(),
+                              .root = geteuid() == 0};
+    /* Normalised again here with the rows that validated the plan, so
+     * defaults come from one place and a job sent by hand is checked too. */
+    j->params = hv_engine_params_check(e->def, ctx->params, j->cpus, out->error, sizeof out->error);
     return j->params != NULL ? 0 : -1;
 }
 
-/* Whole seconds for tools that take no fraction: at least 1. */
+/* ---------------------------------------------------------------------
+ * Files and numbers the adapters share. */
+
 long long hv_tool_whole_seconds(double s)
 {
     double c = ceil(s);
@@ -367,6 +340,7 @@ static int observe_steady(const struct hv_tool *t, struct hv_tool_job *j, json_t
 int hv_tool_report(struct hv_tool_job *j, const struct hv_run_result *r)
 {
     const struct hv_tool *t = j->tool;
+    const char *parser = j->engine->def->engine;
     struct hv_engine_result *out = j->out;
     char *file = NULL;
     const char *text = r->out;
@@ -388,7 +362,7 @@ int hv_tool_report(struct hv_tool_job *j, const struct hv_run_result *r)
     hv_engine_set_raw(out, text, len);
     json_t *run = NULL;
     char err[HV_PARSE_ERR_MAX];
-    int rc = hv_parse_tool_run(t->engine, text, len, &run, err, sizeof err);
+    int rc = hv_parse_tool_run(parser, text, len, &run, err, sizeof err);
     free(file);
     if (rc != 0) {
         if (r->err_len > 0)
@@ -406,28 +380,31 @@ int hv_tool_report(struct hv_tool_job *j, const struct hv_run_result *r)
 
 /* A nonzero exit with nothing on standard error: the parser may know why
  * (iperf3 -J puts its error into the JSON). */
-void hv_tool_explain_failure(const struct hv_tool *t, struct hv_engine_result *out,
-                             const struct hv_run_result *r)
+void hv_tool_explain_failure(const struct hv_tool_job *j, const struct hv_run_result *r)
 {
+    const struct hv_tool *t = j->tool;
+    struct hv_engine_result *out = j->out;
     if (r->stopped || r->timed_out || r->exit_code <= 0 || r->out_len == 0 || r->err_len > 0)
         return;
     json_t *metrics = NULL, *info = NULL;
     char err[HV_PARSE_ERR_MAX];
-    if (hv_parse_tool_output(t->engine, r->out, r->out_len, &metrics, &info, err, sizeof err) != 0)
+    if (hv_parse_tool_output(j->engine->def->engine, r->out, r->out_len, &metrics, &info, err,
+                             sizeof err) != 0)
         hv_engine_fail(out, "%s exited with status %d: %s", t->display, r->exit_code, err);
     json_decref(metrics);
     json_decref(info);
 }
 
 /* The run of a one-sided tool, or of a net workload's client. */
-int hv_tool_run(const struct hv_tool *t, const struct hv_engine_ctx *ctx,
+int hv_tool_run(const struct hv_engine *e, const struct hv_engine_ctx *ctx,
                 struct hv_engine_result *out)
 {
+    const struct hv_tool *t = e->tool;
     char path[PATH_MAX], err[sizeof out->error];
     if (hv_run_find(t->program, t->display, path, sizeof path, err, sizeof err) != 0)
         return hv_engine_fail(out, "%s", err);
     struct hv_tool_job j;
-    if (hv_tool_job_init(&j, t, ctx, out) != 0)
+    if (hv_tool_job_init(&j, e, ctx, out) != 0)
         return -1;
     int rc = -1;
     if ((t->place != NULL && t->place(&j) != 0) || t->argv(&j) != 0)
@@ -443,7 +420,7 @@ int hv_tool_run(const struct hv_tool *t, const struct hv_engine_ctx *ctx,
                                .cwd = j.cwd[0] ? j.cwd : NULL};
     struct hv_run_result r;
     if (hv_tool_exec(ctx, out, &spec, &r) != 0)
-        hv_tool_explain_failure(t, out, &r);
+        hv_tool_explain_failure(&j, &r);
     else
         rc = hv_tool_report(&j, &r);
     hv_run_result_clear(&r);
@@ -451,73 +428,3 @@ done:
     hv_tool_job_cleanup(&j);
     return rc;
 }
-
-/* ---------------------------------------------------------------------
- * The engine table: the interface's run/prepare/unprepare per row. */
-
-enum { T_FIO, T_SYSBENCH, T_STRESS_NG, T_BONNIE, T_IPERF3, T_IPERF, N_TOOLS };
-static const struct hv_tool *const tools[N_TOOLS] = {
-    [T_FIO] = &hv_tool_fio,
-    [T_SYSBENCH] = &hv_tool_sysbench,
-    [T_STRESS_NG] = &hv_tool_stress_ng,
-    [T_BONNIE] = &hv_tool_bonnie,
-    [T_IPERF3] = &hv_tool_iperf3,
-    [T_IPERF] = &hv_tool_iperf,
-};
-
-#define ONE_SIDED(fn, id)                                                                          \
-    static int fn(const struct hv_engine_ctx *ctx, struct hv_engine_result *out)                   \
-    {                                                                                              \
-        return hv_tool_run(tools[id], ctx, out);                                                   \
-    }
-#define TWO_SIDED(fn, prep, id)                                                                    \
-    static int fn(const struct hv_engine_ctx *ctx, struct hv_engine_result *out)                   \
-    {                                                                                              \
-        return hv_tool_net_run(tools[id], ctx, out);                                               \
-    }                                                                                              \
-    static int prep(struct hv_engine_ctx *ctx, struct hv_endpoint *ep,                             \
-                    struct hv_engine_result *out)                                                  \
-    {                                                                                              \
-        return hv_tool_net_prepare(tools[id], ctx, ep, out);                                       \
-    }
-ONE_SIDED(run_fio, T_FIO)
-ONE_SIDED(run_sysbench, T_SYSBENCH)
-ONE_SIDED(run_stress_ng, T_STRESS_NG)
-ONE_SIDED(run_bonnie, T_BONNIE)
-TWO_SIDED(run_iperf3, prepare_iperf3, T_IPERF3)
-TWO_SIDED(run_iperf, prepare_iperf, T_IPERF)
-
-const struct hv_engine hv_external_engines[] = {
-    {.kind = "disk",
-     .engine = "fio",
-     .summary = "fio, one job built from the params, JSON output",
-     .run = run_fio},
-    {.kind = "cpu",
-     .engine = "sysbench",
-     .summary = "sysbench cpu (primes) or memory test",
-     .run = run_sysbench},
-    {.kind = "cpu",
-     .engine = "stress-ng",
-     .summary = "one stress-ng stressor with --metrics, YAML report",
-     .run = run_stress_ng},
-    {.kind = "disk",
-     .engine = "bonnie",
-     .summary = "bonnie++ in the scratch directory, CSV output",
-     .run = run_bonnie},
-    {.kind = "net",
-     .engine = "iperf3",
-     .summary = "iperf3 client against an iperf3 server on the peer, JSON output",
-     .run = run_iperf3,
-     .prepare = prepare_iperf3,
-     .unprepare = hv_tool_net_unprepare},
-    {.kind = "net",
-     .engine = "iperf",
-     .summary = "iperf 2 client against an iperf 2 server on the peer, CSV output",
-     .run = run_iperf,
-     .prepare = prepare_iperf,
-     .unprepare = hv_tool_net_unprepare},
-    {.kind = "cpu", .engine = "custom", .summary = HV_CUSTOM_SUMMARY, .run = hv_custom_run_cpu},
-    {.kind = "disk", .engine = "custom", .summary = HV_CUSTOM_SUMMARY, .run = hv_custom_run_disk},
-    {.kind = "net", .engine = "custom", .summary = HV_CUSTOM_SUMMARY, .run = hv_custom_run_net},
-    {.kind = NULL},
-};

@@ -53,7 +53,8 @@ struct hv_tool;
 
 /** One run of one tool: what its steps read and fill. */
 struct hv_tool_job {
-    const struct hv_tool *tool;
+    const struct hv_engine *engine; /**< the engine's row; def names its parser */
+    const struct hv_tool *tool;     /**< engine->tool */
     const struct hv_engine_ctx *ctx;
     struct hv_engine_result *out;
     json_t *params; /**< normalised by lib/params.h, owned */
@@ -71,10 +72,9 @@ struct hv_tool_job {
     double warmup;          /**< seconds the tool was told to run before measuring */
 };
 
-/** A tool adapter: one row per tool. */
+/** A tool adapter: one row per tool, the engine table's row's tool (its
+ *  description in lib/params.h names the parser, lib/parsers.h). */
 struct hv_tool {
-    const char *kind;
-    const char *engine;       /**< as lib/params.h and lib/parsers.h name it */
     const char *display;      /**< as messages name it */
     const char *program;      /**< argv[0], looked up in PATH */
     const char *version_flag; /**< prints the version, or NULL */
@@ -120,17 +120,18 @@ int hv_tool_scratch_name(char *out, size_t len, const char *scratch, const char 
  *  after the run. Returns 0, or -1 with j->out's error set. */
 int hv_tool_make_tmpdir(struct hv_tool_job *j, const char *what);
 
-/** Fills a job for t from ctx: params normalised (a copy), cpus, root.
- *  Returns 0, or -1 with out->error set ("invalid params: PATH: why"). */
-int hv_tool_job_init(struct hv_tool_job *j, const struct hv_tool *t,
+/** Fills a job for engine e (a row with a tool) from ctx: cpus, root, and
+ *  the params as hv_engine_params_check() makes them (a copy). Returns 0,
+ *  or -1 with out->error set ("invalid params: PATH: why"). */
+int hv_tool_job_init(struct hv_tool_job *j, const struct hv_engine *e,
                      const struct hv_engine_ctx *ctx, struct hv_engine_result *out);
 
 /** Removes what the job's run made and frees what it holds. */
 void hv_tool_job_cleanup(struct hv_tool_job *j);
 
-/** Runs tool t one-sided or as a net workload's client: place, argv, run,
- *  parse, report. Returns 0, or -1 with out->error set. */
-int hv_tool_run(const struct hv_tool *t, const struct hv_engine_ctx *ctx,
+/** Runs engine e's tool one-sided or as a net workload's client: place,
+ *  argv, run, parse, report. hv_engine_run_fn. */
+int hv_tool_run(const struct hv_engine *e, const struct hv_engine_ctx *ctx,
                 struct hv_engine_result *out);
 
 /** Records `PROGRAM VERSION_FLAG`'s first line as observed.tool_version. */
@@ -140,11 +141,10 @@ void hv_tool_record_version(const struct hv_tool *t, json_t *observed);
  *  observed, keeping it as raw. Returns 0, or -1 with out->error set. */
 int hv_tool_report(struct hv_tool_job *j, const struct hv_run_result *r);
 
-/** A nonzero exit with nothing on standard error: sets out->error to what
- *  the tool's parser finds in its output (iperf3 -J puts its error into
- *  the JSON), when it finds something. */
-void hv_tool_explain_failure(const struct hv_tool *t, struct hv_engine_result *out,
-                             const struct hv_run_result *r);
+/** A nonzero exit with nothing on standard error: sets j->out's error to
+ *  what the tool's parser finds in its output (iperf3 -J puts its error
+ *  into the JSON), when it finds something. */
+void hv_tool_explain_failure(const struct hv_tool_job *j, const struct hv_run_result *r);
 
 /** Turns a finished run into out: records how it went in observed;
  *  returns 0 when it exited with status 0, else -1 with out->error saying
@@ -152,13 +152,13 @@ void hv_tool_explain_failure(const struct hv_tool *t, struct hv_engine_result *o
 int hv_tool_finish(struct hv_engine_result *out, const char *display,
                    const struct hv_run_result *r);
 
-/** Net tools (tools_net.c): the server side's prepare (starts the tool's
- *  server on a free port and waits until it listens), unprepare, and the
- *  run of either side. */
-int hv_tool_net_prepare(const struct hv_tool *t, struct hv_engine_ctx *ctx, struct hv_endpoint *ep,
-                        struct hv_engine_result *out);
-void hv_tool_net_unprepare(struct hv_engine_ctx *ctx);
-int hv_tool_net_run(const struct hv_tool *t, const struct hv_engine_ctx *ctx,
+/** Net tools (tools_net.c), the engine table's callbacks: the server
+ *  side's prepare (starts the tool's server on a free port and waits until
+ *  it listens), unprepare, and the run of either side. */
+int hv_tool_net_prepare(const struct hv_engine *e, struct hv_engine_ctx *ctx,
+                        struct hv_endpoint *ep, struct hv_engine_result *out);
+void hv_tool_net_unprepare(const struct hv_engine *e, struct hv_engine_ctx *ctx);
+int hv_tool_net_run(const struct hv_engine *e, const struct hv_engine_ctx *ctx,
                     struct hv_engine_result *out);
 
 /** Net clients' place(): the server's address from the group's endpoints

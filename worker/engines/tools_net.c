@@ -107,9 +107,10 @@ static bool listening(int port)
 
 /* Starts t's server on a free port and waits until it listens; retries
  * when another process took the port first. */
-int hv_tool_net_prepare(const struct hv_tool *t, struct hv_engine_ctx *ctx, struct hv_endpoint *ep,
-                        struct hv_engine_result *out)
+int hv_tool_net_prepare(const struct hv_engine *e, struct hv_engine_ctx *ctx,
+                        struct hv_endpoint *ep, struct hv_engine_result *out)
 {
+    const struct hv_tool *t = e->tool;
     char path[PATH_MAX], err[sizeof out->error];
     if (hv_run_find(t->program, t->display, path, sizeof path, err, sizeof err) != 0)
         return hv_engine_fail(out, "%s", err);
@@ -118,7 +119,7 @@ int hv_tool_net_prepare(const struct hv_tool *t, struct hv_engine_ctx *ctx, stru
         free(s);
         return hv_engine_fail(out, "out of memory");
     }
-    if (hv_tool_job_init(&s->job, t, ctx, out) != 0)
+    if (hv_tool_job_init(&s->job, e, ctx, out) != 0)
         goto fail;
     hv_tool_record_version(t, s->observed);
     for (int attempt = 0; attempt < 3; attempt++) {
@@ -183,8 +184,9 @@ fail:
     return -1;
 }
 
-void hv_tool_net_unprepare(struct hv_engine_ctx *ctx)
+void hv_tool_net_unprepare(const struct hv_engine *e, struct hv_engine_ctx *ctx)
 {
+    (void)e;
     struct net_server *s = ctx->prepared;
     if (s == NULL)
         return;
@@ -212,7 +214,7 @@ static int net_server_run(const struct hv_tool *t, const struct hv_engine_ctx *c
     s->proc = NULL;
     int rc = hv_tool_finish(out, t->display, &r);
     if (rc != 0)
-        hv_tool_explain_failure(t, out, &r);
+        hv_tool_explain_failure(&s->job, &r);
     else
         rc = hv_tool_report(&s->job, &r);
     hv_run_result_clear(&r);
@@ -222,9 +224,10 @@ static int net_server_run(const struct hv_tool *t, const struct hv_engine_ctx *c
     return rc;
 }
 
-int hv_tool_net_run(const struct hv_tool *t, const struct hv_engine_ctx *ctx,
+int hv_tool_net_run(const struct hv_engine *e, const struct hv_engine_ctx *ctx,
                     struct hv_engine_result *out)
 {
+    const struct hv_tool *t = e->tool;
     if (ctx->role != NULL && strcmp(ctx->role, "server") == 0)
         return net_server_run(t, ctx, out);
     if (ctx->role == NULL || strcmp(ctx->role, "client") != 0)
@@ -232,5 +235,5 @@ int hv_tool_net_run(const struct hv_tool *t, const struct hv_engine_ctx *ctx,
                               "%s runs as the client or the server of a net workload's group, "
                               "not on its own",
                               t->display);
-    return hv_tool_run(t, ctx, out);
+    return hv_tool_run(e, ctx, out);
 }
