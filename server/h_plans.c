@@ -120,15 +120,18 @@ static void store(struct hv_request *req, const struct hv_plan *plan, const stru
     hv_reply_json(req, replayed ? 200 : 201, summary);
 }
 
-/* Whether every target that would run a custom workload declares it;
- * otherwise answers 422 (or the database failure) and returns false. Only
- * the expansion knows which targets run what (a ramp may leave guests
- * out), so this follows it. */
+/* Whether every target that would run a custom workload declares it, and
+ * every registered target can hold the params of what it would run (a
+ * "per-vcpu" disk run's buffers); otherwise answers 422 (or the database
+ * failure) and returns false. Only the expansion knows which targets run
+ * what (a ramp may leave guests out), so this follows it. */
 static bool site_benchmarks_declared(struct hv_request *req, const struct hv_plan *plan,
                                      const struct hv_expansion *x)
 {
     json_t *errors = json_array();
     enum hv_db_status s = hv_site_bench_check_plan(plan, x, errors);
+    if (s == HV_DB_OK)
+        s = hv_site_check_limits(plan, x, errors);
     if (s != HV_DB_OK) {
         json_decref(errors);
         hv_reply_db_failure(req, s);
