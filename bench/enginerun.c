@@ -55,7 +55,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "enginerun: out of memory\n");
         return 1;
     }
-    int rc = engine->run(&ctx, &r);
+    int rc = engine->run(engine, &ctx, &r);
     json_t *body = json_pack("{s:s, s:O, s:O, s:O}", "status", rc == 0 ? "ok" : "error", "metrics",
                              r.metrics, "samples", r.samples, "observed", r.observed);
     if (rc != 0 && body != NULL)

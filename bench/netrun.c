@@ -73,17 +73,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "netrun: out of memory\n");
         return 1;
     }
+    const struct hv_engine *engine = hv_engine_find("net", "builtin");
     int rc = 0;
     if (server) {
         struct hv_endpoint ep = {0};
-        rc = hv_engine_net_prepare(&ctx, &ep, &r);
+        rc = engine->prepare(engine, &ctx, &ep, &r);
         if (rc == 0) {
             fprintf(stderr, "port %d\n", ep.port);
             fflush(stderr);
         }
     }
     if (rc == 0)
-        rc = hv_engine_net_run(&ctx, &r);
+        rc = engine->run(engine, &ctx, &r);
     json_t *body = json_pack("{s:s, s:O, s:O, s:O}", "status", rc == 0 ? "ok" : "error", "metrics",
                              r.metrics, "samples", r.samples, "observed", r.observed);
     if (rc != 0 && body != NULL)

@@ -155,6 +155,11 @@ static int validate_locally(const struct cli_ctx *ctx, const json_t *doc)
     enum hv_plan_verdict v = hv_plan_parse(doc, 0, NULL, &plan, errors);
     const char *label = json_string_value(
         json_object_get(json_object_get(json_object_get(doc, "targets"), "guests"), "label"));
+    if (v == HV_PLAN_NO_MEMORY) {
+        json_decref(errors);
+        cli_err("out of memory checking the plan");
+        return CLI_EXIT_FAIL;
+    }
     if (v != HV_PLAN_VALID) {
         char detail[64];
         size_t n = json_array_size(errors);

@@ -1,12 +1,13 @@
 /* params.h — the engines a workload may name and the parameters of each.
  *
- * One static table of engines; each engine declares its parameters as a
- * table of rows (name, type, default, range, choices, description). One
- * generic checker walks the rows to validate and normalise a workload's
- * params, and hv_engines_json() publishes the same rows for
- * GET /api/v1/catalog, so what the API documents and what validation
- * accepts cannot drift apart. docs/catalog.md is the human page of the
- * same table (the unit tests check it names every engine and parameter).
+ * One description per engine, in the file of its kind (lib/params_cpu.c,
+ * params_disk.c, params_net.c, params_custom.c); each declares its
+ * parameters as a table of rows (name, type, default, range, choices,
+ * description). One generic checker (lib/params.c) walks the rows to
+ * validate and normalise a workload's params, and hv_engines_json()
+ * publishes the same rows for GET /api/v1/catalog, so what the API
+ * documents and what validation accepts cannot drift apart. docs/catalog.md is the human page of
+ * the same table (the unit tests check it names every engine and parameter).
  *
  * Everything here is immutable and thread safe. */
 #ifndef HV_PARAMS_H
@@ -34,7 +35,7 @@ enum hv_param_type {
 struct hv_param_def {
     const char *name;
     enum hv_param_type type;
-    /** check refuses params without it (HTTP 400). A peer engine's target
+    /** The check refuses params without it (HTTP 400). A peer engine's target
      *  row is not: the plan refuses a missing peer itself (422), see
      *  hv_engine_def.needs_peer. */
     bool required;
@@ -60,34 +61,93 @@ struct hv_param_def {
     const char *description;
 };
 
-/** Validates and normalises a workload's params; see hv_engine_def.check. */
-typedef int (*hv_params_check_fn)(json_t *params, const char *path, json_t *errors);
+struct hv_engine_def;
 
-/** One engine: a (kind, engine) pair a workload may name. */
+/** An engine's checks of what its rows cannot say (one param bounded by
+ *  another). Called with the engine's own row and params that every row
+ *  accepted (normalised: defaults filled, sizes in bytes). Appends one
+ *  {"path","message"} per problem at path + "/" + member and returns how
+ *  many it appended. */
+typedef int (*hv_params_cross_fn)(const struct hv_engine_def *e, const json_t *params,
+                                  const char *path, json_t *errors);
+
+/** What a target offers that a limit may depend on: the facts its worker
+ *  registered (docs/api.md, facts.cpus), or the worker's own when it
+ *  checks a job it claimed. */
+struct hv_target_facts {
+    const char *name; /**< the target, for messages; NULL: "this target" */
+    long cpus;        /**< online CPUs, what "per-vcpu" means; 0 when unknown */
+};
+
+/** An engine's limits that depend on the target (threads x qd x block of
+ *  a "per-vcpu" disk run): params as hv_engine_def_check() left them, the
+ *  target's facts t (t->cpus > 0). Appends one {"path","message"} per
+ *  problem at path + "/" + member and returns how many it appended. */
+typedef int (*hv_params_fit_fn)(const struct hv_engine_def *e, const json_t *params,
+                                const struct hv_target_facts *t, const char *path, json_t *errors);
+
+/** One engine: a (kind, engine) pair a workload may name. Each is declared
+ *  once, in the lib/params_<kind>.c of its kind; the worker's table of run
+ *  functions (worker/engines/engine.c) is keyed by these rows. */
 struct hv_engine_def {
     const char *kind;    /**< "cpu", "disk", "net" */
     const char *engine;  /**< "builtin", a tool ("fio" ...), or "custom" */
     const char *summary; /**< one line for humans */
-    /** Validates params, a JSON object whose values are scalars (sweeps
-     *  already expanded by the caller; a LIST param is an array), and
-     *  normalises it in place: fills defaults, turns sizes into integer
-     *  bytes and durations into real seconds. Appends one {"path",
-     *  "message"} per problem to errors, at path + "/" + member (+ "/" +
-     *  index inside a list), and returns how many it appended. Walks
-     *  params_def with the one generic checker, then runs the engine's
-     *  cross-field checks when every row passed. */
-    hv_params_check_fn check;
+    /** The primary metrics, one per mode, NULL-terminated: a run's first
+     *  metric is the one of its mode whenever the run measured it. NULL
+     *  when the worker's administrator declares the metric (site
+     *  benchmarks). */
+    const char *const *metrics;
+    /** The parameter rows hv_engine_def_check() walks and the catalogue
+     *  publishes. */
+    const struct hv_param_def *params_def;
     /** Names of the params a plan may give as an array of values (a
      *  sweep), NULL-terminated; NULL when none may. */
     const char *const *sweepable;
     /** A server side runs on the target named by params.peer (the
-     *  engine's TARGET row). check accepts params without a peer; the plan
-     *  must refuse them as impossible (422), as docs/plans.md says. */
+     *  engine's TARGET row). The check accepts params without a peer; the
+     *  plan must refuse them as impossible (422), as docs/plans.md says. */
     bool needs_peer;
     bool external; /**< runs an external tool the worker must have */
-    /** The parameter rows check walks and the catalogue publishes. */
-    const struct hv_param_def *params_def;
+    /** Cross-field checks, or NULL when the rows say it all. */
+    hv_params_cross_fn cross;
+    /** Limits that depend on the target, or NULL when there are none. */
+    hv_params_fit_fn fit;
 };
+
+/** The engines, one description each (lib/params_cpu.c, params_disk.c,
+ *  params_net.c, params_custom.c). */
+extern const struct hv_engine_def hv_engine_def_cpu_builtin;
+extern const struct hv_engine_def hv_engine_def_cpu_sysbench;
+extern const struct hv_engine_def hv_engine_def_cpu_stress_ng;
+extern const struct hv_engine_def hv_engine_def_cpu_custom;
+extern const struct hv_engine_def hv_engine_def_disk_builtin;
+extern const struct hv_engine_def hv_engine_def_disk_fio;
+extern const struct hv_engine_def hv_engine_def_disk_bonnie;
+extern const struct hv_engine_def hv_engine_def_disk_custom;
+extern const struct hv_engine_def hv_engine_def_net_builtin;
+extern const struct hv_engine_def hv_engine_def_net_iperf3;
+extern const struct hv_engine_def hv_engine_def_net_iperf;
+extern const struct hv_engine_def hv_engine_def_net_custom;
+
+/** Validates a workload's params for engine e, a JSON object whose values
+ *  are scalars (sweeps already expanded by the caller; a LIST param is an
+ *  array), and normalises it in place: fills defaults, turns sizes into
+ *  integer bytes and durations into real seconds. Appends one {"path",
+ *  "message"} per problem to errors, at path + "/" + member (+ "/" + index
+ *  inside a list), and returns how many it appended. Walks e's rows with
+ *  one generic checker, then runs e->cross when every row passed. */
+int hv_engine_def_check(const struct hv_engine_def *e, json_t *params, const char *path,
+                        json_t *errors);
+
+/** Checks params, as hv_engine_def_check() left them, against the limits
+ *  of e that depend on the target t. The server calls it at submission for
+ *  every registered target a workload would run on (a problem is a 422),
+ *  the worker again with its own facts when it runs the job. Appends one
+ *  {"path","message"} per problem as hv_engine_def_check() does and
+ *  returns how many; 0 when e has no such limit or t->cpus is 0. */
+int hv_engine_def_fit(const struct hv_engine_def *e, const json_t *params,
+                      const struct hv_target_facts *t, const char *path, json_t *errors);
 
 /** The engine for (kind, engine); engine NULL means "builtin". Returns a
  *  pointer into the static table, or NULL when there is none. */
@@ -113,8 +173,40 @@ bool hv_engine_def_sweepable(const struct hv_engine_def *e, const char *param);
  *  "size" ...; "unknown" out of range). Returns a static string. */
 const char *hv_param_type_name(enum hv_param_type t);
 
+/* ---- reading normalised params --------------------------------------
+ *
+ * What hv_engine_def_check() left in params, read the way every engine
+ * reads it, so an engine never re-checks a value lib/ has accepted. A
+ * missing member reads as 0, false or NULL. */
+
+/** The row of e named name, or NULL. */
+const struct hv_param_def *hv_engine_def_param(const struct hv_engine_def *e, const char *name);
+
+/** An INT or SIZE param. */
+long long hv_params_int(const json_t *params, const char *name);
+
+/** A NUMBER or DURATION param (seconds). */
+double hv_params_num(const json_t *params, const char *name);
+
+/** A BOOL param. */
+bool hv_params_bool(const json_t *params, const char *name);
+
+/** An ENUM, STRING or TARGET param, borrowed from params; NULL when absent. */
+const char *hv_params_str(const json_t *params, const char *name);
+
+/** An INT param of e that may be the row's word ("per-vcpu"): the integer,
+ *  or for the word cpus (the CPUs of the target the job runs on) clamped
+ *  to the row's range. */
+long hv_params_count(const struct hv_engine_def *e, const json_t *params, const char *name,
+                     long cpus);
+
+/** The index of an ENUM param's value among the choices of e's row, or -1
+ *  when it is not one (never after hv_engine_def_check()). */
+int hv_params_choice(const struct hv_engine_def *e, const json_t *params, const char *name);
+
 /** Every engine as a JSON array for GET /api/v1/catalog, in table order:
- *  [{"kind", "engine", "summary", "needs_peer", "external", "params":
+ *  [{"kind", "engine", "summary", "needs_peer", "external", "metrics" (the
+ *  primary metrics; absent for site benchmarks), "params":
  *  [{"name", "type", "required" (the plan must give it: a required row,
  *  or the peer of a needs_peer engine), "sweepable", "description", and where
  *  they apply "default" (as a plan writes it), "min", "max", "unit"

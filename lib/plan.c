@@ -11,6 +11,7 @@
 #include "factors.h"
 #include "jspec.h"
 #include "params.h"
+#include "plan_workloads.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,14 +84,6 @@ static const struct hv_jfield ramp_fields[] = {
 /* ------------------------------------------------------------------ */
 /* Small helpers */
 
-static char *xstrdup(const char *s)
-{
-    char *d = strdup(s);
-    if (d == NULL)
-        abort(); /* a plan is small: running out here is not recoverable */
-    return d;
-}
-
 static bool valid_id(const char *s)
 {
     if (*s == '\0')
@@ -128,28 +121,6 @@ static int depth(const json_t *v, int limit)
         return d + 1;
     }
     return 0;
-}
-
-/* Appends to errors each entry of add that it does not hold yet (sweep
- * variants of one workload report the same problem once). Steals add. */
-static int merge_errors(json_t *errors, json_t *add)
-{
-    int n = 0;
-    size_t i;
-    json_t *e;
-    json_array_foreach(add, i, e)
-    {
-        bool seen = false;
-        size_t k;
-        json_t *o;
-        json_array_foreach(errors, k, o) seen = seen || json_equal(o, e);
-        if (!seen) {
-            json_array_append(errors, e);
-            n++;
-        }
-    }
-    json_decref(add);
-    return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -366,23 +337,30 @@ static void check_factors(json_t *factors, json_t *errors, int *invalid, int *im
 /* ------------------------------------------------------------------ */
 /* Pass 2: targets, workloads and configurations the plan resolves to */
 
-static void add_guest(struct hv_plan *plan, const char *name)
+/* Returns 0, or -1 when memory ran out. */
+static int add_guest(struct hv_plan *plan, const char *name)
 {
-    plan->guests[plan->n_guests++] = xstrdup(name);
+    char *copy = strdup(name);
+    if (copy == NULL)
+        return -1;
+    plan->guests[plan->n_guests++] = copy;
+    return 0;
 }
 
-/* Fills plan->guests from the domains, label or template. */
-static void resolve_guests(struct hv_plan *plan, const json_t *guests,
-                           const struct hv_plan_env *env, json_t *errors, int *impossible)
+/* Fills plan->guests from the domains, label or template. Returns 0, or -1
+ * when memory ran out. */
+static int resolve_guests(struct hv_plan *plan, const json_t *guests, const struct hv_plan_env *env,
+                          json_t *errors, int *impossible)
 {
     plan->guests = calloc(HV_PLAN_MAX_GUESTS, sizeof *plan->guests);
     if (plan->guests == NULL)
-        abort();
+        return -1;
     if (guests == NULL)
-        return;
+        return 0;
+    int rc = 0;
     const json_t *domains = json_object_get(guests, "domains");
     for (size_t i = 0; i < json_array_size(domains); i++)
-        add_guest(plan, json_string_value(json_array_get(domains, i)));
+        rc |= add_guest(plan, json_string_value(json_array_get(domains, i)));
     const json_t *tmpl = json_object_get(guests, "template");
     if (tmpl != NULL) {
         const char *prefix = json_string_value(json_object_get(tmpl, "prefix"));
@@ -390,12 +368,12 @@ static void resolve_guests(struct hv_plan *plan, const json_t *guests,
         for (json_int_t i = 1; i <= count; i++) {
             char name[200];
             snprintf(name, sizeof name, "%s%lld", prefix, (long long)i);
-            add_guest(plan, name);
+            rc |= add_guest(plan, name);
         }
     }
     const char *label = json_string_value(json_object_get(guests, "label"));
-    if (label == NULL || env == NULL || env->guests_by_label == NULL)
-        return;
+    if (rc != 0 || label == NULL || env == NULL || env->guests_by_label == NULL)
+        return rc;
     char key[65];
     const char *value;
     split_label(label, key, sizeof key, &value);
@@ -404,7 +382,7 @@ static void resolve_guests(struct hv_plan *plan, const json_t *guests,
         json_decref(names);
         hv_errors_add(errors, "/targets/guests/label", "the targets could not be looked up");
         (*impossible)++;
-        return;
+        return 0;
     }
     if (json_array_size(names) == 0) {
         hv_errors_add(errors, "/targets/guests/label", "no registered guest carries the label %s",
@@ -412,173 +390,9 @@ static void resolve_guests(struct hv_plan *plan, const json_t *guests,
         (*impossible)++;
     }
     for (size_t i = 0; i < json_array_size(names) && plan->n_guests < HV_PLAN_MAX_GUESTS; i++)
-        add_guest(plan, json_string_value(json_array_get(names, i)));
+        rc |= add_guest(plan, json_string_value(json_array_get(names, i)));
     json_decref(names);
-}
-
-static bool is_guest(const struct hv_plan *plan, const char *name)
-{
-    for (size_t i = 0; i < plan->n_guests; i++)
-        if (strcmp(plan->guests[i], name) == 0)
-            return true;
-    return false;
-}
-
-/* Appends one variant of workload w with params (stolen). */
-static void add_variant(struct hv_plan *plan, const json_t *w, const char *suffix, json_t *params)
-{
-    struct hv_workload *v = &plan->workloads[plan->n_workloads++];
-    const char *id = json_string_value(json_object_get(w, "id"));
-    size_t len = strlen(id) + strlen(suffix) + 3;
-    v->id = malloc(len);
-    if (v->id == NULL)
-        abort();
-    snprintf(v->id, len, suffix[0] ? "%s[%s]" : "%s", id, suffix);
-    v->base_id = id;
-    v->kind = json_string_value(json_object_get(w, "kind"));
-    v->engine = json_string_value(json_object_get(w, "engine"));
-    v->params = params;
-}
-
-/* The text of a sweep value for a variant id ("8", "256k" stays as
- * written). */
-static void value_text(const json_t *v, char *buf, size_t len)
-{
-    if (json_is_string(v))
-        snprintf(buf, len, "%s", json_string_value(v));
-    else if (json_is_integer(v))
-        snprintf(buf, len, "%lld", (long long)json_integer_value(v));
-    else if (json_is_real(v))
-        snprintf(buf, len, "%g", json_real_value(v));
-    else
-        snprintf(buf, len, "%s", json_is_true(v) ? "true" : "false");
-}
-
-/* Expands the sweeps of workload i into variants, checking each variant's
- * params with the engine's checker. */
-static void expand_workload(struct hv_plan *plan, json_t *w, size_t i, json_t *errors, int *invalid,
-                            int *impossible)
-{
-    char base[64], p[512];
-    hv_jpath_index(base, sizeof base, "/workloads", i);
-    const char *kind = json_string_value(json_object_get(w, "kind"));
-    const char *engine = json_string_value(json_object_get(w, "engine"));
-    json_t *params = json_object_get(w, "params");
-    const struct hv_engine_def *def = hv_engine_def_find(kind, engine);
-    if (def == NULL) {
-        hv_jpath(p, sizeof p, base, "engine");
-        hv_errors_add(errors, p, "no engine '%s' for kind '%s'; GET /api/v1/catalog lists them",
-                      engine, kind);
-        (*impossible)++;
-        return;
-    }
-    hv_jpath(p, sizeof p, base, "params");
-
-    /* The swept params and their values. */
-    const char *keys[8];
-    const json_t *vals[8];
-    size_t nsweep = 0, variants = 1;
-    for (const char *const *s = def->sweepable; s && *s && nsweep < 8; s++) {
-        const json_t *v = json_object_get(params, *s);
-        if (!json_is_array(v))
-            continue;
-        char sp[600];
-        hv_jpath(sp, sizeof sp, p, *s);
-        if (json_array_size(v) == 0 || json_array_size(v) > HV_PLAN_MAX_SWEEP) {
-            hv_errors_add(errors, sp, "a sweep needs 1 to %d values", HV_PLAN_MAX_SWEEP);
-            (*invalid)++;
-            return;
-        }
-        for (size_t a = 0; a < json_array_size(v); a++)
-            for (size_t b = 0; b < a; b++)
-                if (json_equal(json_array_get(v, a), json_array_get(v, b))) {
-                    hv_errors_add(errors, sp, "repeats the value at index %zu", b);
-                    (*invalid)++;
-                    return;
-                }
-        keys[nsweep] = *s;
-        vals[nsweep++] = v;
-        variants *= json_array_size(v);
-    }
-    if (plan->n_workloads + variants > HV_PLAN_MAX_VARIANTS) {
-        hv_errors_add(errors, p, "the plan's sweeps make more than %d workload variants",
-                      HV_PLAN_MAX_VARIANTS);
-        (*invalid)++;
-        return;
-    }
-    json_t *normalised_sweeps = json_object();
-    size_t first = plan->n_workloads;
-    int before = *invalid;
-    for (size_t k = 0; k < variants; k++) {
-        json_t *vp = json_deep_copy(params);
-        char suffix[256] = "";
-        size_t rest = k, n = 0;
-        for (size_t s = 0; s < nsweep; s++) {
-            size_t count = json_array_size(vals[s]);
-            const json_t *value = json_array_get(vals[s], rest % count);
-            rest /= count;
-            json_object_set(vp, keys[s], (json_t *)value);
-            char vt[64];
-            value_text(value, vt, sizeof vt);
-            n += (size_t)snprintf(suffix + n, n < sizeof suffix ? sizeof suffix - n : 0, "%s%s=%s",
-                                  s ? "," : "", keys[s], vt);
-        }
-        json_t *verr = json_array();
-        *invalid += def->check(vp, p, verr) > 0 ? 1 : 0;
-        merge_errors(errors, verr);
-        for (size_t s = 0; s < nsweep; s++) {
-            json_t *arr = json_object_get(normalised_sweeps, keys[s]);
-            if (arr == NULL)
-                json_object_set_new(normalised_sweeps, keys[s], arr = json_array());
-            json_t *nv = json_object_get(vp, keys[s]);
-            bool seen = false;
-            for (size_t a = 0; a < json_array_size(arr); a++)
-                seen = seen || json_equal(json_array_get(arr, a), nv);
-            if (!seen)
-                json_array_append(arr, nv);
-        }
-        add_variant(plan, w, suffix, vp);
-    }
-    if (*invalid > before) {
-        json_decref(normalised_sweeps);
-        return;
-    }
-    /* The stored plan keeps what was written, normalised: the first
-     * variant's params with each sweep as its normalised list. */
-    json_t *stored = json_deep_copy(plan->workloads[first].params);
-    json_object_update(stored, normalised_sweeps);
-    json_decref(normalised_sweeps);
-    json_object_set_new(w, "params", stored);
-
-    if (!def->needs_peer || plan->host == NULL)
-        return;
-    const char *peer = json_string_value(json_object_get(stored, "peer"));
-    char pp[512];
-    hv_jpath(pp, sizeof pp, base, "params");
-    hv_jpath(p, sizeof p, pp, "peer");
-    if (peer == NULL) {
-        hv_errors_add(errors, p, "a %s workload needs a peer target to talk to", kind);
-        (*impossible)++;
-        return;
-    }
-    const char *resolved = strcmp(peer, "host") == 0 ? plan->host : peer;
-    bool has_guests = plan->n_guests > 0 ||
-                      json_object_get(json_object_get(plan->doc, "targets"), "guests") != NULL;
-    if (!has_guests && strcmp(resolved, plan->host) == 0) {
-        hv_errors_add(errors, p,
-                      "the peer is the host, which runs this workload itself; "
-                      "add guests or name another target");
-        (*impossible)++;
-        return;
-    }
-    if (is_guest(plan, resolved)) {
-        hv_errors_add(errors, p, "the peer '%s' is one of the guests running this workload",
-                      resolved);
-        (*impossible)++;
-        return;
-    }
-    for (size_t k = first; k < plan->n_workloads; k++)
-        plan->workloads[k].peer = resolved;
+    return rc;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -586,65 +400,78 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Adds a configuration from the chosen level index of each factor. */
-static void add_config(struct hv_plan *plan, const json_t *factors, const char **names, size_t nf,
-                       const size_t *choice)
+/* Adds a configuration from the chosen level index of each factor.
+ * Returns 0, or -1 when memory ran out. */
+static int add_config(struct hv_plan *plan, json_t *factors, const char **names, size_t nf,
+                      const size_t *choice)
 {
     struct hv_config *c = &plan->configs[plan->n_configs++];
     c->levels = json_object();
     char name[1024] = "";
     size_t n = 0;
-    for (size_t f = 0; f < nf; f++) {
-        const json_t *level = json_array_get(json_object_get(factors, names[f]), choice[f]);
-        json_object_set(c->levels, names[f], (json_t *)level);
+    int rc = c->levels != NULL ? 0 : -1;
+    for (size_t f = 0; f < nf && rc == 0; f++) {
+        json_t *level = json_array_get(json_object_get(factors, names[f]), choice[f]);
+        rc = json_object_set(c->levels, names[f], level);
         if (choice[f] != 0)
             n += (size_t)snprintf(name + n, n < sizeof name ? sizeof name - n : 0, "%s%s=%s",
                                   n ? "," : "", names[f], json_string_value(level));
     }
-    c->name = xstrdup(n ? name : "default");
+    c->name = strdup(n ? name : "default");
+    return rc == 0 && c->name != NULL ? 0 : -1;
+}
+
+/* Adds every configuration of the factors in names (nf of them): their
+ * product (full), or the default and one factor changed at a time. */
+static int add_configs(struct hv_plan *plan, json_t *factors, const char **names, size_t nf,
+                       bool full, size_t total)
+{
+    size_t *choice = calloc(nf ? nf : 1, sizeof *choice);
+    int rc = choice != NULL ? 0 : -1;
+    for (size_t c = 0; full && rc == 0 && c < total; c++) {
+        size_t rest = c;
+        for (size_t f = nf; f-- > 0;) {
+            size_t count = json_array_size(json_object_get(factors, names[f]));
+            choice[f] = rest % count;
+            rest /= count;
+        }
+        rc = add_config(plan, factors, names, nf, choice);
+    }
+    if (!full && rc == 0)
+        rc = add_config(plan, factors, names, nf, choice);
+    for (size_t f = 0; !full && rc == 0 && f < nf; f++) {
+        size_t count = json_array_size(json_object_get(factors, names[f]));
+        for (size_t l = 1; l < count && rc == 0; l++) {
+            choice[f] = l;
+            rc = add_config(plan, factors, names, nf, choice);
+            choice[f] = 0;
+        }
+    }
+    free(choice);
+    return rc;
 }
 
 /* Builds the configurations: factors in name order (the stored document
- * does not keep member order), each design as docs/plans.md says. */
-static void build_configs(struct hv_plan *plan, const json_t *factors, bool full)
+ * does not keep member order), each design as docs/plans.md says. Returns
+ * 0, or -1 when memory ran out. */
+static int build_configs(struct hv_plan *plan, json_t *factors, bool full)
 {
     size_t nf = json_object_size(factors);
     const char **names = calloc(nf ? nf : 1, sizeof *names);
-    size_t *choice = calloc(nf ? nf : 1, sizeof *choice);
+    if (names == NULL)
+        return -1;
     size_t total = 1, k = 0;
     const char *key;
     json_t *v;
-    json_object_foreach((json_t *)factors, key, v) names[k++] = key;
+    json_object_foreach(factors, key, v) names[k++] = key;
     qsort(names, nf, sizeof *names, cmp_str);
     for (size_t f = 0; f < nf; f++)
         total = full ? total * json_array_size(json_object_get(factors, names[f]))
                      : total + json_array_size(json_object_get(factors, names[f])) - 1;
     plan->configs = calloc(total, sizeof *plan->configs);
-    if (plan->configs == NULL || names == NULL || choice == NULL)
-        abort();
-    if (full) {
-        for (size_t c = 0; c < total; c++) {
-            size_t rest = c;
-            for (size_t f = nf; f-- > 0;) {
-                size_t count = json_array_size(json_object_get(factors, names[f]));
-                choice[f] = rest % count;
-                rest /= count;
-            }
-            add_config(plan, factors, names, nf, choice);
-        }
-    } else {
-        add_config(plan, factors, names, nf, choice);
-        for (size_t f = 0; f < nf; f++) {
-            size_t count = json_array_size(json_object_get(factors, names[f]));
-            for (size_t l = 1; l < count; l++) {
-                choice[f] = l;
-                add_config(plan, factors, names, nf, choice);
-                choice[f] = 0;
-            }
-        }
-    }
+    int rc = plan->configs != NULL ? add_configs(plan, factors, names, nf, full, total) : -1;
     free(names);
-    free(choice);
+    return rc;
 }
 
 /* The number of configurations a factor object makes, or 0 when it would
@@ -725,6 +552,77 @@ static void check_baseline(struct hv_plan *plan, json_t *errors, int *impossible
     (*impossible)++;
 }
 
+/* Guest-scope factors need guests. */
+static void check_guest_factors(const struct hv_plan *plan, json_t *errors, int *impossible)
+{
+    const json_t *targets = json_object_get(plan->doc, "targets");
+    if (plan->n_guests > 0 || json_object_get(targets, "guests") != NULL)
+        return;
+    const char *fname;
+    json_t *fl;
+    char fp[512];
+    json_object_foreach(json_object_get(plan->doc, "factors"), fname, fl)
+    {
+        const struct hv_factor_def *f = hv_factor_find(fname);
+        if (f != NULL && f->scope == HV_SCOPE_GUEST) {
+            hv_jpath(fp, sizeof fp, "/factors", fname);
+            hv_errors_add(errors, fp, "'%s' is set on guest domains, and the plan has no guests",
+                          fname);
+            (*impossible)++;
+        }
+    }
+}
+
+/* The configurations, the baseline among them, and the job limit. Returns
+ * 0, or -1 when memory ran out. */
+static int check_configs(struct hv_plan *plan, json_t *errors, int *invalid, int *impossible)
+{
+    json_t *factors = json_object_get(plan->doc, "factors");
+    bool full = strcmp(json_string_value(json_object_get(plan->doc, "design")), "full") == 0;
+    if (count_configs(factors, full) == 0) {
+        hv_errors_add(errors, "/factors", "the factors make more than %d configurations",
+                      HV_PLAN_MAX_JOBS);
+        (*invalid)++;
+        return 0;
+    }
+    if (build_configs(plan, factors, full) != 0)
+        return -1;
+    check_baseline(plan, errors, impossible);
+    if (*invalid > 0 || *impossible > 0)
+        return 0;
+    size_t jobs = hv_plan_jobs_per_round(plan) * (size_t)plan->rep_max;
+    if (jobs > HV_PLAN_MAX_JOBS) {
+        hv_errors_add(errors, "/repetitions/max",
+                      "the plan expands to %zu jobs at max repetitions; at most %d are allowed",
+                      jobs, HV_PLAN_MAX_JOBS);
+        (*invalid)++;
+    }
+    return 0;
+}
+
+/* Pass 2 over a well-formed plan whose members are filled in: guests,
+ * layout, workload variants, factors and configurations. Returns 0, or -1
+ * when memory ran out. */
+static int resolve_plan(struct hv_plan *plan, const struct hv_plan_env *env, json_t *errors,
+                        int *invalid, int *impossible)
+{
+    json_t *doc = plan->doc;
+    const json_t *targets = json_object_get(doc, "targets");
+    if (resolve_guests(plan, json_object_get(targets, "guests"), env, errors, impossible) != 0)
+        return -1;
+    check_layout(plan, doc, errors, impossible);
+    plan->workloads = calloc(HV_PLAN_MAX_VARIANTS, sizeof *plan->workloads);
+    if (plan->workloads == NULL)
+        return -1;
+    json_t *workloads = json_object_get(doc, "workloads");
+    for (size_t i = 0; i < json_array_size(workloads); i++)
+        if (hv_plan_expand_workload(plan, json_array_get(workloads, i), i, errors, invalid,
+                                    impossible) != 0)
+            return -1;
+    check_guest_factors(plan, errors, impossible);
+    return check_configs(plan, errors, invalid, impossible);
+}
+
 /* ------------------------------------------------------------------ */
 
 /* A plan with structural errors elsewhere still gets its workload params
@@ -747,7 +645,11 @@ static void report_param_errors(json_t *doc, json_t *errors)
             hv_engine_def_find(kind, engine) == NULL)
             continue;
         json_t *quiet = json_array();
-        expand_workload(&scratch, w, i, quiet, &invalid, &impossible);
+        if (quiet == NULL ||
+            hv_plan_expand_workload(&scratch, w, i, quiet, &invalid, &impossible) != 0) {
+            json_decref(quiet);
+            break; /* out of memory: the errors so far stand */
+        }
         /* Peer problems depend on targets that may be broken: leave them
          * for the second submission. */
         size_t k;
@@ -762,7 +664,8 @@ static void report_param_errors(json_t *doc, json_t *errors)
     hv_plan_free(&scratch);
 }
 
-static void fill_defaults(json_t *doc, uint64_t default_seed)
+/* Returns 0, or -1 when memory ran out. */
+static int fill_defaults(json_t *doc, uint64_t default_seed)
 {
     static const char *const defaults[][2] = {
         {"design", "full"},
@@ -770,13 +673,15 @@ static void fill_defaults(json_t *doc, uint64_t default_seed)
         {"order", "randomized"},
         {"baseline", "host"},
     };
+    int rc = 0;
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
         if (json_object_get(doc, defaults[i][0]) == NULL)
-            json_object_set_new(doc, defaults[i][0], json_string(defaults[i][1]));
+            rc |= json_object_set_new(doc, defaults[i][0], json_string(defaults[i][1]));
     if (json_object_get(doc, "factors") == NULL)
-        json_object_set_new(doc, "factors", json_object());
+        rc |= json_object_set_new(doc, "factors", json_object());
     if (json_object_get(doc, "seed") == NULL)
-        json_object_set_new(doc, "seed", json_integer((json_int_t)(default_seed >> 11)));
+        rc |= json_object_set_new(doc, "seed", json_integer((json_int_t)(default_seed >> 11)));
+    return rc == 0 ? 0 : -1;
 }
 
 enum hv_plan_verdict hv_plan_parse(const json_t *in, uint64_t default_seed,
@@ -793,6 +698,8 @@ enum hv_plan_verdict hv_plan_parse(const json_t *in, uint64_t default_seed,
         return HV_PLAN_INVALID;
     }
     json_t *doc = json_deep_copy(in);
+    if (doc == NULL)
+        return HV_PLAN_NO_MEMORY;
     int invalid = hv_jspec_check(doc, "", plan_fields, errors);
     const char *name = json_string_value(json_object_get(doc, "name"));
     if (name != NULL && !hv_jspec_name_ok(name)) {
@@ -821,8 +728,10 @@ enum hv_plan_verdict hv_plan_parse(const json_t *in, uint64_t default_seed,
         return HV_PLAN_INVALID;
     }
 
-    fill_defaults(doc, default_seed);
-    factors = json_object_get(doc, "factors");
+    if (fill_defaults(doc, default_seed) != 0) {
+        json_decref(doc);
+        return HV_PLAN_NO_MEMORY;
+    }
     reps = json_object_get(doc, "repetitions");
     plan->doc = doc;
     plan->name = json_string_value(json_object_get(doc, "name"));
@@ -835,48 +744,9 @@ enum hv_plan_verdict hv_plan_parse(const json_t *in, uint64_t default_seed,
     plan->randomized = strcmp(json_string_value(json_object_get(doc, "order")), "randomized") == 0;
     plan->seed = (uint64_t)json_integer_value(json_object_get(doc, "seed"));
 
-    resolve_guests(plan, json_object_get(targets, "guests"), env, errors, &impossible);
-    check_layout(plan, doc, errors, &impossible);
-    plan->workloads = calloc(HV_PLAN_MAX_VARIANTS, sizeof *plan->workloads);
-    if (plan->workloads == NULL)
-        abort();
-    for (size_t i = 0; i < json_array_size(workloads); i++)
-        expand_workload(plan, json_array_get(workloads, i), i, errors, &invalid, &impossible);
-
-    if (plan->n_guests == 0 && json_object_get(targets, "guests") == NULL) {
-        const char *fname;
-        json_t *fl;
-        char fp[512];
-        json_object_foreach(factors, fname, fl)
-        {
-            const struct hv_factor_def *f = hv_factor_find(fname);
-            if (f != NULL && f->scope == HV_SCOPE_GUEST) {
-                hv_jpath(fp, sizeof fp, "/factors", fname);
-                hv_errors_add(errors, fp,
-                              "'%s' is set on guest domains, and the plan has no guests", fname);
-                impossible++;
-            }
-        }
-    }
-    bool full = strcmp(json_string_value(json_object_get(doc, "design")), "full") == 0;
-    size_t nconf = count_configs(factors, full);
-    if (nconf == 0) {
-        hv_errors_add(errors, "/factors", "the factors make more than %d configurations",
-                      HV_PLAN_MAX_JOBS);
-        invalid++;
-    } else {
-        build_configs(plan, factors, full);
-        check_baseline(plan, errors, &impossible);
-    }
-    if (invalid == 0 && impossible == 0) {
-        size_t jobs = hv_plan_jobs_per_round(plan) * (size_t)plan->rep_max;
-        if (jobs > HV_PLAN_MAX_JOBS) {
-            hv_errors_add(errors, "/repetitions/max",
-                          "the plan expands to %zu jobs at max repetitions; at most %d are "
-                          "allowed",
-                          jobs, HV_PLAN_MAX_JOBS);
-            invalid++;
-        }
+    if (resolve_plan(plan, env, errors, &invalid, &impossible) != 0) {
+        hv_plan_free(plan);
+        return HV_PLAN_NO_MEMORY;
     }
     if (invalid > 0 || impossible > 0) {
         hv_plan_free(plan);

@@ -30,6 +30,7 @@ enum hv_plan_verdict {
     HV_PLAN_VALID = 0,
     HV_PLAN_INVALID,    /**< malformed: HTTP 400 */
     HV_PLAN_IMPOSSIBLE, /**< well formed but cannot run here: HTTP 422 */
+    HV_PLAN_NO_MEMORY,  /**< memory ran out while checking: HTTP 500 */
 };
 
 /** How many guests run a workload at once. */

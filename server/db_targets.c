@@ -64,6 +64,14 @@ static const struct hv_stmt bench_holders = {
     " WHERE NOT EXISTS (SELECT 1 FROM targets t WHERE t.name = u.n)))::text",
     3};
 
+/* What param limits may depend on (lib/params.h, struct hv_target_facts),
+ * of the registered targets among $1. */
+static const struct hv_stmt limit_facts = {
+    "target_limit_facts",
+    "SELECT coalesce(json_object_agg(t.name, json_build_object('cpus', t.facts->'cpus'))::text, "
+    "'{}') FROM targets t WHERE t.name = ANY($1::text[])",
+    1};
+
 enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,
                                       const char *fingerprint, const char *dmi_uuid,
                                       const char *labels_json, int64_t *id)
@@ -108,6 +116,17 @@ enum hv_db_status hv_db_target_bench_holders(const char *name, const char *kind,
         return HV_DB_ERROR;
     const char *params[] = {name, kind, arr};
     enum hv_db_status s = hv_db_json(&bench_holders, params, out, NULL);
+    free(arr);
+    return s;
+}
+
+enum hv_db_status hv_db_target_limit_facts(const char *const *names, size_t n, json_t **out)
+{
+    char *arr = hv_db_text_array(names, n);
+    if (arr == NULL)
+        return HV_DB_ERROR;
+    const char *params[] = {arr};
+    enum hv_db_status s = hv_db_json(&limit_facts, params, out, NULL);
     free(arr);
     return s;
 }

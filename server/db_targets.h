@@ -36,4 +36,10 @@ enum hv_db_status hv_db_target_names_by_label(const char *key, const char *value
 enum hv_db_status hv_db_target_bench_holders(const char *name, const char *kind,
                                              const char *const *names, size_t n, json_t **out);
 
+/** The facts param limits may depend on (lib/params.h, struct
+ *  hv_target_facts) of the registered targets among the n names: a new
+ *  JSON object in *out, {"NAME": {"cpus": N or null}}; unregistered names
+ *  are left out. */
+enum hv_db_status hv_db_target_limit_facts(const char *const *names, size_t n, json_t **out);
+
 #endif

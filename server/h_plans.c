@@ -121,15 +121,18 @@ static void store(struct hv_request *req, const struct hv_plan *plan, const stru
     hv_reply_json(req, replayed ? 200 : 201, summary);
 }
 
-/* Whether every target that would run a custom workload declares it;
- * otherwise answers 422 (or the database failure) and returns false. Only
- * the expansion knows which targets run what (a ramp may leave guests
- * out), so this follows it. */
+/* Whether every target that would run a custom workload declares it, and
+ * every registered target can hold the params of what it would run (a
+ * "per-vcpu" disk run's buffers); otherwise answers 422 (or the database
+ * failure) and returns false. Only the expansion knows which targets run
+ * what (a ramp may leave guests out), so this follows it. */
 static bool site_benchmarks_declared(struct hv_request *req, const struct hv_plan *plan,
                                      const struct hv_expansion *x)
 {
     json_t *errors = json_array();
     enum hv_db_status s = hv_site_bench_check_plan(plan, x, errors);
+    if (s == HV_DB_OK)
+        s = hv_site_check_limits(plan, x, errors);
     if (s != HV_DB_OK) {
         json_decref(errors);
         hv_reply_db_failure(req, s);
@@ -253,6 +256,11 @@ void hv_h_plans_create(struct hv_request *req)
     struct hv_plan_env env = {guests_by_label, NULL};
     enum hv_plan_verdict v = hv_plan_parse(doc, fresh_seed(), &env, &plan, errors);
     json_decref(doc);
+    if (v == HV_PLAN_NO_MEMORY) {
+        json_decref(errors);
+        hv_reply_problem(req, HV_E_INTERNAL, "out of memory checking the plan", NULL);
+        return;
+    }
     if (v != HV_PLAN_VALID) {
         char detail[64];
         snprintf(detail, sizeof detail, "%zu error%s in the plan", json_array_size(errors),

@@ -242,3 +242,101 @@ enum hv_db_status hv_site_bench_check_plan(const struct hv_plan *plan, const str
     }
     return HV_DB_OK;
 }
+
+/* Appends each entry of add that errors does not hold yet (variants of a
+ * sweep running on the same target may say the same); steals add. */
+static void add_unique(json_t *errors, json_t *add)
+{
+    size_t i, k;
+    json_t *e, *o;
+    json_array_foreach(add, i, e)
+    {
+        bool seen = false;
+        json_array_foreach(errors, k, o) seen = seen || json_equal(o, e);
+        if (!seen)
+            json_array_append(errors, e);
+    }
+    json_decref(add);
+}
+
+/* The plan's targets, each once: the host, the guests, the net peers.
+ * Returns a new array (free it) of *n names pointing into the plan, or
+ * NULL when memory runs out. */
+static const char **plan_targets(const struct hv_plan *plan, size_t *n)
+{
+    const char **names = calloc(plan->n_guests + plan->n_workloads + 1, sizeof *names);
+    *n = 0;
+    if (names == NULL)
+        return NULL;
+    names[(*n)++] = plan->host;
+    for (size_t g = 0; g < plan->n_guests; g++)
+        names[(*n)++] = plan->guests[g];
+    for (size_t w = 0; w < plan->n_workloads; w++) {
+        const char *peer = plan->workloads[w].peer;
+        bool seen = peer == NULL;
+        for (size_t k = 0; !seen && k < *n; k++)
+            seen = strcmp(names[k], peer) == 0;
+        if (!seen)
+            names[(*n)++] = peer;
+    }
+    return names;
+}
+
+/* The limits of workload w's engine on each registered target that runs
+ * it, from facts ({"NAME": {"cpus"}}). Returns 0, or -1 when memory ran
+ * out. */
+static int fit_workload(const struct hv_plan *plan, const struct hv_expansion *x, size_t w,
+                        const struct hv_engine_def *def, const json_t *facts, json_t *errors)
+{
+    const struct hv_workload *wl = &plan->workloads[w];
+    const char **names;
+    size_t n = running_targets(plan, x, w, &names);
+    if (names == NULL)
+        return -1;
+    char base[64], path[128];
+    long i = doc_index(plan, wl->base_id);
+    hv_jpath_index(base, sizeof base, "/workloads", i < 0 ? 0 : (size_t)i);
+    hv_jpath(path, sizeof path, base, "params");
+    for (size_t k = 0; k < n; k++) {
+        const json_t *f = json_object_get(facts, names[k]);
+        struct hv_target_facts t = {.name = names[k],
+                                    .cpus = (long)json_integer_value(json_object_get(f, "cpus"))};
+        json_t *found = json_array();
+        if (found == NULL) {
+            free(names);
+            return -1;
+        }
+        hv_engine_def_fit(def, wl->params, &t, path, found);
+        add_unique(errors, found);
+    }
+    free(names);
+    return 0;
+}
+
+enum hv_db_status hv_site_check_limits(const struct hv_plan *plan, const struct hv_expansion *x,
+                                       json_t *errors)
+{
+    bool any = false;
+    for (size_t w = 0; w < plan->n_workloads; w++) {
+        const struct hv_engine_def *def =
+            hv_engine_def_find(plan->workloads[w].kind, plan->workloads[w].engine);
+        any |= def != NULL && def->fit != NULL;
+    }
+    if (!any)
+        return HV_DB_OK;
+    size_t n;
+    const char **names = plan_targets(plan, &n);
+    if (names == NULL)
+        return HV_DB_ERROR;
+    json_t *facts = NULL;
+    enum hv_db_status s = hv_db_target_limit_facts(names, n, &facts);
+    free(names);
+    for (size_t w = 0; s == HV_DB_OK && w < plan->n_workloads; w++) {
+        const struct hv_engine_def *def =
+            hv_engine_def_find(plan->workloads[w].kind, plan->workloads[w].engine);
+        if (def != NULL && def->fit != NULL && fit_workload(plan, x, w, def, facts, errors) != 0)
+            s = HV_DB_ERROR;
+    }
+    json_decref(facts);
+    return s;
+}

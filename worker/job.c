@@ -59,7 +59,7 @@ struct engine_run {
 static void *engine_main(void *arg)
 {
     struct engine_run *r = arg;
-    r->rc = r->engine->run(&r->ctx, &r->result);
+    r->rc = r->engine->run(r->engine, &r->ctx, &r->result);
     r->t_end = hv_monotonic();
     hv_now_iso8601(r->finished_at, sizeof r->finished_at);
     __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
@@ -410,21 +410,21 @@ static int prepare_server(struct hv_client *c, const struct hv_job *job, struct 
                           struct group_start *g, char *why, size_t len)
 {
     struct hv_endpoint ep = {0};
-    if (r->engine->prepare(&r->ctx, &ep, &r->result) != 0) {
+    if (r->engine->prepare(r->engine, &r->ctx, &ep, &r->result) != 0) {
         snprintf(why, len, "%s", r->result.error[0] ? r->result.error : "the engine cannot listen");
         return -1;
     }
     if (ep.host[0] == '\0' && hv_client_local_address(c, ep.host, sizeof ep.host) != 0) {
         snprintf(why, len, "cannot tell the address the clients should connect to: %s", ep.host);
         if (r->engine->unprepare != NULL)
-            r->engine->unprepare(&r->ctx);
+            r->engine->unprepare(r->engine, &r->ctx);
         return -1;
     }
     g->endpoint = json_pack("{s:s, s:i}", "host", ep.host, "port", ep.port);
     if (g->endpoint == NULL) {
         snprintf(why, len, "out of memory");
         if (r->engine->unprepare != NULL)
-            r->engine->unprepare(&r->ctx);
+            r->engine->unprepare(r->engine, &r->ctx);
         return -1;
     }
     json_object_set(r->observed, "endpoint", g->endpoint);
@@ -436,7 +436,7 @@ static int prepare_server(struct hv_client *c, const struct hv_job *job, struct 
 static void unprepare_server(struct engine_run *r, const struct group_start *g)
 {
     if (g->endpoint != NULL && r->engine->unprepare != NULL)
-        r->engine->unprepare(&r->ctx);
+        r->engine->unprepare(r->engine, &r->ctx);
 }
 
 /* Fails the job without running the engine. */

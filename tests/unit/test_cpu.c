@@ -68,7 +68,8 @@ static int run(const char *params_text, struct hv_engine_result *r, int *callbac
     struct hv_engine_ctx ctx = {
         .params = params, .on_sample = count_sample, .sample_arg = callbacks};
     hv_engine_result_init(r);
-    int rc = hv_engine_cpu_run(&ctx, r);
+    const struct hv_engine *e = hv_engine_find("cpu", "builtin");
+    int rc = e->run(e, &ctx, r);
     json_decref(params);
     return rc;
 }
@@ -93,6 +94,10 @@ static void test_run(const char *params, long copies, double seconds)
                   json_is_true(json_object_get(m, "higher_is_better")) && v > 0,
               "metric %zu is %s = %.4g %s, higher is better", i, expected_metrics[i], v, want_unit);
     }
+    CHECK(strcmp(json_string_value(json_object_get(json_array_get(r.metrics, 0), "name")),
+                 hv_engine_def_cpu_builtin.metrics[0]) == 0,
+          "the headline is the primary metric of lib's description (%s)",
+          hv_engine_def_cpu_builtin.metrics[0]);
     double score = metric_value(r.metrics, "cpu.score");
     double per_copy = metric_value(r.metrics, "cpu.score_per_copy");
     CHECK(score > 0, "cpu.score > 0 (%.1f)", score);
@@ -194,7 +199,8 @@ static void test_stop(void)
     struct hv_engine_result r;
     hv_engine_result_init(&r);
     double t0 = now();
-    int rc = hv_engine_cpu_run(&ctx, &r);
+    const struct hv_engine *e = hv_engine_find("cpu", "builtin");
+    int rc = e->run(e, &ctx, &r);
     CHECK(rc != 0 && strstr(r.error, "stopped") != NULL,
           "stop set before the start: fails with \"%s\"", r.error);
     hv_engine_result_clear(&r);
@@ -205,7 +211,7 @@ static void test_stop(void)
     pthread_create(&th, NULL, stop_later, &s);
     hv_engine_result_init(&r);
     t0 = now();
-    rc = hv_engine_cpu_run(&ctx, &r);
+    rc = e->run(e, &ctx, &r);
     double took = now() - t0;
     pthread_join(th, NULL);
     CHECK(rc != 0 && strstr(r.error, "stopped") != NULL && took < 10,
@@ -218,7 +224,8 @@ static void test_table_and_body(void)
 {
     printf("-- engine table and result body\n");
     const struct hv_engine *e = hv_engine_find("cpu", "builtin");
-    CHECK(e != NULL && e->run == hv_engine_cpu_run, "cpu/builtin is the CPU engine");
+    CHECK(e != NULL && e->run == hv_engine_cpu_run && e->def == &hv_engine_def_cpu_builtin,
+          "cpu/builtin is the CPU engine, keyed by its description");
     CHECK(hv_engine_find("cpu", NULL) == e, "engine NULL means builtin");
     CHECK(hv_engine_find("gpu", "builtin") == NULL && hv_engine_find("cpu", "fio") == NULL,
           "unknown kind or engine: NULL");
@@ -263,7 +270,8 @@ int main(void)
     test_invalid("{\"copies\": 1025}", "copies");
     test_invalid("{\"seconds\": -1}", "seconds");
     test_invalid("{\"seconds\": 0}", "seconds");
-    test_invalid("{\"seconds\": \"10\"}", "seconds");
+    test_invalid("{\"seconds\": \"ten\"}", "seconds");
+    test_invalid("{\"seconds\": 0.5}", "/params/seconds: must be between 1s and 24h, not 0.5s");
     test_invalid("{\"pin\": \"yes\"}", "pin");
     test_invalid("{\"copies\": 1, \"threads\": 2}", "threads");
     test_invalid("[1]", "object");

@@ -14,6 +14,7 @@
  * No assertion depends on how fast this machine is. */
 #include "worker/engines/disk.h"
 #include "worker/engines/engine.h"
+#include "worker/engines/hist.h"
 
 #include "check.h"
 
@@ -107,7 +108,8 @@ static int run_stop(const char *params_text, struct hv_engine_result *r, int *ca
     struct hv_engine_ctx ctx = {
         .params = params, .stop = stop, .on_sample = count_sample, .sample_arg = callbacks};
     hv_engine_result_init(r);
-    int rc = hv_engine_disk_run(&ctx, r);
+    const struct hv_engine *e = hv_engine_find("disk", "builtin");
+    int rc = e->run(e, &ctx, r);
     json_decref(params);
     return rc;
 }
@@ -130,51 +132,50 @@ static int cmp_u64(const void *a, const void *b)
 static void test_hist(void)
 {
     printf("-- latency histogram\n");
-    static struct hv_disk_hist h;
-    hv_disk_hist_reset(&h);
-    CHECK_MSG(h.count == 0 && hv_disk_hist_percentile(&h, 50) == 0, "empty: count 0, p50 0");
+    static struct hv_hist h;
+    hv_hist_reset(&h);
+    CHECK_MSG(h.count == 0 && hv_hist_percentile(&h, 50) == 0, "empty: count 0, p50 0");
     for (uint64_t v = 1; v <= 100; v++)
-        hv_disk_hist_add(&h, v);
-    CHECK_MSG(hv_disk_hist_percentile(&h, 50) == 50 && hv_disk_hist_percentile(&h, 99) == 99 &&
-                  hv_disk_hist_percentile(&h, 100) == 100 && h.min == 1 && h.max == 100,
+        hv_hist_add(&h, v);
+    CHECK_MSG(hv_hist_percentile(&h, 50) == 50 && hv_hist_percentile(&h, 99) == 99 &&
+                  hv_hist_percentile(&h, 100) == 100 && h.min == 1 && h.max == 100,
               "1..100: p50 50, p99 99, p100 100, exact below 128");
 
     /* Log-uniform values from 1 us to 1 s, as latencies spread. */
     enum { N = 200000 };
     uint64_t *v = malloc(N * sizeof *v), s = 42;
-    hv_disk_hist_reset(&h);
+    hv_hist_reset(&h);
     for (int i = 0; i < N; i++) {
         s = s * 6364136223846793005ULL + 1442695040888963407ULL;
         double u = (double)(s >> 11) / 9007199254740992.0;
         v[i] = (uint64_t)(1000.0 * pow(1e6, u));
-        hv_disk_hist_add(&h, v[i]);
+        hv_hist_add(&h, v[i]);
     }
     qsort(v, N, sizeof *v, cmp_u64);
     const double pcts[] = {1, 50, 90, 95, 99, 99.9, 100};
     double worst = 0;
     for (size_t i = 0; i < sizeof pcts / sizeof pcts[0]; i++) {
         uint64_t exact = v[(size_t)ceil(pcts[i] / 100 * N) - 1];
-        double err =
-            fabs((double)hv_disk_hist_percentile(&h, pcts[i]) - (double)exact) / (double)exact;
+        double err = fabs((double)hv_hist_percentile(&h, pcts[i]) - (double)exact) / (double)exact;
         worst = err > worst ? err : worst;
     }
     CHECK_MSG(worst <= 0.01, "percentiles of 200000 values within 1%% of exact (worst %.3f%%)",
               100 * worst);
-    CHECK_MSG(h.min == v[0] && h.max == v[N - 1] && hv_disk_hist_percentile(&h, 100) == v[N - 1],
+    CHECK_MSG(h.min == v[0] && h.max == v[N - 1] && hv_hist_percentile(&h, 100) == v[N - 1],
               "min and max exact");
 
-    static struct hv_disk_hist a, b;
-    hv_disk_hist_reset(&a);
-    hv_disk_hist_reset(&b);
+    static struct hv_hist a, b;
+    hv_hist_reset(&a);
+    hv_hist_reset(&b);
     for (int i = 0; i < N; i++)
-        hv_disk_hist_add(i % 2 ? &a : &b, v[i]);
-    hv_disk_hist_merge(&a, &b);
+        hv_hist_add(i % 2 ? &a : &b, v[i]);
+    hv_hist_merge(&a, &b);
     CHECK_MSG(a.count == N && a.min == h.min && a.max == h.max &&
-                  hv_disk_hist_percentile(&a, 95) == hv_disk_hist_percentile(&h, 95),
+                  hv_hist_percentile(&a, 95) == hv_hist_percentile(&h, 95),
               "merging two halves gives the whole");
-    hv_disk_hist_reset(&h);
-    hv_disk_hist_add(&h, UINT64_MAX);
-    CHECK_MSG(hv_disk_hist_percentile(&h, 50) == UINT64_MAX, "the largest value fits");
+    hv_hist_reset(&h);
+    hv_hist_add(&h, UINT64_MAX);
+    CHECK_MSG(hv_hist_percentile(&h, 50) == UINT64_MAX, "the largest value fits");
     free(v);
 }
 
@@ -432,10 +433,11 @@ static void test_paths(void)
         hv_engine_result_clear(&r);
     }
     CHECK_MSG(access("/etc/hvbench-disk-test.dat", F_OK) != 0, "nothing was created outside");
-    /* A "..": resolved, then refused. */
+    /* A "..": refused by the params' own rule, as the plan would be. */
     snprintf(params, sizeof params, "{\"path\": \"%s/../escape.dat\"}", scratch);
     rc = run(params, &r);
-    CHECK_MSG(rc != 0 && strstr(r.error, "outside the scratch directory") != NULL,
+    CHECK_MSG(rc != 0 && strstr(r.error, "/params/path: must be an absolute path") != NULL &&
+                  strstr(r.error, ".. components") != NULL,
               "a path that climbs out fails: \"%s\"", r.error);
     hv_engine_result_clear(&r);
     /* A symlink in the scratch directory to a file outside. */
@@ -483,21 +485,22 @@ static void test_invalid(void)
     struct {
         const char *params, *mention;
     } cases[] = {
-        {"{\"blocks\": 4096}", "unknown parameter \"blocks\""},
+        {"{\"blocks\": 4096}", "/params/blocks: is not a known parameter of disk/builtin"},
         {"{\"block\": 1000}", "block"},
-        {"{\"block\": \"64k\"}", "block"},
+        {"{\"block\": \"64q\"}", "block"},
         {"{\"size\": 4096, \"block\": 8192}", "at least block"},
         {"{\"sync\": \"always\"}", "sync"},
         {"{\"qd\": 0}", "qd"},
         {"{\"threads\": \"many\"}", "threads"},
         {"{\"ops\": []}", "ops"},
-        {"{\"ops\": [\"seq-read\", \"seq-read\"]}", "twice"},
+        {"{\"ops\": [\"seq-read\", \"seq-read\"]}", "entry 1 repeats entry 0"},
         {"{\"ops\": [\"read\"]}", "ops"},
         {"{\"seconds\": 0}", "seconds"},
         {"{\"warmup\": -1}", "warmup"},
         {"{\"direct\": 1}", "direct"},
         {"{\"path\": \"relative\"}", "absolute"},
-        {"{\"threads\": 256, \"qd\": 1024, \"block\": 67108864}", "I/O buffers"},
+        {"{\"threads\": 256, \"qd\": 1024, \"block\": 67108864}",
+         "/params/qd: threads x qd x block is 16777216 MiB of I/O buffers; at most 1024 MiB"},
         {"[1]", "object"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -505,6 +508,21 @@ static void test_invalid(void)
         int rc = run(cases[i].params, &r);
         CHECK_MSG(rc != 0 && strstr(r.error, cases[i].mention) != NULL, "%s fails: \"%s\"",
                   cases[i].params, r.error);
+        hv_engine_result_clear(&r);
+    }
+    /* A limit that depends on the target: the worker checks it with its
+     * own CPUs when it runs the job (one thread's 1 GiB passes validation). */
+    long ncpu = hv_engine_cpus();
+    if (ncpu >= 2) {
+        char want[256];
+        snprintf(want, sizeof want,
+                 "invalid params: /params/threads: \"per-vcpu\" is %ld threads on this target "
+                 "(%ld CPUs): threads x qd x block is %ld MiB of I/O buffers; at most 1024 MiB",
+                 ncpu > 256 ? 256 : ncpu, ncpu, (ncpu > 256 ? 256 : ncpu) * 1024);
+        struct hv_engine_result r;
+        int rc = run("{\"threads\": \"per-vcpu\", \"qd\": 1024, \"block\": \"1m\"}", &r);
+        CHECK_MSG(rc != 0 && strstr(r.error, want) != NULL, "per-vcpu on %ld CPUs fails: \"%s\"",
+                  ncpu, r.error);
         hv_engine_result_clear(&r);
     }
     CHECK_MSG(count_files(scratch) == 0, "no file left by a refused run");
@@ -770,8 +788,10 @@ static void test_table(void)
 {
     printf("-- engine table\n");
     const struct hv_engine *e = hv_engine_find("disk", "builtin");
-    CHECK_MSG(e != NULL && e->run == hv_engine_disk_run && hv_engine_find("disk", NULL) == e,
-              "disk/builtin (and disk with no engine) is the disk engine");
+    CHECK_MSG(e != NULL && e->run == hv_engine_disk_run && hv_engine_find("disk", NULL) == e &&
+                  e->def == &hv_engine_def_disk_builtin,
+              "disk/builtin (and disk with no engine) is the disk engine, keyed by its "
+              "description");
 }
 
 /* The directory for the engine's files: private, under $BUILD/tmp or

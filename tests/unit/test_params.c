@@ -23,7 +23,7 @@ static json_t *run(const char *kind, const char *engine, const char *text, int *
     }
     json_t *params = check_json(text);
     *errors = json_array();
-    *problems = e->check(params, BASE, *errors);
+    *problems = hv_engine_def_check(e, params, BASE, *errors);
     return params;
 }
 
@@ -117,6 +117,11 @@ static const struct {
     {"disk", "builtin", "{\"path\": 7}", BASE "/path", "must be a string, not integer"},
     {"disk", "builtin", "{\"warmup\": \"2h\"}", BASE "/warmup", "between 0s and 1h"},
     {"disk", "builtin", "{\"drop_caches\": 1}", BASE "/drop_caches", "true or false"},
+    /* the I/O buffers every worker allocates: at most 1 GiB */
+    {"disk", "builtin", "{\"threads\": 256, \"qd\": 1024, \"block\": \"64m\"}", BASE "/qd",
+     "threads x qd x block is 16777216 MiB of I/O buffers; at most 1024 MiB"},
+    {"disk", "builtin", "{\"threads\": \"per-vcpu\", \"qd\": 1024, \"block\": \"2m\"}", BASE "/qd",
+     "2048 MiB of I/O buffers with a single thread"},
     /* net/builtin */
     {"net", "builtin", "{\"peer\": 3}", BASE "/peer", "must be a string"},
     {"net", "builtin", "{\"peer\": \"host\", \"mode\": \"udp\"}", BASE "/mode", "stream, rr"},
@@ -130,6 +135,8 @@ static const struct {
      "between 1 and 1m"},
     {"net", "builtin", "{\"peer\": \"host\", \"cmd\": \"ls\"}", BASE "/cmd",
      "is not a known parameter of net/builtin"},
+    {"net", "builtin", "{\"peer\": \"host\", \"mode\": \"rr\", \"reverse\": true}", BASE "/reverse",
+     "applies to mode stream only (an rr transaction goes both ways)"},
     /* disk/fio */
     {"disk", "fio", "{}", BASE "/rw", "is required"},
     {"disk", "fio", "{\"rw\": \"randrw\", \"ioengine\": \"posixaio\"}", BASE "/ioengine",
@@ -246,13 +253,15 @@ static void check_example(const char *file)
                 json_t *one = json_deep_copy(variant);
                 json_object_set(one, key, value);
                 json_t *errors = json_array();
-                CHECK_MSG(e->check(one, BASE, errors) == 0, "%s: %s", file, errors_text(errors));
+                CHECK_MSG(hv_engine_def_check(e, one, BASE, errors) == 0, "%s: %s", file,
+                          errors_text(errors));
                 json_decref(errors);
                 json_decref(one);
             }
         }
         json_t *errors = json_array();
-        CHECK_MSG(e->check(variant, BASE, errors) == 0, "%s: %s", file, errors_text(errors));
+        CHECK_MSG(hv_engine_def_check(e, variant, BASE, errors) == 0, "%s: %s", file,
+                  errors_text(errors));
         json_decref(errors);
         json_decref(variant);
     }
@@ -276,7 +285,7 @@ int main(void)
     for (size_t i = 0; i < n; i++) {
         const struct hv_engine_def *e = hv_engine_def_at(i);
         CHECK(hv_engine_def_find(e->kind, e->engine) == e);
-        CHECK(e->check != NULL && e->params_def != NULL && e->summary != NULL);
+        CHECK(e->params_def != NULL && e->summary != NULL);
         CHECK(e->external == (strcmp(e->engine, "builtin") != 0));
         bool has_peer = false;
         for (const struct hv_param_def *d = e->params_def; d->name != NULL; d++) {
@@ -319,8 +328,8 @@ int main(void)
         check_defaults_filled(hv_engine_def_find(minimal[i].kind, minimal[i].engine), given, p);
         json_decref(given);
         json_t *again = json_deep_copy(p), *errors2 = json_array();
-        CHECK(hv_engine_def_find(minimal[i].kind, minimal[i].engine)->check(again, BASE, errors2) ==
-              0);
+        CHECK(hv_engine_def_check(hv_engine_def_find(minimal[i].kind, minimal[i].engine), again,
+                                  BASE, errors2) == 0);
         CHECK(json_equal(again, p));
         json_decref(again);
         json_decref(errors2);
@@ -478,7 +487,7 @@ int main(void)
     /* Not an object at all. */
     errors = json_array();
     p = json_array();
-    CHECK(hv_engine_def_find("cpu", "builtin")->check(p, BASE, errors) == 1);
+    CHECK(hv_engine_def_check(&hv_engine_def_cpu_builtin, p, BASE, errors) == 1);
     CHECK(error_at(errors, BASE) != NULL);
     json_decref(p);
     json_decref(errors);
@@ -507,6 +516,18 @@ int main(void)
         }
         CHECK(json_array_size(params) == k);
     }
+    /* the primary metrics, for every engine whose metric is not the
+     * administrator's */
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        const struct hv_engine_def *e = hv_engine_def_at(i);
+        const json_t *m = json_object_get(json_array_get(list, i), "metrics");
+        CHECK((m != NULL) == (e->metrics != NULL));
+        CHECK((e->metrics == NULL) == (strcmp(e->engine, "custom") == 0));
+        size_t k = 0;
+        for (const char *const *s = e->metrics; s != NULL && *s != NULL; s++, k++)
+            CHECK_STR(json_string_value(json_array_get(m, k)), *s);
+        CHECK(json_array_size(m) == k);
+    }
     /* a few values as a client sees them */
     json_t *disk = json_array_get(list, 1);
     json_t *block = json_array_get(json_object_get(disk, "params"), 1);
@@ -520,6 +541,43 @@ int main(void)
     CHECK_STR(json_string_value(json_object_get(copies, "or")), "per-vcpu");
     CHECK(json_integer_value(json_object_get(copies, "default")) == 1);
     json_decref(list);
+
+    /* Reading normalised params: "per-vcpu" is the target's CPUs within
+     * the row's range, at least one. */
+    p = run("cpu", "builtin", "{\"copies\": \"per-vcpu\"}", &problems, &errors);
+    CHECK(hv_params_count(&hv_engine_def_cpu_builtin, p, "copies", 3) == 3);
+    CHECK(hv_params_count(&hv_engine_def_cpu_builtin, p, "copies", 4096) == 1024);
+    CHECK(hv_params_count(&hv_engine_def_cpu_builtin, p, "copies", 0) == 1);
+    json_decref(p);
+    json_decref(errors);
+    p = run("cpu", "stress-ng", "{\"workers\": 0, \"stressor\": \"vm\"}", &problems, &errors);
+    CHECK(hv_params_count(&hv_engine_def_cpu_stress_ng, p, "workers", 8) == 0);
+    CHECK(hv_params_choice(&hv_engine_def_cpu_stress_ng, p, "stressor") == 2);
+    CHECK(hv_params_choice(&hv_engine_def_cpu_stress_ng, p, "workers") == -1);
+    CHECK(hv_params_int(p, "nothing") == 0 && hv_params_str(p, "nothing") == NULL);
+    CHECK(hv_engine_def_param(&hv_engine_def_cpu_stress_ng, "seconds")->max == 86400);
+    json_decref(p);
+    json_decref(errors);
+    /* The longest path open() takes, and not one character more. */
+    char *path = malloc(4097);
+    memset(path, 'p', 4096);
+    path[0] = '/';
+    path[4096] = '\0';
+    json_t *pp = json_pack("{s:s}", "path", path);
+    errors = json_array();
+    CHECK(hv_engine_def_check(&hv_engine_def_disk_builtin, pp, BASE, errors) == 1);
+    CHECK(error_at(errors, BASE "/path") != NULL &&
+          strstr(error_at(errors, BASE "/path"), "at most 4095 characters") != NULL);
+    json_decref(pp);
+    json_decref(errors);
+    path[4095] = '\0';
+    pp = json_pack("{s:s}", "path", path);
+    errors = json_array();
+    CHECK(hv_engine_def_check(&hv_engine_def_disk_fio, pp, BASE, errors) == 1); /* rw only */
+    CHECK(error_at(errors, BASE "/path") == NULL);
+    json_decref(pp);
+    json_decref(errors);
+    free(path);
 
     /* docs/catalog.md documents every engine and every param. */
     char *doc = check_slurp("docs/catalog.md");

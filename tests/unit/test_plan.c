@@ -59,6 +59,7 @@ static int has_path(const json_t *errors, const char *path)
 #define WL(x)         "\"workloads\":[" x "]"
 #define CPU_PARAMS(p) "{\"id\":\"c\",\"kind\":\"cpu\",\"params\":{" p "}}"
 #define NET(p)        "{\"id\":\"n\",\"kind\":\"net\",\"params\":{" p "}}"
+#define DISK(p)       "{\"id\":\"d\",\"kind\":\"disk\",\"params\":{" p "}}"
 
 static const struct {
     const char *plan;
@@ -96,6 +97,17 @@ static const struct {
     {P(WL(CPU_PARAMS("\"seconds\":\"1 week\""))), HV_PLAN_INVALID, {"/workloads/0/params/seconds"}},
     {P(WL(CPU_PARAMS("\"seconds\":0.5"))), HV_PLAN_INVALID, {"/workloads/0/params/seconds"}},
     {P(WL(CPU_PARAMS("\"turbo\":true"))), HV_PLAN_INVALID, {"/workloads/0/params/turbo"}},
+    /* What every worker would refuse is refused here: all I/O buffers of a
+     * disk run (threads x qd x block) within 1 GiB. */
+    {P(WL(DISK("\"threads\":256,\"qd\":1024,\"block\":\"64m\""))),
+     HV_PLAN_INVALID,
+     {"/workloads/0/params/qd"}},
+    {P(WL(DISK("\"threads\":\"per-vcpu\",\"qd\":[1,1024],\"block\":\"2m\""))),
+     HV_PLAN_INVALID,
+     {"/workloads/0/params/qd"}},
+    {P(WL(NET("\"peer\":\"g1\",\"mode\":\"rr\",\"reverse\":true"))),
+     HV_PLAN_INVALID,
+     {"/workloads/0/params/reverse"}},
     {P(WL("{\"id\":\"d\",\"kind\":\"disk\",\"params\":{\"block\":\"huge\"}}")),
      HV_PLAN_INVALID,
      {"/workloads/0/params/block"}},

@@ -6,10 +6,9 @@
  * fixed amount of work and verifies its own output, so a broken machine
  * fails the run instead of reporting a fast number.
  *
- * Params: copies (integer 1..1024 or "per-vcpu" = online CPUs, default 1),
- * seconds (number > 0, at most 86400, default 10), pin (bool, default
- * false: pin copy i to the i-th CPU, modulo their number, of the process's
- * affinity set). Any other member is an error.
+ * Params (lib/params_cpu.c, docs/catalog.md "cpu/builtin"): copies
+ * ("per-vcpu" = online CPUs), seconds, pin (copy i on the i-th CPU, modulo
+ * their number, of the process's affinity set).
  *
  * Metrics: cpu.score (sum over copies; per copy 1000 x the geometric mean
  * over kernels of rate / reference rate), cpu.score_per_copy, and
@@ -29,11 +28,27 @@
 
 #include "worker/engines/engine.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
+/** What one run does. */
+struct hv_cpu_settings {
+    long copies;    /**< "per-vcpu" resolved */
+    double seconds; /**< measured, per copy */
+    bool pin;
+};
+
+/** The settings of a job's params (NULL: all defaults) on a machine with
+ *  cpus CPUs: the params checked and normalised by lib/params.h
+ *  (hv_engine_params_check()), "per-vcpu" resolved. Does no I/O. Returns
+ *  0, or -1 with err set ("invalid params: /params/NAME: why"). */
+int hv_cpu_settings(const json_t *params, long cpus, struct hv_cpu_settings *s, char *err,
+                    size_t len);
+
 /** The engine's entry point; see hv_engine_run_fn. */
-int hv_engine_cpu_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *out);
+int hv_engine_cpu_run(const struct hv_engine *e, const struct hv_engine_ctx *ctx,
+                      struct hv_engine_result *out);
 
 /** The number of kernels in the suite. */
 size_t hv_cpu_kernel_count(void);

@@ -125,25 +125,42 @@ static void names(char *buf, size_t len)
         snprintf(buf, len, "none");
 }
 
-static int custom_run(const char *kind, const struct hv_engine_ctx *ctx,
-                      struct hv_engine_result *out)
+/* What a run does: the declaration params.name of the worker's
+ * configuration names, for kind; no I/O (the configuration was read at
+ * start). Returns it, or NULL with out->error set. */
+static const struct hv_site_bench *custom_settings(const struct hv_engine *e,
+                                                   const struct hv_engine_ctx *ctx,
+                                                   struct hv_engine_result *out)
 {
-    const char *name = json_string_value(json_object_get(ctx->params, "name"));
-    if (name == NULL)
-        return hv_engine_fail(out, "invalid params: /params/name: is required (the site "
-                                   "benchmark to run)");
+    const char *kind = e->def->kind;
+    json_t *p = hv_engine_params_check(e->def, ctx->params, hv_engine_cpus(), out->error,
+                                       sizeof out->error);
+    if (p == NULL)
+        return NULL;
+    const char *name = hv_params_str(p, "name");
     const struct hv_site_bench *b = hv_conf_find(conf, name);
     if (b == NULL) {
         char have[256];
         names(have, sizeof have);
-        return hv_engine_fail(out,
-                              "this worker has no site benchmark \"%s\" (its administrator "
-                              "declares them in the file given with --config; declared: %s)",
-                              name, have);
+        hv_engine_fail(out,
+                       "this worker has no site benchmark \"%s\" (its administrator declares "
+                       "them in the file given with --config; declared: %s)",
+                       name, have);
+    } else if (strcmp(b->kind, kind) != 0) {
+        hv_engine_fail(out, "the site benchmark \"%s\" is of kind %s, not %s", name, b->kind, kind);
+        b = NULL;
     }
-    if (strcmp(b->kind, kind) != 0)
-        return hv_engine_fail(out, "the site benchmark \"%s\" is of kind %s, not %s", name, b->kind,
-                              kind);
+    json_decref(p);
+    return b;
+}
+
+int hv_custom_run(const struct hv_engine *e, const struct hv_engine_ctx *ctx,
+                  struct hv_engine_result *out)
+{
+    const struct hv_site_bench *b = custom_settings(e, ctx, out);
+    if (b == NULL)
+        return -1;
+    const char *name = b->name;
     json_object_set_new(out->observed, "benchmark", json_string(name));
     /* One number per run: nothing to judge steady state by. */
     json_object_set_new(out->observed, "steady_state",
@@ -175,19 +192,4 @@ static int custom_run(const char *kind, const struct hv_engine_ctx *ctx,
     }
     hv_run_result_clear(&r);
     return rc;
-}
-
-int hv_custom_run_cpu(const struct hv_engine_ctx *ctx, struct hv_engine_result *out)
-{
-    return custom_run("cpu", ctx, out);
-}
-
-int hv_custom_run_disk(const struct hv_engine_ctx *ctx, struct hv_engine_result *out)
-{
-    return custom_run("disk", ctx, out);
-}
-
-int hv_custom_run_net(const struct hv_engine_ctx *ctx, struct hv_engine_result *out)
-{
-    return custom_run("net", ctx, out);
 }

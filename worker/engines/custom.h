@@ -11,22 +11,19 @@
 
 #include <stddef.h>
 
-/** The summary of the three custom rows of the engine table. */
-#define HV_CUSTOM_SUMMARY "a site benchmark the worker's administrator declared"
-
 /** Makes conf the declarations the custom engines use (NULL: none).
  *  Call before any engine runs (at start); conf must outlive every run.
  *  Not thread safe with running engines. */
 void hv_custom_use(const struct hv_conf *conf);
 
-/** Runs the benchmark params.name of kind cpu, disk or net: its argv
- *  under its timeout and ctx->stop, then reads the value from its
- *  standard output. Fails when the worker has no such benchmark, it is
- *  declared for another kind, it fails, or its output holds no number
- *  where the declaration says. engine.h's hv_engine_run_fn. */
-int hv_custom_run_cpu(const struct hv_engine_ctx *ctx, struct hv_engine_result *out);
-int hv_custom_run_disk(const struct hv_engine_ctx *ctx, struct hv_engine_result *out);
-int hv_custom_run_net(const struct hv_engine_ctx *ctx, struct hv_engine_result *out);
+/** Runs the benchmark params.name of e's kind (cpu, disk or net): its
+ *  argv under its timeout and ctx->stop, then reads the value from its
+ *  standard output. Fails when the params are not what lib/params.h
+ *  allows, the worker has no such benchmark, it is declared for another
+ *  kind, it fails, or its output holds no number where the declaration
+ *  says. engine.h's hv_engine_run_fn. */
+int hv_custom_run(const struct hv_engine *e, const struct hv_engine_ctx *ctx,
+                  struct hv_engine_result *out);
 
 /** Reads b's value from text[0..len) (NUL-terminated at len): the JSON
  *  Pointer's number (or a string holding one), or the regex's first group

@@ -45,36 +45,23 @@
  */
 #include "worker/engines/disk.h"
 
-#include "worker/engines/storage.h"
+#include "worker/engines/disk_run.h"
+#include "worker/engines/hist.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <linux/aio_abi.h>
-#include <linux/fs.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
-#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_THREADS 256
-#define MAX_QD      1024
-#define MAX_BLOCK   (64ULL << 20)
-#define MAX_SIZE    (16ULL << 40)
-#define MAX_SECONDS 86400.0
-#define MAX_WARMUP  3600.0
-/* All I/O buffers together (threads x qd x block). */
-#define MAX_BUFFERS (1ULL << 30)
 /* Buffer alignment for O_DIRECT: a page, which every device accepts. */
 #define BUF_ALIGN 4096
 /* Samples per phase before the interval doubles (bounds the upload). */
@@ -86,280 +73,60 @@
 /* ---------------------------------------------------------------------
  * The phases. */
 
-enum op { OP_SEQ_WRITE, OP_REWRITE, OP_SEQ_READ, OP_REREAD, OP_RAND_READ, OP_RAND_WRITE, N_OPS };
-
-static const struct op_def {
-    const char *param;  /* as in params.ops */
-    const char *metric; /* in metric names and observed.ops */
-    bool write;
-    bool random;
-    bool extends; /* creates or extends the file; every other op needs data */
-} op_defs[N_OPS] = {
-    [OP_SEQ_WRITE] = {"seq-write", "seq_write", true, false, true},
-    [OP_REWRITE] = {"rewrite", "rewrite", true, false, false},
-    [OP_SEQ_READ] = {"seq-read", "seq_read", false, false, false},
-    [OP_REREAD] = {"reread", "reread", false, false, false},
-    [OP_RAND_READ] = {"rand-read", "rand_read", false, true, false},
-    [OP_RAND_WRITE] = {"rand-write", "rand_write", true, true, false},
+const struct hv_disk_op_def hv_disk_op_defs[HV_DISK_N_OPS] = {
+    [HV_DISK_SEQ_WRITE] = {"seq-write", "seq_write", true, false, true},
+    [HV_DISK_REWRITE] = {"rewrite", "rewrite", true, false, false},
+    [HV_DISK_SEQ_READ] = {"seq-read", "seq_read", false, false, false},
+    [HV_DISK_REREAD] = {"reread", "reread", false, false, false},
+    [HV_DISK_RAND_READ] = {"rand-read", "rand_read", false, true, false},
+    [HV_DISK_RAND_WRITE] = {"rand-write", "rand_write", true, true, false},
 };
 
-enum sync_mode { SYNC_NONE, SYNC_FSYNC, SYNC_OSYNC };
 static const char *const sync_names[] = {"none", "fsync", "osync"};
 
 /* ---------------------------------------------------------------------
- * Latency histogram (disk.h). */
+ * Settings, from the params lib/params.c checked. */
 
-static size_t hist_index(uint64_t v)
+/* params.ops (normalised: known, unique, in the catalogue's order, which
+ * is enum hv_disk_op's) into s. */
+static void settings_ops(const json_t *p, struct hv_disk_settings *s)
 {
-    if (v < 128)
-        return (size_t)v;
-    int m = 63 - __builtin_clzll(v); /* 7..63 */
-    int shift = m - 6;
-    return 128 + (size_t)(m - 7) * 64 + (size_t)((v >> shift) - 64);
-}
-
-/* The smallest and largest value of bucket i. */
-static void hist_bounds(size_t i, uint64_t *lo, uint64_t *hi)
-{
-    if (i < 128) {
-        *lo = *hi = i;
-        return;
-    }
-    size_t g = (i - 128) / 64, sub = (i - 128) % 64;
-    int shift = (int)g + 1; /* m - 6 with m = g + 7 */
-    *lo = (uint64_t)(64 + sub) << shift;
-    *hi = *lo + ((1ULL << shift) - 1);
-}
-
-void hv_disk_hist_reset(struct hv_disk_hist *h)
-{
-    memset(h, 0, sizeof *h);
-    h->min = UINT64_MAX;
-}
-
-void hv_disk_hist_add(struct hv_disk_hist *h, uint64_t value)
-{
-    h->bucket[hist_index(value)]++;
-    h->count++;
-    if (value < h->min)
-        h->min = value;
-    if (value > h->max)
-        h->max = value;
-}
-
-void hv_disk_hist_merge(struct hv_disk_hist *into, const struct hv_disk_hist *from)
-{
-    if (from->count == 0)
-        return;
-    for (size_t i = 0; i < HV_DISK_HIST_BUCKETS; i++)
-        into->bucket[i] += from->bucket[i];
-    into->count += from->count;
-    if (from->min < into->min)
-        into->min = from->min;
-    if (from->max > into->max)
-        into->max = from->max;
-}
-
-uint64_t hv_disk_hist_percentile(const struct hv_disk_hist *h, double pct)
-{
-    if (h->count == 0)
-        return 0;
-    double r = ceil(pct / 100.0 * (double)h->count);
-    uint64_t rank = r < 1 ? 1 : r > (double)h->count ? h->count : (uint64_t)r;
-    uint64_t seen = 0;
-    for (size_t i = 0; i < HV_DISK_HIST_BUCKETS; i++) {
-        seen += h->bucket[i];
-        if (seen >= rank) {
-            uint64_t lo, hi;
-            hist_bounds(i, &lo, &hi);
-            uint64_t mid = lo + (hi - lo) / 2;
-            return mid < h->min ? h->min : mid > h->max ? h->max : mid;
-        }
-    }
-    return h->max;
-}
-
-/* ---------------------------------------------------------------------
- * Params, declared once as a table. */
-
-struct disk_params {
-    enum op ops[N_OPS];
-    size_t n_ops;
-    uint64_t block, size;
-    bool direct;
-    enum sync_mode sync;
-    long qd, threads;
-    const char *path; /* borrowed from the params; NULL: scratch files */
-    double seconds;   /* bounds random phases; 0: not bounded */
-    bool drop_caches;
-    double warmup;
-};
-
-static int parse_ops(const json_t *v, struct disk_params *p, char *err, size_t len)
-{
-    if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > N_OPS)
-        goto bad;
-    p->n_ops = 0;
+    const struct hv_param_def *row = hv_engine_def_param(&hv_engine_def_disk_builtin, "ops");
     size_t i;
-    json_t *e;
-    json_array_foreach(v, i, e)
+    const json_t *v;
+    s->n_ops = 0;
+    json_array_foreach(json_object_get(p, "ops"), i, v)
     {
-        const char *s = json_string_value(e);
-        int op = 0;
-        while (op < N_OPS && (s == NULL || strcmp(op_defs[op].param, s) != 0))
-            op++;
-        if (op == N_OPS)
-            goto bad;
-        for (size_t k = 0; k < p->n_ops; k++)
-            if (p->ops[k] == (enum op)op) {
-                snprintf(err, len, "lists \"%s\" twice", s);
-                return -1;
-            }
-        p->ops[p->n_ops++] = (enum op)op;
+        for (int op = 0; op < HV_DISK_N_OPS && row->choices[op] != NULL; op++)
+            if (s->n_ops < HV_DISK_N_OPS && strcmp(row->choices[op], json_string_value(v)) == 0)
+                s->ops[s->n_ops++] = (enum hv_disk_op)op;
     }
-    return 0;
-bad:
-    snprintf(err, len,
-             "must be a non-empty list of unique phases from: seq-write, rewrite, seq-read, "
-             "reread, rand-read, rand-write");
-    return -1;
 }
 
-/* An integer number of bytes in [lo, hi], a multiple of `multiple`. */
-static int parse_bytes(const json_t *v, uint64_t *dst, uint64_t lo, uint64_t hi, uint64_t multiple,
-                       char *err, size_t len)
+int hv_disk_settings(const json_t *params, long cpus, struct hv_disk_settings *s, char *err,
+                     size_t len)
 {
-    json_int_t n = json_integer_value(v);
-    if (json_is_integer(v) && n >= 0 && (uint64_t)n >= lo && (uint64_t)n <= hi &&
-        (uint64_t)n % multiple == 0) {
-        *dst = (uint64_t)n;
-        return 0;
-    }
-    snprintf(err, len, "must be an integer number of bytes from %llu to %llu%s",
-             (unsigned long long)lo, (unsigned long long)hi,
-             multiple > 1 ? ", a multiple of 512" : "");
-    return -1;
-}
-
-static int parse_block(const json_t *v, struct disk_params *p, char *err, size_t len)
-{
-    return parse_bytes(v, &p->block, 512, MAX_BLOCK, 512, err, len);
-}
-
-static int parse_size(const json_t *v, struct disk_params *p, char *err, size_t len)
-{
-    return parse_bytes(v, &p->size, 512, MAX_SIZE, 1, err, len);
-}
-
-static int parse_direct(const json_t *v, struct disk_params *p, char *err, size_t len)
-{
-    return hv_engine_param_bool(v, &p->direct, err, len);
-}
-
-static int parse_drop_caches(const json_t *v, struct disk_params *p, char *err, size_t len)
-{
-    return hv_engine_param_bool(v, &p->drop_caches, err, len);
-}
-
-static int parse_sync(const json_t *v, struct disk_params *p, char *err, size_t len)
-{
-    int i;
-    if (hv_engine_param_choice(v, sync_names, 3, &i, err, len) != 0)
+    const struct hv_engine_def *def = &hv_engine_def_disk_builtin;
+    json_t *p = hv_engine_params_check(def, params, cpus, err, len);
+    if (p == NULL)
         return -1;
-    p->sync = (enum sync_mode)i;
-    return 0;
-}
-
-static int parse_qd(const json_t *v, struct disk_params *p, char *err, size_t len)
-{
-    return hv_engine_param_count(v, &p->qd, 1, MAX_QD, false, err, len);
-}
-
-static int parse_threads(const json_t *v, struct disk_params *p, char *err, size_t len)
-{
-    return hv_engine_param_count(v, &p->threads, 1, MAX_THREADS, true, err, len);
-}
-
-static int parse_path(const json_t *v, struct disk_params *p, char *err, size_t len)
-{
-    const char *s = json_string_value(v);
-    if (s != NULL && s[0] == '/' && strlen(s) < PATH_MAX) {
-        p->path = s;
-        return 0;
-    }
-    snprintf(err, len, "must be an absolute path");
-    return -1;
-}
-
-static int parse_seconds(const json_t *v, struct disk_params *p, char *err, size_t len)
-{
-    return hv_engine_param_seconds(v, &p->seconds, 0, true, MAX_SECONDS, err, len);
-}
-
-static int parse_warmup(const json_t *v, struct disk_params *p, char *err, size_t len)
-{
-    return hv_engine_param_seconds(v, &p->warmup, 0, false, MAX_WARMUP, err, len);
-}
-
-static const struct {
-    const char *name;
-    int (*parse)(const json_t *v, struct disk_params *p, char *err, size_t len);
-} param_table[] = {
-    {"ops", parse_ops},         {"block", parse_block},
-    {"size", parse_size},       {"direct", parse_direct},
-    {"sync", parse_sync},       {"qd", parse_qd},
-    {"threads", parse_threads}, {"path", parse_path},
-    {"seconds", parse_seconds}, {"drop_caches", parse_drop_caches},
-    {"warmup", parse_warmup},
-};
-#define N_PARAMS (sizeof param_table / sizeof param_table[0])
-
-static int parse_params(const json_t *params, struct disk_params *p, struct hv_engine_result *out)
-{
-    /* The defaults of lib/params.c. */
-    *p = (struct disk_params){.n_ops = N_OPS,
-                              .block = 256 * 1024,
-                              .size = 1ULL << 30,
-                              .direct = true,
-                              .sync = SYNC_FSYNC,
-                              .qd = 1,
-                              .threads = 1};
-    for (int i = 0; i < N_OPS; i++)
-        p->ops[i] = (enum op)i;
-    if (params != NULL && !json_is_null(params)) {
-        if (!json_is_object(params))
-            return hv_engine_fail(out, "invalid params: must be an object");
-        const char *key;
-        json_t *v;
-        json_object_foreach((json_t *)params, key, v)
-        {
-            size_t i = 0;
-            while (i < N_PARAMS && strcmp(param_table[i].name, key) != 0)
-                i++;
-            if (i == N_PARAMS)
-                return hv_engine_fail(out,
-                                      "invalid params: unknown parameter \"%s\" (known: ops, "
-                                      "block, size, direct, sync, qd, threads, path, seconds, "
-                                      "drop_caches, warmup)",
-                                      key);
-            char why[200];
-            if (param_table[i].parse(v, p, why, sizeof why) != 0)
-                return hv_engine_fail(out, "invalid params: %s %s", key, why);
-        }
-    }
-    if (p->size < p->block)
-        return hv_engine_fail(out,
-                              "invalid params: size (%llu bytes) must be at least block "
-                              "(%llu bytes)",
-                              (unsigned long long)p->size, (unsigned long long)p->block);
+    *s = (struct hv_disk_settings){
+        .block = (uint64_t)hv_params_int(p, "block"),
+        .size = (uint64_t)hv_params_int(p, "size"),
+        .direct = hv_params_bool(p, "direct"),
+        .sync = (enum hv_disk_sync)hv_params_choice(def, p, "sync"),
+        .qd = (long)hv_params_int(p, "qd"),
+        .threads = hv_params_count(def, p, "threads", cpus),
+        .seconds = hv_params_num(p, "seconds"),
+        .drop_caches = hv_params_bool(p, "drop_caches"),
+        .warmup = hv_params_num(p, "warmup"),
+    };
+    settings_ops(p, s);
     /* Whole blocks only, as iozone does. */
-    p->size -= p->size % p->block;
-    if ((double)p->threads * (double)p->qd * (double)p->block > (double)MAX_BUFFERS)
-        return hv_engine_fail(out,
-                              "invalid params: threads x qd x block is %.0f MiB of I/O buffers; "
-                              "at most %llu MiB",
-                              (double)p->threads * (double)p->qd * (double)p->block / 1048576.0,
-                              MAX_BUFFERS >> 20);
+    s->size -= s->size % s->block;
+    const char *path = hv_params_str(p, "path");
+    snprintf(s->path, sizeof s->path, "%s", path != NULL ? path : "");
+    json_decref(p);
     return 0;
 }
 
@@ -389,49 +156,6 @@ static long aio_getevents(aio_context_t ctx, long min_nr, long max_nr, struct io
 /* ---------------------------------------------------------------------
  * The run. */
 
-struct disk_run;
-
-/* One thread's share: its file (or region of the one file or device). */
-struct disk_job {
-    struct disk_run *run;
-    char path[PATH_MAX]; /* the file or device, resolved */
-    uint64_t base;       /* where the job's region starts */
-    bool created;        /* this run created the file: remove it at the end */
-    bool has_data;       /* the region holds data (laid out or written) */
-    bool ours;           /* ... and this run wrote it: reads check offsets */
-    unsigned char *buf;  /* qd buffers of block bytes */
-    uint64_t rng, stamp;
-    struct hv_disk_hist *hist;
-    /* Per phase. */
-    pthread_t thread;
-    int fd;
-    uint64_t bytes; /* completed, timed; atomic (read by the sampler) */
-    uint64_t ios;
-    uint64_t t_end; /* when the job closed its file (ns) */
-    bool failed;
-    char error[400];
-};
-
-struct disk_run {
-    const struct hv_engine_ctx *ctx;
-    struct hv_engine_result *out;
-    struct disk_params p;
-    uint64_t nblocks; /* per job */
-    char scratch[PATH_MAX];
-    bool device; /* the target is a block device */
-    int claim;   /* an O_EXCL descriptor of the device while writing it, or -1 */
-    struct disk_job *jobs;
-    /* Gate and completion. */
-    pthread_mutex_t mu;
-    pthread_cond_t cv; /* CLOCK_MONOTONIC */
-    long arrived, done;
-    bool open;
-    int abort; /* atomic: a job failed, every job stops */
-    enum op op;
-    uint64_t t0;   /* the run's start, for sample times */
-    uint64_t gate; /* the phase's start */
-};
-
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -449,15 +173,15 @@ static uint64_t rng_next(uint64_t *s)
     return x * 0x2545F4914F6CDD1DULL;
 }
 
-static bool run_stopping(struct disk_run *run)
+static bool run_stopping(struct hv_disk_run *run)
 {
     return __atomic_load_n(&run->abort, __ATOMIC_RELAXED) || hv_engine_stopping(run->ctx);
 }
 
 /* Records why a job failed and makes every job stop. */
-static void job_fail(struct disk_job *j, const char *fmt, ...)
+static void job_fail(struct hv_disk_job *j, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static void job_fail(struct disk_job *j, const char *fmt, ...)
+static void job_fail(struct hv_disk_job *j, const char *fmt, ...)
 {
     if (!j->failed) {
         va_list ap;
@@ -470,288 +194,12 @@ static void job_fail(struct disk_job *j, const char *fmt, ...)
 }
 
 /* ---------------------------------------------------------------------
- * Where the I/O goes: the files (the allowlist is storage.c's). */
-
-/* The scratch directory, resolved. */
-static int find_scratch(struct disk_run *run)
-{
-    return hv_scratch_dir(run->scratch, sizeof run->scratch, run->out);
-}
-
-/* Creates a file that must not exist yet, never following a symlink
- * (scratch directories such as /var/tmp are shared). */
-static int create_file(struct disk_run *run, const char *path)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return hv_engine_fail(run->out, "cannot create %s: %s", path, strerror(errno));
-    close(fd);
-    return 0;
-}
-
-/* Resolves params.path (or makes the scratch files) into the jobs' paths
- * and regions, enforcing the allowlist. */
-static int setup_target(struct disk_run *run)
-{
-    const struct disk_params *p = &run->p;
-    if (p->path == NULL) {
-        for (long i = 0; i < p->threads; i++) {
-            struct disk_job *j = &run->jobs[i];
-            if (snprintf(j->path, sizeof j->path, "%s/hvbench-disk-%ld-%ld.dat", run->scratch,
-                         (long)getpid(), i) >= (int)sizeof j->path)
-                return hv_engine_fail(run->out, "the scratch directory's path is too long");
-            if (create_file(run, j->path) != 0)
-                return -1;
-            j->created = true;
-        }
-        return 0;
-    }
-    char real[PATH_MAX];
-    struct stat st;
-    bool exists = stat(p->path, &st) == 0;
-    if (!exists && errno != ENOENT)
-        return hv_engine_fail(run->out, "cannot use path %s: %s", p->path, strerror(errno));
-    if (exists) {
-        if (realpath(p->path, real) == NULL)
-            return hv_engine_fail(run->out, "cannot resolve path %s: %s", p->path, strerror(errno));
-    } else {
-        /* A new file: its directory must resolve under the scratch one. */
-        char dir[PATH_MAX], rdir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s", p->path);
-        char *slash = strrchr(dir, '/');
-        const char *base = p->path + (slash - dir) + 1;
-        *slash = '\0';
-        if (realpath(dir[0] ? dir : "/", rdir) == NULL)
-            return hv_engine_fail(run->out, "cannot use path %s: its directory: %s", p->path,
-                                  strerror(errno));
-        if (base[0] == '\0' || snprintf(real, sizeof real, "%s/%s", strcmp(rdir, "/") ? rdir : "",
-                                        base) >= (int)sizeof real)
-            return hv_engine_fail(run->out, "path %s names no file", p->path);
-    }
-    bool device = exists && S_ISBLK(st.st_mode);
-    if (exists && !device && !S_ISREG(st.st_mode))
-        return hv_engine_fail(run->out, "path %s is neither a regular file nor a block device",
-                              p->path);
-    if (device ? !hv_device_allowed(real) : !hv_path_within(real, run->scratch, false))
-        return hv_engine_fail(
-            run->out,
-            "path %s%s%s is %s; the worker writes only to files under its scratch directory %s "
-            "($HVBENCH_SCRATCH) and to block devices listed in $HVBENCH_DISK_DEVICES "
-            "(colon-separated, set by the worker's administrator)",
-            p->path, strcmp(real, p->path) ? " -> " : "", strcmp(real, p->path) ? real : "",
-            device ? "a block device not listed in $HVBENCH_DISK_DEVICES"
-                   : "outside the scratch directory",
-            run->scratch);
-    if (!exists && create_file(run, real) != 0)
-        return -1;
-    run->device = device;
-    for (long i = 0; i < p->threads; i++) {
-        struct disk_job *j = &run->jobs[i];
-        snprintf(j->path, sizeof j->path, "%s", real);
-        j->base = (uint64_t)i * p->size;
-        j->created = i == 0 && !exists; /* one file, removed once */
-        /* A device's data is there (whatever it is); a file's when it is
-         * long enough. */
-        j->has_data = device || (exists && (uint64_t)st.st_size >= j->base + p->size);
-    }
-    return 0;
-}
-
-/* Size, space and alignment checks before anything is written. */
-static int check_target(struct disk_run *run, uint64_t lbs)
-{
-    const struct disk_params *p = &run->p;
-    const char *path = run->jobs[0].path;
-    uint64_t need = (uint64_t)p->threads * p->size;
-    if (run->device) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        uint64_t bytes = 0;
-        if (fd < 0 || ioctl(fd, BLKGETSIZE64, &bytes) != 0) {
-            int e = errno;
-            if (fd >= 0)
-                close(fd);
-            return hv_engine_fail(run->out, "cannot read the size of %s: %s", path, strerror(e));
-        }
-        close(fd);
-        if (bytes < need)
-            return hv_engine_fail(run->out, "%s holds %llu bytes; threads x size needs %llu", path,
-                                  (unsigned long long)bytes, (unsigned long long)need);
-        bool writes = false;
-        for (size_t i = 0; i < p->n_ops; i++)
-            writes |= op_defs[p->ops[i]].write;
-        if (!writes)
-            return 0;
-        /* Claimed for the whole run: open(O_EXCL) of a block device fails
-         * with EBUSY while it is mounted or held (md, dm, swap), and while
-         * we hold it nobody can mount it. */
-        run->claim = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
-        if (run->claim < 0)
-            return hv_engine_fail(run->out,
-                                  "%s is in use (mounted, or held by md, device-mapper or swap): "
-                                  "%s; the engine writes only to devices nobody else uses",
-                                  path, strerror(errno));
-        if (hv_device_check_signatures(path, run->out) != 0)
-            return -1;
-    } else {
-        struct statvfs vfs;
-        uint64_t have = 0;
-        for (long i = 0; i < p->threads; i++) {
-            struct stat st;
-            if (stat(run->jobs[i].path, &st) == 0 && (i == 0 || p->path == NULL))
-                have += (uint64_t)st.st_size;
-        }
-        /* Filesystems that report no size (ramfs, some FUSE) are not
-         * checked. */
-        if (statvfs(path, &vfs) == 0 && vfs.f_blocks > 0 && need > have &&
-            (double)vfs.f_bavail * (double)vfs.f_frsize < (double)(need - have))
-            return hv_engine_fail(
-                run->out, "%s has %.0f MiB free; the run needs %.0f MiB more (threads x size)",
-                run->p.path ? path : run->scratch,
-                (double)vfs.f_bavail * (double)vfs.f_frsize / 1048576.0,
-                (double)(need - have) / 1048576.0);
-    }
-    if (p->direct) {
-        /* Filesystems without O_DIRECT (ramfs, some FUSE) refuse it in
-         * open(2); the test is the open itself. */
-        int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-        if (fd < 0 && errno == EINVAL)
-            return hv_engine_fail(run->out,
-                                  "O_DIRECT refused (EINVAL) on %s: its filesystem does not "
-                                  "support direct I/O; use direct: false (with drop_caches: "
-                                  "true to keep reads off the page cache) or another path",
-                                  path);
-        if (fd < 0)
-            return hv_engine_fail(run->out, "cannot open %s: %s", path, strerror(errno));
-        close(fd);
-        if (lbs > 0 && p->block % lbs != 0)
-            return hv_engine_fail(run->out,
-                                  "block (%llu bytes) is not a multiple of the logical block "
-                                  "size of the device under %s (%llu bytes), which O_DIRECT "
-                                  "needs",
-                                  (unsigned long long)p->block, path, (unsigned long long)lbs);
-    }
-    if (p->drop_caches) {
-        int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-            return hv_engine_fail(run->out,
-                                  "drop_caches needs root: cannot open /proc/sys/vm/drop_caches "
-                                  "for writing: %s",
-                                  strerror(errno));
-        close(fd);
-    }
-    return 0;
-}
-
-/* ---------------------------------------------------------------------
- * What the target is: filesystem, device, scheduler. */
-
-static const struct {
-    unsigned long magic;
-    const char *name;
-} fs_types[] = {
-    {0xEF53, "ext4"},         {0x58465342, "xfs"},      {0x9123683E, "btrfs"},
-    {0x01021994, "tmpfs"},    {0x858458F6, "ramfs"},    {0x794C7630, "overlay"},
-    {0x65735546, "fuse"},     {0x6969, "nfs"},          {0x2FC12FC1, "zfs"},
-    {0xF2F52010, "f2fs"},     {0x4D44, "vfat"},         {0x5346544E, "ntfs"},
-    {0x01021997, "9p"},       {0xFF534D42, "cifs"},     {0xFE534D42, "smb2"},
-    {0xCA451A4E, "bcachefs"}, {0xE0F5E1E2, "erofs"},    {0x73717368, "squashfs"},
-    {0x3153464A, "jfs"},      {0x52654973, "reiserfs"}, {0x1021994, "tmpfs"},
-};
-
-/* Reads the first line of path into buf without its newline; 0 or -1. */
-static int read_line(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "re");
-    if (f == NULL)
-        return -1;
-    bool ok = fgets(buf, (int)len, f) != NULL;
-    fclose(f);
-    if (!ok)
-        return -1;
-    buf[strcspn(buf, "\n")] = '\0';
-    return 0;
-}
-
-/* Reads queue/NAME of the block device dev (a partition's parent when dev
- * is a partition). 0 or -1. */
-static int queue_attr(dev_t dev, const char *name, char *buf, size_t len)
-{
-    char link[64], real[PATH_MAX], attr[PATH_MAX + 64];
-    snprintf(link, sizeof link, "/sys/dev/block/%u:%u", major(dev), minor(dev));
-    if (realpath(link, real) == NULL)
-        return -1;
-    snprintf(attr, sizeof attr, "%s/queue/%s", real, name);
-    if (read_line(attr, buf, len) == 0)
-        return 0;
-    snprintf(attr, sizeof attr, "%s/../queue/%s", real, name);
-    return read_line(attr, buf, len);
-}
-
-/* Adds file, filesystem, device and scheduler to observed; returns the
- * device's logical block size (0 when unknown). */
-static uint64_t describe_target(struct disk_run *run)
-{
-    json_t *obs = run->out->observed;
-    const struct disk_job *j = &run->jobs[0];
-    json_object_set_new(obs, "file", json_string(j->path));
-    if (run->p.path == NULL && run->p.threads > 1) {
-        json_t *files = json_array();
-        for (long i = 0; i < run->p.threads; i++)
-            json_array_append_new(files, json_string(run->jobs[i].path));
-        json_object_set_new(obs, "files", files);
-    }
-    json_object_set_new(obs, "target", json_string(run->device ? "block device" : "file"));
-    struct stat st;
-    if (stat(j->path, &st) != 0)
-        return 0;
-    dev_t dev = run->device ? st.st_rdev : st.st_dev;
-    if (!run->device) {
-        struct statfs fs;
-        if (statfs(j->path, &fs) == 0) {
-            const char *name = NULL;
-            for (size_t i = 0; i < sizeof fs_types / sizeof fs_types[0] && !name; i++)
-                if ((unsigned long)fs.f_type == fs_types[i].magic)
-                    name = fs_types[i].name;
-            char hex[32];
-            snprintf(hex, sizeof hex, "0x%lx", (unsigned long)fs.f_type);
-            json_object_set_new(obs, "filesystem", json_string(name ? name : hex));
-        }
-    }
-    char buf[256];
-    snprintf(buf, sizeof buf, "%u:%u", major(dev), minor(dev));
-    json_object_set_new(obs, "device", json_string(buf));
-    if (queue_attr(dev, "scheduler", buf, sizeof buf) == 0) {
-        /* "none [mq-deadline] kyber": the bracketed one is in use. */
-        char *open = strchr(buf, '['), *close = open ? strchr(open, ']') : NULL;
-        if (open && close) {
-            *close = '\0';
-            json_object_set_new(obs, "scheduler", json_string(open + 1));
-        } else {
-            json_object_set_new(obs, "scheduler", json_string(buf));
-        }
-    }
-    uint64_t lbs = 0;
-    if (run->device) {
-        int fd = open(j->path, O_RDONLY | O_CLOEXEC), sz = 0;
-        if (fd >= 0 && ioctl(fd, BLKSSZGET, &sz) == 0 && sz > 0)
-            lbs = (uint64_t)sz;
-        if (fd >= 0)
-            close(fd);
-    } else if (queue_attr(dev, "logical_block_size", buf, sizeof buf) == 0) {
-        lbs = strtoull(buf, NULL, 10);
-    }
-    if (lbs > 0)
-        json_object_set_new(obs, "logical_block_size", json_integer((json_int_t)lbs));
-    return lbs;
-}
-
-/* ---------------------------------------------------------------------
  * I/O. */
 
 /* Opens the job's file for a phase (or, with layout, for laying it out). */
-static int job_open(struct disk_job *j, bool write, bool osync)
+static int job_open(struct hv_disk_job *j, bool write, bool osync)
 {
-    const struct disk_params *p = &j->run->p;
+    const struct hv_disk_settings *p = &j->run->p;
     /* Every path is resolved: no symlink is expected, none is followed. */
     int flags = (write ? O_WRONLY : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC;
     if (p->direct)
@@ -766,19 +214,19 @@ static int job_open(struct disk_job *j, bool write, bool osync)
 
 /* Prepares buffer `slot` for a write at offset: its own offset and a
  * counter, so no two writes carry the same block. */
-static unsigned char *slot_buf(struct disk_job *j, long slot)
+static unsigned char *slot_buf(struct hv_disk_job *j, long slot)
 {
     return j->buf + (size_t)slot * j->run->p.block;
 }
 
-static void stamp(struct disk_job *j, long slot, uint64_t offset)
+static void stamp(struct hv_disk_job *j, long slot, uint64_t offset)
 {
     uint64_t words[2] = {offset, ++j->stamp};
     memcpy(slot_buf(j, slot), words, sizeof words);
 }
 
 /* Checks that a block read at offset is the one this run wrote there. */
-static int verify(struct disk_job *j, long slot, uint64_t offset)
+static int verify(struct hv_disk_job *j, long slot, uint64_t offset)
 {
     uint64_t got;
     memcpy(&got, slot_buf(j, slot), sizeof got);
@@ -793,54 +241,54 @@ static int verify(struct disk_job *j, long slot, uint64_t offset)
 
 /* How a pass over the region runs. */
 struct pass {
-    enum op op;
+    enum hv_disk_op op;
     bool timed;        /* counts bytes and latencies */
     uint64_t limit;    /* I/Os to issue; UINT64_MAX: until the deadline */
     uint64_t deadline; /* ns; UINT64_MAX: none */
 };
 
 /* The offset of the i-th I/O of the pass. */
-static uint64_t pass_offset(struct disk_job *j, const struct pass *ps, uint64_t i)
+static uint64_t pass_offset(struct hv_disk_job *j, const struct pass *ps, uint64_t i)
 {
     uint64_t n = j->run->nblocks, b;
-    if (op_defs[ps->op].random)
+    if (hv_disk_op_defs[ps->op].random)
         b = (uint64_t)(((unsigned __int128)rng_next(&j->rng) * n) >> 64);
     else
         b = i % n;
     return j->base + b * j->run->p.block;
 }
 
-static void account(struct disk_job *j, const struct pass *ps, uint64_t latency)
+static void account(struct hv_disk_job *j, const struct pass *ps, uint64_t latency)
 {
     if (!ps->timed)
         return;
-    hv_disk_hist_add(j->hist, latency);
+    hv_hist_add(j->hist, latency);
     j->ios++;
     __atomic_store_n(&j->bytes, j->bytes + j->run->p.block, __ATOMIC_RELAXED);
 }
 
-static int io_error(struct disk_job *j, const struct pass *ps, uint64_t offset, long res)
+static int io_error(struct hv_disk_job *j, const struct pass *ps, uint64_t offset, long res)
 {
-    const char *what = op_defs[ps->op].write ? "write" : "read";
+    const char *what = hv_disk_op_defs[ps->op].write ? "write" : "read";
     if (res >= 0)
-        job_fail(j, "%s: %s: short %s at offset %llu (%ld of %llu bytes)", op_defs[ps->op].param,
-                 j->path, what, (unsigned long long)offset, res,
+        job_fail(j, "%s: %s: short %s at offset %llu (%ld of %llu bytes)",
+                 hv_disk_op_defs[ps->op].param, j->path, what, (unsigned long long)offset, res,
                  (unsigned long long)j->run->p.block);
     else if (res == -EINVAL && j->run->p.direct)
         job_fail(j,
                  "%s: %s: O_DIRECT %s at offset %llu refused (EINVAL): block must be a "
                  "multiple of the device's logical block size",
-                 op_defs[ps->op].param, j->path, what, (unsigned long long)offset);
+                 hv_disk_op_defs[ps->op].param, j->path, what, (unsigned long long)offset);
     else
-        job_fail(j, "%s: %s: %s at offset %llu: %s", op_defs[ps->op].param, j->path, what,
+        job_fail(j, "%s: %s: %s at offset %llu: %s", hv_disk_op_defs[ps->op].param, j->path, what,
                  (unsigned long long)offset, strerror((int)-res));
     return -1;
 }
 
 /* qd 1: pread/pwrite, one at a time. */
-static int pass_sync(struct disk_job *j, const struct pass *ps)
+static int pass_sync(struct hv_disk_job *j, const struct pass *ps)
 {
-    const bool write = op_defs[ps->op].write, check = !write && j->ours;
+    const bool write = hv_disk_op_defs[ps->op].write, check = !write && j->ours;
     const size_t block = j->run->p.block;
     for (uint64_t i = 0; i < ps->limit; i++) {
         if (run_stopping(j->run))
@@ -866,27 +314,35 @@ static int pass_sync(struct disk_job *j, const struct pass *ps)
     return 0;
 }
 
+/* An AIO context for qd I/Os in flight. Returns 0, or -1 with the job
+ * failed (saying which limit when the system's is the reason). */
+static int aio_open(struct hv_disk_job *j, long qd, aio_context_t *ctx)
+{
+    if (aio_setup((unsigned)qd, ctx) == 0)
+        return 0;
+    if (errno == EAGAIN) {
+        char max[32] = "?";
+        hv_disk_read_line("/proc/sys/fs/aio-max-nr", max, sizeof max);
+        job_fail(j,
+                 "io_setup(%ld): EAGAIN: the system's AIO limit fs.aio-max-nr (%s) is below "
+                 "what threads x qd need",
+                 qd, max);
+    } else {
+        job_fail(j, "io_setup(%ld): %s", qd, strerror(errno));
+    }
+    return -1;
+}
+
 /* qd > 1: native AIO, qd I/Os in flight; latency from submission to
  * completion. On a stop or an error it stops submitting and drains. */
-static int pass_aio(struct disk_job *j, const struct pass *ps)
+static int pass_aio(struct hv_disk_job *j, const struct pass *ps)
 {
     const long qd = j->run->p.qd;
-    const bool write = op_defs[ps->op].write, check = !write && j->ours;
+    const bool write = hv_disk_op_defs[ps->op].write, check = !write && j->ours;
     const size_t block = j->run->p.block;
     aio_context_t ctx = 0;
-    if (aio_setup((unsigned)qd, &ctx) != 0) {
-        if (errno == EAGAIN) {
-            char max[32] = "?";
-            read_line("/proc/sys/fs/aio-max-nr", max, sizeof max);
-            job_fail(j,
-                     "io_setup(%ld): EAGAIN: the system's AIO limit fs.aio-max-nr (%s) is "
-                     "below what threads x qd need",
-                     qd, max);
-        } else {
-            job_fail(j, "io_setup(%ld): %s", qd, strerror(errno));
-        }
+    if (aio_open(j, qd, &ctx) != 0)
         return -1;
-    }
     struct iocb *cbs = calloc((size_t)qd, sizeof *cbs);
     struct iocb **list = calloc((size_t)qd, sizeof *list);
     struct io_event *events = calloc((size_t)qd, sizeof *events);
@@ -924,7 +380,7 @@ static int pass_aio(struct disk_job *j, const struct pass *ps)
             while (r < n) {
                 submitted_at[list[r]->aio_data] = now_ns();
                 if (aio_submit(ctx, 1, &list[r]) != 1) {
-                    job_fail(j, "%s: %s: io_submit: %s", op_defs[ps->op].param, j->path,
+                    job_fail(j, "%s: %s: io_submit: %s", hv_disk_op_defs[ps->op].param, j->path,
                              strerror(errno));
                     rc = -1;
                     break;
@@ -975,7 +431,7 @@ out:
     return rc;
 }
 
-static int do_pass(struct disk_job *j, const struct pass *ps)
+static int do_pass(struct hv_disk_job *j, const struct pass *ps)
 {
     return j->run->p.qd > 1 ? pass_aio(j, ps) : pass_sync(j, ps);
 }
@@ -985,7 +441,7 @@ static int do_pass(struct disk_job *j, const struct pass *ps)
  * LAYOUT_CHUNK whatever the block, so a 4 KiB random phase on a large file
  * does not spend minutes preparing it; each block still carries its offset
  * for the reads to check. */
-static int layout(struct disk_job *j)
+static int layout(struct hv_disk_job *j)
 {
     const uint64_t block = j->run->p.block;
     const uint64_t per = block >= LAYOUT_CHUNK ? 1 : LAYOUT_CHUNK / block;
@@ -1036,14 +492,14 @@ static int layout(struct disk_job *j)
 /* The job's part of a phase, in its own thread. */
 static void *job_main(void *arg)
 {
-    struct disk_job *j = arg;
-    struct disk_run *run = j->run;
-    const struct op_def *def = &op_defs[run->op];
-    const struct disk_params *p = &run->p;
+    struct hv_disk_job *j = arg;
+    struct hv_disk_run *run = j->run;
+    const struct hv_disk_op_def *def = &hv_disk_op_defs[run->op];
+    const struct hv_disk_settings *p = &run->p;
     if (!def->extends && !j->has_data && !run_stopping(run))
         layout(j);
     if (!run_stopping(run)) {
-        j->fd = job_open(j, def->write, def->write && p->sync == SYNC_OSYNC);
+        j->fd = job_open(j, def->write, def->write && p->sync == HV_DISK_SYNC_OSYNC);
         if (j->fd >= 0 && p->warmup > 0) {
             struct pass warm = {.op = run->op,
                                 .limit = UINT64_MAX,
@@ -1063,7 +519,8 @@ static void *job_main(void *arg)
             .op = run->op, .timed = true, .limit = run->nblocks, .deadline = UINT64_MAX};
         if (def->random && p->seconds > 0)
             ps.deadline = run->gate + (uint64_t)(p->seconds * 1e9);
-        if (do_pass(j, &ps) == 0 && def->write && p->sync == SYNC_FSYNC && fsync(j->fd) != 0)
+        if (do_pass(j, &ps) == 0 && def->write && p->sync == HV_DISK_SYNC_FSYNC &&
+            fsync(j->fd) != 0)
             job_fail(j, "%s: fsync %s: %s", def->param, j->path, strerror(errno));
     }
     if (j->fd >= 0 && close(j->fd) != 0 && def->write)
@@ -1084,7 +541,7 @@ static void *job_main(void *arg)
 /* ---------------------------------------------------------------------
  * Phases. */
 
-static int drop_caches(struct disk_run *run)
+static int drop_caches(struct hv_disk_run *run)
 {
     sync();
     int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
@@ -1100,10 +557,10 @@ static int drop_caches(struct disk_run *run)
 
 /* After a seq-write's warmup the files are emptied again, so the timed
  * pass creates and extends them as it would have without one. */
-static int truncate_files(struct disk_run *run)
+static int truncate_files(struct hv_disk_run *run)
 {
     for (long i = 0; i < run->p.threads; i++) {
-        if (run->p.path != NULL && i > 0)
+        if (run->p.path[0] != '\0' && i > 0)
             break; /* one file shared by every job */
         if (truncate(run->jobs[i].path, 0) != 0)
             return hv_engine_fail(run->out, "cannot truncate %s: %s", run->jobs[i].path,
@@ -1112,7 +569,7 @@ static int truncate_files(struct disk_run *run)
     return 0;
 }
 
-static uint64_t bytes_done(struct disk_run *run)
+static uint64_t bytes_done(struct hv_disk_run *run)
 {
     uint64_t sum = 0;
     for (long i = 0; i < run->p.threads; i++)
@@ -1127,7 +584,7 @@ struct series {
     size_t emitted; /* all samples, the last partial one included */
 };
 
-static void emit(struct disk_run *run, const char *metric, struct series *full, uint64_t from,
+static void emit(struct hv_disk_run *run, const char *metric, struct series *full, uint64_t from,
                  uint64_t to, uint64_t bytes, bool whole)
 {
     double value = (double)bytes / ((double)(to - from) * 1e-9) / 1e6;
@@ -1148,7 +605,7 @@ static void emit(struct disk_run *run, const char *metric, struct series *full, 
 
 /* Waits for the jobs to end, emitting a disk.<op>.mbps sample every
  * interval. Called with run->mu held. */
-static void sample_until_done(struct disk_run *run, const char *metric, struct series *full)
+static void sample_until_done(struct hv_disk_run *run, const char *metric, struct series *full)
 {
     uint64_t every = 1000000000u, prev_t = run->gate, prev_b = 0, next = run->gate + every;
     size_t taken = 0;
@@ -1177,16 +634,16 @@ static void sample_until_done(struct disk_run *run, const char *metric, struct s
         emit(run, metric, full, prev_t, end, bytes_done(run) - prev_b, false);
 }
 
-static int report_phase(struct disk_run *run, const struct series *full, uint64_t end)
+static int report_phase(struct hv_disk_run *run, const struct series *full, uint64_t end)
 {
-    const struct op_def *def = &op_defs[run->op];
-    struct hv_disk_hist *h = run->jobs[0].hist;
+    const struct hv_disk_op_def *def = &hv_disk_op_defs[run->op];
+    struct hv_hist *h = run->jobs[0].hist;
     uint64_t bytes = 0, ios = 0;
     for (long i = 0; i < run->p.threads; i++) {
         bytes += run->jobs[i].bytes;
         ios += run->jobs[i].ios;
         if (i > 0)
-            hv_disk_hist_merge(h, run->jobs[i].hist);
+            hv_hist_merge(h, run->jobs[i].hist);
     }
     double secs = (double)(end - run->gate) * 1e-9;
     if (ios == 0 || !(secs > 0))
@@ -1198,9 +655,9 @@ static int report_phase(struct disk_run *run, const struct series *full, uint64_
      rc |= hv_engine_add_metric(run->out, name, value, unit, hib))
     METRIC("mbps", (double)bytes / secs / 1e6, "MB/s", true);
     METRIC("iops", (double)ios / secs, "IO/s", true);
-    METRIC("lat_p50_us", (double)hv_disk_hist_percentile(h, 50) / 1e3, "us", false);
-    METRIC("lat_p95_us", (double)hv_disk_hist_percentile(h, 95) / 1e3, "us", false);
-    METRIC("lat_p99_us", (double)hv_disk_hist_percentile(h, 99) / 1e3, "us", false);
+    METRIC("lat_p50_us", (double)hv_hist_percentile(h, 50) / 1e3, "us", false);
+    METRIC("lat_p95_us", (double)hv_hist_percentile(h, 95) / 1e3, "us", false);
+    METRIC("lat_p99_us", (double)hv_hist_percentile(h, 99) / 1e3, "us", false);
     METRIC("lat_max_us", (double)h->max / 1e3, "us", false);
 #undef METRIC
     if (rc != 0)
@@ -1219,20 +676,20 @@ static int report_phase(struct disk_run *run, const struct series *full, uint64_
     return 0;
 }
 
-static int run_phase(struct disk_run *run, enum op op)
+static int run_phase(struct hv_disk_run *run, enum hv_disk_op op)
 {
-    const struct disk_params *p = &run->p;
+    const struct hv_disk_settings *p = &run->p;
     run->op = op;
     run->arrived = run->done = 0;
     run->open = false;
     for (long i = 0; i < p->threads; i++) {
-        struct disk_job *j = &run->jobs[i];
+        struct hv_disk_job *j = &run->jobs[i];
         j->bytes = j->ios = j->t_end = 0;
         j->fd = -1;
         j->rng = SEED ^ ((uint64_t)(i + 1) * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)op << 56);
-        hv_disk_hist_reset(j->hist);
+        hv_hist_reset(j->hist);
     }
-    if (op_defs[op].extends) {
+    if (hv_disk_op_defs[op].extends) {
         /* A fresh file, as iozone's write test makes (a device is simply
          * overwritten). */
         if (!run->device && truncate_files(run) != 0)
@@ -1243,7 +700,7 @@ static int run_phase(struct disk_run *run, enum op op)
     int rc = 0;
     long started = 0;
     for (; started < p->threads; started++) {
-        struct disk_job *j = &run->jobs[started];
+        struct hv_disk_job *j = &run->jobs[started];
         int e = pthread_create(&j->thread, NULL, job_main, j);
         if (e != 0) {
             hv_engine_fail(run->out, "cannot start thread %ld: %s", started, strerror(e));
@@ -1257,9 +714,9 @@ static int run_phase(struct disk_run *run, enum op op)
         pthread_cond_wait(&run->cv, &run->mu);
     /* Every job waits at the gate: nothing does I/O now. */
     if (rc == 0 && !run_stopping(run)) {
-        if (op_defs[op].extends && p->warmup > 0 && !run->device)
+        if (hv_disk_op_defs[op].extends && p->warmup > 0 && !run->device)
             rc = truncate_files(run);
-        if (rc == 0 && !op_defs[op].write && p->drop_caches)
+        if (rc == 0 && !hv_disk_op_defs[op].write && p->drop_caches)
             rc = drop_caches(run);
         if (rc != 0)
             __atomic_store_n(&run->abort, 1, __ATOMIC_RELAXED);
@@ -1268,7 +725,7 @@ static int run_phase(struct disk_run *run, enum op op)
     run->open = true;
     pthread_cond_broadcast(&run->cv);
     char metric[64];
-    snprintf(metric, sizeof metric, "disk.%s.mbps", op_defs[op].metric);
+    snprintf(metric, sizeof metric, "disk.%s.mbps", hv_disk_op_defs[op].metric);
     struct series full = {0};
     if (rc == 0)
         sample_until_done(run, metric, &full);
@@ -1284,7 +741,7 @@ static int run_phase(struct disk_run *run, enum op op)
             rc = -1;
         }
     if (rc == 0 && hv_engine_stopping(run->ctx))
-        rc = hv_engine_fail(run->out, "stopped during %s after %.1f s", op_defs[op].param,
+        rc = hv_engine_fail(run->out, "stopped during %s after %.1f s", hv_disk_op_defs[op].param,
                             (double)(now_ns() - run->t0) * 1e-9);
     if (rc == 0)
         rc = report_phase(run, &full, end);
@@ -1295,13 +752,13 @@ static int run_phase(struct disk_run *run, enum op op)
 /* ---------------------------------------------------------------------
  * Entry point. */
 
-static void add_observed(struct disk_run *run)
+static void add_observed(struct hv_disk_run *run)
 {
-    const struct disk_params *p = &run->p;
+    const struct hv_disk_settings *p = &run->p;
     json_t *obs = run->out->observed;
     json_t *ops = json_array();
     for (size_t i = 0; i < p->n_ops; i++)
-        json_array_append_new(ops, json_string(op_defs[p->ops[i]].param));
+        json_array_append_new(ops, json_string(hv_disk_op_defs[p->ops[i]].param));
     json_object_set_new(obs, "phases", ops);
     json_object_set_new(obs, "size", json_integer((json_int_t)p->size));
     json_object_set_new(obs, "block", json_integer((json_int_t)p->block));
@@ -1335,16 +792,18 @@ static void add_observed(struct disk_run *run)
     json_object_set_new(obs, "ops", json_object());
 }
 
-int hv_engine_disk_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *out)
+int hv_engine_disk_run(const struct hv_engine *e, const struct hv_engine_ctx *ctx,
+                       struct hv_engine_result *out)
 {
-    struct disk_run run = {.ctx = ctx, .out = out, .claim = -1};
-    if (parse_params(ctx->params, &run.p, out) != 0)
+    (void)e;
+    struct hv_disk_run run = {.ctx = ctx, .out = out, .claim = -1};
+    if (hv_disk_settings(ctx->params, hv_engine_cpus(), &run.p, out->error, sizeof out->error) != 0)
         return -1;
     if (hv_engine_stopping(ctx))
         return hv_engine_fail(out, "stopped before the start");
-    const struct disk_params *p = &run.p;
+    const struct hv_disk_settings *p = &run.p;
     run.nblocks = p->size / p->block;
-    if (find_scratch(&run) != 0)
+    if (hv_disk_target_scratch(&run) != 0)
         return -1;
     run.jobs = calloc((size_t)p->threads, sizeof *run.jobs);
     if (run.jobs == NULL)
@@ -1357,15 +816,15 @@ int hv_engine_disk_run(const struct hv_engine_ctx *ctx, struct hv_engine_result 
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&run.mu, NULL);
     for (long i = 0; i < p->threads; i++)
-        run.jobs[i] = (struct disk_job){.run = &run, .fd = -1};
-    if (setup_target(&run) != 0)
+        run.jobs[i] = (struct hv_disk_job){.run = &run, .fd = -1};
+    if (hv_disk_target_setup(&run) != 0)
         goto done;
-    uint64_t lbs = describe_target(&run);
+    uint64_t lbs = hv_disk_target_describe(&run);
     add_observed(&run);
-    if (check_target(&run, lbs) != 0)
+    if (hv_disk_target_check(&run, lbs) != 0)
         goto done;
     for (long i = 0; i < p->threads; i++) {
-        struct disk_job *j = &run.jobs[i];
+        struct hv_disk_job *j = &run.jobs[i];
         size_t bytes = (size_t)p->qd * p->block;
         if (posix_memalign((void **)&j->buf, BUF_ALIGN, bytes) != 0 ||
             (j->hist = malloc(sizeof *j->hist)) == NULL) {
@@ -1386,7 +845,7 @@ int hv_engine_disk_run(const struct hv_engine_ctx *ctx, struct hv_engine_result 
     json_object_set_new(out->observed, "seconds", json_real((double)(now_ns() - run.t0) * 1e-9));
 done:
     for (long i = 0; i < p->threads; i++) {
-        struct disk_job *j = &run.jobs[i];
+        struct hv_disk_job *j = &run.jobs[i];
         if (j->created && unlink(j->path) != 0 && rc == 0)
             rc = hv_engine_fail(out, "cannot remove %s: %s", j->path, strerror(errno));
         free(j->buf);

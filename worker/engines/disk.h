@@ -8,10 +8,9 @@
  * phase's time runs from the moment every thread starts until the last one
  * has closed its file, fsync included when sync is "fsync" (iozone -c -e).
  *
- * Params (docs/catalog.md, "disk/builtin"; normalised by the server: sizes
- * integer bytes, durations seconds): ops, block, size, direct, sync
- * (none | fsync | osync), qd, threads (or "per-vcpu"), path, seconds,
- * drop_caches, warmup. Any other member is an error.
+ * Params (lib/params_disk.c, docs/catalog.md "disk/builtin"): ops, block,
+ * size, direct, sync (none | fsync | osync), qd, threads (or "per-vcpu"),
+ * path, seconds, drop_caches, warmup.
  *
  * Where it writes. Without `path`: a new file per thread in the scratch
  * directory ($HVBENCH_SCRATCH, else /var/tmp), removed afterwards. A
@@ -43,46 +42,57 @@
  * I/Os, seconds and its steady-state verdict (hv_steady_state, engine.h).
  *
  * Memory: threads x qd x block of I/O buffers (at most 1 GiB in all) and
- * about 30 KiB of latency histogram per thread. */
+ * a latency histogram (hist.h, about 30 KiB) per thread. */
 #ifndef HV_WORKER_ENGINE_DISK_H
 #define HV_WORKER_ENGINE_DISK_H
 
 #include "worker/engines/engine.h"
 
+#include <jansson.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/** The engine's entry point; see hv_engine_run_fn. */
-int hv_engine_disk_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *out);
-
-/** Buckets of a latency histogram: values below 128 exactly, above that
- *  64 sub-buckets per power of two (each at most 1/64 of its value wide),
- *  up to 2^64 - 1. */
-#define HV_DISK_HIST_BUCKETS (128 + 57 * 64)
-
-/** A log-linear (HDR-like) histogram of latencies in nanoseconds: a
- *  percentile is exact below 128 ns and within 0.8% above, min and max are
- *  exact. About 30 KiB; not thread safe. */
-struct hv_disk_hist {
-    uint64_t count; /**< values added */
-    uint64_t min;   /**< smallest value added (UINT64_MAX when none) */
-    uint64_t max;   /**< largest value added (0 when none) */
-    uint64_t bucket[HV_DISK_HIST_BUCKETS];
+/** The phases, in the order a run takes them. */
+enum hv_disk_op {
+    HV_DISK_SEQ_WRITE,
+    HV_DISK_REWRITE,
+    HV_DISK_SEQ_READ,
+    HV_DISK_REREAD,
+    HV_DISK_RAND_READ,
+    HV_DISK_RAND_WRITE,
+    HV_DISK_N_OPS
 };
 
-/** Empties *h. */
-void hv_disk_hist_reset(struct hv_disk_hist *h);
+/** When written data must reach the device. */
+enum hv_disk_sync { HV_DISK_SYNC_NONE, HV_DISK_SYNC_FSYNC, HV_DISK_SYNC_OSYNC };
 
-/** Adds one value. */
-void hv_disk_hist_add(struct hv_disk_hist *h, uint64_t value);
+/** What one run does, from its params. */
+struct hv_disk_settings {
+    enum hv_disk_op ops[HV_DISK_N_OPS];
+    size_t n_ops;
+    uint64_t block, size;
+    bool direct;
+    enum hv_disk_sync sync;
+    long qd, threads;
+    char path[PATH_MAX]; /**< as the params give it; "": scratch files */
+    double seconds;      /**< bounds random phases; 0: not bounded */
+    bool drop_caches;
+    double warmup;
+};
 
-/** Adds every value of from to into. */
-void hv_disk_hist_merge(struct hv_disk_hist *into, const struct hv_disk_hist *from);
+/** The settings of a job's params (NULL: all defaults) on a machine with
+ *  cpus CPUs: the params checked and normalised by lib/params.h
+ *  (hv_engine_params_check(), with the limit threads x qd x block of a
+ *  "per-vcpu" run), "per-vcpu" resolved, size cut to whole blocks. Does
+ *  no I/O. Returns 0, or -1 with err set ("invalid params: /params/NAME:
+ *  why"). */
+int hv_disk_settings(const json_t *params, long cpus, struct hv_disk_settings *s, char *err,
+                     size_t len);
 
-/** The pct-th percentile (0 < pct <= 100) by nearest rank: the middle of
- *  the bucket holding the ceil(pct/100 x count)-th smallest value, clamped
- *  to [min, max], so 100 gives max exactly. 0 when h is empty. */
-uint64_t hv_disk_hist_percentile(const struct hv_disk_hist *h, double pct);
+/** The engine's entry point; see hv_engine_run_fn. */
+int hv_engine_disk_run(const struct hv_engine *e, const struct hv_engine_ctx *ctx,
+                       struct hv_engine_result *out);
 
 #endif

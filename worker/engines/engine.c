@@ -3,7 +3,9 @@
 
 #include "worker/engines/cpu.h"
 #include "worker/engines/disk.h"
+#include "worker/engines/custom.h"
 #include "worker/engines/net.h"
+#include "worker/engines/tools.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -12,37 +14,72 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Every engine this worker can run. Adding one is a row here and its own
+/* Every engine this worker can run, one row per description of
+ * lib/params.h. Adding one is a description there, a row here and its own
  * file under worker/engines/. */
 static const struct hv_engine engines[] = {
-    {.kind = "cpu",
-     .engine = "builtin",
-     .summary = "self-checking integer, floating point, memory and branch kernels",
-     .run = hv_engine_cpu_run},
-    {.kind = "disk",
-     .engine = "builtin",
-     .summary = "iozone-like sequential and random file I/O: MB/s, IOPS, latency percentiles",
-     .run = hv_engine_disk_run},
-    {.kind = "net",
-     .engine = "builtin",
-     .summary = "iperf-like TCP stream throughput and request/response latency to a peer",
+    {.def = &hv_engine_def_cpu_builtin, .run = hv_engine_cpu_run},
+    {.def = &hv_engine_def_disk_builtin, .run = hv_engine_disk_run},
+    {.def = &hv_engine_def_net_builtin,
      .run = hv_engine_net_run,
      .prepare = hv_engine_net_prepare,
      .unprepare = hv_engine_net_unprepare},
+    {.def = &hv_engine_def_disk_fio, .run = hv_tool_run, .tool = &hv_tool_fio},
+    {.def = &hv_engine_def_cpu_sysbench, .run = hv_tool_run, .tool = &hv_tool_sysbench},
+    {.def = &hv_engine_def_cpu_stress_ng, .run = hv_tool_run, .tool = &hv_tool_stress_ng},
+    {.def = &hv_engine_def_disk_bonnie, .run = hv_tool_run, .tool = &hv_tool_bonnie},
+    {.def = &hv_engine_def_net_iperf3,
+     .run = hv_tool_net_run,
+     .prepare = hv_tool_net_prepare,
+     .unprepare = hv_tool_net_unprepare,
+     .tool = &hv_tool_iperf3},
+    {.def = &hv_engine_def_net_iperf,
+     .run = hv_tool_net_run,
+     .prepare = hv_tool_net_prepare,
+     .unprepare = hv_tool_net_unprepare,
+     .tool = &hv_tool_iperf},
+    {.def = &hv_engine_def_cpu_custom, .run = hv_custom_run},
+    {.def = &hv_engine_def_disk_custom, .run = hv_custom_run},
+    {.def = &hv_engine_def_net_custom, .run = hv_custom_run},
 };
 
 const struct hv_engine *hv_engine_find(const char *kind, const char *engine)
 {
-    if (kind == NULL)
-        return NULL;
-    if (engine == NULL)
-        engine = "builtin";
-    for (size_t i = 0; i < sizeof engines / sizeof engines[0]; i++)
-        if (strcmp(engines[i].kind, kind) == 0 && strcmp(engines[i].engine, engine) == 0)
+    const struct hv_engine_def *def = hv_engine_def_find(kind, engine);
+    for (size_t i = 0; def != NULL && i < sizeof engines / sizeof engines[0]; i++)
+        if (engines[i].def == def)
             return &engines[i];
-    for (const struct hv_engine *e = hv_external_engines; e->kind != NULL; e++)
-        if (strcmp(e->kind, kind) == 0 && strcmp(e->engine, engine) == 0)
-            return e;
+    return NULL;
+}
+
+long hv_engine_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? n : 1;
+}
+
+json_t *hv_engine_params_check(const struct hv_engine_def *def, const json_t *params, long cpus,
+                               char *err, size_t len)
+{
+    json_t *p = params == NULL || json_is_null(params) ? json_object() : json_deep_copy(params);
+    json_t *errors = json_array();
+    if (p == NULL || errors == NULL) {
+        json_decref(p);
+        json_decref(errors);
+        snprintf(err, len, "out of memory");
+        return NULL;
+    }
+    struct hv_target_facts here = {.name = NULL, .cpus = cpus};
+    if (hv_engine_def_check(def, p, "/params", errors) == 0 &&
+        hv_engine_def_fit(def, p, &here, "/params", errors) == 0) {
+        json_decref(errors);
+        return p;
+    }
+    json_t *e = json_array_get(errors, 0);
+    snprintf(err, len, "invalid params: %s: %s", json_string_value(json_object_get(e, "path")),
+             json_string_value(json_object_get(e, "message")));
+    json_decref(errors);
+    json_decref(p);
     return NULL;
 }
 
@@ -108,61 +145,6 @@ int hv_engine_emit_sample(const struct hv_engine_ctx *ctx, struct hv_engine_resu
     if (ctx != NULL && ctx->on_sample != NULL)
         ctx->on_sample(ctx->sample_arg, metric, t, value);
     return 0;
-}
-
-int hv_engine_param_seconds(const json_t *v, double *dst, double lo, bool lo_open, double hi,
-                            char *err, size_t len)
-{
-    double s = json_number_value(v);
-    if (json_is_number(v) && (lo_open ? s > lo : s >= lo) && s <= hi) {
-        *dst = s;
-        return 0;
-    }
-    snprintf(err, len, "must be a number of seconds %s %g and at most %g",
-             lo_open ? "greater than" : "of at least", lo, hi);
-    return -1;
-}
-
-int hv_engine_param_count(const json_t *v, long *dst, long lo, long hi, bool per_vcpu, char *err,
-                          size_t len)
-{
-    if (per_vcpu && json_is_string(v) && strcmp(json_string_value(v), "per-vcpu") == 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        *dst = n < lo ? lo : n > hi ? hi : n;
-        return 0;
-    }
-    if (json_is_integer(v) && json_integer_value(v) >= lo && json_integer_value(v) <= hi) {
-        *dst = (long)json_integer_value(v);
-        return 0;
-    }
-    snprintf(err, len, "must be an integer between %ld and %ld%s", lo, hi,
-             per_vcpu ? " or \"per-vcpu\"" : "");
-    return -1;
-}
-
-int hv_engine_param_choice(const json_t *v, const char *const *names, int n, int *dst, char *err,
-                           size_t len)
-{
-    const char *s = json_string_value(v);
-    for (int i = 0; s != NULL && i < n; i++)
-        if (strcmp(s, names[i]) == 0) {
-            *dst = i;
-            return 0;
-        }
-    int used = snprintf(err, len, "must be one of: ");
-    for (int i = 0; i < n && used >= 0 && (size_t)used < len; i++)
-        used += snprintf(err + used, len - (size_t)used, "%s%s", i ? ", " : "", names[i]);
-    return -1;
-}
-
-int hv_engine_param_bool(const json_t *v, bool *dst, char *err, size_t len)
-{
-    if (json_is_boolean(v)) {
-        *dst = json_is_true(v);
-        return 0;
-    }
-    snprintf(err, len, "must be true or false");
-    return -1;
 }
 
 int hv_engine_fail(struct hv_engine_result *r, const char *fmt, ...)

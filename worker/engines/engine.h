@@ -8,6 +8,8 @@
 #ifndef HV_WORKER_ENGINE_H
 #define HV_WORKER_ENGINE_H
 
+#include "params.h"
+
 #include <jansson.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -83,30 +85,35 @@ struct hv_engine_result {
 /** The most raw output a result keeps (the server's limit is 1 MiB). */
 #define HV_ENGINE_RAW_MAX (1024 * 1024 - 1024)
 
-/** Runs a workload. Returns 0 on success; nonzero with out->error set when
- *  the params are invalid, the run was stopped, or it failed (including a
- *  failed self-check). Whatever is in *out on failure is diagnostic only. */
-typedef int (*hv_engine_run_fn)(const struct hv_engine_ctx *ctx, struct hv_engine_result *out);
+struct hv_engine;
+struct hv_tool;
 
-/** One row of the engine table. */
+/** Runs a workload with engine e (the row it is called from). Returns 0
+ *  on success; nonzero with out->error set when the params are invalid,
+ *  the run was stopped, or it failed (including a failed self-check).
+ *  Whatever is in *out on failure is diagnostic only. */
+typedef int (*hv_engine_run_fn)(const struct hv_engine *e, const struct hv_engine_ctx *ctx,
+                                struct hv_engine_result *out);
+
+/** One row of the worker's engine table: the run functions of one engine
+ *  description of lib/params.h. */
 struct hv_engine {
-    const char *kind;    /**< workload kind: "cpu", "disk", "net" */
-    const char *engine;  /**< "builtin" or the name of an external tool */
-    const char *summary; /**< one line for humans */
+    /** What the engine is: kind, name, summary, params, headline metrics.
+     *  The table is keyed by it. */
+    const struct hv_engine_def *def;
     hv_engine_run_fn run;
     /** Optional, for the server role of two-sided workloads: called once
      *  the job is claimed and before the group's ready call; starts
      *  listening, fills *ep and may set ctx->prepared. Returns 0, or -1 with
      *  out->error set (the job then fails before the barrier). */
-    int (*prepare)(struct hv_engine_ctx *ctx, struct hv_endpoint *ep, struct hv_engine_result *out);
+    int (*prepare)(const struct hv_engine *e, struct hv_engine_ctx *ctx, struct hv_endpoint *ep,
+                   struct hv_engine_result *out);
     /** Optional: releases what prepare() left when run() is never called
      *  (the group was called off, the worker is shutting down). */
-    void (*unprepare)(struct hv_engine_ctx *ctx);
+    void (*unprepare)(const struct hv_engine *e, struct hv_engine_ctx *ctx);
+    /** An external tool's adapter (tools.h), or NULL. */
+    const struct hv_tool *tool;
 };
-
-/** The engines that run external tools and site benchmarks
- *  (worker/engines/tools.c), ended by a row whose kind is NULL. */
-extern const struct hv_engine hv_external_engines[];
 
 /** Looks up the engine for a workload; engine NULL means "builtin".
  *  Returns a pointer into a static table, or NULL when this worker has no
@@ -137,25 +144,18 @@ int hv_engine_add_metric(struct hv_engine_result *r, const char *name, double va
 int hv_engine_emit_sample(const struct hv_engine_ctx *ctx, struct hv_engine_result *r,
                           const char *metric, double t, double value);
 
-/** Reads a duration param: a JSON number of seconds above lo (lo_open) or
- *  at least lo, and at most hi, into *dst. Returns 0, or -1 with the rule
- *  written into err (the engines' params errors all read alike). */
-int hv_engine_param_seconds(const json_t *v, double *dst, double lo, bool lo_open, double hi,
-                            char *err, size_t len);
+/** The CPUs of this machine, what "per-vcpu" means when it runs a job:
+ *  the online ones, at least 1. */
+long hv_engine_cpus(void);
 
-/** Reads a count param: an integer lo..hi into *dst, or, when per_vcpu,
- *  also the string "per-vcpu" (the online CPUs, clamped to lo..hi).
- *  Returns 0, or -1 with the rule in err. */
-int hv_engine_param_count(const json_t *v, long *dst, long lo, long hi, bool per_vcpu, char *err,
-                          size_t len);
-
-/** Reads a param that is one of the n strings names[] into *dst (its
- *  index). Returns 0, or -1 with the choices in err. */
-int hv_engine_param_choice(const json_t *v, const char *const *names, int n, int *dst, char *err,
-                           size_t len);
-
-/** Reads a boolean param into *dst. Returns 0, or -1 with the rule in err. */
-int hv_engine_param_bool(const json_t *v, bool *dst, char *err, size_t len);
+/** A job's params as engine def runs them: a normalised copy of params
+ *  (NULL: all defaults) checked with def's rows in lib/params.h, as the
+ *  server checked them at submission, and against the limits that depend
+ *  on the target with cpus CPUs (this machine's at claim). Does no I/O.
+ *  Returns a new object the caller owns, or NULL with err set to
+ *  "invalid params: /params/NAME: why" (the first problem). */
+json_t *hv_engine_params_check(const struct hv_engine_def *def, const json_t *params, long cpus,
+                               char *err, size_t len);
 
 /** Formats the failure reason into r->error and returns -1, so an engine
  *  can write `return hv_engine_fail(out, "...")`. */

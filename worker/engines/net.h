@@ -5,9 +5,8 @@
  * on every address; the worker announces it at the group's ready call, and
  * the clients find it in the ready answer's endpoints (ctx->endpoints).
  *
- * Params (docs/catalog.md, "net/builtin"; normalised by the server: sizes
- * integer bytes, durations seconds): peer, mode (stream | rr), streams,
- * window, seconds, msg_size, reverse, warmup. Any other member is an error;
+ * Params (lib/params_net.c, docs/catalog.md "net/builtin"): peer, mode
+ * (stream | rr), streams, window, seconds, msg_size, reverse, warmup;
  * reverse with mode rr is refused (a transaction goes both ways).
  *
  * The wire: a client opens one control connection, then `streams` data
@@ -41,20 +40,58 @@
 
 #include "worker/engines/engine.h"
 
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/** How the streams move data: stream (one way, as fast as the connection
+ *  takes it) or rr (one request and one response at a time). */
+enum hv_net_mode { HV_NET_STREAM, HV_NET_RR };
+
+/** What one run of either side does, from its params. */
+struct hv_net_settings {
+    enum hv_net_mode mode;
+    long streams;
+    uint64_t window; /**< 0: the system's autotuning */
+    double seconds, warmup;
+    uint64_t msg_size;
+    bool reverse;
+};
+
+/** "stream" or "rr". Static string. */
+const char *hv_net_mode_name(enum hv_net_mode m);
+
+/** The settings of a job's params (NULL: all defaults) on a machine with
+ *  cpus CPUs: the params checked and normalised by lib/params.h
+ *  (hv_engine_params_check()). Does no I/O. Returns 0, or -1 with err set
+ *  ("invalid params: /params/NAME: why"). */
+int hv_net_settings(const json_t *params, long cpus, struct hv_net_settings *s, char *err,
+                    size_t len);
+
+/** The greatest value lib/params.h allows for param ("streams",
+ *  "msg_size"): what a server accepts in a client's hello. */
+uint64_t hv_net_max(const char *param);
+
 /** The engine's entry point; see hv_engine_run_fn. ctx->role picks the
  *  side: "server" needs a successful hv_engine_net_prepare() first
  *  (ctx->prepared), anything else runs the client, which needs
  *  ctx->endpoints with a "server" row. */
-int hv_engine_net_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *out);
+int hv_engine_net_run(const struct hv_engine *e, const struct hv_engine_ctx *ctx,
+                      struct hv_engine_result *out);
 
 /** Server side: checks the params, listens on an ephemeral port on every
  *  address (IPv6 and IPv4 when the host has IPv6) with the window applied,
  *  sets ep->port, leaves ep->host empty and ctx->prepared set. Returns 0, or
  *  -1 with out->error set. */
-int hv_engine_net_prepare(struct hv_engine_ctx *ctx, struct hv_endpoint *ep,
-                          struct hv_engine_result *out);
+int hv_engine_net_prepare(const struct hv_engine *e, struct hv_engine_ctx *ctx,
+                          struct hv_endpoint *ep, struct hv_engine_result *out);
 
 /** Closes what prepare() left when run() will not be called. */
-void hv_engine_net_unprepare(struct hv_engine_ctx *ctx);
+void hv_engine_net_unprepare(const struct hv_engine *e, struct hv_engine_ctx *ctx);
+
+/** The two sides hv_engine_net_run() picks from (net_server.c,
+ *  net_client.c), with its contract. */
+int hv_net_server_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *out);
+int hv_net_client_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *out);
 
 #endif
