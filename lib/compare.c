@@ -1,0 +1,224 @@
+/* compare.c — see compare.h. */
+#include "compare.h"
+
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+#include <stdlib.h>
+
+const char *hv_verdict_name(enum hv_verdict v)
+{
+    switch (v) {
+    case HV_VERDICT_BETTER:
+        return "better";
+    case HV_VERDICT_WORSE:
+        return "worse";
+    case HV_VERDICT_NO_EFFECT:
+        return "no_effect";
+    case HV_VERDICT_INCONCLUSIVE:
+        break;
+    }
+    return "inconclusive";
+}
+
+/* A ratio that holds no figure: every number NaN. */
+static struct hv_ratio no_ratio(size_t cells)
+{
+    struct hv_ratio r = {.cells = cells, .pct = NAN, .lo_pct = NAN, .hi_pct = NAN, .p = NAN};
+    r.log = (struct hv_contrast){.est = NAN, .se = NAN, .df = NAN, .lo = NAN, .hi = NAN};
+    return r;
+}
+
+/* The main-effect contrast with every n raised by extra. */
+static enum hv_stat_err effect_contrast(const struct hv_log_group *level,
+                                        const struct hv_log_group *base, size_t cells, size_t extra,
+                                        struct hv_contrast *out)
+{
+    struct hv_contrast_acc acc;
+    hv_contrast_begin(&acc);
+    double w = 1.0 / (double)cells;
+    for (size_t c = 0; c < cells; c++) {
+        hv_contrast_add(&acc, &level[c], w, extra);
+        hv_contrast_add(&acc, &base[c], -w, extra);
+    }
+    return hv_contrast_end(&acc, 0.95, out);
+}
+
+enum hv_stat_err hv_effect(const struct hv_log_group *level, const struct hv_log_group *base,
+                           size_t cells, struct hv_ratio *out)
+{
+    *out = no_ratio(cells);
+    if (cells == 0)
+        return HV_STAT_BAD_ARG;
+    enum hv_stat_err e = effect_contrast(level, base, cells, 0, &out->log);
+    if (e != HV_STAT_OK)
+        return e;
+    out->pct = 100.0 * expm1(out->log.est);
+    out->lo_pct = 100.0 * expm1(out->log.lo);
+    out->hi_pct = 100.0 * expm1(out->log.hi);
+    out->p = hv_contrast_p_two_sided(&out->log, 0.0);
+    return HV_STAT_OK;
+}
+
+enum hv_stat_err hv_compare(const double *a, size_t na, const double *b, size_t nb,
+                            struct hv_ratio *out)
+{
+    *out = no_ratio(1);
+    struct hv_log_group ga, gb;
+    enum hv_stat_err e = hv_log_group_of(a, na, &ga);
+    if (e == HV_STAT_OK)
+        e = hv_log_group_of(b, nb, &gb);
+    if (e != HV_STAT_OK)
+        return e;
+    return hv_effect(&ga, &gb, 1, out);
+}
+
+enum hv_verdict hv_verdict_of(const struct hv_ratio *r, double margin_pct, bool higher_is_better)
+{
+    double m = margin_pct;
+    if (isnan(r->lo_pct) || isnan(r->hi_pct))
+        return HV_VERDICT_INCONCLUSIVE;
+    if (r->lo_pct > m)
+        return higher_is_better ? HV_VERDICT_BETTER : HV_VERDICT_WORSE;
+    if (r->hi_pct < -m)
+        return higher_is_better ? HV_VERDICT_WORSE : HV_VERDICT_BETTER;
+    if (r->lo_pct >= -m && r->hi_pct <= m)
+        return HV_VERDICT_NO_EFFECT;
+    return HV_VERDICT_INCONCLUSIVE;
+}
+
+double hv_margin_p(const struct hv_ratio *r, double margin_pct)
+{
+    if (isnan(r->log.est) || isnan(r->log.se))
+        return NAN;
+    double up = log1p(margin_pct / 100.0), down = log1p(-margin_pct / 100.0);
+    double p = fmin(hv_contrast_p_above(&r->log, up), hv_contrast_p_below(&r->log, down));
+    return fmin(1.0, 2.0 * p);
+}
+
+/* The distance the estimate must clear: to the margin it lies past, or to
+ * the nearer margin from inside. <= 0 on a margin. */
+static double decide_gap(double est, double margin_pct)
+{
+    double up = log1p(margin_pct / 100.0), down = log1p(-margin_pct / 100.0);
+    if (est > up)
+        return est - up;
+    if (est < down)
+        return down - est;
+    return fmin(up - est, est - down);
+}
+
+/* Whether k more rounds likely decide: (t + z)·se_k <= gap. */
+static bool decides(const struct hv_log_group *level, const struct hv_log_group *base, size_t cells,
+                    size_t k, double gap, double z)
+{
+    struct hv_contrast c;
+    if (effect_contrast(level, base, cells, k, &c) != HV_STAT_OK)
+        return false;
+    if (c.degenerate)
+        return true;
+    return (gsl_cdf_tdist_Pinv(0.975, c.df) + z) * c.se <= gap;
+}
+
+enum hv_stat_err hv_rounds_to_decide(const struct hv_log_group *level,
+                                     const struct hv_log_group *base, size_t cells,
+                                     double margin_pct, size_t cap, struct hv_more *out)
+{
+    *out = (struct hv_more){0};
+    if (!(margin_pct >= 0.0 && margin_pct < 100.0) || cap > HV_DECIDE_CAP_MAX)
+        return HV_STAT_BAD_ARG;
+    struct hv_ratio r;
+    enum hv_stat_err e = hv_effect(level, base, cells, &r);
+    if (e != HV_STAT_OK)
+        return e;
+    if (hv_verdict_of(&r, margin_pct, true) != HV_VERDICT_INCONCLUSIVE)
+        return HV_STAT_OK;
+    double gap = decide_gap(r.log.est, margin_pct);
+    double z = gsl_cdf_ugaussian_Pinv(HV_DECIDE_POWER);
+    if (!(gap > 0.0) || cap == 0 || !decides(level, base, cells, cap, gap, z)) {
+        out->rounds = cap;
+        out->beyond_cap = true;
+        return HV_STAT_OK;
+    }
+    /* se_k and t_k fall as k grows, so "decides" is monotone in k. */
+    size_t lo = 1, hi = cap;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (decides(level, base, cells, mid, gap, z))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    out->rounds = lo;
+    return HV_STAT_OK;
+}
+
+/* A p-value and where it came from, for sorting. */
+struct ranked {
+    double p;
+    size_t i;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const struct ranked *x = a, *y = b;
+    if (x->p != y->p)
+        return x->p < y->p ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+enum hv_stat_err hv_holm(const double *p, size_t m, double alpha, double *p_adj, bool *significant)
+{
+    for (size_t i = 0; i < m; i++)
+        if (!(p[i] >= 0.0 && p[i] <= 1.0))
+            return HV_STAT_BAD_ARG;
+    if (m == 0)
+        return HV_STAT_OK;
+    struct ranked *r = malloc(m * sizeof *r);
+    if (r == NULL)
+        return HV_STAT_NO_MEMORY;
+    for (size_t i = 0; i < m; i++)
+        r[i] = (struct ranked){p[i], i};
+    qsort(r, m, sizeof *r, cmp_ranked);
+    /* The j-th smallest (0-based) is compared with alpha/(m − j), i.e.
+     * adjusted to (m − j)·p; the running maximum keeps the order. */
+    double run = 0.0;
+    for (size_t j = 0; j < m; j++) {
+        run = fmax(run, fmin(1.0, (double)(m - j) * r[j].p));
+        if (p_adj != NULL)
+            p_adj[r[j].i] = run;
+        if (significant != NULL)
+            significant[r[j].i] = run <= alpha;
+    }
+    free(r);
+    return HV_STAT_OK;
+}
+
+enum hv_stat_err hv_family_verdicts(const struct hv_ratio *r, size_t m, double margin_pct,
+                                    const bool *higher_is_better, enum hv_verdict *verdict,
+                                    double *p_adj)
+{
+    if (!(margin_pct >= 0.0 && margin_pct < 100.0))
+        return HV_STAT_BAD_ARG;
+    if (m == 0)
+        return HV_STAT_OK;
+    double *p = malloc(2 * m * sizeof *p);
+    if (p == NULL)
+        return HV_STAT_NO_MEMORY;
+    double *adj = p + m;
+    for (size_t i = 0; i < m; i++) {
+        p[i] = hv_margin_p(&r[i], margin_pct);
+        if (isnan(p[i]))
+            p[i] = 1.0; /* a comparison without an interval claims nothing */
+    }
+    enum hv_stat_err e = hv_holm(p, m, HV_FAMILY_ALPHA, adj, NULL);
+    for (size_t i = 0; e == HV_STAT_OK && i < m; i++) {
+        verdict[i] = hv_verdict_of(&r[i], margin_pct, higher_is_better[i]);
+        bool directional = verdict[i] == HV_VERDICT_BETTER || verdict[i] == HV_VERDICT_WORSE;
+        if (directional && adj[i] > HV_FAMILY_ALPHA)
+            verdict[i] = HV_VERDICT_INCONCLUSIVE;
+        if (p_adj != NULL)
+            p_adj[i] = adj[i];
+    }
+    free(p);
+    return e;
+}
