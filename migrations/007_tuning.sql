@@ -24,6 +24,11 @@ ALTER TABLE plans ADD COLUMN holds_host boolean NOT NULL DEFAULT false;
 ALTER TABLE plans ADD COLUMN block_ready boolean NOT NULL DEFAULT false;
 CREATE INDEX plans_current_block_idx ON plans (id) WHERE current_block IS NOT NULL;
 
+-- Adaptive repetitions (server/db_rounds.h): the decision taken after the
+-- plan's latest round, {"rounds", "decision": "more" | "precise" | "max",
+-- "ci_pct", "series", "widest": {...}}; NULL before its first round ended.
+ALTER TABLE plans ADD COLUMN adaptive jsonb;
+
 -- Apply and restore steps: records of their own, not jobs, so job counts
 -- and progress stay about benchmarks. Claimed by the host's worker like
 -- jobs (lease, attempt, only the claimer may answer).
@@ -83,3 +88,39 @@ CREATE TRIGGER plan_steps_insert_notify
 CREATE TRIGGER plan_steps_update_notify
     AFTER UPDATE ON plan_steps REFERENCING NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION hv_notify_steps();
+
+-- The plan as the API shows it gains its adaptive decision (the view of
+-- 006_plan_state.sql, with one more column at the end).
+CREATE OR REPLACE VIEW plan_summaries AS
+SELECT p.id, p.name, p.spec, p.seed, p.cancelled, p.created_at, p.updated_at,
+       c.total, c.queued, c.running, c.done, c.failed, c.cancelled_jobs,
+       CASE
+           WHEN p.cancelled THEN 'cancelled'
+           WHEN c.total > 0 AND c.done = c.total THEN 'done'
+           WHEN c.total > 0 AND c.queued + c.running = 0 THEN 'failed'
+           WHEN c.running + c.done + c.failed > 0 THEN 'running'
+           ELSE 'queued'
+       END AS status,
+       p.cancelled_at,
+       c.started_at,
+       c.state_at,
+       c.finished_max,
+       p.waiting,
+       ARRAY(SELECT n FROM unnest(c.queued_targets) AS n
+             WHERE NOT EXISTS (SELECT 1 FROM targets t WHERE t.name = n)
+             ORDER BY n) AS unregistered,
+       p.adaptive
+FROM plans p
+CROSS JOIN LATERAL (
+    SELECT count(*) AS total,
+           count(*) FILTER (WHERE j.status = 'queued') AS queued,
+           count(*) FILTER (WHERE j.status = 'running') AS running,
+           count(*) FILTER (WHERE j.status = 'done') AS done,
+           count(*) FILTER (WHERE j.status = 'failed') AS failed,
+           count(*) FILTER (WHERE j.status = 'cancelled') AS cancelled_jobs,
+           min(j.first_claimed_at) AS started_at,
+           max(j.state_at) AS state_at,
+           max(j.finished_at) AS finished_max,
+           array_agg(DISTINCT j.target_name) FILTER (WHERE j.status = 'queued') AS queued_targets
+    FROM jobs j WHERE j.plan_id = p.id
+) c;

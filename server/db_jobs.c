@@ -1,6 +1,7 @@
 /* db_jobs.c — see db_jobs.h. */
 #include "db_jobs.h"
 
+#include "db_rounds.h"
 #include "log.h"
 
 #include <math.h>
@@ -479,11 +480,14 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
         return s;
     const char *p4[] = {id, u->status, u->error};
     s = hv_db_exec(db, &finish_job, p4, NULL);
+    if (s == HV_DB_NONE)
+        return HV_DB_ERROR;
     if (s == HV_DB_OK && strcmp(u->status, "ok") != 0) {
         s = hv_db_exec(db, &fail_group, p1, NULL);
-        return s == HV_DB_NONE ? HV_DB_OK : s;
+        s = s == HV_DB_NONE ? HV_DB_OK : s;
     }
-    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    /* The job that ends a round decides whether another round follows. */
+    return s == HV_DB_OK ? hv_db_round_check(db, id) : s;
 }
 
 enum hv_db_status hv_db_result_store(const struct hv_result_upload *u, int64_t *result_id,

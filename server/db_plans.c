@@ -60,7 +60,8 @@ static const struct hv_stmt insert_jobs = {
     "json_build_object('total', total, 'queued', queued, 'running', running, 'done', done, "       \
     "'failed', failed, 'cancelled', cancelled_jobs), 'progress', CASE WHEN total = 0 THEN 0 "      \
     "ELSE round((done + failed + cancelled_jobs)::numeric / total, 4) END, 'waiting', CASE WHEN "  \
-    "status IN ('queued', 'running') THEN coalesce(waiting::json, " WAITING_UNREGISTERED ") END)"
+    "status IN ('queued', 'running') THEN coalesce(waiting::json, " WAITING_UNREGISTERED ") END, " \
+    "'rounds', adaptive)"
 
 static const struct hv_stmt get_plan = {
     "plan_get", "SELECT (" SUMMARY_JSON ")::text, spec::text FROM plan_summaries WHERE id = $1", 1};

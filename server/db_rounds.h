@@ -1,0 +1,23 @@
+/* db_rounds.h — adaptive repetitions.
+ *
+ * A plan asks for repetitions {min, max, ci_pct}. Its first min rounds are
+ * queued when it is submitted; whenever a round ends, the server
+ * summarises every primary metric of every configuration, workload and
+ * target over the rounds so far (lib/adaptive.h) and, while any 95 %
+ * interval is wider than ci_pct and fewer than max rounds ran, queues one
+ * more whole round: every configuration again, in the plan's seeded
+ * order, as blocks of its own in a tuning plan. The decision is kept with
+ * the plan (plans.adaptive) for the report and the API. */
+#ifndef HV_SERVER_DB_ROUNDS_H
+#define HV_SERVER_DB_ROUNDS_H
+
+#include "db.h"
+
+/** Called inside the transaction that just ended job job_id (a result
+ *  stored, or its block failed): when that ended the plan's latest round,
+ *  decides whether to queue another and does it. Cheap when the round is
+ *  still open. Returns HV_DB_OK (also when nothing was due) or a failure
+ *  of the transaction. */
+enum hv_db_status hv_db_round_check(struct hv_db *db, const char *job_id);
+
+#endif
