@@ -116,7 +116,7 @@ while ((SECONDS - started < 12)); do
         assert_status 200 POST /api/v1/workers/register -H "Authorization: Bearer $WORKER_TOKEN" \
             --data-binary '{"name":"slow-w","kind":"host","facts":{"cpus":2}}'
         target=$(json .target_id)
-        assert_status 204 POST /api/v1/jobs/claim -H "Authorization: Bearer $WORKER_TOKEN" \
+        assert_status 204 POST /api/v1/jobs/claim -H "Authorization: Bearer $(json -r .worker_token)" \
             --data-binary "{\"target_id\":$target,\"wait\":1}"
     fi
     sleep 0.5
