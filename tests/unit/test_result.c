@@ -146,6 +146,7 @@ static void test_fit_raw(void)
     l = (struct hv_result_limits){64u << 20, 200000, 1u << 20};
     CHECK(hv_result_fit(b, &l) == 0);
     CHECK(json_string_length(json_object_get(b, "raw")) <= 1u << 20);
+    json_decref(b);
 
     /* A UTF-8 character is never cut in half. */
     b = body_with(0, "\xc3\xa9", 2u << 20); /* é */
