@@ -7,6 +7,8 @@
  * every problem with its JSON Pointer, so one round trip fixes them all. */
 #include "plan.h"
 
+#include "rng.h"
+
 #include "errors.h"
 #include "factors.h"
 #include "jspec.h"
@@ -848,16 +850,6 @@ size_t hv_plan_jobs_per_round(const struct hv_plan *plan)
     return total;
 }
 
-/* splitmix64: a small, well-mixed generator; the run order must be
- * reproducible from the recorded seed on every platform. */
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 int hv_plan_expand(const struct hv_plan *plan, struct hv_expansion *out)
 {
     memset(out, 0, sizeof *out);
@@ -878,7 +870,7 @@ int hv_plan_expand(const struct hv_plan *plan, struct hv_expansion *out)
         round_units(plan, units);
         if (plan->randomized)
             for (size_t k = nu; k > 1; k--) {
-                size_t j = (size_t)(splitmix64(&state) % k);
+                size_t j = (size_t)(hv_rng_next(&state) % k);
                 struct unit t = units[k - 1];
                 units[k - 1] = units[j];
                 units[j] = t;

@@ -20,6 +20,20 @@ static inline uint64_t hv_rng_next(uint64_t *state)
     return z ^ (z >> 31);
 }
 
+/** xorshift64*: the generator of the engines' input data (CPU kernel
+ *  inputs, disk offsets). Kept apart from hv_rng_next because a CPU
+ *  kernel's inputs define its score: changing the generator would move
+ *  every score against older results. *state must not be 0. */
+static inline uint64_t hv_rng_xorshift(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
 /** A uniform double in (0, 1): never 0, so its logarithm is finite. */
 static inline double hv_rng_uniform(uint64_t *state)
 {

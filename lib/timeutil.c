@@ -92,3 +92,10 @@ bool hv_iso8601_valid(const char *s)
     }
     return *p == '\0' || strcmp(p, "Z") == 0 || strcmp(p, "+00:00") == 0;
 }
+
+uint64_t hv_monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}

@@ -3,10 +3,15 @@
 #define HV_TIMEUTIL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 /** Seconds on the monotonic clock (for durations). */
 double hv_monotonic(void);
+
+/** The monotonic clock in nanoseconds (for intervals measured in the
+ *  engines' inner loops). */
+uint64_t hv_monotonic_ns(void);
 
 /** Writes the current UTC time as ISO 8601 with milliseconds
  *  ("2026-11-29T18:40:12.123Z") into buf (at least 25 bytes). */

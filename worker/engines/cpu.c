@@ -19,6 +19,8 @@
  *    samples of the measured time get the shared steady-state verdict.
  */
 #include "worker/engines/cpu.h"
+
+#include "timeutil.h"
 #include "worker/engines/cpu_kernels.h"
 
 #include <errno.h>
@@ -124,13 +126,6 @@ static double warmup_seconds(const struct hv_cpu_settings *p)
     return p->seconds / 10 < WARMUP_MAX ? p->seconds / 10 : WARMUP_MAX;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static double thread_cpu_seconds(void)
 {
     struct timespec ts;
@@ -199,8 +194,8 @@ static void copy_loop(struct copy *c)
 {
     struct cpu_run *run = c->run;
     /* The warm-up: whole kernel iterations, verified, counted nowhere. */
-    uint64_t warm_end = now_ns() + (uint64_t)(warmup_seconds(&run->params) * 1e9);
-    for (size_t k = 0; now_ns() < warm_end; k = (k + 1) % HV_CPU_N_KERNELS) {
+    uint64_t warm_end = hv_monotonic_ns() + (uint64_t)(warmup_seconds(&run->params) * 1e9);
+    for (size_t k = 0; hv_monotonic_ns() < warm_end; k = (k + 1) % HV_CPU_N_KERNELS) {
         if (run_stopping(run))
             return;
         char why[200];
@@ -210,7 +205,7 @@ static void copy_loop(struct copy *c)
         }
     }
     double cpu_start = thread_cpu_seconds();
-    uint64_t start = now_ns();
+    uint64_t start = hv_monotonic_ns();
     uint64_t deadline = start + (uint64_t)(run->params.seconds * 1e9);
     if (c->index == 0) {
         run->t0_ns = start;
@@ -221,9 +216,9 @@ static void copy_loop(struct copy *c)
             if (run_stopping(run))
                 goto out;
             char why[200];
-            uint64_t t1 = now_ns();
+            uint64_t t1 = hv_monotonic_ns();
             int rc = hv_cpu_kernels[k].iterate(c->state[k], why, sizeof why);
-            uint64_t t2 = now_ns();
+            uint64_t t2 = hv_monotonic_ns();
             if (rc != 0) {
                 copy_fail(c, hv_cpu_kernels[k].name, "failed its self-check", why);
                 goto out;
@@ -236,7 +231,7 @@ static void copy_loop(struct copy *c)
                 goto out;
         }
 out:
-    c->elapsed = (double)(now_ns() - start) * 1e-9;
+    c->elapsed = (double)(hv_monotonic_ns() - start) * 1e-9;
     c->cpu_time = thread_cpu_seconds() - cpu_start;
 }
 

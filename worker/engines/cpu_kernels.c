@@ -8,6 +8,7 @@
  * that setup derived independently. */
 #include "worker/engines/cpu_kernels.h"
 
+#include "rng.h"
 #include "worker/engines/cpu.h"
 
 #include <math.h>
@@ -29,17 +30,6 @@
 #define REF_FP_RATE     9.0e7 /* n-body pair interactions per second */
 #define REF_MEM_RATE    4.0e6 /* dependent loads per second */
 #define REF_BRANCH_RATE 1.6e7 /* elements sorted per second */
-/* A fixed-seed PRNG (xorshift64*): the inputs are the same on every run. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
-
 /* ---------------------------------------------------------------------
  * Integer: CRC-like multiply/shift/table mixing of a 256 KiB array (L2
  * resident) in four independent lanes, as real hash functions do.
@@ -103,7 +93,7 @@ static void *int_setup(char *err, size_t len)
     }
     uint64_t seed = INT_SEED;
     for (size_t i = 0; i < INT_WORDS; i++)
-        s->data[i] = rng_next(&seed);
+        s->data[i] = hv_rng_xorshift(&seed);
     /* The CRC-64/XZ table (reflected ECMA-182 polynomial). */
     for (uint64_t i = 0; i < 256; i++) {
         uint64_t c = i;
@@ -328,7 +318,7 @@ static void *mem_setup(char *err, size_t len)
     for (size_t i = 0; i < MEM_NODES; i++)
         order[i] = (uint32_t)i;
     for (size_t i = MEM_NODES - 1; i > 0; i--) { /* Fisher-Yates */
-        size_t j = (size_t)(((rng_next(&seed) >> 32) * (uint64_t)(i + 1)) >> 32);
+        size_t j = (size_t)(((hv_rng_xorshift(&seed) >> 32) * (uint64_t)(i + 1)) >> 32);
         uint32_t t = order[i];
         order[i] = order[j];
         order[j] = t;
@@ -463,7 +453,7 @@ static void *sort_setup(char *err, size_t len)
     }
     uint64_t seed = SORT_SEED;
     for (size_t i = 0; i < SORT_N; i++)
-        s->input[i] = (int32_t)(uint32_t)(rng_next(&seed) >> 32);
+        s->input[i] = (int32_t)(uint32_t)(hv_rng_xorshift(&seed) >> 32);
     sort_digest(s->input, &s->sum, &s->xor);
     return s;
 }

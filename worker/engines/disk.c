@@ -45,6 +45,8 @@
  */
 #include "worker/engines/disk.h"
 
+#include "rng.h"
+#include "timeutil.h"
 #include "worker/engines/disk_run.h"
 #include "worker/engines/hist.h"
 
@@ -156,23 +158,6 @@ static long aio_getevents(aio_context_t ctx, long min_nr, long max_nr, struct io
 /* ---------------------------------------------------------------------
  * The run. */
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
-
 static bool run_stopping(struct hv_disk_run *run)
 {
     return __atomic_load_n(&run->abort, __ATOMIC_RELAXED) || hv_engine_stopping(run->ctx);
@@ -252,7 +237,7 @@ static uint64_t pass_offset(struct hv_disk_job *j, const struct pass *ps, uint64
 {
     uint64_t n = j->run->nblocks, b;
     if (hv_disk_op_defs[ps->op].random)
-        b = (uint64_t)(((unsigned __int128)rng_next(&j->rng) * n) >> 64);
+        b = (uint64_t)(((unsigned __int128)hv_rng_xorshift(&j->rng) * n) >> 64);
     else
         b = i % n;
     return j->base + b * j->run->p.block;
@@ -296,13 +281,13 @@ static int pass_sync(struct hv_disk_job *j, const struct pass *ps)
         uint64_t off = pass_offset(j, ps, i);
         if (write)
             stamp(j, 0, off);
-        uint64_t t1 = now_ns();
+        uint64_t t1 = hv_monotonic_ns();
         ssize_t n;
         do
             n = write ? pwrite(j->fd, j->buf, block, (off_t)off)
                       : pread(j->fd, j->buf, block, (off_t)off);
         while (n < 0 && errno == EINTR);
-        uint64_t t2 = now_ns();
+        uint64_t t2 = hv_monotonic_ns();
         if (n != (ssize_t)block)
             return io_error(j, ps, off, n < 0 ? -errno : n);
         if (check && verify(j, 0, off) != 0)
@@ -357,7 +342,7 @@ static int pass_aio(struct hv_disk_job *j, const struct pass *ps)
     long n_free = qd, inflight = 0;
     for (long s = 0; s < qd; s++)
         free_slots[s] = qd - 1 - s;
-    uint64_t issued = 0, now = now_ns();
+    uint64_t issued = 0, now = hv_monotonic_ns();
     for (;;) {
         bool more = rc == 0 && !run_stopping(j->run) && issued < ps->limit && now < ps->deadline;
         long n = 0;
@@ -378,7 +363,7 @@ static int pass_aio(struct hv_disk_job *j, const struct pass *ps)
             /* One io_submit per I/O; see the top of the file. */
             long r = 0;
             while (r < n) {
-                submitted_at[list[r]->aio_data] = now_ns();
+                submitted_at[list[r]->aio_data] = hv_monotonic_ns();
                 if (aio_submit(ctx, 1, &list[r]) != 1) {
                     job_fail(j, "%s: %s: io_submit: %s", hv_disk_op_defs[ps->op].param, j->path,
                              strerror(errno));
@@ -403,7 +388,7 @@ static int pass_aio(struct hv_disk_job *j, const struct pass *ps)
             rc = -1;
             break; /* io_destroy below waits for what is in flight */
         }
-        now = now_ns();
+        now = hv_monotonic_ns();
         for (long k = 0; k < got; k++) {
             long s = (long)events[k].data;
             struct iocb *cb = &cbs[s];
@@ -503,7 +488,7 @@ static void *job_main(void *arg)
         if (j->fd >= 0 && p->warmup > 0) {
             struct pass warm = {.op = run->op,
                                 .limit = UINT64_MAX,
-                                .deadline = now_ns() + (uint64_t)(p->warmup * 1e9)};
+                                .deadline = hv_monotonic_ns() + (uint64_t)(p->warmup * 1e9)};
             do_pass(j, &warm);
         }
     }
@@ -526,7 +511,7 @@ static void *job_main(void *arg)
     if (j->fd >= 0 && close(j->fd) != 0 && def->write)
         job_fail(j, "%s: close %s: %s", def->param, j->path, strerror(errno));
     j->fd = -1;
-    j->t_end = now_ns();
+    j->t_end = hv_monotonic_ns();
     if (def->write && !j->failed && !run_stopping(run)) {
         j->has_data = j->has_data || def->extends;
         j->ours = j->ours || def->extends;
@@ -613,7 +598,7 @@ static void sample_until_done(struct hv_disk_run *run, const char *metric, struc
         struct timespec ts = {.tv_sec = (time_t)(next / 1000000000u),
                               .tv_nsec = (long)(next % 1000000000u)};
         pthread_cond_timedwait(&run->cv, &run->mu, &ts);
-        uint64_t now = now_ns();
+        uint64_t now = hv_monotonic_ns();
         if (now < next || run->done == run->p.threads)
             continue;
         uint64_t b = bytes_done(run);
@@ -721,7 +706,7 @@ static int run_phase(struct hv_disk_run *run, enum hv_disk_op op)
         if (rc != 0)
             __atomic_store_n(&run->abort, 1, __ATOMIC_RELAXED);
     }
-    run->gate = now_ns();
+    run->gate = hv_monotonic_ns();
     run->open = true;
     pthread_cond_broadcast(&run->cv);
     char metric[64];
@@ -742,7 +727,7 @@ static int run_phase(struct hv_disk_run *run, enum hv_disk_op op)
         }
     if (rc == 0 && hv_engine_stopping(run->ctx))
         rc = hv_engine_fail(run->out, "stopped during %s after %.1f s", hv_disk_op_defs[op].param,
-                            (double)(now_ns() - run->t0) * 1e-9);
+                            (double)(hv_monotonic_ns() - run->t0) * 1e-9);
     if (rc == 0)
         rc = report_phase(run, &full, end);
     free(full.v);
@@ -834,15 +819,16 @@ int hv_engine_disk_run(const struct hv_engine *e, const struct hv_engine_ctx *ct
         /* 7-bit pseudo-random bytes; see the top of the file. */
         uint64_t s = SEED + (uint64_t)i;
         for (size_t k = 0; k < bytes; k += 8) {
-            uint64_t r = rng_next(&s) & 0x7F7F7F7F7F7F7F7FULL;
+            uint64_t r = hv_rng_xorshift(&s) & 0x7F7F7F7F7F7F7F7FULL;
             memcpy(j->buf + k, &r, bytes - k < 8 ? bytes - k : 8);
         }
     }
-    run.t0 = now_ns();
+    run.t0 = hv_monotonic_ns();
     rc = 0;
     for (size_t i = 0; i < p->n_ops && rc == 0; i++)
         rc = run_phase(&run, p->ops[i]);
-    json_object_set_new(out->observed, "seconds", json_real((double)(now_ns() - run.t0) * 1e-9));
+    json_object_set_new(out->observed, "seconds",
+                        json_real((double)(hv_monotonic_ns() - run.t0) * 1e-9));
 done:
     for (long i = 0; i < p->threads; i++) {
         struct hv_disk_job *j = &run.jobs[i];
