@@ -35,7 +35,7 @@ export function seriesChart(spec) {
   const box = el('div', { class: 'chart-box' });
   const fig = el('figure', { class: 'chart', 'aria-label': spec.label + ': ' + spec.t.length + ' samples' },
     el('figcaption', {}, spec.label, spec.unit ? el('span', { class: 'unit' }, ' (' + spec.unit + ')') : null,
-      el('span', { class: 'muted' }, ' · ' + spec.t.length + ' samples')), box);
+      el('span', { class: 'muted' }, ' · ' + spec.t.length + (spec.t.length === 1 ? ' sample' : ' samples'))), box);
   fig.draw = () => {
     const uPlot = lib();
     if (!uPlot) {
