@@ -197,7 +197,7 @@ test('the list filters by status, and the filter is in the URL', async () => {
 
 test('the quick plan page: status, charts and the full table like the API and the CLI', async () => {
   await page.locator(`#plans-table tr[data-plan-id="${QUICK}"] a`, { hasText: 'quick' }).click();
-  await page.waitForURL((u) => u.hash === `#/plans/${QUICK}`);
+  await page.waitForFunction((h) => location.hash === h, `#/plans/${QUICK}`);
   await page.locator('#plan-status .badge').waitFor();
   assert.equal((await page.locator('#plan-status .badge').innerText()).trim(), 'done');
   assert.equal((await page.locator('h1').innerText()).trim(), `Plan ${QUICK}: quick`);
@@ -308,7 +308,7 @@ let hostJob; // a job of the tuning plan's host, with telemetry
 test('plan → jobs: every job with state, target, configuration, attempt', async () => {
   await page.goto(`${BASE}/#/plans/${TUNE}`);
   await page.locator('#jobs-link').click();
-  await page.waitForURL((u) => u.hash === `#/plans/${TUNE}/jobs`);
+  await page.waitForFunction((h) => location.hash === h, `#/plans/${TUNE}/jobs`);
   const jobs = (await rest(`api/v1/plans/${TUNE}/jobs?limit=1000`)).items;
   const trs = page.locator('#jobs-table tbody tr');
   await trs.first().waitFor();
@@ -324,7 +324,7 @@ test('plan → jobs: every job with state, target, configuration, attempt', asyn
 
 test('jobs → job: metrics, samples and host telemetry on one time axis, observed, raw', async () => {
   await page.locator(`#jobs-table tr[data-job-id="${hostJob.id}"] a`).first().click();
-  await page.waitForURL((u) => u.hash === `#/jobs/${hostJob.id}`);
+  await page.waitForFunction((h) => location.hash === h, `#/jobs/${hostJob.id}`);
   const res = (await rest(`api/v1/jobs/${hostJob.id}/results`)).items.at(-1);
   await page.locator('#metrics-table').waitFor();
   for (const m of res.metrics) {
@@ -343,14 +343,14 @@ test('jobs → job: metrics, samples and host telemetry on one time axis, observ
 
 test('job → target: facts, fingerprint, tuning changes; → history → compare', async () => {
   await page.locator('#job-head .target-slot a').click();
-  await page.waitForURL((u) => u.hash === `#/targets/${TUNE_TARGET}`);
+  await page.waitForFunction((h) => location.hash === h, `#/targets/${TUNE_TARGET}`);
   const t = await rest(`api/v1/targets/${TUNE_TARGET}`);
   await page.locator('#target-head dl.facts').waitFor();
   assert.equal((await page.locator('h1').innerText()).trim(), `Target ${t.name}`);
   const changes = (await rest(`api/v1/targets/${TUNE_TARGET}/changes`)).items;
   assert.equal(await page.locator('#changes-table tbody tr').count(), changes.length, 'a row per change');
   await page.locator('#history ul.metric-links a', { hasText: /^cpu\.score$/ }).click();
-  await page.waitForURL((u) => /metric=cpu.score/.test(u.hash));
+  await page.waitForFunction(() => /metric=cpu.score/.test(location.hash));
   const h = await rest(`api/v1/targets/${TUNE_TARGET}/history?metric=cpu.score`);
   if (h) {
     await page.locator('#history .chart-box[data-drawn="1"] canvas').first().waitFor();
@@ -363,14 +363,14 @@ test('job → target: facts, fingerprint, tuning changes; → history → compar
   const cmp = page.locator('#history a.compare-link');
   if (await cmp.count()) await cmp.first().click();
   else await page.locator('.topnav a[data-section="compare"]').click();
-  await page.waitForURL((u) => u.hash.startsWith('#/compare'));
+  await page.waitForFunction(() => location.hash.startsWith('#/compare'));
 });
 
 test('compare: two plans side by side, numbers as the API gives them', async () => {
   await page.locator('#cmp-a').fill(QUICK);
   await page.locator('#cmp-b').fill(`${TUNE}:default`);
   await page.locator('#compare-form button[type=submit]').click();
-  await page.waitForURL((u) => u.hash.includes(`b=${TUNE}`));
+  await page.waitForFunction((b) => location.hash.includes(b), `b=${TUNE}`);
   await page.locator('#compare-table').waitFor();
   const c = await rest(`api/v1/compare?a=${QUICK}&b=${TUNE}:default`);
   const trs = page.locator('#compare-table tbody tr');

@@ -27,12 +27,13 @@ export function show(ctx) {
 
   let items = [];
   let cursor = null;
+  let lastText = ''; // a refresh that changes nothing leaves the table (and focus) alone
 
   async function load(fresh) {
     if (fresh) {
       items = [];
       cursor = null;
-      put(body, ui.loading('plans'));
+      if (!body.querySelector('#plans-table')) put(body, ui.loading('plans'));
     }
     const q = { status: f.status, target: f.target, name: f.name, since: f.since, limit: PAGE, cursor };
     let data;
@@ -47,6 +48,14 @@ export function show(ctx) {
     }
     if (!ctx.current()) return;
     ctx.clearError();
+    const text = JSON.stringify(data);
+    if (fresh && text === lastText && items.length === 0 && body.querySelector('#plans-table')) {
+      items = data.items || [];
+      cursor = data.next_cursor || null;
+      if (items.some((p) => ui.ACTIVE.has(p.status))) ctx.schedule(() => load(true), REFRESH_MS);
+      return;
+    }
+    if (fresh) lastText = text;
     items = items.concat(Array.isArray(data.items) ? data.items : []);
     cursor = data.next_cursor || null;
     const shown = f.q ? items.filter((p) => String(p.name || '').toLowerCase().includes(f.q.toLowerCase())) : items;

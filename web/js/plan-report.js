@@ -99,13 +99,13 @@ export function overhead(report) {
   return el('div', {},
     eff.map((e) => el('div', { class: 'efficiency', 'data-configuration': e.configuration },
       e.sentence ? el('p', { class: 'sentence' }, e.sentence) : null,
-      el('table', { class: 'data compact eff-table' },
+      el('div', { class: 'scroll-x' }, el('table', { class: 'data compact eff-table' },
         el('caption', {}, 'Efficiency of ', e.configuration, ' against ', e.against, ' (100 % = no overhead)'),
         el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Subsystem'), el('th', { scope: 'col', class: 'num' }, 'Efficiency'),
           el('th', { scope: 'col', class: 'num' }, '95 % interval'), el('th', { scope: 'col', class: 'num' }, 'n'),
           el('th', { scope: 'col', class: 'num' }, 'Weight'))),
-        el('tbody', {}, (e.subsystems || []).map((s) => effRow(s.subsystem, s)), e.overall ? effRow('overall', e.overall, true) : null)))),
-    per.length ? el('table', { class: 'data compact overhead-table' },
+        el('tbody', {}, (e.subsystems || []).map((s) => effRow(s.subsystem, s)), e.overall ? effRow('overall', e.overall, true) : null))))),
+    per.length ? el('div', { class: 'scroll-x' }, el('table', { class: 'data compact overhead-table' },
       el('caption', {}, 'Per primary metric: change against the baseline'),
       el('thead', {}, el('tr', {}, ['Configuration', 'Workload', 'Metric'].map((h) => el('th', { scope: 'col' }, h)),
         el('th', { scope: 'col', class: 'num' }, 'Change [95 %]'), el('th', { scope: 'col' }, 'Verdict'))),
@@ -113,7 +113,7 @@ export function overhead(report) {
         el('td', {}, o.configuration), el('td', {}, o.workload + (o.side ? ' (' + o.side + ')' : '')),
         el('td', {}, el('code', {}, o.metric), ' ', direction(o.higher_is_better)),
         el('td', { class: 'num' }, fmt.changeWithInterval(o.pct, o.lo_pct, o.hi_pct)),
-        el('td', {}, ui.verdictBadge(o.verdict)))))) : null);
+        el('td', {}, ui.verdictBadge(o.verdict))))))) : null);
 }
 
 function effRow(name, s, overall) {
