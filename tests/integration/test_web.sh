@@ -74,7 +74,7 @@ plan_ended() {
     [[ $(json .status) =~ ^(done|failed|cancelled)$ ]]
 }
 wait_for "plan $QUICK ends" 120 plan_ended "$QUICK"
-assert_eq "plan $QUICK is done" done "$(json .status)" || hv_finish
+assert_eq "plan $QUICK is done" "done" "$(json .status)" || hv_finish
 wait_for "plan $FAIL ends" 60 plan_ended "$FAIL"
 assert_eq "plan $FAIL failed" failed "$(json .status)"
 
@@ -98,7 +98,7 @@ TUNE=$(json .id)
 # telemetry samples beside it) and stops after the restore step. Its own
 # curl and files: the test's api() is not safe from two processes.
 tune_host() {
-    local deadline=$((SECONDS + 240)) out=$HV_TMP/tune-claim id att now then body
+    local deadline=$((SECONDS + 240)) out=$HV_TMP/tune-claim id att now start body
     while ((SECONDS < deadline)); do
         curl -s --max-time 40 -o "$out" "${TUNE_W[@]}" -H 'Content-Type: application/json' \
             --data-binary '{"wait":20}' "$URL/api/v1/jobs/claim" || continue
@@ -115,8 +115,8 @@ tune_host() {
             [[ $(jq -r .step.kind "$out") == restore ]] && return 0
         elif [[ $(jq -r '.job.id // empty' "$out") != "" ]]; then
             id=$(jq -r .job.id "$out") att=$(jq -r .job.attempt "$out")
-            then=$(date -u -d '-2 seconds' +%Y-%m-%dT%H:%M:%S.%3NZ) now=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
-            body=$(jq -c --argjson a "$att" --arg s "$then" --arg f "$now" '{attempt: $a, status: "ok",
+            start=$(date -u -d "-2 seconds" +%Y-%m-%dT%H:%M:%S.%3NZ) now=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
+            body=$(jq -c --argjson a "$att" --arg s "$start" --arg f "$now" '{attempt: $a, status: "ok",
                 started_at: $s, finished_at: $f} + . | .samples += [range(0; 3) as $t
                 | {metric: "host.cpu_busy_pct", t: ($t + 0.5), value: (20 + $t)}]' <<<"$REAL")
             curl -s --max-time 10 -o /dev/null "${TUNE_W[@]}" -H 'Content-Type: application/json' \
@@ -129,9 +129,9 @@ tune_host >"$HV_TMP/tune-host.log" 2>&1 &
 HV_WORKER_PIDS+=($!)
 hv_start_worker web-guest --kind guest --poll 1
 wait_for "plan $TUNE ends" 180 plan_ended "$TUNE"
-assert_eq "plan $TUNE is done" done "$(json .status)"
+assert_eq "plan $TUNE is done" "done" "$(json .status)"
 api GET "/api/v1/plans/$TUNE/steps"
-assert_eq "every step of plan $TUNE ran" done "$(json -r '[.items[].status] | unique | join(",")')"
+assert_eq "every step of plan $TUNE ran" "done" "$(json -r '[.items[].status] | unique | join(",")')"
 
 # --- a plan waiting for a target that never registered ------------------------------
 plan=$(jq -c '.name = "web-waits" | .targets.host = "web-nowhere"' "$HV_ROOT/examples/quick.json")
