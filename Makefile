@@ -141,6 +141,20 @@ api: tests/contract/node_modules/.package-lock.json
 tests/contract/node_modules/.package-lock.json: tests/contract/package-lock.json
 	cd tests/contract && npm ci --no-audit --no-fund
 
+# make web-vendor: the web page's libraries (web-src/package.json, pinned
+# by web-src/package-lock.json) installed with npm and their built files
+# and licences copied into web/vendor/; commit what changed. Only this
+# needs node: building, installing and serving the page read web/ alone.
+.PHONY: web-vendor
+web-vendor:
+	cd web-src && npm ci --no-audit --no-fund
+	install -d web/vendor
+	install -m 0644 web-src/node_modules/uplot/dist/uPlot.iife.min.js web/vendor/uPlot.iife.min.js
+	install -m 0644 web-src/node_modules/uplot/dist/uPlot.min.css web/vendor/uPlot.min.css
+	install -m 0644 web-src/node_modules/uplot/LICENSE web/vendor/uPlot.LICENSE.txt
+	printf 'uplot %s\n' "$$(node -p 'require("./web-src/node_modules/uplot/package.json").version')" \
+	  >web/vendor/VERSIONS.txt
+
 demo: deps
 	$(MAKE) all
 	BUILD=$(BUILD) deploy/demo.sh
@@ -159,10 +173,13 @@ headers-check:
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/hvbench/web \
+	  $(DESTDIR)$(PREFIX)/share/hvbench/web/js $(DESTDIR)$(PREFIX)/share/hvbench/web/vendor \
 	  $(DESTDIR)$(PREFIX)/share/hvbench/migrations
 	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 migrations/*.sql $(DESTDIR)$(PREFIX)/share/hvbench/migrations/
-	install -m 0644 $(wildcard web/*.html web/*.js web/*.css) $(DESTDIR)$(PREFIX)/share/hvbench/web/
+	install -m 0644 $(wildcard web/*.html web/*.css) $(DESTDIR)$(PREFIX)/share/hvbench/web/
+	install -m 0644 $(wildcard web/js/*.js) $(DESTDIR)$(PREFIX)/share/hvbench/web/js/
+	install -m 0644 $(wildcard web/vendor/*) $(DESTDIR)$(PREFIX)/share/hvbench/web/vendor/
 
 clean:
 	rm -rf build

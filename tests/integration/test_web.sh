@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# The web page in a real headless Chromium: a quick plan is run to the end by
-# a real worker, then tests/browser/web.test.js (playwright-core driving
-# Debian's /usr/bin/chromium) checks the plan list, the plan page and its
-# report against the REST API and the CLI, an unknown plan, and the token
-# form of a second server started with --read-auth token.
+# The web page in a real headless Chromium against a real server and
+# database filled by real plan runs: a quick plan run to the end by a real
+# worker, a plan that fails (stress-ng is not on the worker's PATH), a
+# tuning plan with two levels of a factor whose guest jobs a real worker
+# runs (the host's apply and restore steps and its baseline jobs are
+# answered by a small loop here, as the host worker would: this machine's
+# settings are never changed), and a plan waiting for a target that never
+# registered. tests/browser/web.test.js (playwright-core driving Debian's
+# /usr/bin/chromium) then checks every page against the REST API, clicks
+# plan → job → target → history → compare, and saves a screenshot of each
+# page in build/test-logs/web/.
 # Needs node, npm and chromium (deploy/deps.sh; node comes with the machine).
 set -uo pipefail
 # shellcheck source=tests/integration/lib.sh
@@ -45,28 +51,97 @@ mkdir -p "$HV_ROOT/tests/tmp"
 install_npm_packages
 
 hv_setup
+S=(-H "Authorization: Bearer $SUBMIT_TOKEN" -H 'Content-Type: application/json')
 
-# The quick example, pinned to our worker and shortened to 1 s per job.
-plan=$(jq '.targets.host = "web-host" | .workloads[0].params.seconds = 1' \
-    "$HV_ROOT/examples/quick.json") || hv_die "cannot read examples/quick.json"
-assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" \
-    -H 'Content-Type: application/json' --data-binary "$plan"
-ID=$(json .id)
-assert_match "plan id" '^[0-9]+$' "$ID" || hv_finish
-
-hv_start_worker web-host
+# --- a quick plan and a failing one, run by a real worker ------------------------
+plan=$(jq -c '.targets.host = "web-host" | .workloads[0].params.seconds = 1' "$HV_ROOT/examples/quick.json")
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$plan"
+QUICK=$(json .id)
+plan=$(jq -c '.name = "web-fail" | .targets.host = "web-host" | .repetitions.min = 1
+    | .workloads[0] = {"id": "sng", "kind": "cpu", "engine": "stress-ng", "params": {"seconds": 1}}' \
+    "$HV_ROOT/examples/quick.json")
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$plan"
+FAIL=$(json .id)
+# Without a PATH the worker has no stress-ng to run: that plan fails with
+# the reason; the built-in cpu engine needs nothing.
+printf '#!/bin/sh\nPATH=/nonexistent exec "%s" "$@"\n' "$WORKER" >"$HV_TMP/worker-nopath"
+chmod +x "$HV_TMP/worker-nopath"
+WORKER=$HV_TMP/worker-nopath hv_start_worker web-host --kind host --poll 1
 
 # shellcheck disable=SC2317 # called through wait_for
 plan_ended() {
-    api GET "/api/v1/plans/$ID"
+    api GET "/api/v1/plans/$1"
     [[ $(json .status) =~ ^(done|failed|cancelled)$ ]]
 }
-wait_for "plan $ID ends" 120 plan_ended
-assert_eq "plan $ID .status" "done" "$(json .status)" || hv_finish
+wait_for "plan $QUICK ends" 120 plan_ended "$QUICK"
+assert_eq "plan $QUICK is done" "done" "$(json .status)" || hv_finish
+wait_for "plan $FAIL ends" 60 plan_ended "$FAIL"
+assert_eq "plan $FAIL failed" failed "$(json .status)"
+
+# A real result of this machine, for the host's baseline jobs below.
+api GET "/api/v1/plans/$QUICK/jobs?status=done&limit=1"
+api GET "/api/v1/jobs/$(json '.items[0].id')/results"
+REAL=$(json -c '.items[0] | {metrics, samples, observed}')
+
+# --- a tuning plan with two levels of thp ---------------------------------------------
+hv_register web-tune host '{"cpu_model":"test","cpus":2}'
+TUNE_W=("${W[@]}")
+TUNE_TARGET=$TARGET
+plan=$(jq -c '.name = "web-tune" | .targets = {"host": "web-tune", "guests": {"domains": ["web-guest"]}}
+    | .factors = {"thp": ["always", "never"]} | .repetitions.min = 3 | .workloads[0].params.seconds = 1' \
+    "$HV_ROOT/examples/quick.json")
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$plan"
+TUNE=$(json .id)
+
+# The host worker of web-tune: answers apply steps with every level read
+# back, runs the baseline jobs (uploading the real result above, with host
+# telemetry samples beside it) and stops after the restore step. Its own
+# curl and files: the test's api() is not safe from two processes.
+tune_host() {
+    local deadline=$((SECONDS + 240)) out=$HV_TMP/tune-claim id att now start body
+    while ((SECONDS < deadline)); do
+        curl -s --max-time 40 -o "$out" "${TUNE_W[@]}" -H 'Content-Type: application/json' \
+            --data-binary '{"wait":20}' "$URL/api/v1/jobs/claim" || continue
+        [[ -s $out ]] || continue
+        if [[ $(jq -r '.step.kind // empty' "$out") != "" ]]; then
+            id=$(jq -r .step.id "$out") att=$(jq -r .step.attempt "$out")
+            body=$(jq -c --argjson a "$att" '{attempt: $a, status: "ok",
+                settings: (.step.levels | with_entries(.value = {level: .value, read_back: .value,
+                    source: "/sys/kernel/mm/transparent_hugepage/enabled"})),
+                changes: [.step.levels | to_entries[] | {factor: .key, scope: "host",
+                    object: "/sys/kernel/mm/transparent_hugepage/enabled", from: "madvise", to: .value}]}' "$out")
+            curl -s --max-time 10 -o /dev/null "${TUNE_W[@]}" -H 'Content-Type: application/json' \
+                --data-binary "$body" "$URL/api/v1/steps/$id/result"
+            [[ $(jq -r .step.kind "$out") == restore ]] && return 0
+        elif [[ $(jq -r '.job.id // empty' "$out") != "" ]]; then
+            id=$(jq -r .job.id "$out") att=$(jq -r .job.attempt "$out")
+            start=$(date -u -d "-2 seconds" +%Y-%m-%dT%H:%M:%S.%3NZ) now=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
+            body=$(jq -c --argjson a "$att" --arg s "$start" --arg f "$now" '{attempt: $a, status: "ok",
+                started_at: $s, finished_at: $f} + . | .samples += [range(0; 3) as $t
+                | {metric: "host.cpu_busy_pct", t: ($t + 0.5), value: (20 + $t)}]' <<<"$REAL")
+            curl -s --max-time 10 -o /dev/null "${TUNE_W[@]}" -H 'Content-Type: application/json' \
+                --data-binary "$body" "$URL/api/v1/jobs/$id/result"
+        fi
+    done
+    return 1
+}
+tune_host >"$HV_TMP/tune-host.log" 2>&1 &
+HV_WORKER_PIDS+=($!)
+hv_start_worker web-guest --kind guest --poll 1
+wait_for "plan $TUNE ends" 180 plan_ended "$TUNE"
+assert_eq "plan $TUNE is done" "done" "$(json .status)"
+api GET "/api/v1/plans/$TUNE/steps"
+assert_eq "every step of plan $TUNE ran" "done" "$(json -r '[.items[].status] | unique | join(",")')"
+
+# --- a plan waiting for a target that never registered ------------------------------
+plan=$(jq -c '.name = "web-waits" | .targets.host = "web-nowhere"' "$HV_ROOT/examples/quick.json")
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$plan"
+WAITS=$(json .id)
+assert_match "plan $WAITS waits in words" 'web-nowhere' "$(json -r '.waiting.detail')"
 
 # The mean as the CLI prints it: the page must format numbers the same way.
 # Columns: configuration workload target metric arrow n mean ...
-report=$(HVBENCH_SERVER=$URL HVBENCH_TOKEN=$READ_TOKEN "$CLI" report "$ID")
+report=$(HVBENCH_SERVER=$URL HVBENCH_TOKEN=$READ_TOKEN "$CLI" report "$QUICK")
 assert_eq "hvbench report exits 0" 0 "$?"
 cli_mean=$(awk '$4 == "cpu.score" { print $7; exit }' <<<"$report")
 assert_match "hvbench report has a cpu.score mean" '.' "$cli_mean" || echo "$report"
@@ -87,15 +162,18 @@ assert_eq "second server: GET /api/v1/plans without a token -> 401" 401 \
     "$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' "$AUTH_URL/api/v1/plans")"
 
 # The browser test. TMPDIR: Playwright makes Chromium's fresh profile there,
-# so a Chromium left behind is recognisable by it. timeout: node must not
-# hang the test run even if its own watchdog fails.
-shot=$HV_TMP/web-plan.png
-profile_dir=$HV_TMP/browser-tmp
-mkdir -p "$profile_dir"
+# so a Chromium left behind is recognisable by it; a short path under /tmp,
+# whatever the checkout's path, keeps Chromium's sockets within the length
+# a socket path may have. timeout: node must not hang the test run even if
+# its own watchdog fails.
+shots=$HV_TMP/shots
+profile_dir=$(mktemp -d /tmp/hvweb.XXXXXX) || hv_die "mktemp failed"
+mkdir -p "$shots"
 hv_log "browser test: node --test web.test.js"
-(cd "$BROWSER_DIR" && URL=$URL PLAN_ID=$ID SHOT=$shot CLI_MEAN=$cli_mean \
+(cd "$BROWSER_DIR" && URL=$URL QUICK_ID=$QUICK FAIL_ID=$FAIL TUNE_ID=$TUNE WAITS_ID=$WAITS \
+    TUNE_TARGET=$TUNE_TARGET SHOTS=$shots CLI_MEAN=$cli_mean SUBMIT_TOKEN=$SUBMIT_TOKEN \
     AUTH_URL=$AUTH_URL READ_TOKEN=$READ_TOKEN CHROMIUM=$CHROMIUM TMPDIR=$profile_dir \
-    timeout -k 10 200 node --test --test-reporter=spec web.test.js)
+    timeout -k 10 400 node --test --test-reporter=spec web.test.js)
 assert_eq "browser test (node --test web.test.js) exits 0" 0 "$?"
 
 # A Chromium still running with a profile under our temp dir was left
@@ -106,13 +184,16 @@ if [[ -n $leftover ]]; then
     kill -KILL $leftover 2>/dev/null
 fi
 assert_eq "no Chromium left running" "" "$leftover"
+rm -rf -- "$profile_dir"
 
-# Keep the picture for a person to look at, even when the test fails.
-if [[ -f $shot ]]; then
-    mkdir -p "$BUILD/test-logs"
-    cp -- "$shot" "$BUILD/test-logs/web-plan.png"
-    hv_log "screenshot: $BUILD/test-logs/web-plan.png"
+# Keep the pictures for a person to look at, even when the test fails.
+if compgen -G "$shots/*.png" >/dev/null; then
+    mkdir -p "$BUILD/test-logs/web"
+    cp -- "$shots"/*.png "$BUILD/test-logs/web/"
+    hv_log "screenshots: $BUILD/test-logs/web/"
 fi
-assert_eq "screenshot of the plan page taken" yes "$([[ -s $shot ]] && echo yes || echo no)"
+for page in plans plan-quick plan-tune plan-fail jobs job target compare targets; do
+    assert_eq "screenshot of the $page page taken" yes "$([[ -s $shots/$page.png ]] && echo yes || echo no)"
+done
 
 hv_finish

@@ -1,0 +1,179 @@
+// page-job.js — #/jobs/ID : one job. What it ran and where, each attempt's
+// metrics, the per-second samples as time series with the host telemetry
+// (host.* samples) beneath on the same time axis, the raw tool output and
+// the environment the worker observed.
+
+import { el, put } from './dom.js';
+import { api } from './api.js';
+import { current, href } from './route.js';
+import { seriesChart } from './charts.js';
+import { direction } from './plan-report.js';
+import { jobSeconds } from './page-jobs.js';
+import * as fmt from './fmt.js';
+import * as ui from './ui.js';
+
+/** Draws the job page. */
+export function show(ctx, id) {
+  document.title = 'Job ' + id + ' — hvbench';
+  const crumbs = el('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, el('a', { href: '#/' }, 'Plans'));
+  const title = el('h1', { tabindex: '-1' }, 'Job ' + id);
+  const head = el('section', { id: 'job-head', class: 'plan-status', 'aria-label': 'Job' }, ui.loading('the job'));
+  const results = el('div', { id: 'job-results' }, ui.loading('the results'));
+  put(ctx.view, crumbs, title, head, results);
+
+  (async () => {
+    let job;
+    let res;
+    try {
+      [job, res] = await Promise.all([api('api/v1/jobs/' + id), api('api/v1/jobs/' + id + '/results')]);
+    } catch (err) {
+      if (!ctx.current()) return;
+      put(head, ui.sectionError(err));
+      put(results);
+      ctx.showError(err);
+      return;
+    }
+    if (!ctx.current()) return;
+    crumbs.append(' / ', ui.planLink(job.plan_id, 'Plan ' + job.plan_id), ' / ',
+      el('a', { href: '#/plans/' + job.plan_id + '/jobs' }, 'Jobs'));
+    title.textContent = 'Job ' + job.id + ': ' + job.workload + ' on ' + job.target;
+    document.title = title.textContent + ' — hvbench';
+    put(head, jobHead(job));
+    targetLink(ctx, head, job.target);
+    const items = Array.isArray(res.items) ? res.items : [];
+    if (items.length === 0) {
+      put(results, ui.empty(ui.ACTIVE.has(job.status) ? 'No result yet: the job is ' + job.status + '.' : 'No result was uploaded.'));
+      return;
+    }
+    const want = Number(current().params.get('attempt'));
+    const r = items.find((x) => x.attempt === want) || items[items.length - 1];
+    put(results,
+      items.length > 1 ? el('p', { class: 'attempts' }, 'Attempts: ', items.map((x, i) => [i ? ' · ' : '',
+        x === r ? el('strong', {}, String(x.attempt)) : el('a', { href: href('/jobs/' + id, { attempt: x.attempt }) }, String(x.attempt))])) : null,
+      resultView(ctx, id, r));
+  })();
+}
+
+/** A link to the job's target, once the targets list names its id. */
+async function targetLink(ctx, head, name) {
+  try {
+    const d = await api('api/v1/targets');
+    const t = (d.items || []).find((x) => x.name === name);
+    const slot = head.querySelector('.target-slot');
+    if (ctx.current() && t && slot) put(slot, ui.targetLink(t.id, name));
+  } catch (e) {
+    // The name stays plain text.
+  }
+}
+
+function jobHead(j) {
+  const spec = j.spec || {};
+  return [
+    el('div', { class: 'status-line' }, ui.badge(j.status), el('span', {}, 'attempt ' + j.attempt),
+      j.failures ? el('span', { class: 'count-failed nonzero' }, j.failures + ' failed attempt' + (j.failures === 1 ? '' : 's')) : null),
+    el('dl', { class: 'facts' },
+      el('dt', {}, 'Target'), el('dd', { class: 'target-slot' }, j.target),
+      el('dt', {}, 'Configuration'), el('dd', {}, j.configuration),
+      el('dt', {}, 'Workload'), el('dd', {}, j.workload, spec.engine ? ' (' + spec.kind + ', ' + spec.engine + ')' : ''),
+      el('dt', {}, 'Repetition'), el('dd', {}, String(j.repetition)),
+      j.role ? [el('dt', {}, 'Role'), el('dd', {}, j.role + (spec.peer ? ' with ' + spec.peer : ''))] : null,
+      el('dt', {}, 'Claimed'), el('dd', {}, ui.timeEl(j.claimed_at)),
+      el('dt', {}, 'Finished'), el('dd', {}, ui.timeEl(j.finished_at)),
+      el('dt', {}, 'Duration'), el('dd', {}, fmt.duration(jobSeconds(j))),
+      spec.params ? [el('dt', {}, 'Parameters'), el('dd', {}, ui.kvList(spec.params))] : null),
+    j.error ? el('pre', { class: 'error-text', id: 'job-error' }, j.error) : null,
+  ];
+}
+
+/** Samples grouped by metric: Map name → {t, v} (Float64Arrays), and the
+ *  time range of them all. */
+export function groupSamples(samples) {
+  const count = new Map();
+  for (const s of samples) count.set(s.metric, (count.get(s.metric) || 0) + 1);
+  const out = new Map();
+  for (const [m, n] of count) out.set(m, { t: new Float64Array(n), v: new Float64Array(n), n: 0 });
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const s of samples) {
+    const g = out.get(s.metric);
+    g.t[g.n] = s.t;
+    g.v[g.n] = s.value;
+    g.n++;
+    if (s.t < lo) lo = s.t;
+    if (s.t > hi) hi = s.t;
+  }
+  // uPlot wants x ascending; samples usually are.
+  for (const g of out.values()) {
+    let sorted = true;
+    for (let i = 1; i < g.n && sorted; i++) sorted = g.t[i - 1] <= g.t[i];
+    if (!sorted) {
+      const idx = Array.from(g.t.keys()).sort((a, b) => g.t[a] - g.t[b]);
+      g.t = Float64Array.from(idx, (i) => g.t[i]);
+      g.v = Float64Array.from(idx, (i) => g.v[i]);
+    }
+  }
+  return { groups: out, range: hi >= lo ? [lo, hi === lo ? lo + 1 : hi] : null };
+}
+
+function resultView(ctx, id, r) {
+  const units = new Map((r.metrics || []).map((m) => [m.name, m.unit]));
+  const samples = Array.isArray(r.samples) ? r.samples : [];
+  const { groups, range } = groupSamples(samples);
+  const names = [...groups.keys()];
+  const workload = names.filter((n) => !n.startsWith('host.'));
+  const host = names.filter((n) => n.startsWith('host.'));
+  const sync = 'job-' + id;
+  const chart = (n, color) => seriesChart({ label: n, unit: units.get(n) || '', t: groups.get(n).t, v: groups.get(n).v, xRange: range, sync, color, height: color ? 140 : 200 });
+  const wFigs = workload.map((n) => chart(n));
+  const hFigs = host.map((n) => chart(n, '--host'));
+  const raw = el('details', { id: 'raw-output' }, el('summary', {}, 'Raw tool output'), el('div', { class: 'raw-body' }));
+  raw.addEventListener('toggle', () => { if (raw.open) loadRaw(ctx, id, r.attempt, raw.querySelector('.raw-body')); });
+  const box = el('div', {},
+    el('p', { class: 'status-line' }, 'Result of attempt ' + r.attempt + ': ', el('span', { class: 'badge status-' + (r.status === 'ok' ? 'done' : 'failed') }, r.status),
+      ' · started ', ui.timeEl(r.started_at), ' · finished ', ui.timeEl(r.finished_at)),
+    r.error ? el('pre', { class: 'error-text' }, r.error) : null,
+    ui.section('metrics', 'Metrics', metricsTable(r.metrics || [])),
+    ui.section('samples', 'Per-second samples',
+      wFigs.length ? wFigs : ui.empty('This result has no per-second samples.')),
+    ui.section('telemetry', 'Host telemetry',
+      hFigs.length ? hFigs : ui.empty('No host telemetry in this result (no host.* samples).')),
+    ui.section('observed', 'Observed environment',
+      r.observed && Object.keys(r.observed).length ? ui.kvList(r.observed) : ui.empty('Nothing observed.')),
+    raw);
+  // Draw once the figures are in the document (they measure their width).
+  requestAnimationFrame(() => {
+    if (!ctx.current()) return;
+    let first = true;
+    for (const f of [...wFigs, ...hFigs]) {
+      f.draw();
+      if (first) {
+        first = false;
+        requestAnimationFrame(() => performance.mark('hv-first-chart'));
+      }
+    }
+  });
+  return box;
+}
+
+function metricsTable(metrics) {
+  if (metrics.length === 0) return ui.empty('No metrics.');
+  return el('table', { id: 'metrics-table', class: 'data compact' },
+    el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Metric'), el('th', { scope: 'col', class: 'num' }, 'Value'), el('th', { scope: 'col' }, 'Unit'))),
+    el('tbody', {}, metrics.map((m) => el('tr', { 'data-metric': m.name },
+      el('td', {}, m.name, ' ', direction(m.higher_is_better)), el('td', { class: 'num' }, fmt.num(m.value)), el('td', {}, m.unit || '')))));
+}
+
+async function loadRaw(ctx, id, attempt, slot) {
+  if (slot.dataset.loaded) return;
+  slot.dataset.loaded = '1';
+  put(slot, ui.loading('the raw output'));
+  try {
+    const d = await api('api/v1/jobs/' + id + '/results?samples=0&raw=1');
+    if (!ctx.current()) return;
+    const r = (d.items || []).find((x) => x.attempt === attempt);
+    put(slot, r && r.raw ? el('pre', { class: 'raw' }, r.raw) : ui.empty('The worker kept no raw output for this result (built-in engines print none).'));
+  } catch (err) {
+    slot.dataset.loaded = '';
+    put(slot, ui.sectionError(err));
+  }
+}

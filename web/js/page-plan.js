@@ -1,0 +1,212 @@
+// page-plan.js — #/plans/ID : one plan. Its status (progress, what it
+// waits for, the rounds), then what its report says — recommendations,
+// warnings, overhead, verdicts, a chart per primary metric, the full table
+// — the settings each configuration read back, the failed jobs with their
+// whole error, and the plan as submitted.
+
+import { el, put } from './dom.js';
+import { api, apiOptional } from './api.js';
+import * as ui from './ui.js';
+import * as rep from './plan-report.js';
+import { waitingWords } from './page-plans.js';
+import { href } from './route.js';
+
+const REFRESH_MS = 3000; // a plan page follows a running plan
+
+/** Draws the plan page. */
+export function show(ctx, id) {
+  document.title = 'Plan ' + id + ' — hvbench';
+  const title = el('h1', { tabindex: '-1' }, 'Plan ' + id);
+  const status = el('section', { id: 'plan-status', class: 'plan-status', 'aria-live': 'polite', 'aria-label': 'Status' });
+  const slots = {
+    recs: el('div', {}, ui.loading('the report')),
+    warnings: el('div', {}),
+    overhead: el('div', {}, ui.loading('the report')),
+    verdicts: el('div', {}, ui.loading('the report')),
+    charts: el('div', {}, ui.loading('the report')),
+    table: el('div', { class: 'report' }, ui.loading('the report')),
+    settings: el('div', {}, ui.loading('the steps')),
+    failed: el('div', {}),
+  };
+  const planCode = el('code', {});
+  // Hidden until the plan has loaded once: a plan that does not exist
+  // shows the error box and no empty frames.
+  const content = el('div', { hidden: true }, status,
+    ui.section('recommendations', 'Recommendations', slots.recs),
+    slots.warnings,
+    ui.section('overhead', 'Overhead', slots.overhead),
+    ui.section('verdicts', 'Verdicts', slots.verdicts),
+    ui.section('charts', 'Primary metrics', slots.charts),
+    ui.section('results', 'Results', slots.table),
+    ui.section('settings', 'Settings read back', slots.settings),
+    slots.failed,
+    el('details', { id: 'plan-json' }, el('summary', {}, 'Submitted plan (JSON)'), el('pre', {}, planCode)));
+  put(ctx.view, el('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, el('a', { href: '#/' }, '← All plans')),
+    title, content);
+
+  let catalog = null;
+  let lastReport = '';
+  let lastSteps = '';
+  let lastFailed = -1;
+
+  async function load() {
+    const [planRes, reportRes, stepsRes] = await Promise.allSettled([
+      api('api/v1/plans/' + id), api('api/v1/plans/' + id + '/report'),
+      apiOptional('api/v1/plans/' + id + '/steps')]);
+    if (!ctx.current()) return;
+    if (catalog === null) catalog = await api('api/v1/catalog').catch(() => ({}));
+    if (!ctx.current()) return;
+    let again = false;
+    let plan = null;
+    if (planRes.status === 'fulfilled') {
+      plan = planRes.value;
+      header(title, status, plan);
+      content.hidden = false;
+      if (!planCode.textContent && plan.plan !== undefined) planCode.textContent = JSON.stringify(plan.plan, null, 2);
+      again = ui.ACTIVE.has(plan.status);
+    } else {
+      const err = planRes.reason;
+      again = err.status === 0 || err.status >= 500;
+    }
+    if (reportRes.status === 'fulfilled') {
+      const text = JSON.stringify(reportRes.value);
+      if (text !== lastReport && plan) {
+        lastReport = text;
+        drawReport(slots, reportRes.value, plan, primaryOf(catalog, plan));
+      }
+    } else {
+      for (const k of ['recs', 'overhead', 'verdicts', 'charts', 'table']) put(slots[k], ui.sectionError(reportRes.reason));
+    }
+    if (stepsRes.status === 'fulfilled') {
+      const text = JSON.stringify(stepsRes.value);
+      if (text !== lastSteps) {
+        lastSteps = text;
+        put(slots.settings, stepsRes.value.missing ? ui.unavailable('Settings', 'GET /api/v1/plans/{id}/steps') : settings(stepsRes.value.data));
+      }
+    } else {
+      put(slots.settings, ui.sectionError(stepsRes.reason));
+    }
+    if (plan && ui.jobCounts(plan).failed !== lastFailed) {
+      lastFailed = ui.jobCounts(plan).failed;
+      failedJobs(ctx, id, lastFailed, slots.failed);
+    }
+    const failed = planRes.status === 'rejected' ? planRes.reason : reportRes.status === 'rejected' ? reportRes.reason : null;
+    if (failed) ctx.showError(failed);
+    else ctx.clearError();
+    if (again) ctx.schedule(load, REFRESH_MS);
+  }
+  load();
+}
+
+/** The report's sections into their slots. */
+function drawReport(slots, report, plan, primary) {
+  const active = ui.ACTIVE.has(report.status);
+  put(slots.recs, rep.recommendations(report, plan));
+  put(slots.warnings, rep.warnings(report));
+  put(slots.overhead, rep.overhead(report));
+  put(slots.verdicts, rep.verdicts(report));
+  put(slots.charts, rep.charts(report, primary), rep.repetitions(report));
+  put(slots.table, rep.fullTable(report, active));
+}
+
+/** Whether (workload variant, metric) is a primary metric of the
+ *  workload's engine in the catalogue. Without a catalogue entry every
+ *  metric counts. */
+function primaryOf(catalog, plan) {
+  const engines = new Map();
+  for (const e of (catalog && catalog.engines) || []) {
+    if (Array.isArray(e.metrics)) engines.set(e.kind + '/' + e.engine, new Set(e.metrics.map((m) => (typeof m === 'string' ? m : m.name))));
+  }
+  const workloads = new Map();
+  for (const w of (plan.plan && plan.plan.workloads) || []) workloads.set(w.id, w.kind + '/' + (w.engine || 'builtin'));
+  return (workload, metric) => {
+    const set = engines.get(workloads.get(String(workload).replace(/\[.*$/, '')));
+    return set ? set.has(metric) : true;
+  };
+}
+
+/** Status, progress, counts, times, what the plan waits for and the
+ *  rounds' decision. */
+function header(title, status, plan) {
+  const c = ui.jobCounts(plan);
+  const ended = c.done + c.failed + c.cancelled;
+  const pct = c.total > 0 ? Math.floor((ended / c.total) * 100 + 1e-9) : 0;
+  title.textContent = 'Plan ' + plan.id + (plan.name ? ': ' + plan.name : '');
+  document.title = title.textContent + ' — hvbench';
+  const counts = [['done', c.done], ['running', c.running], ['queued', c.queued], ['failed', c.failed], ['cancelled', c.cancelled]];
+  put(status,
+    el('div', { class: 'status-line' }, ui.badge(plan.status),
+      el('span', { class: 'jobs' }, c.total + (c.total === 1 ? ' job' : ' jobs')),
+      ui.progressBar(c, 'progress', plan.status), el('span', { class: 'pct' }, pct + '%'),
+      el('a', { href: '#/plans/' + plan.id + '/jobs', id: 'jobs-link' }, 'Jobs'),
+      el('a', { href: href('/compare', { a: String(plan.id) }) }, 'Compare…')),
+    plan.waiting && plan.waiting.detail ? el('p', { class: 'waiting', id: 'plan-waiting' }, waitingWords(plan.waiting)) : null,
+    el('dl', { class: 'counts' }, counts.map(([k, v]) => el('div', { class: 'count count-' + k + (v > 0 ? ' nonzero' : '') },
+      el('dt', {}, k), el('dd', {}, String(v))))),
+    roundsWords(plan),
+    el('p', { class: 'times' }, 'Created ', ui.timeEl(plan.created_at),
+      plan.started_at ? [' · started ', ui.timeEl(plan.started_at)] : null,
+      plan.finished_at ? [' · finished ', ui.timeEl(plan.finished_at)] : null,
+      !plan.finished_at && plan.updated_at ? [' · updated ', ui.timeEl(plan.updated_at)] : null,
+      ui.ACTIVE.has(plan.status) ? el('span', { class: 'muted' }, ' · refreshing every 3 s') : null));
+}
+
+/** The adaptive repetitions' last decision in words. */
+function roundsWords(plan) {
+  const r = plan.rounds;
+  if (!r || typeof r !== 'object') return null;
+  const w = r.widest;
+  const widest = w && w.metric ? ' The widest: ' + w.metric + (w.workload ? ' (' + w.workload + ')' : '') +
+    (typeof w.half_pct === 'number' ? ' ±' + w.half_pct.toFixed(2) + ' %' : '') + '.' : '';
+  const words = {
+    more: 'another round is queued: an interval of a primary metric is still wider than ±' + r.ci_pct + ' %.',
+    precise: 'every primary interval is within ±' + r.ci_pct + ' %.',
+    max: 'stopped at the maximum number of rounds without every interval within ±' + r.ci_pct + ' %.' + widest,
+  }[r.decision] || r.decision;
+  return el('p', { class: 'rounds-line' }, 'After ' + r.rounds + ' round' + (r.rounds === 1 ? '' : 's') + ': ' + words);
+}
+
+/** The apply steps with the settings each read back, per factor. */
+function settings(data) {
+  const steps = (data.items || []).filter((s) => s.kind === 'apply');
+  if (steps.length === 0) return ui.empty('No tuning steps: this plan changes no settings.');
+  const factors = [...new Set(steps.flatMap((s) => Object.keys(s.settings || {})))].sort();
+  return el('div', { class: 'scroll-x' }, el('table', { id: 'settings-table', class: 'data' },
+    el('caption', {}, 'Per block: the configuration applied and each factor as the host read it back'),
+    el('thead', {}, el('tr', {}, el('th', { scope: 'col', class: 'num' }, 'Block'), el('th', { scope: 'col' }, 'Configuration'),
+      el('th', { scope: 'col' }, 'Status'), factors.map((f) => el('th', { scope: 'col' }, f)))),
+    el('tbody', {}, steps.map((s) => el('tr', {},
+      el('td', { class: 'num' }, s.block === null || s.block === undefined ? '-' : String(s.block)),
+      el('td', {}, s.configuration || '-'),
+      el('td', {}, ui.badge(s.status), s.error ? el('div', { class: 'error-text' }, s.error) : null),
+      factors.map((f) => {
+        const v = s.settings && s.settings[f];
+        if (!v) return el('td', { class: 'muted' }, '-');
+        const same = String(v.read_back) === String(v.level);
+        return el('td', { class: same ? 'read-ok' : 'read-differs', title: v.source ? 'read from ' + v.source : null },
+          String(v.read_back ?? '-'), same ? null : el('span', { class: 'differs' }, ' (asked ' + v.level + ')'));
+      }))))));
+}
+
+/** The failed jobs, each with its whole error text. */
+async function failedJobs(ctx, id, count, slot) {
+  if (count === 0) {
+    put(slot);
+    return;
+  }
+  put(slot, ui.section('failed-jobs', 'Failed jobs', ui.loading('the failed jobs')));
+  let data;
+  try {
+    data = await api('api/v1/plans/' + id + '/jobs?status=failed&limit=100');
+  } catch (err) {
+    if (ctx.current()) put(slot, ui.section('failed-jobs', 'Failed jobs', ui.sectionError(err)));
+    return;
+  }
+  if (!ctx.current()) return;
+  const items = data.items || [];
+  put(slot, ui.section('failed-jobs', 'Failed jobs (' + count + ')',
+    el('ul', { class: 'failed-list' }, items.map((j) => el('li', { 'data-job-id': j.id },
+      ui.jobLink(j.id, 'Job ' + j.id), ' — ', j.workload, ' on ', j.target, ', ', j.configuration,
+      ', attempt ' + j.attempt, el('pre', { class: 'error-text' }, j.error || '(no error text)')))),
+    count > items.length ? el('p', {}, el('a', { href: '#/plans/' + id + '/jobs?status=failed' }, 'All ' + count + ' failed jobs')) : null));
+}

@@ -1,0 +1,280 @@
+// plan-report.js — the sections of a plan page drawn from its report
+// (GET /api/v1/plans/{id}/report): recommendation cards, warnings, the
+// overhead summary, verdicts per factor level and primary metric, a chart
+// per primary metric and the full table. A section whose members the
+// server's report does not have says so instead of guessing: the page
+// shows only numbers the API gave.
+
+import { el } from './dom.js';
+import * as fmt from './fmt.js';
+import * as ui from './ui.js';
+import { dataTable } from './table.js';
+import { intervalChart } from './charts.js';
+import { current, setParams } from './route.js';
+
+/** Direction arrow of a metric, with a text alternative. */
+export function direction(hib) {
+  if (hib === true) return el('span', { class: 'dir', title: 'higher is better', 'aria-label': 'higher is better' }, '↑');
+  if (hib === false) return el('span', { class: 'dir', title: 'lower is better', 'aria-label': 'lower is better' }, '↓');
+  return null;
+}
+
+const has = (o, k) => o && Object.prototype.hasOwnProperty.call(o, k);
+const ENDPOINT = 'recommendations, verdicts and overhead in GET /api/v1/plans/{id}/report';
+
+/** Recommendation cards, best first. */
+export function recommendations(report, plan) {
+  if (!has(report, 'recommendations')) return ui.unavailable('Recommendations', ENDPOINT);
+  const recs = Array.isArray(report.recommendations) ? report.recommendations : [];
+  const factors = plan && plan.plan && plan.plan.factors ? Object.keys(plan.plan.factors) : [];
+  if (recs.length === 0) {
+    const ignore = Array.isArray(report.safe_to_ignore) ? report.safe_to_ignore : [];
+    return el('div', {},
+      ui.empty(factors.length === 0 ? 'This plan has no factors: nothing to recommend.'
+        : 'No factor level beat its default beyond the margin' +
+          (typeof report.margin_pct === 'number' ? ' (±' + report.margin_pct + ' %)' : '') + '.'),
+      ignore.length ? el('ul', { class: 'ignore' }, ignore.map((g) => el('li', {}, g.sentence || (g.factor + '=' + g.level)))) : null);
+  }
+  return el('div', { class: 'cards' }, recs.map(card));
+}
+
+/** One recommendation: knob → level, gain with interval, disruption,
+ *  risk, how to apply it, evidence. */
+function card(r) {
+  const best = (r.gains || []).reduce((b, g) => {
+    const gain = g.higher_is_better === false ? -g.pct : g.pct;
+    return b === null || gain > b.gain ? { g, gain } : b;
+  }, null);
+  const jobs = Array.isArray(r.jobs) ? r.jobs : [];
+  return el('article', { class: 'card rec', 'data-factor': r.factor, 'aria-labelledby': 'rec-' + r.rank },
+    el('h3', { id: 'rec-' + r.rank },
+      el('span', { class: 'rank' }, '#' + r.rank + ' '),
+      el('code', {}, r.factor), ' → ', el('code', { class: 'level' }, r.level),
+      el('span', { class: 'muted' }, ' (default ' + r.default + ')')),
+    el('p', { class: 'gain' },
+      'Expected gain ', el('strong', { class: 'gain-value' }, best ? fmt.changeWithInterval(best.g.pct, best.g.lo_pct, best.g.hi_pct) : '-'),
+      best ? [' on ', el('code', {}, best.g.metric), ' (', best.g.workload, best.g.side ? ', ' + best.g.side : '', '; n = ', String(best.g.n), ')'] : null),
+    el('p', { class: 'badges' }, ui.disruptionBadge(r.disruption),
+      r.risk_level ? el('span', { class: 'tag risk-' + r.risk_level, title: 'risk level' }, 'risk: ' + r.risk_level) : null),
+    r.risk ? el('p', { class: 'risk' }, el('strong', {}, 'Risk: '), r.risk) : null,
+    effects('Helps', r.gains), effects('Hurts', r.hurts),
+    r.apply ? el('div', { class: 'apply' },
+      el('div', { class: 'apply-head' }, el('span', {}, 'Apply it'), ui.copyButton(r.apply, 'Copy how to apply ' + r.factor + '=' + r.level)),
+      el('pre', {}, el('code', {}, r.apply))) : null,
+    jobs.length ? el('p', { class: 'evidence' }, 'Evidence: ', jobs.length + ' jobs — ',
+      jobs.slice(0, 8).map((id, i) => [i ? ', ' : '', ui.jobLink(id)]), jobs.length > 8 ? ' …' : '') : null,
+    r.sentence ? el('details', { class: 'sentence' }, el('summary', {}, 'In words'), el('p', {}, r.sentence)) : null);
+}
+
+function effects(title, list) {
+  if (!Array.isArray(list) || list.length === 0) return null;
+  return el('div', { class: 'effects effects-' + title.toLowerCase() }, el('strong', {}, title + ': '),
+    el('ul', {}, list.map((e) => el('li', {}, el('code', {}, e.metric), ' ', direction(e.higher_is_better), ' ',
+      e.workload, e.side ? ' (' + e.side + ')' : '', ': ',
+      el('span', { class: 'num' }, fmt.changeWithInterval(e.pct, e.lo_pct, e.hi_pct)), ' ', ui.verdictBadge(e.verdict)))));
+}
+
+/** The report's warnings; width warnings (the CI width asked for was not
+ *  reached) first. */
+export function warnings(report) {
+  if (!has(report, 'warnings')) return null;
+  const list = (Array.isArray(report.warnings) ? report.warnings : []).slice()
+    .sort((a, b) => (a.kind === 'width' ? 0 : 1) - (b.kind === 'width' ? 0 : 1));
+  if (list.length === 0) return null;
+  return el('div', { id: 'warnings', class: 'warnings', role: 'note', 'aria-label': 'Warnings' },
+    el('ul', {}, list.map((w) => el('li', { class: 'warning warning-' + (w.kind || 'other') },
+      el('strong', {}, w.kind === 'width' ? 'Interval width not reached: ' : 'Warning: '), w.message || String(w)))));
+}
+
+/** Overhead: guest against host (or the baseline) per subsystem and
+ *  overall, with the report's sentences, then per primary metric. */
+export function overhead(report) {
+  if (!has(report, 'efficiency') && !has(report, 'overhead')) return ui.unavailable('Overhead', ENDPOINT);
+  const eff = Array.isArray(report.efficiency) ? report.efficiency : [];
+  const per = (Array.isArray(report.overhead) ? report.overhead : []).filter((o) => o.primary !== false);
+  if (eff.length === 0 && per.length === 0) {
+    return ui.empty(report.baseline === 'host' ? 'No overhead: the plan has no guest results with host results to compare.'
+      : 'No overhead: nothing to compare with the baseline ' + (report.baseline || '') + '.');
+  }
+  return el('div', {},
+    eff.map((e) => el('div', { class: 'efficiency', 'data-configuration': e.configuration },
+      e.sentence ? el('p', { class: 'sentence' }, e.sentence) : null,
+      el('div', { class: 'scroll-x' }, el('table', { class: 'data compact eff-table' },
+        el('caption', {}, 'Efficiency of ', e.configuration, ' against ', e.against, ' (100 % = no overhead)'),
+        el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Subsystem'), el('th', { scope: 'col', class: 'num' }, 'Efficiency'),
+          el('th', { scope: 'col', class: 'num' }, '95 % interval'), el('th', { scope: 'col', class: 'num' }, 'n'),
+          el('th', { scope: 'col', class: 'num' }, 'Weight'))),
+        el('tbody', {}, (e.subsystems || []).map((s) => effRow(s.subsystem, s)), e.overall ? effRow('overall', e.overall, true) : null))))),
+    per.length ? el('div', { class: 'scroll-x' }, el('table', { class: 'data compact overhead-table' },
+      el('caption', {}, 'Per primary metric: change against the baseline'),
+      el('thead', {}, el('tr', {}, ['Configuration', 'Workload', 'Metric'].map((h) => el('th', { scope: 'col' }, h)),
+        el('th', { scope: 'col', class: 'num' }, 'Change [95 %]'), el('th', { scope: 'col' }, 'Verdict'))),
+      el('tbody', {}, per.map((o) => el('tr', { class: ui.verdictClass(o.verdict) },
+        el('td', {}, o.configuration), el('td', {}, o.workload + (o.side ? ' (' + o.side + ')' : '')),
+        el('td', {}, el('code', {}, o.metric), ' ', direction(o.higher_is_better)),
+        el('td', { class: 'num' }, fmt.changeWithInterval(o.pct, o.lo_pct, o.hi_pct)),
+        el('td', {}, ui.verdictBadge(o.verdict))))))) : null);
+}
+
+function effRow(name, s, overall) {
+  return el('tr', { class: overall ? 'overall' : null, 'data-subsystem': name },
+    el('th', { scope: 'row' }, name),
+    el('td', { class: 'num eff' }, fmt.eff(s.efficiency)),
+    el('td', { class: 'num' }, typeof s.lo === 'number' ? '[' + fmt.eff(s.lo) + ', ' + fmt.eff(s.hi) + ']' : '-'),
+    el('td', { class: 'num' }, Number.isFinite(s.n) ? String(s.n) : '-'),
+    el('td', { class: 'num' }, typeof s.weight === 'number' ? fmt.pct(100 * s.weight) + ' %' : '-'));
+}
+
+/** Words for an undecided comparison. */
+export function undecidedWords(c) {
+  if (c.family_verdict && c.verdict && c.family_verdict !== c.verdict) {
+    return c.verdict.replace('_', ' ') + ' on its own, not after Holm\'s correction';
+  }
+  const v = c.family_verdict || c.verdict;
+  if (v !== 'inconclusive') return '';
+  if (Number.isInteger(c.more_rounds)) {
+    return 'inconclusive — about ' + c.more_rounds + ' more repetition' + (c.more_rounds === 1 ? '' : 's') + ' would decide';
+  }
+  if (c.more_rounds_beyond_cap) return 'inconclusive — more repetitions than a plan may run would be needed';
+  return c.reason ? 'no interval: ' + c.reason : '';
+}
+
+/** Verdicts per factor level and primary metric, coloured by verdict. */
+export function verdicts(report) {
+  if (!has(report, 'comparisons')) return ui.unavailable('Verdicts', ENDPOINT);
+  const list = Array.isArray(report.comparisons) ? report.comparisons : [];
+  if (list.length === 0) return ui.empty('No factor levels to compare with their defaults.');
+  return el('div', {},
+    report.family && report.family.sentence ? el('p', { class: 'muted' }, report.family.sentence) : null,
+    el('div', { class: 'scroll-x' }, el('table', { id: 'verdicts-table', class: 'data' },
+      el('caption', {}, 'Each level against its factor\'s default' +
+        (typeof report.margin_pct === 'number' ? '; margin ±' + report.margin_pct + ' %' : '')),
+      el('thead', {}, el('tr', {}, ['Level', 'Workload', 'Metric'].map((h) => el('th', { scope: 'col' }, h)),
+        el('th', { scope: 'col', class: 'num' }, 'Change [95 %]'), el('th', { scope: 'col', class: 'num' }, 'n'),
+        el('th', { scope: 'col' }, 'Verdict'))),
+      el('tbody', {}, list.map((c) => {
+        const v = c.family_verdict || c.verdict;
+        const words = undecidedWords(c);
+        return el('tr', { class: ui.verdictClass(v), 'data-factor': c.factor, 'data-level': c.level, 'data-metric': c.metric },
+          el('td', {}, el('code', {}, c.factor + '=' + c.level), el('span', { class: 'muted' }, ' vs ' + c.default)),
+          el('td', {}, c.workload + (c.side ? ' (' + c.side + ')' : '')),
+          el('td', {}, el('code', {}, c.metric), ' ', direction(c.higher_is_better)),
+          el('td', { class: 'num change' }, fmt.changeWithInterval(c.pct, c.lo_pct, c.hi_pct)),
+          el('td', { class: 'num' }, Number.isFinite(c.n) ? String(c.n) : '-'),
+          el('td', {}, ui.verdictBadge(v), words ? el('div', { class: 'more' }, words) : null));
+      })))));
+}
+
+/** Verdict of a configuration that is one level against the default, for
+ *  the chart's colours. */
+function verdictOf(report, workload, metric, configuration) {
+  for (const c of Array.isArray(report.comparisons) ? report.comparisons : []) {
+    if (c.workload === workload && c.metric === metric && c.cells === 1 &&
+        Array.isArray(c.configurations) && c.configurations[0] && c.configurations[0].level === configuration) {
+      return c.family_verdict || c.verdict;
+    }
+  }
+  return null;
+}
+
+/** A chart per primary metric: each configuration's centre with its 95 %
+ *  interval. From the summaries when the report has them (their interval
+ *  is on logs for positive metrics: the centre is the geometric mean),
+ *  else from the rows (the mean and its t interval) for the metrics the
+ *  catalogue names primary. */
+export function charts(report, primary) {
+  const groups = new Map();
+  const useSummaries = Array.isArray(report.summaries);
+  const source = useSummaries ? report.summaries : (Array.isArray(report.rows) ? report.rows : []);
+  for (const s of source) {
+    const isPrimary = useSummaries ? s.primary === true : primary(s.workload, s.metric);
+    if (!isPrimary) continue;
+    const key = s.workload + '\u0000' + s.metric;
+    if (!groups.has(key)) groups.set(key, { workload: s.workload, metric: s.metric, unit: s.unit, hib: s.higher_is_better, items: [] });
+    groups.get(key).items.push(s);
+  }
+  if (groups.size === 0) return ui.empty(source.length ? 'No primary metrics in this report.' : 'No results yet.');
+  const figs = [];
+  for (const g of groups.values()) {
+    const targets = new Set(g.items.map((s) => s.target));
+    const items = g.items.map((s) => {
+      const iv = useSummaries ? s.interval : null;
+      const center = useSummaries ? (iv ? iv.center : s.mean) : s.mean;
+      return {
+        label: s.configuration + (targets.size > 1 ? ' @ ' + s.target : ''),
+        center,
+        lo: useSummaries ? (iv ? iv.lo : null) : s.ci95_low,
+        hi: useSummaries ? (iv ? iv.hi : null) : s.ci95_high,
+        cls: ui.verdictClass(verdictOf(report, g.workload, g.metric, s.configuration)),
+      };
+    });
+    const scale = useSummaries && g.items.some((s) => s.interval && s.interval.scale === 'log') ? 'geometric mean' : 'mean';
+    const fig = intervalChart(g.metric + ' — ' + g.workload + (g.hib === false ? ' (lower is better)' : ''), g.unit, items);
+    fig.setAttribute('data-metric', g.metric);
+    fig.append(el('p', { class: 'muted small' }, 'Dot: ' + scale + '; whiskers: 95 % interval. ',
+      items.map((it, i) => [i ? '; ' : '', it.label + ' ', el('span', { class: 'num' }, fmt.num(it.center)),
+        typeof it.lo === 'number' ? ' [' + fmt.num(it.lo) + ', ' + fmt.num(it.hi) + ']' : ''])));
+    figs.push(fig);
+  }
+  return el('div', { class: 'charts' }, figs);
+}
+
+/** The full table behind a toggle (state in the URL), sortable and
+ *  filterable: the report's rows, as `hvbench report` prints them. */
+export function fullTable(report, active) {
+  const rows = Array.isArray(report.rows) ? report.rows : [];
+  if (rows.length === 0) {
+    return ui.empty(active ? 'No results yet: the first jobs are still running.' : 'No results.');
+  }
+  const open = current().params.get('table') === '1';
+  const box = el('div', { id: 'full-table', hidden: !open });
+  const button = el('button', { type: 'button', id: 'table-toggle', 'aria-expanded': String(open), 'aria-controls': 'full-table' },
+    open ? 'Hide the full table' : 'Show the full table (' + rows.length + ' rows)');
+  let built = false;
+  const build = () => {
+    if (built) return;
+    built = true;
+    box.append(dataTable({
+      id: 'report-table', param: 't', rows,
+      caption: 'Mean, sample standard deviation and 95 % confidence interval of the mean (Student t) per metric' +
+        (active ? ' — partial, the plan is still ' + report.status : ''),
+      columns: [
+        { key: 'configuration', label: 'Configuration', value: (r) => r.configuration },
+        { key: 'workload', label: 'Workload', value: (r) => r.workload },
+        { key: 'target', label: 'Target', value: (r) => r.target },
+        { key: 'metric', label: 'Metric', value: (r) => r.metric, cell: (r) => [r.metric || '-', ' ', direction(r.higher_is_better)] },
+        { key: 'n', label: 'n', title: 'repetitions', num: true, value: (r) => r.n },
+        { key: 'mean', label: 'Mean', num: true, value: (r) => r.mean, cell: (r) => fmt.num(r.mean) },
+        { key: 'sd', label: 'SD', title: 'standard deviation', num: true, value: (r) => r.sd, cell: (r) => (r.n >= 2 ? fmt.num(r.sd) : '-') },
+        { key: 'ci', label: '95% CI', title: '95 % confidence interval of the mean: half width and bounds', num: true,
+          value: (r) => r.ci95_half_pct, cell: (r) => ciCell(r) },
+        { key: 'unit', label: 'Unit', value: (r) => r.unit || '' },
+      ],
+    }));
+  };
+  if (open) build();
+  button.addEventListener('click', () => {
+    const show = box.hidden;
+    box.hidden = !show;
+    if (show) build();
+    button.setAttribute('aria-expanded', String(show));
+    button.textContent = show ? 'Hide the full table' : 'Show the full table (' + rows.length + ' rows)';
+    setParams({ table: show ? '1' : null });
+  });
+  return el('div', {}, button, box);
+}
+
+function ciCell(r) {
+  const hasCi = r.n >= 2 && Number.isFinite(r.ci95_low) && Number.isFinite(r.ci95_high);
+  const half = hasCi && Number.isFinite(r.ci95_half_pct) ? '±' + fmt.pct(r.ci95_half_pct) + '%' : '-';
+  return [el('span', { class: 'ci-pct' }, half),
+    hasCi ? el('span', { class: 'ci-range' }, '[' + fmt.num(r.ci95_low) + ', ' + fmt.num(r.ci95_high) + ']') : null];
+}
+
+/** The rounds: what adaptive repetitions decided, per configuration. */
+export function repetitions(report) {
+  const r = report && report.repetitions;
+  if (!r || !Array.isArray(r.configurations) || r.configurations.length === 0) return null;
+  return el('ul', { class: 'rounds' }, r.configurations.map((c) =>
+    el('li', { class: c.reached ? 'reached' : 'not-reached' }, c.sentence || (c.configuration + ': ' + c.rounds + ' rounds'))));
+}

@@ -1,0 +1,190 @@
+// target-history.js — a metric's history on a target over months (GET
+// /api/v1/targets/{id}/history): one zoomable chart per series, imports at
+// their own dates, change points marked, each listed with the fingerprint
+// and facts that differ around it and the tuning changes between, and a
+// form to acknowledge it with a submit token. The zoom range and the
+// metric are in the URL.
+
+import { el, put } from './dom.js';
+import { api, apiOptional, query } from './api.js';
+import { current, href, setParams } from './route.js';
+import { historyChart } from './charts.js';
+import * as fmt from './fmt.js';
+import * as ui from './ui.js';
+
+const RECENT_PLANS = 5; // whose report rows suggest metrics
+const MAX_POINTS = 10000; // per series, before the server buckets them
+
+/** Draws the history section of target t into slot. */
+export async function history(ctx, t, slot) {
+  const { params } = current();
+  const metric = params.get('metric') || '';
+  const input = el('input', { id: 'history-metric', name: 'metric', list: 'history-metrics', value: metric, autocomplete: 'off', required: true });
+  const list = el('datalist', { id: 'history-metrics' });
+  const body = el('div', { id: 'history-body' });
+  const form = el('form', { class: 'filters', 'aria-label': 'History of a metric' },
+    ui.field('Metric', input), list, el('button', { type: 'submit' }, 'Show'));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const m = input.value.trim();
+    if (m) location.hash = href('/targets/' + t.id, { metric: m });
+  });
+  put(slot, form, body);
+  suggestMetrics(ctx, t, list, metric, body);
+  if (!metric) return;
+  put(body, ui.loading('the history'));
+  let res;
+  try {
+    // Up to 10,000 points each: the chart draws them at once, no need for
+    // the server's coarser buckets.
+    res = await apiOptional('api/v1/targets/' + t.id + '/history' + query({ metric, workload: params.get('workload'), configuration: params.get('configuration'), max_points: MAX_POINTS }));
+  } catch (err) {
+    if (ctx.current()) put(body, ui.sectionError(err));
+    return;
+  }
+  if (!ctx.current()) return;
+  if (res.missing) {
+    put(body, ui.unavailable('History', 'GET /api/v1/targets/{id}/history'));
+    return;
+  }
+  const h = res.data;
+  const series = Array.isArray(h.series) ? h.series : [];
+  if (series.length === 0) {
+    put(body, ui.empty('Nothing on ' + t.name + ' measured ' + metric + '.'));
+    return;
+  }
+  const from = Number(params.get('from'));
+  const to = Number(params.get('to'));
+  const range = from > 0 && to > from ? [from, to] : null;
+  const figs = series.map((s, i) => seriesView(ctx, t, h, s, i, range));
+  put(body,
+    h.new_change_points > 0 ? el('p', { class: 'warning-line' }, h.new_change_points + ' change point' + (h.new_change_points === 1 ? '' : 's') + ' nobody acknowledged yet.') : null,
+    figs);
+  requestAnimationFrame(() => {
+    if (!ctx.current()) return;
+    let first = true;
+    for (const f of figs) {
+      f.chart.draw();
+      if (first) {
+        first = false;
+        requestAnimationFrame(() => performance.mark('hv-first-chart'));
+      }
+    }
+  });
+}
+
+/** Offers the metrics of the target's latest plans and site benchmarks. */
+async function suggestMetrics(ctx, t, list, metric, body) {
+  const names = new Set((t.benchmarks || []).map((b) => b.metric));
+  try {
+    const plans = await api('api/v1/plans' + query({ target: t.name, limit: RECENT_PLANS }));
+    const reports = await Promise.all((plans.items || []).map((p) => api('api/v1/plans/' + p.id + '/report').catch(() => null)));
+    for (const r of reports) for (const row of (r && r.rows) || []) if (row.target === t.name) names.add(row.metric);
+  } catch (e) {
+    // Suggestions only; the field takes any name.
+  }
+  if (!ctx.current()) return;
+  const sorted = [...names].sort();
+  for (const n of sorted) list.append(el('option', { value: n }));
+  if (!metric) {
+    put(body, sorted.length ? el('div', {}, el('p', {}, 'Pick a metric to see its history on ' + t.name + ':'),
+      el('ul', { class: 'metric-links' }, sorted.map((n) => el('li', {}, el('a', { href: href('/targets/' + t.id, { metric: n }) }, n)))))
+      : ui.empty('No results on ' + t.name + ' yet.'));
+  }
+}
+
+/** One series: its chart and its change points. */
+function seriesView(ctx, t, h, s, i, range) {
+  const pts = Array.isArray(s.points) ? s.points : [];
+  const at = Float64Array.from(pts, (p) => Date.parse(p.at) / 1000);
+  const v = Float64Array.from(pts, (p) => p.value);
+  const cps = Array.isArray(s.change_points) ? s.change_points : [];
+  const w = s.workload || {};
+  const label = h.metric + ' — ' + (s.workload_ids || []).join(', ') + (w.engine ? ' (' + w.kind + ', ' + w.engine + ')' : '');
+  const chart = historyChart({
+    label, unit: s.unit, at, v,
+    min: s.downsampled ? Float64Array.from(pts, (p) => (typeof p.min === 'number' ? p.min : p.value)) : null,
+    max: s.downsampled ? Float64Array.from(pts, (p) => (typeof p.max === 'number' ? p.max : p.value)) : null,
+    changePoints: cps.map((c) => ({ at: Date.parse(c.at) / 1000, status: c.status })),
+    range: i === 0 ? range : null,
+    onZoom: i === 0 ? (r) => setParams({ from: r ? r[0] : null, to: r ? r[1] : null }) : null,
+  });
+  const box = el('div', { class: 'series', 'data-series': i },
+    chart,
+    el('p', { class: 'muted small' }, s.n + ' points from ', ui.timeEl(s.first), ' to ', ui.timeEl(s.last),
+      s.downsampled ? ' — more than ' + h.max_points + ' points: each point is a time bucket (its mean; grey lines its min and max)' : ''),
+    cps.length ? el('ol', { class: 'change-points' }, cps.map((c) => changePoint(ctx, t, pts, c)))
+      : el('p', { class: 'muted' }, 'No change points in this series.'));
+  box.chart = chart;
+  return box;
+}
+
+/** The plan of the point just before a change point, for compare. */
+function planBefore(pts, c) {
+  const before = Date.parse(c.before_at);
+  for (let i = pts.length - 1; i >= 0; i--) if (Date.parse(pts[i].at) <= before && pts[i].plan_id) return pts[i].plan_id;
+  return null;
+}
+
+function changePoint(ctx, t, pts, c) {
+  const prev = planBefore(pts, c);
+  const li = el('li', { class: 'change-point cp-' + c.status, 'data-cp-id': c.id },
+    el('p', {}, el('strong', {}, fmt.change(c.change_pct) + ' %'), ' at ', ui.timeEl(c.at),
+      ': mean ', fmt.num(c.mean_before), ' → ', fmt.num(c.mean_after),
+      ' (n = ' + c.n_before + ' before, ' + c.n_after + ' after; p = ' + fmt.num(c.p) + ') ',
+      el('span', { class: 'badge status-' + (c.status === 'new' ? 'failed' : 'done') }, c.status)),
+    el('p', { class: 'small' }, 'First point of the new level: ', ui.planLink(c.plan_id, 'plan ' + c.plan_id),
+      prev && prev !== c.plan_id ? [' · ', el('a', { href: href('/compare', { a: prev, b: c.plan_id }), class: 'compare-link' }, 'compare plan ' + prev + ' with plan ' + c.plan_id)] : null),
+    factsDiff(c), tuningDiff(c));
+  if (c.status === 'new') li.append(ackForm(ctx, c, li));
+  else if (c.acknowledged_at) li.append(el('p', { class: 'small muted' }, 'Acknowledged ', ui.timeEl(c.acknowledged_at), c.acknowledged_by ? ' by ' + c.acknowledged_by : ''));
+  return li;
+}
+
+function factsDiff(c) {
+  const fb = c.facts_before;
+  const fa = c.facts_after;
+  const changed = Array.isArray(c.facts_changed) ? c.facts_changed : [];
+  const fp = fb && fa && fb.fingerprint !== fa.fingerprint
+    ? el('p', { class: 'small' }, 'Fingerprint ', el('code', {}, String(fb.fingerprint)), ' → ', el('code', {}, String(fa.fingerprint)))
+    : el('p', { class: 'small muted' }, fb && fa ? 'Same fingerprint before and after.' : 'No facts recorded on one side.');
+  return el('div', { class: 'facts-diff' }, fp,
+    changed.length ? el('ul', { class: 'small' }, changed.map((d) => el('li', {}, el('code', {}, d.fact), ': ',
+      JSON.stringify(d.before), ' → ', JSON.stringify(d.after)))) : null,
+    c.facts_versions_between > 0 ? el('p', { class: 'small' }, c.facts_versions_between + ' facts version(s) began between the two points.') : null);
+}
+
+function tuningDiff(c) {
+  const list = Array.isArray(c.tuning) ? c.tuning : [];
+  if (list.length === 0) return null;
+  return el('ul', { class: 'small tuning' }, list.map((x) => el('li', {}, x.event + ': ', el('code', {}, x.factor), ' ',
+    String(x.from ?? '-'), ' → ', String(x.to ?? '-'), ' on ', x.object || x.scope, x.plan_id ? [' (', ui.planLink(x.plan_id, 'plan ' + x.plan_id), ')'] : null)));
+}
+
+/** Acknowledge with the stored token or a submit token typed here. */
+function ackForm(ctx, c, li) {
+  const tokenId = 'ack-token-' + c.id;
+  const token = el('input', { id: tokenId, type: 'password', autocomplete: 'off', spellcheck: 'false', placeholder: 'submit token (or the stored one)' });
+  const note = el('span', { class: 'small', role: 'status' });
+  const form = el('form', { class: 'ack-form' },
+    el('label', { for: tokenId, class: 'visually-hidden' }, 'Submit token to acknowledge change point ' + c.id),
+    token, el('button', { type: 'submit' }, 'Acknowledge'), note);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    note.textContent = 'Sending…';
+    try {
+      const r = await api('api/v1/change-points/' + c.id + '/ack', { method: 'POST', token: token.value.trim() || undefined });
+      if (!ctx.current()) return;
+      li.classList.replace('cp-new', 'cp-acknowledged');
+      form.replaceWith(el('p', { class: 'small' }, 'Acknowledged ', ui.timeEl(r.acknowledged_at), r.acknowledged_by ? ' by ' + r.acknowledged_by : ''));
+      const badge = li.querySelector('.badge');
+      if (badge) {
+        badge.textContent = 'acknowledged';
+        badge.className = 'badge status-done';
+      }
+    } catch (err) {
+      put(note, ui.sectionError(err));
+    }
+  });
+  return form;
+}
