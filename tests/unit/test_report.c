@@ -512,11 +512,16 @@ int main(void)
     test_text();
     test_risk_levels();
     test_plan_members();
-    if (getenv("SHOW_REPORT") != NULL) {
+    /* SHOW_REPORT=md|csv|json prints the factorial's report to look at. */
+    const char *show = getenv("SHOW_REPORT");
+    if (show != NULL) {
         json_t *r = factorial_report();
-        char *md = hv_report_md(r);
-        fputs(md, stdout);
-        free(md);
+        char *text = strcmp(show, "json") == 0  ? json_dumps(r, JSON_INDENT(1))
+                     : strcmp(show, "csv") == 0 ? hv_report_csv(r)
+                                                : hv_report_md(r);
+        fputs(text, stdout);
+        putchar('\n');
+        free(text);
         json_decref(r);
     }
     return check_summary("test_report");
