@@ -104,11 +104,11 @@ static json_t *cells_json(const struct hv_rctx *c, const struct cells *k)
 /* Why a comparison has no interval. */
 static const char *no_ratio_reason(const struct cells *k)
 {
-    for (size_t i = 0; i < k->n; i++)
-        if (k->lev[i]->n < 2 || k->base[i]->n < 2)
-            continue;
-        else if (!k->lev[i]->positive || !k->base[i]->positive)
+    for (size_t i = 0; i < k->n; i++) {
+        bool enough = k->lev[i]->n >= 2 && k->base[i]->n >= 2;
+        if (enough && (!k->lev[i]->positive || !k->base[i]->positive))
             return "a value is 0 or negative, so there is no log ratio";
+    }
     return "an interval needs at least 2 rounds of each configuration";
 }
 

@@ -229,6 +229,9 @@ static void test_efficiency(void)
               400 * (1 + 0.003 * sim_normal(&st)));
         value(&d, 0, "disk", "hv", "disk.seq_write.mbps", true, r,
               500 * (1 + 0.003 * sim_normal(&st)));
+        /* A count that is mostly 0: no logarithm, a linear interval. */
+        value(&d, 0, "disk", "2 guests", "disk.errors", true, r, r == 4 ? 3 : 0);
+        value(&d, 0, "disk", "hv", "disk.errors", true, r, 0);
     }
     json_t *r = report_of(&d);
     json_t *eff = json_array_get(json_object_get(r, "efficiency"), 0);
@@ -255,6 +258,19 @@ static void test_efficiency(void)
     CHECK_STR(json_string_value(json_object_get(ov, "verdict")), "worse");
     json_t *sum = find(json_object_get(r, "summaries"), "target", "2 guests", NULL, NULL);
     CHECK(json_integer_value(json_object_get(sum, "n")) == 5);
+    /* Values of 0: a linear interval whose negative bound is raised to 0
+     * (a count cannot be negative), and no ratio against the host. */
+    sum = find(json_object_get(r, "summaries"), "target", "2 guests", "metric", "disk.errors");
+    json_t *ci = json_object_get(sum, "interval");
+    CHECK_STR(json_string_value(json_object_get(ci, "scale")), "linear");
+    CHECK(num(ci, "lo") == 0.0 && json_is_true(json_object_get(ci, "lo_clamped")));
+    CHECK_NEAR(num(sum, "mean"), 0.6, 1e-12);
+    ov = find(json_object_get(r, "overhead"), "metric", "disk.errors", NULL, NULL);
+    CHECK(json_is_null(json_object_get(ov, "pct")));
+    s = json_string_value(json_object_get(ov, "sentence"));
+    CHECK_MSG(s && strstr(s, "no interval (a value is 0 or negative)"), "%s", s);
+    CHECK(json_is_false(json_object_get(ov, "primary")));
+    CHECK(json_integer_value(json_object_get(json_object_get(eff, "overall"), "items")) == 2);
     CHECK(json_array_size(json_object_get(r, "comparisons")) == 0);
     json_decref(r);
 }
@@ -375,6 +391,43 @@ static void test_one_at_a_time(void)
     /* "host": no host values, so no overhead and no efficiency. */
     CHECK(json_array_size(json_object_get(r, "overhead")) == 0);
     json_decref(r);
+}
+
+/* --- Holm: a level better on its own, not among eleven ------------------ */
+
+static void test_holm(void)
+{
+    struct hv_rdata d;
+    plan_of(&d,
+            "{\"targets\":{\"host\":\"hv\"},\"design\":\"one-at-a-time\",\"factors\":"
+            "{\"net_queues\":[\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\",\"10\","
+            "\"11\",\"12\"]}}",
+            "done");
+    static const double base[] = {100, 100.5, 99.5}, other[] = {100.2, 99.7, 100.1};
+    CHECK(hv_rdata_workload(&d, "site", "net", "custom") == 0);
+    for (int q = 1; q <= 12; q++) {
+        char name[32], levels[64];
+        snprintf(name, sizeof name, q == 1 ? "default" : "net_queues=%d", q);
+        snprintf(levels, sizeof levels, "{\"net_queues\":\"%d\"}", q);
+        config_of(&d, name, levels);
+        for (int r = 0; r < 3; r++)
+            value(&d, (size_t)q - 1, "site", "vm0", "site.gbps", true, r + 1,
+                  q == 1   ? base[r]
+                  : q == 2 ? 1.025 * base[r]
+                           : other[r]);
+    }
+    json_t *rep = report_of(&d);
+    CHECK(json_integer_value(json_object_get(json_object_get(rep, "family"), "comparisons")) == 11);
+    json_t *c = find(json_object_get(rep, "comparisons"), "level", "2", NULL, NULL);
+    CHECK_STR(json_string_value(json_object_get(c, "verdict")), "better");
+    CHECK_STR(json_string_value(json_object_get(c, "family_verdict")), "inconclusive");
+    CHECK(num(c, "p_margin") < 0.05 && num(c, "p_adjusted") > 0.05);
+    const char *s = json_string_value(json_object_get(c, "sentence"));
+    CHECK_MSG(s && strstr(s, "better on its own, but not after Holm's correction over 11 "
+                             "comparisons"),
+              "%s", s);
+    CHECK(json_array_size(json_object_get(rep, "recommendations")) == 0);
+    json_decref(rep);
 }
 
 /* --- Markdown and CSV ---------------------------------------------------- */
@@ -508,6 +561,7 @@ int main(void)
     test_outliers();
     test_one_round();
     test_one_at_a_time();
+    test_holm();
     test_render();
     test_text();
     test_risk_levels();
