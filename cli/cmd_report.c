@@ -1,27 +1,35 @@
-/* cmd_report.c — hvbench report: the statistics of a plan's results
- * (GET /api/v1/plans/{id}/report) as an aligned table. */
+/* cmd_report.c — hvbench report: a plan's report (GET
+ * /api/v1/plans/{id}/report) as tables and sentences, Markdown, CSV or
+ * JSON. Markdown and CSV are rendered from the JSON by lib/report_render.c,
+ * the code the server's ?format= uses, so both print the same text. */
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "cli/table.h"
+#include "report_render.h"
 
 static int cmd_report_exec(struct cli_ctx *ctx, int argc, char **argv);
 
 const struct cli_command cli_cmd_report = {
     .name = "report",
-    .usage = "ID",
-    .summary = "show mean, sd and 95% confidence interval per metric",
-    .help = "One row per configuration, workload, target and metric. The metric\n"
-            "carries an arrow: ↑ higher is better, ↓ lower is better. \"95% CI\" is the\n"
-            "half width of the Student-t interval of the mean relative to the mean,\n"
-            "\"interval\" its bounds; with n = 1 there is no interval and both show -.\n",
+    .usage = "[--format table|md|csv|json] ID",
+    .summary = "show a plan's statistics, verdicts, overhead and recommendations",
+    .help = "--format table (the default) prints one row per configuration, workload,\n"
+            "target and metric (mean, sd, 95% CI; ↑ higher is better, ↓ lower is\n"
+            "better), then the verdicts of every factor level against its default,\n"
+            "the overhead against the baseline, the efficiency, the recommendations,\n"
+            "the repetitions and the warnings. --format md and csv print the report\n"
+            "as Markdown or CSV, --format json (or the global --json) as the server\n"
+            "sent it.\n",
     .fn = cmd_report_exec,
 };
 
-/** The columns of the report, in the order of docs/cli.md. */
+/** The columns of the summary table, in the order of docs/cli.md. */
 static const struct cli_column report_cols[] = {
     {"configuration", CLI_LEFT}, {"workload", CLI_LEFT}, {"target", CLI_LEFT},
     {"metric", CLI_LEFT},        {"n", CLI_RIGHT},       {"mean", CLI_RIGHT},
@@ -31,12 +39,28 @@ static const struct cli_column report_cols[] = {
 
 #define REPORT_NCOLS (sizeof report_cols / sizeof report_cols[0])
 
+/** The columns of the verdicts table. */
+static const struct cli_column verdict_cols[] = {
+    {"workload", CLI_LEFT}, {"where", CLI_LEFT},   {"metric", CLI_LEFT},
+    {"level", CLI_LEFT},    {"n", CLI_RIGHT},      {"change", CLI_RIGHT},
+    {"interval", CLI_LEFT}, {"verdict", CLI_LEFT}, {"more rounds", CLI_RIGHT},
+};
+
+#define VERDICT_NCOLS (sizeof verdict_cols / sizeof verdict_cols[0])
+
 /** Returns the number member key of row, or NaN when it is absent or null
  *  (the server sends null for what cannot be computed). */
 static double num(const json_t *row, const char *key)
 {
     const json_t *v = json_object_get(row, key);
     return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/** The string member key of o, or "" when absent. */
+static const char *str(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s != NULL ? s : "";
 }
 
 /** Returns the arrow for a higher_is_better member: ↑ higher is better, ↓
@@ -79,7 +103,115 @@ static int add_row(struct cli_table *t, const json_t *row)
     return cli_table_add(t, cells);
 }
 
-/** Prints the header line and the table of the report body. */
+/** Adds one comparison to the verdicts table. Returns 0 or -1. */
+static int add_verdict(struct cli_table *t, const json_t *c)
+{
+    char metric[256], level[256], n[32], pct[48], iv[96], more[32];
+    snprintf(metric, sizeof metric, "%s%s", str(c, "metric"),
+             direction(json_object_get(c, "higher_is_better")));
+    snprintf(level, sizeof level, "%s=%s vs %s", str(c, "factor"), str(c, "level"),
+             str(c, "default"));
+    snprintf(n, sizeof n, "%lld", (long long)json_integer_value(json_object_get(c, "n")));
+    double p = num(c, "pct"), lo = num(c, "lo_pct"), hi = num(c, "hi_pct");
+    int dec = hv_change_decimals(p, lo, hi);
+    const json_t *m = json_object_get(c, "more_rounds");
+    if (json_is_integer(m))
+        snprintf(more, sizeof more, "%lld", (long long)json_integer_value(m));
+    else
+        snprintf(more, sizeof more,
+                 json_is_true(json_object_get(c, "more_rounds_beyond_cap")) ? "> 1000" : "-");
+    const char *cells[VERDICT_NCOLS] = {
+        str(c, "workload"),
+        str(c, "side"),
+        metric,
+        level,
+        n,
+        hv_fmt_change(pct, sizeof pct, p, dec),
+        isfinite(lo) ? hv_fmt_change_interval(iv, sizeof iv, lo, hi, dec) : "-",
+        str(c, "family_verdict"),
+        more,
+    };
+    return cli_table_add(t, cells);
+}
+
+/** Prints a table of the elements of list made by add; returns an exit
+ *  code. */
+static int print_table(const json_t *list, const struct cli_column *cols, size_t ncols,
+                       int (*add)(struct cli_table *, const json_t *))
+{
+    struct cli_table *t = cli_table_new(cols, ncols);
+    int rc = t != NULL ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    size_t i;
+    const json_t *e;
+    json_array_foreach(list, i, e)
+    {
+        if (rc == CLI_EXIT_OK && add(t, e) != 0)
+            rc = CLI_EXIT_FAIL;
+    }
+    if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
+        rc = CLI_EXIT_FAIL;
+    cli_table_free(t);
+    if (rc != CLI_EXIT_OK)
+        cli_err("out of memory");
+    return rc;
+}
+
+/** Prints a heading and one indented line per element's member field;
+ *  nothing when the list is empty. */
+static void print_lines(const char *heading, const json_t *list, const char *field)
+{
+    if (json_array_size(list) == 0)
+        return;
+    putchar('\n');
+    cli_out("%s", heading);
+    size_t i;
+    const json_t *e;
+    json_array_foreach(list, i, e) cli_out("  %s", str(e, field));
+}
+
+/** The recommendations: each with its apply snippet. */
+static void print_recommendations(const json_t *body)
+{
+    const json_t *recs = json_object_get(body, "recommendations");
+    putchar('\n');
+    cli_out("Recommendations");
+    if (json_array_size(recs) == 0)
+        cli_out("  none: no factor level is better than its default on a primary metric");
+    size_t i;
+    const json_t *r;
+    json_array_foreach(recs, i, r)
+    {
+        cli_out("  %zu. %s", i + 1, str(r, "sentence"));
+        if (json_is_string(json_object_get(r, "apply")))
+            cli_out("     apply: %s", str(r, "apply"));
+    }
+    print_lines("Safe to ignore", json_object_get(body, "safe_to_ignore"), "sentence");
+}
+
+/** The sections after the summary table. */
+static int print_sections(const json_t *body)
+{
+    const json_t *cmps = json_object_get(body, "comparisons");
+    int rc = CLI_EXIT_OK;
+    if (json_array_size(cmps) > 0) {
+        putchar('\n');
+        cli_out("Verdicts: %s", str(json_object_get(body, "family"), "sentence"));
+        putchar('\n');
+        rc = print_table(cmps, verdict_cols, VERDICT_NCOLS, add_verdict);
+    }
+    print_lines("Interactions", json_object_get(body, "interactions"), "sentence");
+    print_lines("Overhead", json_object_get(body, "overhead"), "sentence");
+    print_lines("Efficiency", json_object_get(body, "efficiency"), "sentence");
+    if (json_array_size(json_object_get(body, "comparisons")) > 0)
+        print_recommendations(body);
+    print_lines("Repetitions",
+                json_object_get(json_object_get(body, "repetitions"), "configurations"),
+                "sentence");
+    print_lines("Warnings", json_object_get(body, "warnings"), "message");
+    return rc;
+}
+
+/** Prints the header line, the summary table and the sections. */
 static int print_report(const json_t *body)
 {
     const json_t *rows = json_object_get(body, "rows");
@@ -98,42 +230,89 @@ static int print_report(const json_t *body)
         cli_err("no results yet");
         return CLI_EXIT_OK;
     }
-    struct cli_table *t = cli_table_new(report_cols, REPORT_NCOLS);
-    if (t == NULL)
-        return CLI_EXIT_FAIL;
-    int rc = CLI_EXIT_OK;
-    size_t i;
-    json_t *row;
-    json_array_foreach(rows, i, row)
-    {
-        if (add_row(t, row) != 0) {
-            rc = CLI_EXIT_FAIL;
-            break;
-        }
-    }
     putchar('\n');
-    if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
-        rc = CLI_EXIT_FAIL;
-    cli_table_free(t);
+    int rc = print_table(rows, report_cols, REPORT_NCOLS, add_row);
+    return rc == CLI_EXIT_OK ? print_sections(body) : rc;
+}
+
+/** Writes text (Markdown or CSV) to stdout with control characters other
+ *  than line ends and tabs replaced by '?' (see cli_scrub()). */
+static int print_text(char *text)
+{
+    if (text == NULL) {
+        cli_err("out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    for (char *p = text; *p != '\0'; p++) {
+        unsigned char ch = (unsigned char)*p;
+        bool line_end = ch == '\n' || (ch == '\r' && p[1] == '\n');
+        if ((ch < 0x20 && ch != '\t' && !line_end) || ch == 0x7f)
+            *p = '?';
+    }
+    int rc = fputs(text, stdout) < 0 ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    free(text);
     return rc;
 }
 
-/** hvbench report ID */
+/** The output formats of --format. */
+enum report_format { FMT_TABLE, FMT_MD, FMT_CSV, FMT_JSON };
+
+/** Parses the options; returns -1 after a usage message. */
+static int parse_format(int argc, char **argv, enum report_format *fmt)
+{
+    static const struct option options[] = {
+        {"format", required_argument, NULL, 'f'},
+        {NULL, 0, NULL, 0},
+    };
+    static const char *const names[] = {"table", "md", "csv", "json"};
+    int opt;
+    while ((opt = getopt_long(argc, argv, "f:", options, NULL)) != -1) {
+        if (opt != 'f')
+            return -1;
+        size_t i = 0;
+        while (i < 4 && strcmp(optarg, names[i]) != 0)
+            i++;
+        if (i == 4) {
+            cli_err("--format must be one of table, md, csv, json");
+            return -1;
+        }
+        *fmt = (enum report_format)i;
+    }
+    return 0;
+}
+
+/** hvbench report [--format F] ID */
 static int cmd_report_exec(struct cli_ctx *ctx, int argc, char **argv)
 {
-    long long id;
-    if (argc != 2 || argv[1][0] == '-')
+    enum report_format fmt = ctx->json ? FMT_JSON : FMT_TABLE;
+    if (parse_format(argc, argv, &fmt) != 0)
         return cli_usage(&cli_cmd_report);
-    if (cli_parse_id(argv[1], &id) != 0)
+    if (argc - optind != 1 || argv[optind][0] == '-')
+        return cli_usage(&cli_cmd_report);
+    long long id;
+    if (cli_parse_id(argv[optind], &id) != 0)
         return CLI_EXIT_USAGE;
     char path[64];
     snprintf(path, sizeof path, "/api/v1/plans/%lld/report", id);
     struct hv_http_response resp;
     memset(&resp, 0, sizeof resp);
     int rc = cli_request(ctx, "GET", path, NULL, &resp);
-    if (rc == CLI_EXIT_OK)
-        rc = ctx->json ? (cli_print_json(resp.body) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL)
-                       : print_report(resp.body);
+    if (rc == CLI_EXIT_OK) {
+        switch (fmt) {
+        case FMT_JSON:
+            rc = cli_print_json(resp.body) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+            break;
+        case FMT_MD:
+            rc = print_text(hv_report_md(resp.body));
+            break;
+        case FMT_CSV:
+            rc = print_text(hv_report_csv(resp.body));
+            break;
+        case FMT_TABLE:
+            rc = print_report(resp.body);
+            break;
+        }
+    }
     hv_http_response_clear(&resp);
     return rc;
 }

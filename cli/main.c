@@ -7,6 +7,7 @@
  * can never be mistaken for them. */
 #include <ctype.h>
 #include <getopt.h>
+#include <gsl/gsl_errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,7 @@ int main(int argc, char **argv)
         {"json", no_argument, NULL, 'j'},         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
     };
+    gsl_set_error_handler_off(); /* lib/stats.c checks arguments; GSL must not abort */
     const char *server = nonempty(getenv("HVBENCH_SERVER"));
     const char *token = nonempty(getenv("HVBENCH_TOKEN"));
     bool json = false;

@@ -37,6 +37,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "pin each vCPU to one host CPU (on: vCPU i runs on host CPU i)",
      .disruption = HV_DISRUPT_LIVE,
      .scope = HV_SCOPE_GUEST,
+     .risk_level = HV_RISK_LOW,
      .levels = off_on,
      .system_default = "off",
      .risk = "guests pinned to the same host CPUs compete; leave host CPUs for the host and "
@@ -50,6 +51,7 @@ static const struct hv_factor_def catalogue[] = {
                 "uses)",
      .disruption = HV_DISRUPT_LIVE,
      .scope = HV_SCOPE_GUEST,
+     .risk_level = HV_RISK_LOW,
      .levels = off_on,
      .system_default = "off",
      .risk = "a too small CPU set throttles device emulation and I/O completion",
@@ -59,6 +61,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "number of dedicated I/O threads of the domain; disks are spread over them",
      .disruption = HV_DISRUPT_RESTART,
      .scope = HV_SCOPE_GUEST,
+     .risk_level = HV_RISK_NONE,
      .min = 0,
      .max = 16,
      .unit = "threads",
@@ -70,6 +73,7 @@ static const struct hv_factor_def catalogue[] = {
                 "vCPU uses)",
      .disruption = HV_DISRUPT_LIVE,
      .scope = HV_SCOPE_GUEST,
+     .risk_level = HV_RISK_NONE,
      .levels = off_on,
      .system_default = "off",
      .risk = "has no effect without iothreads >= 1",
@@ -79,6 +83,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "NUMA memory policy of the guest's memory on the host",
      .disruption = HV_DISRUPT_RESTART,
      .scope = HV_SCOPE_GUEST,
+     .risk_level = HV_RISK_AVAILABILITY,
      .levels = numa_modes,
      .system_default = "off",
      .risk = "strict fails the guest's allocations when the node runs out of memory",
@@ -89,6 +94,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "back the guest's memory with huge pages of the given size",
      .disruption = HV_DISRUPT_RESTART,
      .scope = HV_SCOPE_GUEST,
+     .risk_level = HV_RISK_AVAILABILITY,
      .levels = page_sizes,
      .system_default = "off",
      .risk = "the guest does not start unless enough huge pages are reserved on the host; huge "
@@ -101,6 +107,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "the CPU model the guest sees",
      .disruption = HV_DISRUPT_RESTART,
      .scope = HV_SCOPE_GUEST,
+     .risk_level = HV_RISK_AVAILABILITY,
      .levels = cpu_modes,
      .system_default = "host-passthrough",
      .risk = "host-passthrough ties the guest to this CPU model: live migration to a different "
@@ -113,6 +120,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "the bus of the guest's benchmark disk",
      .disruption = HV_DISRUPT_RESTART,
      .scope = HV_SCOPE_GUEST,
+     .risk_level = HV_RISK_AVAILABILITY,
      .levels = disk_buses,
      .system_default = "virtio-blk",
      .risk = "the disk's name in the guest changes (vda / sda); a guest without the driver "
@@ -125,6 +133,7 @@ static const struct hv_factor_def catalogue[] = {
                 "names none)",
      .disruption = HV_DISRUPT_RESTART,
      .scope = HV_SCOPE_GUEST,
+     .risk_level = HV_RISK_DATA_LOSS,
      .levels = cache_modes,
      .system_default = "writeback",
      .risk = "writeback and unsafe can lose data on a host crash: writeback loses what the guest "
@@ -137,6 +146,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "how QEMU submits the disk's I/O to the host",
      .disruption = HV_DISRUPT_RESTART,
      .scope = HV_SCOPE_GUEST,
+     .risk_level = HV_RISK_AVAILABILITY,
      .levels = io_modes,
      .system_default = "threads",
      .risk = "native needs cache none or directsync; io_uring needs QEMU >= 5.0, libvirt >= 6.3 "
@@ -147,6 +157,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "in-kernel virtio-net backend (vhost) instead of QEMU's userspace one",
      .disruption = HV_DISRUPT_RESTART,
      .scope = HV_SCOPE_GUEST,
+     .risk_level = HV_RISK_LOW,
      .levels = on_off,
      .system_default = "on",
      .risk = "needs /dev/vhost-net (modprobe vhost_net) and a virtio NIC; off is much slower",
@@ -156,6 +167,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "virtio-net multiqueue: queue pairs of the guest's NIC",
      .disruption = HV_DISRUPT_RESTART,
      .scope = HV_SCOPE_GUEST,
+     .risk_level = HV_RISK_LOW,
      .min = 1,
      .max = 64,
      .unit = "queues",
@@ -168,6 +180,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "MTU of the guest's NIC",
      .disruption = HV_DISRUPT_RESTART,
      .scope = HV_SCOPE_GUEST,
+     .risk_level = HV_RISK_AVAILABILITY,
      .min = 576,
      .max = 9000,
      .unit = "bytes",
@@ -179,6 +192,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "I/O operations per second limit of the guest's disk (0 = unlimited)",
      .disruption = HV_DISRUPT_LIVE,
      .scope = HV_SCOPE_GUEST,
+     .risk_level = HV_RISK_LOW,
      .min = 0,
      .max = 10000000,
      .unit = "IOPS",
@@ -190,6 +204,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "how long KVM polls before an idle vCPU gives its host CPU up",
      .disruption = HV_DISRUPT_HOST,
      .scope = HV_SCOPE_HOST,
+     .risk_level = HV_RISK_LOW,
      .min = 0,
      .max = 10000000,
      .unit = "ns",
@@ -200,6 +215,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "transparent huge pages on the host",
      .disruption = HV_DISRUPT_HOST,
      .scope = HV_SCOPE_HOST,
+     .risk_level = HV_RISK_LOW,
      .levels = thp_modes,
      .system_default = "always",
      .risk = "always can add latency spikes from compaction (khugepaged)",
@@ -208,6 +224,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "kernel same-page merging of guest memory on the host",
      .disruption = HV_DISRUPT_HOST,
      .scope = HV_SCOPE_HOST,
+     .risk_level = HV_RISK_LOW,
      .levels = off_on,
      .system_default = "off",
      .risk = "ksmd costs host CPU; merged pages open a cross-guest timing side channel; the "
@@ -217,6 +234,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "block I/O scheduler of the host disk holding the guests' images",
      .disruption = HV_DISRUPT_HOST,
      .scope = HV_SCOPE_HOST,
+     .risk_level = HV_RISK_LOW,
      .levels = schedulers,
      .system_default = "mq-deadline",
      .risk = "bfq and kyber need their modules (modprobe bfq, kyber-iosched)",
@@ -225,6 +243,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "read-ahead of the host disk holding the guests' images",
      .disruption = HV_DISRUPT_HOST,
      .scope = HV_SCOPE_HOST,
+     .risk_level = HV_RISK_LOW,
      .min = 0,
      .max = 65536,
      .unit = "KiB",
@@ -236,6 +255,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "MTU of the host NIC (and bridge) carrying the benchmark traffic",
      .disruption = HV_DISRUPT_HOST,
      .scope = HV_SCOPE_HOST,
+     .risk_level = HV_RISK_AVAILABILITY,
      .min = 576,
      .max = 9216,
      .unit = "bytes",
@@ -246,6 +266,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "Intel EPT (hardware nested paging) in kvm_intel; off uses shadow page tables",
      .disruption = HV_DISRUPT_REBOOT,
      .scope = HV_SCOPE_HOST,
+     .risk_level = HV_RISK_AVAILABILITY,
      .levels = on_off,
      .system_default = "on",
      .risk = "ept=0 also turns off unrestricted guest mode, so guest real-mode code is emulated "
@@ -261,6 +282,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "AMD NPT (hardware nested paging) in kvm_amd; off uses shadow page tables",
      .disruption = HV_DISRUPT_REBOOT,
      .scope = HV_SCOPE_HOST,
+     .risk_level = HV_RISK_AVAILABILITY,
      .levels = on_off,
      .system_default = "on",
      .risk = "npt=0 slows memory-heavy and fork-heavy guests; every guest must be stopped to "
@@ -272,6 +294,7 @@ static const struct hv_factor_def catalogue[] = {
      .summary = "bare metal: pin benchmark process i to host CPU i (sched_setaffinity)",
      .disruption = HV_DISRUPT_HOST,
      .scope = HV_SCOPE_HOST,
+     .risk_level = HV_RISK_LOW,
      .levels = off_on,
      .system_default = "off",
      .risk = "pinned processes cannot move away from interrupts or other load on their CPU",
@@ -288,6 +311,13 @@ static const char *const disruption_names[] = {
     [HV_DISRUPT_REBOOT] = "reboot",
 };
 
+static const char *const risk_names[] = {
+    [HV_RISK_NONE] = "none",
+    [HV_RISK_LOW] = "low",
+    [HV_RISK_DATA_LOSS] = "data-loss",
+    [HV_RISK_AVAILABILITY] = "availability",
+};
+
 static const char *const scope_names[] = {
     [HV_SCOPE_GUEST] = "guest",
     [HV_SCOPE_HOST] = "host",
@@ -298,6 +328,13 @@ const char *hv_disruption_name(enum hv_disruption d)
     if ((unsigned)d >= sizeof disruption_names / sizeof disruption_names[0])
         return "unknown";
     return disruption_names[d];
+}
+
+const char *hv_risk_level_name(enum hv_risk_level r)
+{
+    if ((unsigned)r >= sizeof risk_names / sizeof risk_names[0])
+        return "unknown";
+    return risk_names[r];
 }
 
 const char *hv_factor_scope_name(enum hv_factor_scope s)
@@ -477,9 +514,10 @@ static json_t *string_or_null(const char *s)
 static json_t *factor_json(const struct hv_factor_def *f)
 {
     json_t *o = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:o}", "name", f->name, "summary", f->summary,
-        "disruption", hv_disruption_name(f->disruption), "scope", hv_factor_scope_name(f->scope),
-        "type", f->levels ? "enum" : "int", "system_default", f->system_default, "risk",
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:o}", "name", f->name, "summary",
+        f->summary, "disruption", hv_disruption_name(f->disruption), "scope",
+        hv_factor_scope_name(f->scope), "type", f->levels ? "enum" : "int", "system_default",
+        f->system_default, "risk_level", hv_risk_level_name(f->risk_level), "risk",
         string_or_null(f->risk), "apply", f->apply_hint, "evidence", string_or_null(f->evidence));
     if (o == NULL)
         return NULL;

@@ -21,6 +21,15 @@ enum hv_disruption {
     HV_DISRUPT_REBOOT,  /**< a module reload or host reboot: recorded, the operator applies it */
 };
 
+/** How bad the worst outcome of a non-default level is, in increasing
+ *  order: a report ranks recommendations of equal gain by it. */
+enum hv_risk_level {
+    HV_RISK_NONE,         /**< nothing known goes wrong */
+    HV_RISK_LOW,          /**< costs or limits elsewhere (host CPU, a cap), nothing breaks */
+    HV_RISK_DATA_LOSS,    /**< data can be lost (on a host crash) */
+    HV_RISK_AVAILABILITY, /**< a guest may not start, boot, migrate or reach the network */
+};
+
 /** Where a factor is set. */
 enum hv_factor_scope {
     HV_SCOPE_GUEST, /**< on each guest domain of the plan */
@@ -42,6 +51,8 @@ struct hv_factor_def {
     const char *unit;
     /** The usual setting on a stock system; a valid level. */
     const char *system_default;
+    /** The class of the worst that can go wrong at a non-default level. */
+    enum hv_risk_level risk_level;
     /** What can go wrong at a non-default level, or NULL. */
     const char *risk;
     /** How to apply it by hand: a libvirt XML snippet, virsh command or
@@ -56,6 +67,11 @@ struct hv_factor_def {
  *  "restart", "host" or "reboot" ("unknown" for a value out of range).
  *  Returns a static string. */
 const char *hv_disruption_name(enum hv_disruption d);
+
+/** The name of a risk level as the API spells it: "none", "low",
+ *  "data-loss" or "availability" ("unknown" out of range). Returns a
+ *  static string. */
+const char *hv_risk_level_name(enum hv_risk_level r);
 
 /** The name of a scope: "guest" or "host" ("unknown" out of range).
  *  Returns a static string. */
@@ -93,7 +109,7 @@ int hv_factor_level(const struct hv_factor_def *f, const json_t *level, char *ou
 /** The catalogue as a JSON array for GET /api/v1/catalog, in catalogue
  *  order: [{"name", "summary", "disruption", "scope", "type" ("enum" or
  *  "int"), "levels" (array, enum only), "min", "max", "unit" (int only),
- *  "system_default", "risk", "apply", "evidence"}], with null for an absent
+ *  "system_default", "risk_level", "risk", "apply", "evidence"}], with null for an absent
  *  risk or evidence. Returns a new reference the caller owns, or NULL when
  *  memory runs out. */
 json_t *hv_factors_json(void);

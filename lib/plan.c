@@ -37,6 +37,17 @@ static const struct hv_jfield plan_fields[] = {
     {.name = "repetitions", .type = HV_J_OBJECT},
     {.name = "order", .type = HV_J_STRING, .choices = orders},
     {.name = "seed", .type = HV_J_INTEGER, .min = 0, .max = 9007199254740991.0},
+    {.name = "margin_pct", .type = HV_J_NUMBER, .min = 0.1, .max = 50},
+    {.name = "weights", .type = HV_J_OBJECT},
+    {0},
+};
+
+/* The report's weights of the subsystems in the overall efficiency; an
+ * unnamed subsystem weighs 1. */
+static const struct hv_jfield weight_fields[] = {
+    {.name = "cpu", .type = HV_J_NUMBER, .min = 0, .max = 100},
+    {.name = "disk", .type = HV_J_NUMBER, .min = 0, .max = 100},
+    {.name = "net", .type = HV_J_NUMBER, .min = 0, .max = 100},
     {0},
 };
 
@@ -280,6 +291,21 @@ static int normalise_repetitions(json_t *doc, json_t *errors)
     if (json_object_get(reps, "ci_pct") == NULL)
         json_object_set_new(reps, "ci_pct", json_real(2.0));
     return 0;
+}
+
+/* Weights: each in range, and not all three 0 (no overall score). */
+static int check_weights(const json_t *weights, json_t *errors)
+{
+    if (hv_jspec_check(weights, "/weights", weight_fields, errors) > 0)
+        return 1;
+    double total = 3.0 - (double)json_object_size(weights);
+    const char *key;
+    const json_t *w;
+    json_object_foreach((json_t *)weights, key, w) total += json_number_value(w);
+    if (total > 0.0)
+        return 0;
+    hv_errors_add(errors, "/weights", "at least one weight must be above 0");
+    return 1;
 }
 
 /* Factors are checked against the catalogue here too: an unknown factor
@@ -720,6 +746,9 @@ enum hv_plan_verdict hv_plan_parse(const json_t *in, uint64_t default_seed,
     json_t *ramp = json_object_get(doc, "ramp");
     if (json_is_object(ramp))
         invalid += hv_jspec_check(ramp, "/ramp", ramp_fields, errors);
+    json_t *weights = json_object_get(doc, "weights");
+    if (json_is_object(weights))
+        invalid += check_weights(weights, errors);
     int impossible = 0;
     json_t *factors = json_object_get(doc, "factors");
     if (json_is_object(factors))

@@ -101,28 +101,41 @@ static const struct hv_stmt cancel_jobs = {
     "error = 'plan cancelled' WHERE plan_id = $1 AND status IN ('queued', 'running')",
     1};
 
-/* Values are divided by the group's largest magnitude before averaging,
- * so no sum or square can overflow whatever was stored (1e308 included);
- * the caller multiplies mean_s and sd_s by scale in C, where an overflow
- * is an infinity to report as null rather than an SQL error. */
-static const struct hv_stmt plan_metrics = {
-    "plan_metrics",
-    "SELECT coalesce(json_agg(json_build_object('configuration', x.config, 'workload', "
-    "x.workload_id, 'target', x.target_name, 'metric', x.metric, 'unit', x.unit, "
-    "'higher_is_better', x.hib, 'n', x.n, 'scale', x.scale, 'mean_s', x.mean_s, 'sd_s', x.sd_s) "
-    "ORDER BY x.cidx, x.workload_id, x.target_name, x.metric), '[]')::text FROM ("
-    " SELECT config, cidx, workload_id, target_name, metric, min(unit) AS unit, "
-    " bool_and(hib) AS hib, count(*) AS n, max(scale) AS scale, "
-    " avg(CASE WHEN scale > 0 THEN value / scale ELSE 0 END) AS mean_s, "
-    " coalesce(stddev_samp(CASE WHEN scale > 0 THEN value / scale ELSE 0 END), 0) AS sd_s "
-    " FROM (SELECT c.name AS config, c.idx AS cidx, j.workload_id, j.target_name, "
-    "  m.name AS metric, m.unit, m.higher_is_better AS hib, m.value, max(abs(m.value)) OVER "
-    "  (PARTITION BY c.idx, j.workload_id, j.target_name, m.name) AS scale "
-    "  FROM jobs j JOIN configurations c ON c.id = j.config_id "
-    "  JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok' "
-    "  JOIN metrics m ON m.result_id = r.id "
-    "  WHERE j.plan_id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server') y "
-    " GROUP BY config, cidx, workload_id, target_name, metric) x",
+/* The report's view of a plan besides its values. */
+static const struct hv_stmt report_meta = {
+    "plan_report_meta",
+    "SELECT json_build_object('spec', p.spec, 'configurations', (SELECT "
+    "coalesce(json_agg(json_build_object('name', c.name, 'levels', c.levels) ORDER BY c.idx), "
+    "'[]') FROM configurations c WHERE c.plan_id = p.id), 'workloads', (SELECT "
+    "coalesce(json_agg(w.j ORDER BY w.id), '[]') FROM (SELECT DISTINCT ON (j.workload_id) "
+    "j.workload_id AS id, json_build_object('id', j.workload_id, 'kind', j.workload->>'kind', "
+    "'engine', j.workload->>'engine') AS j FROM jobs j WHERE j.plan_id = p.id "
+    "ORDER BY j.workload_id) w))::text FROM plans p WHERE p.id = $1",
+    1};
+
+/* One row per round of each configuration, workload, target and metric;
+ * the client members of a group (one job alone is its own unit) become one
+ * row, the mean of their values. Each value is divided by the unit's
+ * largest magnitude before averaging, so no sum can overflow whatever was
+ * stored (1e308 included); the caller multiplies mean_s by scale in C,
+ * where an overflow is an infinity to report rather than an SQL error. */
+static const struct hv_stmt plan_observations = {
+    "plan_observations",
+    "SELECT y.cidx, y.workload_id, CASE WHEN count(DISTINCT y.target_name) = 1 THEN "
+    "min(y.target_name) ELSE count(DISTINCT y.target_name) || ' guests' END AS target, "
+    "y.metric, min(y.unit), bool_and(y.hib), y.repetition, count(*), max(y.s), "
+    "avg(CASE WHEN y.s > 0 THEN y.value / y.s ELSE 0 END), "
+    "array_agg(y.job_id ORDER BY y.job_id)::text FROM ("
+    " SELECT c.idx AS cidx, j.workload_id, j.target_name, j.repetition, j.id AS job_id, "
+    " coalesce(j.group_id, -j.id) AS unit_id, m.name AS metric, m.unit, "
+    " m.higher_is_better AS hib, m.value, max(abs(m.value)) OVER (PARTITION BY "
+    " coalesce(j.group_id, -j.id), m.name) AS s "
+    " FROM jobs j JOIN configurations c ON c.id = j.config_id "
+    " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok' "
+    " JOIN metrics m ON m.result_id = r.id "
+    " WHERE j.plan_id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server') y "
+    "GROUP BY y.cidx, y.workload_id, y.metric, y.repetition, y.unit_id "
+    "ORDER BY y.cidx, y.workload_id, target, y.metric, y.repetition",
     1};
 
 /* A job as the API shows it. */
@@ -423,11 +436,43 @@ enum hv_db_status hv_db_plan_cancel(int64_t id)
     return hv_db_txn(db, cancel_txn, (void *)params);
 }
 
-enum hv_db_status hv_db_plan_metrics(int64_t id, json_t **out)
+enum hv_db_status hv_db_plan_report_meta(int64_t id, json_t **out)
 {
     char idtxt[24];
     const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
-    return hv_db_json(&plan_metrics, params, out, NULL);
+    return hv_db_json(&report_meta, params, out, NULL);
+}
+
+enum hv_db_status hv_db_plan_observations(int64_t id, hv_db_obs_fn fn, void *arg)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char idtxt[24];
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &plan_observations, params, &r);
+    if (s == HV_DB_NONE)
+        s = HV_DB_OK;
+    for (int i = 0; s == HV_DB_OK && r != NULL && i < PQntuples(r); i++) {
+        struct hv_db_obs o = {
+            .config = atoi(PQgetvalue(r, i, 0)),
+            .workload = PQgetvalue(r, i, 1),
+            .target = PQgetvalue(r, i, 2),
+            .metric = PQgetvalue(r, i, 3),
+            .unit = PQgetvalue(r, i, 4),
+            .higher_is_better = PQgetvalue(r, i, 5)[0] == 't',
+            .round = atoi(PQgetvalue(r, i, 6)),
+            .members = atol(PQgetvalue(r, i, 7)),
+            .scale = strtod(PQgetvalue(r, i, 8), NULL),
+            .mean_s = strtod(PQgetvalue(r, i, 9), NULL),
+            .jobs = PQgetvalue(r, i, 10),
+        };
+        if (fn(arg, &o) != 0)
+            s = HV_DB_ERROR;
+    }
+    PQclear(r);
+    return s;
 }
 
 /* Whether the row named by id exists (HV_DB_OK) or not (HV_DB_NONE). */

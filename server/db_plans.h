@@ -51,11 +51,35 @@ enum hv_db_status hv_db_targets_unregistered(const char *const *names, size_t n,
  *  ended (done or failed). Cancelling twice is not an error. */
 enum hv_db_status hv_db_plan_cancel(int64_t id);
 
-/** Per configuration, workload, target and metric of plan id, over its
- *  done jobs: n, scale (the largest magnitude), and mean_s and sd_s (mean
- *  and sd of the values divided by scale, so nothing overflows), as a new
- *  JSON array of row objects in *out. */
-enum hv_db_status hv_db_plan_metrics(int64_t id, json_t **out);
+/** What a plan's report needs besides its values, as a new JSON object in
+ *  *out: {"spec": the normalised plan, "configurations": [{"name",
+ *  "levels"}] in the plan's order, "workloads": [{"id", "kind", "engine"}]
+ *  (the variants its jobs run)}. HV_DB_NONE when there is no such plan. */
+enum hv_db_status hv_db_plan_report_meta(int64_t id, json_t **out);
+
+/** One value of a plan's report: one round of one configuration, workload,
+ *  target and metric. Guests that ran together (a group) are one value,
+ *  the mean of theirs, and target names them "N guests". The value is
+ *  mean_s · scale: mean_s is the mean of the values divided by scale, the
+ *  largest magnitude among them, so no sum overflows in SQL. Strings are
+ *  borrowed for the call. */
+struct hv_db_obs {
+    int config; /**< the configuration's index in the plan */
+    const char *workload, *target, *metric, *unit;
+    bool higher_is_better;
+    int round;    /**< the repetition */
+    long members; /**< results averaged */
+    double scale, mean_s;
+    const char *jobs; /**< their job ids as an array literal, "{41,42}" */
+};
+
+/** Called once per value, in order of configuration, workload, target,
+ *  metric and round; a nonzero return stops the walk (HV_DB_ERROR). */
+typedef int (*hv_db_obs_fn)(void *arg, const struct hv_db_obs *o);
+
+/** Calls fn for every value of plan id: its done jobs' results (a net
+ *  workload's server side left out). HV_DB_OK also when there is none. */
+enum hv_db_status hv_db_plan_observations(int64_t id, hv_db_obs_fn fn, void *arg);
 
 /** The jobs of plan id in run order after run_order `after` (-1 from the
  *  start), at most limit, with the given status (NULL: any), as a new JSON

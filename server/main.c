@@ -14,6 +14,7 @@
 #include "hv_build.h"
 
 #include <getopt.h>
+#include <gsl/gsl_errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -473,6 +474,7 @@ static const struct command commands[] = {
 int main(int argc, char **argv)
 {
     hv_log_init("hvbench-server", HV_LOG_INFO);
+    gsl_set_error_handler_off(); /* lib/stats.c checks arguments; GSL must not abort */
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

@@ -1,0 +1,49 @@
+/* report_render.h — a plan's report (GET /api/v1/plans/{id}/report, the
+ * JSON document docs/api.md describes) as Markdown or CSV, and the number
+ * formats its sentences use.
+ *
+ * The server renders ?format=md and ?format=csv with these, and hvbench
+ * report --format md|csv renders the JSON it fetched with the same code,
+ * so both print the same text. Pure functions of their arguments: thread
+ * safe; the renderers allocate the text they return. */
+#ifndef HV_REPORT_RENDER_H
+#define HV_REPORT_RENDER_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/** The report as a Markdown document: the plan, warnings, recommendations,
+ *  verdicts, overhead and efficiency, interactions, repetitions, then the
+ *  summaries with their per-run values. Returns a malloc'd string the
+ *  caller frees, or NULL when memory runs out. */
+char *hv_report_md(const json_t *report);
+
+/** The report as one CSV table (RFC 4180, header line first) with a row
+ *  per summary, run, comparison, interaction, overhead, efficiency and
+ *  recommendation; the column "section" says which. Returns a malloc'd
+ *  string the caller frees, or NULL when memory runs out. */
+char *hv_report_csv(const json_t *report);
+
+/** The label of a metric in sentences: its name's parts joined by spaces,
+ *  '_' as '-', a trailing unit part ("mbps", "gbps") left out:
+ *  "disk.seq_write.mbps" is "disk seq-write". Writes into buf and
+ *  returns it. */
+char *hv_metric_label(const char *metric, char *buf, size_t len);
+
+/** The decimals to show a % change and its interval with: 1, or 2 when
+ *  every figure is below 1 in magnitude. */
+int hv_change_decimals(double pct, double lo, double hi);
+
+/** A % change with its sign and a real minus: "+5.0 %", "−10.2 %"; "-"
+ *  when pct is not finite. Returns buf. */
+char *hv_fmt_change(char *buf, size_t len, double pct, int decimals);
+
+/** An interval of % changes: "[−12.9, −7.4]" ("[-]" bounds when not
+ *  finite). Returns buf. */
+char *hv_fmt_change_interval(char *buf, size_t len, double lo, double hi, int decimals);
+
+/** A measured value with 4 significant digits ("1523", "0.0125",
+ *  "1.7e+308"); "-" when not finite. Returns buf. */
+char *hv_fmt_value(char *buf, size_t len, double v);
+
+#endif

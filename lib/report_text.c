@@ -1,0 +1,76 @@
+/* report_text.c — the number formats and labels of report sentences; see
+ * report_render.h. */
+#include "report_render.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Trailing name parts that only repeat the unit. */
+static const char *const unit_parts[] = {"mbps", "gbps", "kbps", "mib_s", "mb_s", "gb_s", NULL};
+
+char *hv_metric_label(const char *metric, char *buf, size_t len)
+{
+    if (len == 0)
+        return buf;
+    const char *end = metric + strlen(metric);
+    const char *dot = strrchr(metric, '.');
+    for (const char *const *u = unit_parts; dot != NULL && *u != NULL; u++)
+        if (strcmp(dot + 1, *u) == 0)
+            end = dot;
+    size_t n = 0;
+    for (const char *p = metric; p < end && n + 1 < len; p++)
+        buf[n++] = *p == '.' ? ' ' : *p == '_' ? '-' : *p;
+    buf[n] = '\0';
+    return buf;
+}
+
+int hv_change_decimals(double pct, double lo, double hi)
+{
+    double m = fmax(fabs(pct), fmax(isfinite(lo) ? fabs(lo) : 0.0, isfinite(hi) ? fabs(hi) : 0.0));
+    return m < 1.0 ? 2 : 1;
+}
+
+/* A signed number with a real minus (U+2212); 0 when it rounds to 0. */
+static char *signed_num(char *buf, size_t len, double v, int decimals)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, len, "-");
+        return buf;
+    }
+    double unit = pow(10.0, -decimals) / 2.0;
+    if (fabs(v) < unit)
+        snprintf(buf, len, "%.*f", decimals, 0.0);
+    else if (v < 0)
+        snprintf(buf, len, "\xe2\x88\x92%.*f", decimals, -v);
+    else
+        snprintf(buf, len, "+%.*f", decimals, v);
+    return buf;
+}
+
+char *hv_fmt_change(char *buf, size_t len, double pct, int decimals)
+{
+    char num[48];
+    if (!isfinite(pct))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%s %%", signed_num(num, sizeof num, pct, decimals));
+    return buf;
+}
+
+char *hv_fmt_change_interval(char *buf, size_t len, double lo, double hi, int decimals)
+{
+    char a[48], b[48];
+    snprintf(buf, len, "[%s, %s]", signed_num(a, sizeof a, lo, decimals),
+             signed_num(b, sizeof b, hi, decimals));
+    return buf;
+}
+
+char *hv_fmt_value(char *buf, size_t len, double v)
+{
+    if (!isfinite(v))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.4g", v);
+    return buf;
+}

@@ -1,0 +1,84 @@
+/* report_build.c — a plan's report as a whole; see report.h. */
+#include "report.h"
+#include "report_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The plan's factors: [{"name", "default", "levels"}]. */
+static json_t *factors_json(const struct hv_rdata *d)
+{
+    json_t *list = json_array();
+    for (size_t f = 0; f < d->n_factors; f++) {
+        json_t *levels = json_array();
+        for (size_t l = 0; l < d->factors[f].n_levels; l++)
+            json_array_append_new(levels, json_string(d->factors[f].levels[l]));
+        json_array_append_new(list,
+                              json_pack("{s:s,s:s,s:o}", "name", d->factors[f].name, "default",
+                                        d->factors[f].levels[0], "levels", levels));
+    }
+    return list;
+}
+
+/* The report's head: the plan and the settings the figures depend on. */
+static json_t *head_json(const struct hv_rdata *d)
+{
+    json_t *s = d->summary;
+    json_t *weights = json_object();
+    for (int i = 0; i < HV_SUB_COUNT; i++)
+        json_object_set_new(weights, hv_subsys_name((enum hv_subsys)i), json_real(d->weights[i]));
+    return json_pack("{s:O,s:O,s:O,s:O,s:b,s:s,s:s,s:f,s:o,s:o,s:f}", "plan_id",
+                     json_object_get(s, "id"), "name", json_object_get(s, "name"), "status",
+                     json_object_get(s, "status"), "jobs", json_object_get(s, "jobs"), "partial",
+                     !d->finished, "design", d->full ? "full" : "one-at-a-time", "baseline",
+                     d->baseline, "margin_pct", d->margin_pct, "weights", weights, "factors",
+                     factors_json(d), "confidence", 0.95);
+}
+
+/* Sets key of report to v (stolen); a NULL v (memory ran out) fails. */
+static int put(json_t *report, const char *key, json_t *v)
+{
+    return v != NULL ? json_object_set_new(report, key, v) : -1;
+}
+
+/* The sections of the report, in the order they depend on each other:
+ * recommendations read the comparisons' family verdicts. */
+static int sections(struct hv_rctx *c, json_t *report)
+{
+    json_t *rows = NULL, *family = NULL, *efficiency = NULL, *ignore = NULL;
+    int rc = put(report, "summaries", hv_rsummaries(c, &rows));
+    rc |= put(report, "rows", rows);
+    rc |= put(report, "comparisons", hv_rcompare(c, &family));
+    rc |= put(report, "family", family);
+    rc |= put(report, "interactions", hv_rinteractions(c));
+    rc |= put(report, "overhead", hv_roverhead(c, &efficiency));
+    rc |= put(report, "efficiency", efficiency);
+    rc |= put(report, "repetitions", hv_rrepetitions(c));
+    rc |= put(report, "recommendations", hv_rrecommend(c, &ignore));
+    rc |= put(report, "safe_to_ignore", ignore);
+    return rc;
+}
+
+json_t *hv_report_build(const struct hv_rdata *d)
+{
+    struct hv_rctx c = {.d = d, .warnings = json_array()};
+    json_t *report = head_json(d);
+    if (report == NULL || c.warnings == NULL || hv_rarms_build(&c) != 0) {
+        json_decref(report);
+        hv_rctx_free(&c);
+        return NULL;
+    }
+    if (!d->finished) {
+        const char *status = json_string_value(json_object_get(d->summary, "status"));
+        hv_rwarn(&c, "partial", "the plan is %s: these figures are of the results so far",
+                 status != NULL ? status : "not finished");
+    }
+    int rc = sections(&c, report);
+    rc |= json_object_set(report, "warnings", c.warnings);
+    hv_rctx_free(&c);
+    if (rc != 0) {
+        json_decref(report);
+        return NULL;
+    }
+    return report;
+}

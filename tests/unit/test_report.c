@@ -1,0 +1,582 @@
+/* test_report.c — the plan report on data of known truth: a full factorial
+ * 2×2 with a planted effect, a host baseline with guests (overhead and
+ * efficiency with weights), outliers and a width not reached, n = 1, a
+ * one-at-a-time design with a level of no effect and a lower-is-better
+ * metric; the Markdown and CSV renderings; the catalogue's risk levels;
+ * the plan members margin_pct and weights. */
+#include "check.h"
+#include "sim.h"
+
+#include "factors.h"
+#include "plan.h"
+#include "report_render.h"
+#include "server/report.h"
+
+#include <gsl/gsl_errno.h>
+
+/* A plan's report data: the summary and spec of a plan, then its
+ * configurations (name and levels as JSON text) and workloads. */
+static void plan_of(struct hv_rdata *d, const char *spec, const char *status)
+{
+    hv_rdata_init(d);
+    json_t *summary = json_pack("{s:i,s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:i}}", "id", 7, "name",
+                                "test", "status", status, "jobs", "total", 1, "queued", 0,
+                                "running", 0, "done", 1, "failed", 0, "cancelled", 0);
+    json_t *doc = check_json(spec);
+    CHECK(hv_rdata_plan(d, summary, doc) == 0);
+    json_decref(summary);
+    json_decref(doc);
+}
+
+static void config_of(struct hv_rdata *d, const char *name, const char *levels)
+{
+    json_t *l = check_json(levels);
+    CHECK(hv_rdata_config(d, name, l) == 0);
+    json_decref(l);
+}
+
+static int64_t next_job = 100;
+
+/* One value of one round. */
+static void value(struct hv_rdata *d, size_t config, const char *workload, const char *target,
+                  const char *metric, bool hib, int round, double v)
+{
+    int64_t job = next_job++;
+    struct hv_rrow row = {.config = config,
+                          .workload = workload,
+                          .target = target,
+                          .metric = metric,
+                          .unit = hib ? "score" : "s",
+                          .higher_is_better = hib,
+                          .round = round,
+                          .value = v,
+                          .members = 1,
+                          .jobs = &job,
+                          .n_jobs = 1};
+    CHECK(hv_rdata_run(d, &row) == 0);
+}
+
+/* The first element of array a whose members k1 (and k2, when not NULL)
+ * are the strings v1 (and v2); NULL when none is. */
+static json_t *find(const json_t *a, const char *k1, const char *v1, const char *k2, const char *v2)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(a, i, e)
+    {
+        const char *x = json_string_value(json_object_get(e, k1));
+        const char *y = k2 ? json_string_value(json_object_get(e, k2)) : NULL;
+        if (x && strcmp(x, v1) == 0 && (k2 == NULL || (y && strcmp(y, v2) == 0)))
+            return e;
+    }
+    return NULL;
+}
+
+static double num(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* Whether a warning of kind is in the report. */
+static bool warned(const json_t *report, const char *kind)
+{
+    return find(json_object_get(report, "warnings"), "kind", kind, NULL, NULL) != NULL;
+}
+
+/* Builds the report of d and frees d. */
+static json_t *report_of(struct hv_rdata *d)
+{
+    CHECK(hv_rdata_finish(d) == 0);
+    json_t *r = hv_report_build(d);
+    CHECK(r != NULL);
+    hv_rdata_free(d);
+    return r;
+}
+
+/* --- a full factorial 2×2: vcpu_pin=on +5 %, thp=never −10 % ------------ */
+
+static json_t *factorial_report(void)
+{
+    struct hv_rdata d;
+    plan_of(&d,
+            "{\"targets\":{\"host\":\"hv\"},\"design\":\"full\",\"baseline\":\"host\","
+            "\"factors\":{\"vcpu_pin\":[\"off\",\"on\"],\"thp\":[\"always\",\"never\"]},"
+            "\"repetitions\":{\"min\":6,\"max\":6,\"ci_pct\":2}}",
+            "done");
+    config_of(&d, "default", "{\"thp\":\"always\",\"vcpu_pin\":\"off\"}");
+    config_of(&d, "thp=never", "{\"thp\":\"never\",\"vcpu_pin\":\"off\"}");
+    config_of(&d, "vcpu_pin=on", "{\"thp\":\"always\",\"vcpu_pin\":\"on\"}");
+    config_of(&d, "thp=never,vcpu_pin=on", "{\"thp\":\"never\",\"vcpu_pin\":\"on\"}");
+    CHECK(hv_rdata_workload(&d, "cpu", "cpu", "builtin") == 0);
+    uint64_t st = sim_state(41, 1);
+    /* Round-major order: the series arrive apart and finish merges them. */
+    for (int r = 1; r <= 6; r++) {
+        for (size_t c = 0; c < 4; c++) {
+            double f = (c & 2 ? 1.05 : 1.0) * (c & 1 ? 0.90 : 1.0);
+            for (int g = 0; g < 2; g++) {
+                double v = 1000.0 * f * (1.0 + 0.005 * sim_normal(&st));
+                value(&d, c, "cpu", g ? "vm1" : "vm0", "cpu.score", true, r, v);
+                value(&d, c, "cpu", g ? "vm1" : "vm0", "cpu.score_per_copy", true, r, v / 2);
+            }
+        }
+        value(&d, 0, "cpu", "hv", "cpu.score", true, r, 1111.1 * (1.0 + 0.005 * sim_normal(&st)));
+    }
+    return report_of(&d);
+}
+
+static void test_factorial(void)
+{
+    json_t *r = factorial_report();
+    json_t *cmps = json_object_get(r, "comparisons");
+    CHECK(json_array_size(cmps) == 2); /* the primary metric only, guests only */
+    CHECK(json_integer_value(json_object_get(json_object_get(r, "family"), "comparisons")) == 2);
+    CHECK_STR(json_string_value(json_object_get(json_object_get(r, "family"), "method")), "holm");
+
+    json_t *pin = find(cmps, "factor", "vcpu_pin", "metric", "cpu.score");
+    CHECK(pin != NULL);
+    CHECK(num(pin, "pct") > 4.0 && num(pin, "pct") < 6.0);
+    CHECK(num(pin, "lo_pct") > 1.0 && num(pin, "lo_pct") < 5.0 && num(pin, "hi_pct") > 5.0);
+    CHECK_STR(json_string_value(json_object_get(pin, "verdict")), "better");
+    CHECK_STR(json_string_value(json_object_get(pin, "family_verdict")), "better");
+    CHECK(json_integer_value(json_object_get(pin, "cells")) == 2);
+    CHECK(json_integer_value(json_object_get(pin, "n")) == 6);     /* rounds, not runs */
+    CHECK(json_integer_value(json_object_get(pin, "runs")) == 24); /* 4 arms × 6 rounds */
+    CHECK_STR(json_string_value(json_object_get(pin, "side")), "guests");
+    CHECK(json_array_size(json_object_get(pin, "jobs")) == 48); /* 2 guests per value */
+    const char *s = json_string_value(json_object_get(pin, "sentence"));
+    CHECK_MSG(s && strstr(s, "cpu score in the guests with vcpu_pin=on: +") == s &&
+                  strstr(s, "vs vcpu_pin=off (n = 6 rounds per configuration, pooled over 2 "
+                            "cells): better"),
+              "%s", s);
+
+    json_t *thp = find(cmps, "factor", "thp", NULL, NULL);
+    CHECK(num(thp, "pct") > -11.0 && num(thp, "pct") < -9.0);
+    CHECK_STR(json_string_value(json_object_get(thp, "family_verdict")), "worse");
+
+    /* No interaction was planted: the interval covers 0. */
+    json_t *ia = json_array_get(json_object_get(r, "interactions"), 0);
+    CHECK(json_array_size(json_object_get(r, "interactions")) == 1);
+    CHECK(num(ia, "lo_pct") < 0.0 && num(ia, "hi_pct") > 0.0);
+    CHECK(json_integer_value(json_object_get(ia, "n")) == 6);
+
+    json_t *recs = json_object_get(r, "recommendations");
+    CHECK(json_array_size(recs) == 1);
+    json_t *rec = json_array_get(recs, 0);
+    CHECK_STR(json_string_value(json_object_get(rec, "factor")), "vcpu_pin");
+    CHECK_STR(json_string_value(json_object_get(rec, "level")), "on");
+    CHECK_STR(json_string_value(json_object_get(rec, "risk_level")), "low");
+    CHECK_STR(json_string_value(json_object_get(rec, "disruption")), "live");
+    CHECK(strstr(json_string_value(json_object_get(rec, "apply")), "virsh vcpupin") != NULL);
+    CHECK(json_array_size(json_object_get(rec, "gains")) == 1);
+    CHECK(json_array_size(json_object_get(rec, "hurts")) == 0);
+    CHECK(strncmp(json_string_value(json_array_get(json_object_get(rec, "links"), 0)),
+                  "/api/v1/jobs/", 13) == 0);
+    CHECK(json_array_size(json_object_get(r, "safe_to_ignore")) == 0);
+
+    /* The guests under the default against the host: 1000 vs 1111.1. */
+    json_t *ov =
+        find(json_object_get(r, "overhead"), "configuration", "default", "metric", "cpu.score");
+    CHECK(num(ov, "pct") > -11.0 && num(ov, "pct") < -9.0);
+    s = json_string_value(json_object_get(ov, "sentence"));
+    CHECK_MSG(s &&
+                  strstr(s, "cpu score in the guests: \xe2\x88\x92"
+                            "10.") == s &&
+                  strstr(s, "vs the host (n = 6 each)"),
+              "%s", s);
+    ov =
+        find(json_object_get(r, "overhead"), "configuration", "vcpu_pin=on", "metric", "cpu.score");
+    s = json_string_value(json_object_get(ov, "sentence"));
+    CHECK_MSG(s && strstr(s, "cpu score in the guests with vcpu_pin=on: ") == s, "%s", s);
+    json_t *eff = find(json_object_get(r, "efficiency"), "configuration", "default", NULL, NULL);
+    CHECK_NEAR(num(json_object_get(eff, "overall"), "efficiency"), 0.9, 0.01);
+
+    /* Summaries: per guest (and the host), every metric; the one that is
+     * not primary is shown, not judged. */
+    CHECK(json_array_size(json_object_get(r, "summaries")) == 17);
+    CHECK(json_array_size(json_object_get(r, "rows")) == 17);
+    json_t *sum = find(json_object_get(r, "summaries"), "metric", "cpu.score_per_copy", NULL, NULL);
+    CHECK(json_is_false(json_object_get(sum, "primary")));
+    CHECK(json_integer_value(json_object_get(sum, "n")) == 6);
+    CHECK(json_array_size(json_object_get(sum, "runs")) == 6);
+
+    json_t *rep = find(json_object_get(json_object_get(r, "repetitions"), "configurations"),
+                       "configuration", "default", NULL, NULL);
+    CHECK_STR(json_string_value(json_object_get(rep, "stop")), "width");
+    CHECK(json_is_true(json_object_get(rep, "reached")));
+    CHECK(!warned(r, "width") && !warned(r, "partial"));
+    json_decref(r);
+}
+
+/* --- a host baseline with guests that ran together; weights ------------- */
+
+static void test_efficiency(void)
+{
+    struct hv_rdata d;
+    plan_of(&d,
+            "{\"targets\":{\"host\":\"hv\"},\"weights\":{\"cpu\":3,\"disk\":1},"
+            "\"repetitions\":{\"min\":5}}",
+            "done");
+    config_of(&d, "default", "{}");
+    CHECK(hv_rdata_workload(&d, "cpu", "cpu", "builtin") == 0);
+    CHECK(hv_rdata_workload(&d, "disk", "disk", "builtin") == 0);
+    uint64_t st = sim_state(42, 1);
+    for (int r = 1; r <= 5; r++) {
+        /* The group's value is already its guests' mean: one per round. */
+        value(&d, 0, "cpu", "2 guests", "cpu.score", true, r, 900 * (1 + 0.003 * sim_normal(&st)));
+        value(&d, 0, "cpu", "hv", "cpu.score", true, r, 1000 * (1 + 0.003 * sim_normal(&st)));
+        value(&d, 0, "disk", "2 guests", "disk.seq_write.mbps", true, r,
+              400 * (1 + 0.003 * sim_normal(&st)));
+        value(&d, 0, "disk", "hv", "disk.seq_write.mbps", true, r,
+              500 * (1 + 0.003 * sim_normal(&st)));
+        /* A count that is mostly 0: no logarithm, a linear interval. */
+        value(&d, 0, "disk", "2 guests", "disk.errors", true, r, r == 4 ? 3 : 0);
+        value(&d, 0, "disk", "hv", "disk.errors", true, r, 0);
+    }
+    json_t *r = report_of(&d);
+    json_t *eff = json_array_get(json_object_get(r, "efficiency"), 0);
+    json_t *subs = json_object_get(eff, "subsystems");
+    json_t *cpu = find(subs, "subsystem", "cpu", NULL, NULL);
+    json_t *disk = find(subs, "subsystem", "disk", NULL, NULL);
+    CHECK_NEAR(num(cpu, "efficiency"), 0.9, 0.01);
+    CHECK_NEAR(num(disk, "efficiency"), 0.8, 0.01);
+    CHECK_NEAR(num(cpu, "weight"), 0.75, 1e-12);
+    CHECK(num(cpu, "lo") < num(cpu, "efficiency") && num(cpu, "hi") > num(cpu, "efficiency"));
+    json_t *all = json_object_get(eff, "overall");
+    CHECK_NEAR(num(all, "efficiency"), exp((3 * log(0.9) + log(0.8)) / 4), 0.01);
+    CHECK(json_integer_value(json_object_get(all, "n")) == 5);
+    const char *s = json_string_value(json_object_get(eff, "sentence"));
+    CHECK_MSG(s && strstr(s, "the guests keep 8") == s && strstr(s, "of the host's performance"),
+              "%s", s);
+    json_t *ov = find(json_object_get(r, "overhead"), "metric", "disk.seq_write.mbps", NULL, NULL);
+    s = json_string_value(json_object_get(ov, "sentence"));
+    CHECK_MSG(s &&
+                  strstr(s, "disk seq-write (disk) in the guests: \xe2\x88\x92"
+                            "20.") == s &&
+                  strstr(s, "vs the host (n = 5 each)"),
+              "%s", s);
+    CHECK_STR(json_string_value(json_object_get(ov, "verdict")), "worse");
+    json_t *sum = find(json_object_get(r, "summaries"), "target", "2 guests", NULL, NULL);
+    CHECK(json_integer_value(json_object_get(sum, "n")) == 5);
+    /* Values of 0: a linear interval whose negative bound is raised to 0
+     * (a count cannot be negative), and no ratio against the host. */
+    sum = find(json_object_get(r, "summaries"), "target", "2 guests", "metric", "disk.errors");
+    json_t *ci = json_object_get(sum, "interval");
+    CHECK_STR(json_string_value(json_object_get(ci, "scale")), "linear");
+    CHECK(num(ci, "lo") == 0.0 && json_is_true(json_object_get(ci, "lo_clamped")));
+    CHECK_NEAR(num(sum, "mean"), 0.6, 1e-12);
+    ov = find(json_object_get(r, "overhead"), "metric", "disk.errors", NULL, NULL);
+    CHECK(json_is_null(json_object_get(ov, "pct")));
+    s = json_string_value(json_object_get(ov, "sentence"));
+    CHECK_MSG(s && strstr(s, "no interval (a value is 0 or negative)"), "%s", s);
+    CHECK(json_is_false(json_object_get(ov, "primary")));
+    CHECK(json_integer_value(json_object_get(json_object_get(eff, "overall"), "items")) == 2);
+    CHECK(json_array_size(json_object_get(r, "comparisons")) == 0);
+    json_decref(r);
+}
+
+/* --- outliers are flagged and kept; a width not reached is said --------- */
+
+static json_t *outlier_report(void)
+{
+    struct hv_rdata d;
+    plan_of(&d, "{\"targets\":{\"host\":\"=evil\"},\"repetitions\":{\"min\":8,\"ci_pct\":0.5}}",
+            "done");
+    config_of(&d, "default", "{}");
+    CHECK(hv_rdata_workload(&d, "cpu", "cpu", "builtin") == 0);
+    static const double v[] = {100, 101, 99, 100, 102, 98, 100, 150};
+    for (int i = 0; i < 8; i++)
+        value(&d, 0, "cpu", "=evil", "cpu.score", true, i + 1, v[i]);
+    return report_of(&d);
+}
+
+static void test_outliers(void)
+{
+    json_t *r = outlier_report();
+    json_t *sum = json_array_get(json_object_get(r, "summaries"), 0);
+    CHECK(json_integer_value(json_object_get(sum, "outliers")) == 1);
+    CHECK(json_integer_value(json_object_get(sum, "n")) == 8);
+    CHECK_NEAR(num(sum, "mean"), 106.25, 1e-9); /* the outlier counts */
+    json_t *runs = json_object_get(sum, "runs");
+    CHECK(json_is_true(json_object_get(json_array_get(runs, 7), "outlier")));
+    CHECK(json_is_false(json_object_get(json_array_get(runs, 0), "outlier")));
+    CHECK(num(json_array_get(runs, 7), "z") > 3.5);
+    CHECK(warned(r, "outliers") && warned(r, "width"));
+    json_t *rep =
+        json_array_get(json_object_get(json_object_get(r, "repetitions"), "configurations"), 0);
+    CHECK_STR(json_string_value(json_object_get(rep, "stop")), "max");
+    CHECK(json_is_false(json_object_get(rep, "reached")));
+    json_t *ci = json_object_get(sum, "interval");
+    CHECK_STR(json_string_value(json_object_get(ci, "scale")), "log");
+    CHECK(num(ci, "lo") > 0.0);
+    json_decref(r);
+}
+
+/* --- n = 1; then a one-at-a-time design with a level of no effect ------- */
+
+static json_t *oat_report(int rounds)
+{
+    struct hv_rdata d;
+    plan_of(&d,
+            "{\"targets\":{\"host\":\"hv\"},\"design\":\"one-at-a-time\",\"margin_pct\":1,"
+            "\"repetitions\":{\"min\":3,\"max\":8},"
+            "\"factors\":{\"ksm\":[\"off\",\"on\"],\"vcpu_pin\":[\"off\",\"on\"]}}",
+            rounds == 1 ? "running" : "done");
+    config_of(&d, "default", "{\"ksm\":\"off\",\"vcpu_pin\":\"off\"}");
+    config_of(&d, "ksm=on", "{\"ksm\":\"on\",\"vcpu_pin\":\"off\"}");
+    config_of(&d, "vcpu_pin=on", "{\"ksm\":\"off\",\"vcpu_pin\":\"on\"}");
+    CHECK(hv_rdata_workload(&d, "site", "cpu", "custom") == 0);
+    uint64_t st = sim_state(43, (uint64_t)rounds);
+    for (int r = 1; r <= rounds; r++)
+        for (size_t c = 0; c < 3; c++) {
+            double f = c == 2 ? 1.03 : 1.0;
+            value(&d, c, "site", "vm0", "site.score", true, r,
+                  50 * f * (1 + 0.001 * sim_normal(&st)));
+            value(&d, c, "site", "vm0", "site.seconds", false, r,
+                  20 / f * (1 + 0.001 * sim_normal(&st)));
+        }
+    return report_of(&d);
+}
+
+static void test_one_round(void)
+{
+    json_t *r = oat_report(1);
+    json_t *cmps = json_object_get(r, "comparisons");
+    CHECK(json_array_size(cmps) == 4); /* a site benchmark: every metric is primary */
+    size_t i;
+    json_t *c;
+    json_array_foreach(cmps, i, c)
+    {
+        CHECK_STR(json_string_value(json_object_get(c, "verdict")), "inconclusive");
+        CHECK(json_integer_value(json_object_get(c, "more_rounds")) == 1);
+        CHECK(json_is_string(json_object_get(c, "reason")) &&
+              json_is_null(json_object_get(c, "pct")));
+        CHECK(json_integer_value(json_object_get(c, "n")) == 1);
+    }
+    json_t *sum = json_array_get(json_object_get(r, "summaries"), 0);
+    CHECK(json_is_null(json_object_get(sum, "interval")) &&
+          json_is_null(json_object_get(sum, "sd")));
+    json_t *row = json_array_get(json_object_get(r, "rows"), 0);
+    CHECK(json_is_null(json_object_get(row, "ci95_low")) && num(row, "sd") == 0.0);
+    CHECK(json_array_size(json_object_get(r, "recommendations")) == 0);
+    CHECK(warned(r, "partial") && json_is_true(json_object_get(r, "partial")));
+    json_t *rep =
+        json_array_get(json_object_get(json_object_get(r, "repetitions"), "configurations"), 0);
+    CHECK_STR(json_string_value(json_object_get(rep, "stop")), "running");
+    char *md = hv_report_md(r), *csv = hv_report_csv(r);
+    CHECK(md != NULL && csv != NULL);
+    free(md);
+    free(csv);
+    json_decref(r);
+}
+
+static void test_one_at_a_time(void)
+{
+    json_t *r = oat_report(8);
+    json_t *cmps = json_object_get(r, "comparisons");
+    json_t *ksm = find(cmps, "factor", "ksm", "metric", "site.score");
+    CHECK_STR(json_string_value(json_object_get(ksm, "verdict")), "no_effect");
+    CHECK(json_integer_value(json_object_get(ksm, "cells")) == 1);
+    json_t *secs = find(cmps, "factor", "vcpu_pin", "metric", "site.seconds");
+    CHECK(num(secs, "pct") < -2.5 && num(secs, "pct") > -3.5);
+    CHECK_STR(json_string_value(json_object_get(secs, "verdict")), "better"); /* lower is better */
+    json_t *ign = json_object_get(r, "safe_to_ignore");
+    CHECK(json_array_size(ign) == 1);
+    CHECK_STR(json_string_value(json_object_get(json_array_get(ign, 0), "factor")), "ksm");
+    json_t *rec = json_array_get(json_object_get(r, "recommendations"), 0);
+    CHECK(json_array_size(json_object_get(r, "recommendations")) == 1);
+    CHECK(json_array_size(json_object_get(rec, "gains")) == 2);
+    CHECK_NEAR(num(rec, "gain_pct"), 3.0, 0.3);
+    CHECK(json_array_size(json_object_get(r, "interactions")) == 0);
+    /* "host": no host values, so no overhead and no efficiency. */
+    CHECK(json_array_size(json_object_get(r, "overhead")) == 0);
+    json_decref(r);
+}
+
+/* --- Holm: a level better on its own, not among eleven ------------------ */
+
+static void test_holm(void)
+{
+    struct hv_rdata d;
+    plan_of(&d,
+            "{\"targets\":{\"host\":\"hv\"},\"design\":\"one-at-a-time\",\"factors\":"
+            "{\"net_queues\":[\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\",\"10\","
+            "\"11\",\"12\"]}}",
+            "done");
+    static const double base[] = {100, 100.5, 99.5}, other[] = {100.2, 99.7, 100.1};
+    CHECK(hv_rdata_workload(&d, "site", "net", "custom") == 0);
+    for (int q = 1; q <= 12; q++) {
+        char name[32], levels[64];
+        snprintf(name, sizeof name, q == 1 ? "default" : "net_queues=%d", q);
+        snprintf(levels, sizeof levels, "{\"net_queues\":\"%d\"}", q);
+        config_of(&d, name, levels);
+        for (int r = 0; r < 3; r++)
+            value(&d, (size_t)q - 1, "site", "vm0", "site.gbps", true, r + 1,
+                  q == 1   ? base[r]
+                  : q == 2 ? 1.025 * base[r]
+                           : other[r]);
+    }
+    json_t *rep = report_of(&d);
+    CHECK(json_integer_value(json_object_get(json_object_get(rep, "family"), "comparisons")) == 11);
+    json_t *c = find(json_object_get(rep, "comparisons"), "level", "2", NULL, NULL);
+    CHECK_STR(json_string_value(json_object_get(c, "verdict")), "better");
+    CHECK_STR(json_string_value(json_object_get(c, "family_verdict")), "inconclusive");
+    CHECK(num(c, "p_margin") < 0.05 && num(c, "p_adjusted") > 0.05);
+    const char *s = json_string_value(json_object_get(c, "sentence"));
+    CHECK_MSG(s && strstr(s, "better on its own, but not after Holm's correction over 11 "
+                             "comparisons"),
+              "%s", s);
+    CHECK(json_array_size(json_object_get(rep, "recommendations")) == 0);
+    json_decref(rep);
+}
+
+/* --- Markdown and CSV ---------------------------------------------------- */
+
+static size_t count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s != '\0'; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void test_render(void)
+{
+    json_t *r = factorial_report();
+    char *md = hv_report_md(r);
+    CHECK(md != NULL && strstr(md, "# Report of plan 7: test (done)") == md);
+    CHECK(strstr(md, "## Recommendations\n\n1. **vcpu_pin=on** (risk: low, disruption: live)"));
+    CHECK(strstr(md, "Apply: `virsh vcpupin"));
+    CHECK(strstr(md, "- cpu score in the guests: \xe2\x88\x92"
+                     "10."));
+    CHECK(strstr(md, "| cpu | guests | cpu.score | vcpu_pin=on | vcpu_pin=off | 6 | +"));
+    CHECK(strstr(md, "### Per-run values"));
+    char *csv = hv_report_csv(r);
+    CHECK(csv != NULL && strncmp(csv, "section,configuration,against,level,", 36) == 0);
+    /* header + 17 summaries + 102 runs + 2 comparisons + 1 interaction + 4 overheads
+     * + 4 × (cpu + overall) efficiencies + 1 recommendation */
+    CHECK_MSG(count_lines(csv) == 1 + 17 + 102 + 2 + 1 + 4 + 8 + 1, "%zu lines", count_lines(csv));
+    CHECK(strstr(csv, "\r\ncomparison,,,vcpu_pin=on,cpu,,guests,cpu.score,score,true,,6,"));
+    free(md);
+    free(csv);
+    json_decref(r);
+
+    r = outlier_report();
+    csv = hv_report_csv(r);
+    CHECK(csv && strstr(csv, "\r\nsummary,default,,,cpu,'=evil,host,cpu.score,"));
+    CHECK(csv && strstr(csv, ",outlier,"));
+    free(csv);
+    json_decref(r);
+}
+
+/* --- formats, the catalogue's risk levels, the plan's members ------------ */
+
+static void test_text(void)
+{
+    char buf[64];
+    CHECK_STR(hv_metric_label("disk.seq_write.mbps", buf, sizeof buf), "disk seq-write");
+    CHECK_STR(hv_metric_label("cpu.score", buf, sizeof buf), "cpu score");
+    CHECK_STR(hv_metric_label("net.rr.lat_p99_us", buf, sizeof buf), "net rr lat-p99-us");
+    CHECK_STR(hv_fmt_change(buf, sizeof buf, -10.2, 1), "\xe2\x88\x92"
+                                                        "10.2 %");
+    CHECK_STR(hv_fmt_change(buf, sizeof buf, 5, 1), "+5.0 %");
+    CHECK_STR(hv_fmt_change(buf, sizeof buf, -0.01, 1), "0.0 %");
+    CHECK_STR(hv_fmt_change_interval(buf, sizeof buf, -12.94, -7.4, 1), "[\xe2\x88\x92"
+                                                                        "12.9, \xe2\x88\x92"
+                                                                        "7.4]");
+    CHECK(hv_change_decimals(0.5, -0.3, 0.9) == 2 && hv_change_decimals(5, 1, 9) == 1);
+}
+
+static void test_risk_levels(void)
+{
+    CHECK_STR(hv_risk_level_name(HV_RISK_NONE), "none");
+    CHECK_STR(hv_risk_level_name(HV_RISK_DATA_LOSS), "data-loss");
+    CHECK_STR(hv_risk_level_name((enum hv_risk_level)99), "unknown");
+    CHECK(hv_factor_find("disk_cache")->risk_level == HV_RISK_DATA_LOSS);
+    CHECK(hv_factor_find("kvm_ept")->risk_level == HV_RISK_AVAILABILITY);
+    CHECK(hv_factor_find("iothreads")->risk_level == HV_RISK_NONE);
+    CHECK(HV_RISK_NONE < HV_RISK_LOW && HV_RISK_LOW < HV_RISK_DATA_LOSS &&
+          HV_RISK_DATA_LOSS < HV_RISK_AVAILABILITY);
+    json_t *cat = hv_factors_json();
+    size_t i;
+    json_t *f;
+    json_array_foreach(cat, i, f)
+    {
+        CHECK_STR(json_string_value(json_object_get(f, "risk_level")),
+                  hv_risk_level_name(hv_factor_at(i)->risk_level));
+    }
+    json_decref(cat);
+}
+
+/* The verdict of parsing a small plan with extra members. */
+static enum hv_plan_verdict parse_with(const char *extra, json_t **errors)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "{\"name\":\"p\",\"targets\":{\"host\":\"h\"},\"workloads\":[{\"id\":\"cpu\","
+             "\"kind\":\"cpu\"}]%s}",
+             extra);
+    json_t *doc = check_json(text);
+    *errors = json_array();
+    struct hv_plan plan;
+    enum hv_plan_verdict v = hv_plan_parse(doc, 1, NULL, &plan, *errors);
+    if (v == HV_PLAN_VALID)
+        hv_plan_free(&plan);
+    json_decref(doc);
+    return v;
+}
+
+static void test_plan_members(void)
+{
+    static const struct {
+        const char *extra;
+        enum hv_plan_verdict want;
+        const char *path;
+    } cases[] = {
+        {",\"margin_pct\":2.5,\"weights\":{\"cpu\":2,\"net\":0}", HV_PLAN_VALID, NULL},
+        {",\"margin_pct\":0.05", HV_PLAN_INVALID, "/margin_pct"},
+        {",\"margin_pct\":51", HV_PLAN_INVALID, "/margin_pct"},
+        {",\"margin_pct\":\"1\"", HV_PLAN_INVALID, "/margin_pct"},
+        {",\"weights\":{\"gpu\":1}", HV_PLAN_INVALID, "/weights/gpu"},
+        {",\"weights\":{\"cpu\":-1}", HV_PLAN_INVALID, "/weights/cpu"},
+        {",\"weights\":{\"cpu\":0,\"disk\":0,\"net\":0}", HV_PLAN_INVALID, "/weights"},
+        {",\"weights\":[1]", HV_PLAN_INVALID, "/weights"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *errors;
+        enum hv_plan_verdict v = parse_with(cases[i].extra, &errors);
+        CHECK_MSG(v == cases[i].want, "%s: verdict %d", cases[i].extra, (int)v);
+        if (cases[i].path != NULL)
+            CHECK_MSG(find(errors, "path", cases[i].path, NULL, NULL) != NULL, "%s: %s",
+                      cases[i].extra, json_dumps(errors, JSON_COMPACT));
+        json_decref(errors);
+    }
+}
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    test_factorial();
+    test_efficiency();
+    test_outliers();
+    test_one_round();
+    test_one_at_a_time();
+    test_holm();
+    test_render();
+    test_text();
+    test_risk_levels();
+    test_plan_members();
+    /* SHOW_REPORT=md|csv|json prints the factorial's report to look at. */
+    const char *show = getenv("SHOW_REPORT");
+    if (show != NULL) {
+        json_t *r = factorial_report();
+        char *text = strcmp(show, "json") == 0  ? json_dumps(r, JSON_INDENT(1))
+                     : strcmp(show, "csv") == 0 ? hv_report_csv(r)
+                                                : hv_report_md(r);
+        fputs(text, stdout);
+        putchar('\n');
+        free(text);
+        json_decref(r);
+    }
+    return check_summary("test_report");
+}
