@@ -12,6 +12,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <time.h>
 #include <ftw.h>
 #include <pthread.h>
 #include <sys/stat.h>
@@ -669,6 +671,74 @@ static void test_live_mtu(void)
     CHECK(run((const char *const[]){"ip", "link", "del", nic, NULL}, false) == 0);
 }
 
+/* ---- hvbench-worker itself ------------------------------------------ */
+
+/* Leaves a journal of plan 12 in state/NAME/journal for tree, as a worker
+ * that died mid-plan would. */
+static void leave_journal(const char *state, const char *root)
+{
+    char dir[600], err[4096];
+    snprintf(dir, sizeof dir, "%s/hvt-host/journal", state);
+    make_parents(dir);
+    mkdir(dir, 0700);
+    struct hv_journal *j = hv_journal_open(dir, 12, err, sizeof err);
+    struct hv_act_ctx ctx = {.root = root, .disk = "sdz", .plan_id = 12, .journal = j};
+    json_t *l = check_json("{\"thp\": \"never\", \"readahead_kb\": 512}"), *settings;
+    CHECK_MSG(hv_actuators_apply(l, &ctx, &settings, err, sizeof err) == 0, "%s", err);
+    CHECK(hv_journal_count(j) == 2);
+    json_decref(settings);
+    json_decref(ctx.changes);
+    json_decref(l);
+    hv_journal_close(j);
+}
+
+static void test_worker_restore(void)
+{
+    char root[400], state[400], worker[400];
+    const char *build = getenv("BUILD");
+    snprintf(worker, sizeof worker, "%s/bin/hvbench-worker", build != NULL ? build : "build");
+    make_tree(root, sizeof root, "tree6");
+    snprintf(state, sizeof state, "%s/state", top);
+    leave_journal(state, root);
+    const char *const restore[] = {worker, "--restore",    "--name", "hvt-host", "--state-dir",
+                                   state,  "--sysfs-root", root,     NULL};
+    CHECK(run(restore, true) == 0);
+    CHECK(tree_is_original(root));
+    CHECK(run(restore, true) == 0); /* nothing left: still 0 */
+
+    /* A journal it cannot read stays, and the exit status says so. */
+    char bad[700];
+    snprintf(bad, sizeof bad, "%s/hvt-host/journal/13.json", state);
+    FILE *f = fopen(bad, "w");
+    fputs("{\"plan_id\": 13, \"entries\": [", f);
+    fclose(f);
+    CHECK(run(restore, true) == 1);
+    CHECK(access(bad, F_OK) == 0);
+    unlink(bad);
+
+    /* A worker that starts with a journal restores it before its first
+     * claim, even while the server is unreachable. */
+    leave_journal(state, root);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        dup2(fd, 2);
+        execl(worker, worker, "--server", "http://127.0.0.1:9", "--token", "t", "--name",
+              "hvt-host", "--state-dir", state, "--sysfs-root", root, (char *)NULL);
+        _exit(127);
+    }
+    char journal_file[700];
+    snprintf(journal_file, sizeof journal_file, "%s/hvt-host/journal/12.json", state);
+    for (int i = 0; i < 200 && access(journal_file, F_OK) == 0; i++)
+        nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
+    CHECK(access(journal_file, F_OK) != 0);
+    CHECK(tree_is_original(root));
+    kill(pid, SIGTERM);
+    int st;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
     snprintf(top, sizeof top, "/tmp/hv-actuators-XXXXXX");
@@ -685,6 +755,7 @@ int main(void)
     test_live_kvm();
     test_live_loop();
     test_live_mtu();
+    test_worker_restore();
     rm_tree(top);
     return check_summary("test_actuators");
 }
