@@ -74,7 +74,7 @@ TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 # Keep the unit tests' objects (make would delete them as intermediates).
 .SECONDARY: $(patsubst tests/unit/%.c,$(BUILD)/obj/tests/unit/%.o,$(TEST_SRC))
-.PHONY: all check demo install format format-check headers-check clean deps unit-tests api
+.PHONY: all check demo install format format-check headers-check clean deps unit-tests api e2e-qemu
 
 all: $(PROGS)
 
@@ -128,6 +128,17 @@ unit-tests: $(TESTS)
 
 deps:
 	@deploy/deps.sh
+
+# make e2e-qemu: the tuning actuators against real QEMU guests through
+# libvirt's embedded QEMU driver (tests/e2e/actuators_qemu.c); needs
+# qemu-system-x86 and libvirt-daemon-driver-qemu. Not in make check.
+E2E_QEMU := $(BUILD)/e2e/actuators_qemu
+$(E2E_QEMU): $(BUILD)/obj/tests/e2e/actuators_qemu.o $(WORKER_LIBOBJ) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(sort $(PKGS_WORKER) $(PKGS_LIB))) $(LDLIBS_COMMON)
+
+e2e-qemu: $(E2E_QEMU)
+	$(E2E_QEMU)
 
 # make check: every test, closing with "N passed, N failed".
 check: deps

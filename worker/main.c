@@ -98,26 +98,109 @@ static int usage_error(const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+/* The long options' codes. */
+enum {
+    OPT_SERVER = 256,
+    OPT_TOKEN,
+    OPT_NAME,
+    OPT_KIND,
+    OPT_ONCE,
+    OPT_POLL,
+    OPT_WAIT,
+    OPT_LIBVIRT,
+    OPT_LABEL,
+    OPT_CONFIG,
+    OPT_ADVERTISE,
+    OPT_STATE_DIR,
+    OPT_RESTORE,
+    OPT_SYSFS_ROOT
+};
+
+/* Takes one option into *o. Returns -1 to go on, or an exit status. */
+static int take_option(int opt, char **argv, struct options *o)
+{
+    char *end;
+    switch (opt) {
+    case OPT_SERVER:
+        o->server = optarg;
+        break;
+    case OPT_TOKEN:
+        o->token = optarg;
+        break;
+    case OPT_NAME:
+        o->name = optarg;
+        break;
+    case OPT_KIND:
+        o->kind = optarg;
+        break;
+    case OPT_ONCE:
+        o->once = true;
+        break;
+    case OPT_POLL:
+        errno = 0;
+        o->poll = strtod(optarg, &end);
+        if (errno != 0 || end == optarg || *end != '\0' || !(o->poll == o->poll))
+            return usage_error("--poll needs a number of seconds, not '%s'", optarg);
+        break;
+    case OPT_WAIT:
+        errno = 0;
+        o->wait = strtod(optarg, &end);
+        if (errno != 0 || end == optarg || *end != '\0' || !(o->wait >= 0 && o->wait <= 60))
+            return usage_error("--wait needs a number of seconds from 0 to 60, not '%s'", optarg);
+        break;
+    case OPT_LIBVIRT:
+        if (*optarg == '\0')
+            return usage_error("--libvirt needs a connection URI, e.g. qemu:///system");
+        o->libvirt = optarg;
+        break;
+    case OPT_LABEL: {
+        const char *eq = strchr(optarg, '=');
+        if (eq == NULL || eq == optarg || eq - optarg > 64)
+            return usage_error("--label needs KEY=VALUE, not '%s'", optarg);
+        if (o->labels == NULL)
+            o->labels = json_object();
+        char key[65];
+        memcpy(key, optarg, (size_t)(eq - optarg));
+        key[eq - optarg] = '\0';
+        json_object_set_new(o->labels, key, json_string(eq + 1));
+        break;
+    }
+    case OPT_CONFIG:
+        if (*optarg == '\0')
+            return usage_error("--config needs a file name");
+        o->config = optarg;
+        break;
+    case OPT_ADVERTISE:
+        if (!host_name_ok(optarg))
+            return usage_error("--advertise needs an IP address or a host name, not '%s'", optarg);
+        o->advertise = optarg;
+        break;
+    case OPT_STATE_DIR:
+        if (*optarg == '\0')
+            return usage_error("--state-dir needs a folder");
+        o->state_dir = optarg;
+        break;
+    case OPT_RESTORE:
+        o->restore = true;
+        break;
+    case OPT_SYSFS_ROOT:
+        if (optarg[0] != '/')
+            return usage_error("--sysfs-root needs an absolute folder, not '%s'", optarg);
+        o->sysfs_root = optarg;
+        break;
+    case 'h':
+        fputs(usage_text, stdout);
+        return EXIT_SUCCESS;
+    default:
+        return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+    }
+    return -1;
+}
+
 /* Fills *o from the environment, then the command line. Returns -1 to go
  * on, or an exit status. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    enum {
-        OPT_SERVER = 256,
-        OPT_TOKEN,
-        OPT_NAME,
-        OPT_KIND,
-        OPT_ONCE,
-        OPT_POLL,
-        OPT_WAIT,
-        OPT_LIBVIRT,
-        OPT_LABEL,
-        OPT_CONFIG,
-        OPT_ADVERTISE,
-        OPT_STATE_DIR,
-        OPT_RESTORE,
-        OPT_SYSFS_ROOT
-    };
     static const struct option longopts[] = {
         {"server", required_argument, NULL, OPT_SERVER},
         {"token", required_argument, NULL, OPT_TOKEN},
@@ -145,83 +228,9 @@ static int parse_options(int argc, char **argv, struct options *o)
     int opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        char *end;
-        switch (opt) {
-        case OPT_SERVER:
-            o->server = optarg;
-            break;
-        case OPT_TOKEN:
-            o->token = optarg;
-            break;
-        case OPT_NAME:
-            o->name = optarg;
-            break;
-        case OPT_KIND:
-            o->kind = optarg;
-            break;
-        case OPT_ONCE:
-            o->once = true;
-            break;
-        case OPT_POLL:
-            errno = 0;
-            o->poll = strtod(optarg, &end);
-            if (errno != 0 || end == optarg || *end != '\0' || !(o->poll == o->poll))
-                return usage_error("--poll needs a number of seconds, not '%s'", optarg);
-            break;
-        case OPT_WAIT:
-            errno = 0;
-            o->wait = strtod(optarg, &end);
-            if (errno != 0 || end == optarg || *end != '\0' || !(o->wait >= 0 && o->wait <= 60))
-                return usage_error("--wait needs a number of seconds from 0 to 60, not '%s'",
-                                   optarg);
-            break;
-        case OPT_LIBVIRT:
-            if (*optarg == '\0')
-                return usage_error("--libvirt needs a connection URI, e.g. qemu:///system");
-            o->libvirt = optarg;
-            break;
-        case OPT_LABEL: {
-            const char *eq = strchr(optarg, '=');
-            if (eq == NULL || eq == optarg || eq - optarg > 64)
-                return usage_error("--label needs KEY=VALUE, not '%s'", optarg);
-            if (o->labels == NULL)
-                o->labels = json_object();
-            char key[65];
-            memcpy(key, optarg, (size_t)(eq - optarg));
-            key[eq - optarg] = '\0';
-            json_object_set_new(o->labels, key, json_string(eq + 1));
-            break;
-        }
-        case OPT_CONFIG:
-            if (*optarg == '\0')
-                return usage_error("--config needs a file name");
-            o->config = optarg;
-            break;
-        case OPT_ADVERTISE:
-            if (!host_name_ok(optarg))
-                return usage_error("--advertise needs an IP address or a host name, not '%s'",
-                                   optarg);
-            o->advertise = optarg;
-            break;
-        case OPT_STATE_DIR:
-            if (*optarg == '\0')
-                return usage_error("--state-dir needs a folder");
-            o->state_dir = optarg;
-            break;
-        case OPT_RESTORE:
-            o->restore = true;
-            break;
-        case OPT_SYSFS_ROOT:
-            if (optarg[0] != '/')
-                return usage_error("--sysfs-root needs an absolute folder, not '%s'", optarg);
-            o->sysfs_root = optarg;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return EXIT_SUCCESS;
-        default:
-            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
-        }
+        int status = take_option(opt, argv, o);
+        if (status >= 0)
+            return status;
     }
     if (optind < argc)
         return usage_error("unexpected argument '%s'", argv[optind]);

@@ -372,7 +372,8 @@ static void note_restored(struct hv_act_ctx *ctx, const json_t *entry, const cha
         char from[128], to[128];
         level_in(ctx, a, name, before, from, sizeof from);
         level_in(ctx, a, name, original, to, sizeof to);
-        hv_act_note_change(ctx, a->factor, "guest", name, from, to);
+        if (strcmp(from, to) != 0) /* e.g. a level libvirt refused to define */
+            hv_act_note_change(ctx, a->factor, "guest", name, from, to);
     }
 }
 

@@ -272,7 +272,10 @@ static bool read_domain(struct pass *p, const struct hv_actuator *a, struct hv_a
     char msg[1024];
     snprintf(r.value, sizeof r.value, "%s", level);
     json_t *per = json_object_get(json_object_get(setting, "detail"), d->name);
-    int rc = a->read_back(a, p->ctx, d, &r, msg, sizeof msg);
+    int rc = def_of(a)->disruption == HV_DISRUPT_RESTART && d->xml == NULL
+                 ? hv_act_fail(msg, sizeof msg, "%s: cannot read the definition of %s: %s",
+                               a->factor, d->name, hv_act_virt_error(p->ctx))
+                 : a->read_back(a, p->ctx, d, &r, msg, sizeof msg);
     if (rc != 0) {
         json_object_set_new(per, "read_back", json_null());
         json_object_set_new(per, "error", json_string(msg));
@@ -327,9 +330,14 @@ static void read_all(struct pass *p)
     if (open_domains(p) == 0)
         for (size_t i = 0; i < p->n_domains; i++) {
             char msg[1024];
-            hv_act_domain_refresh(p->ctx, &p->domains[i]);
-            if (hv_xml_load_for_read(p->ctx, &p->domains[i], msg, sizeof msg) != 0)
-                add_error(p->err, p->len, msg);
+            struct hv_act_domain *d = &p->domains[i];
+            hv_act_domain_refresh(p->ctx, d);
+            if (hv_xml_load_for_read(p->ctx, d, msg, sizeof msg) != 0) {
+                /* not the definition apply edited: restart rows must not
+                 * read that as the domain's */
+                hv_xml_free(d->xml);
+                d->xml = NULL;
+            }
         }
     for (size_t i = 0, n = hv_actuator_count(); i < n; i++) {
         const struct hv_actuator *a = hv_actuator_at(i);

@@ -50,6 +50,22 @@ static int learn_host(struct hv_act_virt *v, const char *uri, char *err, size_t 
     return 0;
 }
 
+/* Where a local QEMU driver behind uri keeps its domains' pid files; ""
+ * when QEMU does not run here (a remote URI). */
+static void pid_dir(const char *uri, char *buf, size_t len)
+{
+    static const char embed[] = "qemu:///embed?root=";
+    const char *rt = getenv("XDG_RUNTIME_DIR");
+    buf[0] = '\0';
+    if (strcmp(uri, "qemu:///system") == 0)
+        snprintf(buf, len, "/run/libvirt/qemu");
+    else if (strcmp(uri, "qemu:///session") == 0 && rt != NULL && rt[0] == '/')
+        snprintf(buf, len, "%s/libvirt/qemu/run", rt);
+    else if (strncmp(uri, embed, sizeof embed - 1) == 0 && uri[sizeof embed - 1] == '/')
+        snprintf(buf, len, "%.*s/run/qemu", (int)strcspn(uri + sizeof embed - 1, "&"),
+                 uri + sizeof embed - 1);
+}
+
 int hv_act_virt_open(struct hv_act_ctx *ctx, char *err, size_t len)
 {
     if (ctx->virt != NULL)
@@ -82,8 +98,8 @@ int hv_act_virt_open(struct hv_act_ctx *ctx, char *err, size_t len)
     const char *type = v->lv->ConnectGetType(v->conn);
     snprintf(v->type, sizeof v->type, "%s", type != NULL ? type : "unknown");
     const char *u = ctx->libvirt_uri;
-    v->session = strcmp(u, "qemu:///session") == 0;
-    v->local = strcmp(v->type, "QEMU") == 0 && (strcmp(u, "qemu:///system") == 0 || v->session);
+    if (strcmp(v->type, "QEMU") == 0)
+        pid_dir(u, v->pid_dir, sizeof v->pid_dir);
     if (learn_host(v, u, err, len) != 0) {
         v->lv->ConnectClose(v->conn);
         free(v);
@@ -128,16 +144,10 @@ static bool is_qemu_of(pid_t pid, const char *name)
  * its pid file is readable; else 0. */
 static pid_t qemu_pid(const struct hv_act_virt *v, const char *name)
 {
-    if (!v->local)
+    if (v->pid_dir[0] == '\0')
         return 0;
-    char path[512];
-    const char *rt = getenv("XDG_RUNTIME_DIR");
-    if (v->session && (rt == NULL || rt[0] != '/'))
-        return 0;
-    if (v->session)
-        snprintf(path, sizeof path, "%s/libvirt/qemu/run/%s.pid", rt, name);
-    else
-        snprintf(path, sizeof path, "/run/libvirt/qemu/%s.pid", name);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.pid", v->pid_dir, name);
     FILE *f = fopen(path, "re");
     if (f == NULL)
         return 0;

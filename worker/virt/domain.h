@@ -3,7 +3,8 @@
  * from this machine.
  *
  * Internal to worker/virt/. Read-back prefers the kernel: on a local QEMU
- * (qemu:///system as root, qemu:///session as the same user) the QEMU
+ * (qemu:///system as root, qemu:///session as the same user, an embedded
+ * driver qemu:///embed?root=DIR) the QEMU
  * process of a domain is found from libvirt's pid file and checked against
  * its command line (-name guest=NAME), and its threads are told apart by
  * the names QEMU gives them with debug-threads=on, which libvirt always
@@ -32,9 +33,12 @@ struct hv_act_virt {
     int maplen;                /**< bytes of a CPU map: VIR_CPU_MAPLEN(ncpus) */
     int online[HV_CPUMAP_MAX]; /**< the online host CPUs, ascending */
     int n_online;
-    int nodes;    /**< host NUMA nodes (at least 1) */
-    bool local;   /**< qemu:///system or qemu:///session: QEMU runs here */
-    bool session; /**< qemu:///session (pid files under $XDG_RUNTIME_DIR) */
+    int nodes; /**< host NUMA nodes (at least 1) */
+    /** Where libvirt keeps a running domain's pid file (NAME.pid) when
+     *  QEMU runs on this machine: /run/libvirt/qemu (qemu:///system),
+     *  $XDG_RUNTIME_DIR/libvirt/qemu/run (qemu:///session), ROOT/run/qemu
+     *  (qemu:///embed?root=ROOT); "" otherwise. */
+    char pid_dir[512];
 };
 
 /** One guest domain of the step. */
