@@ -27,8 +27,9 @@ PKG_CONFIG ?= pkg-config
 PKGS_LIB    = jansson libcurl gsl
 PKGS_SERVER = libmicrohttpd jansson libpq gsl gnutls
 PKGS_WORKER = jansson libcurl
-# libvirt's headers only: worker/virt.c loads the library at run time.
-PKGS_VIRT   = libvirt
+# Headers only: worker/virt.c loads libvirt and worker/virt/xml.c libxml2
+# (for editing domain XML) at run time, so guest workers load neither.
+PKGS_VIRT   = libvirt libxml-2.0
 PKGS_CLI    = jansson libcurl gsl
 
 pkg_cflags = $(shell $(PKG_CONFIG) --cflags $(1))
@@ -52,7 +53,7 @@ CFLAGS   += $(ALL_PKG_CFLAGS)
 
 LIB_SRC    := $(wildcard lib/*.c)
 SERVER_SRC := $(wildcard server/*.c)
-WORKER_SRC := $(wildcard worker/*.c worker/engines/*.c)
+WORKER_SRC := $(wildcard worker/*.c worker/engines/*.c worker/virt/*.c)
 CLI_SRC    := $(wildcard cli/*.c)
 TEST_SRC   := $(wildcard tests/unit/test_*.c)
 
@@ -73,7 +74,7 @@ TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 # Keep the unit tests' objects (make would delete them as intermediates).
 .SECONDARY: $(patsubst tests/unit/%.c,$(BUILD)/obj/tests/unit/%.o,$(TEST_SRC))
-.PHONY: all check demo install format format-check headers-check clean deps unit-tests api
+.PHONY: all check demo install format format-check headers-check clean deps unit-tests api e2e-qemu
 
 all: $(PROGS)
 
@@ -128,6 +129,17 @@ unit-tests: $(TESTS)
 deps:
 	@deploy/deps.sh
 
+# make e2e-qemu: the tuning actuators against real QEMU guests through
+# libvirt's embedded QEMU driver (tests/e2e/actuators_qemu.c); needs
+# qemu-system-x86 and libvirt-daemon-driver-qemu. Not in make check.
+E2E_QEMU := $(BUILD)/e2e/actuators_qemu
+$(E2E_QEMU): $(BUILD)/obj/tests/e2e/actuators_qemu.o $(WORKER_LIBOBJ) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(sort $(PKGS_WORKER) $(PKGS_LIB))) $(LDLIBS_COMMON)
+
+e2e-qemu: $(E2E_QEMU)
+	$(E2E_QEMU)
+
 # make check: every test, closing with "N passed, N failed".
 check: deps
 	$(MAKE) all unit-tests test-tools $(BUILD)/bench/hvload
@@ -167,7 +179,7 @@ format-check:
 
 # Every header must compile on its own.
 headers-check:
-	@set -e; for h in $(wildcard lib/*.h server/*.h worker/*.h worker/engines/*.h cli/*.h); do \
+	@set -e; for h in $(wildcard lib/*.h server/*.h worker/*.h worker/engines/*.h worker/virt/*.h cli/*.h); do \
 	  printf '#include "%s"\n' "$$h" | $(CC) $(CFLAGS) -MMD -MF /dev/null -fsyntax-only -x c - || exit 1; \
 	done; echo "headers-check: ok"
 

@@ -212,37 +212,52 @@ static json_t *seconds_json(double s)
     return s == floor(s) ? json_integer((json_int_t)s) : json_real(s);
 }
 
-enum hv_call hv_client_claim(struct hv_client *c, long long target_id, double wait,
-                             struct hv_job *job)
+/* POSTs a claim; on HV_CALL_OK with an answer (200) sets *answer and
+ * *clock. A 204 is HV_CALL_NO_WORK. */
+static enum hv_call claim_call(struct hv_client *c, long long target_id, double wait,
+                               json_t **answer, struct hv_clock *clock)
 {
-    memset(job, 0, sizeof *job);
     wait = clamp_wait(c, wait);
     json_t *body = json_pack("{s:I}", "target_id", (json_int_t)target_id);
     if (wait > 0)
         json_object_set_new(body, "wait", seconds_json(wait));
-    json_t *answer;
-    struct hv_clock clock = {0};
-    enum hv_call call = post_ex(c, "/api/v1/jobs/claim", body, wait > 0, &clock, &answer);
+    *clock = (struct hv_clock){0};
+    enum hv_call call = post_ex(c, "/api/v1/jobs/claim", body, wait > 0, clock, answer);
     json_decref(body);
-    if (call != HV_CALL_OK)
-        return call;
-    if (c->last_status == 204) {
-        json_decref(answer);
+    if (call == HV_CALL_OK && c->last_status == 204) {
+        json_decref(*answer);
+        *answer = NULL;
         return HV_CALL_NO_WORK;
     }
+    return call;
+}
+
+/* The lease an answer names, within reason; 60 s otherwise. */
+static int lease_of(const json_t *lease)
+{
+    json_int_t s = json_is_integer(lease) ? json_integer_value(lease) : 0;
+    return s > 0 && s < 86400 ? (int)s : 60;
+}
+
+/* Fills *job from a claim answer holding "job" (taking answer). Returns
+ * HV_CALL_OK, or HV_CALL_RETRY with last_error (answer released). */
+static enum hv_call parse_job(struct hv_client *c, json_t *answer, const struct hv_clock *clock,
+                              struct hv_job *job)
+{
     /* Required members are typed strictly; optional ones are taken as any
      * value, so a null reads as absent instead of failing the claim. */
     json_int_t id;
     int attempt;
     const char *kind;
     json_t *plan_id = NULL, *conf = NULL, *lease = NULL, *wid = NULL, *engine = NULL,
-           *params = NULL, *group = NULL, *role = NULL, *peer = NULL;
+           *params = NULL, *group = NULL, *role = NULL, *peer = NULL, *levels = NULL;
     json_error_t err;
-    if (json_unpack_ex(
-            answer, &err, 0, "{s:{s:I, s:i, s?o, s?o, s?o, s?o, s?o, s:{s?o, s:s, s?o, s?o, s?o}}}",
-            "job", "id", &id, "attempt", &attempt, "plan_id", &plan_id, "configuration", &conf,
-            "lease_seconds", &lease, "group", &group, "role", &role, "workload", "id", &wid, "kind",
-            &kind, "engine", &engine, "params", &params, "peer", &peer) != 0) {
+    if (json_unpack_ex(answer, &err, 0,
+                       "{s:{s:I, s:i, s?o, s?o, s?o, s?o, s?o, s?o, s:{s?o, s:s, s?o, s?o, s?o}}}",
+                       "job", "id", &id, "attempt", &attempt, "plan_id", &plan_id, "configuration",
+                       &conf, "lease_seconds", &lease, "group", &group, "role", &role, "levels",
+                       &levels, "workload", "id", &wid, "kind", &kind, "engine", &engine, "params",
+                       &params, "peer", &peer) != 0) {
         snprintf(c->last_error, sizeof c->last_error, "claim answer: %s (at %s)", err.text,
                  err.source);
         json_decref(answer);
@@ -257,13 +272,12 @@ enum hv_call hv_client_claim(struct hv_client *c, long long target_id, double wa
         json_decref(answer);
         return HV_CALL_RETRY;
     }
-    json_int_t lease_s = json_is_integer(lease) ? json_integer_value(lease) : 0;
     *job =
         (struct hv_job){.id = id,
                         .attempt = attempt,
                         .plan_id = json_is_integer(plan_id) ? json_integer_value(plan_id) : 0,
                         .configuration = json_is_string(conf) ? json_string_value(conf) : "",
-                        .lease_seconds = lease_s > 0 && lease_s < 86400 ? (int)lease_s : 60,
+                        .lease_seconds = lease_of(lease),
                         .workload_id = json_is_string(wid) ? json_string_value(wid) : "",
                         .kind = kind,
                         .engine = json_is_string(engine) ? json_string_value(engine) : "builtin",
@@ -272,9 +286,135 @@ enum hv_call hv_client_claim(struct hv_client *c, long long target_id, double wa
                         .group_size = group_size > 0 && group_size < 1000000 ? (int)group_size : 0,
                         .role = json_is_string(role) ? json_string_value(role) : NULL,
                         .peer = json_is_string(peer) ? json_string_value(peer) : NULL,
-                        .clock = clock,
+                        .levels = json_is_object(levels) ? levels : NULL,
+                        .clock = *clock,
                         .doc = answer};
     return HV_CALL_OK;
+}
+
+/* Whether every member of a (domain names) array is a non-empty string. */
+static bool names_ok(const json_t *a)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v)
+    {
+        if (!json_is_string(v) || json_string_length(v) == 0)
+            return false;
+    }
+    return true;
+}
+
+/* Checks the step's optional members: levels an object (required for an
+ * apply), domains an array of names, disk and nic strings, allow_restart
+ * a boolean; null reads as absent. Returns NULL or what is wrong. */
+static const char *step_shape(const char *kind, const json_t *levels, const json_t *domains,
+                              const json_t *disk, const json_t *nic, const json_t *restart)
+{
+    if (strcmp(kind, "apply") != 0 && strcmp(kind, "restore") != 0)
+        return "step.kind must be apply or restore";
+    if (levels != NULL && !json_is_null(levels) && !json_is_object(levels))
+        return "step.levels must be an object";
+    if (strcmp(kind, "apply") == 0 && !json_is_object(levels))
+        return "an apply step needs levels";
+    if (domains != NULL && !json_is_null(domains) && !(json_is_array(domains) && names_ok(domains)))
+        return "step.domains must be an array of domain names";
+    if ((disk != NULL && !json_is_null(disk) && !json_is_string(disk)) ||
+        (nic != NULL && !json_is_null(nic) && !json_is_string(nic)))
+        return "step.disk and step.nic must be strings or null";
+    if (restart != NULL && !json_is_null(restart) && !json_is_boolean(restart))
+        return "step.allow_restart must be a boolean";
+    return NULL;
+}
+
+/* Fills *step from a claim answer holding "step" (taking answer). */
+static enum hv_call parse_step(struct hv_client *c, json_t *answer, const struct hv_clock *clock,
+                               struct hv_step *step)
+{
+    json_int_t id, plan_id;
+    int attempt;
+    const char *kind;
+    json_t *lease = NULL, *block = NULL, *conf = NULL, *levels = NULL, *domains = NULL,
+           *disk = NULL, *nic = NULL, *restart = NULL;
+    json_error_t err;
+    const char *why = NULL;
+    if (json_unpack_ex(answer, &err, 0,
+                       "{s:{s:I, s:s, s:I, s:i, s?o, s?o, s?o, s?o, s?o, s?o, "
+                       "s?o, s?o}}",
+                       "step", "id", &id, "kind", &kind, "plan_id", &plan_id, "attempt", &attempt,
+                       "lease_seconds", &lease, "block", &block, "configuration", &conf, "levels",
+                       &levels, "domains", &domains, "disk", &disk, "nic", &nic, "allow_restart",
+                       &restart) != 0 ||
+        (why = step_shape(kind, levels, domains, disk, nic, restart)) != NULL) {
+        snprintf(c->last_error, sizeof c->last_error, "claim answer: %s", why ? why : err.text);
+        json_decref(answer);
+        return HV_CALL_RETRY;
+    }
+    json_t *step_obj = json_object_get(answer, "step");
+    /* Absent levels and domains are empty, not NULL, for every caller. */
+    if (!json_is_object(levels))
+        json_object_set_new(step_obj, "levels", levels = json_object());
+    if (!json_is_array(domains))
+        json_object_set_new(step_obj, "domains", domains = json_array());
+    *step = (struct hv_step){
+        .id = id,
+        .attempt = attempt,
+        .plan_id = plan_id,
+        .kind = kind,
+        .lease_seconds = lease_of(lease),
+        .block = json_is_integer(block) ? (int)json_integer_value(block) : 0,
+        .configuration = json_is_string(conf) ? json_string_value(conf) : "",
+        .levels = levels,
+        .domains = domains,
+        .disk = json_is_string(disk) ? json_string_value(disk) : NULL,
+        .nic = json_is_string(nic) ? json_string_value(nic) : NULL,
+        .allow_restart = json_is_true(restart),
+        .clock = *clock,
+        .doc = answer,
+    };
+    return HV_CALL_OK;
+}
+
+enum hv_call hv_client_claim_work(struct hv_client *c, long long target_id, double wait,
+                                  struct hv_claim *claim)
+{
+    memset(claim, 0, sizeof *claim);
+    json_t *answer;
+    struct hv_clock clock;
+    enum hv_call call = claim_call(c, target_id, wait, &answer, &clock);
+    if (call != HV_CALL_OK)
+        return call;
+    if (json_object_get(answer, "step") != NULL) {
+        claim->what = HV_CLAIMED_STEP;
+        return parse_step(c, answer, &clock, &claim->step);
+    }
+    claim->what = HV_CLAIMED_JOB;
+    return parse_job(c, answer, &clock, &claim->job);
+}
+
+enum hv_call hv_client_claim(struct hv_client *c, long long target_id, double wait,
+                             struct hv_job *job)
+{
+    memset(job, 0, sizeof *job);
+    json_t *answer;
+    struct hv_clock clock;
+    enum hv_call call = claim_call(c, target_id, wait, &answer, &clock);
+    if (call != HV_CALL_OK)
+        return call;
+    if (json_object_get(answer, "step") != NULL) {
+        snprintf(c->last_error, sizeof c->last_error,
+                 "claim answer: a tuning step, which this caller cannot run");
+        json_decref(answer);
+        return HV_CALL_RETRY;
+    }
+    return parse_job(c, answer, &clock, job);
+}
+
+void hv_claim_clear(struct hv_claim *claim)
+{
+    json_decref(claim->job.doc);
+    json_decref(claim->step.doc);
+    memset(claim, 0, sizeof *claim);
 }
 
 void hv_job_clear(struct hv_job *job)
@@ -430,4 +570,42 @@ enum hv_call hv_client_upload_result(struct hv_client *c, long long job_id, json
     char path[96];
     snprintf(path, sizeof path, "/api/v1/jobs/%lld/result", job_id);
     return post(c, path, body, NULL);
+}
+
+/* POSTs {"attempt": n, ...extra} to /api/v1/steps/{id}/{action}. extra is
+ * stolen. */
+static enum hv_call step_call(struct hv_client *c, const struct hv_step *step, const char *action,
+                              json_t *extra, json_t **answer)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/api/v1/steps/%lld/%s", step->id, action);
+    json_t *body = extra != NULL ? extra : json_object();
+    json_object_set_new(body, "attempt", json_integer(step->attempt));
+    enum hv_call call = post_ex(c, path, body, false, NULL, answer);
+    json_decref(body);
+    return call;
+}
+
+enum hv_call hv_client_step_heartbeat(struct hv_client *c, const struct hv_step *step,
+                                      int *lease_seconds)
+{
+    json_t *answer;
+    enum hv_call call = step_call(c, step, "heartbeat", NULL, &answer);
+    json_t *lease = json_object_get(answer, "lease_seconds");
+    if (call == HV_CALL_OK && json_is_integer(lease) && json_integer_value(lease) > 0 &&
+        json_integer_value(lease) < 86400)
+        *lease_seconds = (int)json_integer_value(lease);
+    json_decref(answer);
+    return call;
+}
+
+enum hv_call hv_client_step_result(struct hv_client *c, const struct hv_step *step, json_t *body)
+{
+    /* The body is the caller's: send a copy that carries the attempt. */
+    json_t *copy = json_copy(body);
+    if (copy == NULL) {
+        snprintf(c->last_error, sizeof c->last_error, "out of memory");
+        return HV_CALL_RETRY;
+    }
+    return step_call(c, step, "result", copy, NULL);
 }

@@ -1,5 +1,7 @@
 /* client.h — the worker's side of the worker protocol (docs/api.md,
- * "Worker protocol"): register, claim, ready, heartbeat, release, result.
+ * "Worker protocol"): register, claim, ready, heartbeat, release, result;
+ * and for a host worker the tuning steps a claim may hand out instead of a
+ * job (apply and restore, docs/virt.md): their heartbeat and result.
  *
  * Each call sends one request and sorts the answer into a status the
  * worker's loop acts on, so no caller looks at HTTP codes. A client is not
@@ -42,14 +44,51 @@ struct hv_job {
     int lease_seconds;
     const char *workload_id; /**< the workload's id in the plan */
     const char *kind;
-    const char *engine;    /**< "builtin" when absent */
-    const json_t *params;  /**< may be NULL */
-    long long group_id;    /**< 0 when the job runs alone */
-    int group_size;        /**< members of the group; 0 when alone */
-    const char *role;      /**< "server", "client" or NULL */
-    const char *peer;      /**< the workload's peer target or NULL */
+    const char *engine;   /**< "builtin" when absent */
+    const json_t *params; /**< may be NULL */
+    long long group_id;   /**< 0 when the job runs alone */
+    int group_size;       /**< members of the group; 0 when alone */
+    const char *role;     /**< "server", "client" or NULL */
+    const char *peer;     /**< the workload's peer target or NULL */
+    /** The levels of the job's configuration (factor → level), or NULL
+     *  when the claim has none; process_pin is applied from them. */
+    const json_t *levels;
     struct hv_clock clock; /**< the claim's clock sample, when it had server_time */
     json_t *doc;           /**< the claim answer (owned) */
+};
+
+/** A claimed tuning step: apply a block's levels, or restore what the
+ *  plan changed. Strings and JSON point into doc, which the step owns. */
+struct hv_step {
+    long long id;
+    int attempt;
+    long long plan_id;
+    const char *kind; /**< "apply" or "restore" */
+    int lease_seconds;
+    int block;                 /**< the block applied; 0 when absent */
+    const char *configuration; /**< "" when absent */
+    /** factor → level: every factor of the plan at this block's level (apply);
+     *  empty for a restore. Never NULL. */
+    const json_t *levels;
+    const json_t *domains; /**< the guest domains' names; an array, maybe empty */
+    const char *disk;      /**< the host disk of the guests' images, or NULL */
+    const char *nic;       /**< the host NIC of the benchmark traffic, or NULL */
+    bool allow_restart;    /**< whether running guests may be restarted */
+    struct hv_clock clock;
+    json_t *doc; /**< the claim answer (owned) */
+};
+
+/** What a claim handed out. */
+enum hv_claimed {
+    HV_CLAIMED_JOB,  /**< a job: .job */
+    HV_CLAIMED_STEP, /**< a tuning step: .step */
+};
+
+/** A claim's answer: a job or a step. */
+struct hv_claim {
+    enum hv_claimed what;
+    struct hv_job job;   /**< when what is HV_CLAIMED_JOB */
+    struct hv_step step; /**< when what is HV_CLAIMED_STEP */
 };
 
 /** Creates a client of the server at base_url with a worker token. Long
@@ -104,9 +143,31 @@ enum hv_call hv_client_deregister(struct hv_client *c);
  *  (at most max_wait; 0 asks without waiting and sends no "wait"). On
  *  HV_CALL_OK fills *job (release it with hv_job_clear()); a 200 answer
  *  without a well-formed job counts as HV_CALL_RETRY (the server is not
- *  speaking the protocol we know). An aborted long poll is HV_CALL_RETRY. */
+ *  speaking the protocol we know), and so does a step (a worker that
+ *  runs steps claims with hv_client_claim_work()). An aborted long poll
+ *  is HV_CALL_RETRY. */
 enum hv_call hv_client_claim(struct hv_client *c, long long target_id, double wait,
                              struct hv_job *job);
+
+/** The same claim, taking a job or a step: on HV_CALL_OK fills *claim
+ *  (release it with hv_claim_clear()); claim->what says which. A 200
+ *  answer with neither a well-formed job nor a well-formed step counts as
+ *  HV_CALL_RETRY. */
+enum hv_call hv_client_claim_work(struct hv_client *c, long long target_id, double wait,
+                                  struct hv_claim *claim);
+
+/** Releases what a claim holds; the struct may be reused. */
+void hv_claim_clear(struct hv_claim *claim);
+
+/** POST /api/v1/steps/{id}/heartbeat with the step's attempt. On
+ *  HV_CALL_OK updates *lease_seconds when the answer has it. */
+enum hv_call hv_client_step_heartbeat(struct hv_client *c, const struct hv_step *step,
+                                      int *lease_seconds);
+
+/** POST /api/v1/steps/{id}/result with body (borrowed: {"attempt",
+ *  "status", "error", "settings", "changes"}). A repeated upload (200) is
+ *  HV_CALL_OK like 201. */
+enum hv_call hv_client_step_result(struct hv_client *c, const struct hv_step *step, json_t *body);
 
 /** POST /api/v1/jobs/{id}/ready with the job's attempt and wait (a long
  *  poll as for claims), and endpoint ({"host", "port"}: where this member

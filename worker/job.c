@@ -6,6 +6,7 @@
 #include "worker/clock.h"
 #include "worker/deliver.h"
 #include "worker/engines/engine.h"
+#include "worker/virt/procpin.h"
 #include "worker/wake.h"
 
 #include <errno.h>
@@ -52,14 +53,20 @@ struct engine_run {
     double t_start, t_end;
     double t_start_real; /* CLOCK_REALTIME at the start, for the start skew */
     char started_at[32], finished_at[32];
-    json_t *observed; /* the worker's own additions to result.observed */
+    json_t *observed;          /* the worker's own additions to result.observed */
+    struct hv_process_pin pin; /* the job's process_pin level */
     pthread_t thread;
 };
 
 static void *engine_main(void *arg)
 {
     struct engine_run *r = arg;
-    r->rc = r->engine->run(r->engine, &r->ctx, &r->result);
+    if (hv_process_pin_enter(&r->pin) != 0) {
+        snprintf(r->result.error, sizeof r->result.error, "%s", r->pin.error);
+        r->rc = -1;
+    } else {
+        r->rc = r->engine->run(r->engine, &r->ctx, &r->result);
+    }
     r->t_end = hv_monotonic();
     hv_now_iso8601(r->finished_at, sizeof r->finished_at);
     __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
@@ -128,6 +135,7 @@ static enum hv_job_outcome finish(struct hv_client *c, const struct hv_job *job,
     bool ok = r->rc == 0;
     if (r->observed != NULL)
         json_object_update(r->result.observed, r->observed);
+    hv_process_pin_observe(&r->pin, r->result.observed);
     json_t *body =
         hv_engine_result_to_json(&r->result, job->attempt, ok, r->started_at, r->finished_at);
     if (body == NULL) {
@@ -467,7 +475,8 @@ enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job)
             job->id, job->plan_id, job->workload_id, job->kind, job->engine, job->configuration,
             job->attempt, group);
     struct engine_run r = {.engine = hv_engine_find(job->kind, job->engine)};
-    r.ctx = (struct hv_engine_ctx){.params = job->params,
+    hv_process_pin_begin(&r.pin, job->levels, job->kind, job->engine, job->params);
+    r.ctx = (struct hv_engine_ctx){.params = hv_process_pin_params(&r.pin),
                                    .stop = &r.stop,
                                    .role = job->role,
                                    .peer = job->peer,
@@ -477,6 +486,7 @@ enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job)
     if (hv_engine_result_init(&r.result) != 0 || r.observed == NULL) {
         hv_engine_result_clear(&r.result);
         json_decref(r.observed);
+        hv_process_pin_end(&r.pin);
         hv_error("job %lld: out of memory", job->id);
         return HV_JOB_LOST;
     }
@@ -529,5 +539,6 @@ enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job)
     }
     hv_engine_result_clear(&r.result);
     json_decref(r.observed);
+    hv_process_pin_end(&r.pin);
     return outcome;
 }

@@ -7,6 +7,7 @@
 #include "worker/job.h"
 #include "timeutil.h"
 #include "worker/state.h"
+#include "worker/virt/step.h"
 #include "worker/wake.h"
 
 #include <string.h>
@@ -162,6 +163,10 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
     long long target_id = 0;
     bool registered = false;
     struct outage o = {0};
+    char journal_dir[1200];
+    hv_step_journal_dir(journal_dir, sizeof journal_dir);
+    struct hv_step_env step_env = {
+        .root = cfg->sysfs_root, .libvirt_uri = cfg->libvirt, .journal_dir = journal_dir};
     while (!hv_shutdown_requested()) {
         if (!registered) {
             int rc = register_worker(c, cfg, &target_id);
@@ -171,14 +176,18 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
             }
             registered = true;
         }
-        struct hv_job job;
+        struct hv_claim claim;
         double t0 = hv_monotonic();
-        enum hv_call call = hv_client_claim(c, target_id, cfg->wait_seconds, &job);
+        enum hv_call call = hv_client_claim_work(c, target_id, cfg->wait_seconds, &claim);
         double took = hv_monotonic() - t0;
-        if (call == HV_CALL_OK) {
+        if (call == HV_CALL_OK && claim.what == HV_CLAIMED_STEP) {
             outage_over(&o, "claim");
-            enum hv_job_outcome outcome = hv_job_run(c, &job);
-            hv_job_clear(&job);
+            hv_step_run(c, &claim.step, &step_env);
+            hv_claim_clear(&claim);
+        } else if (call == HV_CALL_OK) {
+            outage_over(&o, "claim");
+            enum hv_job_outcome outcome = hv_job_run(c, &claim.job);
+            hv_claim_clear(&claim);
             if (cfg->once) {
                 status = outcome == HV_JOB_LOST ? 1 : 0;
                 break;

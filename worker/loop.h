@@ -1,5 +1,6 @@
-/* loop.h — the worker's life: register, then claim and run jobs until
- * told to stop.
+/* loop.h — the worker's life: register, then claim and run jobs (and, on
+ * a host, the tuning steps of plans: worker/virt/step.h) until told to
+ * stop.
  *
  * Claims are long polls of wait_seconds: an empty answer (204) after the
  * server held the claim means claim again at once; an empty answer that
@@ -27,6 +28,8 @@ struct hv_worker_config {
     double wait_seconds;     /**< claim long poll, 0..60; 0: poll every poll_seconds */
     bool once;               /**< exit after the first job */
     const char *advertise;   /**< --advertise, or NULL: see hv_client_set_advertise() */
+    const char *libvirt;     /**< --libvirt URI for tuning steps, or NULL */
+    const char *sysfs_root;  /**< where host settings live: "/" (--sysfs-root) */
 };
 
 /** Runs until a shutdown signal (after releasing a running job), until

@@ -5,6 +5,7 @@
 #include "worker/facts.h"
 #include "worker/loop.h"
 #include "worker/state.h"
+#include "worker/virt/step.h"
 #include "worker/wake.h"
 
 #include <errno.h>
@@ -14,14 +15,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define EXIT_USAGE 2
 
 static const char usage_text[] =
     "Usage: hvbench-worker --server URL --token TOKEN [options]\n"
+    "       hvbench-worker --restore [--name NAME] [--libvirt URI] [--state-dir DIR]\n"
     "\n"
     "Registers this machine with an hvbench server, then claims and runs its\n"
-    "benchmark jobs and uploads the results.\n"
+    "benchmark jobs and uploads the results. On a host it also applies the\n"
+    "tuning of each block of a plan and restores it when the plan ends; what it\n"
+    "changed is kept in a journal in the state folder until it is put back.\n"
     "\n"
     "  --server URL      server base URL (default: $HVBENCH_SERVER)\n"
     "  --token TOKEN     token with the worker role (default: $HVBENCH_TOKEN)\n"
@@ -44,6 +49,12 @@ static const char usage_text[] =
     "  --advertise ADDR  the address other members of a group connect to when this\n"
     "                    worker serves a net workload (default: the local address\n"
     "                    of its route to the server)\n"
+    "  --restore         put back every tuning setting the journal holds (left by a\n"
+    "                    worker that stopped mid-plan), then exit: 0 when nothing\n"
+    "                    is left; needs no server (a normal start does this too,\n"
+    "                    before its first claim)\n"
+    "  --sysfs-root DIR  read and write host settings (/sys/...) under DIR instead\n"
+    "                    of / (tests)\n"
     "  --help            show this help\n"
     "\n"
     "SIGTERM/SIGINT: stop claiming, stop and release a running job, exit 0;\n"
@@ -67,9 +78,10 @@ static bool host_name_ok(const char *s)
 
 struct options {
     const char *server, *token, *name, *kind, *libvirt, *config, *advertise, *state_dir;
+    const char *sysfs_root;
     json_t *labels; /* NULL without --label */
     double poll, wait;
-    bool once;
+    bool once, restore;
 };
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -86,24 +98,109 @@ static int usage_error(const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+/* The long options' codes. */
+enum {
+    OPT_SERVER = 256,
+    OPT_TOKEN,
+    OPT_NAME,
+    OPT_KIND,
+    OPT_ONCE,
+    OPT_POLL,
+    OPT_WAIT,
+    OPT_LIBVIRT,
+    OPT_LABEL,
+    OPT_CONFIG,
+    OPT_ADVERTISE,
+    OPT_STATE_DIR,
+    OPT_RESTORE,
+    OPT_SYSFS_ROOT
+};
+
+/* Takes one option into *o. Returns -1 to go on, or an exit status. */
+static int take_option(int opt, char **argv, struct options *o)
+{
+    char *end;
+    switch (opt) {
+    case OPT_SERVER:
+        o->server = optarg;
+        break;
+    case OPT_TOKEN:
+        o->token = optarg;
+        break;
+    case OPT_NAME:
+        o->name = optarg;
+        break;
+    case OPT_KIND:
+        o->kind = optarg;
+        break;
+    case OPT_ONCE:
+        o->once = true;
+        break;
+    case OPT_POLL:
+        errno = 0;
+        o->poll = strtod(optarg, &end);
+        if (errno != 0 || end == optarg || *end != '\0' || !(o->poll == o->poll))
+            return usage_error("--poll needs a number of seconds, not '%s'", optarg);
+        break;
+    case OPT_WAIT:
+        errno = 0;
+        o->wait = strtod(optarg, &end);
+        if (errno != 0 || end == optarg || *end != '\0' || !(o->wait >= 0 && o->wait <= 60))
+            return usage_error("--wait needs a number of seconds from 0 to 60, not '%s'", optarg);
+        break;
+    case OPT_LIBVIRT:
+        if (*optarg == '\0')
+            return usage_error("--libvirt needs a connection URI, e.g. qemu:///system");
+        o->libvirt = optarg;
+        break;
+    case OPT_LABEL: {
+        const char *eq = strchr(optarg, '=');
+        if (eq == NULL || eq == optarg || eq - optarg > 64)
+            return usage_error("--label needs KEY=VALUE, not '%s'", optarg);
+        if (o->labels == NULL)
+            o->labels = json_object();
+        char key[65];
+        memcpy(key, optarg, (size_t)(eq - optarg));
+        key[eq - optarg] = '\0';
+        json_object_set_new(o->labels, key, json_string(eq + 1));
+        break;
+    }
+    case OPT_CONFIG:
+        if (*optarg == '\0')
+            return usage_error("--config needs a file name");
+        o->config = optarg;
+        break;
+    case OPT_ADVERTISE:
+        if (!host_name_ok(optarg))
+            return usage_error("--advertise needs an IP address or a host name, not '%s'", optarg);
+        o->advertise = optarg;
+        break;
+    case OPT_STATE_DIR:
+        if (*optarg == '\0')
+            return usage_error("--state-dir needs a folder");
+        o->state_dir = optarg;
+        break;
+    case OPT_RESTORE:
+        o->restore = true;
+        break;
+    case OPT_SYSFS_ROOT:
+        if (optarg[0] != '/')
+            return usage_error("--sysfs-root needs an absolute folder, not '%s'", optarg);
+        o->sysfs_root = optarg;
+        break;
+    case 'h':
+        fputs(usage_text, stdout);
+        return EXIT_SUCCESS;
+    default:
+        return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+    }
+    return -1;
+}
+
 /* Fills *o from the environment, then the command line. Returns -1 to go
  * on, or an exit status. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    enum {
-        OPT_SERVER = 256,
-        OPT_TOKEN,
-        OPT_NAME,
-        OPT_KIND,
-        OPT_ONCE,
-        OPT_POLL,
-        OPT_WAIT,
-        OPT_LIBVIRT,
-        OPT_LABEL,
-        OPT_CONFIG,
-        OPT_ADVERTISE,
-        OPT_STATE_DIR
-    };
     static const struct option longopts[] = {
         {"server", required_argument, NULL, OPT_SERVER},
         {"token", required_argument, NULL, OPT_TOKEN},
@@ -117,89 +214,28 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"config", required_argument, NULL, OPT_CONFIG},
         {"advertise", required_argument, NULL, OPT_ADVERTISE},
         {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+        {"restore", no_argument, NULL, OPT_RESTORE},
+        {"sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
     *o = (struct options){.server = getenv("HVBENCH_SERVER"),
                           .token = getenv("HVBENCH_TOKEN"),
                           .name = getenv("HVBENCH_WORKER_NAME"),
+                          .sysfs_root = "/",
                           .poll = 2,
                           .wait = 25};
     int opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        char *end;
-        switch (opt) {
-        case OPT_SERVER:
-            o->server = optarg;
-            break;
-        case OPT_TOKEN:
-            o->token = optarg;
-            break;
-        case OPT_NAME:
-            o->name = optarg;
-            break;
-        case OPT_KIND:
-            o->kind = optarg;
-            break;
-        case OPT_ONCE:
-            o->once = true;
-            break;
-        case OPT_POLL:
-            errno = 0;
-            o->poll = strtod(optarg, &end);
-            if (errno != 0 || end == optarg || *end != '\0' || !(o->poll == o->poll))
-                return usage_error("--poll needs a number of seconds, not '%s'", optarg);
-            break;
-        case OPT_WAIT:
-            errno = 0;
-            o->wait = strtod(optarg, &end);
-            if (errno != 0 || end == optarg || *end != '\0' || !(o->wait >= 0 && o->wait <= 60))
-                return usage_error("--wait needs a number of seconds from 0 to 60, not '%s'",
-                                   optarg);
-            break;
-        case OPT_LIBVIRT:
-            if (*optarg == '\0')
-                return usage_error("--libvirt needs a connection URI, e.g. qemu:///system");
-            o->libvirt = optarg;
-            break;
-        case OPT_LABEL: {
-            const char *eq = strchr(optarg, '=');
-            if (eq == NULL || eq == optarg || eq - optarg > 64)
-                return usage_error("--label needs KEY=VALUE, not '%s'", optarg);
-            if (o->labels == NULL)
-                o->labels = json_object();
-            char key[65];
-            memcpy(key, optarg, (size_t)(eq - optarg));
-            key[eq - optarg] = '\0';
-            json_object_set_new(o->labels, key, json_string(eq + 1));
-            break;
-        }
-        case OPT_CONFIG:
-            if (*optarg == '\0')
-                return usage_error("--config needs a file name");
-            o->config = optarg;
-            break;
-        case OPT_ADVERTISE:
-            if (!host_name_ok(optarg))
-                return usage_error("--advertise needs an IP address or a host name, not '%s'",
-                                   optarg);
-            o->advertise = optarg;
-            break;
-        case OPT_STATE_DIR:
-            if (*optarg == '\0')
-                return usage_error("--state-dir needs a folder");
-            o->state_dir = optarg;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return EXIT_SUCCESS;
-        default:
-            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
-        }
+        int status = take_option(opt, argv, o);
+        if (status >= 0)
+            return status;
     }
     if (optind < argc)
         return usage_error("unexpected argument '%s'", argv[optind]);
+    if (o->restore)
+        return -1; /* no server needed */
     if (o->server == NULL || *o->server == '\0')
         return usage_error("no server: give --server URL or set HVBENCH_SERVER");
     if (o->token == NULL || *o->token == '\0')
@@ -209,6 +245,50 @@ static int parse_options(int argc, char **argv, struct options *o)
     return -1;
 }
 
+/* The state folder: --state-dir or the default. */
+static void state_dir_of(const struct options *o, char *buf, size_t len)
+{
+    if (o->state_dir != NULL)
+        snprintf(buf, len, "%s", o->state_dir);
+    else
+        hv_state_default_dir(buf, len);
+}
+
+/* Puts back what the journal of a worker (that stopped mid-plan) holds,
+ * at its start or for --restore. Returns the number of settings left. */
+static size_t restore_journal(const struct options *o)
+{
+    char dir[1200];
+    hv_step_journal_dir(dir, sizeof dir);
+    struct hv_step_env env = {.root = o->sysfs_root, .libvirt_uri = o->libvirt, .journal_dir = dir};
+    return hv_step_restore_all(&env);
+}
+
+/* hvbench-worker --restore: restores and exits, 0 when nothing is left. */
+static int restore_only(const struct options *o)
+{
+    char host[256] = "", state_dir[1024], err[1200];
+    gethostname(host, sizeof host - 1);
+    const char *name = o->name != NULL && *o->name != '\0' ? o->name : host;
+    state_dir_of(o, state_dir, sizeof state_dir);
+    if (name[0] == '\0') {
+        hv_error("no hostname to name this worker by; give --name");
+        return EXIT_USAGE;
+    }
+    if (hv_state_open(state_dir, name, err, sizeof err) != 0) {
+        hv_error("%s (give --state-dir)", err);
+        return EXIT_FAILURE;
+    }
+    size_t left = restore_journal(o);
+    if (left > 0) {
+        hv_error("%zu setting%s could not be restored; they stay in %s/journal", left,
+                 left == 1 ? "" : "s", hv_state_path());
+        return EXIT_FAILURE;
+    }
+    hv_info("nothing left to restore in %s/journal", hv_state_path());
+    return EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -216,6 +296,8 @@ int main(int argc, char **argv)
     if (status >= 0)
         return status;
     hv_log_init("hvbench-worker", HV_LOG_INFO);
+    if (o.restore)
+        return restore_only(&o);
     if (o.poll < 1) {
         hv_warn("--poll %g is below 1 s; using 1 s", o.poll);
         o.poll = 1;
@@ -278,12 +360,11 @@ int main(int argc, char **argv)
         .wait_seconds = o.wait,
         .once = o.once,
         .advertise = o.advertise,
+        .libvirt = o.libvirt,
+        .sysfs_root = o.sysfs_root,
     };
     char state_dir[1024], err[1200];
-    if (o.state_dir != NULL)
-        snprintf(state_dir, sizeof state_dir, "%s", o.state_dir);
-    else
-        hv_state_default_dir(state_dir, sizeof state_dir);
+    state_dir_of(&o, state_dir, sizeof state_dir);
     if (cfg.name == NULL) {
         hv_error("no hostname to name this worker by; give --name");
         status = EXIT_USAGE;
@@ -294,6 +375,11 @@ int main(int argc, char **argv)
         hv_info("starting: server %s, name \"%s\", kind %s, %lld CPUs, claims %s%s", cfg.server,
                 cfg.name, cfg.kind, (long long)json_integer_value(json_object_get(facts, "cpus")),
                 cfg.wait_seconds > 0 ? "long-poll" : "poll", cfg.once ? ", one job" : "");
+        size_t left = restore_journal(&o);
+        if (left > 0)
+            hv_warn("%zu tuning setting%s of an earlier run could not be restored; they stay in "
+                    "%s/journal for the plan's restore step or --restore",
+                    left, left == 1 ? "" : "s", hv_state_path());
         status = hv_worker_loop(&cfg);
     }
     free(fingerprint);

@@ -10,7 +10,10 @@
  * The table holds libvirt's own functions with their own types (taken
  * from <libvirt/libvirt.h> with __typeof__), named without the "vir"
  * prefix: lv->ConnectOpenReadOnly(uri). Using another function is one
- * more X() row in HV_VIRT_FUNCTIONS. */
+ * more X() row in HV_VIRT_FUNCTIONS. The facts need the read-only rows;
+ * the tuning actuators (worker/virt/) the read-write connection, pinning,
+ * block I/O tuning and domain definition rows. Every row is in libvirt
+ * 4.5 (virGetLastErrorCode is the newest). */
 #ifndef HV_WORKER_VIRT_H
 #define HV_WORKER_VIRT_H
 
@@ -32,7 +35,36 @@
     X(DomainFree)                                                                                  \
     X(DomainGetName)                                                                               \
     X(DomainGetState)                                                                              \
-    X(DomainGetUUIDString)
+    X(DomainGetUUIDString)                                                                         \
+    X(GetLastErrorCode)                                                                            \
+    X(ConnectOpen)                                                                                 \
+    X(NodeGetCPUMap)                                                                               \
+    X(NodeGetInfo)                                                                                 \
+    X(DomainLookupByName)                                                                          \
+    X(DomainGetID)                                                                                 \
+    X(DomainGetInfo)                                                                               \
+    X(DomainIsActive)                                                                              \
+    X(DomainIsPersistent)                                                                          \
+    X(DomainGetXMLDesc)                                                                            \
+    X(DomainDefineXML)                                                                             \
+    X(DomainCreate)                                                                                \
+    X(DomainShutdown)                                                                              \
+    X(DomainDestroy)                                                                               \
+    X(DomainPinVcpu)                                                                               \
+    X(DomainPinVcpuFlags)                                                                          \
+    X(DomainGetVcpuPinInfo)                                                                        \
+    X(DomainGetVcpus)                                                                              \
+    X(DomainPinEmulator)                                                                           \
+    X(DomainGetEmulatorPinInfo)                                                                    \
+    X(DomainPinIOThread)                                                                           \
+    X(DomainGetIOThreadInfo)                                                                       \
+    X(DomainIOThreadInfoFree)                                                                      \
+    X(DomainSetBlockIoTune)                                                                        \
+    X(DomainGetBlockIoTune)                                                                        \
+    X(TypedParamsAddULLong)                                                                        \
+    X(TypedParamsGetULLong)                                                                        \
+    X(TypedParamsClear)                                                                            \
+    X(TypedParamsFree)
 
 /** libvirt's functions, resolved. */
 struct hv_virt {

@@ -1,9 +1,13 @@
 /* test_worker_client.c — the address a worker announces when it serves a
  * net workload: the source address of its route to the server, or what
- * --advertise says. */
+ * --advertise says; and, against a stand-in server on loopback, a claim
+ * that hands out a job or a tuning step, and the step's heartbeat and
+ * result calls. */
 #include "tests/unit/check.h"
 #include "worker/client.h"
 
+#include <microhttpd.h>
+#include <pthread.h>
 #include <signal.h>
 
 static volatile sig_atomic_t never;
@@ -46,9 +50,230 @@ static void test_advertise(void)
     hv_client_free(c);
 }
 
+/* ---- a stand-in server: answers every request with the canned reply and
+ * keeps what the last request was. -------------------------------------- */
+
+static struct {
+    pthread_mutex_t mu;
+    char path[256], auth[256], body[8192];
+    int status;
+    char reply[8192];
+} srv = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+struct upload {
+    char buf[8192];
+    size_t n;
+};
+
+static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url,
+                              const char *method, const char *version, const char *data,
+                              size_t *size, void **state)
+{
+    (void)cls, (void)method, (void)version;
+    struct upload *u = *state;
+    if (u == NULL) {
+        *state = calloc(1, sizeof *u);
+        return *state != NULL ? MHD_YES : MHD_NO;
+    }
+    if (*size > 0) {
+        size_t take = *size < sizeof u->buf - 1 - u->n ? *size : sizeof u->buf - 1 - u->n;
+        memcpy(u->buf + u->n, data, take);
+        u->n += take;
+        *size = 0;
+        return MHD_YES;
+    }
+    pthread_mutex_lock(&srv.mu);
+    const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    snprintf(srv.path, sizeof srv.path, "%s", url);
+    snprintf(srv.auth, sizeof srv.auth, "%s", auth != NULL ? auth : "");
+    snprintf(srv.body, sizeof srv.body, "%.*s", (int)u->n, u->buf);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(srv.reply), srv.reply, MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    enum MHD_Result rc = MHD_queue_response(conn, (unsigned)srv.status, r);
+    pthread_mutex_unlock(&srv.mu);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static void done(void *cls, struct MHD_Connection *conn, void **state,
+                 enum MHD_RequestTerminationCode code)
+{
+    (void)cls, (void)conn, (void)code;
+    free(*state);
+}
+
+static void reply(int status, const char *body)
+{
+    pthread_mutex_lock(&srv.mu);
+    srv.status = status;
+    snprintf(srv.reply, sizeof srv.reply, "%s", body);
+    pthread_mutex_unlock(&srv.mu);
+}
+
+/* The last request's body member name as compact JSON. */
+static char *sent(const char *member)
+{
+    json_t *b = check_json(srv.body);
+    char *s = json_dumps(json_object_get(b, member), JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(b);
+    return s;
+}
+
+static const char *step_answer =
+    "{\"step\": {\"id\": 5, \"kind\": \"apply\", \"plan_id\": 3, \"attempt\": 1, "
+    "\"lease_seconds\": 60, \"block\": 2, \"configuration\": \"vcpu_pin=on,thp=never\", "
+    "\"levels\": {\"vcpu_pin\": \"on\", \"thp\": \"never\", \"disk_cache\": "
+    "\"writeback\"}, \"domains\": [\"vm0\", \"vm1\"], \"disk\": \"/dev/sda\", "
+    "\"nic\": null, \"allow_restart\": false}, \"server_time\": "
+    "\"2026-01-01T00:00:00Z\"}";
+
+static void test_claim_step(struct hv_client *c)
+{
+    struct hv_claim claim;
+    reply(200, step_answer);
+    CHECK(hv_client_claim_work(c, 9, 0, &claim) == HV_CALL_OK);
+    CHECK_STR(srv.path, "/api/v1/jobs/claim");
+    char *t = sent("target_id");
+    CHECK_STR(t, "9");
+    free(t);
+    CHECK(claim.what == HV_CLAIMED_STEP);
+    const struct hv_step *s = &claim.step;
+    CHECK(s->id == 5 && s->attempt == 1 && s->plan_id == 3 && s->block == 2);
+    CHECK(s->lease_seconds == 60 && !s->allow_restart);
+    CHECK_STR(s->kind, "apply");
+    CHECK_STR(s->configuration, "vcpu_pin=on,thp=never");
+    CHECK(json_object_size(s->levels) == 3);
+    CHECK_STR(json_string_value(json_object_get(s->levels, "thp")), "never");
+    CHECK(json_array_size(s->domains) == 2);
+    CHECK_STR(s->disk, "/dev/sda");
+    CHECK(s->nic == NULL);
+    CHECK(s->clock.valid);
+    hv_claim_clear(&claim);
+
+    /* A restore names no levels or domains: both read as empty. */
+    reply(200, "{\"step\": {\"id\": 6, \"kind\": \"restore\", \"plan_id\": 3, "
+               "\"attempt\": 2, \"allow_restart\": true}}");
+    CHECK(hv_client_claim_work(c, 9, 0, &claim) == HV_CALL_OK);
+    CHECK(claim.what == HV_CLAIMED_STEP && claim.step.allow_restart);
+    CHECK(json_is_object(claim.step.levels) && json_object_size(claim.step.levels) == 0);
+    CHECK(json_is_array(claim.step.domains) && json_array_size(claim.step.domains) == 0);
+    CHECK(claim.step.disk == NULL && claim.step.lease_seconds == 60);
+    hv_claim_clear(&claim);
+
+    /* The job-only claim does not run a step. */
+    struct hv_job job;
+    reply(200, step_answer);
+    CHECK(hv_client_claim(c, 9, 0, &job) == HV_CALL_RETRY);
+    CHECK_MSG(strstr(hv_client_last_error(c), "tuning step") != NULL, "%s",
+              hv_client_last_error(c));
+}
+
+static void test_claim_bad_steps(struct hv_client *c)
+{
+    static const char *const bad[][2] = {
+        {"{\"step\": {\"id\": 5, \"kind\": \"reboot\", \"plan_id\": 3, \"attempt\": 1, "
+         "\"levels\": {}}}",
+         "step.kind must be apply or restore"},
+        {"{\"step\": {\"id\": 5, \"kind\": \"apply\", \"plan_id\": 3, \"attempt\": 1}}",
+         "an apply step needs levels"},
+        {"{\"step\": {\"id\": 5, \"kind\": \"apply\", \"plan_id\": 3, \"attempt\": 1, "
+         "\"levels\": [\"thp\"]}}",
+         "step.levels must be an object"},
+        {"{\"step\": {\"id\": 5, \"kind\": \"apply\", \"plan_id\": 3, \"attempt\": 1, "
+         "\"levels\": {}, \"domains\": [\"vm0\", 7]}}",
+         "step.domains must be an array of domain names"},
+        {"{\"step\": {\"id\": 5, \"kind\": \"apply\", \"plan_id\": 3, \"attempt\": 1, "
+         "\"levels\": {}, \"disk\": 8}}",
+         "step.disk and step.nic must be strings or null"},
+        {"{\"step\": {\"id\": 5, \"kind\": \"apply\", \"plan_id\": 3, \"attempt\": 1, "
+         "\"levels\": {}, \"allow_restart\": \"yes\"}}",
+         "step.allow_restart must be a boolean"},
+        {"{\"step\": {\"kind\": \"apply\", \"plan_id\": 3, \"attempt\": 1}}", "id"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct hv_claim claim;
+        reply(200, bad[i][0]);
+        CHECK_MSG(hv_client_claim_work(c, 9, 0, &claim) == HV_CALL_RETRY, "%s", bad[i][0]);
+        CHECK_MSG(strstr(hv_client_last_error(c), bad[i][1]) != NULL, "%s: %s", bad[i][0],
+                  hv_client_last_error(c));
+        hv_claim_clear(&claim);
+    }
+}
+
+static void test_claim_job(struct hv_client *c)
+{
+    struct hv_claim claim;
+    reply(200, "{\"job\": {\"id\": 40, \"attempt\": 1, \"plan_id\": 3, \"levels\": "
+               "{\"process_pin\": \"on\"}, \"workload\": {\"id\": \"cpu\", \"kind\": "
+               "\"cpu\"}}}");
+    CHECK(hv_client_claim_work(c, 9, 0, &claim) == HV_CALL_OK);
+    CHECK(claim.what == HV_CLAIMED_JOB && claim.job.id == 40);
+    CHECK_STR(json_string_value(json_object_get(claim.job.levels, "process_pin")), "on");
+    CHECK_STR(claim.job.engine, "builtin");
+    hv_claim_clear(&claim);
+    struct hv_job job;
+    reply(200, "{\"job\": {\"id\": 41, \"attempt\": 1, \"workload\": {\"kind\": "
+               "\"disk\"}}}");
+    CHECK(hv_client_claim(c, 9, 0, &job) == HV_CALL_OK);
+    CHECK(job.id == 41 && job.levels == NULL);
+    hv_job_clear(&job);
+    reply(204, "");
+    CHECK(hv_client_claim_work(c, 9, 0, &claim) == HV_CALL_NO_WORK);
+}
+
+static void test_step_calls(struct hv_client *c)
+{
+    struct hv_step step = {.id = 5, .attempt = 3, .kind = "apply"};
+    CHECK(hv_client_use_credential(c, "hvw_abc") == 0);
+    reply(200, "{\"lease_seconds\": 90}");
+    int lease = 60;
+    CHECK(hv_client_step_heartbeat(c, &step, &lease) == HV_CALL_OK);
+    CHECK(lease == 90);
+    CHECK_STR(srv.path, "/api/v1/steps/5/heartbeat");
+    CHECK_STR(srv.auth, "Bearer hvw_abc");
+    CHECK_STR(srv.body, "{\"attempt\":3}");
+
+    json_t *body = check_json("{\"status\": \"ok\", \"settings\": {}, \"changes\": []}");
+    reply(201, "{}");
+    CHECK(hv_client_step_result(c, &step, body) == HV_CALL_OK);
+    CHECK_STR(srv.path, "/api/v1/steps/5/result");
+    char *a = sent("attempt"), *st = sent("status");
+    CHECK_STR(a, "3");
+    CHECK_STR(st, "\"ok\"");
+    free(a), free(st);
+    CHECK(json_object_get(body, "attempt") == NULL); /* the caller's body is left alone */
+    reply(409, "{\"title\": \"stale attempt\"}");
+    CHECK(hv_client_step_result(c, &step, body) == HV_CALL_STALE);
+    reply(404, "{}");
+    CHECK(hv_client_step_heartbeat(c, &step, &lease) == HV_CALL_NOT_FOUND);
+    json_decref(body);
+}
+
+static void test_protocol(void)
+{
+    struct MHD_Daemon *d =
+        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, answer, NULL,
+                         MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_END);
+    CHECK(d != NULL);
+    if (d == NULL)
+        return;
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u", (unsigned)info->port);
+    struct hv_client *c = hv_client_new(url, "hvt_worker", 0, &never);
+    test_claim_step(c);
+    test_claim_bad_steps(c);
+    test_claim_job(c);
+    test_step_calls(c);
+    hv_client_free(c);
+    MHD_stop_daemon(d);
+}
+
 int main(void)
 {
     test_route_address();
     test_advertise();
+    test_protocol();
     return check_summary("test_worker_client");
 }

@@ -1,0 +1,51 @@
+/* rows.h — the actuator tables of each module and what actuators.c needs
+ * from them to run a step. Internal to worker/virt/.
+ *
+ * Each table lists its rows in the order they are applied: host rows
+ * (act_host.c), restart-class guest rows (act_xml.c: edits of the domain
+ * XML, disk bus before iothreads so I/O threads go only to disks that can
+ * take them), live guest rows (act_live.c). */
+#ifndef HV_WORKER_VIRT_ROWS_H
+#define HV_WORKER_VIRT_ROWS_H
+
+#include "worker/virt/actuator.h"
+#include "worker/virt/domain.h"
+#include "worker/virt/xml.h"
+
+extern const struct hv_actuator hv_host_rows[];
+extern const size_t hv_host_nrows;
+extern const struct hv_actuator hv_xml_rows[];
+extern const size_t hv_xml_nrows;
+extern const struct hv_actuator hv_live_rows[];
+extern const size_t hv_live_nrows;
+
+/** Applies the restart-class levels of levels (normalised: factor →
+ *  level string) to domain d: one edit of its persistent XML, checked,
+ *  journalled, defined, and the domain restarted when it runs and a
+ *  restart is allowed. Returns 0 or -1 with err. */
+int hv_xml_apply_domain(struct hv_act_ctx *ctx, struct hv_act_domain *d, const json_t *levels,
+                        char *err, size_t len);
+
+/** Loads the definition restart rows read back from into d->xml: the live
+ *  XML of a running domain, else the persistent one. Returns 0 or -1 with
+ *  err. */
+int hv_xml_load_for_read(struct hv_act_ctx *ctx, struct hv_act_domain *d, char *err, size_t len);
+
+/** The target device (e.g. "vdb") of d's benchmark disk, its second disk,
+ *  from the live XML, into dev. Returns 0 or -1 with err. */
+int hv_xml_bench_disk_dev(struct hv_act_ctx *ctx, struct hv_act_domain *d, char *dev, size_t n,
+                          char *err, size_t len);
+
+/** The benchmark disk of a domain definition (root: <domain>): its second
+ *  <disk device='disk'>, or NULL. */
+xmlNodePtr hv_domxml_bench_disk(xmlNodePtr root);
+
+/** The revert of every restart row: defines the journalled XML again and
+ *  restarts the domain when the plan restarted it. */
+int hv_xml_revert_domain(const struct hv_actuator *a, struct hv_act_ctx *ctx, const json_t *entry,
+                         char *err, size_t len);
+
+/** The model `cpu_mode=custom` names: QEMU's own default CPU model. */
+#define HV_CUSTOM_CPU_MODEL "qemu64"
+
+#endif

@@ -1,0 +1,179 @@
+/* step.c — see step.h. */
+#include "worker/virt/step.h"
+
+#include "log.h"
+#include "timeutil.h"
+#include "worker/state.h"
+#include "worker/virt/actuator.h"
+#include "worker/wake.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* How long a result is offered to a server that does not answer, and the
+ * longest pause between tries. */
+#define UPLOAD_FOR  300.0
+#define UPLOAD_GAP  30.0
+#define ERROR_BYTES 8192
+
+void hv_step_journal_dir(char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/journal", hv_state_path());
+}
+
+/* The context of a step against env and journal j. */
+static struct hv_act_ctx step_ctx(const struct hv_step *step, const struct hv_step_env *env,
+                                  struct hv_journal *j, void (*tick)(void *), void *arg)
+{
+    return (struct hv_act_ctx){.root = env->root,
+                               .libvirt_uri = env->libvirt_uri,
+                               .disk = step->disk,
+                               .nic = step->nic,
+                               .domains = step->domains,
+                               .allow_restart = step->allow_restart,
+                               .plan_id = step->plan_id,
+                               .journal = j,
+                               .shutdown_timeout = env->shutdown_timeout,
+                               .tick = tick,
+                               .tick_arg = arg};
+}
+
+json_t *hv_step_execute(const struct hv_step *step, const struct hv_step_env *env,
+                        void (*tick)(void *), void *arg)
+{
+    char err[ERROR_BYTES] = "";
+    json_t *settings = NULL;
+    int rc = -1;
+    struct hv_journal *j = hv_journal_open(env->journal_dir, step->plan_id, err, sizeof err);
+    struct hv_act_ctx ctx = step_ctx(step, env, j, tick, arg);
+    if (j != NULL && strcmp(step->kind, "apply") == 0)
+        rc = hv_actuators_apply(step->levels, &ctx, &settings, err, sizeof err);
+    else if (j != NULL)
+        rc = hv_actuators_restore(&ctx, err, sizeof err);
+    json_t *body =
+        json_pack("{s:i, s:s, s:o, s:o}", "attempt", step->attempt, "status",
+                  rc == 0 ? "ok" : "error", "settings", settings != NULL ? settings : json_object(),
+                  "changes", ctx.changes != NULL ? ctx.changes : json_array());
+    if (body != NULL && rc != 0)
+        json_object_set_new(body, "error", json_string(err));
+    hv_act_ctx_release(&ctx);
+    hv_journal_close(j);
+    return body;
+}
+
+/* A step's heartbeats while it waits on guests. */
+struct beat {
+    struct hv_client *c;
+    const struct hv_step *step;
+    int lease;
+    double next;
+    bool lost;
+};
+
+static void heartbeat(void *arg)
+{
+    struct beat *b = arg;
+    double now = hv_monotonic();
+    if (b->lost || now < b->next)
+        return;
+    enum hv_call call = hv_client_step_heartbeat(b->c, b->step, &b->lease);
+    if (call == HV_CALL_STALE || call == HV_CALL_NOT_FOUND) {
+        hv_warn("step %lld is no longer ours (%s); finishing what it started", b->step->id,
+                hv_client_last_error(b->c));
+        b->lost = true;
+    } else if (call != HV_CALL_OK) {
+        hv_warn("step %lld: heartbeat failed: %s", b->step->id, hv_client_last_error(b->c));
+    }
+    b->next = now + (b->lease / 3.0 < 1 ? 1 : b->lease / 3.0);
+}
+
+/* Offers the result until the server takes it, refuses it, or time is up. */
+static enum hv_step_outcome deliver(struct hv_client *c, const struct hv_step *step, json_t *body)
+{
+    double start = hv_monotonic(), gap = 1;
+    for (;;) {
+        enum hv_call call = hv_client_step_result(c, step, body);
+        if (call == HV_CALL_OK)
+            return HV_STEP_REPORTED;
+        if (call == HV_CALL_STALE || call == HV_CALL_NOT_FOUND) {
+            hv_warn("step %lld: the server no longer takes this attempt's result (%s)", step->id,
+                    hv_client_last_error(c));
+            return HV_STEP_STALE;
+        }
+        if (call != HV_CALL_RETRY || hv_monotonic() - start + gap > UPLOAD_FOR ||
+            hv_shutdown_requested()) {
+            hv_error("step %lld: the result was not delivered: %s", step->id,
+                     hv_client_last_error(c));
+            return HV_STEP_UNREPORTED;
+        }
+        hv_warn("step %lld: result upload failed (%s); retrying in %.0f s", step->id,
+                hv_client_last_error(c), gap);
+        hv_wake_wait(gap);
+        gap = gap * 2 > UPLOAD_GAP ? UPLOAD_GAP : gap * 2;
+    }
+}
+
+enum hv_step_outcome hv_step_run(struct hv_client *c, const struct hv_step *step,
+                                 const struct hv_step_env *env)
+{
+    hv_info("step %lld started: %s for plan %lld (block %d, configuration %s, attempt %d)",
+            step->id, step->kind, step->plan_id, step->block, step->configuration, step->attempt);
+    double t0 = hv_monotonic();
+    struct beat b = {.c = c, .step = step, .lease = step->lease_seconds};
+    b.next = t0 + step->lease_seconds / 3.0;
+    json_t *body = hv_step_execute(step, env, heartbeat, &b);
+    if (body == NULL) {
+        hv_error("step %lld: out of memory building its result", step->id);
+        return HV_STEP_UNREPORTED;
+    }
+    const char *status = json_string_value(json_object_get(body, "status"));
+    size_t changes = json_array_size(json_object_get(body, "changes"));
+    if (strcmp(status, "ok") == 0)
+        hv_info("step %lld (%s, plan %lld) done in %.1f s: %zu change%s", step->id, step->kind,
+                step->plan_id, hv_monotonic() - t0, changes, changes == 1 ? "" : "s");
+    else
+        hv_warn("step %lld (%s, plan %lld) failed after %.1f s (%zu change%s): %s", step->id,
+                step->kind, step->plan_id, hv_monotonic() - t0, changes, changes == 1 ? "" : "s",
+                json_string_value(json_object_get(body, "error")));
+    enum hv_step_outcome out = deliver(c, step, body);
+    json_decref(body);
+    return out;
+}
+
+size_t hv_step_restore_all(const struct hv_step_env *env)
+{
+    json_t *plans = hv_journal_plans(env->journal_dir);
+    size_t left = 0, i;
+    json_t *id;
+    json_array_foreach(plans, i, id)
+    {
+        char err[ERROR_BYTES];
+        long long plan = json_integer_value(id);
+        struct hv_journal *j = hv_journal_open(env->journal_dir, plan, err, sizeof err);
+        if (j == NULL) {
+            hv_error("plan %lld: %s", plan, err);
+            left++;
+            continue;
+        }
+        size_t n = hv_journal_count(j);
+        if (n > 0)
+            hv_info("plan %lld: restoring %zu setting%s from %s", plan, n, n == 1 ? "" : "s",
+                    hv_journal_path(j));
+        struct hv_act_ctx ctx = {.root = env->root,
+                                 .libvirt_uri = env->libvirt_uri,
+                                 .plan_id = plan,
+                                 .journal = j,
+                                 .shutdown_timeout = env->shutdown_timeout};
+        if (n > 0 && hv_actuators_restore(&ctx, err, sizeof err) != 0)
+            hv_error("plan %lld: %zu setting%s not restored: %s", plan, hv_journal_count(j),
+                     hv_journal_count(j) == 1 ? "" : "s", err);
+        else if (n > 0)
+            hv_info("plan %lld: everything restored", plan);
+        left += hv_journal_count(j);
+        json_decref(ctx.changes);
+        hv_act_ctx_release(&ctx);
+        hv_journal_close(j);
+    }
+    json_decref(plans);
+    return left;
+}

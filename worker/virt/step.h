@@ -1,0 +1,54 @@
+/* step.h — runs the tuning steps a host worker claims (docs/virt.md):
+ * "apply" sets a block's levels and reads them back, "restore" puts back
+ * everything the plan's journal holds. Each answers POST
+ * /api/v1/steps/{id}/result with {"attempt", "status" ("ok" | "error"),
+ * "error", "settings", "changes"}.
+ *
+ * The journal (journal.h) lives in STATE_DIR/NAME/journal/, so a worker
+ * that crashed between an apply and its restore still knows what to put
+ * back: hv_step_restore_all() runs at its next start and for
+ * `hvbench-worker --restore`. */
+#ifndef HV_WORKER_VIRT_STEP_H
+#define HV_WORKER_VIRT_STEP_H
+
+#include "worker/client.h"
+
+#include <jansson.h>
+
+/** Where a worker's steps act. Strings are borrowed. */
+struct hv_step_env {
+    const char *root;        /**< host files are under this folder: "/" (--sysfs-root) */
+    const char *libvirt_uri; /**< --libvirt, or NULL: guest factors then fail */
+    const char *journal_dir; /**< STATE_DIR/NAME/journal */
+    double shutdown_timeout; /**< seconds a guest gets to power off; 0: the default */
+};
+
+/** How a step ended, from the worker's side. */
+enum hv_step_outcome {
+    HV_STEP_REPORTED,   /**< the server has the result (ok or error) */
+    HV_STEP_STALE,      /**< the attempt is no longer this worker's (409/404) */
+    HV_STEP_UNREPORTED, /**< the result did not get through; the journal keeps the originals */
+};
+
+/** Writes STATE_DIR/NAME/journal (from hv_state_path()) into buf. */
+void hv_step_journal_dir(char *buf, size_t len);
+
+/** Runs step without talking to the server and returns the result body
+ *  (a new reference; NULL only when memory runs out). tick (may be NULL)
+ *  is called with arg during long waits. */
+json_t *hv_step_execute(const struct hv_step *step, const struct hv_step_env *env,
+                        void (*tick)(void *), void *arg);
+
+/** Runs step: executes it, heartbeating the step's lease while guests
+ *  restart, and delivers the result (retried with a backoff while the
+ *  server does not answer, for at most a few minutes). Logs the start,
+ *  each change and the end. */
+enum hv_step_outcome hv_step_run(struct hv_client *c, const struct hv_step *step,
+                                 const struct hv_step_env *env);
+
+/** Restores every plan journal in env->journal_dir, logging what it puts
+ *  back. Returns the number of entries left (0: nothing is left to
+ *  restore). */
+size_t hv_step_restore_all(const struct hv_step_env *env);
+
+#endif
