@@ -1,0 +1,139 @@
+/* h_history.c — a metric's history on a target, across plans and imports:
+ * GET /api/v1/targets/{id}/history, with its change points (E-Divisive
+ * means, history_cp.h) and what changed on the target around each;
+ * acknowledging a change point (POST /api/v1/change-points/{id}/ack); and
+ * the versions of a target's facts (GET /api/v1/targets/{id}/facts).
+ *
+ * Change points are computed when a series is read and its points changed
+ * since the last computation (db_history.h keeps them with the state of
+ * the points), so a read of an unchanged series costs one statement. */
+#include "db_history.h"
+#include "handlers.h"
+#include "history_cp.h"
+#include "log.h"
+#include "query.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/** Points a series shows by default before it is cut into buckets. */
+#define HISTORY_MAX_POINTS_DEFAULT 2000
+#define HISTORY_MAX_POINTS_MIN     10
+#define HISTORY_MAX_POINTS_MAX     100000
+
+/* Computes and stores the change points of series (its values changed
+ * since they were last computed) and sets its change_points. */
+static enum hv_db_status refresh(const struct hv_history_query *q, json_t *series)
+{
+    char *key = json_dumps(json_object_get(series, "key"), JSON_COMPACT | JSON_SORT_KEYS);
+    if (key == NULL)
+        return HV_DB_ERROR;
+    struct hv_history_values v;
+    enum hv_db_status s = hv_db_history_values(q, key, &v);
+    struct hv_history_cp found[HV_HISTORY_MAX_CP];
+    size_t k = 0;
+    if (s == HV_DB_OK) {
+        enum hv_stat_err e = hv_history_detect(&v, found, HV_HISTORY_MAX_CP, &k);
+        if (e != HV_STAT_OK) {
+            hv_error("history: change points of %s on target %lld: %s", q->metric,
+                     (long long)q->target_id, hv_stat_err_str(e));
+            s = HV_DB_ERROR;
+        }
+    }
+    json_t *list = NULL;
+    if (s == HV_DB_OK)
+        s = hv_db_history_store(q, key, v.state, found, k, &list);
+    if (s == HV_DB_OK)
+        json_object_set_new(series, "change_points", list);
+    hv_history_values_free(&v);
+    free(key);
+    return s;
+}
+
+/* The answer's form of a series read: without what only the cache needs;
+ * counts its new change points into *fresh. */
+static void tidy(json_t *series, size_t *fresh)
+{
+    json_object_set(series, "workload", json_object_get(series, "key"));
+    json_object_del(series, "key");
+    json_object_del(series, "state");
+    json_object_del(series, "cached_state");
+    json_object_del(series, "series_id");
+    size_t i;
+    json_t *cp;
+    json_array_foreach(json_object_get(series, "change_points"), i, cp)
+    {
+        const char *status = json_string_value(json_object_get(cp, "status"));
+        if (status != NULL && strcmp(status, "new") == 0)
+            (*fresh)++;
+    }
+}
+
+void hv_h_target_history(struct hv_request *req)
+{
+    json_t *errors = json_array();
+    struct hv_history_query q = {.target_id = req->ids[0]};
+    hv_query_str(req, "metric", 128, &q.metric, errors);
+    hv_query_str(req, "workload", 64, &q.workload, errors);
+    hv_query_str(req, "configuration", 512, &q.configuration, errors);
+    hv_query_int(req, "max_points", HISTORY_MAX_POINTS_MIN, HISTORY_MAX_POINTS_MAX,
+                 HISTORY_MAX_POINTS_DEFAULT, &q.max_points, errors);
+    if (q.metric == NULL && hv_req_query(req, "metric") == NULL)
+        hv_errors_add(errors, "metric", "is required: the metric whose history to show");
+    else if (q.metric != NULL && q.metric[0] == '\0')
+        hv_errors_add(errors, "metric", "must not be empty");
+    if (hv_query_failed(req, errors))
+        return;
+    json_t *doc = NULL;
+    enum hv_db_status s = hv_db_history_read(&q, &doc);
+    size_t i, fresh = 0;
+    json_t *series;
+    json_array_foreach(s == HV_DB_OK ? json_object_get(doc, "series") : NULL, i, series)
+    {
+        const char *state = json_string_value(json_object_get(series, "state"));
+        const char *cached = json_string_value(json_object_get(series, "cached_state"));
+        if (s == HV_DB_OK && (cached == NULL || state == NULL || strcmp(state, cached) != 0))
+            s = refresh(&q, series);
+        tidy(series, &fresh);
+    }
+    if (s != HV_DB_OK) {
+        json_decref(doc);
+        if (s == HV_DB_NONE)
+            hv_reply_problem(req, HV_E_NOT_FOUND, "no target with this id", NULL);
+        else
+            hv_reply_db_failure(req, s);
+        return;
+    }
+    json_t *answer = json_pack(
+        "{s:I,s:O,s:s,s:s?,s:s?,s:I,s:I,s:O}", "target_id", (json_int_t)q.target_id, "target",
+        json_object_get(doc, "target"), "metric", q.metric, "workload", q.workload, "configuration",
+        q.configuration, "max_points", (json_int_t)q.max_points, "new_change_points",
+        (json_int_t)fresh, "series", json_object_get(doc, "series"));
+    json_decref(doc);
+    hv_reply_json(req, 200, answer);
+}
+
+void hv_h_change_point_ack(struct hv_request *req)
+{
+    json_t *cp = NULL;
+    enum hv_db_status s = hv_db_change_point_ack(req->ids[0], req->token_id, &cp);
+    if (s == HV_DB_NONE)
+        hv_reply_problem(req, HV_E_NOT_FOUND, "no change point with this id", NULL);
+    else if (s != HV_DB_OK)
+        hv_reply_db_failure(req, s);
+    else
+        hv_reply_json(req, 200, cp);
+}
+
+void hv_h_target_facts(struct hv_request *req)
+{
+    json_t *items = NULL;
+    enum hv_db_status s = hv_db_target_facts_history(req->ids[0], &items);
+    if (s == HV_DB_NONE)
+        hv_reply_problem(req, HV_E_NOT_FOUND, "no target with this id", NULL);
+    else if (s != HV_DB_OK)
+        hv_reply_db_failure(req, s);
+    else
+        hv_reply_json(req, 200, json_pack("{s:o}", "items", items));
+}
