@@ -25,21 +25,38 @@ INSERT INTO target_facts (target_id, fingerprint, facts, first_seen, last_seen)
 SELECT id, fingerprint, facts #- '{libvirt,domains}', registered_at, last_seen
 FROM targets WHERE facts <> '{}' OR fingerprint IS NOT NULL;
 
--- A series: one metric of one workload (kind, engine, params and peer, not
--- the plan's name for it) on one target, in each plan's default
--- configuration ('') or in the configurations of one name. Its change
--- points are computed when it is read and kept here with the state of the
--- points they were computed from (count, largest and sum of the result
--- ids): a read finding the same state uses them as they are.
+-- A series: one metric of one workload on one target, in each plan's
+-- default configuration ('') or in the configurations of one name. A
+-- workload is what was run (its kind, engine, params and peer), not the id
+-- a plan gave it: jobs.series_key is the MD5 of the job's workload without
+-- its names, so series are told apart by a short text, not by comparing
+-- JSON row by row.
+ALTER TABLE jobs ADD COLUMN series_key text
+    GENERATED ALWAYS AS (md5((workload - 'id' - 'workload')::text)) STORED;
+
+-- A series' change points are computed when it is read and kept here with
+-- the state of the points they were computed from (count, largest and sum
+-- of the result ids), their count and time range: a read finding the same
+-- state uses them as they are, and cuts a long series into time buckets
+-- over the range kept. The points as the last read answered them (for
+-- points_max points at most, in points_state) are kept too: a read whose
+-- points are in that state answers them without grouping them again.
 CREATE TABLE history_series (
     id            bigserial PRIMARY KEY,
     target_id     bigint NOT NULL REFERENCES targets ON DELETE CASCADE,
+    series_key    text NOT NULL,
     workload      jsonb NOT NULL,
     metric        text NOT NULL,
     configuration text NOT NULL DEFAULT '',
     state         text,
+    n             bigint,
+    first_at      timestamptz,
+    last_at       timestamptz,
     scanned_at    timestamptz,
-    UNIQUE (target_id, workload, metric, configuration)
+    points_max    integer,
+    points_state  text,
+    points        text,
+    UNIQUE (target_id, series_key, metric, configuration)
 );
 
 -- A change point keeps its id while later computations find it again

@@ -18,14 +18,13 @@
     "FROM targets t JOIN jobs j ON j.target_name = t.name "                                        \
     "JOIN configurations c ON c.id = j.config_id "                                                 \
     "JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt "                                 \
-    "JOIN metrics m ON m.result_id = r.id "                                                        \
+    "JOIN metrics m ON m.result_id = r.id "
+#define POINTS_WHERE                                                                               \
     "WHERE t.id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server' "                  \
     "AND r.status = 'ok' AND m.name = $2 "                                                         \
     "AND CASE WHEN $3::text IS NULL THEN c.idx = 0 ELSE c.name = $3::text END "                    \
     "AND ($4::text IS NULL OR j.workload_id = $4::text) "
-/* A series' key: the workload without the names a plan gave it. */
-#define SERIES_KEY "(j.workload - 'id' - 'workload')"
-#define POINT_AT   "coalesce(r.started_at, r.received_at)"
+#define POINT_AT "coalesce(r.started_at, r.received_at)"
 
 /* A change point as the API shows it: its figures, its status and its
  * context (facts_before, facts_after, facts_changed, tuning ...). */
@@ -41,44 +40,72 @@
     "LEFT JOIN tokens tk ON tk.id = cp.acknowledged_by WHERE cp.series_id = " series               \
     " AND cp.active), '[]')"
 
-/* Every series of the metric on the target with its points: one each up
- * to $5, else the range cut into $5 time buckets (mean, min and max of
- * each); the state of its points; and what was kept of it. */
+/* The series kept for the target and metric ($1, $2) in the
+ * configuration asked for ($3). */
+#define KEPT                                                                                       \
+    "hs AS (SELECT * FROM history_series WHERE target_id = $1 AND metric = $2 "                    \
+    "AND configuration = coalesce($3::text, '')) "
+/* A series as hv_db_history_read gives it, from s (key sk, n, t0, t1, mx,
+ * sm, unit, hib, job: a job of it) and hs (what was kept of it), with its
+ * points as POINTS. */
+#define SERIES_JSON(POINTS)                                                                        \
+    "json_build_object('key', s.sk, 'workload', (SELECT jw.workload - 'id' - 'workload' "          \
+    "FROM jobs jw WHERE jw.id = s.job), 'unit', s.unit, 'higher_is_better', s.hib, 'n', s.n, "     \
+    "'first', s.t0, 'last', s.t1, 'state', s.n || ':' || s.mx || ':' || s.sm, 'downsampled', "     \
+    "s.n > $5, 'points', " POINTS ", 'series_id', hs.id, 'cached_state', hs.state, "               \
+    "'change_points', " CP_LIST("hs.id") ")"
+#define SERIES_LIST(POINTS)                                                                        \
+    "SELECT json_build_object('target', t.name, 'series', coalesce((SELECT json_agg(" SERIES_JSON( \
+        POINTS) " ORDER BY s.sk) FROM s LEFT JOIN hs ON hs.series_key = s.sk), "                   \
+                "'[]'))::text FROM targets t WHERE t.id = $1"
+
+/* Every series of the metric on the target, in one pass over its points
+ * (the work of a GROUP BY of them): per series and bucket, grouped by the
+ * series' key (jobs.series_key) and a bucket that is the point itself up
+ * to $5 points, else one of $5 equal parts of the time range kept with
+ * the series (a point outside it falls in a bucket of its own past either
+ * end; the caller reads again once it stored the new range). Then per
+ * series its points, the state of its points and what was kept of it. */
 static const struct hv_stmt read_series = {
     "history_read",
-    "WITH pts AS (SELECT " SERIES_KEY " AS k, j.workload_id AS wid, " POINT_AT " AS at, "
-    " m.value, m.unit, m.higher_is_better AS hib, r.id AS rid, j.plan_id " POINTS_FROM "), "
-    "ser AS (SELECT k, count(*) AS n, min(at) AS t0, max(at) AS t1, max(rid) AS mx, "
-    " sum(rid) AS sm, min(unit) AS unit, bool_and(hib) AS hib, "
-    " array_agg(DISTINCT wid ORDER BY wid) AS wids FROM pts GROUP BY k), "
-    "b AS (SELECT p.*, CASE WHEN s.n <= $5 THEN row_number() OVER (PARTITION BY p.k "
-    " ORDER BY p.at, p.rid) ELSE width_bucket(extract(epoch FROM p.at)::float8, "
-    " extract(epoch FROM s.t0)::float8, extract(epoch FROM s.t1)::float8 + 0.001, $5::int) "
-    " END AS bk FROM pts p JOIN ser s ON s.k = p.k), "
-    "agg AS (SELECT k, bk, count(*) AS n, min(at) AS a0, max(at) AS a1, avg(value) AS mean, "
-    " min(value) AS lo, max(value) AS hi, min(plan_id) AS plan, min(rid) AS rid "
-    " FROM b GROUP BY k, bk), "
-    "pj AS (SELECT k, json_agg(CASE WHEN n = 1 THEN json_build_object('at', a0, 'value', mean, "
-    " 'n', 1, 'plan_id', plan, 'result_id', rid) ELSE json_build_object('at', a0, 'until', a1, "
-    " 'n', n, 'value', mean, 'min', lo, 'max', hi) END ORDER BY a0, bk) AS points "
-    " FROM agg GROUP BY k) "
-    "SELECT json_build_object('target', t.name, 'series', coalesce((SELECT json_agg("
-    " json_build_object('key', s.k, 'workload_ids', s.wids, 'unit', s.unit, "
-    " 'higher_is_better', s.hib, 'n', s.n, 'first', s.t0, 'last', s.t1, 'state', "
-    " s.n || ':' || s.mx || ':' || s.sm, 'downsampled', s.n > $5, 'points', pj.points, "
-    " 'series_id', hs.id, 'cached_state', hs.state, 'change_points', " CP_LIST(
-        "hs.id") ") "
-                 " ORDER BY s.k::text) FROM ser s JOIN pj ON pj.k = s.k LEFT JOIN history_series "
-                 "hs "
-                 " ON hs.target_id = $1 AND hs.workload = s.k AND hs.metric = $2 "
-                 " AND hs.configuration = coalesce($3::text, '')), '[]'))::text "
-                 "FROM targets t WHERE t.id = $1",
+    "WITH " KEPT ", "
+    "agg AS (SELECT j.series_key AS sk, CASE WHEN hs.n IS NULL OR hs.n <= $5 THEN r.id "
+    " ELSE width_bucket(extract(epoch FROM " POINT_AT ")::float8, "
+    " extract(epoch FROM hs.first_at)::float8, extract(epoch FROM hs.last_at)::float8 + 0.001, "
+    " $5::int) END AS bk, count(*) AS c, min(" POINT_AT ") AS a0, max(" POINT_AT ") AS a1, "
+    " avg(m.value) AS mean, min(m.value) AS lo, max(m.value) AS hi, min(j.plan_id) AS plan, "
+    " min(r.id) AS rid, max(r.id) AS mx, sum(r.id) AS sm, min(m.unit) AS unit, "
+    " bool_and(m.higher_is_better) AS hib, min(j.id) AS job " POINTS_FROM
+    " LEFT JOIN hs ON hs.series_key = j.series_key " POINTS_WHERE " GROUP BY 1, 2), "
+    "s AS (SELECT sk, sum(c) AS n, min(a0) AS t0, max(a1) AS t1, max(mx) AS mx, sum(sm) AS sm, "
+    " min(unit) AS unit, bool_and(hib) AS hib, min(job) AS job, json_agg(CASE WHEN c = 1 THEN "
+    " json_build_object('at', a0, 'value', mean, 'n', 1, 'plan_id', plan, 'result_id', rid) "
+    " ELSE json_build_object('at', a0, 'until', a1, 'n', c, 'value', mean, 'min', lo, 'max', hi) "
+    " END ORDER BY a0, bk) AS points FROM agg GROUP BY sk) " SERIES_LIST("s.points"),
     5};
+
+/* The same without grouping the points by bucket: the state of each series
+ * and its points as kept, when they were kept for this state and $5 (else
+ * null). */
+static const struct hv_stmt quick_series = {
+    "history_quick",
+    "WITH " KEPT ", "
+    "s AS (SELECT j.series_key AS sk, count(*) AS n, min(" POINT_AT ") AS t0, "
+    " max(" POINT_AT ") AS t1, max(r.id) AS mx, sum(r.id) AS sm, min(m.unit) AS unit, "
+    " bool_and(m.higher_is_better) AS hib, min(j.id) AS job " POINTS_FROM POINTS_WHERE
+    " GROUP BY 1) " SERIES_LIST("CASE WHEN hs.points_max = $5 AND hs.points_state = s.n || ':' "
+                                "|| s.mx || ':' || s.sm THEN hs.points::json END"),
+    5};
+
+static const struct hv_stmt keep_points = {
+    "history_keep_points",
+    "UPDATE history_series SET points_max = $2, points_state = $3, points = $4 WHERE id = $1", 4};
 
 static const struct hv_stmt read_values = {
     "history_values",
-    "SELECT extract(epoch FROM " POINT_AT ")::float8, m.value, r.id, j.plan_id " POINTS_FROM
-    "AND " SERIES_KEY " = $5::jsonb ORDER BY " POINT_AT ", r.id",
+    "SELECT extract(epoch FROM " POINT_AT
+    ")::float8, m.value, r.id, j.plan_id " POINTS_FROM POINTS_WHERE
+    "AND j.series_key = $5 ORDER BY " POINT_AT ", r.id",
     5};
 
 /* Takes the series' row (created on first use) and holds it until the
@@ -86,11 +113,11 @@ static const struct hv_stmt read_values = {
  * other. */
 static const struct hv_stmt series_take = {
     "history_series_take",
-    "INSERT INTO history_series (target_id, workload, metric, configuration) "
-    "VALUES ($1, $2::jsonb, $3, coalesce($4::text, '')) "
-    "ON CONFLICT (target_id, workload, metric, configuration) "
-    "DO UPDATE SET scanned_at = history_series.scanned_at RETURNING id",
-    4};
+    "INSERT INTO history_series (target_id, series_key, workload, metric, configuration) "
+    "VALUES ($1, $2, $5::jsonb, $3, coalesce($4::text, '')) "
+    "ON CONFLICT (target_id, series_key, metric, configuration) "
+    "DO UPDATE SET workload = EXCLUDED.workload RETURNING id",
+    5};
 static const struct hv_stmt cp_kept = {
     "history_cp_kept",
     "SELECT id, extract(epoch FROM at)::float8 FROM change_points WHERE series_id = $1 "
@@ -144,9 +171,10 @@ static const struct hv_stmt cp_retire = {
     2};
 static const struct hv_stmt series_done = {
     "history_series_done",
-    "UPDATE history_series SET state = $2, scanned_at = now() WHERE id = $1 "
+    "UPDATE history_series SET state = $2, n = $3, first_at = to_timestamp($4), "
+    "last_at = to_timestamp($5), scanned_at = now() WHERE id = $1 "
     "RETURNING " CP_LIST("$1") "::text",
-    2};
+    5};
 
 static const struct hv_stmt cp_ack = {
     "history_cp_ack",
@@ -189,6 +217,30 @@ enum hv_db_status hv_db_history_read(const struct hv_history_query *q, json_t **
     struct q_params qp;
     q_params(q, &qp);
     return hv_db_json(&read_series, qp.p, out, NULL);
+}
+
+enum hv_db_status hv_db_history_quick(const struct hv_history_query *q, json_t **out)
+{
+    struct q_params qp;
+    q_params(q, &qp);
+    return hv_db_json(&quick_series, qp.p, out, NULL);
+}
+
+enum hv_db_status hv_db_history_keep_points(int64_t series_id, long max_points, const char *state,
+                                            const json_t *points)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char *text = json_dumps(points, JSON_COMPACT);
+    if (text == NULL)
+        return HV_DB_ERROR;
+    char sid[24], max[24];
+    const char *p[] = {hv_db_int(sid, sizeof sid, series_id),
+                       hv_db_int(max, sizeof max, max_points), state, text};
+    enum hv_db_status s = hv_db_exec(db, &keep_points, p, NULL);
+    free(text);
+    return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 
 void hv_history_values_free(struct hv_history_values *v)
@@ -376,7 +428,8 @@ static int64_t kept_match(struct kept *k, const struct hv_history_cp *f)
 
 struct store_args {
     const struct hv_history_query *q;
-    const char *key, *state;
+    const struct hv_history_series *series;
+    const struct hv_history_values *v;
     const struct hv_history_cp *found;
     size_t n;
     json_t **out;
@@ -424,7 +477,8 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
     *a->out = NULL;
     char target[24], series[24];
     hv_db_int(target, sizeof target, a->q->target_id);
-    const char *pt[] = {target, a->key, a->q->metric, a->q->configuration};
+    const char *pt[] = {target, a->series->key, a->q->metric, a->q->configuration,
+                        a->series->workload};
     PGresult *r;
     enum hv_db_status s = hv_db_exec(db, &series_take, pt, &r);
     if (s == HV_DB_OK)
@@ -435,7 +489,12 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
     s = write_found(db, a, target, series);
     if (s != HV_DB_OK)
         return s;
-    const char *pd[] = {series, a->state};
+    char n[24], first[40], last[40];
+    const struct hv_history_values *v = a->v;
+    snprintf(first, sizeof first, "%.6f", v->n > 0 ? v->t[0] : 0.0);
+    snprintf(last, sizeof last, "%.6f", v->n > 0 ? v->t[v->n - 1] : 0.0);
+    const char *pd[] = {series, v->state, hv_db_int(n, sizeof n, (long long)v->n),
+                        v->n > 0 ? first : NULL, v->n > 0 ? last : NULL};
     s = hv_db_exec(db, &series_done, pd, &r);
     if (s == HV_DB_OK)
         *a->out = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
@@ -445,15 +504,16 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
     return *a->out != NULL ? HV_DB_OK : HV_DB_ERROR;
 }
 
-enum hv_db_status hv_db_history_store(const struct hv_history_query *q, const char *key,
-                                      const char *state, const struct hv_history_cp *found,
-                                      size_t n, json_t **out)
+enum hv_db_status hv_db_history_store(const struct hv_history_query *q,
+                                      const struct hv_history_series *series,
+                                      const struct hv_history_values *v,
+                                      const struct hv_history_cp *found, size_t n, json_t **out)
 {
     *out = NULL;
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
-    struct store_args a = {q, key, state, found, n, out};
+    struct store_args a = {q, series, v, found, n, out};
     enum hv_db_status s = hv_db_txn(db, store_txn, &a);
     if (s != HV_DB_OK) {
         json_decref(*out);

@@ -2,13 +2,14 @@
  * the change points found in it, and the history of the target's facts.
  *
  * A series is one metric of one workload (its kind, engine, params and
- * peer as a JSON object: the "key", whatever id a plan gave it) on one
- * target, from the done jobs of each plan's default configuration
- * (configuration "") or of the configurations of one name, ordered by when
- * the measurement ran (the result's started_at: an import's own date).
- * Change points are computed by the caller and kept per series with the
- * state of the points they came from ("count:largest result id:sum of
- * result ids"); a read whose state matches uses them as they are. */
+ * peer, whatever id a plan gave it; jobs.series_key is the MD5 of that
+ * JSON, the series' "key") on one target, from the done jobs of each
+ * plan's default configuration (configuration "") or of the
+ * configurations of one name, ordered by when the measurement ran (the
+ * result's started_at: an import's own date). Change points are computed
+ * by the caller and kept per series with the state of the points they
+ * came from ("count:largest result id:sum of result ids") and their count
+ * and time range; a read whose state matches uses them as they are. */
 #ifndef HV_SERVER_DB_HISTORY_H
 #define HV_SERVER_DB_HISTORY_H
 
@@ -27,18 +28,33 @@ struct hv_history_query {
     long max_points;           /**< past it a series is cut into time buckets */
 };
 
-/** Reads the series of q as a new JSON object in *out:
- *  {"target": name, "series": [{"key", "workload_ids", "unit",
+/** Reads the series of q as a new JSON object in *out, in one pass over
+ *  the points: {"target": name, "series": [{"key", "workload", "unit",
  *  "higher_is_better", "n", "first", "last", "state", "downsampled",
  *  "points", "series_id", "cached_state", "change_points"}]}, series by
- *  key. A point is {"at", "value", "n": 1, "plan_id", "result_id"}; past
- *  max_points points the series' time range is cut into max_points equal
- *  buckets, each non-empty one {"at" (its first point), "until" (its
- *  last), "n", "value" (mean), "min", "max"} (or a point when it holds
- *  one). series_id, cached_state and change_points (the active ones, as
- *  hv_db_history_store answers them) are those kept for the series, null
- *  and [] before its first computation. HV_DB_NONE: no such target. */
+ *  workload. A point is {"at", "value", "n": 1, "plan_id", "result_id"}.
+ *  A series kept with more than max_points points has its kept time range
+ *  cut into max_points equal buckets, each non-empty one {"at" (its first
+ *  point), "until" (its last), "n", "value" (mean), "min", "max"} (or a
+ *  point when it holds one); points outside that range fall into buckets
+ *  past either end, and a series not kept yet lists every point: read
+ *  again once the series' state was stored (hv_db_history_store) when
+ *  cached_state differed from state. series_id, cached_state and
+ *  change_points (the active ones, as hv_db_history_store answers them)
+ *  are those kept for the series, null and [] before its first
+ *  computation. HV_DB_NONE: no such target. */
 enum hv_db_status hv_db_history_read(const struct hv_history_query *q, json_t **out);
+
+/** hv_db_history_read without grouping the points: the same answer, but
+ *  each series' points are those kept by hv_db_history_keep_points for
+ *  its present state and q->max_points, or null. Costs about a GROUP BY
+ *  of the points. */
+enum hv_db_status hv_db_history_quick(const struct hv_history_query *q, json_t **out);
+
+/** Keeps points (a series' points as hv_db_history_read gave them for
+ *  max_points in state) with series series_id, for hv_db_history_quick. */
+enum hv_db_status hv_db_history_keep_points(int64_t series_id, long max_points, const char *state,
+                                            const json_t *points);
 
 /** The values of one series, in time order, for change-point detection. */
 struct hv_history_values {
@@ -50,7 +66,7 @@ struct hv_history_values {
     char state[80];     /**< the series' state, as hv_db_history_read gives it */
 };
 
-/** Reads the values of the series key (its JSON text) of q into *out
+/** Reads the values of the series key (jobs.series_key) of q into *out
  *  (arrays malloc'd; free with hv_history_values_free). */
 enum hv_db_status hv_db_history_values(const struct hv_history_query *q, const char *key,
                                        struct hv_history_values *out);
@@ -74,8 +90,15 @@ struct hv_history_cp {
     double q, p;          /**< E-statistic and permutation p-value */
 };
 
-/** Stores the change points found[0..n) of the series key (JSON text) of q
- *  computed from points in state, in one transaction: a kept change point
+/** A series to store. */
+struct hv_history_series {
+    const char *key;      /**< jobs.series_key */
+    const char *workload; /**< its workload, JSON text */
+};
+
+/** Stores the change points found[0..n) of series of q computed from the
+ *  values v (their state, count and time range are kept with the series),
+ *  in one transaction: a kept change point
  *  whose time lies in [match_lo, match_hi] of a found one keeps its id
  *  (and acknowledgement) and takes the found figures; the others found are
  *  new; kept ones not found again become inactive. Each stored point gets
@@ -83,9 +106,10 @@ struct hv_history_cp {
  *  at, the facts that differ between them, and the tuning changes made on
  *  the target in between. *out (a new JSON array) gets the active change
  *  points of the series in time order. */
-enum hv_db_status hv_db_history_store(const struct hv_history_query *q, const char *key,
-                                      const char *state, const struct hv_history_cp *found,
-                                      size_t n, json_t **out);
+enum hv_db_status hv_db_history_store(const struct hv_history_query *q,
+                                      const struct hv_history_series *series,
+                                      const struct hv_history_values *v,
+                                      const struct hv_history_cp *found, size_t n, json_t **out);
 
 /** Acknowledges change point id for token_id (the first acknowledgement
  *  stays). *out gets the change point with its series ({"target",

@@ -6,13 +6,15 @@
  *
  * Change points are computed when a series is read and its points changed
  * since the last computation (db_history.h keeps them with the state of
- * the points), so a read of an unchanged series costs one statement. */
+ * the points), and the points as answered are kept with them, so a read of
+ * an unchanged series costs one statement that counts its points. */
 #include "db_history.h"
 #include "handlers.h"
 #include "history_cp.h"
 #include "log.h"
 #include "query.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +24,16 @@
 #define HISTORY_MAX_POINTS_MIN     10
 #define HISTORY_MAX_POINTS_MAX     100000
 
-/* Computes and stores the change points of series (its values changed
- * since they were last computed) and sets its change_points. */
-static enum hv_db_status refresh(const struct hv_history_query *q, json_t *series)
+/* Computes and stores the change points of series (its points changed
+ * since they were last computed), with its state, count and time range. */
+static enum hv_db_status refresh(const struct hv_history_query *q, const json_t *series)
 {
-    char *key = json_dumps(json_object_get(series, "key"), JSON_COMPACT | JSON_SORT_KEYS);
-    if (key == NULL)
+    const char *key = json_string_value(json_object_get(series, "key"));
+    char *workload = json_dumps(json_object_get(series, "workload"), JSON_COMPACT);
+    if (key == NULL || workload == NULL) {
+        free(workload);
         return HV_DB_ERROR;
+    }
     struct hv_history_values v;
     enum hv_db_status s = hv_db_history_values(q, key, &v);
     struct hv_history_cp found[HV_HISTORY_MAX_CP];
@@ -42,12 +47,83 @@ static enum hv_db_status refresh(const struct hv_history_query *q, json_t *serie
         }
     }
     json_t *list = NULL;
+    struct hv_history_series hs = {key, workload};
     if (s == HV_DB_OK)
-        s = hv_db_history_store(q, key, v.state, found, k, &list);
-    if (s == HV_DB_OK)
-        json_object_set_new(series, "change_points", list);
+        s = hv_db_history_store(q, &hs, &v, found, k, &list);
+    json_decref(list);
     hv_history_values_free(&v);
-    free(key);
+    free(workload);
+    return s;
+}
+
+/* Refreshes every series whose points changed since their change points
+ * were computed; *again is set when one was (its buckets and change points
+ * are to be read again). */
+static enum hv_db_status refresh_changed(const struct hv_history_query *q, const json_t *doc,
+                                         bool *again)
+{
+    size_t i;
+    const json_t *series;
+    json_array_foreach(json_object_get(doc, "series"), i, series)
+    {
+        const char *state = json_string_value(json_object_get(series, "state"));
+        const char *cached = json_string_value(json_object_get(series, "cached_state"));
+        if (cached != NULL && state != NULL && strcmp(state, cached) == 0)
+            continue;
+        enum hv_db_status s = refresh(q, series);
+        if (s != HV_DB_OK)
+            return s;
+        *again = true;
+    }
+    return HV_DB_OK;
+}
+
+/* Whether every series of doc (hv_db_history_quick's) is as it was when
+ * its change points were computed and its points kept. */
+static bool all_kept(const json_t *doc)
+{
+    size_t i;
+    const json_t *series;
+    json_array_foreach(json_object_get(doc, "series"), i, series)
+    {
+        const char *state = json_string_value(json_object_get(series, "state"));
+        const char *cached = json_string_value(json_object_get(series, "cached_state"));
+        if (cached == NULL || state == NULL || strcmp(state, cached) != 0 ||
+            !json_is_array(json_object_get(series, "points")))
+            return false;
+    }
+    return true;
+}
+
+/* Reads the series of q grouping their points, after refreshing the change
+ * points of those whose points changed, and keeps each series' points for
+ * the reads that find it unchanged. Replaces *doc. */
+static enum hv_db_status read_full(const struct hv_history_query *q, json_t **doc)
+{
+    bool again = false;
+    enum hv_db_status s = refresh_changed(q, *doc, &again);
+    json_decref(*doc);
+    *doc = NULL;
+    if (s == HV_DB_OK)
+        s = hv_db_history_read(q, doc);
+    /* A series refreshed just now was cut into buckets over its old range:
+     * read once more over the range stored. */
+    if (s == HV_DB_OK && again) {
+        json_decref(*doc);
+        *doc = NULL;
+        s = hv_db_history_read(q, doc);
+    }
+    size_t i;
+    const json_t *series;
+    json_array_foreach(s == HV_DB_OK ? json_object_get(*doc, "series") : NULL, i, series)
+    {
+        const char *state = json_string_value(json_object_get(series, "state"));
+        const char *cached = json_string_value(json_object_get(series, "cached_state"));
+        json_int_t id = json_integer_value(json_object_get(series, "series_id"));
+        /* Kept only when the change points are of the same points. */
+        if (id > 0 && state != NULL && cached != NULL && strcmp(state, cached) == 0)
+            hv_db_history_keep_points(id, q->max_points, state, json_object_get(series, "points"));
+    }
     return s;
 }
 
@@ -55,7 +131,6 @@ static enum hv_db_status refresh(const struct hv_history_query *q, json_t *serie
  * counts its new change points into *fresh. */
 static void tidy(json_t *series, size_t *fresh)
 {
-    json_object_set(series, "workload", json_object_get(series, "key"));
     json_object_del(series, "key");
     json_object_del(series, "state");
     json_object_del(series, "cached_state");
@@ -86,17 +161,9 @@ void hv_h_target_history(struct hv_request *req)
     if (hv_query_failed(req, errors))
         return;
     json_t *doc = NULL;
-    enum hv_db_status s = hv_db_history_read(&q, &doc);
-    size_t i, fresh = 0;
-    json_t *series;
-    json_array_foreach(s == HV_DB_OK ? json_object_get(doc, "series") : NULL, i, series)
-    {
-        const char *state = json_string_value(json_object_get(series, "state"));
-        const char *cached = json_string_value(json_object_get(series, "cached_state"));
-        if (s == HV_DB_OK && (cached == NULL || state == NULL || strcmp(state, cached) != 0))
-            s = refresh(&q, series);
-        tidy(series, &fresh);
-    }
+    enum hv_db_status s = hv_db_history_quick(&q, &doc);
+    if (s == HV_DB_OK && !all_kept(doc))
+        s = read_full(&q, &doc);
     if (s != HV_DB_OK) {
         json_decref(doc);
         if (s == HV_DB_NONE)
@@ -104,6 +171,12 @@ void hv_h_target_history(struct hv_request *req)
         else
             hv_reply_db_failure(req, s);
         return;
+    }
+    size_t i, fresh = 0;
+    json_t *series;
+    json_array_foreach(json_object_get(doc, "series"), i, series)
+    {
+        tidy(series, &fresh);
     }
     json_t *answer = json_pack(
         "{s:I,s:O,s:s,s:s?,s:s?,s:I,s:I,s:O}", "target_id", (json_int_t)q.target_id, "target",

@@ -105,8 +105,10 @@ assert_eq "the facts that changed: kernel and QEMU" \
 assert_eq "the versions in force before and after" '1111111111111111 2222222222222222 1' \
     "$(jq -r '"\(.facts_before.fingerprint) \(.facts_after.fingerprint) \(.facts_versions_between)"' <<<"$CP")"
 CP_ID=$(jq .id <<<"$CP")
+FIRST=$(jq -S . <<<"$BODY")
 history ''
 assert_eq "read again: the same change point, the same id" "$CP_ID" "$(json '.series[0].change_points[0].id')"
+assert_eq "read again (the points kept): the same answer" "$FIRST" "$(jq -S . <<<"$BODY")"
 
 cli history hist-host "$METRIC"
 assert_eq "hvbench history exits 4 on a new change point" 4 "$RC"
@@ -151,6 +153,9 @@ assert_eq "hvbench history exits 4 again" 4 "$RC"
 
 # --- downsampling -------------------------------------------------------------------------------------
 history '&max_points=10'
+TEN=$(jq -S . <<<"$BODY")
+history '&max_points=10'
+assert_eq "read again with max_points: the same buckets" "$TEN" "$(jq -S . <<<"$BODY")"
 assert_eq "past max_points: at most that many buckets of all 36 points" 'true true 36' \
     "$(json '"\(.series[0].downsampled) \(.series[0].points | length <= 10) \(.series[0].points | map(.n) | add)"')"
 assert_eq "each bucket's mean lies within its min and max" true \
@@ -209,8 +214,8 @@ for run in "1500 03" "1510 02"; do
 done
 api GET "/api/v1/targets/$WTARGET/history?metric=cpu.score"
 assert_eq "a worker's results are a series, in the order they ran" \
-    '2 builtin cpu 1510,1500 2026-01-02T10:00:00+00:00' \
-    "$(json -r '.series[0] | "\(.n) \(.workload.engine) \(.workload_ids | join(",")) \([.points[].value] | map(tostring) | join(",")) \(.first)"')"
+    '2 builtin 1 1510,1500 2026-01-02T10:00:00+00:00' \
+    "$(json -r '.series[0] | "\(.n) \(.workload.engine) \(.workload.params.copies) \([.points[].value] | map(tostring) | join(",")) \(.first)"')"
 
 # A study on one target: its baseline label is the default configuration.
 line() { bonnie_line "$1"; }
