@@ -106,7 +106,10 @@ assert_eq "the versions in force before and after" '1111111111111111 22222222222
     "$(jq -r '"\(.facts_before.fingerprint) \(.facts_after.fingerprint) \(.facts_versions_between)"' <<<"$CP")"
 CP_ID=$(jq .id <<<"$CP")
 FIRST=$(jq -S . <<<"$BODY")
+SCANNED=$(sql "SELECT scanned_at FROM history_series WHERE metric = '$METRIC' AND target_id = $HOST")
 history ''
+assert_eq "an unchanged series is not searched again" "$SCANNED" \
+    "$(sql "SELECT scanned_at FROM history_series WHERE metric = '$METRIC' AND target_id = $HOST")"
 assert_eq "read again: the same change point, the same id" "$CP_ID" "$(json '.series[0].change_points[0].id')"
 assert_eq "read again (the points kept): the same answer" "$FIRST" "$(jq -S . <<<"$BODY")"
 
