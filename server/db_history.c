@@ -84,17 +84,26 @@ static const struct hv_stmt read_series = {
     " END ORDER BY a0, bk) AS points FROM agg GROUP BY sk) " SERIES_LIST("s.points"),
     5};
 
-/* The same without grouping the points by bucket: the state of each series
- * and its points as kept, when they were kept for this state and $5 (else
- * null). */
+/* The same without grouping the points by bucket: a first row with the
+ * target, then a row per series (in the order of hv_db_history_read) with
+ * the series without its points and the points kept for it, when they
+ * were kept for its present state and $5 (else null). The kept text is
+ * passed on as it is, never parsed. */
 static const struct hv_stmt quick_series = {
     "history_quick",
     "WITH " KEPT ", "
     "s AS (SELECT j.series_key AS sk, count(*) AS n, min(" POINT_AT ") AS t0, "
     " max(" POINT_AT ") AS t1, max(r.id) AS mx, sum(r.id) AS sm, min(m.unit) AS unit, "
     " bool_and(m.higher_is_better) AS hib, min(j.id) AS job " POINTS_FROM POINTS_WHERE
-    " GROUP BY 1) " SERIES_LIST("CASE WHEN hs.points_max = $5 AND hs.points_state = s.n || ':' "
-                                "|| s.mx || ':' || s.sm THEN hs.points::json END"),
+    " GROUP BY 1) "
+    "SELECT 0::bigint AS o, json_build_object('target', t.name)::text, NULL::text "
+    "FROM targets t WHERE t.id = $1 "
+    "UNION ALL SELECT row_number() OVER (ORDER BY s.sk), " SERIES_JSON(
+        "NULL::json") "::text, "
+                      " CASE WHEN hs.points_max = $5 AND hs.points_state = s.n || ':' || s.mx || "
+                      "':' || s.sm "
+                      " THEN hs.points END FROM s LEFT JOIN hs ON hs.series_key = s.sk "
+                      "WHERE EXISTS (SELECT 1 FROM targets t WHERE t.id = $1) ORDER BY 1",
     5};
 
 static const struct hv_stmt keep_points = {
@@ -219,11 +228,57 @@ enum hv_db_status hv_db_history_read(const struct hv_history_query *q, json_t **
     return hv_db_json(&read_series, qp.p, out, NULL);
 }
 
-enum hv_db_status hv_db_history_quick(const struct hv_history_query *q, json_t **out)
+void hv_history_kept_free(struct hv_history_kept *k)
 {
+    for (size_t i = 0; i < k->n; i++)
+        free(k->points[i]);
+    free(k->points);
+    k->points = NULL;
+    k->n = 0;
+}
+
+/* Builds hv_db_history_quick's answers from its rows. */
+static enum hv_db_status quick_rows(PGresult *r, json_t **out, struct hv_history_kept *kept)
+{
+    int rows = PQntuples(r);
+    *out = json_loads(PQgetvalue(r, 0, 1), 0, NULL);
+    json_t *list = json_array();
+    kept->points = calloc((size_t)rows, sizeof *kept->points);
+    if (*out == NULL || list == NULL || kept->points == NULL ||
+        json_object_set_new(*out, "series", list) != 0)
+        return HV_DB_ERROR;
+    for (int i = 1; i < rows; i++) {
+        json_t *series = json_loads(PQgetvalue(r, i, 1), 0, NULL);
+        if (series == NULL || json_array_append_new(list, series) != 0)
+            return HV_DB_ERROR;
+        if (!PQgetisnull(r, i, 2) && (kept->points[i - 1] = strdup(PQgetvalue(r, i, 2))) == NULL)
+            return HV_DB_ERROR;
+        kept->n = (size_t)i;
+    }
+    return HV_DB_OK;
+}
+
+enum hv_db_status hv_db_history_quick(const struct hv_history_query *q, json_t **out,
+                                      struct hv_history_kept *kept)
+{
+    *out = NULL;
+    memset(kept, 0, sizeof *kept);
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
     struct q_params qp;
     q_params(q, &qp);
-    return hv_db_json(&quick_series, qp.p, out, NULL);
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &quick_series, qp.p, &r);
+    if (s == HV_DB_OK)
+        s = quick_rows(r, out, kept);
+    PQclear(r);
+    if (s != HV_DB_OK) {
+        json_decref(*out);
+        *out = NULL;
+        hv_history_kept_free(kept);
+    }
+    return s;
 }
 
 enum hv_db_status hv_db_history_keep_points(int64_t series_id, long max_points, const char *state,

@@ -45,11 +45,24 @@ struct hv_history_query {
  *  computation. HV_DB_NONE: no such target. */
 enum hv_db_status hv_db_history_read(const struct hv_history_query *q, json_t **out);
 
-/** hv_db_history_read without grouping the points: the same answer, but
- *  each series' points are those kept by hv_db_history_keep_points for
- *  its present state and q->max_points, or null. Costs about a GROUP BY
- *  of the points. */
-enum hv_db_status hv_db_history_quick(const struct hv_history_query *q, json_t **out);
+/** The points kept with each series of a quick read, by the series'
+ *  index in its answer. */
+struct hv_history_kept {
+    size_t n;
+    char **points; /**< JSON text (an array), or NULL when none fits */
+};
+
+/** hv_db_history_read without grouping the points: the same answer with
+ *  every series' "points" null, and in *kept the points
+ *  hv_db_history_keep_points kept for the series' present state and
+ *  q->max_points, as their JSON text (NULL where none were kept for them).
+ *  Costs about a GROUP BY of the points. Free *kept with
+ *  hv_history_kept_free. */
+enum hv_db_status hv_db_history_quick(const struct hv_history_query *q, json_t **out,
+                                      struct hv_history_kept *kept);
+
+/** Frees what *k holds (not k). */
+void hv_history_kept_free(struct hv_history_kept *k);
 
 /** Keeps points (a series' points as hv_db_history_read gave them for
  *  max_points in state) with series series_id, for hv_db_history_quick. */

@@ -79,8 +79,8 @@ static enum hv_db_status refresh_changed(const struct hv_history_query *q, const
 }
 
 /* Whether every series of doc (hv_db_history_quick's) is as it was when
- * its change points were computed and its points kept. */
-static bool all_kept(const json_t *doc)
+ * its change points were computed, with points kept for it. */
+static bool all_kept(const json_t *doc, const struct hv_history_kept *kept)
 {
     size_t i;
     const json_t *series;
@@ -88,11 +88,71 @@ static bool all_kept(const json_t *doc)
     {
         const char *state = json_string_value(json_object_get(series, "state"));
         const char *cached = json_string_value(json_object_get(series, "cached_state"));
-        if (cached == NULL || state == NULL || strcmp(state, cached) != 0 ||
-            !json_is_array(json_object_get(series, "points")))
+        if (cached == NULL || state == NULL || strcmp(state, cached) != 0 || i >= kept->n ||
+            kept->points[i] == NULL)
             return false;
     }
     return true;
+}
+
+/* Appends text[0..len) to *buf (size *len_buf, capacity *cap). Returns
+ * false when memory runs out. */
+static bool append(char **buf, size_t *used, size_t *cap, const char *text, size_t len)
+{
+    if (*used + len + 1 > *cap) {
+        size_t bigger = (*used + len + 1) * 2;
+        char *p = realloc(*buf, bigger);
+        if (p == NULL)
+            return false;
+        *buf = p;
+        *cap = bigger;
+    }
+    memcpy(*buf + *used, text, len);
+    *used += len;
+    (*buf)[*used] = '\0';
+    return true;
+}
+
+/* Appends the compact JSON of object o without its closing brace. */
+static bool append_open(char **buf, size_t *used, size_t *cap, const json_t *o)
+{
+    char *text = json_dumps(o, JSON_COMPACT);
+    size_t len = text != NULL ? strlen(text) : 0;
+    bool ok = len > 0 && text[len - 1] == '}' && append(buf, used, cap, text, len - 1);
+    free(text);
+    return ok;
+}
+
+/* The answer's text: answer (without "series") with each series of list
+ * (without "points") followed by its kept points, as they were kept: a
+ * long history's points are passed on, never parsed again. NULL when
+ * memory runs out. */
+static char *splice(const json_t *answer, const json_t *list, const struct hv_history_kept *kept)
+{
+    size_t used = 0, cap = 4096;
+    char *buf = malloc(cap);
+    bool ok = buf != NULL && append_open(&buf, &used, &cap, answer) &&
+              append(&buf, &used, &cap, ",\"series\":[", 11);
+    size_t i;
+    const json_t *series;
+    json_array_foreach(list, i, series)
+    {
+        json_t *bare = json_copy((json_t *)series);
+        if (bare != NULL)
+            json_object_del(bare, "points");
+        ok = ok && bare != NULL && (i == 0 || append(&buf, &used, &cap, ",", 1)) &&
+             append_open(&buf, &used, &cap, bare) &&
+             append(&buf, &used, &cap, ",\"points\":", 10) &&
+             append(&buf, &used, &cap, kept->points[i], strlen(kept->points[i])) &&
+             append(&buf, &used, &cap, "}", 1);
+        json_decref(bare);
+    }
+    ok = ok && append(&buf, &used, &cap, "]}", 2);
+    if (!ok) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
 }
 
 /* Reads the series of q grouping their points, after refreshing the change
@@ -161,11 +221,14 @@ void hv_h_target_history(struct hv_request *req)
     if (hv_query_failed(req, errors))
         return;
     json_t *doc = NULL;
-    enum hv_db_status s = hv_db_history_quick(&q, &doc);
-    if (s == HV_DB_OK && !all_kept(doc))
+    struct hv_history_kept kept;
+    enum hv_db_status s = hv_db_history_quick(&q, &doc, &kept);
+    bool quick = s == HV_DB_OK && all_kept(doc, &kept);
+    if (s == HV_DB_OK && !quick)
         s = read_full(&q, &doc);
     if (s != HV_DB_OK) {
         json_decref(doc);
+        hv_history_kept_free(&kept);
         if (s == HV_DB_NONE)
             hv_reply_problem(req, HV_E_NOT_FOUND, "no target with this id", NULL);
         else
@@ -173,18 +236,29 @@ void hv_h_target_history(struct hv_request *req)
         return;
     }
     size_t i, fresh = 0;
-    json_t *series;
-    json_array_foreach(json_object_get(doc, "series"), i, series)
+    json_t *series, *list = json_object_get(doc, "series");
+    json_array_foreach(list, i, series)
     {
         tidy(series, &fresh);
     }
-    json_t *answer = json_pack(
-        "{s:I,s:O,s:s,s:s?,s:s?,s:I,s:I,s:O}", "target_id", (json_int_t)q.target_id, "target",
-        json_object_get(doc, "target"), "metric", q.metric, "workload", q.workload, "configuration",
-        q.configuration, "max_points", (json_int_t)q.max_points, "new_change_points",
-        (json_int_t)fresh, "series", json_object_get(doc, "series"));
+    json_t *answer =
+        json_pack("{s:I,s:O,s:s,s:s?,s:s?,s:I,s:I}", "target_id", (json_int_t)q.target_id, "target",
+                  json_object_get(doc, "target"), "metric", q.metric, "workload", q.workload,
+                  "configuration", q.configuration, "max_points", (json_int_t)q.max_points,
+                  "new_change_points", (json_int_t)fresh);
+    if (quick) {
+        char *text = answer != NULL ? splice(answer, list, &kept) : NULL;
+        if (text != NULL)
+            hv_reply_text(req, 200, "application/json", text);
+        else
+            hv_reply_problem(req, HV_E_INTERNAL, "out of memory", NULL);
+        json_decref(answer);
+    } else {
+        json_object_set(answer, "series", list);
+        hv_reply_json(req, 200, answer);
+    }
     json_decref(doc);
-    hv_reply_json(req, 200, answer);
+    hv_history_kept_free(&kept);
 }
 
 void hv_h_change_point_ack(struct hv_request *req)
