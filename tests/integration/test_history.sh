@@ -4,7 +4,8 @@
 # history): registrations keep every distinct version of a target's facts;
 # a series gathers imports and worker results in the order they ran (an
 # import's own date); a planted −12 % step is found at its index with the
-# facts that changed around it (QEMU 7.2 → 8.0, the kernel); its id stays
+# facts that changed around it (QEMU 7.2 → 8.0, the kernel) and the tuning
+# applied in between; its id stays
 # across reads and new points; acknowledging it (submit role) stops it
 # being new, and hvbench history exits 4 only while a change point is new;
 # long series are cut into time buckets; each plan's default configuration
@@ -141,6 +142,13 @@ cli ack x12
 assert_eq "hvbench ack refuses a bad id (exit 2)" 2 "$RC"
 
 # --- new points: the acknowledged change point stays, a new one is new --------------------------------
+# A tuning plan's change between the last old point and the first new
+# one, still in force (the host worker's journal, as a step result
+# stores it), and one made and put back before the history began.
+sql "INSERT INTO target_changes (target_name, factor, scope, object, from_value, to_value, changed_at)
+     VALUES ('hist-host', 'thp', 'host', '/sys/kernel/mm/transparent_hugepage/enabled', 'madvise', 'never', now())" >/dev/null
+sql "INSERT INTO target_changes (target_name, factor, scope, object, from_value, to_value, changed_at, restored_at)
+     VALUES ('hist-host', 'halt_poll_ns', 'host', 'kvm', '200000', '0', now() - interval '1 day', now() - interval '23 hours')" >/dev/null
 for i in $(seq 12); do import_at hist-host 76000; done
 history ''
 assert_eq "36 points, two change points" '36 2' \
@@ -151,6 +159,9 @@ assert_eq "the second is new, +15 %" 'new 24 true 1' \
     "$(json -r '.series[0].change_points[1] | "\(.status) \(.index) \(.change_pct > 13 and .change_pct < 17)"') $(json .new_change_points)"
 assert_eq "around it no fact changed" '[] 2222222222222222' \
     "$(json -c '.series[0].change_points[1] | "\(.facts_changed) \(.facts_before.fingerprint)"' | tr -d '"')"
+assert_eq "but the tuning applied in between is listed" '[{"event":"applied","factor":"thp","from":"madvise","to":"never"}]' \
+    "$(json -c '.series[0].change_points[1].tuning | map({event, factor, from, to})')"
+assert_eq "the first change point has no tuning of its own" '[]' "$(json -c '.series[0].change_points[0].tuning')"
 cli history hist-host "$METRIC"
 assert_eq "hvbench history exits 4 again" 4 "$RC"
 
