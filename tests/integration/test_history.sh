@@ -4,13 +4,13 @@
 # history): registrations keep every distinct version of a target's facts;
 # a series gathers imports and worker results in the order they ran (an
 # import's own date); a planted −12 % step is found at its index with the
-# facts that changed around it (QEMU 7.2 → 8.0, the kernel) and the tuning
-# applied in between; its id stays
-# across reads and new points; acknowledging it (submit role) stops it
-# being new, and hvbench history exits 4 only while a change point is new;
-# long series are cut into time buckets; each plan's default configuration
-# counts unless another is asked for; bad queries get 400, unknown targets
-# and change points 404.
+# facts that changed around it (QEMU 7.2 → 8.0, the kernel), a later +15 %
+# step with the tuning applied in between; ids stay across reads and new
+# points; acknowledging one (submit role) stops it being new, and hvbench
+# history exits 4 only while a change point is new; long series are cut
+# into time buckets; an unchanged series is not searched again and answers
+# the same; each plan's default configuration counts unless another is
+# asked for; bad queries get 400, unknown targets and change points 404.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 hv_setup
