@@ -31,8 +31,9 @@ struct hv_history_query {
 /** Reads the series of q as a new JSON object in *out, in one pass over
  *  the points: {"target": name, "series": [{"key", "workload", "unit",
  *  "higher_is_better", "n", "first", "last", "state", "downsampled",
- *  "points", "series_id", "cached_state", "change_points"}]}, series by
- *  workload. A point is {"at", "value", "n": 1, "plan_id", "result_id"}.
+ *  "points", "series_id", "cached_state", "change_points"}]}, series in
+ *  the order of their keys. A point is {"at", "value", "n": 1, "plan_id",
+ *  "result_id"}.
  *  A series kept with more than max_points points has its kept time range
  *  cut into max_points equal buckets, each non-empty one {"at" (its first
  *  point), "until" (its last), "n", "value" (mean), "min", "max"} (or a
