@@ -18,6 +18,7 @@ enum cli_exit {
     CLI_EXIT_FAIL = 1,         /**< the server said no, the plan failed or was cancelled */
     CLI_EXIT_USAGE = 2,        /**< bad command line or unreadable input file */
     CLI_EXIT_UNREACHABLE = 3,  /**< no HTTP answer from the server */
+    CLI_EXIT_CHANGE = 4,       /**< history: a change point nobody acknowledged */
     CLI_EXIT_INTERRUPTED = 130 /**< watch stopped by SIGINT, as shells report it */
 };
 
@@ -52,5 +53,8 @@ extern const struct cli_command cli_cmd_jobs;
 extern const struct cli_command cli_cmd_targets;
 extern const struct cli_command cli_cmd_catalog;
 extern const struct cli_command cli_cmd_import;
+extern const struct cli_command cli_cmd_history;
+extern const struct cli_command cli_cmd_ack;
+extern const struct cli_command cli_cmd_compare;
 
 #endif

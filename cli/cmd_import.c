@@ -1,6 +1,7 @@
 /* cmd_import.c — hvbench import: upload a saved output of fio, iperf3,
  * iperf 2, bonnie++, sysbench or stress-ng (POST /api/v1/imports) and show
- * the metrics the server read from it.
+ * the metrics the server read from it; with --study, several outputs under
+ * labels as one study whose report compares the labels.
  *
  * The server parses the output, not the CLI: a file that does not parse is
  * refused there with the reason, and nothing is stored. */
@@ -20,8 +21,10 @@ static int cmd_import_exec(struct cli_ctx *ctx, int argc, char **argv);
 
 const struct cli_command cli_cmd_import = {
     .name = "import",
-    .usage = "--tool TOOL --target NAME [--at TIME] [--label KEY=VALUE ...] [--name NAME] "
-             "FILE",
+    .usage =
+        "--tool TOOL --target NAME [--at TIME] [--label KEY=VALUE ...] [--name NAME] "
+        "FILE\n       hvbench import --study NAME --baseline LABEL --target NAME [--tool TOOL] "
+        "[--at TIME] [--label KEY=VALUE ...] [--name NAME] LABEL[:TOOL]=FILE...",
     .summary = "import a saved output of fio, iperf3, iperf, bonnie++, sysbench or stress-ng",
     .help = "  -t, --tool TOOL         fio, iperf3, iperf (iperf 2), bonnie (bonnie++),\n"
             "                          sysbench or stress-ng\n"
@@ -31,7 +34,11 @@ const struct cli_command cli_cmd_import = {
             "                          2010-03-01T10:00:00Z); default: the time the output\n"
             "                          records (fio, iperf3, stress-ng YAML), else now\n"
             "  -L, --label KEY=VALUE   a label of the import (repeatable): study=kvm-2010\n"
-            "  -n, --name NAME         the plan's name (default \"import: TOOL DATE\")\n"
+            "  -n, --name NAME         the plan's name (default \"import: TOOL DATE\", or\n"
+            "                          \"study: NAME\")\n"
+            "  -s, --study NAME        import a study: each argument LABEL[:TOOL]=FILE is\n"
+            "                          an output under a label (TOOL defaults to --tool)\n"
+            "  -b, --baseline LABEL    the study's label the others are compared with\n"
             "\n"
             "FILE is the tool's output as it saved it (- for standard input):\n"
             "  fio        --output-format=json\n"
@@ -207,93 +214,243 @@ static int print_import(const struct cli_ctx *ctx, const json_t *body)
     return rc;
 }
 
-/** hvbench import --tool TOOL --target NAME [--at TIME] [--label K=V ...]
- *  [--name NAME] FILE */
-static int cmd_import_exec(struct cli_ctx *ctx, int argc, char **argv)
+/** Prints what the server stored of a study: a line about the plan, its
+ *  labels' configurations, then the metrics of each run. */
+static int print_study(const struct cli_ctx *ctx, const json_t *body)
+{
+    const json_t *runs = json_object_get(body, "runs");
+    const json_t *plan = json_object_get(body, "plan_id");
+    if (!json_is_integer(plan) || !json_is_array(runs)) {
+        cli_err("the server's answer has no plan_id or runs[]");
+        return CLI_EXIT_FAIL;
+    }
+    long long id = (long long)json_integer_value(plan);
+    size_t n = json_array_size(runs), i, k;
+    cli_out("imported study %s for %s as plan %lld: %zu run%s, baseline %s%s",
+            json_string_value(json_object_get(body, "study")),
+            json_string_value(json_object_get(body, "target")), id, n, n == 1 ? "" : "s",
+            json_string_value(json_object_get(body, "baseline")),
+            json_is_true(json_object_get(body, "target_created"))
+                ? " (new target: no worker registered it)"
+                : "");
+    const json_t *c, *run, *m;
+    json_array_foreach(json_object_get(body, "configurations"), i, c)
+    {
+        cli_out("  label %s: configuration %s", json_string_value(json_object_get(c, "label")),
+                json_string_value(json_object_get(c, "configuration")));
+    }
+    static const struct cli_column cols[] = {{"label", CLI_LEFT},    {"rep", CLI_RIGHT},
+                                             {"workload", CLI_LEFT}, {"metric", CLI_LEFT},
+                                             {"value", CLI_RIGHT},   {"unit", CLI_LEFT}};
+    struct cli_table *t = cli_table_new(cols, 6);
+    if (t == NULL)
+        return CLI_EXIT_FAIL;
+    int rc = CLI_EXIT_OK;
+    json_array_foreach(runs, i, run)
+    {
+        json_array_foreach(json_object_get(run, "metrics"), k, m)
+        {
+            char rep[24], value[64];
+            snprintf(rep, sizeof rep, "%lld",
+                     (long long)json_integer_value(json_object_get(run, "repetition")));
+            const char *cells[6] = {
+                json_string_value(json_object_get(run, "label")),
+                rep,
+                json_string_value(json_object_get(run, "workload")),
+                json_string_value(json_object_get(m, "name")),
+                cli_fmt_num(value, sizeof value, json_number_value(json_object_get(m, "value"))),
+                json_string_value(json_object_get(m, "unit"))};
+            if (cli_table_add(t, cells) != 0)
+                rc = CLI_EXIT_FAIL;
+        }
+    }
+    putchar('\n');
+    if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
+        rc = CLI_EXIT_FAIL;
+    cli_table_free(t);
+    putchar('\n');
+    cli_out("%s/#/plans/%lld", ctx->server, id);
+    return rc;
+}
+
+/** The command line of an import. */
+struct import_args {
+    const char *tool, *target, *at, *name, *study, *baseline;
+    json_t *labels;
+};
+
+/** Reads path as the text of an output: a new JSON string, or NULL after
+ *  a message. */
+static json_t *output_text(const char *path)
+{
+    size_t len = 0;
+    char *text = read_file(path, &len);
+    if (text == NULL)
+        return NULL;
+    size_t bad = first_non_text(text, len);
+    json_t *s = bad == len ? json_stringn(text, len) : NULL;
+    if (bad < len)
+        cli_err("%s: byte %zu is not UTF-8 text (convert the file, e.g. iconv -f latin1 "
+                "-t utf-8)",
+                path, bad);
+    free(text);
+    return s;
+}
+
+/** The tool called name as the server names it (aliases such as bonnie++
+ *  and iperf2 resolved), or NULL after a message. */
+static const char *tool_name(const char *name, const char *what)
+{
+    const struct hv_tool_parser *p = hv_parser_find(name);
+    if (p == NULL)
+        cli_err("%s '%s' is not one of fio, iperf3, iperf, bonnie, sysbench, stress-ng", what,
+                name);
+    return p != NULL ? p->name : NULL;
+}
+
+/** The body of a single import of file. NULL after a message. */
+static json_t *single_body(const struct import_args *a, const char *file)
+{
+    const char *tool = a->tool ? tool_name(a->tool, "--tool") : NULL;
+    if (a->tool == NULL || a->target == NULL) {
+        cli_err("--tool and --target are required");
+        cli_usage(&cli_cmd_import);
+        return NULL;
+    }
+    json_t *text = tool != NULL ? output_text(file) : NULL;
+    if (text == NULL)
+        return NULL;
+    json_t *body = json_pack("{s:s,s:s,s:o,s:O}", "tool", tool, "target", a->target, "output", text,
+                             "labels", a->labels);
+    if (body != NULL && a->at != NULL)
+        json_object_set_new(body, "at", json_string(a->at));
+    if (body != NULL && a->name != NULL)
+        json_object_set_new(body, "name", json_string(a->name));
+    if (body == NULL)
+        cli_err("--target and --name must be UTF-8 text");
+    return body;
+}
+
+/** One output of a study from "LABEL[:TOOL]=FILE". NULL after a message. */
+static json_t *study_output(const struct import_args *a, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    char label[80], tool_arg[40];
+    size_t n = eq != NULL ? (size_t)(eq - arg) : 0;
+    const char *colon = eq != NULL ? memchr(arg, ':', n) : NULL;
+    size_t ln = colon != NULL ? (size_t)(colon - arg) : n;
+    if (eq == NULL || ln == 0 || ln >= sizeof label || eq[1] == '\0' ||
+        (colon != NULL && (size_t)(eq - colon - 1) >= sizeof tool_arg)) {
+        cli_err("'%s' must be LABEL=FILE or LABEL:TOOL=FILE", arg);
+        return NULL;
+    }
+    snprintf(label, sizeof label, "%.*s", (int)ln, arg);
+    if (colon != NULL)
+        snprintf(tool_arg, sizeof tool_arg, "%.*s", (int)(eq - colon - 1), colon + 1);
+    else if (a->tool == NULL) {
+        cli_err("'%s' names no tool: give --tool, or write LABEL:TOOL=FILE", arg);
+        return NULL;
+    }
+    const char *tool =
+        tool_name(colon != NULL ? tool_arg : a->tool, colon != NULL ? "the tool" : "--tool");
+    json_t *text = tool != NULL ? output_text(eq + 1) : NULL;
+    if (text == NULL)
+        return NULL;
+    json_t *o = json_pack("{s:s,s:s,s:o}", "label", label, "tool", tool, "output", text);
+    if (o != NULL && a->at != NULL)
+        json_object_set_new(o, "at", json_string(a->at));
+    if (o == NULL)
+        cli_err("the label of '%s' must be UTF-8 text", arg);
+    return o;
+}
+
+/** The body of a study of the outputs args[0..n). NULL after a message. */
+static json_t *study_body(const struct import_args *a, char **args, int n)
+{
+    if (a->target == NULL || a->baseline == NULL || n < 2) {
+        cli_err("a study needs --target, --baseline and two LABEL=FILE arguments or more");
+        return NULL;
+    }
+    json_t *outputs = json_array();
+    for (int i = 0; i < n && outputs != NULL; i++) {
+        json_t *o = study_output(a, args[i]);
+        if (o == NULL) {
+            json_decref(outputs);
+            outputs = NULL;
+        } else {
+            json_array_append_new(outputs, o);
+        }
+    }
+    if (outputs == NULL)
+        return NULL;
+    json_t *body = json_pack("{s:s,s:s,s:s,s:O,s:o}", "study", a->study, "target", a->target,
+                             "baseline", a->baseline, "labels", a->labels, "outputs", outputs);
+    if (body != NULL && a->name != NULL)
+        json_object_set_new(body, "name", json_string(a->name));
+    if (body == NULL)
+        cli_err("--study, --target, --baseline and --name must be UTF-8 text");
+    return body;
+}
+
+/** Parses the options into *a; returns an exit code. */
+static int parse_args(struct import_args *a, int argc, char **argv)
 {
     static const struct option options[] = {
-        {"tool", required_argument, NULL, 't'}, {"target", required_argument, NULL, 'T'},
-        {"at", required_argument, NULL, 'a'},   {"label", required_argument, NULL, 'L'},
-        {"name", required_argument, NULL, 'n'}, {NULL, 0, NULL, 0},
+        {"tool", required_argument, NULL, 't'},     {"target", required_argument, NULL, 'T'},
+        {"at", required_argument, NULL, 'a'},       {"label", required_argument, NULL, 'L'},
+        {"name", required_argument, NULL, 'n'},     {"study", required_argument, NULL, 's'},
+        {"baseline", required_argument, NULL, 'b'}, {NULL, 0, NULL, 0},
     };
-    const char *tool = NULL, *target = NULL, *at = NULL, *name = NULL;
-    json_t *labels = json_object();
-    int opt, rc = CLI_EXIT_OK;
-    while (rc == CLI_EXIT_OK &&
-           (opt = getopt_long(argc, argv, "t:T:a:L:n:", options, NULL)) != -1) {
-        switch (opt) {
-        case 't':
-            tool = optarg;
-            break;
-        case 'T':
-            target = optarg;
-            break;
-        case 'a':
-            at = optarg;
-            break;
-        case 'L':
-            if (add_label(labels, optarg) != 0)
-                rc = CLI_EXIT_USAGE;
-            break;
-        case 'n':
-            name = optarg;
-            break;
-        default:
-            rc = cli_usage(&cli_cmd_import);
-        }
+    int opt;
+    while ((opt = getopt_long(argc, argv, "t:T:a:L:n:s:b:", options, NULL)) != -1) {
+        const char **dest = opt == 't'   ? &a->tool
+                            : opt == 'T' ? &a->target
+                            : opt == 'a' ? &a->at
+                            : opt == 'n' ? &a->name
+                            : opt == 's' ? &a->study
+                            : opt == 'b' ? &a->baseline
+                                         : NULL;
+        if (dest != NULL)
+            *dest = optarg;
+        else if (opt != 'L')
+            return cli_usage(&cli_cmd_import);
+        else if (add_label(a->labels, optarg) != 0)
+            return CLI_EXIT_USAGE;
     }
-    if (rc == CLI_EXIT_OK && (argc - optind != 1 || tool == NULL || target == NULL)) {
-        if (argc - optind == 1)
-            cli_err("--tool and --target are required");
-        rc = cli_usage(&cli_cmd_import);
+    if (a->study == NULL && (argc - optind != 1 || a->baseline != NULL))
+        return cli_usage(&cli_cmd_import);
+    if (a->at != NULL && !hv_iso8601_valid(a->at)) {
+        cli_err("--at '%s' must be an ISO 8601 UTC time such as 2010-03-01T10:00:00Z", a->at);
+        return CLI_EXIT_USAGE;
     }
-    /* Aliases (bonnie++, iperf2) become the name the server knows. */
-    const struct hv_tool_parser *p = rc == CLI_EXIT_OK ? hv_parser_find(tool) : NULL;
-    if (rc == CLI_EXIT_OK && p == NULL) {
-        cli_err("--tool '%s' is not one of fio, iperf3, iperf, bonnie, sysbench, stress-ng", tool);
-        rc = CLI_EXIT_USAGE;
-    }
-    if (rc == CLI_EXIT_OK && at != NULL && !hv_iso8601_valid(at)) {
-        cli_err("--at '%s' must be an ISO 8601 UTC time such as 2010-03-01T10:00:00Z", at);
-        rc = CLI_EXIT_USAGE;
-    }
-    size_t len = 0;
-    char *text = rc == CLI_EXIT_OK ? read_file(argv[optind], &len) : NULL;
-    if (rc == CLI_EXIT_OK && text == NULL)
-        rc = CLI_EXIT_USAGE;
-    if (rc == CLI_EXIT_OK) {
-        size_t bad = first_non_text(text, len);
-        if (bad < len) {
-            cli_err("%s: byte %zu is not UTF-8 text (convert the file, e.g. iconv -f latin1 "
-                    "-t utf-8)",
-                    argv[optind], bad);
-            rc = CLI_EXIT_USAGE;
-        }
-    }
+    return CLI_EXIT_OK;
+}
+
+/** hvbench import --tool TOOL --target NAME [--at TIME] [--label K=V ...]
+ *  [--name NAME] FILE, or with --study NAME --baseline LABEL, LABEL=FILE
+ *  arguments */
+static int cmd_import_exec(struct cli_ctx *ctx, int argc, char **argv)
+{
+    struct import_args a = {.labels = json_object()};
+    int rc = a.labels != NULL ? parse_args(&a, argc, argv) : CLI_EXIT_FAIL;
     json_t *body = NULL;
     if (rc == CLI_EXIT_OK) {
-        body = json_pack("{s:s,s:s,s:s%,s:O}", "tool", p->name, "target", target, "output", text,
-                         len, "labels", labels);
-        if (at != NULL)
-            json_object_set_new(body, "at", json_string(at));
-        if (name != NULL)
-            json_object_set_new(body, "name", json_string(name));
-        if (body == NULL) {
-            cli_err("--target and --name must be UTF-8 text");
+        body = a.study != NULL ? study_body(&a, argv + optind, argc - optind)
+                               : single_body(&a, argv[optind]);
+        if (body == NULL)
             rc = CLI_EXIT_USAGE;
-        }
     }
-    free(text);
-    json_decref(labels);
+    json_decref(a.labels);
     if (rc != CLI_EXIT_OK)
         return rc;
     struct hv_http_response resp;
     memset(&resp, 0, sizeof resp);
     rc = cli_request(ctx, "POST", "/api/v1/imports", body, &resp);
     json_decref(body);
-    if (rc == CLI_EXIT_OK)
-        rc = ctx->json ? (cli_print_json(resp.body) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL)
-                       : print_import(ctx, resp.body);
+    if (rc == CLI_EXIT_OK && ctx->json)
+        rc = cli_print_json(resp.body) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    else if (rc == CLI_EXIT_OK)
+        rc = a.study != NULL ? print_study(ctx, resp.body) : print_import(ctx, resp.body);
     hv_http_response_clear(&resp);
     return rc;
 }

@@ -30,9 +30,9 @@ static const struct cli_command cmd_help = {
 
 /** Every command, in the order "hvbench help" lists them. */
 static const struct cli_command *const commands[] = {
-    &cli_cmd_validate, &cli_cmd_submit,  &cli_cmd_status, &cli_cmd_watch,
-    &cli_cmd_report,   &cli_cmd_list,    &cli_cmd_jobs,   &cli_cmd_cancel,
-    &cli_cmd_targets,  &cli_cmd_catalog, &cli_cmd_import, &cmd_help,
+    &cli_cmd_validate, &cli_cmd_submit, &cli_cmd_status,  &cli_cmd_watch,  &cli_cmd_report,
+    &cli_cmd_compare,  &cli_cmd_list,   &cli_cmd_jobs,    &cli_cmd_cancel, &cli_cmd_targets,
+    &cli_cmd_history,  &cli_cmd_ack,    &cli_cmd_catalog, &cli_cmd_import, &cmd_help,
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -62,7 +62,8 @@ static void print_overview(FILE *out)
             "  --help         show this help\n"
             "  --version      show the version\n\n"
             "exit codes: 0 ok, 1 refused by the server or plan failed/cancelled,\n"
-            "2 usage error, 3 server unreachable.\n"
+            "2 usage error, 3 server unreachable, 4 history found a change point\n"
+            "nobody acknowledged.\n"
             "Run 'hvbench help COMMAND' for the options of a command.\n",
             CLI_DEFAULT_SERVER);
 }

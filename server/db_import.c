@@ -22,19 +22,20 @@ static const struct hv_stmt ensure_target = {
 static const struct hv_stmt insert_plan = {
     "import_plan",
     "INSERT INTO plans (name, spec, seed, token_id) VALUES ($1, $2::jsonb, 0, $3) RETURNING id", 3};
-static const struct hv_stmt insert_config = {
-    "import_config",
-    "INSERT INTO configurations (plan_id, idx, name, levels) VALUES ($1, 0, 'default', '{}') "
-    "RETURNING id",
-    1};
+static const struct hv_stmt insert_configs = {
+    "import_configs",
+    "INSERT INTO configurations (plan_id, idx, name, levels) "
+    "SELECT $1, u.i - 1, u.c->>'name', u.c->'levels' "
+    "FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS u(c, i) RETURNING id, idx",
+    2};
 static const struct hv_stmt insert_job = {
     "import_job",
     "INSERT INTO jobs (plan_id, config_id, workload_id, workload, target_name, target_id, "
     "repetition, run_order, status, attempt, claimed_at, finished_at) "
-    "VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7::int, $7::int - 1, 'done', 1, "
+    "VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7::int, $11::int, 'done', 1, "
     "$8::timestamptz + make_interval(secs => $10::float8), "
     "$8::timestamptz + make_interval(secs => $10::float8 + $9::float8)) RETURNING id",
-    10};
+    11};
 static const struct hv_stmt insert_result = {
     "import_result",
     "INSERT INTO results (job_id, attempt, status, started_at, finished_at, observed, raw) "
@@ -84,28 +85,35 @@ static enum hv_db_status exec_id(struct hv_db *db, const struct hv_stmt *st,
     return s == HV_DB_NONE ? HV_DB_ERROR : s;
 }
 
-/* One run: its job, its result, its metrics and samples. */
+/* One run: its job, its result, its metrics and samples. config_ids
+ * holds the configurations' ids by index. */
 static enum hv_db_status store_run(struct hv_db *db, const struct hv_import *im, const char *plan,
-                                   const char *config, const char *target_id, size_t i,
+                                   const int64_t *config_ids, const char *target_id, size_t i,
                                    json_t *receipt)
 {
-    const json_t *run = json_array_get(im->runs, i);
-    const json_t *when = json_array_get(im->starts, i);
-    const char *at = json_string_value(json_object_get(when, "at"));
-    char rep[24], secs[32], job[24], result[24], after[32];
-    snprintf(rep, sizeof rep, "%zu", i + 1);
-    snprintf(secs, sizeof secs, "%.3f", json_number_value(json_object_get(when, "seconds")));
-    snprintf(after, sizeof after, "%.3f", json_number_value(json_object_get(when, "after_s")));
-    char *workload = json_dumps(im->workload, JSON_COMPACT);
-    const char *wid = json_string_value(json_object_get(im->workload, "id"));
-    const char *pj[] = {plan, config, wid, workload, im->target, target_id, rep, at, secs, after};
+    const json_t *entry = json_array_get(im->runs, i);
+    const json_t *run = json_object_get(entry, "run");
+    const json_t *wl = json_object_get(entry, "workload");
+    const char *at = json_string_value(json_object_get(entry, "at"));
+    const char *raw = im->outputs[json_integer_value(json_object_get(entry, "output"))];
+    char rep[24], secs[32], job[24], result[24], after[32], config[24], order[24];
+    hv_db_int(rep, sizeof rep, json_integer_value(json_object_get(entry, "repetition")));
+    hv_db_int(order, sizeof order, (long long)i);
+    hv_db_int(config, sizeof config,
+              config_ids[json_integer_value(json_object_get(entry, "config"))]);
+    snprintf(secs, sizeof secs, "%.3f", json_number_value(json_object_get(entry, "seconds")));
+    snprintf(after, sizeof after, "%.3f", json_number_value(json_object_get(entry, "after_s")));
+    char *workload = json_dumps(wl, JSON_COMPACT);
+    const char *wid = json_string_value(json_object_get(wl, "id"));
+    const char *pj[] = {plan, config, wid,  workload, im->target, target_id,
+                        rep,  at,     secs, after,    order};
     int64_t job_id = 0, result_id = 0;
     enum hv_db_status s = workload ? exec_id(db, &insert_job, pj, &job_id, NULL) : HV_DB_ERROR;
     free(workload);
     if (s != HV_DB_OK)
         return s;
     char *observed = json_dumps(json_object_get(run, "info"), JSON_COMPACT);
-    const char *pr[] = {hv_db_int(job, sizeof job, job_id), at, secs, observed, im->raw, after};
+    const char *pr[] = {hv_db_int(job, sizeof job, job_id), at, secs, observed, raw, after};
     PGresult *r = NULL;
     s = observed ? exec_id(db, &insert_result, pr, &result_id, &r) : HV_DB_ERROR;
     free(observed);
@@ -130,6 +138,31 @@ static enum hv_db_status store_run(struct hv_db *db, const struct hv_import *im,
     s = text ? hv_db_exec(db, &insert_samples, ps, NULL) : HV_DB_ERROR;
     free(text);
     return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
+/* The plan's configurations; config_ids[idx] gets each one's id. */
+static enum hv_db_status store_configs(struct hv_db *db, const struct hv_import *im,
+                                       const char *plan, int64_t *config_ids)
+{
+    char *configs = json_dumps(im->configs, JSON_COMPACT);
+    if (configs == NULL)
+        return HV_DB_ERROR;
+    const char *pc[] = {plan, configs};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &insert_configs, pc, &r);
+    free(configs);
+    size_t n = json_array_size(im->configs);
+    if (s == HV_DB_OK && (size_t)PQntuples(r) != n)
+        s = HV_DB_ERROR;
+    for (int i = 0; s == HV_DB_OK && i < PQntuples(r); i++) {
+        long idx = strtol(PQgetvalue(r, i, 1), NULL, 10);
+        if (idx < 0 || (size_t)idx >= n)
+            s = HV_DB_ERROR;
+        else
+            config_ids[idx] = strtoll(PQgetvalue(r, i, 0), NULL, 10);
+    }
+    PQclear(r);
+    return s == HV_DB_NONE ? HV_DB_ERROR : s;
 }
 
 static enum hv_db_status store_txn(struct hv_db *db, void *arg)
@@ -167,7 +200,7 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
     out->target_created = PQgetvalue(r, 0, 1)[0] == 't';
     PQclear(r);
 
-    char tok[24], plan[24], config[24];
+    char tok[24], plan[24];
     char *spec = json_dumps(im->spec, JSON_COMPACT);
     const char *pp[] = {im->plan_name, spec,
                         im->token_id > 0 ? hv_db_int(tok, sizeof tok, im->token_id) : NULL};
@@ -176,12 +209,11 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
     if (s != HV_DB_OK)
         return s;
     hv_db_int(plan, sizeof plan, out->plan_id);
-    const char *pc[] = {plan};
-    int64_t config_id = 0;
-    s = exec_id(db, &insert_config, pc, &config_id, NULL);
-    hv_db_int(config, sizeof config, config_id);
+    int64_t *config_ids = calloc(json_array_size(im->configs) + 1, sizeof *config_ids);
+    s = config_ids != NULL ? store_configs(db, im, plan, config_ids) : HV_DB_ERROR;
     for (size_t i = 0; s == HV_DB_OK && i < json_array_size(im->runs); i++)
-        s = store_run(db, im, plan, config, target_id, i, out->runs);
+        s = store_run(db, im, plan, config_ids, target_id, i, out->runs);
+    free(config_ids);
     if (s != HV_DB_OK)
         return s;
     const char *pi[] = {plan, im->tool, im->target, im->output_sha256, pp[2]};

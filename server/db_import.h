@@ -8,21 +8,27 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/** An import to store: everything is decided by the caller. */
+/** An import to store: everything is decided by the caller. A single
+ *  output is a plan with one configuration ("default"); a study is one
+ *  configuration per label. */
 struct hv_import {
-    const char *tool;       /**< the parser's name ("fio") */
-    const char *target;     /**< target name; created (kind host) when unknown */
-    const char *plan_name;  /**< the plan's name */
-    const json_t *spec;     /**< the plan document */
-    const json_t *workload; /**< the jobs' workload variant */
-    const json_t *runs;     /**< [{"metrics": [...], "info": {...}}], at least one */
-    /** [{"at", "after_s", "seconds"}] per run: run i started after_s
-     *  seconds after the ISO 8601 time at and lasted seconds (0 when
-     *  unknown); every number finite and not negative */
-    const json_t *starts;
-    const char *raw;           /**< the output, stored with each result */
-    const char *output_sha256; /**< hex digest of the output */
-    int64_t token_id;          /**< the importing token (0: none) */
+    const char *tool;      /**< the parser's name ("fio"), or "study" */
+    const char *target;    /**< target name; created (kind host) when unknown */
+    const char *plan_name; /**< the plan's name */
+    const json_t *spec;    /**< the plan document */
+    /** [{"name", "levels"}] in configuration order, at least one */
+    const json_t *configs;
+    /** The runs in run order, at least one: [{"config": index into
+     *  configs, "workload": the job's workload variant (with "id"),
+     *  "repetition": 1.., "output": index into outputs, "run":
+     *  {"metrics": [...], "info": {...}, "samples": [...]}, "at", "after_s",
+     *  "seconds"}]: the run started after_s seconds after the ISO 8601 time
+     *  at and lasted seconds (0 when unknown); every number finite and not
+     *  negative. */
+    const json_t *runs;
+    const char *const *outputs; /**< the outputs, stored with each of their results */
+    const char *output_sha256;  /**< hex digest of the output (of a study: of its outputs) */
+    int64_t token_id;           /**< the importing token (0: none) */
 };
 
 /** What was stored. */
@@ -36,10 +42,10 @@ struct hv_import_receipt {
 };
 
 /** Stores the import in one transaction: the target when it is new, the
- *  plan, its one configuration, per run a done job (repetition i, run
- *  order i - 1) with its result (attempt 1, started and finished as starts
- *  says, observed = info, raw) and metrics, and the row of table
- *  imports. HV_DB_CONFLICT (nothing stored, existing_plan_id set)
+ *  plan, its configurations, per run a done job (its repetition, run order
+ *  its index) with its result (attempt 1, started and finished as the run
+ *  says, observed = info, raw = its output) and metrics, and the row of
+ *  table imports. HV_DB_CONFLICT (nothing stored, existing_plan_id set)
  *  when the same output was imported for the same target and tool before. */
 enum hv_db_status hv_db_import_store(const struct hv_import *im, struct hv_import_receipt *out);
 

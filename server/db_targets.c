@@ -12,6 +12,23 @@ static const struct hv_stmt upsert = {
     "labels = EXCLUDED.labels, last_seen = now() RETURNING id",
     6};
 
+/* A new version of the target's facts when they (without the libvirt
+ * domains, whose states come and go) or the fingerprint differ from the
+ * latest version; otherwise the latest version was seen again. Facts that
+ * say nothing (no fingerprint, {}) start no version. The registration
+ * holds the target's row, so two registrations never race here. */
+static const struct hv_stmt facts_version = {
+    "target_facts_version",
+    "WITH f AS (SELECT $2::text AS fp, $3::jsonb #- '{libvirt,domains}' AS facts), "
+    "cur AS (SELECT v.id, v.fingerprint IS NOT DISTINCT FROM f.fp AND v.facts = f.facts AS same "
+    " FROM target_facts v, f WHERE v.target_id = $1 ORDER BY v.first_seen DESC, v.id DESC "
+    " LIMIT 1), "
+    "seen AS (UPDATE target_facts v SET last_seen = now() FROM cur WHERE v.id = cur.id "
+    " AND cur.same RETURNING v.id) "
+    "INSERT INTO target_facts (target_id, fingerprint, facts) SELECT $1, f.fp, f.facts FROM f "
+    "WHERE NOT EXISTS (SELECT 1 FROM seen) AND (f.fp IS NOT NULL OR f.facts <> '{}')",
+    3};
+
 /* The site benchmarks are shown with every target (not only with its
  * facts), so a plan's author sees in the list which names each offers. */
 #define TARGET_JSON                                                                                \
@@ -85,7 +102,12 @@ enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const 
     if (s == HV_DB_OK)
         *id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
-    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    if (s != HV_DB_OK)
+        return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    char tid[24];
+    const char *pf[] = {hv_db_int(tid, sizeof tid, *id), fingerprint, facts_json};
+    s = hv_db_exec(db, &facts_version, pf, NULL);
+    return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 
 enum hv_db_status hv_db_target_list(const char *kind, const char *label_key,

@@ -10,7 +10,10 @@
 
 /** Registers (or refreshes) the target called name with its facts,
  *  fingerprint and labels (JSON texts); *id is its id, the same on every
- *  re-registration. */
+ *  re-registration. Facts or a fingerprint that differ from the target's
+ *  latest version start a new version in its facts history (table
+ *  target_facts); the same ones move that version's last_seen. Call it
+ *  inside the registration's transaction. */
 enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,
                                       const char *fingerprint, const char *dmi_uuid,
                                       const char *labels_json, int64_t *id);

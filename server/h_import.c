@@ -12,21 +12,21 @@
  * another): they become repetitions, so they must be runs of one workload
  * (hv_parse_runs_alike); otherwise the import is refused naming how many
  * runs the file holds and where they differ. Each run starts when its
- * output says it did, else after the run before it. */
+ * output says it did, else after the run before it.
+ *
+ * A body with "study" holds several labelled outputs instead, which become
+ * one plan with a configuration per label (h_study.c). */
 #include "auth.h"
 #include "db_import.h"
 #include "handlers.h"
-#include "result.h"
+#include "import_runs.h"
 #include "jspec.h"
 #include "log.h"
 #include "parsers.h"
-#include "timeutil.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const struct hv_jfield import_fields[] = {
     {.name = "tool", .type = HV_J_STRING, .required = true, .max_len = 32},
@@ -39,115 +39,24 @@ static const struct hv_jfield import_fields[] = {
     {0},
 };
 
-/* Seconds since 1970 of an ISO 8601 UTC time hv_iso8601_valid() accepts
- * (fractions ignored). */
-static time_t iso_seconds(const char *s)
-{
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    const char *end = strptime(s, "%Y-%m-%d", &tm);
-    if (end != NULL && *end == 'T')
-        strptime(end, "T%H:%M:%S", &tm);
-    return timegm(&tm);
-}
-
 /* Checks the members beyond their types (those of the wrong type were
  * named already); appends errors. */
 static void check_body(const json_t *doc, json_t *errors)
 {
-    const char *tool = json_string_value(json_object_get(doc, "tool"));
-    const struct hv_tool_parser *p = tool != NULL ? hv_parser_find(tool) : NULL;
-    if (tool != NULL && (p == NULL || strcmp(p->name, tool) != 0)) {
-        char names[128] = "";
-        size_t n = 0;
-        for (const char *const *t = hv_parser_names(); *t != NULL; t++)
-            n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s",
-                                  n ? ", " : "", *t);
-        hv_errors_add(errors, "/tool", "must be one of: %s", names);
-    }
+    hv_import_check_tool(json_string_value(json_object_get(doc, "tool")), "/tool", errors);
     const char *target = json_string_value(json_object_get(doc, "target"));
     if (target != NULL && !hv_jspec_name_ok(target))
         hv_errors_add(errors, "/target", "must be 1 to 128 printable characters without '/'");
     const char *name = json_string_value(json_object_get(doc, "name"));
     if (name != NULL && !hv_jspec_name_ok(name))
         hv_errors_add(errors, "/name", "must be 1 to 128 printable characters without '/'");
-    const char *at = json_string_value(json_object_get(doc, "at"));
-    if (at != NULL && !hv_iso8601_valid(at))
-        hv_errors_add(errors, "/at", "must be an ISO 8601 UTC time such as 2026-11-01T10:00:00Z");
-    else if (at != NULL && iso_seconds(at) > time(NULL) + 86400)
-        hv_errors_add(errors, "/at", "must not be in the future");
+    hv_import_check_at(json_string_value(json_object_get(doc, "at")), "/at", errors);
     const json_t *output = json_object_get(doc, "output");
     if (json_is_string(output) && json_string_length(output) == 0)
         hv_errors_add(errors, "/output", "must not be empty");
     const json_t *labels = json_object_get(doc, "labels");
     if (json_is_object(labels))
         hv_jspec_check_labels(labels, "/labels", errors);
-}
-
-/* When the runs started: the request's "at", else what the output says
- * (fio, iperf3 and stress-ng's YAML stamp their reports), else now. */
-static const char *start_time(const json_t *doc, const json_t *runs, char *now, size_t len,
-                              const char **source)
-{
-    const char *at = json_string_value(json_object_get(doc, "at"));
-    if (at != NULL) {
-        *source = "request";
-        return at;
-    }
-    const json_t *info = json_object_get(json_array_get(runs, 0), "info");
-    const char *stamp = json_string_value(json_object_get(info, "started_at"));
-    if (stamp != NULL && hv_iso8601_valid(stamp)) {
-        *source = "output";
-        return stamp;
-    }
-    *source = "import";
-    hv_now_iso8601(now, len);
-    return now;
-}
-
-/* The run's duration from its info, 0 when unknown or absurd. */
-static double run_seconds(const json_t *run)
-{
-    double d = json_number_value(json_object_get(json_object_get(run, "info"), "duration_s"));
-    return isfinite(d) && d > 0 && d < 1e7 ? d : 0;
-}
-
-/* When each run started and how long it lasted, [{"at", "after_s",
- * "seconds"}] (db_import.h). Runs one after another in a file: a run whose
- * output stamps its start (and no "at" was given) starts then; any other
- * starts where the run before it ended. */
-static json_t *run_starts(const json_t *runs, const char *started, const char *source)
-{
-    json_t *starts = json_array();
-    const char *anchor = started;
-    double after = 0;
-    size_t i;
-    const json_t *run;
-    json_array_foreach(runs, i, run)
-    {
-        const char *own =
-            json_string_value(json_object_get(json_object_get(run, "info"), "started_at"));
-        if (i > 0 && strcmp(source, "output") == 0 && own != NULL && hv_iso8601_valid(own)) {
-            anchor = own;
-            after = 0;
-        }
-        json_array_append_new(starts, json_pack("{s:s,s:f,s:f}", "at", anchor, "after_s", after,
-                                                "seconds", run_seconds(run)));
-        after += run_seconds(run);
-    }
-    return starts;
-}
-
-/* The workload kind of the runs: the tool's, unless the output says
- * otherwise (sysbench's fileio test is a disk measurement). */
-static const char *run_kind(const struct hv_tool_parser *p, const json_t *runs)
-{
-    const char *kind = json_string_value(
-        json_object_get(json_object_get(json_array_get(runs, 0), "info"), "kind"));
-    if (kind != NULL &&
-        (strcmp(kind, "cpu") == 0 || strcmp(kind, "disk") == 0 || strcmp(kind, "net") == 0))
-        return kind;
-    return p->kind;
 }
 
 /* The plan document of an import: a valid stored plan (one workload on
@@ -183,31 +92,6 @@ static json_t *plan_spec(const char *name, const struct hv_tool_parser *p, const
         labels ? json_deep_copy(labels) : json_object(), "import", import);
 }
 
-/* Applies the upload rule for metric values (lib/result.h) to what the
- * parser read: a corrupt or hand-edited output must not plant a value a
- * worker could not upload. Errors name /runs/N/metrics/K. Returns their
- * number. */
-static int check_run_values(const json_t *runs, json_t *errors)
-{
-    size_t i, k;
-    const json_t *run, *m;
-    json_array_foreach(runs, i, run)
-    {
-        json_array_foreach(json_object_get(run, "metrics"), k, m)
-        {
-            char why[160], path[64];
-            const char *name = json_string_value(json_object_get(m, "name"));
-            if (hv_metric_value_check(name, json_string_value(json_object_get(m, "unit")),
-                                      json_number_value(json_object_get(m, "value")), why,
-                                      sizeof why))
-                continue;
-            snprintf(path, sizeof path, "/runs/%zu/metrics/%zu", i, k);
-            hv_errors_add(errors, path, "%s: %s", name ? name : "metric", why);
-        }
-    }
-    return (int)json_array_size(errors);
-}
-
 /* 201: the plan, and per run its job, result and metrics. */
 static json_t *receipt_json(const struct hv_import_receipt *rc, const char *name,
                             const struct hv_tool_parser *p, const char *target, const json_t *runs)
@@ -227,51 +111,29 @@ static json_t *receipt_json(const struct hv_import_receipt *rc, const char *name
         json_object_get(first, "metrics"), "runs", rc->runs);
 }
 
-void hv_h_import(struct hv_request *req)
+/* Answers 400 for an output that cannot be imported: the parser's reason
+ * as the detail, or that values are impossible. Takes errors. */
+static void reply_unreadable(struct hv_request *req, json_t *errors)
 {
-    json_t *doc = hv_req_json(req);
-    if (doc == NULL)
-        return;
-    json_t *errors = json_array();
-    hv_jspec_check(doc, "", import_fields, errors);
-    if (json_is_object(doc))
-        check_body(doc, errors);
-    if (json_array_size(errors) > 0) {
-        hv_reply_problem(req, HV_E_INVALID_REQUEST, "the import request does not fit", errors);
-        json_decref(doc);
-        return;
-    }
-    json_decref(errors);
-    const struct hv_tool_parser *p =
-        hv_parser_find(json_string_value(json_object_get(doc, "tool")));
-    const json_t *output = json_object_get(doc, "output");
-    const char *text = json_string_value(output);
-    size_t len = json_string_length(output);
-    json_t *runs = NULL;
-    char err[HV_PARSE_ERR_MAX];
-    if (hv_parse_tool_runs(p->name, text, len, &runs, err, sizeof err) != 0 ||
-        hv_parse_runs_alike(p->name, runs, err, sizeof err) != 0) {
-        /* Nothing is stored: the output is the client's to fix. */
-        errors = json_array();
-        hv_errors_add(errors, "/output", "%s", err);
-        hv_reply_problem(req, HV_E_INVALID_REQUEST, err, errors);
-        json_decref(runs);
-        json_decref(doc);
-        return;
-    }
-    errors = json_array();
-    if (check_run_values(runs, errors) > 0) {
-        hv_reply_problem(req, HV_E_INVALID_REQUEST,
-                         "the output holds values no measurement can have; nothing was stored",
-                         errors);
-        json_decref(runs);
-        json_decref(doc);
-        return;
-    }
-    json_decref(errors);
+    const json_t *first = json_array_get(errors, 0);
+    const char *path = json_string_value(json_object_get(first, "path"));
+    char detail[HV_PARSE_ERR_MAX];
+    if (path != NULL && strcmp(path, "/output") == 0)
+        snprintf(detail, sizeof detail, "%s", json_string_value(json_object_get(first, "message")));
+    else
+        snprintf(detail, sizeof detail,
+                 "the output holds values no measurement can have; nothing was stored");
+    hv_reply_problem(req, HV_E_INVALID_REQUEST, detail, errors);
+}
+
+/* Stores the runs of p's output text[0..len) as doc asks, and answers. */
+static void store(struct hv_request *req, const json_t *doc, const struct hv_tool_parser *p,
+                  const char *text, size_t len, json_t *runs)
+{
     char now[32], sha[65], plan_name[160];
     const char *source;
-    const char *started = start_time(doc, runs, now, sizeof now, &source);
+    const char *started = hv_import_start(json_string_value(json_object_get(doc, "at")), runs, now,
+                                          sizeof now, &source);
     const char *target = json_string_value(json_object_get(doc, "target"));
     const char *name = json_string_value(json_object_get(doc, "name"));
     if (name == NULL) {
@@ -280,18 +142,21 @@ void hv_h_import(struct hv_request *req)
     }
     hv_sha256_hex(text, len, sha);
     json_t *workload = json_pack("{s:s,s:s,s:s,s:s,s:{}}", "id", p->name, "workload", p->name,
-                                 "kind", run_kind(p, runs), "engine", p->name, "params");
-    json_t *starts = run_starts(runs, started, source);
+                                 "kind", hv_import_kind(p, runs), "engine", p->name, "params");
+    json_t *entries = json_array();
+    size_t rep = 0;
+    hv_import_entries(entries, runs, started, source, 0, workload, 0, &rep);
     json_t *spec = plan_spec(name, p, doc, runs, started, source, sha, workload);
+    json_t *configs = json_pack("[{s:s,s:{}}]", "name", "default", "levels");
+    const char *outputs[] = {text};
     struct hv_import im = {
         .tool = p->name,
         .target = target,
         .plan_name = name,
         .spec = spec,
-        .workload = workload,
-        .runs = runs,
-        .starts = starts,
-        .raw = text,
+        .configs = configs,
+        .runs = entries,
+        .outputs = outputs,
         .output_sha256 = sha,
         .token_id = req->token_id,
     };
@@ -313,9 +178,45 @@ void hv_h_import(struct hv_request *req)
         hv_reply_json(req, 201, receipt_json(&rc, name, p, target, runs));
         json_decref(rc.runs);
     }
+    json_decref(configs);
     json_decref(spec);
+    json_decref(entries);
     json_decref(workload);
-    json_decref(starts);
+}
+
+void hv_h_import(struct hv_request *req)
+{
+    json_t *doc = hv_req_json(req);
+    if (doc == NULL)
+        return;
+    if (json_is_object(doc) && json_object_get(doc, "study") != NULL) {
+        hv_import_study(req, doc);
+        json_decref(doc);
+        return;
+    }
+    json_t *errors = json_array();
+    hv_jspec_check(doc, "", import_fields, errors);
+    if (json_is_object(doc))
+        check_body(doc, errors);
+    if (json_array_size(errors) > 0) {
+        hv_reply_problem(req, HV_E_INVALID_REQUEST, "the import request does not fit", errors);
+        json_decref(doc);
+        return;
+    }
+    const struct hv_tool_parser *p =
+        hv_parser_find(json_string_value(json_object_get(doc, "tool")));
+    const json_t *output = json_object_get(doc, "output");
+    const char *text = json_string_value(output);
+    size_t len = json_string_length(output);
+    /* Nothing is stored when the output does not read: it is the client's
+     * to fix. */
+    json_t *runs = hv_import_parse(p, text, len, "", errors);
+    if (runs == NULL) {
+        reply_unreadable(req, errors);
+    } else {
+        json_decref(errors);
+        store(req, doc, p, text, len, runs);
+    }
     json_decref(runs);
     json_decref(doc);
 }

@@ -39,6 +39,12 @@ void hv_h_step_heartbeat(struct hv_request *req);
 void hv_h_step_result(struct hv_request *req);
 void hv_h_plan_steps(struct hv_request *req);
 void hv_h_target_changes(struct hv_request *req);
+/* h_history.c */
+void hv_h_target_history(struct hv_request *req);
+void hv_h_target_facts(struct hv_request *req);
+void hv_h_change_point_ack(struct hv_request *req);
+/* h_compare.c */
+void hv_h_compare(struct hv_request *req);
 /* h_metrics.c */
 void hv_h_metrics(struct hv_request *req);
 /* h_jobs.c */

@@ -172,6 +172,14 @@ assert_status 200 GET "/api/v1/targets/$TARGET"
 assert_status 404 GET /api/v1/targets/987654321
 assert_status 200 GET /api/v1/catalog
 
+# History, facts versions, change points and comparisons.
+assert_status 200 GET "/api/v1/targets/$TARGET/history?metric=cpu.score&max_points=10"
+assert_status 400 GET "/api/v1/targets/$TARGET/history"
+assert_status 200 GET "/api/v1/targets/$TARGET/facts"
+assert_status 404 POST /api/v1/change-points/987654321/ack "${AUTH_S[@]}"
+assert_status 200 GET "/api/v1/compare?a=$PLAN&b=$PLAN:default"
+assert_status 400 GET "/api/v1/compare?a=$PLAN"
+
 # Plan lists: filters and pages.
 assert_status 201 POST /api/v1/plans "${AUTH_S[@]}" --data-binary "$plan" -H 'Idempotency-Key: contract-1'
 api POST /api/v1/plans "${AUTH_S[@]}" --data-binary "$plan" -H 'Idempotency-Key: contract-1' \

@@ -10,7 +10,11 @@
 # is a disk workload; bonnie++ 1.0x tables and CSV import; a damaged output
 # exits 1 with the parser's reason and stores nothing, and so does an
 # output imported twice; the API refuses bad requests, wrong roles and
-# bodies over the cap.
+# bodies over the cap. A study (outputs under labels) is refused with one
+# label, a baseline that is no label, an output that does not parse, runs
+# of one label that are not of one workload, or a tool measuring two kinds,
+# storing nothing; two tools under two labels give a workload per tool and
+# a configuration per label; the same study twice is 409.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 HV_SERVER_ARGS=(--max-body 262144)
@@ -302,6 +306,81 @@ assert_status 400 POST /api/v1/imports "${S[@]}" --data-binary '{"tool":"fio"'
 assert_status 401 POST /api/v1/imports --data-binary "$(body fio fio/seq-write.json)"
 assert_status 403 POST /api/v1/imports -H "Authorization: Bearer $READ_TOKEN" --data-binary "$(body fio fio/seq-write.json)"
 assert_status 403 POST /api/v1/imports -H "Authorization: Bearer $WORKER_TOKEN" --data-binary "$(body fio fio/seq-write.json)"
+# --- studies: several outputs under labels ------------------------------------------------
+# study_body OUTPUTS_JQ [jq edit]: a study on study-host, baseline "host".
+study_body() {
+    jq -n --rawfile h1 "$FX/bonnie/s64-r32.csv" --rawfile h2 "$FX/bonnie/f-s4096-r2048.csv" \
+        --rawfile fio "$FX/fio/seq-write.json" --rawfile sc "$FX/sysbench/cpu-t2.txt" \
+        --rawfile sf "$FX/sysbench/fileio-seqwr.txt" --rawfile bad "$FX/fio/bad/seq-write-truncated.json" \
+        "{study: \"s1\", target: \"study-host\", baseline: \"host\", outputs: $1} | ${2:-.}"
+}
+before=$(sql "SELECT count(*) FROM plans")/$(sql "SELECT count(*) FROM results")
+assert_status 400 POST /api/v1/imports "${S[@]}" --data-binary "$(study_body \
+    '[{label: "host", tool: "bonnie", output: $h1}, {label: "host", tool: "fio", output: $fio}]')"
+assert_match "one label is no study" 'at least two labels; this one has 1' "$(json -r '.errors[0].message')"
+assert_status 400 POST /api/v1/imports "${S[@]}" --data-binary "$(study_body \
+    '[{label: "vm", tool: "bonnie", output: $h1}, {label: "bare metal", tool: "iozone", output: "", at: "soon"}]' \
+    '.baseline = "host" | .extra = 1')"
+assert_eq "every bad member named" '/extra' "$(json -r '[.errors[].path] | sort | join(" ")')"
+assert_status 400 POST /api/v1/imports "${S[@]}" --data-binary "$(study_body \
+    '[{label: "vm", tool: "bonnie", output: $h1}, {label: "bare metal", tool: "iozone", output: "", at: "soon"}]')"
+assert_eq "bad outputs named by index" '/outputs/1/at /outputs/1/label /outputs/1/output /outputs/1/tool' \
+    "$(json -r '[.errors[].path] | sort | join(" ")')"
+assert_status 400 POST /api/v1/imports "${S[@]}" --data-binary "$(study_body \
+    '[{label: "vm", tool: "bonnie", output: $h1}, {label: "bm", tool: "bonnie", output: $h1}]')"
+assert_eq "the baseline must be a label" '/baseline' "$(json -r '.errors[0].path')"
+assert_status 400 POST /api/v1/imports "${S[@]}" --data-binary "$(study_body \
+    '[{label: "host", tool: "bonnie", output: $h1}, {label: "vm", tool: "fio", output: $bad}]')"
+assert_eq "an output that does not parse: its path and reason" \
+    '/outputs/1/output fio: the JSON ends early at line 128 (cut off?)' \
+    "$(json -r '"\(.errors[0].path) \(.errors[0].message)"')"
+assert_status 400 POST /api/v1/imports "${S[@]}" --data-binary "$(study_body \
+    '[{label: "host", tool: "bonnie", output: $h1}, {label: "vm", tool: "bonnie", output: $h1},
+      {label: "host", tool: "bonnie", output: $h2}]')"
+assert_match "one label's runs of one tool must be runs of one workload" \
+    '^/outputs/0 label host: bonnie\+\+: the output holds 2 runs, and they are not runs of one workload' \
+    "$(json -r '"\(.errors[0].path) \(.errors[0].message)"')"
+assert_status 400 POST /api/v1/imports "${S[@]}" --data-binary "$(study_body \
+    '[{label: "host", tool: "sysbench", output: $sc}, {label: "vm", tool: "sysbench", output: $sf}]')"
+assert_match "a tool measuring two kinds is refused" 'measures disk where an earlier one measures cpu' \
+    "$(json -r '.errors[0].message')"
+assert_eq "nothing was stored" "$before" \
+    "$(sql "SELECT count(*) FROM plans")/$(sql "SELECT count(*) FROM results")"
+assert_status 403 POST /api/v1/imports -H "Authorization: Bearer $READ_TOKEN" --data-binary "$(study_body \
+    '[{label: "host", tool: "bonnie", output: $h1}, {label: "vm", tool: "bonnie", output: $h1}]')"
+# Two tools, outputs of other machines under each label: a workload per tool.
+assert_status 201 POST /api/v1/imports "${S[@]}" --data-binary "$(study_body \
+    '[{label: "host", tool: "bonnie", output: $h1}, {label: "host", tool: "fio", output: $fio},
+      {label: "vm", tool: "bonnie", output: $h2}, {label: "vm", tool: "fio", output: $fio, at: "2011-01-01"}]' \
+    '.name = "two tools"')" -D "$HV_TMP/headers"
+SP=$(json .plan_id)
+assert_match "201 has a Location header" "^Location: /api/v1/plans/$SP\$" \
+    "$(tr -d '\r' <"$HV_TMP/headers" | grep -i '^Location:')"
+assert_eq "the receipt: runs by label, configuration and workload" \
+    'host/default/bonnie/1 host/default/fio/1 vm/study=vm/bonnie/1 vm/study=vm/fio/1' \
+    "$(json -r '[.runs[] | "\(.label)/\(.configuration)/\(.workload)/\(.repetition)"] | join(" ")')"
+assert_eq "an output's own at is its run's start" '2011-01-01T00:00:00.000Z' "$(json -r '.runs[3].started_at')"
+assert_status 200 GET "/api/v1/plans/$SP"
+assert_eq "the plan: two workloads, the labels as levels" 'two tools bonnie,fio host,vm 1 1' \
+    "$(json -r '"\(.plan.name) \([.plan.workloads[].id] | join(",")) \(.plan.factors.study | join(",")) \(.plan.repetitions.min) \(.plan.repetitions.max)"')"
+assert_eq "each run keeps its output (three distinct, fio's twice)" '4|3|2' \
+    "$(sql "SELECT count(r.raw), count(DISTINCT r.raw), count(*) FILTER (WHERE r.raw LIKE '%fio version%') FROM results r JOIN jobs j ON j.id = r.job_id WHERE j.plan_id = $SP")"
+assert_status 409 POST /api/v1/imports "${S[@]}" --data-binary "$(study_body \
+    '[{label: "host", tool: "bonnie", output: $h1}, {label: "host", tool: "fio", output: $fio},
+      {label: "vm", tool: "bonnie", output: $h2}, {label: "vm", tool: "fio", output: $fio, at: "2011-01-01"}]')"
+assert_match "the same study again: 409 naming it" "as plan $SP\$" "$(json -r .detail)"
+# The CLI: LABEL=FILE arguments; local mistakes exit 2.
+import --study s2 --target study-host --baseline a a="$FX/bonnie/s64-r32.csv"
+assert_eq "a study of one output: exit 2" 2 "$RC"
+import --study s2 --target study-host --baseline a a="$FX/bonnie/s64-r32.csv" b:fio="$FX/fio/seq-write.json"
+assert_eq "no --tool for a LABEL=FILE: exit 2" 2 "$RC"
+assert_match "it says how to name one" 'give --tool, or write LABEL:TOOL=FILE' "$ERR"
+import --study s2 --tool bonnie --target study-host --baseline a a="$FX/bonnie/s64-r32.csv" "$FX/fio/seq-write.json"
+assert_eq "an argument without LABEL=: exit 2" 2 "$RC"
+import --study s2 --tool bonnie --target study-host --baseline a a="$FX/bonnie/s64-r32.csv" \
+    b:fio="$FX/fio/seq-write.json"
+assert_eq "hvbench import --study: exit 0" "0 s2 a" "$RC $(jq -r '"\(.study) \(.baseline)"' <<<"$OUT")"
+
 head -c 300000 /dev/zero | tr '\0' 'x' >"$HV_TMP/big.txt"
 jq -n --rawfile out "$HV_TMP/big.txt" '{tool: "fio", target: "x", output: $out}' >"$HV_TMP/big.json"
 assert_status 413 POST /api/v1/imports "${S[@]}" --data-binary @"$HV_TMP/big.json"

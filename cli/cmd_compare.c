@@ -1,0 +1,155 @@
+/* cmd_compare.c — hvbench compare A B: two plans, or two configurations of
+ * plans, side by side metric by metric, with B's % change against A, its
+ * 95 % interval and a verdict (GET /api/v1/compare). */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/common.h"
+#include "cli/table.h"
+
+static int cmd_compare_exec(struct cli_ctx *ctx, int argc, char **argv);
+
+const struct cli_command cli_cmd_compare = {
+    .name = "compare",
+    .usage = "[--margin PCT] A B",
+    .summary = "compare two plans or configurations metric by metric",
+    .help = "  -m, --margin PCT   the equivalence margin of the verdicts (default: B's\n"
+            "                     plan's margin_pct, else A's, else 1)\n"
+            "\n"
+            "A and B are each a plan id (its default configuration) or PLAN:CONFIGURATION,\n"
+            "the configuration's name as 'hvbench report' prints it, '=' and ',' and all:\n"
+            "  hvbench compare 12 12:vcpu_pin=on,thp=never\n"
+            "  hvbench compare 40 41          (a host's import against a guest's)\n"
+            "Rows pair the same workload and metric (and target, unless each side ran on\n"
+            "one target). \"change\" is B against A: the ratio of geometric means as a %,\n"
+            "with its 95 % interval (Welch, on logs) when both sides have 2 runs or more;\n"
+            "the verdict reads it against the margin, the arrow of the metric giving the\n"
+            "good direction: better, worse, no_effect or inconclusive.\n",
+    .fn = cmd_compare_exec,
+};
+
+static double num(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/** "mean (n)" of one side of a row, or "-" when the side has none. */
+static const char *side_text(char *buf, size_t len, const json_t *side)
+{
+    if (!json_is_object(side))
+        return "-";
+    char v[64];
+    snprintf(buf, len, "%s (n=%lld)", cli_fmt_num(v, sizeof v, num(side, "mean")),
+             (long long)json_integer_value(json_object_get(side, "n")));
+    return buf;
+}
+
+/** The target column: one name, or "A -> B" when the sides differ. */
+static const char *targets_text(char *buf, size_t len, const json_t *row)
+{
+    const char *a = json_string_value(json_object_get(json_object_get(row, "a"), "target"));
+    const char *b = json_string_value(json_object_get(json_object_get(row, "b"), "target"));
+    if (a != NULL && b != NULL && strcmp(a, b) != 0)
+        snprintf(buf, len, "%s -> %s", a, b);
+    else
+        snprintf(buf, len, "%s", a != NULL ? a : b != NULL ? b : "-");
+    return buf;
+}
+
+static int add_row(struct cli_table *t, const json_t *row)
+{
+    char metric[200], target[300], a[96], b[96], change[32], interval[80];
+    const json_t *hib = json_object_get(row, "higher_is_better");
+    snprintf(metric, sizeof metric, "%s%s", json_string_value(json_object_get(row, "metric")),
+             json_is_true(hib)    ? " ↑"
+             : json_is_false(hib) ? " ↓"
+                                  : "");
+    double pct = num(row, "change_pct"), lo = num(row, "lo_pct"), hi = num(row, "hi_pct");
+    snprintf(change, sizeof change, isfinite(pct) ? "%+.2f%%" : "-", pct);
+    snprintf(interval, sizeof interval, isfinite(lo) && isfinite(hi) ? "[%+.2f%%, %+.2f%%]" : "-",
+             lo, hi);
+    const char *verdict = json_string_value(json_object_get(row, "verdict"));
+    const char *cells[8] = {json_string_value(json_object_get(row, "workload")),
+                            metric,
+                            targets_text(target, sizeof target, row),
+                            side_text(a, sizeof a, json_object_get(row, "a")),
+                            side_text(b, sizeof b, json_object_get(row, "b")),
+                            change,
+                            interval,
+                            verdict != NULL ? verdict : "-"};
+    return cli_table_add(t, cells);
+}
+
+static void print_side(const char *which, const json_t *side)
+{
+    cli_out("%s: plan %lld \"%s\", configuration %s", which,
+            (long long)json_integer_value(json_object_get(side, "plan_id")),
+            json_string_value(json_object_get(side, "plan_name")),
+            json_string_value(json_object_get(side, "configuration")));
+}
+
+static int print_compare(const json_t *body)
+{
+    static const struct cli_column cols[] = {
+        {"workload", CLI_LEFT},     {"metric", CLI_LEFT},  {"target", CLI_LEFT},
+        {"A", CLI_RIGHT},           {"B", CLI_RIGHT},      {"change", CLI_RIGHT},
+        {"95% interval", CLI_LEFT}, {"verdict", CLI_LEFT},
+    };
+    print_side("A", json_object_get(body, "a"));
+    print_side("B", json_object_get(body, "b"));
+    cli_out("margin %g %%", num(body, "margin_pct"));
+    struct cli_table *t = cli_table_new(cols, 8);
+    if (t == NULL)
+        return CLI_EXIT_FAIL;
+    int rc = CLI_EXIT_OK;
+    size_t i;
+    const json_t *row;
+    json_array_foreach(json_object_get(body, "rows"), i, row)
+    {
+        if (add_row(t, row) != 0)
+            rc = CLI_EXIT_FAIL;
+    }
+    putchar('\n');
+    if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
+        rc = CLI_EXIT_FAIL;
+    cli_table_free(t);
+    return rc;
+}
+
+/** hvbench compare [--margin PCT] A B */
+static int cmd_compare_exec(struct cli_ctx *ctx, int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"margin", required_argument, NULL, 'm'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *margin = NULL;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "m:", options, NULL)) != -1) {
+        if (opt != 'm')
+            return cli_usage(&cli_cmd_compare);
+        margin = optarg;
+    }
+    if (argc - optind != 2)
+        return cli_usage(&cli_cmd_compare);
+    char path[2400] = "/api/v1/compare";
+    if (cli_add_query(path, sizeof path, "a", argv[optind]) != 0 ||
+        cli_add_query(path, sizeof path, "b", argv[optind + 1]) != 0 ||
+        (margin != NULL && cli_add_query(path, sizeof path, "margin_pct", margin) != 0)) {
+        cli_err("the arguments are too long");
+        return CLI_EXIT_USAGE;
+    }
+    struct hv_http_response resp;
+    memset(&resp, 0, sizeof resp);
+    int rc = cli_request(ctx, "GET", path, NULL, &resp);
+    if (rc == CLI_EXIT_OK)
+        rc = ctx->json ? (cli_print_json(resp.body) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL)
+                       : print_compare(resp.body);
+    hv_http_response_clear(&resp);
+    return rc;
+}

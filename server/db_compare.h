@@ -1,0 +1,23 @@
+/* db_compare.h — one side of a comparison: a configuration of a plan
+ * with its metrics' moments (GET /api/v1/compare). */
+#ifndef HV_SERVER_DB_COMPARE_H
+#define HV_SERVER_DB_COMPARE_H
+
+#include "db.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+/** Reads configuration (NULL: the plan's default, its first) of plan_id as
+ *  a new JSON object in *out: {"plan_id", "plan_name", "margin_pct" (the
+ *  plan's, or null), "configurations" (every name, in order),
+ *  "configuration" (the one found, null when the plan has none of that
+ *  name), "rows": per workload id, target and metric of its done jobs
+ *  (the server side of net workloads left out), ordered so, {"workload",
+ *  "target", "metric", "unit", "higher_is_better", "n", "mean", "sd",
+ *  "log_mean", "log_sd", "n_nonpos"} with the moments of the values and of
+ *  the logarithms of the positive ones (lib/stats.h, hv_moments_set)}.
+ *  HV_DB_NONE: no such plan. */
+enum hv_db_status hv_db_compare_side(int64_t plan_id, const char *configuration, json_t **out);
+
+#endif

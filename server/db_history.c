@@ -1,0 +1,593 @@
+/* db_history.c — see db_history.h. */
+#include "db_history.h"
+
+#include "facts_diff.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The points of a series: done jobs' ok results of the target, with the
+ * metric $2, in each plan's default configuration ($3 NULL) or in those
+ * named $3, of workload id $4 when given. The server side of a net
+ * workload measures nothing of its own (as in the report). A result that
+ * did not say when it started counts from when it arrived. */
+#define POINTS_FROM                                                                                \
+    "FROM targets t JOIN jobs j ON j.target_name = t.name "                                        \
+    "JOIN configurations c ON c.id = j.config_id "                                                 \
+    "JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt "                                 \
+    "JOIN metrics m ON m.result_id = r.id "
+#define POINTS_WHERE                                                                               \
+    "WHERE t.id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server' "                  \
+    "AND r.status = 'ok' AND m.name = $2 "                                                         \
+    "AND CASE WHEN $3::text IS NULL THEN c.idx = 0 ELSE c.name = $3::text END "                    \
+    "AND ($4::text IS NULL OR j.workload_id = $4::text) "
+#define POINT_AT "coalesce(r.started_at, r.received_at)"
+
+/* A change point as the API shows it: its figures, its status and its
+ * context (facts_before, facts_after, facts_changed, tuning ...). */
+#define CP_JSON                                                                                    \
+    "(cp.context || jsonb_build_object('id', cp.id, 'at', cp.at, 'before_at', cp.before_at, "      \
+    "'index', cp.idx, 'n_before', cp.n_before, 'n_after', cp.n_after, 'mean_before', "             \
+    "cp.mean_before, 'mean_after', cp.mean_after, 'change_pct', 100 * cp.rel_change, 'q', cp.q, "  \
+    "'p', cp.p, 'plan_id', cp.plan_id, 'result_id', cp.result_id, 'status', CASE WHEN "            \
+    "cp.acknowledged_at IS NULL THEN 'new' ELSE 'acknowledged' END, 'detected_at', "               \
+    "cp.detected_at, 'acknowledged_at', cp.acknowledged_at, 'acknowledged_by', tk.name))"
+#define CP_LIST(series)                                                                            \
+    "coalesce((SELECT json_agg(" CP_JSON " ORDER BY cp.at) FROM change_points cp "                 \
+    "LEFT JOIN tokens tk ON tk.id = cp.acknowledged_by WHERE cp.series_id = " series               \
+    " AND cp.active), '[]')"
+
+/* The series kept for the target and metric ($1, $2) in the
+ * configuration asked for ($3). */
+#define KEPT                                                                                       \
+    "hs AS (SELECT * FROM history_series WHERE target_id = $1 AND metric = $2 "                    \
+    "AND configuration = coalesce($3::text, '')) "
+/* A series as hv_db_history_read gives it, from s (key sk, n, t0, t1, mx,
+ * sm, unit, hib, job: a job of it) and hs (what was kept of it), with its
+ * points as POINTS. */
+#define SERIES_JSON(POINTS)                                                                        \
+    "json_build_object('key', s.sk, 'workload', (SELECT jw.workload - 'id' - 'workload' "          \
+    "FROM jobs jw WHERE jw.id = s.job), 'unit', s.unit, 'higher_is_better', s.hib, 'n', s.n, "     \
+    "'first', s.t0, 'last', s.t1, 'state', s.n || ':' || s.mx || ':' || s.sm, 'downsampled', "     \
+    "s.n > $5, 'points', " POINTS ", 'series_id', hs.id, 'cached_state', hs.state, "               \
+    "'change_points', " CP_LIST("hs.id") ")"
+#define SERIES_LIST(POINTS)                                                                        \
+    "SELECT json_build_object('target', t.name, 'series', coalesce((SELECT json_agg(" SERIES_JSON( \
+        POINTS) " ORDER BY s.sk) FROM s LEFT JOIN hs ON hs.series_key = s.sk), "                   \
+                "'[]'))::text FROM targets t WHERE t.id = $1"
+
+/* Every series of the metric on the target, in one pass over its points
+ * (the work of a GROUP BY of them): per series and bucket, grouped by the
+ * series' key (jobs.series_key) and a bucket that is the point itself up
+ * to $5 points, else one of $5 equal parts of the time range kept with
+ * the series (a point outside it falls in a bucket of its own past either
+ * end; the caller reads again once it stored the new range). Then per
+ * series its points, the state of its points and what was kept of it. */
+static const struct hv_stmt read_series = {
+    "history_read",
+    "WITH " KEPT ", "
+    "agg AS (SELECT j.series_key AS sk, CASE WHEN hs.n IS NULL OR hs.n <= $5 THEN r.id "
+    " ELSE width_bucket(extract(epoch FROM " POINT_AT ")::float8, "
+    " extract(epoch FROM hs.first_at)::float8, extract(epoch FROM hs.last_at)::float8 + 0.001, "
+    " $5::int) END AS bk, count(*) AS c, min(" POINT_AT ") AS a0, max(" POINT_AT ") AS a1, "
+    " avg(m.value) AS mean, min(m.value) AS lo, max(m.value) AS hi, min(j.plan_id) AS plan, "
+    " min(r.id) AS rid, max(r.id) AS mx, sum(r.id) AS sm, min(m.unit) AS unit, "
+    " bool_and(m.higher_is_better) AS hib, min(j.id) AS job " POINTS_FROM
+    " LEFT JOIN hs ON hs.series_key = j.series_key " POINTS_WHERE " GROUP BY 1, 2), "
+    "s AS (SELECT sk, sum(c) AS n, min(a0) AS t0, max(a1) AS t1, max(mx) AS mx, sum(sm) AS sm, "
+    " min(unit) AS unit, bool_and(hib) AS hib, min(job) AS job, json_agg(CASE WHEN c = 1 THEN "
+    " json_build_object('at', a0, 'value', mean, 'n', 1, 'plan_id', plan, 'result_id', rid) "
+    " ELSE json_build_object('at', a0, 'until', a1, 'n', c, 'value', mean, 'min', lo, 'max', hi) "
+    " END ORDER BY a0, bk) AS points FROM agg GROUP BY sk) " SERIES_LIST("s.points"),
+    5};
+
+/* The same without grouping the points by bucket: a first row with the
+ * target, then a row per series (in the order of hv_db_history_read) with
+ * the series without its points and the points kept for it, when they
+ * were kept for its present state and $5 (else null). The kept text is
+ * passed on as it is, never parsed. */
+static const struct hv_stmt quick_series = {
+    "history_quick",
+    "WITH " KEPT ", "
+    "s AS (SELECT j.series_key AS sk, count(*) AS n, min(" POINT_AT ") AS t0, "
+    " max(" POINT_AT ") AS t1, max(r.id) AS mx, sum(r.id) AS sm, min(m.unit) AS unit, "
+    " bool_and(m.higher_is_better) AS hib, min(j.id) AS job " POINTS_FROM POINTS_WHERE
+    " GROUP BY 1) "
+    "SELECT 0::bigint AS o, json_build_object('target', t.name)::text, NULL::text "
+    "FROM targets t WHERE t.id = $1 "
+    "UNION ALL SELECT row_number() OVER (ORDER BY s.sk), " SERIES_JSON(
+        "NULL::json") "::text, "
+                      " CASE WHEN hs.points_max = $5 AND hs.points_state = s.n || ':' || s.mx || "
+                      "':' || s.sm "
+                      " THEN hs.points END FROM s LEFT JOIN hs ON hs.series_key = s.sk "
+                      "WHERE EXISTS (SELECT 1 FROM targets t WHERE t.id = $1) ORDER BY 1",
+    5};
+
+static const struct hv_stmt keep_points = {
+    "history_keep_points",
+    "UPDATE history_series SET points_max = $2, points_state = $3, points = $4 WHERE id = $1", 4};
+
+static const struct hv_stmt read_values = {
+    "history_values",
+    "SELECT extract(epoch FROM " POINT_AT
+    ")::float8, m.value, r.id, j.plan_id " POINTS_FROM POINTS_WHERE
+    "AND j.series_key = $5 ORDER BY " POINT_AT ", r.id",
+    5};
+
+/* Takes the series' row (created on first use) and holds it until the
+ * transaction ends: two readers storing at once store one after the
+ * other. */
+static const struct hv_stmt series_take = {
+    "history_series_take",
+    "INSERT INTO history_series (target_id, series_key, workload, metric, configuration) "
+    "VALUES ($1, $2, $5::jsonb, $3, coalesce($4::text, '')) "
+    "ON CONFLICT (target_id, series_key, metric, configuration) "
+    "DO UPDATE SET workload = EXCLUDED.workload RETURNING id",
+    5};
+static const struct hv_stmt cp_kept = {
+    "history_cp_kept",
+    "SELECT id, extract(epoch FROM at)::float8 FROM change_points WHERE series_id = $1 "
+    "ORDER BY at, id",
+    1};
+
+/* The target's facts versions in force at $2 and at $3 (seconds since
+ * 1970), how many began in between, and the tuning changes between the
+ * two times: made and still in force at $3 ("applied"), or in force at $2
+ * and put back by $3 ("restored"). */
+#define FACTS_AT(t)                                                                                \
+    "(SELECT json_build_object('id', v.id, 'fingerprint', v.fingerprint, 'first_seen', "           \
+    "v.first_seen, 'facts', v.facts) FROM target_facts v WHERE v.target_id = $1 "                  \
+    "AND v.first_seen <= to_timestamp(" t ") ORDER BY v.first_seen DESC, v.id DESC LIMIT 1)"
+static const struct hv_stmt cp_context = {
+    "history_cp_context",
+    "SELECT json_build_object('before', " FACTS_AT("$2") ", 'after', " FACTS_AT(
+        "$3") ", "
+              "'versions_between', (SELECT count(*) FROM target_facts v WHERE v.target_id = $1 "
+              " AND v.first_seen > to_timestamp($2) AND v.first_seen <= to_timestamp($3)), "
+              "'tuning', (SELECT coalesce(json_agg(json_build_object('event', CASE WHEN "
+              "c.changed_at > "
+              " to_timestamp($2) THEN 'applied' ELSE 'restored' END, 'factor', c.factor, 'scope', "
+              " c.scope, 'object', c.object, 'from', c.from_value, 'to', c.to_value, 'changed_at', "
+              " c.changed_at, 'restored_at', c.restored_at, 'plan_id', c.plan_id) "
+              " ORDER BY coalesce(c.restored_at, c.changed_at), c.id), '[]') "
+              " FROM target_changes c JOIN targets t ON t.name = c.target_name WHERE t.id = $1 AND "
+              " ((c.changed_at > to_timestamp($2) AND c.changed_at <= to_timestamp($3) "
+              "   AND (c.restored_at IS NULL OR c.restored_at > to_timestamp($3))) "
+              "  OR (c.changed_at <= to_timestamp($2) AND c.restored_at > to_timestamp($2) "
+              "   AND c.restored_at <= to_timestamp($3)))))::text",
+    3};
+
+#define CP_COLUMNS                                                                                 \
+    "at = to_timestamp($2), before_at = to_timestamp($3), result_id = $4, plan_id = $5, "          \
+    "idx = $6, n_before = $7, n_after = $8, mean_before = $9, mean_after = $10, "                  \
+    "rel_change = $11, q = $12, p = $13, context = $14::jsonb"
+static const struct hv_stmt cp_update = {
+    "history_cp_update", "UPDATE change_points SET " CP_COLUMNS ", active = true WHERE id = $1",
+    14};
+static const struct hv_stmt cp_insert = {
+    "history_cp_insert",
+    "INSERT INTO change_points (series_id, at, before_at, result_id, plan_id, idx, n_before, "
+    "n_after, mean_before, mean_after, rel_change, q, p, context) VALUES ($1, to_timestamp($2), "
+    "to_timestamp($3), $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb)",
+    14};
+static const struct hv_stmt cp_retire = {
+    "history_cp_retire",
+    "UPDATE change_points SET active = false WHERE series_id = $1 AND active "
+    "AND NOT (id = ANY ($2::bigint[]))",
+    2};
+static const struct hv_stmt series_done = {
+    "history_series_done",
+    "UPDATE history_series SET state = $2, n = $3, first_at = to_timestamp($4), "
+    "last_at = to_timestamp($5), scanned_at = now() WHERE id = $1 "
+    "RETURNING " CP_LIST("$1") "::text",
+    5};
+
+static const struct hv_stmt cp_ack = {
+    "history_cp_ack",
+    "WITH a AS (UPDATE change_points SET acknowledged_at = coalesce(acknowledged_at, now()), "
+    " acknowledged_by = CASE WHEN acknowledged_at IS NULL THEN $2::bigint "
+    " ELSE acknowledged_by END WHERE id = $1 RETURNING *) "
+    "SELECT (" CP_JSON " || jsonb_build_object('active', cp.active, 'series', "
+    " jsonb_build_object('target', t.name, 'target_id', t.id, 'metric', s.metric, 'workload', "
+    " s.workload, 'configuration', nullif(s.configuration, ''))))::text "
+    "FROM a cp JOIN history_series s ON s.id = cp.series_id JOIN targets t ON t.id = s.target_id "
+    "LEFT JOIN tokens tk ON tk.id = cp.acknowledged_by",
+    2};
+
+static const struct hv_stmt facts_history = {
+    "history_target_facts",
+    "SELECT coalesce((SELECT json_agg(json_build_object('id', v.id, 'fingerprint', "
+    "v.fingerprint, 'facts', v.facts, 'first_seen', v.first_seen, 'last_seen', v.last_seen) "
+    "ORDER BY v.first_seen DESC, v.id DESC) FROM target_facts v WHERE v.target_id = t.id), "
+    "'[]')::text FROM targets t WHERE t.id = $1",
+    1};
+
+/* The parameters $1..$4 of every series statement. */
+struct q_params {
+    char target[24], points[24];
+    const char *p[6];
+};
+
+static void q_params(const struct hv_history_query *q, struct q_params *qp)
+{
+    qp->p[0] = hv_db_int(qp->target, sizeof qp->target, q->target_id);
+    qp->p[1] = q->metric;
+    qp->p[2] = q->configuration;
+    qp->p[3] = q->workload;
+    qp->p[4] = hv_db_int(qp->points, sizeof qp->points, q->max_points);
+    qp->p[5] = NULL;
+}
+
+enum hv_db_status hv_db_history_read(const struct hv_history_query *q, json_t **out)
+{
+    struct q_params qp;
+    q_params(q, &qp);
+    return hv_db_json(&read_series, qp.p, out, NULL);
+}
+
+void hv_history_kept_free(struct hv_history_kept *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        free(k->points[i]);
+    free(k->points);
+    k->points = NULL;
+    k->n = 0;
+}
+
+/* Builds hv_db_history_quick's answers from its rows. */
+static enum hv_db_status quick_rows(PGresult *r, json_t **out, struct hv_history_kept *kept)
+{
+    int rows = PQntuples(r);
+    *out = json_loads(PQgetvalue(r, 0, 1), 0, NULL);
+    json_t *list = json_array();
+    kept->points = calloc((size_t)rows, sizeof *kept->points);
+    if (*out == NULL || list == NULL || kept->points == NULL ||
+        json_object_set_new(*out, "series", list) != 0)
+        return HV_DB_ERROR;
+    for (int i = 1; i < rows; i++) {
+        json_t *series = json_loads(PQgetvalue(r, i, 1), 0, NULL);
+        if (series == NULL || json_array_append_new(list, series) != 0)
+            return HV_DB_ERROR;
+        if (!PQgetisnull(r, i, 2) && (kept->points[i - 1] = strdup(PQgetvalue(r, i, 2))) == NULL)
+            return HV_DB_ERROR;
+        kept->n = (size_t)i;
+    }
+    return HV_DB_OK;
+}
+
+enum hv_db_status hv_db_history_quick(const struct hv_history_query *q, json_t **out,
+                                      struct hv_history_kept *kept)
+{
+    *out = NULL;
+    memset(kept, 0, sizeof *kept);
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    struct q_params qp;
+    q_params(q, &qp);
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &quick_series, qp.p, &r);
+    if (s == HV_DB_OK)
+        s = quick_rows(r, out, kept);
+    PQclear(r);
+    if (s != HV_DB_OK) {
+        json_decref(*out);
+        *out = NULL;
+        hv_history_kept_free(kept);
+    }
+    return s;
+}
+
+enum hv_db_status hv_db_history_keep_points(int64_t series_id, long max_points, const char *state,
+                                            const json_t *points)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char *text = json_dumps(points, JSON_COMPACT);
+    if (text == NULL)
+        return HV_DB_ERROR;
+    char sid[24], max[24];
+    const char *p[] = {hv_db_int(sid, sizeof sid, series_id),
+                       hv_db_int(max, sizeof max, max_points), state, text};
+    enum hv_db_status s = hv_db_exec(db, &keep_points, p, NULL);
+    free(text);
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
+void hv_history_values_free(struct hv_history_values *v)
+{
+    free(v->t);
+    free(v->value);
+    free(v->result_id);
+    free(v->plan_id);
+    v->t = v->value = NULL;
+    v->result_id = v->plan_id = NULL;
+    v->n = 0;
+}
+
+enum hv_db_status hv_db_history_values(const struct hv_history_query *q, const char *key,
+                                       struct hv_history_values *out)
+{
+    memset(out, 0, sizeof *out);
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    struct q_params qp;
+    q_params(q, &qp);
+    qp.p[4] = key;
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &read_values, qp.p, &r);
+    if (s != HV_DB_OK) {
+        PQclear(r);
+        return s;
+    }
+    size_t n = (size_t)PQntuples(r);
+    out->t = malloc(n * sizeof *out->t);
+    out->value = malloc(n * sizeof *out->value);
+    out->result_id = malloc(n * sizeof *out->result_id);
+    out->plan_id = malloc(n * sizeof *out->plan_id);
+    if (!out->t || !out->value || !out->result_id || !out->plan_id) {
+        PQclear(r);
+        hv_history_values_free(out);
+        return HV_DB_ERROR;
+    }
+    long long sum = 0, max = 0;
+    for (size_t i = 0; i < n; i++) {
+        out->t[i] = strtod(PQgetvalue(r, (int)i, 0), NULL);
+        out->value[i] = strtod(PQgetvalue(r, (int)i, 1), NULL);
+        out->result_id[i] = strtoll(PQgetvalue(r, (int)i, 2), NULL, 10);
+        out->plan_id[i] = strtoll(PQgetvalue(r, (int)i, 3), NULL, 10);
+        sum += out->result_id[i];
+        if (out->result_id[i] > max)
+            max = out->result_id[i];
+    }
+    out->n = n;
+    snprintf(out->state, sizeof out->state, "%zu:%lld:%lld", n, max, sum);
+    PQclear(r);
+    return HV_DB_OK;
+}
+
+/* The context of a change point between before_at and at, as a new JSON
+ * object: the facts versions in force at each (without their facts), the
+ * facts that differ, how many versions began in between, and the tuning
+ * changes. */
+static enum hv_db_status cp_context_json(struct hv_db *db, const char *target, double before_at,
+                                         double at, json_t **out)
+{
+    char b[40], a[40];
+    snprintf(b, sizeof b, "%.6f", before_at);
+    snprintf(a, sizeof a, "%.6f", at);
+    const char *p[] = {target, b, a};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &cp_context, p, &r);
+    json_t *doc = s == HV_DB_OK ? json_loads(PQgetvalue(r, 0, 0), 0, NULL) : NULL;
+    PQclear(r);
+    if (doc == NULL)
+        return s == HV_DB_OK || s == HV_DB_NONE ? HV_DB_ERROR : s;
+    json_t *before = json_object_get(doc, "before"), *after = json_object_get(doc, "after");
+    /* Without a version on each side nothing is known to have changed. */
+    json_t *changed =
+        json_is_object(before) && json_is_object(after)
+            ? hv_facts_diff(json_object_get(before, "facts"), json_object_get(after, "facts"))
+            : json_array();
+    if (json_is_object(before))
+        json_object_del(before, "facts");
+    if (json_is_object(after))
+        json_object_del(after, "facts");
+    *out = json_pack("{s:O,s:O,s:o,s:O,s:O}", "facts_before", before, "facts_after", after,
+                     "facts_changed", changed ? changed : json_array(), "facts_versions_between",
+                     json_object_get(doc, "versions_between"), "tuning",
+                     json_object_get(doc, "tuning"));
+    json_decref(doc);
+    return *out != NULL ? HV_DB_OK : HV_DB_ERROR;
+}
+
+/* Writes found change point f: over kept change point keep (> 0), else as
+ * a new one of series. */
+static enum hv_db_status cp_write(struct hv_db *db, const char *target, const char *series,
+                                  int64_t keep, const struct hv_history_cp *f)
+{
+    json_t *context = NULL;
+    enum hv_db_status s = cp_context_json(db, target, f->before_at, f->at, &context);
+    if (s != HV_DB_OK)
+        return s;
+    char *ctx = json_dumps(context, JSON_COMPACT);
+    json_decref(context);
+    if (ctx == NULL)
+        return HV_DB_ERROR;
+    char id[24], at[40], bat[40], rid[24], pid[24], idx[24], nb[24], na[24], mb[40], ma[40],
+        rel[40], q[40], p[40];
+    snprintf(at, sizeof at, "%.6f", f->at);
+    snprintf(bat, sizeof bat, "%.6f", f->before_at);
+    snprintf(mb, sizeof mb, "%.17g", f->mean_before);
+    snprintf(ma, sizeof ma, "%.17g", f->mean_after);
+    snprintf(rel, sizeof rel, "%.17g", f->rel_change);
+    snprintf(q, sizeof q, "%.17g", f->q);
+    snprintf(p, sizeof p, "%.17g", f->p);
+    const char *params[] = {keep > 0 ? hv_db_int(id, sizeof id, keep) : series,
+                            at,
+                            bat,
+                            hv_db_int(rid, sizeof rid, f->result_id),
+                            hv_db_int(pid, sizeof pid, f->plan_id),
+                            hv_db_int(idx, sizeof idx, (long long)f->index),
+                            hv_db_int(nb, sizeof nb, (long long)f->n_before),
+                            hv_db_int(na, sizeof na, (long long)f->n_after),
+                            mb,
+                            ma,
+                            isfinite(f->rel_change) ? rel : NULL,
+                            q,
+                            p,
+                            ctx};
+    s = hv_db_exec(db, keep > 0 ? &cp_update : &cp_insert, params, NULL);
+    free(ctx);
+    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+}
+
+/* The kept change points of a series: ids and times. */
+struct kept {
+    size_t n;
+    int64_t *id;
+    double *at;
+    bool *used;
+};
+
+static enum hv_db_status kept_read(struct hv_db *db, const char *series, struct kept *k)
+{
+    memset(k, 0, sizeof *k);
+    const char *p[] = {series};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &cp_kept, p, &r);
+    if (s == HV_DB_NONE) {
+        PQclear(r);
+        return HV_DB_OK;
+    }
+    if (s != HV_DB_OK)
+        return s;
+    size_t n = (size_t)PQntuples(r);
+    k->id = malloc(n * sizeof *k->id);
+    k->at = malloc(n * sizeof *k->at);
+    k->used = calloc(n, sizeof *k->used);
+    if (k->id && k->at && k->used) {
+        for (size_t i = 0; i < n; i++) {
+            k->id[i] = strtoll(PQgetvalue(r, (int)i, 0), NULL, 10);
+            k->at[i] = strtod(PQgetvalue(r, (int)i, 1), NULL);
+        }
+        k->n = n;
+    } else {
+        s = HV_DB_ERROR;
+    }
+    PQclear(r);
+    return s;
+}
+
+/* The kept change point that found change point f is, or 0: the nearest
+ * unused one within f's match range. */
+static int64_t kept_match(struct kept *k, const struct hv_history_cp *f)
+{
+    size_t best = k->n;
+    for (size_t i = 0; i < k->n; i++) {
+        if (k->used[i] || k->at[i] < f->match_lo || k->at[i] > f->match_hi)
+            continue;
+        if (best == k->n || fabs(k->at[i] - f->at) < fabs(k->at[best] - f->at))
+            best = i;
+    }
+    if (best == k->n)
+        return 0;
+    k->used[best] = true;
+    return k->id[best];
+}
+
+struct store_args {
+    const struct hv_history_query *q;
+    const struct hv_history_series *series;
+    const struct hv_history_values *v;
+    const struct hv_history_cp *found;
+    size_t n;
+    json_t **out;
+};
+
+/* Retires the kept change points of series that none of found[0..n)
+ * matches, then writes every found one over its match or as a new one. */
+static enum hv_db_status write_found(struct hv_db *db, const struct store_args *a,
+                                     const char *target, const char *series)
+{
+    struct kept k;
+    enum hv_db_status s = kept_read(db, series, &k);
+    int64_t *match = calloc(a->n + 1, sizeof *match);
+    size_t cap = 3 + 24 * (a->n + 1), len = 0;
+    char *ids = malloc(cap);
+    if (s == HV_DB_OK && (match == NULL || ids == NULL))
+        s = HV_DB_ERROR;
+    if (s == HV_DB_OK) {
+        len = (size_t)snprintf(ids, cap, "{");
+        for (size_t i = 0; i < a->n; i++) {
+            match[i] = kept_match(&k, &a->found[i]);
+            if (match[i] > 0)
+                len += (size_t)snprintf(ids + len, cap - len, "%s%lld", len > 1 ? "," : "",
+                                        (long long)match[i]);
+        }
+        snprintf(ids + len, cap - len, "}");
+        const char *pr[] = {series, ids};
+        s = hv_db_exec(db, &cp_retire, pr, NULL);
+        s = s == HV_DB_NONE ? HV_DB_OK : s;
+    }
+    for (size_t i = 0; s == HV_DB_OK && i < a->n; i++)
+        s = cp_write(db, target, series, match[i], &a->found[i]);
+    free(k.id);
+    free(k.at);
+    free(k.used);
+    free(match);
+    free(ids);
+    return s;
+}
+
+static enum hv_db_status store_txn(struct hv_db *db, void *arg)
+{
+    struct store_args *a = arg;
+    json_decref(*a->out);
+    *a->out = NULL;
+    char target[24], series[24];
+    hv_db_int(target, sizeof target, a->q->target_id);
+    const char *pt[] = {target, a->series->key, a->q->metric, a->q->configuration,
+                        a->series->workload};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &series_take, pt, &r);
+    if (s == HV_DB_OK)
+        snprintf(series, sizeof series, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+    if (s != HV_DB_OK)
+        return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    s = write_found(db, a, target, series);
+    if (s != HV_DB_OK)
+        return s;
+    char n[24], first[40], last[40];
+    const struct hv_history_values *v = a->v;
+    snprintf(first, sizeof first, "%.6f", v->n > 0 ? v->t[0] : 0.0);
+    snprintf(last, sizeof last, "%.6f", v->n > 0 ? v->t[v->n - 1] : 0.0);
+    const char *pd[] = {series, v->state, hv_db_int(n, sizeof n, (long long)v->n),
+                        v->n > 0 ? first : NULL, v->n > 0 ? last : NULL};
+    s = hv_db_exec(db, &series_done, pd, &r);
+    if (s == HV_DB_OK)
+        *a->out = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
+    PQclear(r);
+    if (s != HV_DB_OK)
+        return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    return *a->out != NULL ? HV_DB_OK : HV_DB_ERROR;
+}
+
+enum hv_db_status hv_db_history_store(const struct hv_history_query *q,
+                                      const struct hv_history_series *series,
+                                      const struct hv_history_values *v,
+                                      const struct hv_history_cp *found, size_t n, json_t **out)
+{
+    *out = NULL;
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    struct store_args a = {q, series, v, found, n, out};
+    enum hv_db_status s = hv_db_txn(db, store_txn, &a);
+    if (s != HV_DB_OK) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+enum hv_db_status hv_db_change_point_ack(int64_t id, int64_t token_id, json_t **out)
+{
+    char cid[24], tok[24];
+    const char *p[] = {hv_db_int(cid, sizeof cid, id),
+                       token_id > 0 ? hv_db_int(tok, sizeof tok, token_id) : NULL};
+    return hv_db_json(&cp_ack, p, out, NULL);
+}
+
+enum hv_db_status hv_db_target_facts_history(int64_t target_id, json_t **out)
+{
+    char tid[24];
+    const char *p[] = {hv_db_int(tid, sizeof tid, target_id)};
+    return hv_db_json(&facts_history, p, out, NULL);
+}

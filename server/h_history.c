@@ -1,0 +1,286 @@
+/* h_history.c — a metric's history on a target, across plans and imports:
+ * GET /api/v1/targets/{id}/history, with its change points (E-Divisive
+ * means, history_cp.h) and what changed on the target around each;
+ * acknowledging a change point (POST /api/v1/change-points/{id}/ack); and
+ * the versions of a target's facts (GET /api/v1/targets/{id}/facts).
+ *
+ * Change points are computed when a series is read and its points changed
+ * since the last computation (db_history.h keeps them with the state of
+ * the points), and the points as answered are kept with them, so a read of
+ * an unchanged series costs one statement that counts its points. */
+#include "db_history.h"
+#include "handlers.h"
+#include "history_cp.h"
+#include "log.h"
+#include "query.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/** Points a series shows by default before it is cut into buckets. */
+#define HISTORY_MAX_POINTS_DEFAULT 2000
+#define HISTORY_MAX_POINTS_MIN     10
+#define HISTORY_MAX_POINTS_MAX     100000
+
+/* Computes and stores the change points of series (its points changed
+ * since they were last computed), with its state, count and time range. */
+static enum hv_db_status refresh(const struct hv_history_query *q, const json_t *series)
+{
+    const char *key = json_string_value(json_object_get(series, "key"));
+    char *workload = json_dumps(json_object_get(series, "workload"), JSON_COMPACT);
+    if (key == NULL || workload == NULL) {
+        free(workload);
+        return HV_DB_ERROR;
+    }
+    struct hv_history_values v;
+    enum hv_db_status s = hv_db_history_values(q, key, &v);
+    struct hv_history_cp found[HV_HISTORY_MAX_CP];
+    size_t k = 0;
+    if (s == HV_DB_OK) {
+        enum hv_stat_err e = hv_history_detect(&v, found, HV_HISTORY_MAX_CP, &k);
+        if (e != HV_STAT_OK) {
+            hv_error("history: change points of %s on target %lld: %s", q->metric,
+                     (long long)q->target_id, hv_stat_err_str(e));
+            s = HV_DB_ERROR;
+        }
+    }
+    json_t *list = NULL;
+    struct hv_history_series hs = {key, workload};
+    if (s == HV_DB_OK)
+        s = hv_db_history_store(q, &hs, &v, found, k, &list);
+    json_decref(list);
+    hv_history_values_free(&v);
+    free(workload);
+    return s;
+}
+
+/* Refreshes every series whose points changed since their change points
+ * were computed; *again is set when one was (its buckets and change points
+ * are to be read again). */
+static enum hv_db_status refresh_changed(const struct hv_history_query *q, const json_t *doc,
+                                         bool *again)
+{
+    size_t i;
+    const json_t *series;
+    json_array_foreach(json_object_get(doc, "series"), i, series)
+    {
+        const char *state = json_string_value(json_object_get(series, "state"));
+        const char *cached = json_string_value(json_object_get(series, "cached_state"));
+        if (cached != NULL && state != NULL && strcmp(state, cached) == 0)
+            continue;
+        enum hv_db_status s = refresh(q, series);
+        if (s != HV_DB_OK)
+            return s;
+        *again = true;
+    }
+    return HV_DB_OK;
+}
+
+/* Whether every series of doc (hv_db_history_quick's) is as it was when
+ * its change points were computed, with points kept for it. */
+static bool all_kept(const json_t *doc, const struct hv_history_kept *kept)
+{
+    size_t i;
+    const json_t *series;
+    json_array_foreach(json_object_get(doc, "series"), i, series)
+    {
+        const char *state = json_string_value(json_object_get(series, "state"));
+        const char *cached = json_string_value(json_object_get(series, "cached_state"));
+        if (cached == NULL || state == NULL || strcmp(state, cached) != 0 || i >= kept->n ||
+            kept->points[i] == NULL)
+            return false;
+    }
+    return true;
+}
+
+/* Appends text[0..len) to *buf (size *len_buf, capacity *cap). Returns
+ * false when memory runs out. */
+static bool append(char **buf, size_t *used, size_t *cap, const char *text, size_t len)
+{
+    if (*used + len + 1 > *cap) {
+        size_t bigger = (*used + len + 1) * 2;
+        char *p = realloc(*buf, bigger);
+        if (p == NULL)
+            return false;
+        *buf = p;
+        *cap = bigger;
+    }
+    memcpy(*buf + *used, text, len);
+    *used += len;
+    (*buf)[*used] = '\0';
+    return true;
+}
+
+/* Appends the compact JSON of object o without its closing brace. */
+static bool append_open(char **buf, size_t *used, size_t *cap, const json_t *o)
+{
+    char *text = json_dumps(o, JSON_COMPACT);
+    size_t len = text != NULL ? strlen(text) : 0;
+    bool ok = len > 0 && text[len - 1] == '}' && append(buf, used, cap, text, len - 1);
+    free(text);
+    return ok;
+}
+
+/* The answer's text: answer (without "series") with each series of list
+ * (without "points") followed by its kept points, as they were kept: a
+ * long history's points are passed on, never parsed again. NULL when
+ * memory runs out. */
+static char *splice(const json_t *answer, const json_t *list, const struct hv_history_kept *kept)
+{
+    size_t used = 0, cap = 4096;
+    char *buf = malloc(cap);
+    bool ok = buf != NULL && append_open(&buf, &used, &cap, answer) &&
+              append(&buf, &used, &cap, ",\"series\":[", 11);
+    size_t i;
+    const json_t *series;
+    json_array_foreach(list, i, series)
+    {
+        json_t *bare = json_copy((json_t *)series);
+        if (bare != NULL)
+            json_object_del(bare, "points");
+        ok = ok && bare != NULL && (i == 0 || append(&buf, &used, &cap, ",", 1)) &&
+             append_open(&buf, &used, &cap, bare) &&
+             append(&buf, &used, &cap, ",\"points\":", 10) &&
+             append(&buf, &used, &cap, kept->points[i], strlen(kept->points[i])) &&
+             append(&buf, &used, &cap, "}", 1);
+        json_decref(bare);
+    }
+    ok = ok && append(&buf, &used, &cap, "]}", 2);
+    if (!ok) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Reads the series of q grouping their points, after refreshing the change
+ * points of those whose points changed, and keeps each series' points for
+ * the reads that find it unchanged. Replaces *doc. */
+static enum hv_db_status read_full(const struct hv_history_query *q, json_t **doc)
+{
+    bool again = false;
+    enum hv_db_status s = refresh_changed(q, *doc, &again);
+    json_decref(*doc);
+    *doc = NULL;
+    if (s == HV_DB_OK)
+        s = hv_db_history_read(q, doc);
+    /* A series refreshed just now was cut into buckets over its old range:
+     * read once more over the range stored. */
+    if (s == HV_DB_OK && again) {
+        json_decref(*doc);
+        *doc = NULL;
+        s = hv_db_history_read(q, doc);
+    }
+    size_t i;
+    const json_t *series;
+    json_array_foreach(s == HV_DB_OK ? json_object_get(*doc, "series") : NULL, i, series)
+    {
+        const char *state = json_string_value(json_object_get(series, "state"));
+        const char *cached = json_string_value(json_object_get(series, "cached_state"));
+        json_int_t id = json_integer_value(json_object_get(series, "series_id"));
+        /* Kept only when the change points are of the same points. */
+        if (id > 0 && state != NULL && cached != NULL && strcmp(state, cached) == 0)
+            hv_db_history_keep_points(id, q->max_points, state, json_object_get(series, "points"));
+    }
+    return s;
+}
+
+/* The answer's form of a series read: without what only the cache needs;
+ * counts its new change points into *fresh. */
+static void tidy(json_t *series, size_t *fresh)
+{
+    json_object_del(series, "key");
+    json_object_del(series, "state");
+    json_object_del(series, "cached_state");
+    json_object_del(series, "series_id");
+    size_t i;
+    json_t *cp;
+    json_array_foreach(json_object_get(series, "change_points"), i, cp)
+    {
+        const char *status = json_string_value(json_object_get(cp, "status"));
+        if (status != NULL && strcmp(status, "new") == 0)
+            (*fresh)++;
+    }
+}
+
+void hv_h_target_history(struct hv_request *req)
+{
+    json_t *errors = json_array();
+    struct hv_history_query q = {.target_id = req->ids[0]};
+    hv_query_str(req, "metric", 128, &q.metric, errors);
+    hv_query_str(req, "workload", 64, &q.workload, errors);
+    hv_query_str(req, "configuration", 512, &q.configuration, errors);
+    hv_query_int(req, "max_points", HISTORY_MAX_POINTS_MIN, HISTORY_MAX_POINTS_MAX,
+                 HISTORY_MAX_POINTS_DEFAULT, &q.max_points, errors);
+    if (q.metric == NULL && hv_req_query(req, "metric") == NULL)
+        hv_errors_add(errors, "metric", "is required: the metric whose history to show");
+    else if (q.metric != NULL && q.metric[0] == '\0')
+        hv_errors_add(errors, "metric", "must not be empty");
+    if (hv_query_failed(req, errors))
+        return;
+    json_t *doc = NULL;
+    struct hv_history_kept kept;
+    enum hv_db_status s = hv_db_history_quick(&q, &doc, &kept);
+    bool quick = s == HV_DB_OK && all_kept(doc, &kept);
+    if (s == HV_DB_OK && !quick)
+        s = read_full(&q, &doc);
+    if (s != HV_DB_OK) {
+        json_decref(doc);
+        hv_history_kept_free(&kept);
+        if (s == HV_DB_NONE)
+            hv_reply_problem(req, HV_E_NOT_FOUND, "no target with this id", NULL);
+        else
+            hv_reply_db_failure(req, s);
+        return;
+    }
+    size_t i, fresh = 0;
+    json_t *series, *list = json_object_get(doc, "series");
+    json_array_foreach(list, i, series)
+    {
+        tidy(series, &fresh);
+    }
+    json_t *answer =
+        json_pack("{s:I,s:O,s:s,s:s?,s:s?,s:I,s:I}", "target_id", (json_int_t)q.target_id, "target",
+                  json_object_get(doc, "target"), "metric", q.metric, "workload", q.workload,
+                  "configuration", q.configuration, "max_points", (json_int_t)q.max_points,
+                  "new_change_points", (json_int_t)fresh);
+    if (quick) {
+        char *text = answer != NULL ? splice(answer, list, &kept) : NULL;
+        if (text != NULL)
+            hv_reply_text(req, 200, "application/json", text);
+        else
+            hv_reply_problem(req, HV_E_INTERNAL, "out of memory", NULL);
+        json_decref(answer);
+    } else {
+        json_object_set(answer, "series", list);
+        hv_reply_json(req, 200, answer);
+    }
+    json_decref(doc);
+    hv_history_kept_free(&kept);
+}
+
+void hv_h_change_point_ack(struct hv_request *req)
+{
+    json_t *cp = NULL;
+    enum hv_db_status s = hv_db_change_point_ack(req->ids[0], req->token_id, &cp);
+    if (s == HV_DB_NONE)
+        hv_reply_problem(req, HV_E_NOT_FOUND, "no change point with this id", NULL);
+    else if (s != HV_DB_OK)
+        hv_reply_db_failure(req, s);
+    else
+        hv_reply_json(req, 200, cp);
+}
+
+void hv_h_target_facts(struct hv_request *req)
+{
+    json_t *items = NULL;
+    enum hv_db_status s = hv_db_target_facts_history(req->ids[0], &items);
+    if (s == HV_DB_NONE)
+        hv_reply_problem(req, HV_E_NOT_FOUND, "no target with this id", NULL);
+    else if (s != HV_DB_OK)
+        hv_reply_db_failure(req, s);
+    else
+        hv_reply_json(req, 200, json_pack("{s:o}", "items", items));
+}
