@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_PREPARED 128
+#define MAX_PREPARED 256
 
 struct hv_db {
     PGconn *conn;

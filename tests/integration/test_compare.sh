@@ -64,6 +64,8 @@ assert_eq "configurations carry their levels" 'default={"study": "host"} study=g
 assert_status 200 GET "/api/v1/plans/$STUDY/report"
 assert_eq "its report has both configurations" 'default study=guest' \
     "$(json -r '[.rows[] | select(.metric == "disk.seq_write.mbps") | .configuration] | join(" ")')"
+assert_eq "and compares the guest with the host baseline, with verdicts" true \
+    "$(json '[.comparisons[]? | select(.level == "guest" or .configuration == "study=guest" or (tostring | test("guest")))] | length > 0')"
 cli import --study kvm-2010 --tool bonnie --target cmp-host --baseline host \
     guest="$HV_TMP/guest0.csv" host="$HV_TMP/host0.csv" host="$HV_TMP/host1.csv" \
     guest:bonnie="$HV_TMP/guest1.csv" host="$HV_TMP/host2.csv" guest="$HV_TMP/guest2.csv"
