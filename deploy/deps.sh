@@ -33,6 +33,14 @@ PACKAGES=(
     sysbench             # the cpu/sysbench engine
     stress-ng            # the cpu/stress-ng engine
     bonnie++             # the disk/bonnie engine
+    libvirt-daemon-system # deploy/libvirtd.sh: libvirtd, virtlogd and virsh (qemu:///system) for guests
+    qemu-system-x86      # the guests' hypervisor (TCG, or KVM where probe-kvm.sh finds it boots)
+    qemu-utils           # qemu-img: inspecting and converting guest disks by hand (docs/virt.md)
+    busybox-static       # the guest image's userland (/init, udhcpc, acpid, insmod); depmod for its modules
+    cpio                 # deploy/guest-image/build.sh: packs the initramfs
+    e2fsprogs            # mkfs.ext4: the guest image's state and benchmark disks
+    xz-utils             # unpacks the kernel from Debian's xz-compressed bzImage (booted uncompressed)
+    binutils             # readelf: checks the unpacked kernel has a PVH entry
 )
 
 # A package is present only when dpkg says "install ok installed"; unknown
