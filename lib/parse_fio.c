@@ -450,7 +450,8 @@ static void set_times(const json_t *doc, json_t *info, double seconds)
 static char *nan_as_null(const char *text, size_t len, size_t *out_len)
 {
     static const char *const bare[] = {"-nan", "nan", "-inf", "inf"};
-    char *copy = malloc(len + 1), *w = copy;
+    /* "nan" and "inf" become the longer "null": at most len / 3 more. */
+    char *copy = malloc(len + len / 3 + 1), *w = copy;
     bool found = false;
     for (size_t i = 0; copy != NULL && i < len;) {
         size_t k = 0, tl = 0;
@@ -462,8 +463,6 @@ static char *nan_as_null(const char *text, size_t len, size_t *out_len)
                     break;
             }
         if (k < 4 && i >= 2 && text[i - 2] == ':' && text[i - 1] == ' ') {
-            /* "null" is no longer than "-nan": the copy never grows past
-             * len + 1. */
             memcpy(w, "null", 4);
             w += 4;
             i += tl;
