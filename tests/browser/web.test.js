@@ -116,9 +116,11 @@ before(async () => {
   }, RUN_MS);
   watchdog.unref();
   // launch() starts Chromium with a new, empty profile directory under
-  // os.tmpdir() and deletes it on close; test_web.sh points TMPDIR into the
-  // test's own temp dir. The flags keep Chromium from reaching out to a
-  // network this machine does not have.
+  // os.tmpdir() and deletes it on close; test_web.sh points TMPDIR to a
+  // short private directory of the test's own (Chromium's profile socket
+  // lives there too, and a unix socket path is limited to 107 bytes). The
+  // flags keep Chromium from reaching out to a network this machine does
+  // not have.
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,

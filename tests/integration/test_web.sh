@@ -87,11 +87,21 @@ assert_eq "second server: GET /api/v1/plans without a token -> 401" 401 \
     "$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' "$AUTH_URL/api/v1/plans")"
 
 # The browser test. TMPDIR: Playwright makes Chromium's fresh profile there,
-# so a Chromium left behind is recognisable by it. timeout: node must not
-# hang the test run even if its own watchdog fails.
+# so a Chromium left behind is recognisable by it, and Chromium puts its
+# profile lock socket (SingletonSocket) there. A unix socket path holds at
+# most 107 bytes, and a checkout can sit at any depth, so this is a short
+# private directory of its own under /tmp, not one under $HV_TMP; removed
+# on exit before lib.sh's teardown. timeout: node must not hang the test
+# run even if its own watchdog fails.
 shot=$HV_TMP/web-plan.png
-profile_dir=$HV_TMP/browser-tmp
-mkdir -p "$profile_dir"
+profile_dir=$(mktemp -d /tmp/hvweb.XXXXXX) || hv_die "cannot make a directory under /tmp"
+web_teardown() {
+    local rc=$?
+    rm -rf -- "$profile_dir"
+    (exit "$rc")
+    hv_teardown
+}
+trap web_teardown EXIT
 hv_log "browser test: node --test web.test.js"
 (cd "$BROWSER_DIR" && URL=$URL PLAN_ID=$ID SHOT=$shot CLI_MEAN=$cli_mean \
     AUTH_URL=$AUTH_URL READ_TOKEN=$READ_TOKEN CHROMIUM=$CHROMIUM TMPDIR=$profile_dir \
