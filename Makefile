@@ -1,7 +1,7 @@
 # hvbench — one non-recursive Makefile.
 #
 #   make                  build the three programs into build/bin
-#   make check            install missing packages, build, run every test
+#   make check            install missing packages, build, fuzz-check, run every test
 #   make api              regenerate api/openapi.json from api/openapi.yaml
 #   make demo             run a plan end to end on this machine
 #   make SANITIZE=address,undefined check   the same under sanitizers
@@ -9,6 +9,7 @@
 #   make format-check     clang-format must agree with the tree
 #   make install PREFIX=/usr DESTDIR=/tmp/pkg
 #   make bench            build the load generator; then bench/*.sh (BENCHMARKS.md)
+#   make fuzz FUZZ_SECONDS=600   each libFuzzer target that long (fuzz/README.md)
 
 VERSION  := 0.1.0
 PREFIX   ?= /usr/local
@@ -74,7 +75,8 @@ TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 # Keep the unit tests' objects (make would delete them as intermediates).
 .SECONDARY: $(patsubst tests/unit/%.c,$(BUILD)/obj/tests/unit/%.o,$(TEST_SRC))
-.PHONY: all check demo install format format-check headers-check clean deps unit-tests api e2e-qemu
+.PHONY: all check demo install format format-check headers-check clean deps unit-tests api e2e-qemu \
+        fuzz fuzz-check fuzz-merge fuzz-build
 
 all: $(PROGS)
 
@@ -143,6 +145,7 @@ e2e-qemu: $(E2E_QEMU)
 # make check: every test, closing with "N passed, N failed".
 check: deps
 	$(MAKE) all unit-tests test-tools $(BUILD)/bench/hvload
+	$(MAKE) fuzz-check
 	BUILD=$(BUILD) tests/run.sh
 
 # make api: api/openapi.json from api/openapi.yaml (node and the npm
@@ -179,7 +182,7 @@ format-check:
 
 # Every header must compile on its own.
 headers-check:
-	@set -e; for h in $(wildcard lib/*.h server/*.h worker/*.h worker/engines/*.h worker/virt/*.h cli/*.h); do \
+	@set -e; for h in $(wildcard lib/*.h server/*.h worker/*.h worker/engines/*.h worker/virt/*.h cli/*.h fuzz/*.h); do \
 	  printf '#include "%s"\n' "$$h" | $(CC) $(CFLAGS) -MMD -MF /dev/null -fsyntax-only -x c - || exit 1; \
 	done; echo "headers-check: ok"
 
@@ -233,4 +236,52 @@ $(HVLOAD): $(BUILD)/obj/bench/hvload.o $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_LIB)) $(LDLIBS_COMMON)
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+# make fuzz: the libFuzzer targets fuzz/fuzz_<target>.c (fuzz/README.md),
+# built by clang with AddressSanitizer and UndefinedBehaviorSanitizer into
+# build/fuzz of their own: lib/ is compiled again there, never linked from
+# the gcc objects. A new fuzz/fuzz_<target>.c is a new target by itself.
+#   make fuzz [FUZZ_SECONDS=N] [FUZZ_TARGETS="plan units"]   N seconds each,
+#        new inputs kept in build/fuzz/corpus/<target>
+#   make fuzz-merge   fold build/fuzz/corpus into the committed fuzz/corpus
+#   make fuzz-check   (make check) replay fuzz/corpus, then fuzz each target
+#        for FUZZ_CHECK_SECONDS
+FUZZ_CC            ?= clang
+FUZZ_BUILD         := build/fuzz
+FUZZ_SECONDS       ?= 60
+FUZZ_CHECK_SECONDS ?= 3
+FUZZ_TARGETS       ?= $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_SAN           := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS        := -O1 -g -fno-omit-frame-pointer -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib -I. \
+                      -MMD -MP $(FUZZ_SAN) $(ALL_PKG_CFLAGS) $(if $(WERROR),-Werror)
+FUZZ_LIB_A         := $(FUZZ_BUILD)/libhvbench.a
+FUZZ_BINS          := $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZ_TARGETS))
+.SECONDARY: $(patsubst %,$(FUZZ_BUILD)/obj/fuzz/fuzz_%.o,$(FUZZ_TARGETS)) $(FUZZ_BUILD)/obj/fuzz/fuzz.o
+
+# lib/ with coverage for libFuzzer; the targets' own files need none.
+$(FUZZ_BUILD)/obj/lib/%.o: lib/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_BUILD)/obj/fuzz/%.o: fuzz/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FUZZ_LIB_A): $(patsubst lib/%.c,$(FUZZ_BUILD)/obj/lib/%.o,$(LIB_SRC))
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/fuzz/fuzz_%.o $(FUZZ_BUILD)/obj/fuzz/fuzz.o $(FUZZ_LIB_A)
+	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(call pkg_libs,$(PKGS_LIB)) $(LDLIBS_COMMON)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: $(FUZZ_BINS)
+	fuzz/run.sh fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-check: $(FUZZ_BINS)
+	fuzz/run.sh check $(FUZZ_CHECK_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-merge: $(FUZZ_BINS)
+	fuzz/run.sh merge 0 $(FUZZ_TARGETS)
+
+-include $(shell find $(BUILD)/obj $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)

@@ -21,6 +21,10 @@ PACKAGES=(
     curl                 # integration tests: HTTP requests
     jq                   # integration tests: JSON assertions
     clang-format         # make format-check
+    clang                # make fuzz, make fuzz-check (in make check): the libFuzzer targets of fuzz/
+    libclang-rt-dev      # clang's runtimes: libFuzzer and the ASan/UBSan runtimes that
+                         # -fsanitize=fuzzer,address,undefined links (libclang_rt.fuzzer-x86_64.a
+                         # is in libclang-rt-14-dev on Debian 12, only a Recommends of clang)
     procps               # ps, pgrep: inspecting test and demo processes
     util-linux           # runuser (start postgres as its user when root), flock
     ca-certificates      # TLS for the HTTP client

@@ -48,7 +48,10 @@ static int parse_scaled(const char *s, const struct unit *table, size_t n, doubl
         return -1;
     for (size_t i = 0; i < n; i++) {
         if (strcasecmp(end, table[i].suffix) == 0) {
-            *out = v * table[i].factor;
+            double scaled = v * table[i].factor; /* "1e308h" is no duration */
+            if (!isfinite(scaled))
+                return -1;
+            *out = scaled;
             return 0;
         }
     }

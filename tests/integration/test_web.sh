@@ -169,6 +169,13 @@ assert_eq "second server: GET /api/v1/plans without a token -> 401" 401 \
 shots=$HV_TMP/shots
 profile_dir=$(mktemp -d /tmp/hvweb.XXXXXX) || hv_die "mktemp failed"
 mkdir -p "$shots"
+web_teardown() {
+    local rc=$?
+    rm -rf -- "$profile_dir"
+    (exit "$rc")
+    hv_teardown
+}
+trap web_teardown EXIT
 hv_log "browser test: node --test web.test.js"
 (cd "$BROWSER_DIR" && URL=$URL QUICK_ID=$QUICK FAIL_ID=$FAIL TUNE_ID=$TUNE WAITS_ID=$WAITS \
     TUNE_TARGET=$TUNE_TARGET SHOTS=$shots CLI_MEAN=$cli_mean SUBMIT_TOKEN=$SUBMIT_TOKEN \

@@ -1,0 +1,99 @@
+/* fuzz_plan.c — a plan submitted to POST /api/v1/plans: the body parsed as
+ * the server parses it, validated by hv_plan_parse() as server/h_plans.c
+ * calls it, and a valid plan expanded by hv_plan_expand().
+ *
+ * Checked (plan.h): an invalid plan says why, every error under a JSON
+ * path; a valid plan's expansion holds rep_min rounds of
+ * hv_plan_jobs_per_round() jobs, each pointing at a real configuration,
+ * workload, target and group, within HV_PLAN_MAX_JOBS; and the normalised
+ * document, which is what the server stores, validates again to itself. */
+#include "fuzz.h"
+
+#include "plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Guests by label as the server's database would answer: "pool=net-bench"
+ * has eight guests, "broken" fails the lookup, any other label none. */
+static int guests_by_label(void *arg, const char *key, const char *value, json_t **names)
+{
+    *names = json_array();
+    if (strcmp(key, "pool") == 0 && strcmp(value, "net-bench") == 0)
+        for (int i = 1; i <= 8; i++) {
+            char n[16];
+            snprintf(n, sizeof n, "nb%d", i);
+            json_array_append_new(*names, json_string(n));
+        }
+    return strcmp(key, "broken") == 0 ? -1 : 0;
+}
+
+static const struct hv_plan_env env = {guests_by_label, NULL};
+
+/* The expansion of a valid plan against what plan.h promises. */
+static void check_expansion(const struct hv_plan *plan, const struct hv_expansion *x)
+{
+    FUZZ_REQUIRE(plan->rep_min >= 1 && plan->rep_min <= plan->rep_max &&
+                 plan->rep_max <= HV_PLAN_MAX_REPETITIONS);
+    FUZZ_REQUIRE(x->n_jobs == hv_plan_jobs_per_round(plan) * (size_t)plan->rep_min);
+    FUZZ_REQUIRE(x->n_jobs <= HV_PLAN_MAX_JOBS);
+    size_t grouped = 0, members = 0;
+    for (size_t i = 0; i < x->n_jobs; i++) {
+        const struct hv_job_spec *j = &x->jobs[i];
+        FUZZ_REQUIRE(j->run_order == (int)i);
+        FUZZ_REQUIRE(j->config < plan->n_configs && j->workload < plan->n_workloads);
+        FUZZ_REQUIRE(j->repetition >= 1 && j->repetition <= plan->rep_min);
+        FUZZ_REQUIRE(j->target != NULL && j->target[0] != '\0');
+        FUZZ_REQUIRE(j->group >= -1 && j->group < (long)x->n_groups);
+        grouped += j->group >= 0;
+    }
+    for (size_t g = 0; g < x->n_groups; g++) {
+        FUZZ_REQUIRE(x->group_sizes[g] > 1);
+        members += (size_t)x->group_sizes[g];
+    }
+    FUZZ_REQUIRE(grouped == members);
+}
+
+/* Validates the normalised document of a valid plan once more: it must
+ * stay valid and come back unchanged. */
+static void check_normalised(const struct hv_plan *plan)
+{
+    json_t *errors = json_array();
+    struct hv_plan again;
+    enum hv_plan_verdict v = hv_plan_parse(plan->doc, 7, &env, &again, errors);
+    if (v != HV_PLAN_VALID) {
+        char *doc = json_dumps(plan->doc, JSON_COMPACT);
+        char *why = json_dumps(errors, JSON_COMPACT);
+        fprintf(stderr, "normalised plan %s refused: %s\n", doc, why);
+        free(doc);
+        free(why);
+    }
+    FUZZ_REQUIRE(v == HV_PLAN_VALID);
+    FUZZ_REQUIRE(json_equal(again.doc, plan->doc));
+    hv_plan_free(&again);
+    json_decref(errors);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    json_t *doc = fuzz_json_body(data, size);
+    if (doc == NULL)
+        return 0;
+    json_t *errors = json_array();
+    struct hv_plan plan;
+    enum hv_plan_verdict v = hv_plan_parse(doc, 12345, &env, &plan, errors);
+    json_decref(doc);
+    FUZZ_REQUIRE(v == HV_PLAN_VALID || v == HV_PLAN_INVALID || v == HV_PLAN_IMPOSSIBLE);
+    fuzz_check_errors(errors, v != HV_PLAN_VALID);
+    json_decref(errors);
+    if (v != HV_PLAN_VALID)
+        return 0;
+    struct hv_expansion x;
+    FUZZ_REQUIRE(hv_plan_expand(&plan, &x) == 0);
+    check_expansion(&plan, &x);
+    hv_expansion_free(&x);
+    check_normalised(&plan);
+    hv_plan_free(&plan);
+    return 0;
+}
