@@ -262,8 +262,10 @@ static int check_targets(json_t *targets, json_t *errors)
             problems++;
         }
         if (tp == 0 && json_object_get(tmpl, "prefix") == NULL) {
+            /* The default prefix obeys the rule a written one does (at
+             * most 100 characters), so the normalised plan validates again. */
             char prefix[160];
-            snprintf(prefix, sizeof prefix, "%s-", d);
+            snprintf(prefix, sizeof prefix, "%.99s-", d);
             json_object_set_new(tmpl, "prefix", json_string(prefix));
         }
     }
