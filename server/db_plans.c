@@ -498,6 +498,23 @@ enum hv_db_status hv_db_plan_jobs(int64_t id, const char *status, long after, in
     return hv_db_json(&plan_jobs, params, out, NULL);
 }
 
+/* Tuning plans whose host is the target, newest first, that have ended
+ * or produced results: the plans recommendations come from. */
+static const struct hv_stmt tuned_on = {
+    "plans_tuned_on",
+    "SELECT (SELECT coalesce(json_agg(x.id ORDER BY x.id DESC), '[]') FROM (SELECT p.id "
+    " FROM plans p WHERE p.spec->'targets'->>'host' = t.name AND p.spec->'factors' <> '{}' "
+    " AND EXISTS (SELECT 1 FROM jobs j WHERE j.plan_id = p.id AND j.status = 'done') "
+    " ORDER BY p.id DESC LIMIT $2) x)::text FROM targets t WHERE t.name = $1",
+    2};
+
+enum hv_db_status hv_db_plans_tuned_on(const char *target, int limit, json_t **ids)
+{
+    char lim[16];
+    const char *p[] = {target, hv_db_int(lim, sizeof lim, limit)};
+    return hv_db_json(&tuned_on, p, ids, NULL);
+}
+
 enum hv_db_status hv_db_job_get(int64_t id, json_t **out)
 {
     char idtxt[24];

@@ -95,4 +95,9 @@ enum hv_db_status hv_db_job_get(int64_t id, json_t **out);
  *  array. HV_DB_NONE when the job is unknown. */
 enum hv_db_status hv_db_job_results(int64_t id, bool samples, bool raw, json_t **out);
 
+/** The ids of the tuning plans (plans with factors) whose host is target
+ *  and that have at least one job done, newest first, at most limit, as a
+ *  new JSON array in *ids. HV_DB_NONE when no target has that name. */
+enum hv_db_status hv_db_plans_tuned_on(const char *target, int limit, json_t **ids);
+
 #endif

@@ -1,6 +1,7 @@
 /* h_report.c — GET /api/v1/plans/{id}/report: the plan's report as JSON,
  * or with ?format=md or csv as Markdown or CSV (report.h,
  * lib/report_render.h). */
+#include "db_plans.h"
 #include "handlers.h"
 #include "query.h"
 #include "report.h"
@@ -46,4 +47,64 @@ void hv_h_plan_report(struct hv_request *req)
     else
         hv_reply_text(req, 200, md ? "text/markdown; charset=utf-8" : "text/csv; charset=utf-8",
                       text);
+}
+
+/* The recommendations of one plan's report, each with the plan it comes
+ * from, appended to items; plans that cannot be read are skipped. */
+static void add_plan_advice(int64_t plan, json_t *items, json_t *plans)
+{
+    struct hv_rdata d;
+    hv_rdata_init(&d);
+    if (hv_report_load(plan, &d) != HV_DB_OK) {
+        hv_rdata_free(&d);
+        return;
+    }
+    json_t *report = hv_report_build(&d);
+    hv_rdata_free(&d);
+    if (report == NULL)
+        return;
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(report, "recommendations"), i, r)
+    {
+        json_t *item = json_deep_copy(r);
+        json_object_set_new(item, "plan_id", json_integer(plan));
+        json_object_set(item, "plan", json_object_get(report, "name"));
+        json_array_append_new(items, item);
+    }
+    json_array_append_new(
+        plans, json_pack("{s:I,s:O,s:I}", "id", (json_int_t)plan, "name",
+                         json_object_get(report, "name"), "recommendations",
+                         (json_int_t)json_array_size(json_object_get(report, "recommendations"))));
+    json_decref(report);
+}
+
+void hv_h_recommendations(struct hv_request *req)
+{
+    json_t *errors = json_array();
+    const char *target = NULL;
+    long limit = 10;
+    hv_query_str(req, "target", 128, &target, errors);
+    hv_query_int(req, "plans", 1, 50, 10, &limit, errors);
+    if (target == NULL && json_array_size(errors) == 0)
+        hv_errors_add(errors, "target", "is required: the host whose tuning plans to read");
+    if (hv_query_failed(req, errors))
+        return;
+    json_t *ids = NULL;
+    enum hv_db_status s = hv_db_plans_tuned_on(target, (int)limit, &ids);
+    if (s == HV_DB_NONE) {
+        hv_reply_problem(req, HV_E_NOT_FOUND, "no target with this name", NULL);
+        return;
+    }
+    if (s != HV_DB_OK) {
+        hv_reply_db_failure(req, s);
+        return;
+    }
+    json_t *items = json_array(), *plans = json_array();
+    size_t i;
+    json_t *id;
+    json_array_foreach(ids, i, id) add_plan_advice(json_integer_value(id), items, plans);
+    json_decref(ids);
+    hv_reply_json(req, 200,
+                  json_pack("{s:s,s:o,s:o}", "target", target, "plans", plans, "items", items));
 }

@@ -182,4 +182,12 @@ assert_match "a group of values near the largest double averages without overflo
     "$(json '.summaries[] | select(.configuration == "default" and .target == "2 guests" and .metric == "cpu.score_per_copy") | .runs[0].value' | tr 'E' 'e')"
 assert_status 200 GET "/api/v1/plans/$P/report?format=csv"
 
+# --- recommendations per host, across its tuning plans --------------------------------------
+assert_status 200 GET "/api/v1/recommendations?target=rep-host"
+assert_eq "the host's recommendations come from its tuning plan" "$P vcpu_pin on" \
+    "$(json -r '.items[0] | "\(.plan_id) \(.factor) \(.level)"')"
+assert_eq "and list the plans read" "$P" "$(json '.plans[0].id')"
+assert_status 400 GET "/api/v1/recommendations"
+assert_status 404 GET "/api/v1/recommendations?target=nobody"
+
 hv_finish
