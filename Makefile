@@ -75,7 +75,7 @@ TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 # Keep the unit tests' objects (make would delete them as intermediates).
 .SECONDARY: $(patsubst tests/unit/%.c,$(BUILD)/obj/tests/unit/%.o,$(TEST_SRC))
-.PHONY: all check demo install format format-check headers-check clean deps unit-tests api e2e-qemu \
+.PHONY: all check demo install format format-check headers-check layers-check clean deps unit-tests api e2e-qemu \
         fuzz fuzz-check fuzz-merge fuzz-build
 
 all: $(PROGS)
@@ -144,6 +144,7 @@ e2e-qemu: $(E2E_QEMU)
 
 # make check: every test, closing with "N passed, N failed".
 check: deps
+	tools/layers-check.sh
 	$(MAKE) all unit-tests test-tools $(BUILD)/bench/hvload
 	$(MAKE) fuzz-check
 	BUILD=$(BUILD) tests/run.sh
@@ -179,6 +180,11 @@ format:
 	clang-format -i $(FORMAT_SRC)
 format-check:
 	clang-format --dry-run --Werror $(FORMAT_SRC)
+
+# Arrows point down only: lib/ includes no wing, no wing another, each wing
+# only its own libraries (tools/layers-check.sh; make check runs it).
+layers-check:
+	@tools/layers-check.sh
 
 # Every header must compile on its own.
 headers-check:
