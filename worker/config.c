@@ -255,8 +255,16 @@ struct hv_conf *hv_conf_from_json(json_t *doc, json_t *errors)
 
 struct hv_conf *hv_conf_load(const char *path, char *err, size_t errlen)
 {
+    /* Opened here, not by jansson: its message holds the path and is cut
+     * at 160 bytes, which a long path would fill before the reason. */
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: cannot open it: %s", path, strerror(errno));
+        return NULL;
+    }
     json_error_t je;
-    json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    json_t *doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    fclose(f);
     if (doc == NULL) {
         if (je.line > 0)
             snprintf(err, errlen, "%s: line %d, column %d: %s", path, je.line, je.column, je.text);
