@@ -48,7 +48,7 @@ assert_match "hvbench list has a waiting column" $'(^|\n) *id +name +status +don
 assert_match "hvbench list shows it in its row" \
     $'(^|\n) *'"$P"' +quick +queued +0/3 +[0-9-]+ [0-9:]+ +waiting for target state-host \(never registered\)' "$OUT"
 # Into a file, watch writes a line per change; it is stopped after the first.
-timeout -s INT 3 "$CLI" watch --interval 1 "$P" >"$HV_TMP/watch.out" 2>/dev/null
+timeout -k 5 -s INT 3 "$CLI" watch --interval 1 "$P" >"$HV_TMP/watch.out" 2>/dev/null
 assert_match "hvbench watch shows it" 'queued .* waiting for target state-host \(never registered\)$' \
     "$(head -n 1 "$HV_TMP/watch.out")"
 
