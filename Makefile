@@ -46,6 +46,11 @@ endif
 ifneq ($(SANITIZE),)
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SANITIZE)
+# AddressSanitizer wraps the xdr_* functions libvirt's RPC calls, and looks
+# up the real ones once at start: a worker that loads libvirt (and with it
+# libtirpc) later would call a null pointer. Linking libtirpc from the
+# start gives the wrappers something to call.
+WORKER_SAN_LIBS = -Wl,--no-as-needed $(shell $(PKG_CONFIG) --libs libtirpc) -Wl,--as-needed
 endif
 LDLIBS_COMMON = -lpthread -lm
 
@@ -116,7 +121,7 @@ $(SERVER): $(call obj,$(SERVER_SRC)) $(OPENAPI_OBJ) $(LIB_A)
 
 $(WORKER): $(call obj,$(WORKER_SRC)) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_WORKER) $(PKGS_LIB)) $(LDLIBS_COMMON)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_WORKER) $(PKGS_LIB)) $(WORKER_SAN_LIBS) $(LDLIBS_COMMON)
 
 $(CLI): $(call obj,$(CLI_SRC)) $(LIB_A)
 	@mkdir -p $(dir $@)

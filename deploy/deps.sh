@@ -13,6 +13,7 @@ PACKAGES=(
     libjansson-dev       # all: JSON
     libpq-dev            # server: PostgreSQL client library
     libvirt-dev          # worker: hypervisor facts and guest control
+    libtirpc-dev         # sanitizer builds: the worker links libtirpc so ASan's xdr wrappers work with libvirt
     libxml2-dev          # worker: headers of libxml2, loaded at run time to edit domain XML
     libcurl4-openssl-dev # worker and CLI: HTTP client
     libgsl-dev           # statistics (Student t for confidence intervals)
