@@ -92,7 +92,9 @@ static int subtitle_columns(const char *line, struct columns *c)
 {
     struct tok t[MAX_TOKENS];
     int n = tokens(line, t, MAX_TOKENS), k = 0;
-    for (int i = 0; i < n && i < MAX_TOKENS; i++) {
+    if (n > MAX_TOKENS)
+        return -1; /* more words than any bonnie++ subtitle */
+    for (int i = 0; i < n; i++) {
         if (line[t[i].start] != '-')
             continue;
         /* "-Per Chr-" is two tokens. */
