@@ -52,10 +52,14 @@ slow() {
     done
     hv_die "slowclients $name did not connect within 20 s"
 }
-# stop_slow PID: SIGTERM, then wait for its summary.
+# stop_slow PID: SIGTERM to slowclients itself (not through timeout, which
+# would follow it with SIGCONTs to the whole group and a SIGKILL 5 s later),
+# then wait for its summary.
 stop_slow() {
-    kill -TERM "$1" 2>/dev/null
-    wait "$1"
+    local tool
+    tool=$(pgrep -P "$1" -x slowclients) || tool=$1
+    kill -TERM "$tool" 2>/dev/null
+    wait "$1" || hv_log "slowclients exited $?: $(cat "$HV_TMP"/*.err 2>/dev/null)"
 }
 UNTRUSTED='hvbench_connections_open{from="untrusted"}'
 TRUSTED='hvbench_connections_open{from="trusted"}'
