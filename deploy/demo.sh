@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
 # `make demo`: run the quick example plan end to end on this machine, with a
 # private PostgreSQL cluster (var/pg), the server on 127.0.0.1, one worker
-# named demo-host and the CLI, then print the report.
+# named demo-host and the CLI, then print the report. Where libvirt and
+# QEMU are installed (deploy/deps.sh installs them) and it runs as root, it
+# then boots one guest of the hvbench guest image (deploy/guest-image/, with
+# KVM where a probe boot works, TCG otherwise) and runs
+# examples/demo-guest.json: the guest's CPU and disk against the host's,
+# vCPU pinning off and on, and prints the guest-vs-host table.
+#
+# At the end, on a terminal, the server stays up for the report page until
+# Enter is pressed; without a terminal everything stops at once.
 #
 # Env: BUILD (default build), HVBENCH_PORT (default 8080; the next free port
 # is taken if it is busy), HVBENCH_DEMO_KEEP=1 leaves everything running,
-# HVBENCH_DEMO_TIMEOUT seconds for the plan to finish (default 900).
-# Files: var/demo/{tokens.env,server.log,worker.log,setup.log}.
+# HVBENCH_DEMO_GUEST=0 skips the guest part, HVBENCH_DEMO_TIMEOUT seconds for
+# each plan to finish (default 900).
+# Files: var/demo/{tokens.env,server.log,worker.log,setup.log,guest.log}.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -20,7 +29,12 @@ PG=$ROOT/deploy/pg.sh
 VAR=$ROOT/var/demo
 KEEP=${HVBENCH_DEMO_KEEP:-0}
 
+GUEST_SH=$ROOT/deploy/guest-image/guest.sh
+LIBVIRTD_SH=$ROOT/deploy/libvirtd.sh
+GUEST=hvbench-demo-guest
+
 SERVER_PID='' WORKER_PID='' WATCH_PID='' PG_STARTED=0 URL=''
+GUEST_DEFINED=0 LIBVIRTD_STARTED=0
 STEP='' STEP_LOGS=()
 
 # Announce a step; its logs are the ones shown if it fails.
@@ -67,12 +81,15 @@ on_exit() {
             echo "$SERVER_PID" >"$VAR/server.pid"
             echo "$WORKER_PID" >"$VAR/worker.pid"
             echo "Left running (HVBENCH_DEMO_KEEP=1): server pid ${SERVER_PID:--} at ${URL:--}, worker pid ${WORKER_PID:--}"
+            [[ $GUEST_DEFINED == 1 ]] && echo "and the guest $GUEST (remove it with: deploy/guest-image/guest.sh undefine $GUEST)"
             echo "Stop with: kill ${WORKER_PID} ${SERVER_PID}; deploy/pg.sh stop"
         fi
         exit "$rc"
     fi
+    if [[ $GUEST_DEFINED == 1 ]]; then "$GUEST_SH" undefine "$GUEST" >/dev/null 2>&1 || true; fi
     [[ -n $WORKER_PID ]] && stop_pid "$WORKER_PID"
     [[ -n $SERVER_PID ]] && stop_pid "$SERVER_PID"
+    if [[ $LIBVIRTD_STARTED == 1 ]]; then "$LIBVIRTD_SH" stop >/dev/null 2>&1 || true; fi
     if [[ $PG_STARTED == 1 ]]; then "$PG" stop || true; fi
     exit "$rc"
 }
@@ -136,8 +153,61 @@ for ((i = 0; i < 40; i++)); do
 done
 curl -fsS --max-time 2 -o /dev/null "$URL/healthz" || die "the server did not answer /healthz within 20 s"
 
+# The guest part: needs root (the system libvirt daemon), libvirt, QEMU and
+# what the guest image is built from.
+guest_missing() {
+    local tool
+    [[ ${HVBENCH_DEMO_GUEST:-1} == 0 ]] && { echo "HVBENCH_DEMO_GUEST=0"; return 0; }
+    [[ $(id -u) -eq 0 ]] || { echo "not root (the guest needs the system libvirt daemon)"; return 0; }
+    for tool in virsh libvirtd qemu-system-x86_64 cpio mkfs.ext4 jq; do
+        command -v "$tool" >/dev/null 2>&1 || { echo "$tool not found (deploy/deps.sh installs it)"; return 0; }
+    done
+    [[ -x /bin/busybox ]] || { echo "busybox-static not installed (deploy/deps.sh)"; return 0; }
+    return 1
+}
+WORKER_ARGS=()
+if why=$(guest_missing); then
+    echo "==> no guest part: $why"
+else
+    step "the guest image (deploy/guest-image/build.sh: the first run downloads the kernel package and builds it, ~1 minute)" "$VAR/guest.log"
+    IMAGE=$(BUILD=$BUILD "$ROOT/deploy/guest-image/build.sh" --worker "$WORKER" 2> >(tee "$VAR/guest.log" | sed 's/^/    /' >&2) | tail -n 1)
+    [[ -n $IMAGE && -s $IMAGE/initrd.img ]] || die "the guest image was not built"
+
+    step "the system libvirt daemon (deploy/libvirtd.sh)" "$ROOT/var/libvirtd/libvirtd.log"
+    pidfile=$ROOT/var/libvirtd/libvirtd.pid
+    had_pidfile=0
+    [[ -f $pidfile ]] && had_pidfile=1
+    "$LIBVIRTD_SH" start | sed 's/^/    /'
+    [[ $had_pidfile == 0 && -f $pidfile ]] && LIBVIRTD_STARTED=1
+
+    step "KVM or TCG (deploy/guest-image/probe-kvm.sh: one probe boot, then cached)" "$VAR/guest.log"
+    probe=$("$ROOT/deploy/guest-image/probe-kvm.sh" 2>>"$VAR/guest.log") || die "the KVM probe failed"
+    ACCEL=$(sed -n 's/^kvm-probe: \(kvm\|tcg\).*/\1/p' <<<"$probe")
+    [[ -n $ACCEL ]] || die "the KVM probe said: $probe"
+    echo "    $probe"
+    if [[ $ACCEL == tcg ]]; then
+        echo "    The guest runs under QEMU's TCG (emulated, no KVM): its scores show TCG's cost, not KVM's."
+    else
+        echo "    The guest runs with KVM."
+    fi
+
+    step "defining the guest $GUEST" "$VAR/guest.log"
+    # One left by an interrupted demo (its files are under the images
+    # directory guest.sh keeps for it) is removed first.
+    if virsh -q -c qemu:///system dominfo "$GUEST" >/dev/null 2>&1; then
+        "$GUEST_SH" undefine "$GUEST" >>"$VAR/guest.log" 2>&1 || die "an earlier $GUEST could not be removed"
+    fi
+    "$GUEST_SH" define "$GUEST" --accel "$ACCEL" --image "$IMAGE" --server "http://10.0.2.2:$PORT" \
+        --token "$WORKER_TOKEN" --label demo=guest >>"$VAR/guest.log" 2>&1 || die "guest.sh define failed"
+    GUEST_DEFINED=1
+    # The host worker sees the domain (it reads libvirt's domains at its start)
+    # and applies vcpu_pin to it.
+    WORKER_ARGS=(--libvirt qemu:///system --kind host)
+fi
+
 step "starting worker demo-host" "$VAR/worker.log"
-"$WORKER" --server "$URL" --token "$WORKER_TOKEN" --name demo-host --state-dir "$VAR/worker-state" >"$VAR/worker.log" 2>&1 &
+"$WORKER" --server "$URL" --token "$WORKER_TOKEN" --name demo-host --state-dir "$VAR/worker-state" \
+    "${WORKER_ARGS[@]}" >"$VAR/worker.log" 2>&1 &
 WORKER_PID=$!
 sleep 1
 kill -0 "$WORKER_PID" 2>/dev/null || die "the worker exited"
@@ -155,4 +225,46 @@ WATCH_PID=''
 
 step "report of plan $ID" "$VAR/server.log"
 "$CLI" --server "$URL" report "$ID"
-echo "Report page: $URL/#/plans/$ID"
+PAGES=("$URL/#/plans/$ID")
+
+if [[ $GUEST_DEFINED == 1 ]]; then
+    step "booting the guest $GUEST" "$VAR/guest.log" "$VAR/worker.log"
+    t0=$SECONDS
+    "$GUEST_SH" start "$GUEST" >>"$VAR/guest.log" 2>&1 || die "virsh start failed"
+    ready=$("$GUEST_SH" wait "$GUEST" 180 2>>"$VAR/guest.log") || die "the guest did not boot within 180 s"
+    echo "    booted in $((SECONDS - t0)) s: $ready"
+
+    step "waiting for the guest's worker to register" "$VAR/server.log" "$VAR/guest.log"
+    registered=''
+    for ((i = 0; i < 120; i++)); do
+        tid=$(curl -fsS --max-time 5 "$URL/api/v1/targets?kind=guest" 2>/dev/null |
+            jq -r --arg n "$GUEST" '.items[] | select(.name == $n) | .id' || true)
+        [[ $tid =~ ^[0-9]+$ ]] &&
+            registered=$(curl -fsS --max-time 5 "$URL/api/v1/targets/$tid" 2>/dev/null |
+                jq -r '.domain.host // empty' || true)
+        [[ -n $registered ]] && break
+        sleep 1
+    done
+    [[ -n $registered ]] || die "the guest's worker did not register within 120 s (its console: $("$GUEST_SH" log "$GUEST"))"
+    echo "    $GUEST registered, linked to its domain on $registered"
+
+    step "submitting examples/demo-guest.json" "$VAR/server.log"
+    GID=$("$CLI" --server "$URL" --token "$SUBMIT_TOKEN" submit --quiet "$ROOT/examples/demo-guest.json")
+    [[ $GID =~ ^[0-9]+$ ]] || die "submit printed '$GID', not a plan id"
+
+    step "running plan $GID (the guest's CPU and disk against the host's, vcpu_pin off and on)" \
+        "$VAR/worker.log" "$VAR/server.log" "$VAR/guest.log"
+    timeout "${HVBENCH_DEMO_TIMEOUT:-900}" "$CLI" --server "$URL" watch "$GID" &
+    WATCH_PID=$!
+    wait "$WATCH_PID"
+    WATCH_PID=''
+
+    step "report of plan $GID: the guest against the host ($ACCEL)" "$VAR/server.log"
+    "$CLI" --server "$URL" report "$GID"
+    PAGES+=("$URL/#/plans/$GID")
+fi
+
+echo "Report pages: ${PAGES[*]}"
+if [[ $KEEP != 1 && -t 0 && -t 1 ]]; then
+    read -r -p "The server stays up for these pages: press Enter to stop. " _ || true
+fi

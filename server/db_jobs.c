@@ -39,7 +39,9 @@ static const struct hv_stmt expire = {
  * jobs (jobs_queue_idx) serves the claim: a join on targets made the
  * planner walk every job ever run. A job of a tuning plan is claimable
  * only in its plan's current block, once that block's configuration was
- * applied (db_steps.h). */
+ * applied (db_steps.h), and only while no job of its plan runs on another
+ * of the plan's targets, which share one hypervisor (a group's members
+ * excepted: they run together; migrations/009_one_job_per_hypervisor.sql). */
 static const struct hv_stmt claim = {
     "job_claim",
     "WITH next AS ("
@@ -47,6 +49,9 @@ static const struct hv_stmt claim = {
     " WHERE j.target_name = (SELECT name FROM targets WHERE id = $1) AND j.status = 'queued'"
     " AND (j.block IS NULL OR EXISTS (SELECT 1 FROM plans p WHERE p.id = j.plan_id"
     "  AND p.current_block = j.block AND p.block_ready))"
+    " AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.plan_id = j.plan_id AND o.status = 'running'"
+    "  AND o.target_name <> j.target_name"
+    "  AND (j.group_id IS NULL OR o.group_id IS DISTINCT FROM j.group_id))"
     " ORDER BY j.plan_id, j.run_order LIMIT 1 FOR UPDATE SKIP LOCKED) "
     ", claimed AS ("
     "UPDATE jobs j SET status = 'running', attempt = j.attempt + 1, target_id = $1, "

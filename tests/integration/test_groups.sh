@@ -59,6 +59,8 @@ sleep 1
 claim "$G2"
 B=$JOB B_ATT=$ATT
 assert_eq "both members in one group" "$A_GROUP" "$GROUP"
+api POST /api/v1/jobs/claim "${WH[@]}" --data-binary "{\"target_id\":$H}"
+assert_eq "the host's job waits while the guests' group runs" 204 "$STATUS"
 api POST "/api/v1/jobs/$B/ready" "${WG2[@]}" --data-binary "{\"attempt\":$B_ATT}"
 START=$(json .start_at)
 assert_match "the last member gets the start time" '^20[0-9-]+T[0-9:.]+Z$' "$START"
@@ -100,6 +102,13 @@ for i in 1 2 3 4 5; do # member A stays alive, member B is silent
     sleep 1
 done
 api POST /api/v1/jobs/claim "${WH[@]}" --data-binary "{\"target_id\":$H}" # runs the expiry
+assert_eq "the host claims a job of its own once the group is back in the queue" 200 "$STATUS"
+HJOB=$(json .job.id) HATT=$(json .job.attempt)
+# The plan's targets share one hypervisor: while the host's job runs, no
+# guest of the plan starts one, and the other way round.
+api POST /api/v1/jobs/claim "${WG1[@]}" --data-binary "{\"target_id\":$G1}"
+assert_eq "a guest's job of the same plan waits while the host's runs" 204 "$STATUS"
+api POST "/api/v1/jobs/$HJOB/release" "${WH[@]}" --data-binary "{\"attempt\":$HATT}"
 assert_eq "the silent member failed once" "queued 1" \
     "$(sql "SELECT status || ' ' || failures FROM jobs WHERE id = $B")"
 assert_eq "its peer went back without a failure" "queued 0" \
