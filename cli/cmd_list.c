@@ -16,9 +16,16 @@ static int cmd_list_exec(struct cli_ctx *ctx, int argc, char **argv);
 
 const struct cli_command cli_cmd_list = {
     .name = "list",
-    .usage = "[--limit N]",
+    .usage = "[--status S] [--target NAME] [--name NAME] [--since TIME] [--limit N]",
     .summary = "list the newest plans",
-    .help = "  -l, --limit N  show at most N plans (1..500, default: the server's, 50)\n",
+    .help = "  -s, --status S     only plans in state S (queued, running, done, failed,\n"
+            "                     cancelled)\n"
+            "  -t, --target NAME  only plans with a job on the target NAME\n"
+            "  -n, --name NAME    only plans called NAME (exact)\n"
+            "      --since TIME   only plans created at or after TIME (YYYY-MM-DD or\n"
+            "                     YYYY-MM-DDTHH:MM:SSZ)\n"
+            "  -l, --limit N      show at most N plans (1..500, default: the server's, 50)\n"
+            "The server checks the filters: a wrong one is refused with its reason.\n",
     .fn = cmd_list_exec,
 };
 
@@ -47,33 +54,60 @@ static int add_plan(struct cli_table *t, json_t *item)
     return cli_table_add(t, cells);
 }
 
-/** hvbench list [--limit N] */
+/** hvbench list [--status S] [--target NAME] [--name NAME] [--since TIME]
+ *  [--limit N] */
 static int cmd_list_exec(struct cli_ctx *ctx, int argc, char **argv)
 {
+    enum { OPT_SINCE = 256 };
     static const struct option options[] = {
-        {"limit", required_argument, NULL, 'l'},
-        {NULL, 0, NULL, 0},
+        {"limit", required_argument, NULL, 'l'},       {"status", required_argument, NULL, 's'},
+        {"target", required_argument, NULL, 't'},      {"name", required_argument, NULL, 'n'},
+        {"since", required_argument, NULL, OPT_SINCE}, {NULL, 0, NULL, 0},
     };
-    long limit = 0; /* 0: let the server choose */
+    /* The query names in the order they are sent; values from the options. */
+    const char *names[] = {"status", "target", "name", "since", "limit"};
+    const char *values[5] = {NULL, NULL, NULL, NULL, NULL};
     int opt;
-    while ((opt = getopt_long(argc, argv, "l:", options, NULL)) != -1) {
-        if (opt != 'l')
+    while ((opt = getopt_long(argc, argv, "l:s:t:n:", options, NULL)) != -1) {
+        switch (opt) {
+        case 's':
+            values[0] = optarg;
+            break;
+        case 't':
+            values[1] = optarg;
+            break;
+        case 'n':
+            values[2] = optarg;
+            break;
+        case OPT_SINCE:
+            values[3] = optarg;
+            break;
+        case 'l': {
+            char *end;
+            errno = 0;
+            long limit = strtol(optarg, &end, 10);
+            if (optarg[0] == '\0' || *end != '\0' || errno != 0 || limit < 1 ||
+                limit > LIST_LIMIT_MAX) {
+                cli_err("--limit must be an integer from 1 to %d", LIST_LIMIT_MAX);
+                return CLI_EXIT_USAGE;
+            }
+            values[4] = optarg;
+            break;
+        }
+        default:
             return cli_usage(&cli_cmd_list);
-        char *end;
-        errno = 0;
-        limit = strtol(optarg, &end, 10);
-        if (optarg[0] == '\0' || *end != '\0' || errno != 0 || limit < 1 ||
-            limit > LIST_LIMIT_MAX) {
-            cli_err("--limit must be an integer from 1 to %d", LIST_LIMIT_MAX);
-            return CLI_EXIT_USAGE;
         }
     }
     if (optind != argc)
         return cli_usage(&cli_cmd_list);
 
-    char path[64] = "/api/v1/plans";
-    if (limit > 0)
-        snprintf(path, sizeof path, "/api/v1/plans?limit=%ld", limit);
+    char path[1024] = "/api/v1/plans";
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (values[i] != NULL && cli_add_query(path, sizeof path, names[i], values[i]) != 0) {
+            cli_err("--%s is too long", names[i]);
+            return CLI_EXIT_USAGE;
+        }
+    }
     static const struct cli_column cols[] = {
         {"id", CLI_RIGHT},         {"name", CLI_LEFT},    {"status", CLI_LEFT},
         {"done/total", CLI_RIGHT}, {"created", CLI_LEFT}, {"waiting", CLI_LEFT},

@@ -3,8 +3,10 @@
  *
  *   hvbench [--server URL] [--token T] [--json] COMMAND [ARGS...]
  *
- * Global options come before the command so that a command's own options
- * can never be mistaken for them. */
+ * The global options may also follow the command anywhere before a "--"
+ * (`hvbench report 3 --json`): no command has options of those names.
+ * What is not given comes from the environment, then from the
+ * configuration file (cli/config.h). */
 #include <ctype.h>
 #include <getopt.h>
 #include <gsl/gsl_errno.h>
@@ -14,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "cli/common.h"
+#include "cli/config.h"
 #include "httpc.h"
 
 static int cmd_help_exec(struct cli_ctx *ctx, int argc, char **argv);
@@ -60,7 +63,11 @@ static void print_overview(FILE *out)
             "  --token TOKEN  bearer token (env HVBENCH_TOKEN, which keeps it out of ps)\n"
             "  --json         print the server's JSON answers instead of tables\n"
             "  --help         show this help\n"
-            "  --version      show the version\n\n"
+            "  --version      show the version\n"
+            "The global options may also follow the command (before any --). What is\n"
+            "not given comes from the environment, then from the file\n"
+            "~/.config/hvbench/config ($HVBENCH_CONFIG, $XDG_CONFIG_HOME/hvbench/config):\n"
+            "lines 'server = URL' and 'token = TOKEN' (mode 600 when it holds a token).\n\n"
             "exit codes: 0 ok, 1 refused by the server or plan failed/cancelled,\n"
             "2 usage error, 3 server unreachable, 4 history found a change point\n"
             "nobody acknowledged.\n"
@@ -116,6 +123,40 @@ static bool wants_help(int argc, char **argv)
 static const char *nonempty(const char *s)
 {
     return s != NULL && s[0] != '\0' ? s : NULL;
+}
+
+/** Takes the global options out of a command's arguments (before any
+ *  "--"), shifting the rest down; returns the new argc, or -1 after a usage
+ *  message when one lacks its value. */
+static int take_globals(int argc, char **argv, const char **server, const char **token, bool *json)
+{
+    int out = 1;
+    bool rest = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!rest && strcmp(a, "--") == 0) {
+            rest = true;
+        } else if (!rest && strcmp(a, "--json") == 0) {
+            *json = true;
+            continue;
+        } else if (!rest && (strcmp(a, "--server") == 0 || strcmp(a, "--token") == 0)) {
+            if (i + 1 >= argc) {
+                cli_err("%s needs a value", a);
+                return -1;
+            }
+            *(a[2] == 's' ? server : token) = nonempty(argv[++i]);
+            continue;
+        } else if (!rest && strncmp(a, "--server=", 9) == 0) {
+            *server = a + 9;
+            continue;
+        } else if (!rest && strncmp(a, "--token=", 8) == 0) {
+            *token = nonempty(a + 8);
+            continue;
+        }
+        argv[out++] = argv[i];
+    }
+    argv[out] = NULL;
+    return out;
 }
 
 /** Parses the global options, finds the command and runs it; returns its
@@ -178,11 +219,32 @@ int main(int argc, char **argv)
         print_command_help(cmd);
         return CLI_EXIT_OK;
     }
+    cargc = take_globals(cargc, cargv, &server, &token, &json);
+    if (cargc < 0)
+        return CLI_EXIT_USAGE;
 
+    struct cli_config cfg = {0};
+    char cfg_path[4096], why[512];
+    /* A file named by HVBENCH_CONFIG is always read, so that a wrong name
+     * is found; the default one only when something is missing. */
+    const char *named = getenv("HVBENCH_CONFIG");
+    bool explicit = named != NULL && named[0] != '\0';
+    if ((explicit || server == NULL || token == NULL) &&
+        cli_config_path(cfg_path, sizeof cfg_path) == 0) {
+        if (cli_config_read(cfg_path, explicit, &cfg, why, sizeof why) != 0) {
+            cli_err("%s", why);
+            return CLI_EXIT_USAGE;
+        }
+        if (server == NULL)
+            server = cfg.server;
+        if (token == NULL)
+            token = cfg.token;
+    }
     if (server == NULL)
         server = CLI_DEFAULT_SERVER;
     if (strncmp(server, "http://", 7) != 0 && strncmp(server, "https://", 8) != 0) {
         cli_err("--server '%s' must start with http:// or https://", server);
+        cli_config_free(&cfg);
         return CLI_EXIT_USAGE;
     }
     /* Paths start with '/': a trailing one would double it, and the plan
@@ -190,6 +252,7 @@ int main(int argc, char **argv)
     char *base = strdup(server);
     if (base == NULL) {
         cli_err("out of memory");
+        cli_config_free(&cfg);
         return CLI_EXIT_FAIL;
     }
     for (size_t n = strlen(base); n > 0 && base[n - 1] == '/'; n--)
@@ -202,6 +265,7 @@ int main(int argc, char **argv)
     int rc = cmd->fn(&ctx, cargc, cargv);
     hv_httpc_free(ctx.http);
     free(base);
+    cli_config_free(&cfg);
     if (fflush(stdout) != 0 && rc == CLI_EXIT_OK) {
         cli_err("cannot write the output");
         rc = CLI_EXIT_FAIL;

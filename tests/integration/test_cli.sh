@@ -196,6 +196,45 @@ cli jobs 999999
 assert_eq "jobs of an unknown plan exits 1" 1 "$RC"
 assert_match "not found" 'Not found.*HTTP 404' "$ERR"
 
+# --- global options after the command, list filters, the configuration file -------
+cli jobs "$IDLE" --json --limit 1
+assert_eq "--json after the command is taken as the global option" "1 0" \
+    "$(jq -r '"\(.items | length) \(.items[0].attempt)"' <<<"$OUT")"
+cli jobs "$IDLE" --server "http://127.0.0.1:$(hv_free_port)"
+assert_eq "--server after the command is taken too: unreachable, exit 3" 3 "$RC"
+cli jobs "$IDLE" --server
+assert_eq "a global option without its value is a usage error" 2 "$RC"
+assert_match "that says which" '--server needs a value' "$ERR"
+cli list --name cli-idle
+assert_eq "list --name: the one plan" "$IDLE cli-idle" "$(tail -n +3 <<<"$OUT" | awk '{print $1, $2}')"
+cli list --json --status queued --target cli-idle --since 2000-01-01
+assert_eq "list --status --target --since: the queued plan on that target" "$IDLE" \
+    "$(jq -r '[.items[].id] | join(" ")' <<<"$OUT")"
+cli list --status done --target cli-idle
+assert_eq "list --status done: none of that target's plans is done" 0 "$(rows)"
+cli list --status sleeping
+assert_eq "a status the server does not know: refused, exit 1" 1 "$RC"
+assert_match "with the server's reason" 'status' "$ERR"
+cli list --since 2026-02-31
+assert_eq "a day that does not exist: refused, exit 1" 1 "$RC"
+CFG=$HV_TMP/hvbench.config
+printf '# written by the test\nserver = %s\ntoken = %s\n' "$URL" "$SUBMIT_TOKEN" >"$CFG"
+chmod 600 "$CFG"
+HVBENCH_SERVER='' HVBENCH_TOKEN='' HVBENCH_CONFIG=$CFG cli list --name cli-idle --json
+assert_eq "server and token from the configuration file" "$IDLE" "$(jq -r '.items[0].id' <<<"$OUT")"
+chmod 644 "$CFG"
+HVBENCH_SERVER='' HVBENCH_TOKEN='' HVBENCH_CONFIG=$CFG cli list
+assert_eq "a token in a file others may read: usage error" 2 "$RC"
+assert_match "that says to chmod it" 'other users may read it: chmod 600' "$ERR"
+printf 'sever = %s\n' "$URL" >"$CFG"
+HVBENCH_SERVER='' HVBENCH_CONFIG=$CFG cli list
+assert_eq "an unknown key: usage error" 2 "$RC"
+assert_match "naming the file, line and key" "hvbench.config:1: unknown key 'sever'" "$ERR"
+HVBENCH_CONFIG=$HV_TMP/absent.config cli list
+assert_eq "a configuration file named but missing: usage error" 2 "$RC"
+XDG_CONFIG_HOME=$HV_TMP/no-such-dir cli list --name cli-idle
+assert_eq "no configuration file at the default place: the environment serves" 0 "$RC"
+
 # --- cancel ------------------------------------------------------------------------
 cli cancel "$IDLE"
 assert_eq "cancel exits 0" 0 "$RC"
