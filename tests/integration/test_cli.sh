@@ -210,7 +210,7 @@ assert_eq "list --name: the one plan" "$IDLE cli-idle" "$(tail -n +3 <<<"$OUT" |
 cli list --json --status queued --target cli-idle --since 2000-01-01
 assert_eq "list --status --target --since: the queued plan on that target" "$IDLE" \
     "$(jq -r '[.items[].id] | join(" ")' <<<"$OUT")"
-cli list --status done --target cli-idle
+cli list --status=done --target cli-idle
 assert_eq "list --status done: none of that target's plans is done" 0 "$(rows)"
 cli list --status sleeping
 assert_eq "a status the server does not know: refused, exit 1" 1 "$RC"
