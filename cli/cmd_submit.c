@@ -11,11 +11,15 @@ static int cmd_submit_exec(struct cli_ctx *ctx, int argc, char **argv);
 
 const struct cli_command cli_cmd_submit = {
     .name = "submit",
-    .usage = "[--quiet] [--dry-run] [--idempotency-key KEY] PLAN.json",
+    .usage = "[--quiet] [--dry-run] [--wait] [--idempotency-key KEY] PLAN.json",
     .summary = "submit a plan (a file, or - for standard input)",
     .help = "  -q, --quiet    print only the id of the new plan\n"
             "  -n, --dry-run  ask the server to check the plan without storing it,\n"
             "                 and print its answer\n"
+            "  -w, --wait     then follow the plan until it ends, as 'hvbench watch'\n"
+            "                 does (a progress line on a terminal, a line per change\n"
+            "                 otherwise); the exit code is the plan's outcome: 0 done,\n"
+            "                 1 failed or cancelled, 130 interrupted\n"
             "  -k, --idempotency-key KEY\n"
             "                 send Idempotency-Key: KEY (1..128 printable ASCII\n"
             "                 characters); submitting again with the same key and\n"
@@ -77,13 +81,17 @@ static int cmd_submit_exec(struct cli_ctx *ctx, int argc, char **argv)
         {"quiet", no_argument, NULL, 'q'},
         {"dry-run", no_argument, NULL, 'n'},
         {"idempotency-key", required_argument, NULL, 'k'},
+        {"wait", no_argument, NULL, 'w'},
         {NULL, 0, NULL, 0},
     };
-    bool quiet = false, dry_run = false;
+    bool quiet = false, dry_run = false, wait = false;
     const char *key = NULL;
     int opt;
-    while ((opt = getopt_long(argc, argv, "qnk:", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "qnwk:", options, NULL)) != -1) {
         switch (opt) {
+        case 'w':
+            wait = true;
+            break;
         case 'q':
             quiet = true;
             break;
@@ -104,6 +112,10 @@ static int cmd_submit_exec(struct cli_ctx *ctx, int argc, char **argv)
     }
     if (argc - optind != 1)
         return cli_usage(&cli_cmd_submit);
+    if (wait && dry_run) {
+        cli_err("--wait and --dry-run exclude each other: a dry run stores no plan to wait for");
+        return CLI_EXIT_USAGE;
+    }
 
     int rc = CLI_EXIT_OK;
     json_t *plan = cli_load_plan(argv[optind], &rc);
@@ -136,6 +148,11 @@ static int cmd_submit_exec(struct cli_ctx *ctx, int argc, char **argv)
         cli_print_json(resp.body);
     } else {
         rc = print_created(ctx, &resp, quiet);
+    }
+    struct cli_plan p;
+    if (rc == CLI_EXIT_OK && wait && !dry_run && cli_plan_parse(resp.body, &p) == 0) {
+        hv_http_response_clear(&resp);
+        return cli_watch_plan(ctx, p.id, 0);
     }
     hv_http_response_clear(&resp);
     return rc;

@@ -287,6 +287,11 @@ static int cmd_watch_exec(struct cli_ctx *ctx, int argc, char **argv)
     if (cli_parse_id(argv[optind], &id) != 0)
         return CLI_EXIT_USAGE;
 
+    return cli_watch_plan(ctx, id, interval);
+}
+
+int cli_watch_plan(struct cli_ctx *ctx, long long id, double interval)
+{
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;
@@ -294,5 +299,5 @@ static int cmd_watch_exec(struct cli_ctx *ctx, int argc, char **argv)
     /* No SA_RESTART: the sleep must end at once on ^C. */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    return watch(ctx, id, interval);
+    return watch(ctx, id, interval > 0 ? interval : WATCH_DEFAULT_INTERVAL);
 }

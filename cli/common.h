@@ -89,6 +89,13 @@ json_t *cli_load_plan(const char *path, int *rc);
  *  fit (path is then unchanged). */
 int cli_add_query(char *path, size_t len, const char *name, const char *value);
 
+/** Follows plan id until it ends, as "hvbench watch" does (a progress line
+ *  redrawn on a terminal, a line per change otherwise; interval seconds
+ *  between polls, 0 for the default). Returns CLI_EXIT_OK when it is done,
+ *  CLI_EXIT_FAIL when it failed or was cancelled or the server refused,
+ *  CLI_EXIT_INTERRUPTED on SIGINT or SIGTERM (cmd_watch.c). */
+int cli_watch_plan(struct cli_ctx *ctx, long long id, double interval);
+
 /** Parses a plan id (a positive decimal integer). Returns 0, or -1 after a
  *  message naming s. */
 int cli_parse_id(const char *s, long long *id);

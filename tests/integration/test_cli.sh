@@ -272,6 +272,20 @@ assert_eq "the worker finished the plan (watch exits 0)" 0 "$?"
 timeout 60 "$CLI" watch --interval 1 "$FAIL" >/dev/null 2>&1
 assert_eq "the stress-ng plan failed (watch exits 1)" 1 "$?"
 
+# submit --wait: the plan's outcome is the exit code; a line per change
+# into a file.
+jq '.name = "cli-wait" | .repetitions.min = 1' "$HV_TMP/done.json" >"$HV_TMP/wait.json"
+timeout 120 "$CLI" submit --wait "$HV_TMP/wait.json" >"$HV_TMP/wait.out" 2>&1
+assert_eq "submit --wait of a plan that succeeds exits 0" 0 "$?"
+assert_match "it says the plan was submitted, then follows it to done" \
+    'plan [0-9]+ submitted: 1 job.*plan [0-9]+ cli-wait: done +1/1 done' "$(tr '\n' ' ' <"$HV_TMP/wait.out")"
+jq '.name = "cli-wait-fail"' "$HV_TMP/fail.json" >"$HV_TMP/wait-fail.json"
+timeout 60 "$CLI" submit --wait "$HV_TMP/wait-fail.json" >"$HV_TMP/wait.out" 2>&1
+assert_eq "submit --wait of a plan that fails exits 1" 1 "$?"
+assert_match "and says so" 'plan [0-9]+ failed: 1 of 1 jobs failed' "$(cat "$HV_TMP/wait.out")"
+cli submit --wait --dry-run "$HV_TMP/wait.json"
+assert_eq "--wait with --dry-run is a usage error" 2 "$RC"
+
 cli cancel "$DONE"
 assert_eq "cancelling a done plan exits 1" 1 "$RC"
 assert_match "with the conflict" '^hvbench: Conflict: the plan already ended; nothing to cancel \(HTTP 409\)' "$ERR"
