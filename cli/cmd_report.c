@@ -188,6 +188,36 @@ static void print_recommendations(const json_t *body)
     print_lines("Safe to ignore", json_object_get(body, "safe_to_ignore"), "sentence");
 }
 
+/** True when text is the sentence of an element of list. */
+static bool listed(const json_t *list, const char *field, const char *text)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(list, i, e) if (strcmp(str(e, field), text) == 0) return true;
+    return false;
+}
+
+/** The warnings, less those the Repetitions section just said in the same
+ *  words (an interval width that was not reached is both). */
+static void print_warnings(const json_t *body, const json_t *repetitions)
+{
+    const json_t *warnings = json_object_get(body, "warnings");
+    bool heading = false;
+    size_t i;
+    const json_t *w;
+    json_array_foreach(warnings, i, w)
+    {
+        if (listed(repetitions, "sentence", str(w, "message")))
+            continue;
+        if (!heading) {
+            putchar('\n');
+            cli_out("Warnings");
+            heading = true;
+        }
+        cli_out("  %s", str(w, "message"));
+    }
+}
+
 /** The sections after the summary table. */
 static int print_sections(const json_t *body)
 {
@@ -204,10 +234,9 @@ static int print_sections(const json_t *body)
     print_lines("Efficiency", json_object_get(body, "efficiency"), "sentence");
     if (json_array_size(json_object_get(body, "comparisons")) > 0)
         print_recommendations(body);
-    print_lines("Repetitions",
-                json_object_get(json_object_get(body, "repetitions"), "configurations"),
-                "sentence");
-    print_lines("Warnings", json_object_get(body, "warnings"), "message");
+    const json_t *reps = json_object_get(json_object_get(body, "repetitions"), "configurations");
+    print_lines("Repetitions", reps, "sentence");
+    print_warnings(body, reps);
     return rc;
 }
 

@@ -56,6 +56,9 @@ assert_eq "rounds stop at max" 5 "$(rounds "$P")"
 assert_status 200 GET "/api/v1/plans/$P"
 assert_eq "stopped on max, width not reached" "max 5" "$(json -r '"\(.rounds.decision) \(.rounds.rounds)"')"
 assert_eq "done with 5 jobs" "done 5" "$(json -r '"\(.status) \(.jobs.total)"')"
+text=$("$CLI" --server "$URL" report "$P" 2>&1)
+assert_eq "hvbench report says once that the width was not reached" 1 \
+    "$(grep -c 'stopped at the maximum of 5 rounds without reaching the width' <<<"$text")"
 assert_eq "the added rounds ran after the first ones" t \
     "$(sql "SELECT bool_and(ok) FROM (SELECT repetition >= lag(repetition, 1, 0) OVER (ORDER BY run_order) AS ok FROM jobs WHERE plan_id = $P) x")"
 
