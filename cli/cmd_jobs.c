@@ -98,8 +98,17 @@ static int add_jobs(struct cli_table *t, const json_t *items)
     return 0;
 }
 
-/** hvbench jobs [--status S] [--limit N] [--all] ID */
-static int cmd_jobs_exec(struct cli_ctx *ctx, int argc, char **argv)
+/** What the options of "hvbench jobs" asked for. */
+struct jobs_opts {
+    long long id;
+    const char *status; /**< a job state, or NULL for all */
+    long limit;         /**< jobs per request, 0: the server's default */
+    bool all;           /**< follow the pages to the last job */
+};
+
+/** Parses the options and the plan id into o. Returns CLI_EXIT_OK, or the
+ *  exit code of a usage error (said). */
+static int parse_jobs_options(int argc, char **argv, struct jobs_opts *o)
 {
     static const struct option options[] = {
         {"status", required_argument, NULL, 's'},
@@ -107,18 +116,16 @@ static int cmd_jobs_exec(struct cli_ctx *ctx, int argc, char **argv)
         {"all", no_argument, NULL, 'a'},
         {NULL, 0, NULL, 0},
     };
-    const char *status = NULL;
-    long limit = 0; /* 0: the server's default */
-    bool all = false;
+    *o = (struct jobs_opts){0};
     int opt;
     while ((opt = getopt_long(argc, argv, "s:l:a", options, NULL)) != -1) {
         switch (opt) {
         case 's':
-            status = NULL;
+            o->status = NULL;
             for (size_t i = 0; job_states[i] != NULL; i++)
                 if (strcmp(optarg, job_states[i]) == 0)
-                    status = job_states[i];
-            if (status == NULL) {
+                    o->status = job_states[i];
+            if (o->status == NULL) {
                 cli_err("--status must be one of queued, running, done, failed, cancelled");
                 return CLI_EXIT_USAGE;
             }
@@ -126,16 +133,16 @@ static int cmd_jobs_exec(struct cli_ctx *ctx, int argc, char **argv)
         case 'l': {
             char *end;
             errno = 0;
-            limit = strtol(optarg, &end, 10);
-            if (optarg[0] == '\0' || *end != '\0' || errno != 0 || limit < 1 ||
-                limit > JOBS_LIMIT_MAX) {
+            o->limit = strtol(optarg, &end, 10);
+            if (optarg[0] == '\0' || *end != '\0' || errno != 0 || o->limit < 1 ||
+                o->limit > JOBS_LIMIT_MAX) {
                 cli_err("--limit must be an integer from 1 to %d", JOBS_LIMIT_MAX);
                 return CLI_EXIT_USAGE;
             }
             break;
         }
         case 'a':
-            all = true;
+            o->all = true;
             break;
         default:
             return cli_usage(&cli_cmd_jobs);
@@ -143,36 +150,29 @@ static int cmd_jobs_exec(struct cli_ctx *ctx, int argc, char **argv)
     }
     if (argc - optind != 1 || argv[optind][0] == '-')
         return cli_usage(&cli_cmd_jobs);
-    long long id;
-    if (cli_parse_id(argv[optind], &id) != 0)
+    if (cli_parse_id(argv[optind], &o->id) != 0)
         return CLI_EXIT_USAGE;
     /* With --all, large pages: fewer round trips for a 100,000-job plan. */
-    if (all && limit == 0)
-        limit = JOBS_LIMIT_MAX;
+    if (o->all && o->limit == 0)
+        o->limit = JOBS_LIMIT_MAX;
+    return CLI_EXIT_OK;
+}
 
-    static const struct cli_column cols[] = {
-        {"id", CLI_RIGHT},    {"configuration", CLI_LEFT}, {"workload", CLI_LEFT},
-        {"target", CLI_LEFT}, {"rep", CLI_RIGHT},          {"group", CLI_RIGHT},
-        {"role", CLI_LEFT},   {"status", CLI_LEFT},        {"attempt", CLI_RIGHT},
-        {"error", CLI_LEFT},
-    };
-    struct cli_table *t = cli_table_new(cols, sizeof cols / sizeof cols[0]);
-    json_t *collected = json_array();
-    if (t == NULL || collected == NULL) {
-        cli_table_free(t);
-        json_decref(collected);
-        cli_err("out of memory");
-        return CLI_EXIT_FAIL;
-    }
+/** Fetches the first page of the plan's jobs, or with --all every page:
+ *  rows into t, or with --json --all items into collected, or with --json
+ *  alone the page printed. Sets *more when the server has more than was
+ *  fetched. Returns an exit code. */
+static int fetch_jobs(struct cli_ctx *ctx, const struct jobs_opts *o, struct cli_table *t,
+                      json_t *collected, bool *more)
+{
     int rc = CLI_EXIT_OK;
     char *cursor = NULL;
-    bool more = false;
     for (;;) {
         char path[512], num[32];
-        snprintf(path, sizeof path, "/api/v1/plans/%lld/jobs", id);
-        snprintf(num, sizeof num, "%ld", limit);
-        if ((status != NULL && cli_add_query(path, sizeof path, "status", status) != 0) ||
-            (limit > 0 && cli_add_query(path, sizeof path, "limit", num) != 0) ||
+        snprintf(path, sizeof path, "/api/v1/plans/%lld/jobs", o->id);
+        snprintf(num, sizeof num, "%ld", o->limit);
+        if ((o->status != NULL && cli_add_query(path, sizeof path, "status", o->status) != 0) ||
+            (o->limit > 0 && cli_add_query(path, sizeof path, "limit", num) != 0) ||
             (cursor != NULL && cli_add_query(path, sizeof path, "cursor", cursor) != 0)) {
             cli_err("the server's cursor is too long");
             rc = CLI_EXIT_FAIL;
@@ -190,7 +190,7 @@ static int cmd_jobs_exec(struct cli_ctx *ctx, int argc, char **argv)
         if (!json_is_array(items)) {
             cli_err("the server's answer has no items[]");
             rc = CLI_EXIT_FAIL;
-        } else if (ctx->json && !all) {
+        } else if (ctx->json && !o->all) {
             cli_print_json(resp.body);
         } else if (ctx->json) {
             json_array_extend(collected, items);
@@ -205,16 +205,42 @@ static int cmd_jobs_exec(struct cli_ctx *ctx, int argc, char **argv)
         free(cursor);
         cursor = next != NULL && rc == CLI_EXIT_OK ? strdup(next) : NULL;
         hv_http_response_clear(&resp);
-        more = cursor != NULL;
-        if (rc == CLI_EXIT_OK && all && stuck) {
+        *more = cursor != NULL;
+        if (rc == CLI_EXIT_OK && o->all && stuck) {
             cli_err("the server's pages do not advance; stopping");
             rc = CLI_EXIT_FAIL;
         }
-        if (rc != CLI_EXIT_OK || !all || cursor == NULL)
+        if (rc != CLI_EXIT_OK || !o->all || cursor == NULL)
             break;
     }
     free(cursor);
-    if (rc == CLI_EXIT_OK && ctx->json && all) {
+    return rc;
+}
+
+/** hvbench jobs [--status S] [--limit N] [--all] ID */
+static int cmd_jobs_exec(struct cli_ctx *ctx, int argc, char **argv)
+{
+    struct jobs_opts o;
+    int rc = parse_jobs_options(argc, argv, &o);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    static const struct cli_column cols[] = {
+        {"id", CLI_RIGHT},    {"configuration", CLI_LEFT}, {"workload", CLI_LEFT},
+        {"target", CLI_LEFT}, {"rep", CLI_RIGHT},          {"group", CLI_RIGHT},
+        {"role", CLI_LEFT},   {"status", CLI_LEFT},        {"attempt", CLI_RIGHT},
+        {"error", CLI_LEFT},
+    };
+    struct cli_table *t = cli_table_new(cols, sizeof cols / sizeof cols[0]);
+    json_t *collected = json_array();
+    if (t == NULL || collected == NULL) {
+        cli_table_free(t);
+        json_decref(collected);
+        cli_err("out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    bool more = false;
+    rc = fetch_jobs(ctx, &o, t, collected, &more);
+    if (rc == CLI_EXIT_OK && ctx->json && o.all) {
         json_t *body = json_pack("{s:O,s:n}", "items", collected, "next_cursor");
         if (body == NULL || cli_print_json(body) != 0)
             rc = CLI_EXIT_FAIL;
@@ -224,7 +250,7 @@ static int cmd_jobs_exec(struct cli_ctx *ctx, int argc, char **argv)
             cli_err("no jobs");
         else if (cli_table_print(t, stdout) != 0)
             rc = CLI_EXIT_FAIL;
-        if (more && !all)
+        if (more && !o.all)
             cli_note("(more jobs: use --all, or a larger --limit)");
     }
     cli_table_free(t);

@@ -159,6 +159,29 @@ static int take_globals(int argc, char **argv, const char **server, const char *
     return out;
 }
 
+/** Fills in the server and token neither an option nor the environment
+ *  gave from the configuration file, which cfg then owns. A file named by
+ *  HVBENCH_CONFIG is always read, so that a wrong name is found; the
+ *  default one only when something is missing. Returns 0, or -1 when the
+ *  file is wrong (said). */
+static int fill_from_config(struct cli_config *cfg, const char **server, const char **token)
+{
+    char path[4096], why[512];
+    const char *named = getenv("HVBENCH_CONFIG");
+    bool explicit = named != NULL && named[0] != '\0';
+    if ((!explicit && *server != NULL && *token != NULL) || cli_config_path(path, sizeof path) != 0)
+        return 0;
+    if (cli_config_read(path, explicit, cfg, why, sizeof why) != 0) {
+        cli_err("%s", why);
+        return -1;
+    }
+    if (*server == NULL)
+        *server = cfg->server;
+    if (*token == NULL)
+        *token = cfg->token;
+    return 0;
+}
+
 /** Parses the global options, finds the command and runs it; returns its
  *  exit code (enum cli_exit). */
 int main(int argc, char **argv)
@@ -224,22 +247,8 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
 
     struct cli_config cfg = {0};
-    char cfg_path[4096], why[512];
-    /* A file named by HVBENCH_CONFIG is always read, so that a wrong name
-     * is found; the default one only when something is missing. */
-    const char *named = getenv("HVBENCH_CONFIG");
-    bool explicit = named != NULL && named[0] != '\0';
-    if ((explicit || server == NULL || token == NULL) &&
-        cli_config_path(cfg_path, sizeof cfg_path) == 0) {
-        if (cli_config_read(cfg_path, explicit, &cfg, why, sizeof why) != 0) {
-            cli_err("%s", why);
-            return CLI_EXIT_USAGE;
-        }
-        if (server == NULL)
-            server = cfg.server;
-        if (token == NULL)
-            token = cfg.token;
-    }
+    if (fill_from_config(&cfg, &server, &token) != 0)
+        return CLI_EXIT_USAGE;
     if (server == NULL)
         server = CLI_DEFAULT_SERVER;
     if (strncmp(server, "http://", 7) != 0 && strncmp(server, "https://", 8) != 0) {
