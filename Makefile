@@ -243,7 +243,7 @@ $(CURLIDLE): $(BUILD)/obj/bench/curlidle.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,libcurl)
 
-$(HVLOAD): $(BUILD)/obj/bench/hvload.o $(LIB_A)
+$(HVLOAD): $(BUILD)/obj/bench/hvload.o $(BUILD)/obj/bench/hvload_opts.o $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_LIB)) $(LDLIBS_COMMON)
 

@@ -20,6 +20,7 @@
  * the run (the process exits even if a request hangs past it), and only
  * loopback servers are accepted — this tool exists to load a server on the
  * same machine, never someone else's. */
+#include "bench/hvload.h"
 #include "httpc.h"
 #include "timeutil.h"
 
@@ -40,65 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define EXIT_BAD   1
-#define EXIT_USAGE 2
-#define EXIT_LIMIT 3
-
-#define MAX_SERVERS 16
-#define MAX_WORKERS 4096
-/* The server refuses more samples than this in one result (h_jobs.c). */
-#define MAX_SAMPLES 200000
-/* A simulated worker gives up after this many failed requests in a row:
- * a server that fell over must end the run, not spin it. */
-#define MAX_FAILURES_IN_ROW 3
-/* Unexpected answers printed in full, per run. */
 #define MAX_REPORTED 8
-
-static const char usage_text[] =
-    "usage: hvload --server URL --token TOKEN --workers N --target NAME [options]\n"
-    "\n"
-    "Simulates N hvbench workers against one or more hvbench servers on this\n"
-    "machine: target NAME is registered once with TOKEN, and the N simulated\n"
-    "workers share the worker credential it returns (as the threads of one\n"
-    "worker process would), each registering again with it, then claiming\n"
-    "jobs and uploading a synthetic result for each until the queue is empty.\n"
-    "\n"
-    "  --server URL          server base URL, loopback only; repeat it to spread\n"
-    "                        the workers round-robin over several servers\n"
-    "  --token TOKEN         token with the worker role (default: $HVBENCH_TOKEN)\n"
-    "  --workers N           simulated workers, one thread each (default 1)\n"
-    "  --target NAME         the target the workers claim for (default hvload)\n"
-    "  --samples K           per-second samples per result (default 0)\n"
-    "  --metrics M           metrics per result, at least 1 (default 1)\n"
-    "  --wait S              long-poll seconds sent with each claim, 0..30 (default 0)\n"
-    "  --heartbeat           send one heartbeat per job before uploading\n"
-    "  --empty-claims N      stop a worker after N empty claims in a row\n"
-    "                        (default 3 with --wait 0, else 1)\n"
-    "  --timeout S           per-request timeout on top of --wait (default 15)\n"
-    "  --duration-limit S    stop the whole run after S seconds (default 300)\n"
-    "  --quiet               no progress lines on standard error\n"
-    "  --json                print the summary as one JSON object\n"
-    "  --help                show this help\n"
-    "\n"
-    "exit status: 0 clean; 1 duplicate claim, unexpected status or no answer;\n"
-    "2 usage; 3 the duration limit stopped the run first.\n";
-
-struct options {
-    const char *servers[MAX_SERVERS];
-    size_t n_servers;
-    const char *token;
-    const char *target;
-    long workers;
-    long samples;
-    long metrics;
-    double wait;
-    long empty_claims;
-    double timeout;
-    double limit;
-    bool heartbeat;
-    bool quiet;
-    bool json;
-};
 
 /* A growable array of doubles (latencies in milliseconds). */
 struct dvec {
@@ -166,19 +109,6 @@ static atomic_bool stop_flag;
 static atomic_bool limit_passed;
 static volatile sig_atomic_t got_signal;
 static atomic_long progress_claimed, progress_uploaded, reported;
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "hvload: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'hvload --help'.\n");
-    va_end(ap);
-    return EXIT_USAGE;
-}
 
 static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -531,183 +461,6 @@ static void *sim_main(void *arg)
     return NULL;
 }
 
-/* ---- options ----------------------------------------------------------- */
-
-/* Whether url is http:// to a loopback address (127.0.0.0/8, ::1 or
- * localhost), with an optional port and path. */
-static bool loopback_url(const char *url)
-{
-    static const char scheme[] = "http://";
-    if (strncmp(url, scheme, sizeof scheme - 1) != 0)
-        return false;
-    const char *host = url + sizeof scheme - 1;
-    size_t n;
-    if (host[0] == '[') {
-        const char *end = strchr(host, ']');
-        if (end == NULL || end - host != 4 || strncmp(host, "[::1]", 5) != 0)
-            return false;
-        n = 5;
-    } else {
-        n = strcspn(host, ":/");
-        if (n == strlen("localhost") && strncmp(host, "localhost", n) == 0) {
-            /* fine */
-        } else {
-            unsigned a, b, c, d;
-            char tail;
-            char addr[64];
-            if (n == 0 || n >= sizeof addr)
-                return false;
-            memcpy(addr, host, n);
-            addr[n] = '\0';
-            if (sscanf(addr, "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) != 4 || a != 127 || b > 255 ||
-                c > 255 || d > 255)
-                return false;
-        }
-    }
-    return host[n] == '\0' || host[n] == ':' || host[n] == '/';
-}
-
-static bool parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
-}
-
-static bool parse_double(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno != 0 || end == s || *end != '\0' || !(v >= lo && v <= hi))
-        return false;
-    *out = v;
-    return true;
-}
-
-/* Fills opt; returns -1 to go on, or an exit status. */
-static int parse_options(int argc, char **argv)
-{
-    enum {
-        OPT_SERVER = 256,
-        OPT_TOKEN,
-        OPT_WORKERS,
-        OPT_TARGET,
-        OPT_SAMPLES,
-        OPT_METRICS,
-        OPT_WAIT,
-        OPT_HEARTBEAT,
-        OPT_EMPTY,
-        OPT_TIMEOUT,
-        OPT_LIMIT,
-        OPT_QUIET,
-        OPT_JSON,
-    };
-    static const struct option longopts[] = {
-        {"server", required_argument, NULL, OPT_SERVER},
-        {"token", required_argument, NULL, OPT_TOKEN},
-        {"workers", required_argument, NULL, OPT_WORKERS},
-        {"target", required_argument, NULL, OPT_TARGET},
-        {"samples", required_argument, NULL, OPT_SAMPLES},
-        {"metrics", required_argument, NULL, OPT_METRICS},
-        {"wait", required_argument, NULL, OPT_WAIT},
-        {"heartbeat", no_argument, NULL, OPT_HEARTBEAT},
-        {"empty-claims", required_argument, NULL, OPT_EMPTY},
-        {"timeout", required_argument, NULL, OPT_TIMEOUT},
-        {"duration-limit", required_argument, NULL, OPT_LIMIT},
-        {"quiet", no_argument, NULL, OPT_QUIET},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    opt = (struct options){.token = getenv("HVBENCH_TOKEN"),
-                           .target = "hvload",
-                           .workers = 1,
-                           .samples = 0,
-                           .metrics = 1,
-                           .wait = 0,
-                           .empty_claims = 0,
-                           .timeout = 15,
-                           .limit = 300};
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_SERVER:
-            if (opt.n_servers == MAX_SERVERS)
-                return usage_error("at most %d --server options", MAX_SERVERS);
-            if (!loopback_url(optarg))
-                return usage_error("--server must be an http:// URL on this machine "
-                                   "(127.0.0.0/8, [::1] or localhost), not '%s'",
-                                   optarg);
-            opt.servers[opt.n_servers++] = optarg;
-            break;
-        case OPT_TOKEN:
-            opt.token = optarg;
-            break;
-        case OPT_WORKERS:
-            if (!parse_long(optarg, 1, MAX_WORKERS, &opt.workers))
-                return usage_error("--workers needs 1..%d, not '%s'", MAX_WORKERS, optarg);
-            break;
-        case OPT_TARGET:
-            if (*optarg == '\0' || strlen(optarg) > 128)
-                return usage_error("--target needs a name of 1 to 128 characters");
-            opt.target = optarg;
-            break;
-        case OPT_SAMPLES:
-            if (!parse_long(optarg, 0, MAX_SAMPLES, &opt.samples))
-                return usage_error("--samples needs 0..%d, not '%s'", MAX_SAMPLES, optarg);
-            break;
-        case OPT_METRICS:
-            if (!parse_long(optarg, 1, 1000, &opt.metrics))
-                return usage_error("--metrics needs 1..1000, not '%s'", optarg);
-            break;
-        case OPT_WAIT:
-            if (!parse_double(optarg, 0, 30, &opt.wait))
-                return usage_error("--wait needs 0..30 seconds, not '%s'", optarg);
-            break;
-        case OPT_HEARTBEAT:
-            opt.heartbeat = true;
-            break;
-        case OPT_EMPTY:
-            if (!parse_long(optarg, 1, 1000000, &opt.empty_claims))
-                return usage_error("--empty-claims needs 1..1000000, not '%s'", optarg);
-            break;
-        case OPT_TIMEOUT:
-            if (!parse_double(optarg, 1, 300, &opt.timeout))
-                return usage_error("--timeout needs 1..300 seconds, not '%s'", optarg);
-            break;
-        case OPT_LIMIT:
-            if (!parse_double(optarg, 1, 86400, &opt.limit))
-                return usage_error("--duration-limit needs 1..86400 seconds, not '%s'", optarg);
-            break;
-        case OPT_QUIET:
-            opt.quiet = true;
-            break;
-        case OPT_JSON:
-            opt.json = true;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return 0;
-        default:
-            return usage_error("unknown option");
-        }
-    }
-    if (optind < argc)
-        return usage_error("unexpected argument '%s'", argv[optind]);
-    if (opt.n_servers == 0)
-        return usage_error("--server is required");
-    if (opt.token == NULL || *opt.token == '\0')
-        return usage_error("--token (or HVBENCH_TOKEN) is required");
-    if (opt.empty_claims == 0)
-        opt.empty_claims = opt.wait > 0 ? 1 : 3;
-    return -1;
-}
-
 /* ---- summary ----------------------------------------------------------- */
 
 static int cmp_double(const void *a, const void *b)
@@ -945,29 +698,15 @@ static bool wait_workers(double hard_stop)
     }
 }
 
-int main(int argc, char **argv)
+/* Starts one thread per simulated worker; returns how many started. When
+ * not all of them could, none is let run (a smaller load than asked for
+ * would mislead): the stop flag is set and the missing ones count an
+ * error. */
+static long start_workers(void)
 {
-    int rc = parse_options(argc, argv);
-    if (rc >= 0)
-        return rc;
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-
-    if (acquire_credential() != 0)
-        return EXIT_BAD;
-    sims = calloc((size_t)opt.workers, sizeof *sims);
-    if (sims == NULL) {
-        fprintf(stderr, "hvload: out of memory\n");
-        return EXIT_BAD;
-    }
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, (size_t)1 << 20);
-    double t_begin = hv_monotonic();
-    deadline = t_begin + opt.limit;
     long started = 0;
     for (long i = 0; i < opt.workers; i++) {
         struct sim *w = &sims[i];
@@ -990,6 +729,30 @@ int main(int argc, char **argv)
             atomic_store(&sims[i].done, true);
         }
     }
+    return started;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = hvload_parse_options(argc, argv, &opt);
+    if (rc >= 0)
+        return rc;
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (acquire_credential() != 0)
+        return EXIT_BAD;
+    sims = calloc((size_t)opt.workers, sizeof *sims);
+    if (sims == NULL) {
+        fprintf(stderr, "hvload: out of memory\n");
+        return EXIT_BAD;
+    }
+    double t_begin = hv_monotonic();
+    deadline = t_begin + opt.limit;
+    long started = start_workers();
     /* Registration is bounded by the request timeout; open the gate when
      * every started worker has arrived. */
     pthread_mutex_lock(&gate_lock);
