@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/common.h"
+#include "fileio.h"
 #include "cli/table.h"
 #include "parsers.h"
 #include "timeutil.h"
@@ -69,42 +70,12 @@ const struct cli_command cli_cmd_import = {
 static char *read_file(const char *path, size_t *len)
 {
     bool is_stdin = strcmp(path, "-") == 0;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
-    if (f == NULL) {
-        cli_err("cannot open %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        if (cap - n < 2) {
-            char *bigger = cap < IMPORT_MAX_BYTES ? realloc(buf, cap * 2) : NULL;
-            if (bigger == NULL) {
-                cli_err("%s is too large", is_stdin ? "<stdin>" : path);
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                cli_err("cannot read %s: %s", is_stdin ? "<stdin>" : path, strerror(errno));
-                free(buf);
-                buf = NULL;
-            }
-            break;
-        }
-    }
-    if (!is_stdin)
-        fclose(f);
-    if (buf != NULL) {
-        buf[n] = '\0';
-        *len = n;
-    }
+    char *buf = is_stdin ? hv_read_stream(stdin, IMPORT_MAX_BYTES, 0, len)
+                         : hv_read_file(path, IMPORT_MAX_BYTES, 0, len);
+    if (buf == NULL && errno == EFBIG)
+        cli_err("%s is larger than %zu MiB", is_stdin ? "<stdin>" : path, IMPORT_MAX_BYTES >> 20);
+    else if (buf == NULL)
+        cli_err("cannot read %s: %s", is_stdin ? "<stdin>" : path, strerror(errno));
     return buf;
 }
 

@@ -1,6 +1,7 @@
 /* common.c — see common.h. */
 #include "cli/common.h"
 #include "cli/table.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -199,46 +200,6 @@ int cli_list_table(struct cli_ctx *ctx, const char *path, const struct cli_colum
     return rc;
 }
 
-/** Reads all of f into a malloc'd, NUL-terminated buffer. Returns it and
- *  sets *len, or returns NULL with errno set (EFBIG past PLAN_MAX_BYTES). */
-static char *read_all(FILE *f, size_t *len)
-{
-    size_t cap = 8192, n = 0;
-    char *buf = malloc(cap);
-    if (buf == NULL)
-        return NULL;
-    for (;;) {
-        if (cap - n < 2) {
-            if (cap >= PLAN_MAX_BYTES) {
-                free(buf);
-                errno = EFBIG;
-                return NULL;
-            }
-            char *bigger = realloc(buf, cap * 2);
-            if (bigger == NULL) {
-                free(buf);
-                return NULL;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                int saved = errno;
-                free(buf);
-                errno = saved != 0 ? saved : EIO;
-                return NULL;
-            }
-            break;
-        }
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 json_t *cli_load_plan(const char *path, int *rc)
 {
     bool is_stdin = strcmp(path, "-") == 0;
@@ -250,7 +211,7 @@ json_t *cli_load_plan(const char *path, int *rc)
         return NULL;
     }
     size_t len = 0;
-    char *text = read_all(f, &len);
+    char *text = hv_read_stream(f, PLAN_MAX_BYTES, 0, &len);
     int saved = errno;
     if (!is_stdin)
         fclose(f);

@@ -2,9 +2,11 @@
 #include "db_migrate.h"
 
 #include "db.h"
+#include "fileio.h"
 #include "log.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,22 +71,8 @@ int hv_migrations_latest(const char *dir)
     return latest;
 }
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
-    if (buf != NULL) {
-        size_t got = fread(buf, 1, (size_t)len, f);
-        buf[got] = '\0';
-    }
-    fclose(f);
-    return buf;
-}
+/* A migration is a few KiB; this bounds a file that is not one. */
+#define MIGRATION_MAX_BYTES ((size_t)16 << 20)
 
 /* Runs a whole SQL script (several statements) and reports failure. */
 static int run_script(PGconn *c, const char *sql, const char *what)
@@ -143,9 +131,10 @@ int hv_migrate(const char *dir)
             continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        char *sql = read_file(path);
+        size_t len;
+        char *sql = hv_read_file(path, MIGRATION_MAX_BYTES, 0, &len);
         if (sql == NULL) {
-            hv_error("migrate: cannot read %s", path);
+            hv_error("migrate: cannot read %s: %s", path, strerror(errno));
             applied = -1;
             break;
         }

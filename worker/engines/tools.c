@@ -3,6 +3,7 @@
  * the parse of its output and the report; see tools.h. The net tools' two sides are tools_net.c. */
 #include "worker/engines/tools.h"
 
+#include "fileio.h"
 #include "params.h"
 #include "parsers.h"
 #include "worker/engines/storage.h"
@@ -237,29 +238,6 @@ int hv_tool_exec(const struct hv_engine_ctx *ctx, struct hv_engine_result *out,
     return hv_tool_finish(out, spec->display ? spec->display : spec->argv[0], r);
 }
 
-/* Reads a file the tool wrote (at most HV_ENGINE_RAW_MAX bytes). */
-static char *read_file(const char *path, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return NULL;
-    char *buf = malloc(HV_ENGINE_RAW_MAX + 1);
-    size_t n = 0;
-    while (buf != NULL && n < HV_ENGINE_RAW_MAX) {
-        ssize_t got = read(fd, buf + n, HV_ENGINE_RAW_MAX - n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        n += (size_t)got;
-    }
-    close(fd);
-    if (buf != NULL)
-        buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 /* The samples of run into out (and ctx's live view), the warm-up of a tool
  * without one of its own dropped, and the steady-state verdict over the
  * series of the headline metric (or of the first sampled metric when the
@@ -346,7 +324,8 @@ int hv_tool_report(struct hv_tool_job *j, const struct hv_run_result *r)
     const char *text = r->out;
     size_t len = r->out_len;
     if (j->outfile[0] != '\0') {
-        file = read_file(j->outfile, &len);
+        file =
+            hv_read_file(j->outfile, HV_ENGINE_RAW_MAX, HV_READ_TRUNCATE | HV_READ_NOFOLLOW, &len);
         if (file == NULL) {
             int e = errno;
             hv_tool_keep_failed_output(out, r);
