@@ -238,6 +238,54 @@ static bool targets_registered(struct hv_request *req, const struct hv_plan *pla
     return false;
 }
 
+/* Whether the plan's host can apply every factor the plan sets, as its
+ * worker said in its facts (facts.actuators); otherwise answers 422 naming
+ * each factor, the host and what is missing (or the database failure) and
+ * returns false. A host that never registered, or whose worker says
+ * nothing of its actuators, is given the benefit of the doubt: its apply
+ * step fails naming the factor instead. */
+static bool host_can_apply(struct hv_request *req, const struct hv_plan *plan)
+{
+    const json_t *factors = json_object_get(plan->doc, "factors");
+    if (json_object_size(factors) == 0)
+        return true;
+    json_t *acts = NULL;
+    enum hv_db_status s = hv_db_target_actuators(plan->host, &acts);
+    if (s == HV_DB_NONE || (s == HV_DB_OK && !json_is_object(acts))) {
+        json_decref(acts);
+        return true;
+    }
+    if (s != HV_DB_OK) {
+        json_decref(acts);
+        hv_reply_db_failure(req, s);
+        return false;
+    }
+    json_t *errors = json_array();
+    const char *name;
+    json_t *levels;
+    json_object_foreach((json_t *)factors, name, levels)
+    {
+        const json_t *a = json_object_get(acts, name);
+        if (a == NULL || !json_is_false(json_object_get(a, "ok")))
+            continue;
+        const char *why = json_string_value(json_object_get(a, "why"));
+        char path[200];
+        hv_jpath(path, sizeof path, "/factors", name);
+        hv_errors_add(errors, path, "host '%s' cannot apply factor '%s': %s", plan->host, name,
+                      why != NULL ? why : "its worker says so");
+    }
+    json_decref(acts);
+    size_t n = json_array_size(errors);
+    if (n == 0) {
+        json_decref(errors);
+        return true;
+    }
+    char detail[96];
+    snprintf(detail, sizeof detail, "%zu factor%s the host cannot apply", n, n == 1 ? "" : "s");
+    hv_reply_problem(req, HV_E_IMPOSSIBLE_PLAN, detail, errors);
+    return false;
+}
+
 void hv_h_plans_create(struct hv_request *req)
 {
     const char *key;
@@ -276,7 +324,8 @@ void hv_h_plans_create(struct hv_request *req)
         hv_reply_problem(req, HV_E_INTERNAL, "out of memory expanding the plan", NULL);
         return;
     }
-    if (targets_registered(req, &plan) && site_benchmarks_declared(req, &plan, &x)) {
+    if (targets_registered(req, &plan) && host_can_apply(req, &plan) &&
+        site_benchmarks_declared(req, &plan, &x)) {
         if (dry)
             hv_reply_json(req, 200, expansion_json(&plan, &x));
         else

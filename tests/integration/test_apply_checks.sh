@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# A configuration that was not applied is never run. The host worker (with
+# its host settings under a temporary --sysfs-root) publishes in its facts
+# which actuators can work here; a plan setting a factor its host cannot
+# apply is refused at submission, dry run too, naming the factor, the host
+# and what is missing (an unknown host is accepted as before).
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+hv_setup
+
+S=(-H "Authorization: Bearer $SUBMIT_TOKEN")
+sql() { "$PG" psql "$HV_TMP/pg" -- -Atc "$1"; }
+ROOT=$HV_TMP/root
+THP=$ROOT/sys/kernel/mm/transparent_hugepage/enabled
+mkdir -p "$(dirname "$THP")"
+echo always >"$THP"
+
+plan() { # NAME HOST FACTORS SECONDS
+    jq -c --arg n "$1" --arg h "$2" --argjson f "$3" --argjson s "$4" '.name = $n
+        | .targets.host = $h | .workloads[0].params.seconds = $s | .repetitions = {min: 1}
+        | .factors = $f' "$HV_ROOT/examples/quick.json"
+}
+
+hv_start_worker ac-host --kind host --sysfs-root "$ROOT" --poll 1 --wait 2
+# shellcheck disable=SC2317 # called through wait_for
+registered() { [[ $(sql "SELECT count(*) FROM targets WHERE name = 'ac-host'") == 1 ]]; }
+wait_for "the host worker registers" 30 registered
+TID=$(sql "SELECT id FROM targets WHERE name = 'ac-host'")
+assert_status 200 GET "/api/v1/targets/$TID"
+assert_eq "its facts say THP can be applied here" true "$(json '.facts.actuators.thp.ok')"
+assert_eq "and KSM not, since its file is missing" false "$(json '.facts.actuators.ksm.ok')"
+assert_match "naming the file" 'sys/kernel/mm/ksm/run missing' "$(json '.facts.actuators.ksm.why')"
+assert_eq "nor vCPU pinning without libvirt" "no libvirt connection (--libvirt)" \
+    "$(json -r '.facts.actuators.vcpu_pin.why')"
+assert_match "nor EPT without kvm_intel" 'kvm_intel is not loaded' "$(json '.facts.actuators.kvm_ept.why')"
+
+# --- refused at submission ---------------------------------------------------------
+assert_status 422 POST /api/v1/plans "${S[@]}" --data-binary "$(plan ksm ac-host '{"ksm": ["off", "on"], "thp": ["always", "never"]}' 1)"
+assert_eq "the error points at the factor alone" "/factors/ksm" "$(json -r '[.errors[].path] | join(" ")')"
+assert_match "naming the host, the factor and what is missing" \
+    "host 'ac-host' cannot apply factor 'ksm': /sys/kernel/mm/ksm/run missing" "$(json -r '.errors[0].message')"
+assert_eq "nothing was stored" 0 "$(sql "SELECT count(*) FROM plans WHERE name = 'ksm'")"
+assert_status 422 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(plan ept ac-host '{"kvm_ept": ["on", "off"]}' 1)"
+assert_match "a dry run is refused the same way" "cannot apply factor 'kvm_ept': .*kvm_intel is not loaded" \
+    "$(json -r '.errors[0].message')"
+GUESTS=$(plan pin ac-host '{"vcpu_pin": ["off", "on"], "thp": ["always", "never"]}' 1 | jq -c '.targets.guests = {domains: ["vm0"]}')
+assert_status 422 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$GUESTS"
+assert_eq "a guest factor needs the host worker's libvirt connection" \
+    "/factors/vcpu_pin: host 'ac-host' cannot apply factor 'vcpu_pin': no libvirt connection (--libvirt)" \
+    "$(json -r '[.errors[] | .path + ": " + .message] | join("; ")')"
+assert_status 200 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(plan thp ac-host '{"thp": ["always", "never"]}' 1)"
+assert_status 200 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(plan ksm nobody '{"ksm": ["off", "on"]}' 1)"
+# A host whose worker says nothing of its actuators (an older worker).
+hv_register old-host host '{"cpus": 2}'
+assert_status 200 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(plan ksm old-host '{"ksm": ["off", "on"]}' 1)"
+
+hv_finish
