@@ -3,7 +3,10 @@
 # its host settings under a temporary --sysfs-root) publishes in its facts
 # which actuators can work here; a plan setting a factor its host cannot
 # apply is refused at submission, dry run too, naming the factor, the host
-# and what is missing (an unknown host is accepted as before).
+# and what is missing (an unknown host is accepted as before). And a host
+# level that changes under a job (the test rewrites the THP file while the
+# job runs) fails that job with the factor, the level and the value read,
+# while observed.settings holds the level as read at the start and the end.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 hv_setup
@@ -53,5 +56,31 @@ assert_status 200 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(plan
 # A host whose worker says nothing of its actuators (an older worker).
 hv_register old-host host '{"cpus": 2}'
 assert_status 200 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(plan ksm old-host '{"ksm": ["off", "on"]}' 1)"
+
+# --- a level that changes under a job fails it ------------------------------------
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$(plan moved ac-host '{"thp": ["madvise", "never"]}' 6)"
+P=$(json .id)
+# shellcheck disable=SC2317 # called through wait_for
+running() { [[ $(sql "SELECT count(*) FROM jobs WHERE plan_id = $P AND status = 'running'") == 1 ]]; }
+wait_for "the first block's job runs" 60 running
+FIRST=$(sql "SELECT id FROM jobs WHERE plan_id = $P AND status = 'running'")
+LEVEL=$(sql "SELECT c.levels->>'thp' FROM jobs j JOIN configurations c ON c.id = j.config_id WHERE j.id = $FIRST")
+echo always >"$THP"
+hv_log "THP rewritten to always under job $FIRST (level $LEVEL)"
+# shellcheck disable=SC2317 # called through wait_for
+ended() { [[ $(sql "SELECT count(*) FROM jobs WHERE plan_id = $P AND status IN ('queued', 'running')") == 0 &&
+    $(sql "SELECT status FROM plan_steps WHERE plan_id = $P AND kind = 'restore'") =~ ^(done|failed)$ ]]; }
+wait_for "the plan runs to its restore step" 120 ended
+assert_eq "the job the level changed under failed" failed "$(sql "SELECT status FROM jobs WHERE id = $FIRST")"
+assert_eq "naming the factor, the level and the value read" \
+    "a setting changed under the job: thp=$LEVEL: reads back always (/sys/kernel/mm/transparent_hugepage/enabled)" \
+    "$(sql "SELECT error FROM jobs WHERE id = $FIRST")"
+assert_eq "its result holds THP as read at the start and at the end" "$LEVEL $LEVEL always" \
+    "$(sql "SELECT r.observed->'settings'->'thp'->>'level' || ' ' || (r.observed->'settings'->'thp'->>'start') || ' ' || (r.observed->'settings'->'thp'->>'end') FROM results r JOIN jobs j ON j.id = r.job_id AND j.attempt = r.attempt WHERE j.id = $FIRST")"
+assert_eq "the other block's job, left alone, is done" "done" \
+    "$(sql "SELECT status FROM jobs WHERE plan_id = $P AND id <> $FIRST")"
+assert_eq "with the same level at both ends" t \
+    "$(sql "SELECT r.observed->'settings'->'thp'->>'start' = c.levels->>'thp' AND r.observed->'settings'->'thp'->>'end' = c.levels->>'thp' FROM results r JOIN jobs j ON j.id = r.job_id AND j.attempt = r.attempt JOIN configurations c ON c.id = j.config_id WHERE j.plan_id = $P AND j.id <> $FIRST")"
+assert_eq "the restore put back what the plan found" always "$(cat "$THP")"
 
 hv_finish
