@@ -53,6 +53,10 @@ assert_eq "a guest factor needs the host worker's libvirt connection" \
     "$(json -r '[.errors[] | .path + ": " + .message] | join("; ")')"
 assert_status 200 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(plan thp ac-host '{"thp": ["always", "never"]}' 1)"
 assert_status 200 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(plan ksm nobody '{"ksm": ["off", "on"]}' 1)"
+PINNED=$(plan pinned ac-host '{"process_pin": ["off", "on"]}' 1 | jq -c '.workloads[0].params.pin = true')
+assert_status 422 POST /api/v1/plans "${S[@]}" --data-binary "$PINNED"
+assert_eq "process_pin and the cpu engine's own pin are refused together, pointing at both" \
+    "/factors/process_pin /workloads/0/params/pin" "$(json -r '[.errors[].path] | join(" ")')"
 # A host whose worker says nothing of its actuators (an older worker).
 hv_register old-host host '{"cpus": 2}'
 assert_status 200 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(plan ksm old-host '{"ksm": ["off", "on"]}' 1)"
