@@ -39,6 +39,7 @@ static const struct hv_jfield plan_fields[] = {
     {.name = "seed", .type = HV_J_INTEGER, .min = 0, .max = 9007199254740991.0},
     {.name = "margin_pct", .type = HV_J_NUMBER, .min = 0.1, .max = 50},
     {.name = "weights", .type = HV_J_OBJECT},
+    {.name = "allow_restart", .type = HV_J_BOOL},
     {0},
 };
 
