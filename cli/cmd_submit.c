@@ -15,7 +15,11 @@ const struct cli_command cli_cmd_submit = {
     .summary = "submit a plan (a file, or - for standard input)",
     .help = "  -q, --quiet    print only the id of the new plan\n"
             "  -n, --dry-run  ask the server to check the plan without storing it,\n"
-            "                 and print its answer\n"
+            "                 and print its answer: the expansion and, under\n"
+            "                 \"actions\", the host files it writes, the restarts\n"
+            "                 of each guest, the operator pauses (reboot-class\n"
+            "                 factors), an estimated duration and warnings (also\n"
+            "                 on standard error)\n"
             "  -w, --wait     then follow the plan until it ends, as 'hvbench watch'\n"
             "                 does (a progress line on a terminal, a line per change\n"
             "                 otherwise); the exit code is the plan's outcome: 0 done,\n"
@@ -145,6 +149,11 @@ static int cmd_submit_exec(struct cli_ctx *ctx, int argc, char **argv)
         struct cli_plan p;
         if (resp.status == 201 && cli_plan_parse(resp.body, &p) == 0)
             cli_err("warning: the server does not support --dry-run; plan %lld was created", p.id);
+        const json_t *warnings =
+            resp.status == 200 ? json_object_get(json_object_get(resp.body, "actions"), "warnings")
+                               : NULL;
+        for (size_t i = 0; i < json_array_size(warnings); i++)
+            cli_err("warning: %s", json_string_value(json_array_get(warnings, i)));
         cli_print_json(resp.body);
     } else {
         rc = print_created(ctx, &resp, quiet);

@@ -61,6 +61,10 @@ struct hv_factor_def {
     const char *apply_hint;
     /** A short note of a published effect, or NULL. */
     const char *evidence;
+    /** Host and reboot class: the file the host worker writes the level to
+     *  (or, reboot class, reads it from), under /, DISK standing for the
+     *  plan's disk; NULL for other factors (nic_mtu is an ioctl). */
+    const char *host_file;
 };
 
 /** The name of a disruption class as the API spells it: "live",

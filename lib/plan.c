@@ -39,6 +39,7 @@ static const struct hv_jfield plan_fields[] = {
     {.name = "seed", .type = HV_J_INTEGER, .min = 0, .max = 9007199254740991.0},
     {.name = "margin_pct", .type = HV_J_NUMBER, .min = 0.1, .max = 50},
     {.name = "weights", .type = HV_J_OBJECT},
+    {.name = "allow_restart", .type = HV_J_BOOL},
     {0},
 };
 
@@ -603,6 +604,39 @@ static void check_guest_factors(const struct hv_plan *plan, json_t *errors, int 
     }
 }
 
+/* The process_pin factor pins the built-in CPU engine's copies itself (its
+ * "on" level sets the engine's pin param), so a plan whose CPU workload
+ * pins too would run its "off" level pinned: refused, naming both. */
+static void check_pin_factor(const struct hv_plan *plan, json_t *errors, int *impossible)
+{
+    if (json_object_get(json_object_get(plan->doc, "factors"), "process_pin") == NULL)
+        return;
+    const json_t *workloads = json_object_get(plan->doc, "workloads");
+    for (size_t i = 0; i < json_array_size(workloads); i++) {
+        const char *id = json_string_value(json_object_get(json_array_get(workloads, i), "id"));
+        bool pins = false;
+        for (size_t k = 0; k < plan->n_workloads && !pins; k++) {
+            const struct hv_workload *w = &plan->workloads[k];
+            pins = id != NULL && w->base_id != NULL && strcmp(w->base_id, id) == 0 &&
+                   strcmp(w->kind, "cpu") == 0 && strcmp(w->engine, "builtin") == 0 &&
+                   json_is_true(json_object_get(w->params, "pin"));
+        }
+        if (!pins)
+            continue;
+        char wp[64], pp[96];
+        hv_jpath_index(wp, sizeof wp, "/workloads", i);
+        snprintf(pp, sizeof pp, "%s/params/pin", wp);
+        hv_errors_add(errors, "/factors/process_pin",
+                      "process_pin pins the CPU engine's copies itself, and %s pins them too "
+                      "(its off level would run pinned): set one of them",
+                      pp);
+        hv_errors_add(errors, pp,
+                      "the factor process_pin (/factors/process_pin) sets the CPU engine's pin at "
+                      "each of its levels: drop this param, or the factor");
+        (*impossible)++;
+    }
+}
+
 /* The configurations, the baseline among them, and the job limit. Returns
  * 0, or -1 when memory ran out. */
 static int check_configs(struct hv_plan *plan, json_t *errors, int *invalid, int *impossible)
@@ -650,6 +684,7 @@ static int resolve_plan(struct hv_plan *plan, const struct hv_plan_env *env, jso
                                     impossible) != 0)
             return -1;
     check_guest_factors(plan, errors, impossible);
+    check_pin_factor(plan, errors, impossible);
     return check_configs(plan, errors, invalid, impossible);
 }
 

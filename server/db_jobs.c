@@ -62,7 +62,14 @@ static const struct hv_stmt claim = {
     "j.plan_id, 'configuration', c.name, 'levels', c.levels, 'repetition', j.repetition, "
     "'workload', j.workload, "
     "'role', j.role, 'group', (SELECT json_build_object('id', g.id, 'size', g.size) "
-    "FROM job_groups g WHERE g.id = j.group_id))::text AS doc), "
+    "FROM job_groups g WHERE g.id = j.group_id), "
+    /* A job on its tuning plan's host: what the block's apply step read
+     * back, and the plan's disk and NIC, so the worker reads the levels
+     * again when the job ends. */
+    "'tuning', (SELECT json_build_object('settings', s.settings, 'disk', p.spec->'tuning'->'disk', "
+    "'nic', p.spec->'tuning'->'nic') FROM plans p JOIN plan_steps s ON s.plan_id = p.id "
+    "AND s.kind = 'apply' AND s.block = j.block WHERE p.id = j.plan_id "
+    "AND p.host_name = j.target_name AND s.settings IS NOT NULL))::text AS doc), "
     "mine AS (INSERT INTO job_claims (job_id, attempt, worker_id) "
     " SELECT id, attempt, $3 FROM claimed) "
     "SELECT doc FROM claimed",

@@ -89,6 +89,19 @@ static const struct hv_stmt limit_facts = {
     "'{}') FROM targets t WHERE t.name = ANY($1::text[])",
     1};
 
+/* What the target's worker said each actuator can do (facts.actuators),
+ * JSON null when its facts say nothing of them. */
+static const struct hv_stmt actuators = {
+    "target_actuators",
+    "SELECT coalesce(t.facts->'actuators', 'null'::jsonb)::text FROM targets t WHERE t.name = $1",
+    1};
+
+enum hv_db_status hv_db_target_actuators(const char *name, json_t **out)
+{
+    const char *params[] = {name};
+    return hv_db_json(&actuators, params, out, NULL);
+}
+
 enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,
                                       const char *fingerprint, const char *dmi_uuid,
                                       const char *labels_json, int64_t *id)

@@ -45,4 +45,10 @@ enum hv_db_status hv_db_target_bench_holders(const char *name, const char *kind,
  *  are left out. */
 enum hv_db_status hv_db_target_limit_facts(const char *const *names, size_t n, json_t **out);
 
+/** What the worker of target name says each tuning actuator can do on its
+ *  machine (facts.actuators: {"thp": {"ok": true}, "ksm": {"ok": false,
+ *  "why": "..."}}) in *out, JSON null when its facts do not say;
+ *  HV_DB_NONE when no such target registered. */
+enum hv_db_status hv_db_target_actuators(const char *name, json_t **out);
+
 #endif

@@ -2,6 +2,7 @@
 #include "auth.h"
 #include "db_plans.h"
 #include "db_targets.h"
+#include "factors.h"
 #include "handlers.h"
 #include "jspec.h"
 #include "plan.h"
@@ -35,6 +36,99 @@ static int guests_by_label(void *arg, const char *key, const char *value, json_t
     return hv_db_target_names_by_label(key, value, names) == HV_DB_OK ? 0 : -1;
 }
 
+/* What a restart of a guest costs the plan, seconds: the guest powering
+ * off (ACPI), starting and its worker registering again (measured 25-30 s
+ * under TCG; docs/virt.md). */
+#define RESTART_ESTIMATE_S 30
+
+/* Seconds a workload variant runs: its "seconds" (or fio's "runtime") and
+ * its "warmup", as normalised; 0 when it names neither. */
+static double workload_seconds(const struct hv_workload *w)
+{
+    const json_t *p = w->params;
+    const json_t *run = json_object_get(p, "seconds");
+    if (!json_is_number(run))
+        run = json_object_get(p, "runtime");
+    const json_t *warm = json_object_get(p, "warmup");
+    return (json_is_number(run) ? json_number_value(run) : 0) +
+           (json_is_number(warm) ? json_number_value(warm) : 0);
+}
+
+/* The dry run's "actions": what the plan will do to its host and guests.
+ * Blocks are the configurations of the rounds at min repetitions; each
+ * block restarts every guest once when any restart-class factor is set
+ * (one restart per domain and step), and the restore once more. */
+static json_t *actions_json(const struct hv_plan *plan, const struct hv_expansion *x)
+{
+    const json_t *factors = json_object_get(plan->doc, "factors");
+    size_t blocks = json_object_size(factors) > 0 ? plan->n_configs * (size_t)plan->rep_min : 0;
+    const char *disk =
+        json_string_value(json_object_get(json_object_get(plan->doc, "tuning"), "disk"));
+    json_t *files = json_array(), *pauses = json_array(), *warnings = json_array();
+    bool restarts = false;
+    const char *name;
+    json_t *levels;
+    json_object_foreach((json_t *)factors, name, levels)
+    {
+        const struct hv_factor_def *f = hv_factor_find(name);
+        if (f == NULL)
+            continue;
+        if (f->disruption == HV_DISRUPT_RESTART)
+            restarts = true;
+        if (f->disruption == HV_DISRUPT_REBOOT) {
+            /* Every level but the host's own needs the operator: at worst
+             * each level is one pause. */
+            json_array_append_new(pauses,
+                                  json_pack("{s:s, s:O, s:s?, s:s}", "factor", name, "levels",
+                                            levels, "file", f->host_file, "apply", f->apply_hint));
+        } else if (f->host_file != NULL) {
+            char path[256];
+            const char *d = strstr(f->host_file, "DISK");
+            if (d != NULL && disk != NULL) {
+                const char *base = strrchr(disk, '/');
+                snprintf(path, sizeof path, "%.*s%s%s", (int)(d - f->host_file), f->host_file,
+                         base != NULL ? base + 1 : disk, d + 4);
+            } else {
+                snprintf(path, sizeof path, "%s", f->host_file);
+            }
+            json_array_append_new(files, json_pack("{s:s, s:s}", "factor", name, "path", path));
+        }
+    }
+    long per_domain = restarts ? (long)blocks + 1 : 0;
+    json_t *guests = json_array();
+    for (size_t i = 0; i < plan->n_guests; i++)
+        json_array_append_new(guests, json_pack("{s:s, s:I}", "name", plan->guests[i], "restarts",
+                                                (json_int_t)per_domain));
+    const json_t *domains = json_object_get(
+        json_object_get(json_object_get(plan->doc, "targets"), "guests"), "domains");
+    if (restarts && json_array_size(domains) > 0 &&
+        !json_is_true(json_object_get(plan->doc, "allow_restart")))
+        json_array_append_new(
+            warnings, json_string("restart-class factors restart the existing domains named in "
+                                  "targets.guests.domains, which needs allow_restart: true in the "
+                                  "plan; without it each apply step fails on a running domain"));
+    /* Jobs of one group run at once: a group counts once, at its longest. */
+    double job_s = 0;
+    double *group_s = x->n_groups > 0 ? calloc(x->n_groups, sizeof *group_s) : NULL;
+    for (size_t i = 0; i < x->n_jobs; i++) {
+        double s = workload_seconds(&plan->workloads[x->jobs[i].workload]);
+        long g = x->jobs[i].group;
+        if (g >= 0 && group_s != NULL && (size_t)g < x->n_groups)
+            group_s[g] = s > group_s[g] ? s : group_s[g];
+        else
+            job_s += s;
+    }
+    for (size_t g = 0; group_s != NULL && g < x->n_groups; g++)
+        job_s += group_s[g];
+    free(group_s);
+    size_t n_restarts = (size_t)per_domain * plan->n_guests;
+    return json_pack("{s:{s:s, s:o, s:o}, s:o, s:I, s:{s:f, s:I, s:i, s:f}, s:o}", "host", "name",
+                     plan->host, "files", files, "operator_pauses", pauses, "guests", guests,
+                     "blocks", (json_int_t)blocks, "estimate", "job_seconds", job_s, "restarts",
+                     (json_int_t)n_restarts, "seconds_per_restart", RESTART_ESTIMATE_S, "seconds",
+                     job_s + (double)n_restarts * RESTART_ESTIMATE_S, "warnings", warnings);
+}
+
 /* The dry-run answer: what the plan expands into, without storing it. */
 static json_t *expansion_json(const struct hv_plan *plan, const struct hv_expansion *x)
 {
@@ -60,15 +154,15 @@ static json_t *expansion_json(const struct hv_plan *plan, const struct hv_expans
     json_array_append_new(targets, json_string(plan->host));
     for (size_t i = 0; i < plan->n_guests; i++)
         json_array_append_new(targets, json_string(plan->guests[i]));
-    return json_pack("{s:b,s:O,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:o,s:o,s:o,s:o,s:b}", "dry_run", 1,
-                     "plan", plan->doc, "counts", "configurations", (json_int_t)plan->n_configs,
-                     "workloads", (json_int_t)plan->n_workloads, "targets",
-                     (json_int_t)(1 + plan->n_guests), "repetitions", (json_int_t)plan->rep_min,
-                     "jobs", (json_int_t)x->n_jobs, "groups", (json_int_t)x->n_groups,
-                     "jobs_at_max_repetitions",
-                     (json_int_t)(hv_plan_jobs_per_round(plan) * (size_t)plan->rep_max),
-                     "configurations", configs, "workloads", workloads, "targets", targets,
-                     "run_order", order, "run_order_truncated", x->n_jobs > 10000);
+    return json_pack(
+        "{s:b,s:O,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:o,s:o,s:o,s:o,s:b,s:o}", "dry_run", 1, "plan",
+        plan->doc, "counts", "configurations", (json_int_t)plan->n_configs, "workloads",
+        (json_int_t)plan->n_workloads, "targets", (json_int_t)(1 + plan->n_guests), "repetitions",
+        (json_int_t)plan->rep_min, "jobs", (json_int_t)x->n_jobs, "groups", (json_int_t)x->n_groups,
+        "jobs_at_max_repetitions",
+        (json_int_t)(hv_plan_jobs_per_round(plan) * (size_t)plan->rep_max), "configurations",
+        configs, "workloads", workloads, "targets", targets, "run_order", order,
+        "run_order_truncated", x->n_jobs > 10000, "actions", actions_json(plan, x));
 }
 
 /* Checks the Idempotency-Key header; answers 400 and returns false when it
@@ -238,6 +332,54 @@ static bool targets_registered(struct hv_request *req, const struct hv_plan *pla
     return false;
 }
 
+/* Whether the plan's host can apply every factor the plan sets, as its
+ * worker said in its facts (facts.actuators); otherwise answers 422 naming
+ * each factor, the host and what is missing (or the database failure) and
+ * returns false. A host that never registered, or whose worker says
+ * nothing of its actuators, is given the benefit of the doubt: its apply
+ * step fails naming the factor instead. */
+static bool host_can_apply(struct hv_request *req, const struct hv_plan *plan)
+{
+    const json_t *factors = json_object_get(plan->doc, "factors");
+    if (json_object_size(factors) == 0)
+        return true;
+    json_t *acts = NULL;
+    enum hv_db_status s = hv_db_target_actuators(plan->host, &acts);
+    if (s == HV_DB_NONE || (s == HV_DB_OK && !json_is_object(acts))) {
+        json_decref(acts);
+        return true;
+    }
+    if (s != HV_DB_OK) {
+        json_decref(acts);
+        hv_reply_db_failure(req, s);
+        return false;
+    }
+    json_t *errors = json_array();
+    const char *name;
+    json_t *levels;
+    json_object_foreach((json_t *)factors, name, levels)
+    {
+        const json_t *a = json_object_get(acts, name);
+        if (a == NULL || !json_is_false(json_object_get(a, "ok")))
+            continue;
+        const char *why = json_string_value(json_object_get(a, "why"));
+        char path[200];
+        hv_jpath(path, sizeof path, "/factors", name);
+        hv_errors_add(errors, path, "host '%s' cannot apply factor '%s': %s", plan->host, name,
+                      why != NULL ? why : "its worker says so");
+    }
+    json_decref(acts);
+    size_t n = json_array_size(errors);
+    if (n == 0) {
+        json_decref(errors);
+        return true;
+    }
+    char detail[96];
+    snprintf(detail, sizeof detail, "%zu factor%s the host cannot apply", n, n == 1 ? "" : "s");
+    hv_reply_problem(req, HV_E_IMPOSSIBLE_PLAN, detail, errors);
+    return false;
+}
+
 void hv_h_plans_create(struct hv_request *req)
 {
     const char *key;
@@ -276,7 +418,8 @@ void hv_h_plans_create(struct hv_request *req)
         hv_reply_problem(req, HV_E_INTERNAL, "out of memory expanding the plan", NULL);
         return;
     }
-    if (targets_registered(req, &plan) && site_benchmarks_declared(req, &plan, &x)) {
+    if (targets_registered(req, &plan) && host_can_apply(req, &plan) &&
+        site_benchmarks_declared(req, &plan, &x)) {
         if (dry)
             hv_reply_json(req, 200, expansion_json(&plan, &x));
         else

@@ -250,14 +250,16 @@ static enum hv_call parse_job(struct hv_client *c, json_t *answer, const struct 
     int attempt;
     const char *kind;
     json_t *plan_id = NULL, *conf = NULL, *lease = NULL, *wid = NULL, *engine = NULL,
-           *params = NULL, *group = NULL, *role = NULL, *peer = NULL, *levels = NULL;
+           *params = NULL, *group = NULL, *role = NULL, *peer = NULL, *levels = NULL,
+           *tuning = NULL;
     json_error_t err;
     if (json_unpack_ex(answer, &err, 0,
-                       "{s:{s:I, s:i, s?o, s?o, s?o, s?o, s?o, s?o, s:{s?o, s:s, s?o, s?o, s?o}}}",
+                       "{s:{s:I, s:i, s?o, s?o, s?o, s?o, s?o, s?o, s?o, s:{s?o, s:s, s?o, s?o, "
+                       "s?o}}}",
                        "job", "id", &id, "attempt", &attempt, "plan_id", &plan_id, "configuration",
                        &conf, "lease_seconds", &lease, "group", &group, "role", &role, "levels",
-                       &levels, "workload", "id", &wid, "kind", &kind, "engine", &engine, "params",
-                       &params, "peer", &peer) != 0) {
+                       &levels, "tuning", &tuning, "workload", "id", &wid, "kind", &kind, "engine",
+                       &engine, "params", &params, "peer", &peer) != 0) {
         snprintf(c->last_error, sizeof c->last_error, "claim answer: %s (at %s)", err.text,
                  err.source);
         json_decref(answer);
@@ -287,6 +289,7 @@ static enum hv_call parse_job(struct hv_client *c, json_t *answer, const struct 
                         .role = json_is_string(role) ? json_string_value(role) : NULL,
                         .peer = json_is_string(peer) ? json_string_value(peer) : NULL,
                         .levels = json_is_object(levels) ? levels : NULL,
+                        .tuning = json_is_object(tuning) ? tuning : NULL,
                         .clock = *clock,
                         .doc = answer};
     return HV_CALL_OK;

@@ -53,6 +53,9 @@ struct hv_job {
     /** The levels of the job's configuration (factor → level), or NULL
      *  when the claim has none; process_pin is applied from them. */
     const json_t *levels;
+    /** When the job runs on its tuning plan's host: {"settings": what the
+     *  block's apply step read back, "disk", "nic"}; else NULL. */
+    const json_t *tuning;
     struct hv_clock clock; /**< the claim's clock sample, when it had server_time */
     json_t *doc;           /**< the claim answer (owned) */
 };

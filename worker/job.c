@@ -6,6 +6,8 @@
 #include "worker/clock.h"
 #include "worker/deliver.h"
 #include "worker/engines/engine.h"
+#include "factors.h"
+#include "worker/virt/actuator.h"
 #include "worker/virt/procpin.h"
 #include "worker/wake.h"
 
@@ -128,10 +130,87 @@ static enum hv_job_outcome upload(struct hv_client *c, const struct hv_job *job,
     return HV_JOB_LOST;
 }
 
+/* The host levels of a job on its tuning plan's host that the block's
+ * apply step read back (process_pin is the job's own: procpin.c), as a new
+ * object factor → level; NULL when there are none. */
+static json_t *host_levels(const struct hv_job *job)
+{
+    const json_t *start = json_object_get(job->tuning, "settings");
+    if (!json_is_object(job->levels) || !json_is_object(start))
+        return NULL;
+    json_t *levels = json_object();
+    const char *f;
+    json_t *level;
+    json_object_foreach((json_t *)job->levels, f, level)
+    {
+        const struct hv_factor_def *d = hv_factor_find(f);
+        if (d != NULL && d->scope == HV_SCOPE_HOST && strcmp(f, "process_pin") != 0 &&
+            json_is_string(json_object_get(json_object_get(start, f), "read_back")))
+            json_object_set(levels, f, level);
+    }
+    if (json_object_size(levels) == 0) {
+        json_decref(levels);
+        return NULL;
+    }
+    return levels;
+}
+
+/* Reads the block's host levels again now that the engine ended: each goes
+ * to observed.settings as {"level", "start" (the apply step's reading),
+ * "end" (this one), "read_back" (the same), "source"}, and a level that no
+ * longer reads back fails the job, naming the factor, the level expected
+ * and the value read. */
+static void check_settings(const struct hv_job *job, const struct hv_step_env *env,
+                           struct engine_run *r)
+{
+    json_t *levels = env != NULL ? host_levels(job) : NULL;
+    if (levels == NULL || !json_is_object(r->result.observed)) {
+        json_decref(levels);
+        return;
+    }
+    const json_t *start = json_object_get(job->tuning, "settings");
+    struct hv_act_ctx ctx = {.root = env->root,
+                             .libvirt_uri = env->libvirt_uri,
+                             .disk = json_string_value(json_object_get(job->tuning, "disk")),
+                             .nic = json_string_value(json_object_get(job->tuning, "nic")),
+                             .plan_id = job->plan_id};
+    json_t *end = NULL;
+    char err[4096] = "";
+    int rc = hv_actuators_read_back(levels, &ctx, &end, err, sizeof err);
+    hv_act_ctx_release(&ctx);
+    json_t *settings = json_object_get(r->result.observed, "settings");
+    if (!json_is_object(settings)) {
+        settings = json_object();
+        json_object_set_new(r->result.observed, "settings", settings);
+    }
+    const char *f;
+    json_t *level;
+    json_object_foreach(levels, f, level)
+    {
+        const json_t *e = json_object_get(end, f);
+        json_t *now = json_object_get(e, "read_back");
+        json_object_set_new(settings, f,
+                            json_pack("{s:O, s:O, s:O?, s:O?, s:O?}", "level", level, "start",
+                                      json_object_get(json_object_get(start, f), "read_back"),
+                                      "end", now, "read_back", now, "source",
+                                      json_object_get(e, "source")));
+    }
+    json_decref(end);
+    json_decref(levels);
+    if (rc != 0) {
+        hv_warn("job %lld: a setting changed under the job: %s", job->id, err);
+        if (r->rc == 0 || r->result.error[0] == '\0')
+            snprintf(r->result.error, sizeof r->result.error, "a setting changed under the job: %s",
+                     err);
+        r->rc = -1;
+    }
+}
+
 /* Builds and uploads the result of a finished run and logs the end. */
 static enum hv_job_outcome finish(struct hv_client *c, const struct hv_job *job,
-                                  struct engine_run *r)
+                                  struct engine_run *r, const struct hv_step_env *env)
 {
+    check_settings(job, env, r);
     bool ok = r->rc == 0;
     if (r->observed != NULL)
         json_object_update(r->result.observed, r->observed);
@@ -463,7 +542,8 @@ static void fail_now(struct engine_run *r, const char *fmt, ...)
     r->rc = -1;
 }
 
-enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job)
+enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job,
+                               const struct hv_step_env *env)
 {
     char group[96] = "";
     if (job->group_id != 0)
@@ -497,7 +577,7 @@ enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job)
         /* Not ours to run: report it, so the plan shows why (a group
          * member fails its group at once rather than after the barrier). */
         fail_now(&r, "this worker has no engine \"%s\" for kind \"%s\"", job->engine, job->kind);
-        outcome = finish(c, job, &r);
+        outcome = finish(c, job, &r, env);
     } else {
         struct group_start g = {.last_extend = last_extend};
         enum barrier b = BARRIER_GO;
@@ -517,21 +597,21 @@ enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job)
         if (b == BARRIER_FAIL) {
             unprepare_server(&r, &g);
             fail_now(&r, "%s", g.error);
-            outcome = finish(c, job, &r);
+            outcome = finish(c, job, &r, env);
         } else if (b == BARRIER_OUT) {
             /* outcome set by the barrier */
             unprepare_server(&r, &g);
         } else if (engine_start(&r) != 0) {
             unprepare_server(&r, &g);
             fail_now(&r, "cannot start the engine thread");
-            outcome = finish(c, job, &r);
+            outcome = finish(c, job, &r, env);
         } else {
             /* From here the engine's run() owns what prepare() left. */
             if (job->group_id != 0)
                 note_start(job, &r, &clock, &g);
             if (supervise(c, job, &r, &clock, last_extend, &outcome)) {
                 pthread_join(r.thread, NULL);
-                outcome = finish(c, job, &r);
+                outcome = finish(c, job, &r, env);
             }
         }
         json_decref(g.endpoint);

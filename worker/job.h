@@ -20,6 +20,7 @@
 #define HV_WORKER_JOB_H
 
 #include "worker/client.h"
+#include "worker/virt/step.h"
 
 /** How a job ended, from the worker's side. */
 enum hv_job_outcome {
@@ -33,7 +34,12 @@ enum hv_job_outcome {
 };
 
 /** Runs job with client c (used from this thread only). Logs the start
- *  and the end at info level. Returns how it ended. */
-enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job);
+ *  and the end at info level. Returns how it ended. A job on its tuning
+ *  plan's host (job->tuning) has the block's host levels read again under
+ *  env->root when the engine ended: a level that moved fails the job, and
+ *  observed.settings holds each one as read at the start and at the end.
+ *  env may be NULL (nothing is read back). */
+enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job,
+                               const struct hv_step_env *env);
 
 #endif

@@ -5,6 +5,7 @@
 #include "worker/facts.h"
 #include "worker/loop.h"
 #include "worker/state.h"
+#include "worker/virt/actuator.h"
 #include "worker/virt/step.h"
 #include "worker/wake.h"
 
@@ -341,6 +342,15 @@ int main(int argc, char **argv)
                 json_array_size(json_object_get(lv, "domains")),
                 json_array_size(json_object_get(lv, "domains")) == 1 ? "" : "s");
     }
+    const char *kind = o.kind != NULL ? o.kind : json_string_value(json_object_get(facts, "kind"));
+    if (kind != NULL && strcmp(kind, "host") == 0) {
+        /* What this host can apply, so a plan it cannot run is refused at
+         * submission. */
+        struct hv_act_ctx probe = {.root = o.sysfs_root, .libvirt_uri = o.libvirt};
+        json_t *acts = hv_actuators_probe(&probe);
+        if (acts != NULL)
+            json_object_set_new(facts, "actuators", acts);
+    }
     char *fingerprint = hv_facts_fingerprint(facts);
     if (fingerprint == NULL) {
         hv_error("cannot collect the machine's facts: out of memory");
@@ -352,7 +362,7 @@ int main(int argc, char **argv)
         .server = o.server,
         .token = o.token,
         .name = o.name != NULL && *o.name != '\0' ? o.name : hostname,
-        .kind = o.kind != NULL ? o.kind : json_string_value(json_object_get(facts, "kind")),
+        .kind = kind,
         .facts = facts,
         .fingerprint = fingerprint,
         .labels = o.labels,

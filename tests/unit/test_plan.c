@@ -195,6 +195,9 @@ static const struct {
      {"/ramp/from"}},
     {PG(WL(CPU) ",\"ramp\":{\"to\":2}"), HV_PLAN_IMPOSSIBLE, {"/ramp"}},
     {P(WL(CPU) ",\"baseline\":\"vcpu_pin=on\""), HV_PLAN_IMPOSSIBLE, {"/baseline"}},
+    {P(WL(CPU_PARAMS("\"pin\":true")) ",\"factors\":{\"process_pin\":[\"off\",\"on\"]}"),
+     HV_PLAN_IMPOSSIBLE,
+     {"/factors/process_pin", "/workloads/0/params/pin"}},
     {P(WL(CPU) ",\"factors\":{\"vcpu_pin\":[\"off\",\"on\"]}"),
      HV_PLAN_IMPOSSIBLE,
      {"/factors/vcpu_pin"}},
@@ -329,6 +332,11 @@ static void test_factors(void)
     CHECK_STR(plan.configs[2].name, "halt_poll_ns=50000");
     CHECK_STR(plan.configs[3].name, "vcpu_pin=on");
     CHECK_STR(json_string_value(json_object_get(plan.configs[0].levels, "halt_poll_ns")), "200000");
+    json_decref(errors);
+    hv_plan_free(&plan);
+    /* process_pin with a CPU workload that leaves the engine's pin alone. */
+    CHECK(parse(P(WL(CPU_PARAMS("\"copies\":1")) ",\"factors\":{\"process_pin\":[\"off\",\"on\"]}"),
+                &plan, &errors) == HV_PLAN_VALID);
     json_decref(errors);
     hv_plan_free(&plan);
     /* A configuration may be the baseline. */

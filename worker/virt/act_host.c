@@ -312,6 +312,21 @@ static int knob_revert(const struct hv_actuator *a, struct hv_act_ctx *ctx, cons
     return 0;
 }
 
+/* A knob of the host (not of the step's disk) can work when its file
+ * exists and may be written. */
+static int knob_probe(const struct hv_actuator *a, const struct hv_act_ctx *ctx, char *why,
+                      size_t len)
+{
+    const struct knob *k = a->data;
+    char path[1200];
+    join(ctx, k->rel, path, sizeof path);
+    if (access(path, F_OK) != 0)
+        return hv_act_fail(why, len, "/%s missing (%s)", k->rel, k->missing);
+    if (access(path, W_OK) != 0)
+        return hv_act_fail(why, len, "/%s is not writable: %s", k->rel, strerror(errno));
+    return 0;
+}
+
 /* ---- reboot class: KVM module parameters ------------------------------- */
 
 /* "Y"/"1" → on, "N"/"0" → off; anything else as it is. */
@@ -390,6 +405,20 @@ static int param_read_back(const struct hv_actuator *a, struct hv_act_ctx *ctx,
     reload_command(m, "on", on, sizeof on);
     reload_command(m, "off", off, sizeof off);
     r->detail = json_pack("{s:{s:s, s:s}}", "commands", "on", on, "off", off);
+    return 0;
+}
+
+/* A module parameter can be read when its module is loaded; its level
+ * changes only by the operator's reload. */
+static int param_probe(const struct hv_actuator *a, const struct hv_act_ctx *ctx, char *why,
+                       size_t len)
+{
+    const struct module_param *m = a->data;
+    char rel[200], path[1200];
+    snprintf(rel, sizeof rel, "sys/module/%s/parameters/%s", m->module, m->param);
+    join(ctx, rel, path, sizeof path);
+    if (access(path, R_OK) != 0)
+        return hv_act_fail(why, len, "/%s missing (%s is not loaded)", rel, m->module);
     return 0;
 }
 
@@ -505,3 +534,13 @@ const struct hv_actuator hv_host_rows[] = {
 };
 
 const size_t hv_host_nrows = sizeof hv_host_rows / sizeof hv_host_rows[0];
+
+int hv_host_row_probe(const struct hv_actuator *a, const struct hv_act_ctx *ctx, char *why,
+                      size_t len)
+{
+    if (a->apply == knob_apply && !((const struct knob *)a->data)->disk)
+        return knob_probe(a, ctx, why, len);
+    if (a->apply == param_apply)
+        return param_probe(a, ctx, why, len);
+    return 0;
+}

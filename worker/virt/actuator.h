@@ -149,6 +149,13 @@ int hv_actuators_read_back(const json_t *levels, struct hv_act_ctx *ctx, json_t 
  *  -1 with err. */
 int hv_actuators_restore(struct hv_act_ctx *ctx, char *err, size_t len);
 
+/** What each actuator can do on this host, for the worker's facts:
+ *  {"thp": {"ok": true}, "ksm": {"ok": false, "why": "..."}, ...}, one
+ *  member per row. Only ctx->root and ctx->libvirt_uri are used (a worker
+ *  started with --libvirt is connected: it would not start otherwise).
+ *  Returns a new object, or NULL when memory ran out. */
+json_t *hv_actuators_probe(const struct hv_act_ctx *ctx);
+
 /** Closes what the context opened (the libvirt connection). The caller's
  *  fields (changes, journal) are left alone. */
 void hv_act_ctx_release(struct hv_act_ctx *ctx);

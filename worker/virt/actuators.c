@@ -438,3 +438,27 @@ int hv_actuators_restore(struct hv_act_ctx *ctx, char *err, size_t len)
     }
     return hv_journal_count(ctx->journal) == 0 ? 0 : -1;
 }
+
+json_t *hv_actuators_probe(const struct hv_act_ctx *ctx)
+{
+    json_t *out = json_object();
+    for (size_t t = 0; out != NULL && t < N_TABLES; t++) {
+        bool guest = tables[t].rows != hv_host_rows;
+        for (size_t i = 0; i < *tables[t].n; i++) {
+            const struct hv_actuator *a = &tables[t].rows[i];
+            char why[600] = "";
+            int rc = 0;
+            if (guest && (ctx->libvirt_uri == NULL || ctx->libvirt_uri[0] == '\0'))
+                rc = hv_act_fail(why, sizeof why, "no libvirt connection (--libvirt)");
+            else if (!guest)
+                rc = hv_host_row_probe(a, ctx, why, sizeof why);
+            json_t *o = rc == 0 ? json_pack("{s:b}", "ok", 1)
+                                : json_pack("{s:b, s:s}", "ok", 0, "why", why);
+            if (o == NULL || json_object_set_new(out, a->factor, o) != 0) {
+                json_decref(out);
+                return NULL;
+            }
+        }
+    }
+    return out;
+}

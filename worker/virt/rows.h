@@ -19,6 +19,14 @@ extern const size_t hv_xml_nrows;
 extern const struct hv_actuator hv_live_rows[];
 extern const size_t hv_live_nrows;
 
+/** Whether host row a can work on this host at all, checked cheaply and
+ *  without changing anything: a knob's file exists and may be written, a
+ *  module parameter's module is loaded. Rows that need the step's disk or
+ *  NIC are not checked (0). Returns 0, or -1 with why naming what is
+ *  missing. */
+int hv_host_row_probe(const struct hv_actuator *a, const struct hv_act_ctx *ctx, char *why,
+                      size_t len);
+
 /** Applies the restart-class levels of levels (normalised: factor →
  *  level string) to domain d: one edit of its persistent XML, checked,
  *  journalled, defined, and the domain restarted when it runs and a
