@@ -180,24 +180,29 @@ static const struct hv_stmt job_results = {
  * buckets are $3 equal spans of the metric's time range (within $4..$5),
  * width_bucket puts the last sample (t = hi) in bucket $3 + 1, least()
  * takes it back into the last one. A metric whose samples all share one t
- * is one bucket. k orders the columns alike (t ties broken by value). */
+ * is one bucket. The samples are read twice, never copied: once for each
+ * metric's range and count, once grouped per metric (LATERAL, so the
+ * grouping key is the bucket alone and hashes in memory). Ties in t keep
+ * the columns alike (ordered by t, then value). */
+#define SAMPLES_OF_R                                                                               \
+    "samples s WHERE s.result_id = (SELECT id FROM r) AND ($4::float8 IS NULL OR s.t >= "          \
+    "$4::float8) AND ($5::float8 IS NULL OR s.t <= $5::float8)"
 static const struct hv_stmt job_samples = {
     "job_samples",
     "WITH r AS (SELECT id, attempt FROM results WHERE job_id = $1::bigint AND ($2::int = 0 OR "
     " attempt = $2::int) ORDER BY attempt DESC LIMIT 1), "
-    "s AS (SELECT s.metric, s.t, s.value FROM samples s JOIN r ON s.result_id = r.id "
-    " WHERE ($4::float8 IS NULL OR s.t >= $4::float8) AND ($5::float8 IS NULL OR s.t <= "
-    "$5::float8)), "
-    "m AS (SELECT metric, min(t) AS lo, max(t) AS hi, count(*) AS n FROM s GROUP BY metric), "
-    "b AS (SELECT s.metric, s.t, s.value AS v, s.value AS vmin, s.value AS vmax, 1::bigint AS c "
-    " FROM s JOIN m USING (metric) WHERE m.n <= $3::int "
-    " UNION ALL SELECT s.metric, avg(s.t), avg(s.value), min(s.value), max(s.value), count(*) "
-    " FROM s JOIN m USING (metric) WHERE m.n > $3::int GROUP BY s.metric, CASE WHEN m.hi > m.lo "
-    " THEN least(width_bucket(s.t, m.lo, m.hi, $3::int), $3::int) ELSE 1 END), "
-    "o AS (SELECT b.*, row_number() OVER (PARTITION BY metric ORDER BY t, v) AS k FROM b), "
-    "x AS (SELECT metric, json_agg(t ORDER BY k) AS t, json_agg(v ORDER BY k) AS v, "
-    " json_agg(vmin ORDER BY k) AS vmin, json_agg(vmax ORDER BY k) AS vmax, "
-    " json_agg(c ORDER BY k) AS c FROM o GROUP BY metric) "
+    "m AS (SELECT s.metric, min(s.t) AS lo, max(s.t) AS hi, count(*) AS n FROM " SAMPLES_OF_R
+    " GROUP BY s.metric), "
+    "b AS (SELECT m.metric, g.* FROM m CROSS JOIN LATERAL (SELECT avg(s.t) AS t, avg(s.value) AS "
+    "v, "
+    " min(s.value) AS vmin, max(s.value) AS vmax, count(*) AS c FROM " SAMPLES_OF_R
+    " AND s.metric = m.metric GROUP BY CASE WHEN m.hi > m.lo THEN least(width_bucket(s.t, m.lo, "
+    " m.hi, $3::int), $3::int) ELSE 1 END) g WHERE m.n > $3::int "
+    " UNION ALL SELECT s.metric, s.t, s.value, s.value, s.value, 1 FROM " SAMPLES_OF_R
+    " AND s.metric IN (SELECT metric FROM m WHERE m.n <= $3::int)), "
+    "x AS (SELECT metric, json_agg(t ORDER BY t, v) AS t, json_agg(v ORDER BY t, v) AS v, "
+    " json_agg(vmin ORDER BY t, v) AS vmin, json_agg(vmax ORDER BY t, v) AS vmax, "
+    " json_agg(c ORDER BY t, v) AS c FROM b GROUP BY metric) "
     "SELECT json_build_object('job_id', $1::bigint, 'result_id', r.id, 'attempt', r.attempt, "
     " 'points', $3::int, 'from', $4::float8, 'to', $5::float8, 'series', (SELECT "
     " coalesce(json_agg(json_build_object('metric', m.metric, 'n', m.n, 'downsampled', m.n > "
@@ -207,6 +212,7 @@ static const struct hv_stmt job_samples = {
     " $3::int THEN x.c END) ORDER BY m.metric), '[]') FROM m JOIN x USING (metric)))::text "
     "FROM (SELECT 1) one LEFT JOIN r ON true",
     5};
+#undef SAMPLES_OF_R
 
 /* Formats one int field of each job as a PostgreSQL array literal; caller
  * frees. A negative group is SQL NULL. */
