@@ -61,6 +61,8 @@ export function seriesChart(spec) {
     fig.dataset.samples = String(d.n ?? d.t.length);
     if (spec.points) fig.dataset.requested = String(spec.points);
     fig.dataset.downsampled = d.downsampled ? '1' : '0';
+    // No bucket bounds in the legend when the values are the samples.
+    box.classList.toggle('samples-whole', !d.downsampled);
   };
   // min/max as series of nulls when the values are the samples: no band.
   const columns = (d) => {
