@@ -4,18 +4,22 @@
 # the first chart painted
 #
 #   A  a job page whose time series holds 100,000 samples (one result
-#      uploaded through the worker protocol);
-#   B  a target's history of 10,000 points (10,000 imports of a sysbench
-#      output at their own dates, one hour apart), when the server has
-#      GET /api/v1/targets/{id}/history;
+#      uploaded through the worker protocol, its samples then added with
+#      one INSERT ... SELECT generate_series);
+#   B  a target's history of 10,000 points (1,000 plans of 10 done jobs an
+#      hour apart, written by SQL as bench/history.sh does), read once
+#      before measuring so its change points are computed;
 #
-# each beside its floor: the same API answer fetched and parsed as JSON
-# alone, in the same browser. Goal: under 0.5 s to the first chart.
+# each beside its floor: the API answer the page fetched for the chart,
+# fetched and parsed as JSON alone in the same browser (and, for A, the
+# whole 100,000 samples as GET /api/v1/jobs/{id}/results gives them).
+# Goal: under 0.5 s to the first chart.
 #
 #   make && bench/web.sh
 #
-# Env: BENCH_RUNS (7, medians are reported), BENCH_POINTS (10000),
-# BENCH_SAMPLES (100000), CHROMIUM (/usr/bin/chromium), KEEP (0).
+# Env: BENCH_RUNS (7, medians are reported), BENCH_POINTS (10000, a
+# multiple of 10), BENCH_SAMPLES (100000), CHROMIUM (/usr/bin/chromium),
+# KEEP (0).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/lib.sh
@@ -23,6 +27,10 @@ source bench/lib.sh
 # This benchmark drives no load generator: only the server must be built.
 HVLOAD=$SERVER
 
+SAMPLES=${BENCH_SAMPLES:-100000}
+POINTS=${BENCH_POINTS:-10000}
+((POINTS % 10 == 0 && POINTS >= 100)) || hv_die "BENCH_POINTS must be a multiple of 10, at least 100"
+METRIC=disk.seq_write.mbps
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 [[ -x $CHROMIUM ]] || hv_die "$CHROMIUM missing: run deploy/deps.sh (package chromium)"
 command -v node >/dev/null || hv_die "node needed"
@@ -30,14 +38,64 @@ if [[ ! -d tests/browser/node_modules/playwright-core ]]; then
     (cd tests/browser && npm ci --no-audit --no-fund) >/dev/null 2>&1 || hv_die "npm ci in tests/browser failed"
 fi
 
-BENCH_PG_FAST=${BENCH_PG_FAST:-1} bench_setup
+BENCH_PG_FAST=${BENCH_PG_FAST:-1}
+bench_setup
 echo "# $(bench_machine)"
 echo "# chromium: $("$CHROMIUM" --version 2>/dev/null)"
+
+# --- A: one job, its result's samples by SQL -------------------------------------
+W=(-H "Authorization: Bearer $WORKER_TOKEN" -H 'Content-Type: application/json')
+out=$(curl -fsS --max-time 60 "${W[@]}" --data-binary '{"name":"bench-web","kind":"host","facts":{}}' \
+    "$URL/api/v1/workers/register") || hv_die "register failed"
+C=(-H "Authorization: Bearer $(jq -r .worker_token <<<"$out")" -H 'Content-Type: application/json')
+bench_plan bench-web bench-web 1 1 >"$BENCH_TMP/plan.json"
+bench_submit "$BENCH_TMP/plan.json" >/dev/null
+out=$(curl -fsS --max-time 60 "${C[@]}" --data-binary '{"wait":5}' "$URL/api/v1/jobs/claim") ||
+    hv_die "claim failed"
+JOB=$(jq -r .job.id <<<"$out")
+curl -fsS --max-time 60 "${C[@]}" -o /dev/null --data-binary '{"attempt":1,"status":"ok",
+  "metrics":[{"name":"cpu.score","value":1000,"unit":"score","higher_is_better":true}]}' \
+    "$URL/api/v1/jobs/$JOB/result" || hv_die "upload failed"
+bench_sql "INSERT INTO samples (result_id, metric, t, value)
+SELECT r.id, 'cpu.score', g, 1000 + 50 * sin(g / 500.0) + (g % 7)
+FROM results r, generate_series(1, $SAMPLES) g WHERE r.job_id = $JOB; ANALYZE samples;" >/dev/null ||
+    hv_die "cannot add the samples"
+
+# --- B: a history of POINTS points -----------------------------------------------
+bench_sql "
+SELECT setseed(0.42);
+INSERT INTO targets (name, kind) VALUES ('bench-history', 'host');
+WITH p AS (INSERT INTO plans (name, spec, seed)
+           SELECT 'nightly ' || g, '{\"name\": \"nightly\"}', 0 FROM generate_series(1, $POINTS / 10) g
+           RETURNING id),
+c AS (INSERT INTO configurations (plan_id, idx, name, levels)
+      SELECT id, 0, 'default', '{}' FROM p RETURNING id, plan_id),
+j AS (INSERT INTO jobs (plan_id, config_id, workload_id, workload, target_name, target_id,
+                        repetition, run_order, status, attempt)
+      SELECT c.plan_id, c.id, 'seqwrite', '{\"id\": \"seqwrite\", \"workload\": \"seqwrite\",
+             \"kind\": \"disk\", \"engine\": \"fio\", \"params\": {\"bs\": \"1M\"}}',
+             'bench-history', (SELECT id FROM targets WHERE name = 'bench-history'), r, r - 1, 'done', 1
+      FROM c, generate_series(1, 10) r RETURNING id, plan_id, repetition),
+r AS (INSERT INTO results (job_id, attempt, status, started_at, finished_at)
+      SELECT id, 1, 'ok', k, k + interval '1 minute'
+      FROM (SELECT id, timestamptz '2020-01-01' + ((plan_id * 10 + repetition) * interval '1 hour') AS k
+            FROM j) x RETURNING id, started_at)
+INSERT INTO metrics (result_id, name, value, unit)
+SELECT r.id, '$METRIC', 900 * CASE WHEN i < $POINTS * 0.5 THEN 1 ELSE 0.9 END
+       * (1 + 0.02 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random())), 'MB/s'
+FROM (SELECT id, row_number() OVER (ORDER BY started_at, id) - 1 AS i FROM r) r;
+ANALYZE;" >/dev/null || hv_die "cannot seed the history"
+HIST=$(bench_sql "SELECT id FROM targets WHERE name = 'bench-history'")
+t0=$(date +%s.%N)
+curl -fsS --max-time 300 -o /dev/null "$URL/api/v1/targets/$HIST/history?metric=$METRIC" ||
+    hv_die "the first history read failed"
+printf '# %d samples in job %d; %d history points on target %d (first read, change points computed: %.2f s)\n' \
+    "$SAMPLES" "$JOB" "$POINTS" "$HIST" "$(echo "$(date +%s.%N) - $t0" | bc -l)"
+
 # A short folder for Chromium's profile, whatever the checkout's path.
 profile_dir=$(mktemp -d /tmp/hvbench-web.XXXXXX) || hv_die "mktemp failed"
-URL=$URL SUBMIT_TOKEN=$SUBMIT_TOKEN WORKER_TOKEN=$WORKER_TOKEN CHROMIUM=$CHROMIUM \
-    FIXTURE=$HV_ROOT/tests/fixtures/sysbench/cpu-t2.txt TMPDIR=$profile_dir \
-    NODE_PATH=$HV_ROOT/tests/browser/node_modules \
+URL=$URL CHROMIUM=$CHROMIUM JOB=$JOB HIST=$HIST METRIC=$METRIC SAMPLES=$SAMPLES POINTS=$POINTS \
+    TMPDIR=$profile_dir NODE_PATH=$HV_ROOT/tests/browser/node_modules \
     timeout -k 10 1800 node bench/web-bench.js
 rc=$?
 rm -rf -- "$profile_dir"

@@ -176,6 +176,44 @@ static const struct hv_stmt job_results = {
     "WHERE r.job_id = $1",
     3};
 
+/* One result's samples per metric, bucketed past $3 per metric: the
+ * buckets are $3 equal spans of the metric's time range (within $4..$5),
+ * width_bucket puts the last sample (t = hi) in bucket $3 + 1, least()
+ * takes it back into the last one. A metric whose samples all share one t
+ * is one bucket. The samples are read twice, never copied: once for each
+ * metric's range and count, once grouped per metric (LATERAL, so the
+ * grouping key is the bucket alone and hashes in memory). Ties in t keep
+ * the columns alike (ordered by t, then value). */
+#define SAMPLES_OF_R                                                                               \
+    "samples s WHERE s.result_id = (SELECT id FROM r) AND ($4::float8 IS NULL OR s.t >= "          \
+    "$4::float8) AND ($5::float8 IS NULL OR s.t <= $5::float8)"
+static const struct hv_stmt job_samples = {
+    "job_samples",
+    "WITH r AS (SELECT id, attempt FROM results WHERE job_id = $1::bigint AND ($2::int = 0 OR "
+    " attempt = $2::int) ORDER BY attempt DESC LIMIT 1), "
+    "m AS (SELECT s.metric, min(s.t) AS lo, max(s.t) AS hi, count(*) AS n FROM " SAMPLES_OF_R
+    " GROUP BY s.metric), "
+    "b AS (SELECT m.metric, g.* FROM m CROSS JOIN LATERAL (SELECT avg(s.t) AS t, avg(s.value) AS "
+    "v, "
+    " min(s.value) AS vmin, max(s.value) AS vmax, count(*) AS c FROM " SAMPLES_OF_R
+    " AND s.metric = m.metric GROUP BY CASE WHEN m.hi > m.lo THEN least(width_bucket(s.t, m.lo, "
+    " m.hi, $3::int), $3::int) ELSE 1 END) g WHERE m.n > $3::int "
+    " UNION ALL SELECT s.metric, s.t, s.value, s.value, s.value, 1 FROM " SAMPLES_OF_R
+    " AND s.metric IN (SELECT metric FROM m WHERE m.n <= $3::int)), "
+    "x AS (SELECT metric, json_agg(t ORDER BY t, v) AS t, json_agg(v ORDER BY t, v) AS v, "
+    " json_agg(vmin ORDER BY t, v) AS vmin, json_agg(vmax ORDER BY t, v) AS vmax, "
+    " json_agg(c ORDER BY t, v) AS c FROM b GROUP BY metric) "
+    "SELECT json_build_object('job_id', $1::bigint, 'result_id', r.id, 'attempt', r.attempt, "
+    " 'points', $3::int, 'from', $4::float8, 'to', $5::float8, 'series', (SELECT "
+    " coalesce(json_agg(json_build_object('metric', m.metric, 'n', m.n, 'downsampled', m.n > "
+    "$3::int, "
+    " 'first', m.lo, 'last', m.hi, 't', x.t, 'value', x.v, 'min', CASE WHEN m.n > $3::int THEN "
+    " x.vmin END, 'max', CASE WHEN m.n > $3::int THEN x.vmax END, 'count', CASE WHEN m.n > "
+    " $3::int THEN x.c END) ORDER BY m.metric), '[]') FROM m JOIN x USING (metric)))::text "
+    "FROM (SELECT 1) one LEFT JOIN r ON true",
+    5};
+#undef SAMPLES_OF_R
+
 /* Formats one int field of each job as a PostgreSQL array literal; caller
  * frees. A negative group is SQL NULL. */
 static char *int_array(const struct hv_job_spec *jobs, size_t n, int field)
@@ -531,4 +569,22 @@ enum hv_db_status hv_db_job_results(int64_t id, bool samples, bool raw, json_t *
         return s;
     const char *params[] = {idtxt, samples ? "true" : "false", raw ? "true" : "false"};
     return hv_db_json(&job_results, params, out, NULL);
+}
+
+enum hv_db_status hv_db_job_samples(int64_t id, int attempt, int points, const double *from,
+                                    const double *to, json_t **out)
+{
+    char idtxt[24], att[16], pts[16], lo[32], hi[32];
+    hv_db_int(idtxt, sizeof idtxt, id);
+    enum hv_db_status s = exists(&job_exists, idtxt);
+    if (s != HV_DB_OK)
+        return s;
+    /* %.17g: the bound PostgreSQL compares is the double the client sent. */
+    if (from != NULL)
+        snprintf(lo, sizeof lo, "%.17g", *from);
+    if (to != NULL)
+        snprintf(hi, sizeof hi, "%.17g", *to);
+    const char *params[] = {idtxt, hv_db_int(att, sizeof att, attempt),
+                            hv_db_int(pts, sizeof pts, points), from ? lo : NULL, to ? hi : NULL};
+    return hv_db_json(&job_samples, params, out, NULL);
 }

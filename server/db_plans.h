@@ -95,6 +95,15 @@ enum hv_db_status hv_db_job_get(int64_t id, json_t **out);
  *  array. HV_DB_NONE when the job is unknown. */
 enum hv_db_status hv_db_job_results(int64_t id, bool samples, bool raw, json_t **out);
 
+/** The per-second samples of one result of job id (attempt, or the
+ *  latest when attempt is 0), per metric, those with t in [from, to]
+ *  (each bound only when given): a metric with at most points of them
+ *  as they are, one with more as points equal time buckets (mean time,
+ *  mean, min, max, count of each non-empty one). A new JSON object;
+ *  HV_DB_NONE when the job is unknown. */
+enum hv_db_status hv_db_job_samples(int64_t id, int attempt, int points, const double *from,
+                                    const double *to, json_t **out);
+
 /** The ids of the tuning plans (plans with factors) whose host is target
  *  and that have at least one job done, newest first, at most limit, as a
  *  new JSON array in *ids. HV_DB_NONE when no target has that name. */

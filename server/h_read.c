@@ -3,6 +3,7 @@
 #include "db_targets.h"
 #include "handlers.h"
 #include "query.h"
+#include "result.h"
 
 #include <string.h>
 
@@ -38,6 +39,33 @@ void hv_h_job_results(struct hv_request *req)
     enum hv_db_status s = hv_db_job_results(req->ids[0], samples, raw, &items);
     reply_one(req, s, s == HV_DB_OK ? json_pack("{s:o}", "items", items) : NULL,
               "no job with this id");
+}
+
+/* Bounds of GET /api/v1/jobs/{id}/samples?points=: past the most samples a
+ * result may hold every series is answered whole. */
+#define SAMPLES_POINTS_MIN     10
+#define SAMPLES_POINTS_DEFAULT 1000
+#define SAMPLES_T_LIMIT        1e12
+
+void hv_h_job_samples(struct hv_request *req)
+{
+    json_t *errors = json_array();
+    long attempt, points;
+    double from, to;
+    bool has_from, has_to;
+    hv_query_int(req, "attempt", 1, 1000000, 0, &attempt, errors);
+    hv_query_int(req, "points", SAMPLES_POINTS_MIN, HV_RESULT_MAX_SAMPLES, SAMPLES_POINTS_DEFAULT,
+                 &points, errors);
+    hv_query_number(req, "from", -SAMPLES_T_LIMIT, SAMPLES_T_LIMIT, 0, &from, &has_from, errors);
+    hv_query_number(req, "to", -SAMPLES_T_LIMIT, SAMPLES_T_LIMIT, 0, &to, &has_to, errors);
+    if (has_from && has_to && to < from)
+        hv_errors_add(errors, "to", "must not be before from");
+    if (hv_query_failed(req, errors))
+        return;
+    json_t *out = NULL;
+    enum hv_db_status s = hv_db_job_samples(req->ids[0], (int)attempt, (int)points,
+                                            has_from ? &from : NULL, has_to ? &to : NULL, &out);
+    reply_one(req, s, out, "no job with this id");
 }
 
 void hv_h_targets_list(struct hv_request *req)

@@ -16,6 +16,7 @@ void hv_h_plan_jobs(struct hv_request *req);
 /* h_read.c */
 void hv_h_job_get(struct hv_request *req);
 void hv_h_job_results(struct hv_request *req);
+void hv_h_job_samples(struct hv_request *req);
 void hv_h_targets_list(struct hv_request *req);
 void hv_h_target_get(struct hv_request *req);
 /* h_tokens.c */

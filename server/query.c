@@ -61,6 +61,25 @@ void hv_query_int(struct hv_request *req, const char *key, long min, long max, l
         *out = n;
 }
 
+void hv_query_number(struct hv_request *req, const char *key, double min, double max, double def,
+                     double *out, bool *present, json_t *errors)
+{
+    *out = def;
+    *present = false;
+    const char *v = value(req, key, errors);
+    if (v == NULL)
+        return;
+    char *end;
+    double x = strtod(v, &end);
+    /* isfinite without libm: NaN fails both comparisons. */
+    if (*v == '\0' || *end != '\0' || !(x >= min && x <= max))
+        hv_errors_add(errors, key, "must be a number between %g and %g", min, max);
+    else {
+        *out = x;
+        *present = true;
+    }
+}
+
 void hv_query_enum(struct hv_request *req, const char *key, const char *const *choices,
                    const char **out, json_t *errors)
 {

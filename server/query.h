@@ -17,6 +17,11 @@
 void hv_query_int(struct hv_request *req, const char *key, long min, long max, long def, long *out,
                   json_t *errors);
 
+/** A finite number argument in [min, max] (decimal, as strtod reads it);
+ *  *present says whether it was given and valid, *out keeps def otherwise. */
+void hv_query_number(struct hv_request *req, const char *key, double min, double max, double def,
+                     double *out, bool *present, json_t *errors);
+
 /** A string argument that must be one of choices (NULL-terminated);
  *  *out is NULL when absent. */
 void hv_query_enum(struct hv_request *req, const char *key, const char *const *choices,

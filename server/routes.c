@@ -25,6 +25,7 @@ static const struct hv_route routes[] = {
     {"GET", "/api/v1/recommendations", hv_h_recommendations, HV_ACCESS_READ},
     {"GET", "/api/v1/jobs/{id}", hv_h_job_get, HV_ACCESS_READ},
     {"GET", "/api/v1/jobs/{id}/results", hv_h_job_results, HV_ACCESS_READ},
+    {"GET", "/api/v1/jobs/{id}/samples", hv_h_job_samples, HV_ACCESS_READ},
     {"GET", "/api/v1/targets", hv_h_targets_list, HV_ACCESS_READ},
     {"GET", "/api/v1/targets/{id}", hv_h_target_get, HV_ACCESS_READ},
     {"GET", "/api/v1/targets/{id}/changes", hv_h_target_changes, HV_ACCESS_READ},

@@ -335,6 +335,38 @@ test('jobs → job: metrics, samples and host telemetry on one time axis, observ
   const sampleMetrics = new Set(res.samples.map((s) => s.metric));
   assert.equal(await page.locator('#samples figure.chart').count(), [...sampleMetrics].filter((m) => !m.startsWith('host.')).length);
   assert.equal(await page.locator('#telemetry figure.chart').count(), [...sampleMetrics].filter((m) => m.startsWith('host.')).length);
+  // The charts show the samples endpoint's series at about one value per
+  // pixel: never more than the page asked for, every sample when fewer.
+  const figs = await page.locator('#samples figure.chart, #telemetry figure.chart').evaluateAll((fs) => fs.map((f) => ({
+    metric: f.dataset.metric, points: Number(f.dataset.points), samples: Number(f.dataset.samples),
+    requested: Number(f.dataset.requested), downsampled: f.dataset.downsampled })));
+  assert.equal(figs.length, sampleMetrics.size);
+  const requested = figs[0].requested;
+  assert.ok(requested >= 100 && requested <= 4000, `points asked ${requested}`);
+  const sd = await rest(`api/v1/jobs/${hostJob.id}/samples?points=${requested}&attempt=${res.attempt}`);
+  for (const f of figs) {
+    const n = res.samples.filter((s) => s.metric === f.metric).length;
+    const s = sd.series.find((x) => x.metric === f.metric);
+    assert.equal(f.requested, requested, f.metric);
+    assert.equal(f.samples, n, `${f.metric}: the samples it stands for`);
+    assert.ok(f.points <= f.requested, `${f.metric}: ${f.points} points drawn, ${f.requested} asked`);
+    assert.equal(f.points, s.t.length, `${f.metric}: the API's series`);
+    if (n <= requested) assert.equal(f.points, n, `${f.metric}: every sample`);
+    assert.equal(f.downsampled, n > requested ? '1' : '0', f.metric);
+  }
+  // A drag across the first chart asks for that range; "Whole run" goes back.
+  const first = page.locator('#samples figure.chart').first();
+  await first.locator('.u-over').scrollIntoViewIfNeeded();
+  const over = await first.locator('.u-over').boundingBox();
+  await page.mouse.move(over.x + over.width * 0.25, over.y + over.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(over.x + over.width * 0.75, over.y + over.height / 2, { steps: 5 });
+  await page.mouse.up();
+  await first.locator('figcaption button', { hasText: 'Whole run' }).waitFor({ state: 'visible' });
+  assert.ok(Number(await first.getAttribute('data-samples')) <= figs[0].samples, 'a range holds no more samples than the run');
+  await first.locator('figcaption button', { hasText: 'Whole run' }).click();
+  await first.locator('figcaption button', { hasText: 'Whole run' }).waitFor({ state: 'hidden' });
+  assert.equal(Number(await first.getAttribute('data-samples')), figs[0].samples, 'the whole run again');
   assert.ok((await page.locator('#observed').innerText()).length > 0);
   await page.locator('#raw-output summary').click();
   await page.locator('#raw-output .raw-body .state, #raw-output .raw-body pre').first().waitFor();
@@ -355,6 +387,10 @@ test('job → target: facts, fingerprint, tuning changes; → history → compar
   if (h) {
     await page.locator('#history .chart-box[data-drawn="1"] canvas').first().waitFor();
     assert.equal(await page.locator('#history .series').count(), h.series.length);
+    // The page asks for about one point per pixel of its chart.
+    const asked = await page.evaluate(() => performance.getEntriesByType('resource')
+      .filter((e) => e.name.includes('/history?')).map((e) => Number(new URL(e.name).searchParams.get('max_points'))));
+    assert.ok(asked.length > 0 && asked.every((n) => n >= 100 && n <= 4000), `max_points asked: ${asked}`);
   } else {
     await page.locator('#history .state-unavailable').waitFor();
   }

@@ -3,6 +3,7 @@
  * answers it builds, and handlers that need neither. */
 #include "check.h"
 #include "server/handlers.h"
+#include "server/query.h"
 #include "server/db.h"
 #include "server/request.h"
 
@@ -92,9 +93,47 @@ static void test_handlers(void)
     hv_request_free(req);
 }
 
+/* hv_query_number: a finite decimal within its bounds, else an error
+ * under its name and the default kept. */
+static void test_query_number(void)
+{
+    static const struct {
+        const char *v;
+        bool ok;
+        double x;
+    } cases[] = {
+        {"2450", true, 2450},     {"-0.5", true, -0.5}, {"1e3", true, 1000}, {"10000", true, 10000},
+        {"-10000", true, -10000}, {" 5", true, 5}, /* as strtol */
+        {"10000.001", false, 0},  {"", false, 0},       {"12abc", false, 0}, {"nan", false, 0},
+        {"inf", false, 0},        {"-inf", false, 0},   {"1e400", false, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct hv_request *req = make("GET", "/api/v1/jobs/1/samples", NULL);
+        CHECK(hv_req_kv_add(&req->query, "from", cases[i].v) == 0);
+        json_t *errors = json_array();
+        double x;
+        bool present;
+        hv_query_number(req, "from", -1e4, 1e4, 7, &x, &present, errors);
+        CHECK(present == cases[i].ok);
+        CHECK(json_array_size(errors) == (cases[i].ok ? 0u : 1u));
+        CHECK(x == (cases[i].ok ? cases[i].x : 7));
+        json_decref(errors);
+        hv_request_free(req);
+    }
+    struct hv_request *req = make("GET", "/api/v1/jobs/1/samples", NULL);
+    json_t *errors = json_array();
+    double x;
+    bool present = true;
+    hv_query_number(req, "from", -1, 1, 3, &x, &present, errors);
+    CHECK(!present && x == 3 && json_array_size(errors) == 0); /* absent */
+    json_decref(errors);
+    hv_request_free(req);
+}
+
 int main(void)
 {
     test_lookups();
+    test_query_number();
     test_answers();
     test_handlers();
     return check_summary("test_request");

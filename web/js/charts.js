@@ -17,6 +17,13 @@ function lib() {
   return typeof window.uPlot === 'function' ? window.uPlot : null;
 }
 
+/** How many values a chart as wide as box should ask for: about one per
+ *  pixel (100 to 4,000). */
+export function chartPoints(box) {
+  const w = Math.round((box && box.clientWidth) || document.documentElement.clientWidth || 1000);
+  return Math.max(100, Math.min(4000, w));
+}
+
 /** Keeps a chart as wide as its box: uPlot draws at a fixed size. */
 function followWidth(u, box, height) {
   const ro = new ResizeObserver(() => {
@@ -27,15 +34,52 @@ function followWidth(u, box, height) {
   return ro;
 }
 
+/** The caption's count: samples, and how the chart shows them. */
+function sampleCount(d) {
+  const n = d.n ?? d.t.length;
+  return ' · ' + n + (n === 1 ? ' sample' : ' samples') +
+    (d.downsampled ? ' shown as ' + d.t.length + ' time buckets (line: mean; band: min to max)' : '');
+}
+
 /** A time series chart of one metric. spec: {label, unit, t (seconds,
- *  Float64Array), v (Float64Array), xRange [min, max], sync (cursor group
- *  key), height}. Returns a <figure>; the chart is drawn once the figure
- *  is in the document (call .draw()). */
+ *  Float64Array), v (Float64Array), min, max (per-bucket bounds, or null
+ *  when the values are the samples themselves), n (the samples they stand
+ *  for), downsampled, points (how many the page asked for), xRange [min,
+ *  max], sync (cursor group key), height, onZoom(range | null) (drag to
+ *  zoom, double-click or the button to zoom out)}. Returns a <figure>; the
+ *  chart is drawn once the figure is in the document (call .draw()), and
+ *  .update(d, xRange, zoomed) swaps its data ({t, v, min, max, n,
+ *  downsampled}). */
 export function seriesChart(spec) {
   const box = el('div', { class: 'chart-box' });
-  const fig = el('figure', { class: 'chart', 'aria-label': spec.label + ': ' + spec.t.length + ' samples' },
-    el('figcaption', {}, spec.label, spec.unit ? el('span', { class: 'unit' }, ' (' + spec.unit + ')') : null,
-      el('span', { class: 'muted' }, ' · ' + spec.t.length + (spec.t.length === 1 ? ' sample' : ' samples'))), box);
+  const count = el('span', { class: 'muted' }, sampleCount(spec));
+  const reset = spec.onZoom ? el('button', { type: 'button', class: 'small', hidden: true }, 'Whole run') : null;
+  const fig = el('figure', { class: 'chart', 'aria-label': spec.label + ': ' + (spec.n ?? spec.t.length) + ' samples' },
+    el('figcaption', {}, spec.label, spec.unit ? el('span', { class: 'unit' }, ' (' + spec.unit + ')') : null, count, ' ', reset), box);
+  const mark = (d) => {
+    fig.dataset.points = String(d.t.length);
+    fig.dataset.samples = String(d.n ?? d.t.length);
+    if (spec.points) fig.dataset.requested = String(spec.points);
+    fig.dataset.downsampled = d.downsampled ? '1' : '0';
+    // No bucket bounds in the legend when the values are the samples.
+    box.classList.toggle('samples-whole', !d.downsampled);
+  };
+  // min/max as series of nulls when the values are the samples: no band.
+  const columns = (d) => {
+    const none = d.min && d.max ? null : new Array(d.t.length).fill(null);
+    return [d.t, d.v, d.min || none, d.max || none];
+  };
+  mark(spec);
+  if (reset) reset.addEventListener('click', () => spec.onZoom(null));
+  let u = null;
+  let xRange = spec.xRange;
+  fig.update = (d, range, zoomed) => {
+    xRange = range;
+    mark(d);
+    count.textContent = sampleCount(d);
+    if (reset) reset.hidden = !zoomed;
+    if (u) u.setData(columns(d));
+  };
   fig.draw = () => {
     const uPlot = lib();
     if (!uPlot) {
@@ -43,24 +87,44 @@ export function seriesChart(spec) {
       return null;
     }
     const height = spec.height || 200;
+    const stroke = cssColor(spec.color || '--accent', '#1f5fbf');
+    const edge = cssColor('--line', '#ccc');
+    const num = (uu, x) => (x == null ? '-' : fmt.num(x));
     const opts = {
       width: Math.max(200, Math.floor(box.clientWidth) || 600),
       height,
       legend: { show: true, live: true },
-      cursor: spec.sync ? { sync: { key: spec.sync, setSeries: false } } : {},
-      scales: { x: { time: false, range: spec.xRange ? () => spec.xRange : undefined } },
+      cursor: {
+        ...(spec.sync ? { sync: { key: spec.sync, setSeries: false } } : {}),
+        drag: { x: Boolean(spec.onZoom), y: false, setScale: false },
+        bind: spec.onZoom ? { dblclick: () => () => { spec.onZoom(null); return null; } } : {},
+      },
+      scales: { x: { time: false, range: (uu, lo, hi) => xRange || [lo, hi] } },
       axes: [
         { label: 'seconds since the start', stroke: cssColor('--muted', '#555'), grid: { stroke: cssColor('--line', '#ddd') } },
         { stroke: cssColor('--muted', '#555'), grid: { stroke: cssColor('--line', '#ddd') },
-          values: (u, ticks) => ticks.map((x) => fmt.num(x)), size: 60 },
+          values: (uu, ticks) => ticks.map((x) => fmt.num(x)), size: 60 },
       ],
       series: [
-        { label: 't (s)', value: (u, x) => (x == null ? '-' : fmt.num(x)) },
-        { label: spec.label, stroke: cssColor(spec.color || '--accent', '#1f5fbf'), width: 1,
-          points: { show: spec.t.length <= 300 }, value: (u, x) => (x == null ? '-' : fmt.num(x)) },
+        { label: 't (s)', value: num },
+        { label: spec.label, stroke, width: 1, points: { show: spec.t.length <= 300 }, value: num },
+        { label: 'bucket min', stroke: edge, width: 1, points: { show: false }, value: num },
+        { label: 'bucket max', stroke: edge, width: 1, points: { show: false }, value: num },
       ],
+      bands: [{ series: [3, 2], fill: cssColor('--band', 'rgba(31, 95, 191, 0.15)') }],
+      hooks: {
+        // A drag selects a range: ask for it (the chart does not zoom on
+        // the coarse data it has).
+        setSelect: [(uu) => {
+          if (!spec.onZoom || uu.select.width < 2) return;
+          const lo = uu.posToVal(uu.select.left, 'x');
+          const hi = uu.posToVal(uu.select.left + uu.select.width, 'x');
+          uu.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+          if (hi > lo) spec.onZoom([lo, hi]);
+        }],
+      },
     };
-    const u = new uPlot(opts, [spec.t, spec.v], box);
+    u = new uPlot(opts, columns(spec), box);
     followWidth(u, box, height);
     box.dataset.drawn = '1';
     return u;

@@ -1,12 +1,15 @@
 // page-job.js — #/jobs/ID : one job. What it ran and where, each attempt's
 // metrics, the per-second samples as time series with the host telemetry
 // (host.* samples) beneath on the same time axis, the raw tool output and
-// the environment the worker observed.
+// the environment the worker observed. The samples come from GET
+// /api/v1/jobs/{id}/samples at about one value per pixel of the charts
+// (time buckets: mean, min, max); a drag across a chart asks for its range
+// again, whole once the range holds few samples.
 
 import { el, put } from './dom.js';
-import { api } from './api.js';
+import { api, query } from './api.js';
 import { current, href } from './route.js';
-import { seriesChart } from './charts.js';
+import { chartPoints, seriesChart } from './charts.js';
 import { direction } from './plan-report.js';
 import { jobSeconds } from './page-jobs.js';
 import * as fmt from './fmt.js';
@@ -24,8 +27,14 @@ export function show(ctx, id) {
   (async () => {
     let job;
     let res;
+    let sd;
+    const want = Number(current().params.get('attempt')) || null;
+    const points = chartPoints(ctx.view);
     try {
-      [job, res] = await Promise.all([api('api/v1/jobs/' + id), api('api/v1/jobs/' + id + '/results')]);
+      // The three at once: the samples of the attempt asked for (or the
+      // latest), which is the one shown unless it does not exist.
+      [job, res, sd] = await Promise.all([api('api/v1/jobs/' + id), api('api/v1/jobs/' + id + '/results?samples=0'),
+        api('api/v1/jobs/' + id + '/samples' + query({ attempt: want, points }))]);
     } catch (err) {
       if (!ctx.current()) return;
       put(head, ui.sectionError(err));
@@ -45,14 +54,23 @@ export function show(ctx, id) {
       put(results, ui.empty(ui.ACTIVE.has(job.status) ? 'No result yet: the job is ' + job.status + '.' : 'No result was uploaded.'));
       return;
     }
-    const want = Number(current().params.get('attempt'));
     const r = items.find((x) => x.attempt === want) || items[items.length - 1];
+    if (sd.attempt !== r.attempt) {
+      try {
+        sd = await api('api/v1/jobs/' + id + '/samples' + query({ attempt: r.attempt, points }));
+      } catch (err) {
+        if (ctx.current()) put(results, ui.sectionError(err));
+        return;
+      }
+      if (!ctx.current()) return;
+    }
     put(results,
       items.length > 1 ? el('p', { class: 'attempts' }, 'Attempts: ', items.map((x, i) => [i ? ' · ' : '',
         x === r ? el('strong', {}, String(x.attempt)) : el('a', { href: href('/jobs/' + id, { attempt: x.attempt }) }, String(x.attempt))])) : null,
-      resultView(ctx, id, r));
+      resultView(ctx, id, r, sd, points));
   })();
 }
+
 
 /** A link to the job's target, once the targets list names its id. */
 async function targetLink(ctx, head, name) {
@@ -85,47 +103,59 @@ function jobHead(j) {
   ];
 }
 
-/** Samples grouped by metric: Map name → {t, v} (Float64Arrays), and the
- *  time range of them all. */
-export function groupSamples(samples) {
-  const count = new Map();
-  for (const s of samples) count.set(s.metric, (count.get(s.metric) || 0) + 1);
+/** The samples answer's series as columns: Map name → {t, v, min, max
+ *  (Float64Arrays; min/max null when the values are the samples), n,
+ *  downsampled}, and the time range of them all. */
+export function sampleColumns(sd) {
   const out = new Map();
-  for (const [m, n] of count) out.set(m, { t: new Float64Array(n), v: new Float64Array(n), n: 0 });
   let lo = Infinity;
   let hi = -Infinity;
-  for (const s of samples) {
-    const g = out.get(s.metric);
-    g.t[g.n] = s.t;
-    g.v[g.n] = s.value;
-    g.n++;
-    if (s.t < lo) lo = s.t;
-    if (s.t > hi) hi = s.t;
-  }
-  // uPlot wants x ascending; samples usually are.
-  for (const g of out.values()) {
-    let sorted = true;
-    for (let i = 1; i < g.n && sorted; i++) sorted = g.t[i - 1] <= g.t[i];
-    if (!sorted) {
-      const idx = Array.from(g.t.keys()).sort((a, b) => g.t[a] - g.t[b]);
-      g.t = Float64Array.from(idx, (i) => g.t[i]);
-      g.v = Float64Array.from(idx, (i) => g.v[i]);
-    }
+  for (const s of Array.isArray(sd.series) ? sd.series : []) {
+    const d = s.downsampled && Array.isArray(s.min) && Array.isArray(s.max);
+    out.set(s.metric, {
+      t: Float64Array.from(s.t), v: Float64Array.from(s.value),
+      min: d ? Float64Array.from(s.min) : null, max: d ? Float64Array.from(s.max) : null,
+      n: s.n, downsampled: Boolean(s.downsampled),
+    });
+    if (s.first < lo) lo = s.first;
+    if (s.last > hi) hi = s.last;
   }
   return { groups: out, range: hi >= lo ? [lo, hi === lo ? lo + 1 : hi] : null };
 }
 
-function resultView(ctx, id, r) {
+const EMPTY = { t: new Float64Array(0), v: new Float64Array(0), min: null, max: null, n: 0, downsampled: false };
+
+function resultView(ctx, id, r, sd, points) {
   const units = new Map((r.metrics || []).map((m) => [m.name, m.unit]));
-  const samples = Array.isArray(r.samples) ? r.samples : [];
-  const { groups, range } = groupSamples(samples);
+  const { groups, range } = sampleColumns(sd);
   const names = [...groups.keys()];
   const workload = names.filter((n) => !n.startsWith('host.'));
   const host = names.filter((n) => n.startsWith('host.'));
   const sync = 'job-' + id;
-  const chart = (n, color) => seriesChart({ label: n, unit: units.get(n) || '', t: groups.get(n).t, v: groups.get(n).v, xRange: range, sync, color, height: color ? 140 : 200 });
+  // A zoom asks the range of every chart again; the last asked wins.
+  let asked = 0;
+  const zoom = async (z) => {
+    const mine = ++asked;
+    let d;
+    try {
+      d = await api('api/v1/jobs/' + id + '/samples' + query({ attempt: r.attempt, points, from: z ? z[0] : null, to: z ? z[1] : null }));
+    } catch (err) {
+      if (ctx.current()) ctx.showError(err);
+      return;
+    }
+    if (!ctx.current() || mine !== asked) return;
+    const got = sampleColumns(d).groups;
+    for (const f of figs) f.update(got.get(f.dataset.metric) || EMPTY, z || range, Boolean(z));
+  };
+  const chart = (n, color) => {
+    const g = groups.get(n);
+    const f = seriesChart({ label: n, unit: units.get(n) || '', ...g, points, xRange: range, sync, color, height: color ? 140 : 200, onZoom: zoom });
+    f.dataset.metric = n;
+    return f;
+  };
   const wFigs = workload.map((n) => chart(n));
   const hFigs = host.map((n) => chart(n, '--host'));
+  const figs = [...wFigs, ...hFigs];
   const raw = el('details', { id: 'raw-output' }, el('summary', {}, 'Raw tool output'), el('div', { class: 'raw-body' }));
   raw.addEventListener('toggle', () => { if (raw.open) loadRaw(ctx, id, r.attempt, raw.querySelector('.raw-body')); });
   const box = el('div', {},
@@ -134,7 +164,8 @@ function resultView(ctx, id, r) {
     r.error ? el('pre', { class: 'error-text' }, r.error) : null,
     ui.section('metrics', 'Metrics', metricsTable(r.metrics || [])),
     ui.section('samples', 'Per-second samples',
-      wFigs.length ? wFigs : ui.empty('This result has no per-second samples.')),
+      wFigs.length ? [el('p', { class: 'muted small' }, 'Drag across a chart to zoom into a range; double-click or "Whole run" to zoom out.'), wFigs]
+        : ui.empty('This result has no per-second samples.')),
     ui.section('telemetry', 'Host telemetry',
       hFigs.length ? hFigs : ui.empty('No host telemetry in this result (no host.* samples).')),
     ui.section('observed', 'Observed environment',
@@ -144,7 +175,7 @@ function resultView(ctx, id, r) {
   requestAnimationFrame(() => {
     if (!ctx.current()) return;
     let first = true;
-    for (const f of [...wFigs, ...hFigs]) {
+    for (const f of figs) {
       f.draw();
       if (first) {
         first = false;

@@ -8,12 +8,11 @@
 import { el, put } from './dom.js';
 import { api, apiOptional, query } from './api.js';
 import { current, href, setParams } from './route.js';
-import { historyChart } from './charts.js';
+import { chartPoints, historyChart } from './charts.js';
 import * as fmt from './fmt.js';
 import * as ui from './ui.js';
 
 const RECENT_PLANS = 5; // whose report rows suggest metrics
-const MAX_POINTS = 10000; // per series, before the server buckets them
 
 /** Draws the history section of target t into slot. */
 export async function history(ctx, t, slot) {
@@ -35,9 +34,9 @@ export async function history(ctx, t, slot) {
   put(body, ui.loading('the history'));
   let res;
   try {
-    // Up to 10,000 points each: the chart draws them at once, no need for
-    // the server's coarser buckets.
-    res = await apiOptional('api/v1/targets/' + t.id + '/history' + query({ metric, workload: params.get('workload'), configuration: params.get('configuration'), max_points: MAX_POINTS }));
+    // About a point per pixel of the chart: past that the server answers
+    // time buckets (mean, min, max), which draw the same and arrive sooner.
+    res = await apiOptional('api/v1/targets/' + t.id + '/history' + query({ metric, workload: params.get('workload'), configuration: params.get('configuration'), max_points: chartPoints(body) }));
   } catch (err) {
     if (ctx.current()) put(body, ui.sectionError(err));
     return;
