@@ -3,6 +3,7 @@
 
 #include "db_steps.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,9 +114,9 @@ static const struct hv_stmt report_meta = {
     "ORDER BY j.workload_id) w))::text FROM plans p WHERE p.id = $1",
     1};
 
-/* One row per round of each configuration, workload, target and metric;
- * the client members of a group (one job alone is its own unit) become one
- * row, the mean of their values. Each value is divided by the unit's
+/* The rounds of groups: one row per round of each configuration, workload,
+ * target and metric, the client members of a group becoming one row, the
+ * mean of their values. Each value is divided by the unit's
  * largest magnitude before averaging, so no sum can overflow whatever was
  * stored (1e308 included); the caller multiplies mean_s by scale in C,
  * where an overflow is an infinity to report rather than an SQL error. */
@@ -127,15 +128,34 @@ static const struct hv_stmt plan_observations = {
     "avg(CASE WHEN y.s > 0 THEN y.value / y.s ELSE 0 END), "
     "array_agg(y.job_id ORDER BY y.job_id)::text FROM ("
     " SELECT c.idx AS cidx, j.workload_id, j.target_name, j.repetition, j.id AS job_id, "
-    " coalesce(j.group_id, -j.id) AS unit_id, m.name AS metric, m.unit, "
+    " j.group_id AS unit_id, m.name AS metric, m.unit, "
     " m.higher_is_better AS hib, m.value, max(abs(m.value)) OVER (PARTITION BY "
-    " coalesce(j.group_id, -j.id), m.name) AS s "
+    " j.group_id, m.name) AS s "
     " FROM jobs j JOIN configurations c ON c.id = j.config_id "
     " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok' "
     " JOIN metrics m ON m.result_id = r.id "
-    " WHERE j.plan_id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server') y "
+    " WHERE j.plan_id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server' "
+    " AND j.group_id IS NOT NULL) y "
     "GROUP BY y.cidx, y.workload_id, y.metric, y.repetition, y.unit_id "
     "ORDER BY y.cidx, y.workload_id, target, y.metric, y.repetition",
+    1};
+
+/* The jobs that ran alone (most of a plan's): one row per configuration,
+ * workload, target and metric with its rounds, values and job ids as three
+ * arrays in the same order. A value alone needs no scaling, and a plan of
+ * 100,000 results gives its values in a few hundred rows rather than one
+ * row each (no per-round grouping, no window over every value). */
+static const struct hv_stmt plan_observations_alone = {
+    "plan_observations_alone",
+    "SELECT c.idx, j.workload_id, j.target_name, m.name, min(m.unit), "
+    "bool_and(m.higher_is_better), array_agg(j.repetition)::text, array_agg(m.value)::text, "
+    "array_agg(j.id)::text "
+    "FROM jobs j JOIN configurations c ON c.id = j.config_id "
+    "JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok' "
+    "JOIN metrics m ON m.result_id = r.id "
+    "WHERE j.plan_id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server' "
+    "AND j.group_id IS NULL "
+    "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4",
     1};
 
 /* A job as the API shows it. */
@@ -481,6 +501,52 @@ enum hv_db_status hv_db_plan_report_meta(int64_t id, json_t **out)
     return hv_db_json(&report_meta, params, out, NULL);
 }
 
+/* The next element of an array literal ("{1,2.5,NaN}") from *p: its text
+ * into *out, *p past it. Returns false at the end. */
+static bool next_elem(const char **p, char *out, size_t len)
+{
+    const char *s = *p;
+    while (*s == '{' || *s == ',' || *s == ' ')
+        s++;
+    size_t n = strcspn(s, ",}");
+    if (n == 0 || n >= len)
+        return false;
+    memcpy(out, s, n);
+    out[n] = '\0';
+    *p = s + n;
+    return true;
+}
+
+/* Calls fn for every value of one row of plan_observations_alone. */
+static enum hv_db_status walk_alone(PGresult *r, int i, hv_db_obs_fn fn, void *arg)
+{
+    const char *rounds = PQgetvalue(r, i, 6), *values = PQgetvalue(r, i, 7),
+               *ids = PQgetvalue(r, i, 8);
+    struct hv_db_obs o = {
+        .config = atoi(PQgetvalue(r, i, 0)),
+        .workload = PQgetvalue(r, i, 1),
+        .target = PQgetvalue(r, i, 2),
+        .metric = PQgetvalue(r, i, 3),
+        .unit = PQgetvalue(r, i, 4),
+        .higher_is_better = PQgetvalue(r, i, 5)[0] == 't',
+        .members = 1,
+    };
+    char round[24], value[64], job[24];
+    while (next_elem(&rounds, round, sizeof round)) {
+        if (!next_elem(&values, value, sizeof value) || !next_elem(&ids, job, sizeof job))
+            return HV_DB_ERROR;
+        double v = strtod(value, NULL);
+        /* mean_s · scale is v itself: ±1 (or 0) times its magnitude. */
+        o.round = atoi(round);
+        o.scale = fabs(v);
+        o.mean_s = v > 0.0 ? 1.0 : v < 0.0 ? -1.0 : 0.0;
+        o.jobs = job;
+        if (fn(arg, &o) != 0)
+            return HV_DB_ERROR;
+    }
+    return HV_DB_OK;
+}
+
 enum hv_db_status hv_db_plan_observations(int64_t id, hv_db_obs_fn fn, void *arg)
 {
     struct hv_db *db = hv_db_thread();
@@ -489,7 +555,15 @@ enum hv_db_status hv_db_plan_observations(int64_t id, hv_db_obs_fn fn, void *arg
     char idtxt[24];
     const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
     PGresult *r;
-    enum hv_db_status s = hv_db_exec(db, &plan_observations, params, &r);
+    enum hv_db_status s = hv_db_exec(db, &plan_observations_alone, params, &r);
+    if (s == HV_DB_NONE)
+        s = HV_DB_OK;
+    for (int i = 0; s == HV_DB_OK && r != NULL && i < PQntuples(r); i++)
+        s = walk_alone(r, i, fn, arg);
+    PQclear(r);
+    if (s != HV_DB_OK)
+        return s;
+    s = hv_db_exec(db, &plan_observations, params, &r);
     if (s == HV_DB_NONE)
         s = HV_DB_OK;
     for (int i = 0; s == HV_DB_OK && r != NULL && i < PQntuples(r); i++) {

@@ -73,8 +73,10 @@ struct hv_db_obs {
     const char *jobs; /**< their job ids as an array literal, "{41,42}" */
 };
 
-/** Called once per value, in order of configuration, workload, target,
- *  metric and round; a nonzero return stops the walk (HV_DB_ERROR). */
+/** Called once per value: first the values of jobs that ran alone, then
+ *  the groups', each part in order of configuration, workload, target and
+ *  metric (a series may come in two parts; rounds need not come in order);
+ *  a nonzero return stops the walk (HV_DB_ERROR). */
 typedef int (*hv_db_obs_fn)(void *arg, const struct hv_db_obs *o);
 
 /** Calls fn for every value of plan id: its done jobs' results (a net
