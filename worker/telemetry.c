@@ -25,6 +25,9 @@
  * (percent of the host's CPU time) at or past these make a host busy. */
 #define BUSY_OTHERS_PCT 25.0
 #define BUSY_STEAL_PCT  2.0
+/* CPU the host spent outside every domain (its own processes: other
+ * users' work, not VMs), percent of one CPU, at or past this is busy too. */
+#define BUSY_NONGUEST_PCT 50.0
 
 int hv_cpu_times_parse(const char *text, struct hv_cpu_times *out)
 {
@@ -252,6 +255,8 @@ struct tracked {
     json_t *samples;
     size_t n; /* ticks sampled */
     double others_sum, others_max, steal_sum, host_sum;
+    double nonguest_sum; /* over nonguest_n ticks */
+    size_t nonguest_n;
     char fail[256]; /* the last sampling failure */
     bool listed;    /* in the server's latest list */
 };
@@ -352,10 +357,13 @@ static void sample_job(struct tracked *j, const struct snapshot *prev, const str
     if (have_load)
         add_sample(j, "host.load1", t, load1);
     const struct hv_dom_stats *a = find_dom(prev, j->uuid), *b = find_dom(cur, j->uuid);
+    double guest = -1; /* the guest's CPU, % of one CPU; -1: unknown */
     if (a != NULL && b != NULL) {
 #define RATE(f) (b->f >= a->f ? (double)(b->f - a->f) / dt : 0.0)
-        if (a->have_cpu && b->have_cpu)
-            add_sample(j, "host.domain.vcpu_time_pct", t, RATE(cpu_ns) / 1e9 * 100.0);
+        if (a->have_cpu && b->have_cpu) {
+            guest = RATE(cpu_ns) / 1e9 * 100.0;
+            add_sample(j, "host.domain.vcpu_time_pct", t, guest);
+        }
         if (a->have_block && b->have_block) {
             add_sample(j, "host.domain.block.rd_bytes_s", t, RATE(rd_bytes));
             add_sample(j, "host.domain.block.wr_bytes_s", t, RATE(wr_bytes));
@@ -386,6 +394,17 @@ static void sample_job(struct tracked *j, const struct snapshot *prev, const str
     }
     if (have_others)
         add_sample(j, "host.others.cpu_pct", t, others);
+    /* The host's busy CPU (guest time is in /proc/stat's user time) less
+     * every domain's: the host's own work, % of one CPU. */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpu && guest >= 0 && ncpu > 0) {
+        double nonguest = (user + sys) * (double)ncpu - guest - others;
+        if (nonguest < 0)
+            nonguest = 0;
+        add_sample(j, "host.nonguest.cpu_pct", t, nonguest);
+        j->nonguest_sum += nonguest;
+        j->nonguest_n++;
+    }
     if (cpu || have_others) {
         j->n++;
         j->others_sum += others;
@@ -415,16 +434,21 @@ static void finish_job(struct tracked *j)
     if (j->n > 0 && json_array_size(j->samples) > 0) {
         double n = (double)j->n;
         double others = j->others_sum / n, steal = j->steal_sum / n;
-        bool busy = others >= BUSY_OTHERS_PCT || steal >= BUSY_STEAL_PCT;
+        double nonguest = j->nonguest_n > 0 ? j->nonguest_sum / (double)j->nonguest_n : 0;
+        bool busy =
+            others >= BUSY_OTHERS_PCT || steal >= BUSY_STEAL_PCT || nonguest >= BUSY_NONGUEST_PCT;
         json_object_set_new(body, "status", json_string("ok"));
         json_object_set_new(body, "t0", json_string(j->t0));
         json_object_set(body, "samples", j->samples);
-        json_object_set_new(body, "observed",
-                            json_pack("{s:{s:b,s:f,s:f,s:f,s:f,s:i,s:f,s:f}}", "host_busy", "busy",
-                                      busy, "others_cpu_pct", others, "others_cpu_pct_max",
-                                      j->others_max, "steal_pct", steal, "host_cpu_pct",
-                                      j->host_sum / n, "seconds", (int)j->n, "others_threshold_pct",
-                                      BUSY_OTHERS_PCT, "steal_threshold_pct", BUSY_STEAL_PCT));
+        json_t *hb = json_pack(
+            "{s:b,s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:f}", "busy", busy, "others_cpu_pct", others,
+            "others_cpu_pct_max", j->others_max, "steal_pct", steal, "host_cpu_pct",
+            j->host_sum / n, "seconds", (int)j->n, "others_threshold_pct", BUSY_OTHERS_PCT,
+            "steal_threshold_pct", BUSY_STEAL_PCT, "nonguest_threshold_pct", BUSY_NONGUEST_PCT);
+        /* Only when the domain's CPU time was known (not with every driver). */
+        json_object_set_new(hb, "nonguest_cpu_pct",
+                            j->nonguest_n > 0 ? json_real(nonguest) : json_null());
+        json_object_set_new(body, "observed", json_pack("{s:o}", "host_busy", hb));
     } else {
         json_object_set_new(body, "status", json_string("missing"));
         json_object_set_new(body, "reason",

@@ -72,8 +72,8 @@ assert_eq "host samples are on the result's axis (before its start: negative t)"
 assert_eq "percentages are percentages" true \
     "$(json '[.items[0].samples[] | select(.metric | endswith("_pct")) | .value] | all(. >= 0 and . <= 100)')"
 assert_eq "observed.host_busy says whether the host was busy, with its numbers" \
-    "false 0 25" \
-    "$(json '.items[0].observed.host_busy | "\(.busy) \(.others_cpu_pct) \(.others_threshold_pct)"')"
+    "boolean 0 25 null" \
+    "$(json '.items[0].observed.host_busy | "\(.busy | type) \(.others_cpu_pct) \(.others_threshold_pct) \(.nonguest_cpu_pct)"')"
 
 # --- only the host worker may upload telemetry ----------------------------------------
 tel='{"attempt":1,"status":"missing","reason":"forged"}'
