@@ -85,8 +85,14 @@ assert_status 403 GET /api/v1/workers/telemetry "${R[@]}"
 assert_status 400 POST "/api/v1/jobs/$JOB1/telemetry" "${WG[@]}" --data-binary \
     '{"attempt":1,"status":"ok","t0":"2026-01-01T00:00:00Z","samples":[{"metric":"cpu.x","t":1,"value":1}]}'
 assert_match "telemetry samples are host.* only" 'host\.\*' "$(json '.errors[0].message')"
+# The host worker's own credential, as it keeps it in its state folder.
+WH=(-H "Authorization: Bearer $(jq -r .token "$HV_TMP/state/tel-host/credential")")
+assert_status 200 POST "/api/v1/jobs/$JOB1/telemetry" "${WH[@]}" --data-binary "$tel"
+assert_eq "the host's second upload of an attempt stores nothing" false "$(json .stored)"
+assert_status 409 POST "/api/v1/jobs/$JOB1/telemetry" "${WH[@]}" --data-binary \
+    '{"attempt":7,"status":"missing","reason":"never claimed"}'
 api GET "/api/v1/jobs/$JOB1/results" "${R[@]}"
-assert_eq "nothing forged replaced the host's telemetry" present "$(json '.items[0].telemetry')"
+assert_eq "nothing replaced the host's first telemetry" present "$(json '.items[0].telemetry')"
 
 # --- without a host worker: missing, with the reason; the job still succeeds --------------
 hv_stop_pid "$HOST_PID"
