@@ -182,17 +182,32 @@ static const struct hv_stmt job_get = {
     "WHERE j.id = $1",
     1};
 static const struct hv_stmt job_exists = {"job_exists", "SELECT '1' FROM jobs WHERE id = $1", 1};
+/* A result with its host telemetry (migrations/009): the host's samples
+ * join the guest's, shifted onto the result's axis (t seconds after
+ * started_at); observed gains the host's host_busy verdict; telemetry says
+ * "present" or "missing" with the reason. */
 static const struct hv_stmt job_results = {
     "job_results",
     "SELECT coalesce(json_agg(json_build_object('result_id', r.id, 'attempt', r.attempt, "
     "'status', r.status, 'error', r.error, 'started_at', r.started_at, 'finished_at', "
-    "r.finished_at, 'received_at', r.received_at, 'observed', r.observed, 'metrics', "
+    "r.finished_at, 'received_at', r.received_at, 'observed', r.observed || CASE WHEN "
+    "tm.observed ? 'host_busy' THEN jsonb_build_object('host_busy', tm.observed->'host_busy') "
+    "ELSE '{}' END, 'telemetry', CASE WHEN tm.status = 'ok' THEN 'present' ELSE 'missing' END, "
+    "'telemetry_reason', CASE WHEN tm.status = 'ok' THEN NULL WHEN tm.job_id IS NOT NULL THEN "
+    "tm.reason WHEN tg.kind IS DISTINCT FROM 'guest' THEN 'not a guest job: host telemetry is "
+    "taken for guests only' ELSE 'no host worker sent telemetry for this attempt (no live "
+    "worker holds the host of the guest''s domain, or it could not sample)' END, 'metrics', "
     "(SELECT coalesce(json_agg(json_build_object('name', m.name, 'value', m.value, 'unit', "
     "m.unit, 'higher_is_better', m.higher_is_better) ORDER BY m.name), '[]') FROM metrics m "
     "WHERE m.result_id = r.id), 'samples', CASE WHEN $2 THEN (SELECT "
-    "coalesce(json_agg(json_build_object('metric', s.metric, 't', s.t, 'value', s.value) "
-    "ORDER BY s.metric, s.t), '[]') FROM samples s WHERE s.result_id = r.id) END, 'raw', "
-    "CASE WHEN $3 THEN r.raw END) ORDER BY r.attempt), '[]')::text FROM results r "
+    "coalesce(json_agg(json_build_object('metric', x.metric, 't', x.t, 'value', x.value) "
+    "ORDER BY x.metric, x.t), '[]') FROM (SELECT s.metric, s.t, s.value FROM samples s "
+    "WHERE s.result_id = r.id UNION ALL SELECT e->>'metric', (e->>'t')::float8 + "
+    "coalesce(extract(epoch FROM tm.t0 - r.started_at)::float8, 0), (e->>'value')::float8 "
+    "FROM jsonb_array_elements(CASE WHEN tm.status = 'ok' THEN tm.samples ELSE '[]' END) e) x) "
+    "END, 'raw', CASE WHEN $3 THEN r.raw END) ORDER BY r.attempt), '[]')::text FROM results r "
+    "JOIN jobs j ON j.id = r.job_id LEFT JOIN targets tg ON tg.id = j.target_id "
+    "LEFT JOIN telemetry tm ON tm.job_id = r.job_id AND tm.attempt = r.attempt "
     "WHERE r.job_id = $1",
     3};
 

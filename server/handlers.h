@@ -55,5 +55,7 @@ void hv_h_job_ready(struct hv_request *req);
 void hv_h_job_heartbeat(struct hv_request *req);
 void hv_h_job_release(struct hv_request *req);
 void hv_h_job_result(struct hv_request *req);
+void hv_h_job_telemetry(struct hv_request *req);
+void hv_h_telemetry_jobs(struct hv_request *req);
 
 #endif

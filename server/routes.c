@@ -45,6 +45,8 @@ static const struct hv_route routes[] = {
     {"POST", "/api/v1/jobs/{id}/heartbeat", hv_h_job_heartbeat, HV_ACCESS_JOB},
     {"POST", "/api/v1/jobs/{id}/release", hv_h_job_release, HV_ACCESS_JOB},
     {"POST", "/api/v1/jobs/{id}/result", hv_h_job_result, HV_ACCESS_JOB},
+    {"POST", "/api/v1/jobs/{id}/telemetry", hv_h_job_telemetry, HV_ACCESS_JOB},
+    {"GET", "/api/v1/workers/telemetry", hv_h_telemetry_jobs, HV_ACCESS_JOB},
     {"POST", "/api/v1/steps/{id}/heartbeat", hv_h_step_heartbeat, HV_ACCESS_JOB},
     {"POST", "/api/v1/steps/{id}/result", hv_h_step_result, HV_ACCESS_JOB},
 };
@@ -122,8 +124,9 @@ const struct hv_route *hv_route_find(const char *method, const char *path, struc
 }
 
 /* Routes whose bodies may pass --max-body: result uploads carry up to
- * HV_RESULT_MAX_SAMPLES samples and the raw tool output. */
-static const hv_handler large_body_handlers[] = {hv_h_job_result};
+ * HV_RESULT_MAX_SAMPLES samples and the raw tool output, host telemetry
+ * as many samples. */
+static const hv_handler large_body_handlers[] = {hv_h_job_result, hv_h_job_telemetry};
 
 static bool takes_large_body(hv_handler h)
 {

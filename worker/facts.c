@@ -436,6 +436,75 @@ static void add_kvm(json_t *facts)
         json_decref(kvm);
 }
 
+/* One CPU power fact from root + rel: its first line, or NULL. */
+static const char *power_line(const char *root, const char *rel, char *buf, size_t len)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s%s", root, rel);
+    return read_line(path, buf, len) == 0 ? buf : NULL;
+}
+
+void hv_facts_add_cpu_power(json_t *facts, const char *root)
+{
+    if (root == NULL || strcmp(root, "/") == 0)
+        root = "";
+    json_t *p = json_object();
+    if (p == NULL)
+        return;
+    /* The governor of every CPU that has one: one value when they agree,
+     * "mixed" (with the list) when they do not. */
+    json_t *govs = json_array();
+    char buf[128], rel[128];
+    for (int cpu = 0; cpu < 4096; cpu++) {
+        snprintf(rel, sizeof rel, SYS_CPU "/cpu%d/cpufreq/scaling_governor", cpu);
+        if (power_line(root, rel, buf, sizeof buf) != NULL) {
+            json_array_append_new(govs, json_string(buf));
+            continue;
+        }
+        snprintf(rel, sizeof rel, SYS_CPU "/cpu%d", cpu);
+        char dir[1200];
+        snprintf(dir, sizeof dir, "%s%s", root, rel);
+        if (access(dir, F_OK) != 0)
+            break;
+    }
+    const char *first = json_string_value(json_array_get(govs, 0));
+    bool same = first != NULL;
+    for (size_t i = 1; same && i < json_array_size(govs); i++)
+        same = strcmp(first, json_string_value(json_array_get(govs, i))) == 0;
+    if (first == NULL) {
+        json_object_set_new(p, "governor", json_null());
+        json_object_set_new(p, "governor_note",
+                            json_string("no cpufreq driver: scaling_governor "
+                                        "is absent (a VM or a fixed clock)"));
+    } else if (same) {
+        json_object_set_new(p, "governor", json_string(first));
+    } else {
+        json_object_set_new(p, "governor", json_string("mixed"));
+        json_object_set(p, "governors", govs);
+    }
+    json_decref(govs);
+    /* Turbo: intel_pstate says "no_turbo" (1: off), acpi-cpufreq and
+     * amd-pstate say "boost" (1: on). */
+    if (power_line(root, SYS_CPU "/intel_pstate/no_turbo", buf, sizeof buf) != NULL) {
+        json_object_set_new(p, "turbo", json_boolean(strcmp(buf, "0") == 0));
+        json_object_set_new(p, "turbo_source", json_string("intel_pstate/no_turbo"));
+    } else if (power_line(root, SYS_CPU "/cpufreq/boost", buf, sizeof buf) != NULL) {
+        json_object_set_new(p, "turbo", json_boolean(strcmp(buf, "1") == 0));
+        json_object_set_new(p, "turbo_source", json_string("cpufreq/boost"));
+    } else {
+        json_object_set_new(p, "turbo", json_null());
+    }
+    /* SMT: active (1/0) and the control ("on", "off", "forceoff",
+     * "notsupported", "notimplemented"). */
+    if (power_line(root, SYS_CPU "/smt/active", buf, sizeof buf) != NULL)
+        json_object_set_new(p, "smt", json_boolean(strcmp(buf, "1") == 0));
+    else
+        json_object_set_new(p, "smt", json_null());
+    if (power_line(root, SYS_CPU "/smt/control", buf, sizeof buf) != NULL)
+        json_object_set_new(p, "smt_control", json_string(buf));
+    json_object_set_new(facts, "cpu_power", p);
+}
+
 json_t *hv_facts_collect(void)
 {
     json_t *facts = json_object();
@@ -450,6 +519,7 @@ json_t *hv_facts_collect(void)
     add_memory(facts);
     add_virtualization(facts);
     add_kvm(facts);
+    hv_facts_add_cpu_power(facts, "/");
     return facts;
 }
 

@@ -29,12 +29,29 @@
  *    "nx_huge_pages": string} from /sys/module/kvm* when a KVM module is
  *    loaded
  *  - thp (the selected value of transparent_hugepage/enabled)
+ *  - cpu_power: hv_facts_add_cpu_power() below
  *  - kind: "guest" when virtualization.vm, else "host" (a guess: a nested
  *    hypervisor is a host that runs in a VM; --kind overrides it)
  *
  *  Not thread safe against concurrent changes of the process environment
  *  only; otherwise callable from any thread. */
 json_t *hv_facts_collect(void);
+
+/** Adds facts.cpu_power, what makes a CPU's numbers move, read under
+ *  root ("/" for this machine; a temporary tree in tests):
+ *
+ *  - governor: the cpufreq scaling_governor of the CPUs ("performance",
+ *    "powersave", ...), "mixed" with governors [...] when they differ, or
+ *    null with governor_note when no CPU has one (no cpufreq driver, as in
+ *    most VMs)
+ *  - turbo: true/false from intel_pstate/no_turbo or else cpufreq/boost
+ *    (turbo_source names which), null when neither exists
+ *  - smt: true/false from smt/active, null when absent; smt_control (the
+ *    kernel's "on", "off", "forceoff", "notsupported", ...) when present
+ *
+ *  Not in the fingerprint: a governor or turbo change is a setting of the
+ *  same machine (a tuning factor), not another machine. */
+void hv_facts_add_cpu_power(json_t *facts, const char *root);
 
 /** Adds facts.libvirt from the libvirt connection uri (e.g.
  *  "qemu:///system", "test:///default"), opened read-only:

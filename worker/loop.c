@@ -7,6 +7,7 @@
 #include "worker/job.h"
 #include "timeutil.h"
 #include "worker/state.h"
+#include "worker/telemetry.h"
 #include "worker/virt/step.h"
 #include "worker/wake.h"
 
@@ -175,6 +176,11 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
                 break;
             }
             registered = true;
+            if (cfg->libvirt != NULL) {
+                struct hv_telemetry_config tc = {
+                    .server = cfg->server, .libvirt = cfg->libvirt, .proc_root = "/"};
+                hv_telemetry_start(&tc);
+            }
         }
         struct hv_claim claim;
         double t0 = hv_monotonic();
@@ -227,6 +233,7 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
     }
     if (hv_shutdown_requested())
         hv_info("shutting down");
+    hv_telemetry_stop();
     if (registered)
         sign_off(c);
     hv_client_free(c);

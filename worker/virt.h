@@ -64,7 +64,9 @@
     X(TypedParamsAddULLong)                                                                        \
     X(TypedParamsGetULLong)                                                                        \
     X(TypedParamsClear)                                                                            \
-    X(TypedParamsFree)
+    X(TypedParamsFree)                                                                             \
+    X(ConnectGetAllDomainStats)                                                                    \
+    X(DomainStatsRecordListFree)
 
 /** libvirt's functions, resolved. */
 struct hv_virt {

@@ -104,9 +104,10 @@ assert_eq "its label came through the kernel command line" guest "$(json .labels
 assert_eq "it runs the image's kernel" "$(sed -n 's/^kernel linux-image-\([^ ]*\) .*/\1/p' "$IMAGE/manifest")" \
     "$(json .facts.kernel)"
 
-# --- a one-second CPU plan on it, and a small disk workload on its benchmark disk ---
+# --- a three-second CPU plan on it (long enough for the host worker's telemetry to
+# --- take a few one-second samples), and a small disk workload on its benchmark disk ---
 jq --arg h "$HOST" --arg g "$NAME" \
-    '.targets = {host: $h, guests: {domains: [$g]}} | .workloads[0].params.seconds = 1 | .repetitions.min = 1
+    '.targets = {host: $h, guests: {domains: [$g]}} | .workloads[0].params.seconds = 3 | .repetitions.min = 1
      | .workloads += [{id: "disk", kind: "disk", engine: "builtin",
                        params: {size: "32m", block: "1m", ops: ["seq-write", "seq-read"]}}]' \
     "$HV_ROOT/examples/quick.json" >"$HV_TMP/plan.json"
@@ -127,6 +128,18 @@ assert_match "the cpu workload ran on the guest" '^[0-9]+$' "$JOB"
 api GET "/api/v1/jobs/$JOB/results?samples=0"
 assert_eq "its result is ok" ok "$(json '.items[-1].status')"
 assert_eq "with a positive cpu.score" true "$(json '[.items[-1].metrics[] | select(.name == "cpu.score") | .value > 0] == [true]')"
+cpu_telemetry() {
+    api GET "/api/v1/jobs/$JOB/results"
+    [[ $(json '.items[-1].telemetry') == present ]]
+}
+wait_for "the host worker's telemetry of the cpu job arrived" 20 cpu_telemetry
+hv_log "host telemetry of the cpu job: $(json '[.items[-1].samples[] | select(.metric | startswith("host."))] | length') samples, vCPU max $(json '[.items[-1].samples[] | select(.metric == "host.domain.vcpu_time_pct") | .value] | max')%, host_busy $(json -c '.items[-1].observed.host_busy')"
+assert_eq "it sampled the host's CPU and the domain's vCPU time and disks" true \
+    "$(json '[.items[-1].samples[].metric] | (index("host.cpu.user_pct") != null) and (index("host.domain.vcpu_time_pct") != null) and (index("host.domain.block.rd_bytes_s") != null)')"
+assert_eq "the guest's vCPU ran while the cpu job ran" true \
+    "$(json '[.items[-1].samples[] | select(.metric == "host.domain.vcpu_time_pct") | .value] | max > 0')"
+assert_eq "and the result says whether the host was busy, with the host's own work" \
+    "boolean number" "$(json '.items[-1].observed.host_busy | "\(.busy | type) \(.nonguest_cpu_pct | type)"')"
 JOB=$(guest_job disk)
 assert_match "the disk workload ran on the guest" '^[0-9]+$' "$JOB"
 api GET "/api/v1/jobs/$JOB/results?samples=0"

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -274,6 +275,86 @@ static void test_libvirt(void)
     json_decref(facts);
 }
 
+/* Writes text to root + rel, making the directories on the way. */
+static void put(const char *root, const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s%s", root, rel);
+    for (char *q = path + strlen(root) + 1; *q; q++)
+        if (*q == '/') {
+            *q = '\0';
+            mkdir(path, 0755);
+            *q = '/';
+        }
+    FILE *f = fopen(path, "w");
+    if (f != NULL) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+#define CPU "/sys/devices/system/cpu"
+
+/* Governor, turbo and SMT from a temporary sysfs tree: agreeing and
+ * differing governors, both turbo sources, and a tree with none of them. */
+static void test_cpu_power(void)
+{
+    char root[] = "/tmp/hv-facts-XXXXXX";
+    if (mkdtemp(root) == NULL) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    put(root, CPU "/cpu0/cpufreq/scaling_governor", "performance\n");
+    put(root, CPU "/cpu1/cpufreq/scaling_governor", "performance\n");
+    put(root, CPU "/intel_pstate/no_turbo", "1\n");
+    put(root, CPU "/smt/active", "1\n");
+    put(root, CPU "/smt/control", "on\n");
+    json_t *f = json_object();
+    hv_facts_add_cpu_power(f, root);
+    json_t *p = json_object_get(f, "cpu_power");
+    const char *gov = json_string_value(json_object_get(p, "governor"));
+    CHECK(gov && strcmp(gov, "performance") == 0, "governor performance (%s)", gov);
+    CHECK(json_is_false(json_object_get(p, "turbo")), "no_turbo 1: turbo false");
+    const char *src = json_string_value(json_object_get(p, "turbo_source"));
+    CHECK(src && strcmp(src, "intel_pstate/no_turbo") == 0, "turbo_source (%s)", src);
+    CHECK(json_is_true(json_object_get(p, "smt")), "smt active");
+    const char *ctl = json_string_value(json_object_get(p, "smt_control"));
+    CHECK(ctl && strcmp(ctl, "on") == 0, "smt_control on (%s)", ctl);
+    json_decref(f);
+
+    put(root, CPU "/cpu1/cpufreq/scaling_governor", "powersave\n");
+    put(root, CPU "/cpufreq/boost", "1\n");
+    char nt[512];
+    snprintf(nt, sizeof nt, "%s" CPU "/intel_pstate/no_turbo", root);
+    unlink(nt);
+    put(root, CPU "/smt/active", "0\n");
+    f = json_object();
+    hv_facts_add_cpu_power(f, root);
+    p = json_object_get(f, "cpu_power");
+    gov = json_string_value(json_object_get(p, "governor"));
+    CHECK(gov && strcmp(gov, "mixed") == 0, "differing governors: mixed (%s)", gov);
+    CHECK(json_array_size(json_object_get(p, "governors")) == 2, "both governors listed");
+    CHECK(json_is_true(json_object_get(p, "turbo")), "boost 1: turbo true");
+    CHECK(json_is_false(json_object_get(p, "smt")), "smt inactive");
+    json_decref(f);
+
+    char empty[600];
+    snprintf(empty, sizeof empty, "%s/none", root);
+    mkdir(empty, 0755);
+    f = json_object();
+    hv_facts_add_cpu_power(f, empty);
+    p = json_object_get(f, "cpu_power");
+    CHECK(json_is_null(json_object_get(p, "governor")) &&
+              json_string_value(json_object_get(p, "governor_note")) != NULL,
+          "no cpufreq: governor null with a note");
+    CHECK(json_is_null(json_object_get(p, "turbo")) && json_is_null(json_object_get(p, "smt")),
+          "no turbo or smt files: null");
+    json_decref(f);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK(system(cmd) == 0, "temporary tree removed");
+}
+
 int main(void)
 {
     json_t *facts = hv_facts_collect();
@@ -286,8 +367,10 @@ int main(void)
     free(dump);
     test_real_values(facts);
     test_fingerprint(facts);
+    CHECK(json_object_get(facts, "cpu_power") != NULL, "this machine's facts have cpu_power");
     json_decref(facts);
     test_libvirt();
+    test_cpu_power();
     printf("%s: %d failure(s)\n", failures ? "FAILED" : "passed", failures);
     return failures ? 1 : 0;
 }

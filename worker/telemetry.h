@@ -1,0 +1,92 @@
+/* telemetry.h — what the host does while its guests run jobs.
+ *
+ * A host worker started with --libvirt runs a telemetry thread beside its
+ * claim loop. Once a second it asks the server which of its domains run a
+ * guest job (GET /api/v1/workers/telemetry, docs/worker.md "Telemetry")
+ * and, while any does, samples the host (/proc/stat, /proc/loadavg) and
+ * every domain (virConnectGetAllDomainStats). Each running job collects
+ * host.* samples on its own time axis; when the job leaves the server's
+ * list its samples, and whether the host was busy with other work, are
+ * uploaded once (POST /api/v1/jobs/{id}/telemetry). Telemetry never fails
+ * a job: a failed sample is skipped, a job that got none is uploaded as
+ * "missing" with the reason, a failed upload is logged and dropped.
+ *
+ * The parsers below do no I/O of their own beyond the file named, so the
+ * unit tests feed them temporary files and hand-made libvirt records. */
+#ifndef HV_WORKER_TELEMETRY_H
+#define HV_WORKER_TELEMETRY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/** The aggregate "cpu" line of /proc/stat, in clock ticks. */
+struct hv_cpu_times {
+    unsigned long long user, nice, system, idle, iowait, irq, softirq, steal;
+};
+
+/** Parses the first "cpu " line of text (the contents of /proc/stat).
+ *  Returns 0, or -1 when there is none or it has fewer than 4 fields
+ *  (missing later fields, as on old kernels, count 0). */
+int hv_cpu_times_parse(const char *text, struct hv_cpu_times *out);
+
+/** Reads path (/proc/stat) and parses it. */
+int hv_cpu_times_read(const char *path, struct hv_cpu_times *out);
+
+/** The shares of the interval from a to b, in percent of all CPU time:
+ *  user (user + nice), system (system + irq + softirq), iowait, steal.
+ *  Returns -1 when no tick passed (or the counters went back). */
+int hv_cpu_times_pct(const struct hv_cpu_times *a, const struct hv_cpu_times *b, double *user,
+                     double *system, double *iowait, double *steal);
+
+/** Reads the 1-minute load from path (/proc/loadavg). */
+int hv_loadavg_read(const char *path, double *load1);
+
+/** One domain's cumulative counters, summed over its disks and NICs. */
+struct hv_dom_stats {
+    char uuid[40]; /**< lowercase */
+    char name[128];
+    bool have_cpu;               /**< cpu.time was present */
+    bool have_block;             /**< a block.N counter was present */
+    bool have_net;               /**< a net.N counter was present */
+    unsigned long long cpu_ns;   /**< cpu.time */
+    unsigned long long rd_bytes; /**< block.N.rd.bytes */
+    unsigned long long wr_bytes; /**< block.N.wr.bytes */
+    unsigned long long rd_reqs;  /**< block.N.rd.reqs */
+    unsigned long long wr_reqs;  /**< block.N.wr.reqs */
+    unsigned long long rx_bytes; /**< net.N.rx.bytes */
+    unsigned long long tx_bytes; /**< net.N.tx.bytes */
+    unsigned long long rx_drops; /**< net.N.rx.drop */
+    unsigned long long tx_drops; /**< net.N.tx.drop */
+};
+
+/** Fills the counters of *out from one record's typed parameters (names
+ *  as virConnectGetAllDomainStats gives them; unknown names are skipped).
+ *  params is a virTypedParameterPtr, passed as void * so that callers
+ *  need no libvirt header. uuid and name are left as they are. */
+void hv_dom_stats_from_params(const void *params, int nparams, struct hv_dom_stats *out);
+
+/** Collects the stats of every active domain of the libvirt connection
+ *  uri into a malloc'd array (*out, *n). Returns 0, or -1 with the reason
+ *  in err. */
+int hv_dom_stats_collect(const char *uri, struct hv_dom_stats **out, size_t *n, char *err,
+                         size_t errlen);
+
+/** Where the thread reads and sends. Strings are borrowed for the life of
+ *  the process. */
+struct hv_telemetry_config {
+    const char *server;    /**< base URL */
+    const char *libvirt;   /**< --libvirt URI */
+    const char *proc_root; /**< "/" (tests may point elsewhere) */
+};
+
+/** Starts the telemetry thread (once; later calls do nothing). It sends
+ *  the worker credential kept in the state folder, so call it after the
+ *  first registration. It stops at the shutdown signal, uploading what
+ *  it holds. Returns 0, or -1 when the thread cannot start. */
+int hv_telemetry_start(const struct hv_telemetry_config *cfg);
+
+/** Stops the thread, uploading what it holds, and waits for it. */
+void hv_telemetry_stop(void);
+
+#endif
