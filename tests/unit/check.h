@@ -112,6 +112,23 @@ static inline char *check_slurp(const char *path)
     return buf;
 }
 
+/* Counts one check and prints it either way, "ok    TEXT" or "FAIL  TEXT"
+ * on stdout: for tests whose output reads as the list of what they
+ * checked. */
+__attribute__((format(printf, 2, 3))) static inline void check_say(bool ok, const char *fmt, ...)
+{
+    check_run++;
+    if (!ok)
+        check_failed++;
+    fputs(ok ? "ok    " : "FAIL  ", stdout);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+}
+#define CHECK_SAY(cond, ...) check_say(!!(cond), __VA_ARGS__)
+
 /* Prints "name: N checks, M failed"; the exit status, 0 only when no
  * check failed. */
 static inline int check_summary(const char *name)

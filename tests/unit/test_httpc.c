@@ -15,20 +15,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            printf("ok    ");                                                                      \
-        } else {                                                                                   \
-            printf("FAIL  ");                                                                      \
-            failures++;                                                                            \
-        }                                                                                          \
-        printf(__VA_ARGS__);                                                                       \
-        printf("\n");                                                                              \
-    } while (0)
+#include "tests/unit/check.h"
 
 /* What the server saw of the last request, and how many connections it
  * accepted. Written by the server thread before it answers, read by the
@@ -194,81 +181,85 @@ static void test_against_server(int port)
 
     json_t *body = json_pack("{s:i}", "target_id", 3);
     int rc = hv_httpc_request(c, "POST", "/json", body, &r);
-    CHECK(rc == 0 && r.status == 200, "POST /json answers 200 (rc %d, status %ld, %s)", rc,
-          r.status, r.error);
-    CHECK(json_is_true(json_object_get(r.body, "ok")) &&
-              json_integer_value(json_object_get(r.body, "n")) == 1,
-          "JSON body parsed");
-    CHECK(strcmp(seen.method, "POST") == 0 && strcmp(seen.path, "/json") == 0,
-          "request line POST /json (base URL's trailing slash dropped)");
-    CHECK(strcmp(seen.auth, "Bearer s3cret") == 0, "Authorization: %s", seen.auth);
-    CHECK(strcmp(seen.content_type, "application/json") == 0, "Content-Type: %s",
-          seen.content_type);
-    CHECK(strcmp(seen.body, "{\"target_id\":3}") == 0, "compact JSON request body: %s", seen.body);
+    CHECK_SAY(rc == 0 && r.status == 200, "POST /json answers 200 (rc %d, status %ld, %s)", rc,
+              r.status, r.error);
+    CHECK_SAY(json_is_true(json_object_get(r.body, "ok")) &&
+                  json_integer_value(json_object_get(r.body, "n")) == 1,
+              "JSON body parsed");
+    CHECK_SAY(strcmp(seen.method, "POST") == 0 && strcmp(seen.path, "/json") == 0,
+              "request line POST /json (base URL's trailing slash dropped)");
+    CHECK_SAY(strcmp(seen.auth, "Bearer s3cret") == 0, "Authorization: %s", seen.auth);
+    CHECK_SAY(strcmp(seen.content_type, "application/json") == 0, "Content-Type: %s",
+              seen.content_type);
+    CHECK_SAY(strcmp(seen.body, "{\"target_id\":3}") == 0, "compact JSON request body: %s",
+              seen.body);
     hv_http_response_clear(&r);
     json_decref(body);
 
     rc = hv_httpc_request(c, "GET", "/json-charset", NULL, &r);
-    CHECK(rc == 0 && r.status == 201 && json_integer_value(json_object_get(r.body, "created")) == 7,
-          "GET with application/json; charset=utf-8 parsed");
-    CHECK(strcmp(seen.method, "GET") == 0 && seen.content_type[0] == '\0' && seen.body[0] == '\0',
-          "GET sends no body and no Content-Type");
+    CHECK_SAY(rc == 0 && r.status == 201 &&
+                  json_integer_value(json_object_get(r.body, "created")) == 7,
+              "GET with application/json; charset=utf-8 parsed");
+    CHECK_SAY(strcmp(seen.method, "GET") == 0 && seen.content_type[0] == '\0' &&
+                  seen.body[0] == '\0',
+              "GET sends no body and no Content-Type");
     hv_http_response_clear(&r);
 
     rc = hv_httpc_request(c, "POST", "/problem", NULL, &r);
     hv_http_response_describe(&r, desc, sizeof desc);
-    CHECK(rc == 0 && r.status == 401 && json_is_object(r.body), "problem+json parsed (401)");
-    CHECK(strcmp(desc, "401 Unauthorized: unknown token [/a: bad; /b/0: worse]") == 0,
-          "describe: \"%s\"", desc);
+    CHECK_SAY(rc == 0 && r.status == 401 && json_is_object(r.body), "problem+json parsed (401)");
+    CHECK_SAY(strcmp(desc, "401 Unauthorized: unknown token [/a: bad; /b/0: worse]") == 0,
+              "describe: \"%s\"", desc);
     hv_http_response_clear(&r);
 
     rc = hv_httpc_request(c, "GET", "/text", NULL, &r);
-    CHECK(rc == 0 && r.status == 200 && r.body == NULL, "text/plain body not parsed as JSON");
+    CHECK_SAY(rc == 0 && r.status == 200 && r.body == NULL, "text/plain body not parsed as JSON");
     hv_http_response_clear(&r);
 
     rc = hv_httpc_request(c, "GET", "/badjson", NULL, &r);
-    CHECK(rc == 0 && r.status == 200 && r.body == NULL && strstr(r.error, "invalid JSON"),
-          "broken JSON: answer kept, body NULL, error \"%s\"", r.error);
+    CHECK_SAY(rc == 0 && r.status == 200 && r.body == NULL && strstr(r.error, "invalid JSON"),
+              "broken JSON: answer kept, body NULL, error \"%s\"", r.error);
     hv_http_response_clear(&r);
 
     rc = hv_httpc_request(c, "GET", "/dup", NULL, &r);
-    CHECK(rc == 0 && r.body == NULL, "duplicate keys rejected");
+    CHECK_SAY(rc == 0 && r.body == NULL, "duplicate keys rejected");
     hv_http_response_clear(&r);
 
     rc = hv_httpc_request(c, "POST", "/nocontent", NULL, &r);
-    CHECK(rc == 0 && r.status == 204 && r.body == NULL, "204 without a body");
+    CHECK_SAY(rc == 0 && r.status == 204 && r.body == NULL, "204 without a body");
     hv_http_response_clear(&r);
 
     rc = hv_httpc_request_raw(c, "PUT", "/oops", "text/csv", "a,b\n", 4, &r);
     hv_http_response_describe(&r, desc, sizeof desc);
-    CHECK(rc == 0 && r.status == 503 && strcmp(desc, "503 Service Unavailable") == 0,
-          "raw PUT, 503 text/html: \"%s\"", desc);
-    CHECK(strcmp(seen.method, "PUT") == 0 && strcmp(seen.content_type, "text/csv") == 0 &&
-              strcmp(seen.body, "a,b\n") == 0,
-          "raw body and content type sent as given");
+    CHECK_SAY(rc == 0 && r.status == 503 && strcmp(desc, "503 Service Unavailable") == 0,
+              "raw PUT, 503 text/html: \"%s\"", desc);
+    CHECK_SAY(strcmp(seen.method, "PUT") == 0 && strcmp(seen.content_type, "text/csv") == 0 &&
+                  strcmp(seen.body, "a,b\n") == 0,
+              "raw body and content type sent as given");
     hv_http_response_clear(&r);
 
-    CHECK(seen.connections == 1, "%d connection(s) for 8 requests: keep-alive", seen.connections);
+    CHECK_SAY(seen.connections == 1, "%d connection(s) for 8 requests: keep-alive",
+              seen.connections);
 
     rc = hv_httpc_request(c, "GET", "/big", NULL, &r);
-    CHECK(rc == -1 && r.status == 0 && r.body == NULL && strstr(r.error, "64 MiB"),
-          "65 MiB answer refused: \"%s\"", r.error);
+    CHECK_SAY(rc == -1 && r.status == 0 && r.body == NULL && strstr(r.error, "64 MiB"),
+              "65 MiB answer refused: \"%s\"", r.error);
     hv_http_response_clear(&r);
 
     rc = hv_httpc_request(c, "GET", "/slow", NULL, &r);
     hv_http_response_describe(&r, desc, sizeof desc);
-    CHECK(rc == -1 && r.status == 0 && strncmp(desc, "no answer: ", 11) == 0,
-          "3 s answer with a 2 s timeout: \"%s\"", desc);
+    CHECK_SAY(rc == -1 && r.status == 0 && strncmp(desc, "no answer: ", 11) == 0,
+              "3 s answer with a 2 s timeout: \"%s\"", desc);
     hv_http_response_clear(&r);
 
     rc = hv_httpc_request(c, "GET", "/json", NULL, &r);
-    CHECK(rc == 0 && r.status == 200, "the client works again after failures");
+    CHECK_SAY(rc == 0 && r.status == 200, "the client works again after failures");
     hv_http_response_clear(&r);
     hv_httpc_free(c);
 
     c = hv_httpc_new(base, NULL, 2);
     rc = hv_httpc_request(c, "GET", "/json", NULL, &r);
-    CHECK(rc == 0 && seen.auth[0] == '\0', "no token: no Authorization header");
+    CHECK_SAY(rc == 0 && seen.auth[0] == '\0', "no token: no Authorization header");
     hv_http_response_clear(&r);
     hv_httpc_free(c);
 }
@@ -284,8 +275,8 @@ static void test_refused(void)
     struct hv_http_response r;
     int rc = hv_httpc_request(c, "POST", "/api/v1/jobs/claim", NULL, &r);
     hv_http_response_describe(&r, desc, sizeof desc);
-    CHECK(rc == -1 && r.status == 0 && r.body == NULL && strncmp(desc, "no answer: ", 11) == 0,
-          "connection refused: \"%s\"", desc);
+    CHECK_SAY(rc == -1 && r.status == 0 && r.body == NULL && strncmp(desc, "no answer: ", 11) == 0,
+              "connection refused: \"%s\"", desc);
     hv_http_response_clear(&r);
     hv_httpc_free(c);
 }
@@ -316,18 +307,18 @@ static void test_abort(int port)
 
     hv_httpc_set_abort_flag(c, &abort_flag);
     int rc = hv_httpc_request(c, "GET", "/json", NULL, &r);
-    CHECK(rc == 0 && r.status == 200 && !r.aborted, "abort flag set but 0: requests work");
+    CHECK_SAY(rc == 0 && r.status == 200 && !r.aborted, "abort flag set but 0: requests work");
     hv_http_response_clear(&r);
 
     abort_flag = 1;
     int before = seen.connections;
     double t0 = now_s();
     rc = hv_httpc_request(c, "GET", "/json", NULL, &r);
-    CHECK(rc == -1 && r.status == 0 && r.aborted && now_s() - t0 < 0.1 &&
-              strstr(r.error, "aborted") != NULL,
-          "flag already set: the request fails at once, aborted (\"%s\")", r.error);
-    CHECK(seen.connections == before && strcmp(seen.path, "/json") == 0,
-          "an aborted request never reaches the server");
+    CHECK_SAY(rc == -1 && r.status == 0 && r.aborted && now_s() - t0 < 0.1 &&
+                  strstr(r.error, "aborted") != NULL,
+              "flag already set: the request fails at once, aborted (\"%s\")", r.error);
+    CHECK_SAY(seen.connections == before && strcmp(seen.path, "/json") == 0,
+              "an aborted request never reaches the server");
     hv_http_response_clear(&r);
 
     /* A held request (the server answers /slow after 3 s; the timeout is
@@ -339,27 +330,27 @@ static void test_abort(int port)
     rc = hv_httpc_request(c, "GET", "/slow", NULL, &r);
     double took = now_s() - t0;
     pthread_join(th, NULL);
-    CHECK(rc == -1 && r.status == 0 && r.aborted && took < 2.0,
-          "flag set 0.5 s into a 3 s request: aborted after %.2f s (\"%s\")", took, r.error);
+    CHECK_SAY(rc == -1 && r.status == 0 && r.aborted && took < 2.0,
+              "flag set 0.5 s into a 3 s request: aborted after %.2f s (\"%s\")", took, r.error);
     hv_http_response_clear(&r);
 
     /* Without the flag again, the same client works (once the test server
      * is done with the abandoned request). */
     abort_flag = 0;
     rc = hv_httpc_request(c, "GET", "/json", NULL, &r);
-    CHECK(rc == 0 && r.status == 200 && !r.aborted, "flag cleared: the client works again");
+    CHECK_SAY(rc == 0 && r.status == 200 && !r.aborted, "flag cleared: the client works again");
     hv_http_response_clear(&r);
 
     abort_flag = 1;
     hv_httpc_set_abort_flag(c, NULL);
     rc = hv_httpc_request(c, "GET", "/json", NULL, &r);
-    CHECK(rc == 0 && r.status == 200 && !r.aborted, "flag detached: requests ignore it");
+    CHECK_SAY(rc == 0 && r.status == 200 && !r.aborted, "flag detached: requests ignore it");
     hv_http_response_clear(&r);
     abort_flag = 0;
 
     /* A client without a flag still times out as before. */
     rc = hv_httpc_request(c, "GET", "/json", NULL, &r);
-    CHECK(rc == 0 && r.status == 200, "after detaching: normal request");
+    CHECK_SAY(rc == 0 && r.status == 200, "after detaching: normal request");
     hv_http_response_clear(&r);
     hv_httpc_free(c);
 }
@@ -369,13 +360,13 @@ static void test_describe_without_body(void)
     struct hv_http_response r = {.status = 409};
     char desc[64];
     hv_http_response_describe(&r, desc, sizeof desc);
-    CHECK(strcmp(desc, "409 Conflict") == 0, "describe 409 without a body: \"%s\"", desc);
+    CHECK_SAY(strcmp(desc, "409 Conflict") == 0, "describe 409 without a body: \"%s\"", desc);
     char tiny[8];
     r.body = json_pack("{s:s, s:s}", "title", "A very long title", "detail", "and more");
     hv_http_response_describe(&r, tiny, sizeof tiny);
-    CHECK(strlen(tiny) == 7, "describe truncates to the buffer: \"%s\"", tiny);
+    CHECK_SAY(strlen(tiny) == 7, "describe truncates to the buffer: \"%s\"", tiny);
     hv_http_response_clear(&r);
-    CHECK(r.body == NULL, "clear drops the body");
+    CHECK_SAY(r.body == NULL, "clear drops the body");
 }
 
 int main(void)
@@ -393,6 +384,5 @@ int main(void)
     test_refused();
     test_describe_without_body();
     /* The server thread blocks in accept(); the process exit ends it. */
-    printf("%s: %d failure(s)\n", failures ? "FAILED" : "passed", failures);
-    return failures ? 1 : 0;
+    return check_summary("httpc");
 }
