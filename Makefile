@@ -54,8 +54,17 @@ WORKER_SAN_LIBS = -Wl,--no-as-needed $(shell $(PKG_CONFIG) --libs libtirpc) -Wl,
 endif
 LDLIBS_COMMON = -lpthread -lm
 
+# Each wing compiles with the include paths of its own libraries only, so
+# that a server file including libvirt's or libxml2's headers, or a worker
+# file including libpq's, does not build (as far as pkg-config paths go;
+# tools/layers-check.sh checks the rest). Tests, benchmarks and fuzzers
+# see every wing.
 ALL_PKG_CFLAGS := $(call pkg_cflags,$(sort $(PKGS_LIB) $(PKGS_SERVER) $(PKGS_WORKER) $(PKGS_VIRT) $(PKGS_CLI)))
-CFLAGS   += $(ALL_PKG_CFLAGS)
+LIB_PKG_CFLAGS    := $(call pkg_cflags,$(PKGS_LIB))
+SERVER_PKG_CFLAGS := $(call pkg_cflags,$(sort $(PKGS_LIB) $(PKGS_SERVER)))
+WORKER_PKG_CFLAGS := $(call pkg_cflags,$(sort $(PKGS_LIB) $(PKGS_WORKER) $(PKGS_VIRT)))
+CLI_PKG_CFLAGS    := $(call pkg_cflags,$(sort $(PKGS_LIB) $(PKGS_CLI)))
+PKG_CFLAGS = $(ALL_PKG_CFLAGS)
 
 LIB_SRC    := $(wildcard lib/*.c)
 SERVER_SRC := $(wildcard server/*.c)
@@ -96,9 +105,13 @@ $(GEN_BUILD_H): FORCE
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 FORCE:
 
+$(BUILD)/obj/lib/%.o: PKG_CFLAGS = $(LIB_PKG_CFLAGS)
+$(BUILD)/obj/server/%.o: PKG_CFLAGS = $(SERVER_PKG_CFLAGS)
+$(BUILD)/obj/worker/%.o: PKG_CFLAGS = $(WORKER_PKG_CFLAGS)
+$(BUILD)/obj/cli/%.o: PKG_CFLAGS = $(CLI_PKG_CFLAGS)
 $(BUILD)/obj/%.o: %.c | $(GEN_BUILD_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 $(LIB_A): $(call obj,$(LIB_SRC))
 	@mkdir -p $(dir $@)
@@ -113,7 +126,7 @@ $(BUILD)/gen/openapi_json.c: api/openapi.json tools/embed.sh
 
 $(OPENAPI_OBJ): $(BUILD)/gen/openapi_json.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 $(SERVER): $(call obj,$(SERVER_SRC)) $(OPENAPI_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
@@ -194,7 +207,7 @@ layers-check:
 # Every header must compile on its own.
 headers-check:
 	@set -e; for h in $(wildcard lib/*.h server/*.h worker/*.h worker/engines/*.h worker/virt/*.h cli/*.h fuzz/*.h); do \
-	  printf '#include "%s"\n' "$$h" | $(CC) $(CFLAGS) -MMD -MF /dev/null -fsyntax-only -x c - || exit 1; \
+	  printf '#include "%s"\n' "$$h" | $(CC) $(CFLAGS) $(ALL_PKG_CFLAGS) -MMD -MF /dev/null -fsyntax-only -x c - || exit 1; \
 	done; echo "headers-check: ok"
 
 install: all
