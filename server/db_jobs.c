@@ -39,7 +39,11 @@ static const struct hv_stmt expire = {
  * jobs (jobs_queue_idx) serves the claim: a join on targets made the
  * planner walk every job ever run. A job of a tuning plan is claimable
  * only in its plan's current block, once that block's configuration was
- * applied (db_steps.h). */
+ * applied (db_steps.h). A guest job is not given to a worker whose DMI
+ * product UUID is not the UUID of the domain its target names: the UUID
+ * the plan's host worker reported when it made the clone (its change
+ * "template" from "absent"), else the one its facts list for a domain of
+ * that name; a guest whose domain is unknown is not checked. */
 static const struct hv_stmt claim = {
     "job_claim",
     "WITH next AS ("
@@ -47,6 +51,14 @@ static const struct hv_stmt claim = {
     " WHERE j.target_name = (SELECT name FROM targets WHERE id = $1) AND j.status = 'queued'"
     " AND (j.block IS NULL OR EXISTS (SELECT 1 FROM plans p WHERE p.id = j.plan_id"
     "  AND p.current_block = j.block AND p.block_ready))"
+    " AND NOT EXISTS (SELECT 1 FROM targets me, plans p, LATERAL (SELECT coalesce("
+    "  (SELECT c.to_value FROM target_changes c WHERE c.plan_id = p.id AND c.factor = 'template'"
+    "   AND c.object = j.target_name AND c.from_value = 'absent' ORDER BY c.id DESC LIMIT 1), "
+    "  (SELECT d->>'uuid' FROM targets h, jsonb_array_elements(coalesce(h.facts->'libvirt'->"
+    "   'domains', '[]')) d WHERE h.name = p.spec->'targets'->>'host' AND d->>'name' = "
+    "   j.target_name LIMIT 1)) AS uuid) dom "
+    "  WHERE me.id = $1 AND p.id = j.plan_id AND j.target_name <> p.spec->'targets'->>'host' "
+    "  AND dom.uuid IS NOT NULL AND lower(dom.uuid) IS DISTINCT FROM lower(me.dmi_uuid))"
     " ORDER BY j.plan_id, j.run_order LIMIT 1 FOR UPDATE SKIP LOCKED) "
     ", claimed AS ("
     "UPDATE jobs j SET status = 'running', attempt = j.attempt + 1, target_id = $1, "
