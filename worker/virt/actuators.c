@@ -230,6 +230,22 @@ static void apply_definitions(struct pass *p)
     }
 }
 
+/* Starts the plan's clones that do not run yet (clone.h): made stopped,
+ * they take the restart-class levels without a restart, and the live
+ * levels then need them running. */
+static void start_clones(struct pass *p)
+{
+    for (size_t i = 0; i < p->n_domains; i++) {
+        struct hv_act_domain *d = &p->domains[i];
+        char msg[1024];
+        if (d->active || !hv_clone_journalled(p->ctx->journal, d->name))
+            continue;
+        if (hv_clone_start(p->ctx, d->name, msg, sizeof msg) != 0)
+            add_error(p->err, p->len, msg);
+        hv_act_domain_refresh(p->ctx, d);
+    }
+}
+
 /* ---- reading back ----------------------------------------------------- */
 
 /* A setting for the host: {"level", "read_back", "source", "detail"}. */
@@ -379,6 +395,7 @@ int hv_actuators_apply(const json_t *levels, struct hv_act_ctx *ctx, json_t **se
         apply_row(&p, &hv_host_rows[i]);
     if (open_domains(&p) == 0 && p.domains != NULL) {
         apply_definitions(&p);
+        start_clones(&p);
         for (size_t i = 0; i < hv_live_nrows; i++)
             apply_row(&p, &hv_live_rows[i]);
     }

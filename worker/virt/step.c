@@ -40,7 +40,8 @@ static struct hv_act_ctx step_ctx(const struct hv_step *step, const struct hv_st
 }
 
 /* A plan with a guest template: its guests (the step's domains) cloned
- * from the template when missing, and started. Returns 0 or -1 with err. */
+ * from the template when missing, stopped: the apply pass gives them their
+ * restart-class levels and starts them. Returns 0 or -1 with err. */
 static int make_clones(const struct hv_step *step, struct hv_act_ctx *ctx, char *err, size_t len)
 {
     size_t i;
@@ -53,14 +54,23 @@ static int make_clones(const struct hv_step *step, struct hv_act_ctx *ctx, char 
             return -1;
         made += rc;
     }
+    if (made > 0)
+        hv_info("plan %lld: %d clone%s of %s defined", step->plan_id, made, made == 1 ? "" : "s",
+                step->template_domain);
+    return 0;
+}
+
+/* Starts the clones the apply pass did not start (a plan without guest
+ * levels). Returns 0 or -1 with err. */
+static int start_clones(const struct hv_step *step, struct hv_act_ctx *ctx, char *err, size_t len)
+{
+    size_t i;
+    json_t *v;
     json_array_foreach(step->domains, i, v)
     {
         if (hv_clone_start(ctx, json_string_value(v), err, len) != 0)
             return -1;
     }
-    if (made > 0)
-        hv_info("plan %lld: %d clone%s of %s defined and started", step->plan_id, made,
-                made == 1 ? "" : "s", step->template_domain);
     return 0;
 }
 
@@ -76,6 +86,8 @@ json_t *hv_step_execute(const struct hv_step *step, const struct hv_step_env *en
         rc = step->template_domain != NULL ? make_clones(step, &ctx, err, sizeof err) : 0;
         if (rc == 0)
             rc = hv_actuators_apply(step->levels, &ctx, &settings, err, sizeof err);
+        if (rc == 0 && step->template_domain != NULL)
+            rc = start_clones(step, &ctx, err, sizeof err);
     } else if (j != NULL)
         rc = hv_actuators_restore(&ctx, err, sizeof err);
     json_t *body =
