@@ -337,10 +337,17 @@ int hv_clone_create(struct hv_act_ctx *ctx, const char *tmpl, const char *name, 
     json_t *entry = NULL;
     if (rc == 0) {
         find_logs(devices, name, pc);
-        entry = json_pack("{s:s, s:s, s:s, s:s, s:s, s:[], s:[], s:[], s:[]}", "kind",
+        entry = json_pack("{s:s, s:s, s:s, s:s, s:s, s:[], s:[], s:[], s:[], s:[]}", "kind",
                           HV_CLONE_KIND, "factor", "template", "scope", "guest", "object", name,
-                          "template", tmpl, "overlays", "files", "pools", "dirs");
+                          "template", tmpl, "overlays", "files", "pools", "dirs", "backing");
         for (size_t i = 0; i < pc->n_ov; i++) {
+            struct stat st;
+            if (stat(pc->ov[i].backing, &st) == 0)
+                json_array_append_new(json_object_get(entry, "backing"),
+                                      json_pack("{s:s, s:I, s:I, s:I}", "path", pc->ov[i].backing,
+                                                "uid", (json_int_t)st.st_uid, "gid",
+                                                (json_int_t)st.st_gid, "mode",
+                                                (json_int_t)(st.st_mode & 07777)));
             char dir[1100], pool[64];
             clone_dir(pc->ov[i].backing, dir, sizeof dir);
             pool_name(dir, pool, sizeof pool);
@@ -475,6 +482,27 @@ static void remove_pool(struct hv_act_ctx *ctx, const char *name)
     lv->StoragePoolFree(p);
 }
 
+/* Gives a template's disk back the owner and mode journalled (libvirt
+ * hands a backing file to the QEMU user while a clone runs and does not
+ * always hand it back). Returns 0 or -1 with err. */
+static int give_back(const json_t *b, char *err, size_t len)
+{
+    const char *path = json_string_value(json_object_get(b, "path"));
+    uid_t uid = (uid_t)json_integer_value(json_object_get(b, "uid"));
+    gid_t gid = (gid_t)json_integer_value(json_object_get(b, "gid"));
+    mode_t mode = (mode_t)json_integer_value(json_object_get(b, "mode"));
+    struct stat st;
+    if (path == NULL || stat(path, &st) != 0)
+        return 0; /* gone: nothing to give back */
+    if ((st.st_uid != uid || st.st_gid != gid) && chown(path, uid, gid) != 0)
+        return hv_act_fail(err, len, "cannot give %s back to %u:%u: %s", path, (unsigned)uid,
+                           (unsigned)gid, strerror(errno));
+    if ((st.st_mode & 07777) != mode && chmod(path, mode) != 0)
+        return hv_act_fail(err, len, "cannot give %s its mode %o back: %s", path, (unsigned)mode,
+                           strerror(errno));
+    return 0;
+}
+
 int hv_clone_revert(struct hv_act_ctx *ctx, const json_t *entry, char *err, size_t len)
 {
     if (hv_act_virt_open(ctx, err, len) != 0)
@@ -499,6 +527,13 @@ int hv_clone_revert(struct hv_act_ctx *ctx, const json_t *entry, char *err, size
     {
         if (unlink(json_string_value(v)) != 0 && errno != ENOENT) {
             snprintf(err, len, "cannot delete %s: %s", json_string_value(v), strerror(errno));
+            rc = -1;
+        }
+    }
+    json_array_foreach(json_object_get(entry, "backing"), i, v)
+    {
+        if (give_back(v, msg, sizeof msg) != 0) {
+            snprintf(err, len, "%s", msg);
             rc = -1;
         }
     }
