@@ -398,7 +398,7 @@ static int resolve_guests(struct hv_plan *plan, const json_t *guests, const stru
         json_int_t count = json_integer_value(json_object_get(tmpl, "count"));
         for (json_int_t i = 1; i <= count; i++) {
             char name[200];
-            snprintf(name, sizeof name, "%s%lld", prefix, (long long)i);
+            snprintf(name, sizeof name, "%s" HV_PLAN_ID_MARK "-%lld", prefix, (long long)i);
             rc |= add_guest(plan, name);
         }
     }
@@ -774,6 +774,17 @@ enum hv_plan_verdict hv_plan_parse(const json_t *in, uint64_t default_seed,
     json_t *targets = json_object_get(doc, "targets");
     if (json_is_object(targets))
         invalid += check_targets(targets, errors);
+    /* The host worker makes a template's clones in the plan's apply steps,
+     * which only a plan with factors has. */
+    if (json_object_get(json_object_get(json_object_get(targets, "guests"), "template"),
+                        "domain") != NULL &&
+        json_object_size(json_object_get(doc, "factors")) == 0) {
+        hv_errors_add(errors, "/targets/guests/template",
+                      "needs factors: the host worker makes the clones in the plan's apply steps "
+                      "(one factor with one level is enough, e.g. \"factors\": {\"vcpu_pin\": "
+                      "[\"off\"]})");
+        invalid++;
+    }
     json_t *workloads = json_object_get(doc, "workloads");
     if (json_is_array(workloads))
         invalid += check_workloads(workloads, errors);

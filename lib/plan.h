@@ -98,6 +98,11 @@ struct hv_expansion {
     int *group_sizes; /**< members of each group */
 };
 
+/** In the guest names of a template plan (PREFIX "p{plan}-" I, I from 1
+ *  to count), what the server replaces with the plan's id when it stores
+ *  the jobs, so the clones of two plans never share a name. */
+#define HV_PLAN_ID_MARK "p{plan}"
+
 /** What validation may need from outside: the guests carrying a label
  *  (the server asks its database). A NULL resolver leaves label-selected
  *  guests unresolved, which only a local validation should do. */

@@ -41,7 +41,12 @@ static const struct hv_stmt expire = {
  * only in its plan's current block, once that block's configuration was
  * applied (db_steps.h), and only while no job of its plan runs on another
  * of the plan's targets, which share one hypervisor (a group's members
- * excepted: they run together; migrations/009_one_job_per_hypervisor.sql). */
+ * excepted: they run together; migrations/009_one_job_per_hypervisor.sql).
+ * A guest job is not given to a worker whose DMI product UUID is not the
+ * UUID of the domain its target names: the UUID the plan's host worker
+ * reported when it made the clone (its change "template" from "absent"),
+ * else the one its facts list for a domain of that name; a guest whose
+ * domain is unknown is not checked. */
 static const struct hv_stmt claim = {
     "job_claim",
     "WITH next AS ("
@@ -52,6 +57,14 @@ static const struct hv_stmt claim = {
     " AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.plan_id = j.plan_id AND o.status = 'running'"
     "  AND o.target_name <> j.target_name"
     "  AND (j.group_id IS NULL OR o.group_id IS DISTINCT FROM j.group_id))"
+    " AND NOT EXISTS (SELECT 1 FROM targets me, plans p, LATERAL (SELECT coalesce("
+    "  (SELECT c.to_value FROM target_changes c WHERE c.plan_id = p.id AND c.factor = 'template'"
+    "   AND c.object = j.target_name AND c.from_value = 'absent' ORDER BY c.id DESC LIMIT 1), "
+    "  (SELECT d->>'uuid' FROM targets h, jsonb_array_elements(coalesce(h.facts->'libvirt'->"
+    "   'domains', '[]')) d WHERE h.name = p.spec->'targets'->>'host' AND d->>'name' = "
+    "   j.target_name LIMIT 1)) AS uuid) dom "
+    "  WHERE me.id = $1 AND p.id = j.plan_id AND j.target_name <> p.spec->'targets'->>'host' "
+    "  AND dom.uuid IS NOT NULL AND lower(dom.uuid) IS DISTINCT FROM lower(me.dmi_uuid))"
     " ORDER BY j.plan_id, j.run_order LIMIT 1 FOR UPDATE SKIP LOCKED) "
     ", claimed AS ("
     "UPDATE jobs j SET status = 'running', attempt = j.attempt + 1, target_id = $1, "

@@ -28,12 +28,14 @@ static const struct hv_stmt insert_groups = {
     "SELECT $1, u.i - 1, u.s FROM unnest($2::int[]) WITH ORDINALITY AS u(s, i)",
     2};
 /* The workload variants travel once as a JSON array ($9) and each job
- * takes its element, so a large plan does not repeat them per job. */
+ * takes its element, so a large plan does not repeat them per job. A
+ * template clone's name gets the plan's id (HV_PLAN_ID_MARK). */
 static const struct hv_stmt insert_jobs = {
     "plan_insert_jobs",
     "INSERT INTO jobs (plan_id, config_id, workload_id, workload, target_name, repetition, "
     "run_order, role, group_id) "
-    "SELECT $1, c.id, ($9::jsonb)->u.w->>'id', ($9::jsonb)->u.w, u.t, u.rep, u.ord, u.role, "
+    "SELECT $1, c.id, ($9::jsonb)->u.w->>'id', ($9::jsonb)->u.w, "
+    "replace(u.t, '" HV_PLAN_ID_MARK "', 'p' || $1::text), u.rep, u.ord, u.role, "
     "g.id FROM unnest($2::int[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], "
     "$8::int[]) AS u(cfg, w, rep, ord, t, role, grp) "
     "JOIN configurations c ON c.plan_id = $1 AND c.idx = u.cfg "

@@ -89,6 +89,30 @@ enum hv_db_status hv_db_worker_lookup(const char *hash_hex, struct hv_worker_ses
     return s;
 }
 
+/* A host worker that registers (at its start, after it restored its
+ * journal: every setting and clone of the plans that held its host is
+ * gone) gets the block in progress applied again: the block's jobs stop
+ * being claimable and its done apply step is queued for a new attempt. */
+static const struct hv_stmt reapply = {
+    "worker_host_reapply",
+    "WITH p AS (UPDATE plans p SET block_ready = false, updated_at = now() "
+    " WHERE p.host_name = $1 AND p.holds_host AND p.current_block IS NOT NULL AND p.block_ready "
+    " RETURNING p.id, p.current_block) "
+    "UPDATE plan_steps s SET status = 'queued', lease_until = NULL FROM p "
+    "WHERE s.plan_id = p.id AND s.kind = 'apply' AND s.block = p.current_block "
+    "AND s.status = 'done'",
+    1};
+
+/* reapply for a host's registration. */
+static enum hv_db_status host_registered(struct hv_db *db, const struct hv_worker_registration *g)
+{
+    if (g->kind == NULL || strcmp(g->kind, "host") != 0)
+        return HV_DB_OK;
+    const char *p[] = {g->name};
+    enum hv_db_status s = hv_db_exec(db, &reapply, p, NULL);
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
 /* Re-registration with the caller's own credential: the name must be the
  * one it holds. */
 static enum hv_db_status confirm_session(struct hv_db *db, const struct hv_worker_registration *g,
@@ -109,7 +133,7 @@ static enum hv_db_status confirm_session(struct hv_db *db, const struct hv_worke
                             &out->target_id);
     out->worker_id = g->session_id;
     out->reused = true;
-    return s;
+    return s == HV_DB_OK ? host_registered(db, g) : s;
 }
 
 /* A live holder keeps the target while it was seen within live_seconds or
@@ -162,6 +186,8 @@ static enum hv_db_status register_txn(struct hv_db *db, void *arg)
         return s;
     s = hv_db_target_upsert(g->name, g->kind, g->facts, g->fingerprint, g->dmi_uuid, g->labels,
                             &out->target_id);
+    if (s == HV_DB_OK)
+        s = host_registered(db, g);
     if (s != HV_DB_OK)
         return s;
     char tid[24], tok[24];

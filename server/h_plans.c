@@ -298,7 +298,8 @@ static bool targets_registered(struct hv_request *req, const struct hv_plan *pla
     size_t n = 0;
     add_name(names, &n, plan->host);
     for (size_t i = 0; i < plan->n_guests; i++)
-        add_name(names, &n, plan->guests[i]);
+        if (strstr(plan->guests[i], HV_PLAN_ID_MARK) == NULL) /* clones come with the plan */
+            add_name(names, &n, plan->guests[i]);
     for (size_t i = 0; i < plan->n_workloads; i++)
         if (plan->workloads[i].peer != NULL)
             add_name(names, &n, plan->workloads[i].peer);

@@ -77,6 +77,9 @@ struct hv_step {
     const char *disk;      /**< the host disk of the guests' images, or NULL */
     const char *nic;       /**< the host NIC of the benchmark traffic, or NULL */
     bool allow_restart;    /**< whether running guests may be restarted */
+    /** The template domain the plan's guests are cloned from
+     *  (targets.guests.template.domain), or NULL. */
+    const char *template_domain;
     struct hv_clock clock;
     json_t *doc; /**< the claim answer (owned) */
 };

@@ -12,7 +12,8 @@
  * prefix: lv->ConnectOpenReadOnly(uri). Using another function is one
  * more X() row in HV_VIRT_FUNCTIONS. The facts need the read-only rows;
  * the tuning actuators (worker/virt/) the read-write connection, pinning,
- * block I/O tuning and domain definition rows. Every row is in libvirt
+ * block I/O tuning and domain definition rows; guest templates
+ * (worker/virt/clone.c) the storage pool and volume rows. Every row is in libvirt
  * 4.5 (virGetLastErrorCode is the newest). */
 #ifndef HV_WORKER_VIRT_H
 #define HV_WORKER_VIRT_H
@@ -66,7 +67,19 @@
     X(TypedParamsClear)                                                                            \
     X(TypedParamsFree)                                                                             \
     X(ConnectGetAllDomainStats)                                                                    \
-    X(DomainStatsRecordListFree)
+    X(DomainStatsRecordListFree)                                                                   \
+    X(DomainUndefine)                                                                              \
+    X(StoragePoolLookupByName)                                                                     \
+    X(StoragePoolCreateXML)                                                                        \
+    X(StoragePoolRefresh)                                                                          \
+    X(StoragePoolNumOfVolumes)                                                                     \
+    X(StoragePoolDestroy)                                                                          \
+    X(StoragePoolFree)                                                                             \
+    X(StorageVolCreateXML)                                                                         \
+    X(StorageVolLookupByPath)                                                                      \
+    X(StorageVolGetPath)                                                                           \
+    X(StorageVolDelete)                                                                            \
+    X(StorageVolFree)
 
 /** libvirt's functions, resolved. */
 struct hv_virt {

@@ -68,7 +68,7 @@ assert_eq "validate disk-iozone.json exits 0" 0 "$RC"
 assert_match "disk-iozone: configurations" \
     '^configurations +3: default; disk_cache=writeback; disk_cache=writethrough$' \
     "$(line configurations)"
-assert_match "disk-iozone: template guests" '^targets +9: hv01 \(host\), io-1, .*, io-8$' \
+assert_match "disk-iozone: template guests" '^targets +9: hv01 \(host\), io-p\{plan\}-1, .*, io-p\{plan\}-8$' \
     "$(line targets)"
 assert_match "disk-iozone: 75 jobs" '^jobs +25 per round; 75 at 3 repetitions$' "$(line jobs)"
 assert_match "disk-iozone: 9 groups" '^groups +3 per round; 9 at 3 repetitions$' "$(line groups)"

@@ -376,15 +376,24 @@ static void test_guests(void)
     json_decref(errors);
     hv_plan_free(&plan);
 
-    /* template guests are named prefix + i. */
+    /* template guests are named prefix + "p{plan}-" + i (the server puts the
+     * plan's id in). */
     CHECK(parse("{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"template\":{\"domain\":"
-                "\"tmpl\",\"count\":3}}}," WL(CPU) "}",
+                "\"tmpl\",\"count\":3}}},\"factors\":{\"vcpu_pin\":[\"off\"]}," WL(CPU) "}",
                 &plan, &errors) == HV_PLAN_VALID);
     CHECK(plan.n_guests == 3);
-    CHECK_STR(plan.guests[0], "tmpl-1");
-    CHECK_STR(plan.guests[2], "tmpl-3");
+    CHECK_STR(plan.guests[0], "tmpl-p{plan}-1");
+    CHECK_STR(plan.guests[2], "tmpl-p{plan}-3");
     json_decref(errors);
     hv_plan_free(&plan);
+    /* without factors no apply step would make the clones */
+    CHECK(parse("{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"template\":{\"domain\":"
+                "\"tmpl\",\"count\":3}}}," WL(CPU) "}",
+                &plan, &errors) == HV_PLAN_INVALID);
+    char *text = json_dumps(errors, 0);
+    CHECK(text != NULL && strstr(text, "needs factors") != NULL);
+    free(text);
+    json_decref(errors);
 
     /* Label guests come from the environment; a plan without a resolver
      * (local validation) keeps them unresolved. */

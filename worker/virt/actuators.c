@@ -4,6 +4,7 @@
 
 #include "log.h"
 #include "timeutil.h"
+#include "worker/virt/clone.h"
 #include "worker/virt/rows.h"
 
 #include <stdarg.h>
@@ -229,6 +230,22 @@ static void apply_definitions(struct pass *p)
     }
 }
 
+/* Starts the plan's clones that do not run yet (clone.h): made stopped,
+ * they take the restart-class levels without a restart, and the live
+ * levels then need them running. */
+static void start_clones(struct pass *p)
+{
+    for (size_t i = 0; i < p->n_domains; i++) {
+        struct hv_act_domain *d = &p->domains[i];
+        char msg[1024];
+        if (d->active || !hv_clone_journalled(p->ctx->journal, d->name))
+            continue;
+        if (hv_clone_start(p->ctx, d->name, msg, sizeof msg) != 0)
+            add_error(p->err, p->len, msg);
+        hv_act_domain_refresh(p->ctx, d);
+    }
+}
+
 /* ---- reading back ----------------------------------------------------- */
 
 /* A setting for the host: {"level", "read_back", "source", "detail"}. */
@@ -378,6 +395,7 @@ int hv_actuators_apply(const json_t *levels, struct hv_act_ctx *ctx, json_t **se
         apply_row(&p, &hv_host_rows[i]);
     if (open_domains(&p) == 0 && p.domains != NULL) {
         apply_definitions(&p);
+        start_clones(&p);
         for (size_t i = 0; i < hv_live_nrows; i++)
             apply_row(&p, &hv_live_rows[i]);
     }
@@ -424,9 +442,21 @@ int hv_actuators_restore(struct hv_act_ctx *ctx, char *err, size_t len)
         return hv_act_fail(err, len, "no journal to restore");
     for (size_t i = hv_journal_count(ctx->journal); i-- > 0;) {
         const json_t *entry = hv_journal_at(ctx->journal, i);
+        const char *kind = json_string_value(json_object_get(entry, "kind"));
+        const char *object = json_string_value(json_object_get(entry, "object"));
+        const char *scope = json_string_value(json_object_get(entry, "scope"));
         const struct hv_actuator *a = revert_row(entry);
         char msg[1024];
-        if (a == NULL) {
+        if (strcmp(kind, HV_CLONE_KIND) == 0) {
+            if (hv_clone_revert(ctx, entry, msg, sizeof msg) != 0 ||
+                hv_journal_remove(ctx->journal, i, msg, sizeof msg) != 0)
+                add_error(err, len, msg);
+        } else if (scope != NULL && strcmp(scope, "guest") == 0 &&
+                   hv_clone_journalled(ctx->journal, object)) {
+            /* a clone's settings go with the clone */
+            if (hv_journal_remove(ctx->journal, i, msg, sizeof msg) != 0)
+                add_error(err, len, msg);
+        } else if (a == NULL) {
             snprintf(msg, sizeof msg, "no actuator restores journal entries of kind %s (%s)",
                      json_string_value(json_object_get(entry, "kind")),
                      json_string_value(json_object_get(entry, "object")));

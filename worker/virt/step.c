@@ -5,6 +5,7 @@
 #include "timeutil.h"
 #include "worker/state.h"
 #include "worker/virt/actuator.h"
+#include "worker/virt/clone.h"
 #include "worker/wake.h"
 
 #include <stdio.h>
@@ -38,6 +39,41 @@ static struct hv_act_ctx step_ctx(const struct hv_step *step, const struct hv_st
                                .tick_arg = arg};
 }
 
+/* A plan with a guest template: its guests (the step's domains) cloned
+ * from the template when missing, stopped: the apply pass gives them their
+ * restart-class levels and starts them. Returns 0 or -1 with err. */
+static int make_clones(const struct hv_step *step, struct hv_act_ctx *ctx, char *err, size_t len)
+{
+    size_t i;
+    json_t *v;
+    int made = 0;
+    json_array_foreach(step->domains, i, v)
+    {
+        int rc = hv_clone_create(ctx, step->template_domain, json_string_value(v), err, len);
+        if (rc < 0)
+            return -1;
+        made += rc;
+    }
+    if (made > 0)
+        hv_info("plan %lld: %d clone%s of %s defined", step->plan_id, made, made == 1 ? "" : "s",
+                step->template_domain);
+    return 0;
+}
+
+/* Starts the clones the apply pass did not start (a plan without guest
+ * levels). Returns 0 or -1 with err. */
+static int start_clones(const struct hv_step *step, struct hv_act_ctx *ctx, char *err, size_t len)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(step->domains, i, v)
+    {
+        if (hv_clone_start(ctx, json_string_value(v), err, len) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 json_t *hv_step_execute(const struct hv_step *step, const struct hv_step_env *env,
                         void (*tick)(void *), void *arg)
 {
@@ -46,9 +82,13 @@ json_t *hv_step_execute(const struct hv_step *step, const struct hv_step_env *en
     int rc = -1;
     struct hv_journal *j = hv_journal_open(env->journal_dir, step->plan_id, err, sizeof err);
     struct hv_act_ctx ctx = step_ctx(step, env, j, tick, arg);
-    if (j != NULL && strcmp(step->kind, "apply") == 0)
-        rc = hv_actuators_apply(step->levels, &ctx, &settings, err, sizeof err);
-    else if (j != NULL)
+    if (j != NULL && strcmp(step->kind, "apply") == 0) {
+        rc = step->template_domain != NULL ? make_clones(step, &ctx, err, sizeof err) : 0;
+        if (rc == 0)
+            rc = hv_actuators_apply(step->levels, &ctx, &settings, err, sizeof err);
+        if (rc == 0 && step->template_domain != NULL)
+            rc = start_clones(step, &ctx, err, sizeof err);
+    } else if (j != NULL)
         rc = hv_actuators_restore(&ctx, err, sizeof err);
     json_t *body =
         json_pack("{s:i, s:s, s:o, s:o}", "attempt", step->attempt, "status",

@@ -1,6 +1,8 @@
 /* step.h — runs the tuning steps a host worker claims (docs/virt.md):
- * "apply" sets a block's levels and reads them back, "restore" puts back
- * everything the plan's journal holds. Each answers POST
+ * "apply" sets a block's levels and reads them back (in a plan with a
+ * guest template, after making and starting the clones that are missing:
+ * clone.h), "restore" puts back everything the plan's journal holds (and
+ * removes the clones). Each answers POST
  * /api/v1/steps/{id}/result with {"attempt", "status" ("ok" | "error"),
  * "error", "settings", "changes"}.
  *

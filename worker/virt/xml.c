@@ -28,7 +28,9 @@
     X(BufferCreate)                                                                                \
     X(BufferFree)                                                                                  \
     X(BufferContent)                                                                               \
-    X(NodeDump)
+    X(NodeDump)                                                                                    \
+    X(NewNs)                                                                                       \
+    X(SetNs)
 
 static struct {
 #define HV_XML_FIELD(name) __typeof__(xml##name) *name;
@@ -153,6 +155,20 @@ xmlNodePtr hv_xml_add(xmlNodePtr parent, const char *name)
         lx.FreeNode(n);
         return NULL;
     }
+    return n;
+}
+
+xmlNodePtr hv_xml_add_ns(xmlNodePtr parent, const char *name, const char *href, const char *prefix)
+{
+    xmlNodePtr n = hv_xml_add(parent, name);
+    if (n == NULL)
+        return NULL;
+    xmlNsPtr ns = lx.NewNs(n, (const xmlChar *)href, (const xmlChar *)prefix);
+    if (ns == NULL) {
+        hv_xml_remove(n);
+        return NULL;
+    }
+    lx.SetNs(n, ns);
     return n;
 }
 

@@ -52,6 +52,10 @@ xmlNodePtr hv_xml_ensure(xmlNodePtr parent, const char *name);
  *  (also when parent is NULL, so calls can nest). */
 xmlNodePtr hv_xml_add(xmlNodePtr parent, const char *name);
 
+/** Like hv_xml_add(), the element in namespace href, declared on it with
+ *  prefix (<prefix:name xmlns:prefix="href"/>). */
+xmlNodePtr hv_xml_add_ns(xmlNodePtr parent, const char *name, const char *href, const char *prefix);
+
 /** Unlinks node from its document and frees it (with its children); NULL
  *  is fine. */
 void hv_xml_remove(xmlNodePtr node);

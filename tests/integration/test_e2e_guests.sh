@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Guest templates end to end under QEMU TCG through the system libvirtd: a
+# template guest of the guest image (deploy/guest-image/guest.sh, never
+# started), a plan with the host as baseline and two clones of it, CPU (1 s)
+# and disk (builtin, 8 MiB) workloads, factors vcpu_pin off/on and
+# disk_cache none/writeback, E2E_REPS repetitions (default 1: under TCG on
+# two shared cores a block takes about 100 s, guests booting and the 1 s
+# CPU job taking ~50 s in a guest, so one repetition's four blocks already
+# take about 7 minutes; E2E_REPS=2 runs the full two). The host worker makes the clones in
+# the first apply step, every apply step's settings read back at its
+# configuration's levels on both clones, every job ends done, and after the
+# restore step the clones, their overlays, logs, pool and folder are gone
+# and the template's definition and files are as before.
+# Then a one-block plan (vcpu_pin on) whose host worker is killed (SIGKILL)
+# once the clones run: its restart removes the clones from its journal
+# before it claims again, its registration queues the block's apply step
+# again (clones made again), and the plan ends done.
+# Needs root, libvirtd (started here when none answers, and stopped after
+# only then) and the packages of deploy/deps.sh.
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+GUEST_SH=$HV_ROOT/deploy/guest-image/guest.sh
+LIBVIRTD_SH=$HV_ROOT/deploy/libvirtd.sh
+IMAGES=${HVBENCH_GUEST_IMAGES:-/var/lib/libvirt/images/hvbench}
+TMPL=hvbench-e2e-tmpl-$$
+HOST=e2e-host
+REPS=${E2E_REPS:-1}
+LIBVIRTD_STARTED=0
+DEFINED=0
+
+[[ $(id -u) -eq 0 ]] || hv_skip "needs root (the system libvirt daemon)"
+for tool in virsh libvirtd qemu-system-x86_64 qemu-img cpio mkfs.ext4; do
+    command -v "$tool" >/dev/null 2>&1 || hv_skip "$tool not found (deploy/deps.sh)"
+done
+[[ -x /bin/busybox ]] || hv_skip "busybox-static not installed (deploy/deps.sh)"
+[[ -x $WORKER ]] || hv_skip "$WORKER not built"
+
+hv_setup
+
+virsh_() { virsh -q -c qemu:///system "$@"; }
+# Every domain and pool a plan of this test left, by name.
+leftovers() {
+    {
+        virsh_ list --all --name | grep -E -- "^e2e-p[0-9]+-" || true
+        virsh_ pool-list --all --name | grep -E -- "^hvbench-clones-" || true
+    } | sort
+}
+cleanup_clones() {
+    local d
+    for d in $(virsh_ list --all --name | grep -E -- "^e2e-p[0-9]+-" || true); do
+        virsh_ destroy "$d" >/dev/null 2>&1 || true
+        virsh_ undefine "$d" >/dev/null 2>&1 || true
+    done
+    for d in $(virsh_ pool-list --all --name | grep -E -- "^hvbench-clones-" || true); do
+        [[ $(virsh_ pool-dumpxml "$d") == *"<path>$TDIR/"* ]] && virsh_ pool-destroy "$d" >/dev/null
+    done
+    rm -rf -- "${TDIR:?}/hvbench-clones"
+}
+guest_cleanup() {
+    local pid
+    # the host worker first: a step in progress would define a clone again
+    for pid in "${HV_WORKER_PIDS[@]}"; do hv_stop_pid "$pid" 10; done
+    HV_WORKER_PIDS=()
+    if [[ $DEFINED == 1 ]]; then
+        cleanup_clones
+        "$GUEST_SH" undefine "$TMPL" >/dev/null 2>&1 || true
+    fi
+    [[ $LIBVIRTD_STARTED == 1 ]] && "$LIBVIRTD_SH" stop
+    return 0
+}
+on_exit() {
+    local rc=$?
+    guest_cleanup
+    (exit "$rc")
+    hv_teardown
+}
+trap on_exit EXIT
+
+# --- the image (cached), libvirtd, the template ---------------------------------------
+IMAGE=$("$HV_ROOT/deploy/guest-image/build.sh" --worker "$WORKER" 2>"$HV_TMP/build.log" | tail -n 1)
+[[ -n $IMAGE && -s $IMAGE/initrd.img ]] || { hv_tail "$HV_TMP/build.log"; hv_die "the image build failed"; }
+pidfile=$HV_ROOT/var/libvirtd/libvirtd.pid
+had_pidfile=0
+[[ -f $pidfile ]] && had_pidfile=1
+"$LIBVIRTD_SH" start >/dev/null || hv_die "libvirtd did not start"
+[[ $had_pidfile == 0 && -f $pidfile ]] && LIBVIRTD_STARTED=1
+
+"$GUEST_SH" define "$TMPL" --accel tcg --image "$IMAGE" --server "http://10.0.2.2:$PORT" \
+    --token "$WORKER_TOKEN" >/dev/null || hv_die "guest.sh define failed"
+DEFINED=1
+TDIR=$IMAGES/guests/$TMPL
+# The template's definition and its folder: each file's size, mode, owner
+# and mtime; each folder's mode and owner (a folder's mtime moves when the
+# clone folder comes and goes in it).
+snapshot() {
+    virsh_ dumpxml --inactive --security-info "$TMPL"
+    {
+        find "$TDIR" -type f -printf '%P %s %m %u:%g %T@\n'
+        find "$TDIR" -type d -printf '%P/ %m %u:%g\n'
+    } | sort
+}
+snapshot >"$HV_TMP/before.txt"
+assert_eq "no clone and no clone pool before" "" "$(leftovers)"
+
+hv_start_worker "$HOST" --libvirt qemu:///system --kind host
+host_registered() {
+    api GET "/api/v1/targets?kind=host"
+    [[ -n $(json -r --arg n "$HOST" '.items[] | select(.name == $n) | .id') ]]
+}
+wait_for "the host worker registers" 30 host_registered
+
+plan_json() { # NAME REPS FACTORS
+    jq -nc --arg n "$1" --argjson r "$2" --argjson f "$3" --arg h "$HOST" --arg t "$TMPL" '{
+        name: $n, targets: {host: $h, guests: {template: {domain: $t, count: 2, prefix: "e2e-"}}},
+        workloads: [{id: "cpu", kind: "cpu", engine: "builtin", params: {copies: 1, seconds: 1}},
+                    {id: "disk", kind: "disk", engine: "builtin",
+                     params: {size: "8m", block: "1m", ops: ["seq-write", "seq-read"]}}],
+        factors: $f, repetitions: {min: $r, max: $r}}'
+}
+plan_ended() {
+    api GET "/api/v1/plans/$P"
+    [[ $(json -r .status) =~ ^(done|failed|cancelled)$ ]]
+}
+restored() {
+    api GET "/api/v1/plans/$P/steps"
+    [[ $(json -r '[.items[] | select(.kind == "restore") | .status] | join("")') =~ ^(done|failed)$ ]]
+}
+
+# --- the plan ---------------------------------------------------------------------
+t0=$SECONDS
+assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" --data-binary \
+    "$(plan_json e2e-guests "$REPS" '{"vcpu_pin": ["off", "on"], "disk_cache": ["none", "writeback"]}')"
+P=$(json .id)
+wait_for "the plan ends" 560 plan_ended
+hv_log "plan $P: $(json -r .status) after $((SECONDS - t0)) s ($REPS repetition(s))"
+assert_eq "the plan is done" "done" "$(json -r .status)"
+assert_eq "every job done: 4 configurations x 2 clones x 2 workloads and the host's baseline, per repetition" \
+    "$((REPS * (4 * 2 * 2 + 2))) 0" "$(json -r '"\(.jobs.done) \(.jobs.failed)"')"
+wait_for "the restore step ran" 60 restored
+api GET "/api/v1/plans/$P/steps"
+steps=$BODY
+assert_eq "every step done" "$((REPS * 4 + 1))" "$(jq '[.items[] | select(.status == "done")] | length' <<<"$steps")"
+# Each apply step read every level back on both clones at its configuration.
+bad=$(jq -r --arg a "e2e-p$P-1" --arg b "e2e-p$P-2" '.items[] | select(.kind == "apply")
+    | (.configuration | if test("vcpu_pin=on") then "on" else "off" end) as $pin
+    | (.configuration | if test("disk_cache=writeback") then "writeback" else "none" end) as $cache
+    | select(.settings.vcpu_pin.read_back != $pin or .settings.disk_cache.read_back != $cache
+             or (.settings.disk_cache.detail | keys) != [$a, $b]
+             or .settings.vcpu_pin.detail[$a].read_back != $pin or .settings.disk_cache.detail[$b].read_back != $cache)
+    | "block \(.block) \(.configuration): \(.settings | tojson)"' <<<"$steps")
+assert_eq "every apply step's settings read back as configured on both clones" "" "$bad"
+api GET "/api/v1/plans/$P/jobs"
+assert_eq "the jobs ran on the host and the two clones" "$HOST e2e-p$P-1 e2e-p$P-2" \
+    "$(json -r '[.items[].target] | unique | join(" ")')"
+assert_eq "no clone and no clone pool after" "" "$(leftovers)"
+assert_eq "no clone folder after" no "$([[ -e $TDIR/hvbench-clones ]] && echo yes || echo no)"
+snapshot >"$HV_TMP/after.txt"
+assert_eq "the template's definition and files are as before" "" \
+    "$(diff "$HV_TMP/before.txt" "$HV_TMP/after.txt" || true)"
+
+# --- the host worker killed while the clones run --------------------------------------
+assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" --data-binary \
+    "$(plan_json e2e-kill 1 '{"vcpu_pin": ["on"]}')"
+P=$(json .id)
+clones_run() { [[ $(virsh_ list --name | grep -c -- "^e2e-p$P-") == 2 ]]; }
+wait_for "the clones run" 120 clones_run
+host_pid=${HV_WORKER_PIDS[-1]}
+kill -KILL "$host_pid"
+wait "$host_pid" 2>/dev/null || true
+assert_eq "the clones outlive the killed worker" 2 "$(virsh_ list --all --name | grep -c -- "^e2e-p$P-")"
+hv_start_worker "$HOST" --libvirt qemu:///system --kind host
+gone() { [[ $(virsh_ list --all --name | grep -c -- "^e2e-p$P-") == 0 ]] || return 1; }
+wait_for "the restarted worker removes the clones from its journal" 60 gone
+assert_match "and says so" "plan $P: (restoring|everything restored)" "$(cat "$HV_TMP/worker-$HOST.log")"
+wait_for "the plan ends" 300 plan_ended
+status=$(json -r .status)
+hv_log "plan $P after the kill: $status ($(json -c .jobs))"
+wait_for "its restore step ran" 60 restored
+assert_eq "the plan is done: the block in progress is applied again (its clones made again)" \
+    "done" "$status"
+assert_eq "no clone and no clone pool after" "" "$(leftovers)"
+snapshot >"$HV_TMP/after2.txt"
+assert_eq "the template's definition and files are as before" "" \
+    "$(diff "$HV_TMP/before.txt" "$HV_TMP/after2.txt" || true)"
+
+hv_finish
