@@ -113,7 +113,14 @@ static const struct hv_stmt report_meta = {
     "coalesce(json_agg(w.j ORDER BY w.id), '[]') FROM (SELECT DISTINCT ON (j.workload_id) "
     "j.workload_id AS id, json_build_object('id', j.workload_id, 'kind', j.workload->>'kind', "
     "'engine', j.workload->>'engine') AS j FROM jobs j WHERE j.plan_id = p.id "
-    "ORDER BY j.workload_id) w))::text FROM plans p WHERE p.id = $1",
+    "ORDER BY j.workload_id) w), "
+    /* The guests whose domain the host's worker lists as type 'qemu':
+     * QEMU's TCG emulation rather than KVM. */
+    "'emulated', (SELECT coalesce(json_agg(DISTINCT j.target_name ORDER BY j.target_name), "
+    "'[]') FROM jobs j, targets h, jsonb_array_elements(coalesce(h.facts->'libvirt'->'domains', "
+    "'[]')) d WHERE j.plan_id = p.id AND h.name = p.spec->'targets'->>'host' "
+    "AND j.target_name <> h.name AND d->>'name' = j.target_name AND d->>'type' = 'qemu'))::text "
+    "FROM plans p WHERE p.id = $1",
     1};
 
 /* The rounds of groups: one row per round of each configuration, workload,

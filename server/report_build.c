@@ -73,6 +73,23 @@ json_t *hv_report_build(const struct hv_rdata *d)
         hv_rwarn(&c, "partial", "the plan is %s: these figures are of the results so far",
                  status != NULL ? status : "not finished");
     }
+    if (json_array_size(d->emulated) > 0) {
+        char names[512] = "";
+        size_t i;
+        const json_t *n;
+        json_array_foreach(d->emulated, i, n)
+        {
+            size_t used = strlen(names);
+            snprintf(names + used, sizeof names - used, "%s%s", i > 0 ? ", " : "",
+                     json_string_value(n));
+        }
+        hv_rwarn(
+            &c, "emulated",
+            "%s ran under QEMU's TCG emulation (domain type qemu), not KVM: the guests' figures "
+            "and their overhead against the host measure emulation, not hardware "
+            "virtualization",
+            names);
+    }
     int rc = sections(&c, report);
     rc |= json_object_set(report, "warnings", c.warnings);
     hv_rctx_free(&c);

@@ -80,6 +80,7 @@ struct hv_rdata {
     size_t n_workloads;
     struct hv_rseries *series;
     size_t n_series, cap_series;
+    json_t *emulated; /**< names of the plan's guests whose domain is TCG (owned) */
 };
 
 /** One value as the database (or a test) gives it. */

@@ -85,6 +85,8 @@ enum hv_db_status hv_report_load(int64_t id, struct hv_rdata *d)
     if (s == HV_DB_OK &&
         (hv_rdata_plan(d, summary, json_object_get(meta, "spec")) != 0 || read_meta(d, meta) != 0))
         s = HV_DB_ERROR;
+    if (s == HV_DB_OK)
+        d->emulated = json_incref(json_object_get(meta, "emulated"));
     json_decref(summary);
     json_decref(meta);
     if (s == HV_DB_OK)

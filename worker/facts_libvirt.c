@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Keeps libvirt from printing its errors to stderr: the worker reports
  * them itself, once, in its own words (virGetLastErrorMessage()). */
@@ -48,8 +49,29 @@ static const char *state_name(int state)
     }
 }
 
-/* [{"name", "uuid", "state"}] of every domain, running or not; NULL (and
- * err filled) when libvirt cannot list them. */
+/* The domain type of a domain's XML (<domain type='kvm'>: kvm, qemu for
+ * QEMU's TCG emulation, xen ...) into out; "" when it cannot be read. */
+static void domain_type(const struct hv_virt *lv, virDomainPtr dom, char *out, size_t len)
+{
+    out[0] = '\0';
+    char *xml = lv->DomainGetXMLDesc(dom, 0);
+    if (xml == NULL)
+        return;
+    const char *at = strstr(xml, "<domain ");
+    const char *type = at != NULL ? strstr(at, "type=") : NULL;
+    const char *close = at != NULL ? strchr(at, '>') : NULL;
+    if (type != NULL && close != NULL && type < close && (type[5] == '\'' || type[5] == '"')) {
+        size_t n = strcspn(type + 6, "'\"");
+        if (n < len) {
+            memcpy(out, type + 6, n);
+            out[n] = '\0';
+        }
+    }
+    free(xml);
+}
+
+/* [{"name", "uuid", "state", "type"}] of every domain, running or not;
+ * NULL (and err filled) when libvirt cannot list them. */
 static json_t *list_domains(const struct hv_virt *lv, virConnectPtr conn, char *err, size_t errlen)
 {
     virDomainPtr *doms = NULL;
@@ -74,6 +96,10 @@ static json_t *list_domains(const struct hv_virt *lv, virConnectPtr conn, char *
         /* A domain that vanished meanwhile has no state: leave it out. */
         if (lv->DomainGetState(doms[i], &state, &reason, 0) == 0)
             json_object_set_new(d, "state", json_string(state_name(state)));
+        char type[32];
+        domain_type(lv, doms[i], type, sizeof type);
+        if (type[0] != '\0')
+            json_object_set_new(d, "type", json_string(type));
         json_array_append_new(list, d);
         lv->DomainFree(doms[i]);
     }

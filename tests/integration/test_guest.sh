@@ -123,6 +123,15 @@ assert_eq "the plan is done" "done" "$(json .status)"
 api GET "/api/v1/plans/$PLAN/jobs"
 jobs=$BODY
 guest_job() { jq -r --arg g "$NAME" --arg w "$1" '.items[] | select(.target == $g and .workload == $w) | .id' <<<"$jobs"; }
+api GET "/api/v1/targets?kind=host"
+HOST_ID=$(json --arg n "$HOST" '.items[] | select(.name == $n) | .id')
+api GET "/api/v1/targets/$HOST_ID"
+assert_eq "the host's facts give the domain's type: qemu (TCG)" qemu \
+    "$(json --arg n "$NAME" '.facts.libvirt.domains[] | select(.name == $n) | .type')"
+api GET "/api/v1/plans/$PLAN/report"
+assert_match "the report says the guest ran under TCG, not KVM" \
+    "^$NAME ran under QEMU's TCG emulation \\(domain type qemu\\), not KVM" \
+    "$(json -r '.warnings[] | select(.kind == "emulated") | .message')"
 JOB=$(guest_job cpu)
 assert_match "the cpu workload ran on the guest" '^[0-9]+$' "$JOB"
 api GET "/api/v1/jobs/$JOB/results?samples=0"
