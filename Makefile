@@ -49,7 +49,8 @@ LDFLAGS  += -fsanitize=$(SANITIZE)
 # AddressSanitizer wraps the xdr_* functions libvirt's RPC calls, and looks
 # up the real ones once at start: a worker that loads libvirt (and with it
 # libtirpc) later would call a null pointer. Linking libtirpc from the
-# start gives the wrappers something to call.
+# start gives the wrappers something to call (the worker, and the unit tests
+# that load libvirt).
 WORKER_SAN_LIBS = -Wl,--no-as-needed $(shell $(PKG_CONFIG) --libs libtirpc) -Wl,--as-needed
 endif
 LDLIBS_COMMON = -lpthread -lm
@@ -142,7 +143,7 @@ $(CLI): $(call obj,$(CLI_SRC)) $(LIB_A)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(WORKER_LIBOBJ) $(SERVER_LIBOBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(sort $(PKGS_SERVER) $(PKGS_WORKER) $(PKGS_LIB))) $(LDLIBS_COMMON)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(sort $(PKGS_SERVER) $(PKGS_WORKER) $(PKGS_LIB))) $(WORKER_SAN_LIBS) $(LDLIBS_COMMON)
 
 unit-tests: $(TESTS)
 

@@ -109,23 +109,93 @@ static bool parse_double(const char *s, double lo, double hi, double *out)
     return true;
 }
 
+/* The long options, numbered past any character. */
+enum {
+    OPT_SERVER = 256,
+    OPT_TOKEN,
+    OPT_WORKERS,
+    OPT_TARGET,
+    OPT_SAMPLES,
+    OPT_METRICS,
+    OPT_WAIT,
+    OPT_HEARTBEAT,
+    OPT_EMPTY,
+    OPT_TIMEOUT,
+    OPT_LIMIT,
+    OPT_QUIET,
+    OPT_JSON,
+};
+
+/* Applies option c (with optarg) to o. Returns -1 to go on, or an exit
+ * status (0 after --help). */
+static int take_option(int c, struct options *o)
+{
+    switch (c) {
+    case OPT_SERVER:
+        if (o->n_servers == MAX_SERVERS)
+            return usage_error("at most %d --server options", MAX_SERVERS);
+        if (!loopback_url(optarg))
+            return usage_error("--server must be an http:// URL on this machine "
+                               "(127.0.0.0/8, [::1] or localhost), not '%s'",
+                               optarg);
+        o->servers[o->n_servers++] = optarg;
+        break;
+    case OPT_TOKEN:
+        o->token = optarg;
+        break;
+    case OPT_WORKERS:
+        if (!parse_long(optarg, 1, MAX_WORKERS, &o->workers))
+            return usage_error("--workers needs 1..%d, not '%s'", MAX_WORKERS, optarg);
+        break;
+    case OPT_TARGET:
+        if (*optarg == '\0' || strlen(optarg) > 128)
+            return usage_error("--target needs a name of 1 to 128 characters");
+        o->target = optarg;
+        break;
+    case OPT_SAMPLES:
+        if (!parse_long(optarg, 0, MAX_SAMPLES, &o->samples))
+            return usage_error("--samples needs 0..%d, not '%s'", MAX_SAMPLES, optarg);
+        break;
+    case OPT_METRICS:
+        if (!parse_long(optarg, 1, 1000, &o->metrics))
+            return usage_error("--metrics needs 1..1000, not '%s'", optarg);
+        break;
+    case OPT_WAIT:
+        if (!parse_double(optarg, 0, 30, &o->wait))
+            return usage_error("--wait needs 0..30 seconds, not '%s'", optarg);
+        break;
+    case OPT_HEARTBEAT:
+        o->heartbeat = true;
+        break;
+    case OPT_EMPTY:
+        if (!parse_long(optarg, 1, 1000000, &o->empty_claims))
+            return usage_error("--empty-claims needs 1..1000000, not '%s'", optarg);
+        break;
+    case OPT_TIMEOUT:
+        if (!parse_double(optarg, 1, 300, &o->timeout))
+            return usage_error("--timeout needs 1..300 seconds, not '%s'", optarg);
+        break;
+    case OPT_LIMIT:
+        if (!parse_double(optarg, 1, 86400, &o->limit))
+            return usage_error("--duration-limit needs 1..86400 seconds, not '%s'", optarg);
+        break;
+    case OPT_QUIET:
+        o->quiet = true;
+        break;
+    case OPT_JSON:
+        o->json = true;
+        break;
+    case 'h':
+        fputs(usage_text, stdout);
+        return 0;
+    default:
+        return usage_error("unknown option");
+    }
+    return -1;
+}
+
 int hvload_parse_options(int argc, char **argv, struct options *o)
 {
-    enum {
-        OPT_SERVER = 256,
-        OPT_TOKEN,
-        OPT_WORKERS,
-        OPT_TARGET,
-        OPT_SAMPLES,
-        OPT_METRICS,
-        OPT_WAIT,
-        OPT_HEARTBEAT,
-        OPT_EMPTY,
-        OPT_TIMEOUT,
-        OPT_LIMIT,
-        OPT_QUIET,
-        OPT_JSON,
-    };
     static const struct option longopts[] = {
         {"server", required_argument, NULL, OPT_SERVER},
         {"token", required_argument, NULL, OPT_TOKEN},
@@ -154,67 +224,9 @@ int hvload_parse_options(int argc, char **argv, struct options *o)
                           .limit = 300};
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_SERVER:
-            if (o->n_servers == MAX_SERVERS)
-                return usage_error("at most %d --server options", MAX_SERVERS);
-            if (!loopback_url(optarg))
-                return usage_error("--server must be an http:// URL on this machine "
-                                   "(127.0.0.0/8, [::1] or localhost), not '%s'",
-                                   optarg);
-            o->servers[o->n_servers++] = optarg;
-            break;
-        case OPT_TOKEN:
-            o->token = optarg;
-            break;
-        case OPT_WORKERS:
-            if (!parse_long(optarg, 1, MAX_WORKERS, &o->workers))
-                return usage_error("--workers needs 1..%d, not '%s'", MAX_WORKERS, optarg);
-            break;
-        case OPT_TARGET:
-            if (*optarg == '\0' || strlen(optarg) > 128)
-                return usage_error("--target needs a name of 1 to 128 characters");
-            o->target = optarg;
-            break;
-        case OPT_SAMPLES:
-            if (!parse_long(optarg, 0, MAX_SAMPLES, &o->samples))
-                return usage_error("--samples needs 0..%d, not '%s'", MAX_SAMPLES, optarg);
-            break;
-        case OPT_METRICS:
-            if (!parse_long(optarg, 1, 1000, &o->metrics))
-                return usage_error("--metrics needs 1..1000, not '%s'", optarg);
-            break;
-        case OPT_WAIT:
-            if (!parse_double(optarg, 0, 30, &o->wait))
-                return usage_error("--wait needs 0..30 seconds, not '%s'", optarg);
-            break;
-        case OPT_HEARTBEAT:
-            o->heartbeat = true;
-            break;
-        case OPT_EMPTY:
-            if (!parse_long(optarg, 1, 1000000, &o->empty_claims))
-                return usage_error("--empty-claims needs 1..1000000, not '%s'", optarg);
-            break;
-        case OPT_TIMEOUT:
-            if (!parse_double(optarg, 1, 300, &o->timeout))
-                return usage_error("--timeout needs 1..300 seconds, not '%s'", optarg);
-            break;
-        case OPT_LIMIT:
-            if (!parse_double(optarg, 1, 86400, &o->limit))
-                return usage_error("--duration-limit needs 1..86400 seconds, not '%s'", optarg);
-            break;
-        case OPT_QUIET:
-            o->quiet = true;
-            break;
-        case OPT_JSON:
-            o->json = true;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return 0;
-        default:
-            return usage_error("unknown option");
-        }
+        int rc = take_option(c, o);
+        if (rc >= 0)
+            return rc;
     }
     if (optind < argc)
         return usage_error("unexpected argument '%s'", argv[optind]);

@@ -207,6 +207,58 @@ enum hv_db_status hv_db_leases_expire(long *n)
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 
+/* Two claims of one plan from two of its targets may run at the same
+ * moment (a job that ends wakes both), each seeing in its snapshot no job
+ * of the plan running. So after its claim statement a claim takes the
+ * plan's claim lock (a transaction-scoped advisory lock, which nothing
+ * else takes) and looks again with a fresh snapshot: the claim that comes
+ * second sees the first one's job running on another target and is
+ * rolled back. */
+static const struct hv_stmt claim_lock = {
+    "job_claim_lock",
+    "SELECT pg_advisory_xact_lock(742199, (SELECT plan_id FROM jobs WHERE id = $1)::int)", 1};
+static const struct hv_stmt claim_overlap = {
+    "job_claim_overlap",
+    "SELECT 1 FROM jobs me, jobs o WHERE me.id = $1 AND o.plan_id = me.plan_id "
+    "AND o.status = 'running' AND o.id <> me.id AND o.target_name <> me.target_name "
+    "AND (me.group_id IS NULL OR o.group_id IS DISTINCT FROM me.group_id) LIMIT 1",
+    1};
+
+struct claim_args {
+    const char *const *params;
+    json_t *job;
+};
+
+static enum hv_db_status claim_txn(struct hv_db *db, void *arg)
+{
+    struct claim_args *a = arg;
+    json_decref(a->job);
+    a->job = NULL;
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &claim, a->params, &r);
+    if (s == HV_DB_OK) {
+        a->job = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
+        if (a->job == NULL)
+            s = HV_DB_ERROR;
+    }
+    PQclear(r);
+    if (s != HV_DB_OK)
+        return s;
+    char idtxt[24];
+    const char *id[] = {
+        hv_db_int(idtxt, sizeof idtxt, json_integer_value(json_object_get(a->job, "id")))};
+    s = hv_db_exec(db, &claim_lock, id, NULL);
+    if (s == HV_DB_OK)
+        s = hv_db_exec(db, &claim_overlap, id, NULL);
+    if (s == HV_DB_OK) {
+        /* Another target of the plan got there first: undo this claim. */
+        json_decref(a->job);
+        a->job = NULL;
+        return HV_DB_CONFLICT;
+    }
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
 enum hv_db_status hv_db_job_claim(int64_t target_id, int64_t worker_id, int lease_s, json_t **job)
 {
     struct hv_db *db = hv_db_thread();
@@ -216,14 +268,14 @@ enum hv_db_status hv_db_job_claim(int64_t target_id, int64_t worker_id, int leas
     snprintf(tid, sizeof tid, "%lld", (long long)target_id);
     snprintf(lease, sizeof lease, "%d", lease_s);
     const char *params[] = {tid, lease, hv_db_int(wid, sizeof wid, worker_id)};
-    PGresult *r;
-    enum hv_db_status s = hv_db_exec(db, &claim, params, &r);
-    if (s == HV_DB_OK) {
-        *job = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
-        if (*job == NULL)
-            s = HV_DB_ERROR;
-    }
-    PQclear(r);
+    struct claim_args a = {.params = params};
+    enum hv_db_status s = hv_db_txn(db, claim_txn, &a);
+    if (s == HV_DB_CONFLICT)
+        s = HV_DB_NONE; /* nothing to run now; the running job's end wakes us */
+    if (s == HV_DB_OK)
+        *job = a.job;
+    else
+        json_decref(a.job);
     return s;
 }
 

@@ -291,6 +291,45 @@ static int restore_only(const struct options *o)
     return EXIT_SUCCESS;
 }
 
+/* The facts this worker registers with: the machine's, its site
+ * benchmarks, libvirt's view with --libvirt, and on a host what each
+ * actuator can do here (so a plan the host cannot run is refused at
+ * submission). Returns them, or NULL after a message. */
+static json_t *collect_facts(const struct options *o, const struct hv_conf *conf)
+{
+    json_t *facts = hv_facts_collect();
+    if (facts == NULL ||
+        (conf != NULL &&
+         json_object_set_new(facts, "benchmarks", hv_conf_benchmarks_json(conf)) != 0)) {
+        hv_error("cannot collect the machine's facts: out of memory");
+        json_decref(facts);
+        return NULL;
+    }
+    if (o->libvirt != NULL) {
+        char err[512];
+        if (hv_facts_add_libvirt(facts, o->libvirt, err, sizeof err) != 0) {
+            hv_error("%s", err);
+            json_decref(facts);
+            return NULL;
+        }
+        json_t *lv = json_object_get(facts, "libvirt");
+        hv_info("libvirt %s: %s %s, %zu domain%s", json_string_value(json_object_get(lv, "uri")),
+                json_string_value(json_object_get(lv, "hypervisor")),
+                json_string_value(json_object_get(lv, "hypervisor_version")),
+                json_array_size(json_object_get(lv, "domains")),
+                json_array_size(json_object_get(lv, "domains")) == 1 ? "" : "s");
+    }
+    const char *kind =
+        o->kind != NULL ? o->kind : json_string_value(json_object_get(facts, "kind"));
+    if (kind != NULL && strcmp(kind, "host") == 0) {
+        struct hv_act_ctx probe = {.root = o->sysfs_root, .libvirt_uri = o->libvirt};
+        json_t *acts = hv_actuators_probe(&probe);
+        if (acts != NULL)
+            json_object_set_new(facts, "actuators", acts);
+    }
+    return facts;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -320,38 +359,12 @@ int main(int argc, char **argv)
         hv_info("configuration %s: %zu site benchmark%s", o.config, conf->n_benchmarks,
                 conf->n_benchmarks == 1 ? "" : "s");
     }
-    json_t *facts = hv_facts_collect();
-    if (facts == NULL ||
-        (conf != NULL &&
-         json_object_set_new(facts, "benchmarks", hv_conf_benchmarks_json(conf)) != 0)) {
-        hv_error("cannot collect the machine's facts: out of memory");
-        json_decref(facts);
+    json_t *facts = collect_facts(&o, conf);
+    if (facts == NULL) {
         hv_conf_free(conf);
         return EXIT_FAILURE;
     }
-    if (o.libvirt != NULL) {
-        char err[512];
-        if (hv_facts_add_libvirt(facts, o.libvirt, err, sizeof err) != 0) {
-            hv_error("%s", err);
-            json_decref(facts);
-            return EXIT_FAILURE;
-        }
-        json_t *lv = json_object_get(facts, "libvirt");
-        hv_info("libvirt %s: %s %s, %zu domain%s", json_string_value(json_object_get(lv, "uri")),
-                json_string_value(json_object_get(lv, "hypervisor")),
-                json_string_value(json_object_get(lv, "hypervisor_version")),
-                json_array_size(json_object_get(lv, "domains")),
-                json_array_size(json_object_get(lv, "domains")) == 1 ? "" : "s");
-    }
     const char *kind = o.kind != NULL ? o.kind : json_string_value(json_object_get(facts, "kind"));
-    if (kind != NULL && strcmp(kind, "host") == 0) {
-        /* What this host can apply, so a plan it cannot run is refused at
-         * submission. */
-        struct hv_act_ctx probe = {.root = o.sysfs_root, .libvirt_uri = o.libvirt};
-        json_t *acts = hv_actuators_probe(&probe);
-        if (acts != NULL)
-            json_object_set_new(facts, "actuators", acts);
-    }
     char *fingerprint = hv_facts_fingerprint(facts);
     if (fingerprint == NULL) {
         hv_error("cannot collect the machine's facts: out of memory");
