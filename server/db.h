@@ -59,6 +59,13 @@ enum hv_db_status hv_db_json(const struct hv_stmt *st, const char *const *params
 /** Formats an integer for a text parameter into buf (24 bytes suffice). */
 const char *hv_db_int(char *buf, size_t len, long long v);
 
+/** s, except HV_DB_NONE becomes HV_DB_ERROR: for a statement that must
+ *  find or change a row, where finding none is a failure. */
+static inline enum hv_db_status hv_db_must(enum hv_db_status s)
+{
+    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+}
+
 /** Runs one SQL command without parameters (BEGIN, COMMIT, ...). */
 enum hv_db_status hv_db_command(struct hv_db *db, const char *sql);
 

@@ -424,7 +424,7 @@ static enum hv_db_status cp_write(struct hv_db *db, const char *target, const ch
                             ctx};
     s = hv_db_exec(db, keep > 0 ? &cp_update : &cp_insert, params, NULL);
     free(ctx);
-    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    return hv_db_must(s);
 }
 
 /* The kept change points of a series: ids and times. */
@@ -540,7 +540,7 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
         snprintf(series, sizeof series, "%s", PQgetvalue(r, 0, 0));
     PQclear(r);
     if (s != HV_DB_OK)
-        return s == HV_DB_NONE ? HV_DB_ERROR : s;
+        return hv_db_must(s);
     s = write_found(db, a, target, series);
     if (s != HV_DB_OK)
         return s;
@@ -555,7 +555,7 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
         *a->out = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
     PQclear(r);
     if (s != HV_DB_OK)
-        return s == HV_DB_NONE ? HV_DB_ERROR : s;
+        return hv_db_must(s);
     return *a->out != NULL ? HV_DB_OK : HV_DB_ERROR;
 }
 

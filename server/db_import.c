@@ -82,7 +82,7 @@ static enum hv_db_status exec_id(struct hv_db *db, const struct hv_stmt *st,
         *keep = r;
     else
         PQclear(r);
-    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    return hv_db_must(s);
 }
 
 /* One run: its job, its result, its metrics and samples. config_ids
@@ -162,7 +162,7 @@ static enum hv_db_status store_configs(struct hv_db *db, const struct hv_import 
             config_ids[idx] = strtoll(PQgetvalue(r, i, 0), NULL, 10);
     }
     PQclear(r);
-    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    return hv_db_must(s);
 }
 
 static enum hv_db_status store_txn(struct hv_db *db, void *arg)

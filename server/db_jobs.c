@@ -342,7 +342,7 @@ static enum hv_db_status ready_txn(struct hv_db *db, void *arg)
     s = hv_db_exec(db, &ready_group, p1, &r);
     if (s != HV_DB_OK) {
         PQclear(r);
-        return s == HV_DB_NONE ? HV_DB_ERROR : s;
+        return hv_db_must(s);
     }
     a->out->size = atoi(PQgetvalue(r, 0, 0));
     a->out->ready = atoi(PQgetvalue(r, 0, 1));
@@ -352,7 +352,7 @@ static enum hv_db_status ready_txn(struct hv_db *db, void *arg)
     s = hv_db_json(&ready_endpoints, p1, &eps, NULL);
     if (s != HV_DB_OK) {
         json_decref(eps);
-        return s == HV_DB_NONE ? HV_DB_ERROR : s;
+        return hv_db_must(s);
     }
     json_decref(a->out->endpoints);
     a->out->endpoints = eps;
@@ -365,7 +365,7 @@ static enum hv_db_status ready_txn(struct hv_db *db, void *arg)
     if (s == HV_DB_OK)
         snprintf(a->out->start_at, sizeof a->out->start_at, "%s", PQgetvalue(r, 0, 0));
     PQclear(r);
-    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    return hv_db_must(s);
 }
 
 enum hv_db_status hv_db_job_ready(int64_t id, int attempt, int lease_s, double delay,
@@ -544,7 +544,7 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
     free(observed);
     if (s != HV_DB_OK) {
         PQclear(r);
-        return s == HV_DB_NONE ? HV_DB_ERROR : s;
+        return hv_db_must(s);
     }
     a->result_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);

@@ -344,7 +344,7 @@ static enum hv_db_status insert_rows(struct hv_db *db, struct create_args *a, co
     free(config_arr);
     free(levels_text);
     if (st != HV_DB_OK)
-        return st == HV_DB_NONE ? HV_DB_ERROR : st;
+        return hv_db_must(st);
 
     if (x->n_groups > 0) {
         char *sizes = malloc(x->n_groups * 12 + 3);
@@ -360,7 +360,7 @@ static enum hv_db_status insert_rows(struct hv_db *db, struct create_args *a, co
         st = hv_db_exec(db, &insert_groups, p3, NULL);
         free(sizes);
         if (st != HV_DB_OK)
-            return st == HV_DB_NONE ? HV_DB_ERROR : st;
+            return hv_db_must(st);
     }
 
     const char **targets = calloc(x->n_jobs ? x->n_jobs : 1, sizeof *targets);
@@ -413,7 +413,7 @@ static enum hv_db_status create_txn(struct hv_db *db, void *arg)
     free(spec);
     if (st != HV_DB_OK) {
         PQclear(r);
-        return st == HV_DB_NONE ? HV_DB_ERROR : st;
+        return hv_db_must(st);
     }
     a->id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
@@ -494,7 +494,7 @@ static enum hv_db_status cancel_txn(struct hv_db *db, void *arg)
     s = hv_db_exec(db, &open_jobs, params, &r);
     if (s != HV_DB_OK) {
         PQclear(r);
-        return s == HV_DB_NONE ? HV_DB_ERROR : s;
+        return hv_db_must(s);
     }
     long open = atol(PQgetvalue(r, 0, 0)), total = atol(PQgetvalue(r, 0, 1));
     PQclear(r);

@@ -196,7 +196,7 @@ enum hv_db_status hv_db_steps_create(struct hv_db *db, const char *plan_id, cons
     const char *p3[] = {plan_id, host};
     if (s == HV_DB_OK)
         s = hv_db_exec(db, &insert_steps, p3, NULL);
-    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    return hv_db_must(s);
 }
 
 static enum hv_db_status tick_txn(struct hv_db *db, void *arg)

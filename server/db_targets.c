@@ -116,7 +116,7 @@ enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const 
         *id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
     if (s != HV_DB_OK)
-        return s == HV_DB_NONE ? HV_DB_ERROR : s;
+        return hv_db_must(s);
     char tid[24];
     const char *pf[] = {hv_db_int(tid, sizeof tid, *id), fingerprint, facts_json};
     s = hv_db_exec(db, &facts_version, pf, NULL);

@@ -197,7 +197,7 @@ static enum hv_db_status register_txn(struct hv_db *db, void *arg)
     if (s == HV_DB_OK)
         out->worker_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
-    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    return hv_db_must(s);
 }
 
 enum hv_db_status hv_db_worker_register(const struct hv_worker_registration *reg,
@@ -246,5 +246,5 @@ enum hv_db_status hv_db_job_owner(int64_t job_id, int attempt, int64_t worker_id
             *who = HV_OWNER_OTHER;
     }
     PQclear(r);
-    return s == HV_DB_NONE ? HV_DB_ERROR : s;
+    return hv_db_must(s);
 }
