@@ -74,7 +74,7 @@ enum hv_db_status hv_db_telemetry_store(const struct hv_telemetry_upload *u, boo
     }
     if (u->attempt > current)
         return HV_DB_CONFLICT;
-    char *samples = json_dumps(u->samples ? u->samples : json_array(), JSON_COMPACT);
+    char *samples = u->samples ? json_dumps(u->samples, JSON_COMPACT) : strdup("[]");
     char *observed = u->observed ? json_dumps(u->observed, JSON_COMPACT) : strdup("{}");
     if (samples == NULL || observed == NULL) {
         free(samples);
