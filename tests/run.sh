@@ -27,6 +27,8 @@ mkdir -p "$LOGS"
 # api/openapi.yaml.
 export HV_CONTRACT_LOG=$LOGS/contract.jsonl
 : >"$HV_CONTRACT_LOG"
+# Sanitizer builds: what LeakSanitizer is not to report (tests/lsan.supp).
+export LSAN_OPTIONS=suppressions=$ROOT/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}
 
 selected() {
     local name=$1 p
