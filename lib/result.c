@@ -36,7 +36,7 @@ static const struct hv_jfield metric_fields[] = {
     {0},
 };
 
-static const struct hv_jfield sample_fields[] = {
+const struct hv_jfield hv_result_sample_fields[] = {
     {.name = "metric", .type = HV_J_STRING, .required = true, .max_len = 128},
     {.name = "t", .type = HV_J_NUMBER, .required = true, .min = -1e6, .max = 1e8},
     {.name = "value", .type = HV_J_NUMBER, .required = true},
@@ -161,7 +161,7 @@ static void check_samples(const json_t *list, const json_t *units, json_t *error
         if (json_array_size(errors) > MAX_ERRORS)
             return;
         hv_jpath_index(path, sizeof path, "/samples", i);
-        if (hv_jspec_check(row, path, sample_fields, errors) > 0)
+        if (hv_jspec_check(row, path, hv_result_sample_fields, errors) > 0)
             continue;
         const char *name = json_string_value(json_object_get(row, "metric"));
         check_value(row, path, name, json_string_value(json_object_get(units, name)), errors);

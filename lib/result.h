@@ -10,12 +10,17 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include "jspec.h"
 
 /** Most metrics in one result. */
 #define HV_RESULT_MAX_METRICS 1000
 /** Most per-second samples in one result: a day of one metric a second
  *  plus a margin; workers average longer series down to fit. */
 #define HV_RESULT_MAX_SAMPLES 200000
+
+/** The members of one sample {"metric", "t", "value"}: the spec both a
+ *  result's samples and a host's telemetry samples are checked against. */
+extern const struct hv_jfield hv_result_sample_fields[];
 /** Longest raw tool output kept with a result, in bytes (unescaped). */
 #define HV_RESULT_MAX_RAW (1u << 20)
 /** Largest magnitude of a metric or sample value: far past any rate, time

@@ -25,13 +25,6 @@ static const struct hv_jfield telemetry_fields[] = {
     {0},
 };
 
-static const struct hv_jfield sample_fields[] = {
-    {.name = "metric", .type = HV_J_STRING, .required = true, .max_len = 128},
-    {.name = "t", .type = HV_J_NUMBER, .required = true, .min = -1e6, .max = 1e8},
-    {.name = "value", .type = HV_J_NUMBER, .required = true},
-    {0},
-};
-
 /* Checks the body: its members, each sample (a host.* metric with an
  * acceptable value), and t0 when samples are given. */
 static void check_body(const json_t *doc, json_t *errors)
@@ -52,7 +45,7 @@ static void check_body(const json_t *doc, json_t *errors)
         if (json_array_size(errors) > 50)
             return;
         hv_jpath_index(path, sizeof path, "/samples", i);
-        if (hv_jspec_check(row, path, sample_fields, errors) > 0)
+        if (hv_jspec_check(row, path, hv_result_sample_fields, errors) > 0)
             continue;
         const char *name = json_string_value(json_object_get(row, "metric"));
         char p[80], why[160];
