@@ -541,20 +541,27 @@ static bool next_elem(const char **p, char *out, size_t len)
     return true;
 }
 
-/* Calls fn for every value of one row of plan_observations_alone. */
-static enum hv_db_status walk_alone(PGresult *r, int i, hv_db_obs_fn fn, void *arg)
+/* The series of row i of either observations query: its first six
+ * columns (configuration, workload, target, metric, unit, direction). */
+static struct hv_db_obs series_of(PGresult *r, int i)
 {
-    const char *rounds = PQgetvalue(r, i, 6), *values = PQgetvalue(r, i, 7),
-               *ids = PQgetvalue(r, i, 8);
-    struct hv_db_obs o = {
+    return (struct hv_db_obs){
         .config = atoi(PQgetvalue(r, i, 0)),
         .workload = PQgetvalue(r, i, 1),
         .target = PQgetvalue(r, i, 2),
         .metric = PQgetvalue(r, i, 3),
         .unit = PQgetvalue(r, i, 4),
         .higher_is_better = PQgetvalue(r, i, 5)[0] == 't',
-        .members = 1,
     };
+}
+
+/* Calls fn for every value of one row of plan_observations_alone. */
+static enum hv_db_status walk_alone(PGresult *r, int i, hv_db_obs_fn fn, void *arg)
+{
+    const char *rounds = PQgetvalue(r, i, 6), *values = PQgetvalue(r, i, 7),
+               *ids = PQgetvalue(r, i, 8);
+    struct hv_db_obs o = series_of(r, i);
+    o.members = 1;
     char round[24], value[64], job[24];
     while (next_elem(&rounds, round, sizeof round)) {
         if (!next_elem(&values, value, sizeof value) || !next_elem(&ids, job, sizeof job))
@@ -591,19 +598,12 @@ enum hv_db_status hv_db_plan_observations(int64_t id, hv_db_obs_fn fn, void *arg
     if (s == HV_DB_NONE)
         s = HV_DB_OK;
     for (int i = 0; s == HV_DB_OK && r != NULL && i < PQntuples(r); i++) {
-        struct hv_db_obs o = {
-            .config = atoi(PQgetvalue(r, i, 0)),
-            .workload = PQgetvalue(r, i, 1),
-            .target = PQgetvalue(r, i, 2),
-            .metric = PQgetvalue(r, i, 3),
-            .unit = PQgetvalue(r, i, 4),
-            .higher_is_better = PQgetvalue(r, i, 5)[0] == 't',
-            .round = atoi(PQgetvalue(r, i, 6)),
-            .members = atol(PQgetvalue(r, i, 7)),
-            .scale = strtod(PQgetvalue(r, i, 8), NULL),
-            .mean_s = strtod(PQgetvalue(r, i, 9), NULL),
-            .jobs = PQgetvalue(r, i, 10),
-        };
+        struct hv_db_obs o = series_of(r, i);
+        o.round = atoi(PQgetvalue(r, i, 6));
+        o.members = atol(PQgetvalue(r, i, 7));
+        o.scale = strtod(PQgetvalue(r, i, 8), NULL);
+        o.mean_s = strtod(PQgetvalue(r, i, 9), NULL);
+        o.jobs = PQgetvalue(r, i, 10);
         if (fn(arg, &o) != 0)
             s = HV_DB_ERROR;
     }
