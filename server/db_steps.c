@@ -199,10 +199,23 @@ enum hv_db_status hv_db_steps_create(struct hv_db *db, const char *plan_id, cons
     return hv_db_must(s);
 }
 
+/* Ticks run one at a time. Without this, two ticks that both found a
+ * plan's block ended would both advance it: the second, finding the plan
+ * row changed under it by the first, re-checks only that row (Read
+ * Committed's recheck does not run the NOT EXISTS anti-joins again), so
+ * it advanced from the new block too, skipping a block whose jobs then
+ * stayed queued for good. Taken first, the lock makes the advance's
+ * snapshot include every earlier tick. */
+static const struct hv_stmt tick_lock = {"steps_tick_lock",
+                                         "SELECT pg_advisory_xact_lock(742199, 0)", 0};
+
 static enum hv_db_status tick_txn(struct hv_db *db, void *arg)
 {
     (void)arg;
-    enum hv_db_status s = hv_db_exec(db, &expire, NULL, NULL);
+    enum hv_db_status s = hv_db_exec(db, &tick_lock, NULL, NULL);
+    if (s != HV_DB_OK)
+        return s;
+    s = hv_db_exec(db, &expire, NULL, NULL);
     if (s == HV_DB_OK || s == HV_DB_NONE)
         s = hv_db_exec(db, &advance, NULL, NULL);
     return s == HV_DB_NONE ? HV_DB_OK : s;
