@@ -26,7 +26,7 @@ endif
 
 PKG_CONFIG ?= pkg-config
 PKGS_LIB    = jansson libcurl gsl
-PKGS_SERVER = libmicrohttpd jansson libpq gsl gnutls
+PKGS_SERVER = libmicrohttpd jansson libpq gsl gnutls libcurl
 PKGS_WORKER = jansson libcurl
 # Headers only: worker/virt.c loads libvirt and worker/virt/xml.c libxml2
 # (for editing domain XML) at run time, so guest workers load neither.
@@ -237,9 +237,15 @@ CURLIDLE := $(BUILD)/bench/curlidle
 # tests/tools/slowclients.c: slow clients on loopback
 # (tests/integration/test_slow_clients.sh).
 SLOWCLIENTS := $(BUILD)/tools/slowclients
+# tests/tools/hookrecv.c: a webhook receiver (tests/integration/test_webhooks.sh).
+HOOKRECV := $(BUILD)/tools/hookrecv
 .PHONY: bench test-tools
 bench: $(PROGS) $(HVLOAD) $(ENGINERUN) $(NETRUN) $(CURLIDLE) $(SLOWCLIENTS)
-test-tools: $(SLOWCLIENTS)
+test-tools: $(SLOWCLIENTS) $(HOOKRECV)
+
+$(HOOKRECV): $(BUILD)/obj/tests/tools/hookrecv.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,libmicrohttpd jansson gnutls) $(LDLIBS_COMMON)
 
 $(SLOWCLIENTS): $(BUILD)/obj/tests/tools/slowclients.o
 	@mkdir -p $(dir $@)

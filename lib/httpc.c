@@ -5,6 +5,7 @@
  * option of one request can leak into the next. */
 #include "httpc.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -24,6 +25,8 @@ struct hv_httpc {
     char *auth_header; /* "Authorization: Bearer ..." or NULL */
     long timeout_s;
     volatile sig_atomic_t *abort_flag; /* NULL: requests are never aborted */
+    bool public_only;                  /* refuse loopback, private, link-local */
+    char refused[128];                 /* why the last connection was refused */
 };
 
 /* The body of one answer as it arrives. */
@@ -205,6 +208,62 @@ static size_t collect_header(char *ptr, size_t size, size_t nmemb, void *userdat
     return n;
 }
 
+void hv_httpc_set_public_only(struct hv_httpc *c, bool on)
+{
+    c->public_only = on;
+}
+
+static const char *ipv4_class(const unsigned char *a)
+{
+    if (a[0] == 127)
+        return "loopback";
+    if (a[0] == 0)
+        return "unspecified";
+    if (a[0] == 10 || (a[0] == 172 && (a[1] & 0xf0) == 16) || (a[0] == 192 && a[1] == 168) ||
+        (a[0] == 100 && (a[1] & 0xc0) == 64))
+        return "private";
+    if (a[0] == 169 && a[1] == 254)
+        return "link-local";
+    return NULL;
+}
+
+const char *hv_httpc_address_class(const char *ip)
+{
+    unsigned char a[16];
+    if (inet_pton(AF_INET, ip, a) == 1)
+        return ipv4_class(a);
+    if (inet_pton(AF_INET6, ip, a) != 1)
+        return "invalid";
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (memcmp(a, mapped, sizeof mapped) == 0)
+        return ipv4_class(a + 12);
+    static const unsigned char zero[16];
+    if (memcmp(a, zero, 15) == 0)
+        return a[15] == 1 ? "loopback" : a[15] == 0 ? "unspecified" : NULL;
+    if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
+        return "link-local";
+    if ((a[0] & 0xfe) == 0xfc)
+        return "private";
+    return NULL;
+}
+
+#if LIBCURL_VERSION_NUM >= 0x075000
+/* Runs once a connection is made, before the request is sent. */
+static int check_address(void *clientp, char *primary_ip, char *local_ip, int primary_port,
+                         int local_port)
+{
+    (void)local_ip;
+    (void)primary_port;
+    (void)local_port;
+    struct hv_httpc *c = clientp;
+    const char *cls = hv_httpc_address_class(primary_ip);
+    if (cls == NULL)
+        return CURL_PREREQFUNC_OK;
+    snprintf(c->refused, sizeof c->refused, "address %s is %s: not allowed", primary_ip, cls);
+    return CURL_PREREQFUNC_ABORT;
+}
+#endif
+
 /* Sends one request; extra is NULL or a NULL-terminated list of further
  * header lines. */
 static int request(struct hv_httpc *c, const char *method, const char *path,
@@ -223,7 +282,8 @@ static int request(struct hv_httpc *c, const char *method, const char *path,
         set_error(resp, "out of memory");
         return -1;
     }
-    snprintf(url, url_len, "%s%s%s", c->base_url, path[0] == '/' ? "" : "/", path);
+    snprintf(url, url_len, "%s%s%s", c->base_url, path[0] == '/' || path[0] == '\0' ? "" : "/",
+             path);
 
     struct curl_slist *headers = NULL, *h;
     char ct_header[256];
@@ -279,13 +339,26 @@ static int request(struct hv_httpc *c, const char *method, const char *path,
         curl_easy_setopt(curl, CURLOPT_XFERINFODATA, c);
         curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     }
+    c->refused[0] = '\0';
+    if (c->public_only) {
+#if LIBCURL_VERSION_NUM >= 0x075000
+        curl_easy_setopt(curl, CURLOPT_PREREQFUNCTION, check_address);
+        curl_easy_setopt(curl, CURLOPT_PREREQDATA, c);
+#else
+        snprintf(c->refused, sizeof c->refused, "this libcurl cannot check addresses");
+#endif
+    }
     set_method(curl, method, data, len);
 
-    CURLcode rc = curl_easy_perform(curl);
+    CURLcode rc = c->refused[0] != '\0' ? CURLE_ABORTED_BY_CALLBACK : CURLE_OK;
+    if (rc == CURLE_OK)
+        rc = curl_easy_perform(curl);
     int result = -1;
     if (rc != CURLE_OK) {
         if (body.too_large) {
             set_error(resp, "answer from %s exceeds %zu MiB", url, HTTPC_MAX_BODY >> 20);
+        } else if (c->refused[0] != '\0') {
+            set_error(resp, "%s %s: %s", method, url, c->refused);
         } else if (rc == CURLE_ABORTED_BY_CALLBACK) {
             resp->aborted = true;
             set_error(resp, "%s %s: aborted", method, url);
@@ -319,6 +392,13 @@ int hv_httpc_request_raw(struct hv_httpc *c, const char *method, const char *pat
                          struct hv_http_response *resp)
 {
     return request(c, method, path, content_type, data, len, NULL, resp);
+}
+
+int hv_httpc_request_raw_headers(struct hv_httpc *c, const char *method, const char *path,
+                                 const char *content_type, const char *data, size_t len,
+                                 const char *const *headers, struct hv_http_response *resp)
+{
+    return request(c, method, path, content_type, data, len, headers, resp);
 }
 
 int hv_httpc_request_headers(struct hv_httpc *c, const char *method, const char *path, json_t *body,

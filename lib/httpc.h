@@ -64,6 +64,25 @@ int hv_httpc_request_raw(struct hv_httpc *c, const char *method, const char *pat
                          const char *content_type, const char *data, size_t len,
                          struct hv_http_response *resp);
 
+/** Like hv_httpc_request_raw(), and also sends headers as
+ *  hv_httpc_request_headers() does. An empty path sends to base_url as it
+ *  is (a webhook's whole URL). */
+int hv_httpc_request_raw_headers(struct hv_httpc *c, const char *method, const char *path,
+                                 const char *content_type, const char *data, size_t len,
+                                 const char *const *headers, struct hv_http_response *resp);
+
+/** With on, every later request of c refuses to connect to an address that
+ *  is not public (see hv_httpc_address_class()), checked on the address
+ *  actually connected to, after name resolution: the request fails with
+ *  an error naming the address and its class. Off by default. */
+void hv_httpc_set_public_only(struct hv_httpc *c, bool on);
+
+/** The class of a numeric IPv4 or IPv6 address: NULL for a public one,
+ *  else "loopback", "private" (RFC 1918, shared 100.64/10, unique local
+ *  fc00::/7), "link-local" or "unspecified"; "invalid" when ip is not an
+ *  address. An IPv4-mapped IPv6 address is classed as its IPv4 one. */
+const char *hv_httpc_address_class(const char *ip);
+
 /** Releases what a response holds. */
 void hv_http_response_clear(struct hv_http_response *resp);
 

@@ -20,6 +20,12 @@ void hv_h_job_samples(struct hv_request *req);
 void hv_h_targets_list(struct hv_request *req);
 void hv_h_target_get(struct hv_request *req);
 /* h_tokens.c */
+void hv_h_webhooks_create(struct hv_request *req);
+void hv_h_webhooks_list(struct hv_request *req);
+void hv_h_webhook_get(struct hv_request *req);
+void hv_h_webhook_delete(struct hv_request *req);
+void hv_h_webhook_deliveries(struct hv_request *req);
+void hv_h_webhook_ping(struct hv_request *req);
 void hv_h_tokens_create(struct hv_request *req);
 void hv_h_tokens_list(struct hv_request *req);
 void hv_h_token_revoke(struct hv_request *req);

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "static.h"
 #include "waiters.h"
+#include "webhooks.h"
 
 #include "hv_build.h"
 
@@ -310,7 +311,7 @@ static int cmd_serve(int argc, char **argv)
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (hv_waiters_start(hv_cfg.db) != 0 || hv_http_start() != 0)
+    if (hv_waiters_start(hv_cfg.db) != 0 || hv_webhooks_start() != 0 || hv_http_start() != 0)
         return 1;
     hv_info("listening on http://%s:%u (%u threads, schema %d, web %s)", hv_cfg.listen_host,
             hv_cfg.listen_port, hv_cfg.threads, hv_cfg.expected_schema, hv_cfg.web_dir);
@@ -318,6 +319,7 @@ static int cmd_serve(int argc, char **argv)
     sigwait(&set, &sig);
     hv_info("signal %d: draining requests in flight", sig);
     hv_http_stop(10);
+    hv_webhooks_stop();
     hv_info("stopped");
     return 0;
 }

@@ -369,6 +369,63 @@ static void test_describe_without_body(void)
     CHECK_SAY(r.body == NULL, "clear drops the body");
 }
 
+static void test_address_class(void)
+{
+    static const char *const cases[][2] = {
+        {"127.0.0.1", "loopback"},
+        {"127.255.0.9", "loopback"},
+        {"::1", "loopback"},
+        {"10.1.2.3", "private"},
+        {"172.16.0.1", "private"},
+        {"172.31.255.1", "private"},
+        {"192.168.7.7", "private"},
+        {"100.64.0.1", "private"},
+        {"fd00::1", "private"},
+        {"169.254.169.254", "link-local"},
+        {"fe80::1", "link-local"},
+        {"0.0.0.0", "unspecified"},
+        {"::", "unspecified"},
+        {"::ffff:127.0.0.1", "loopback"},
+        {"::ffff:10.0.0.1", "private"},
+        {"8.8.8.8", NULL},
+        {"172.32.0.1", NULL},
+        {"100.128.0.1", NULL},
+        {"2001:db8::1", NULL},
+        {"::ffff:8.8.8.8", NULL},
+        {"example.org", "invalid"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *got = hv_httpc_address_class(cases[i][0]);
+        const char *want = cases[i][1];
+        CHECK_SAY((got == NULL && want == NULL) ||
+                      (got != NULL && want != NULL && strcmp(got, want) == 0),
+                  "%s is %s (got %s)", cases[i][0], want ? want : "public", got ? got : "public");
+    }
+}
+
+/* A client that may reach public addresses only is refused 127.0.0.1,
+ * with the address and its class in the error, and the path is sent as
+ * the whole base URL when it is empty. */
+static void test_public_only(int port)
+{
+    char base[64];
+    snprintf(base, sizeof base, "http://127.0.0.1:%d/json", port);
+    struct hv_httpc *c = hv_httpc_new(base, NULL, 2);
+    struct hv_http_response r;
+    hv_httpc_set_public_only(c, true);
+    int rc = hv_httpc_request_raw_headers(c, "POST", "", "application/json", "{}", 2, NULL, &r);
+    CHECK_SAY(rc == -1 && r.status == 0 && strstr(r.error, "address 127.0.0.1 is loopback") != NULL,
+              "loopback refused: \"%s\"", r.error);
+    hv_http_response_clear(&r);
+    hv_httpc_set_public_only(c, false);
+    const char *headers[] = {"X-Test: 1", NULL};
+    rc = hv_httpc_request_raw_headers(c, "POST", "", "application/json", "{}", 2, headers, &r);
+    CHECK_SAY(rc == 0 && r.status == 200 && strcmp(seen.path, "/json") == 0,
+              "allowed again, sent to the base URL itself (%s)", seen.path);
+    hv_http_response_clear(&r);
+    hv_httpc_free(c);
+}
+
 int main(void)
 {
     int port;
@@ -383,6 +440,8 @@ int main(void)
     test_abort(port);
     test_refused();
     test_describe_without_body();
+    test_address_class();
+    test_public_only(port);
     /* The server thread blocks in accept(); the process exit ends it. */
     return check_summary("httpc");
 }

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2016,SC2317 # jq programs in single quotes; functions run by wait_for
+# Webhooks: subscriptions need an admin token and a valid http(s) URL and
+# known events; the secret is shown once; a loopback receiver is refused
+# unless the subscription allows private addresses (the refusal is in the
+# delivery log); plan.started and plan.finished of a real plan reach a
+# receiver (tests/tools/hookrecv) that fails twice first, each signed with
+# the subscription's secret; a delivery queued while the receiver is down
+# survives a server restart and arrives once; a cancelled plan sends
+# plan.failed; a deleted subscription gets nothing more.
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+hv_setup
+
+RECV=$BUILD/tools/hookrecv
+[[ -x $RECV ]] || hv_die "$RECV not built (make test-tools)"
+A=(-H "Authorization: Bearer $ADMIN_TOKEN")
+S=(-H "Authorization: Bearer $SUBMIT_TOKEN")
+
+# start_receiver LOG [hookrecv args]: a receiver in the background; sets
+# RECV_PID and RECV_PORT.
+start_receiver() {
+    local log=$1 i
+    shift
+    rm -f -- "$HV_TMP/recv.port"
+    "$RECV" --port-file "$HV_TMP/recv.port" --log "$log" --secret-file "$HV_TMP/secret" "$@" \
+        >>"$HV_TMP/recv.out" 2>&1 &
+    RECV_PID=$!
+    HV_WORKER_PIDS+=("$RECV_PID")
+    for ((i = 0; i < 50; i++)); do
+        [[ -s $HV_TMP/recv.port ]] && break
+        sleep 0.1
+    done
+    RECV_PORT=$(cat "$HV_TMP/recv.port") || hv_die "hookrecv did not start: $(cat "$HV_TMP/recv.out")"
+}
+# received LOG EVENT: how many deliveries of EVENT LOG holds, by distinct id,
+# answered 204.
+received() {
+    [[ -s $1 ]] || { echo 0; return; }
+    jq -s --arg e "$2" '[.[] | select(.event == $e and .answered == 204) | .delivery] | unique | length' "$1"
+}
+plan_json() { # NAME
+    jq -c --arg n "$1" '.name = $n | .targets.host = "hook-host" | .repetitions.min = 1
+        | .workloads[0].params.seconds = 1' "$HV_ROOT/examples/quick.json"
+}
+
+# --- refusals ----------------------------------------------------------------------
+sub='{"url": "http://127.0.0.1:9/hook", "events": ["ping"]}'
+assert_status 401 POST /api/v1/webhooks --data-binary "$sub"
+assert_status 403 POST /api/v1/webhooks "${S[@]}" --data-binary "$sub"
+assert_status 400 POST /api/v1/webhooks "${A[@]}" --data-binary \
+    '{"url": "ftp://example.org/x", "events": ["plan.finished", "plan.exploded"]}'
+assert_eq "each problem at its path" "/events/1 /url" "$(json -r '[.errors[].path] | sort | join(" ")')"
+assert_status 400 POST /api/v1/webhooks "${A[@]}" --data-binary '{"url": "http://u:p@example.org/", "events": []}'
+assert_eq "credentials in the URL and no event refused" "/events /url" \
+    "$(json -r '[.errors[].path] | sort | join(" ")')"
+
+# --- a loopback receiver without allow_private ------------------------------------
+start_receiver "$HV_TMP/recv1.log"
+assert_status 201 POST /api/v1/webhooks "${A[@]}" --data-binary \
+    "{\"url\": \"http://127.0.0.1:$RECV_PORT/hook\", \"events\": [\"ping\"]}"
+H1=$(json .id)
+assert_match "the secret is shown at creation" '^hvs_[0-9a-f]{64}$' "$(json -r .secret)"
+assert_status 202 POST "/api/v1/webhooks/$H1/ping" "${A[@]}"
+refused() {
+    api GET "/api/v1/webhooks/$H1/deliveries" "${A[@]}"
+    [[ $(json -r '.items[0].last_error // ""') == *"is loopback: not allowed"* ]]
+}
+wait_for "a loopback receiver is refused without allow_private" 20 refused
+assert_eq "the receiver saw nothing" 0 "$(received "$HV_TMP/recv1.log" ping)"
+assert_status 200 DELETE "/api/v1/webhooks/$H1" "${A[@]}"
+assert_status 404 GET "/api/v1/webhooks/$H1" "${A[@]}"
+hv_stop_pid "$RECV_PID" 5
+
+# --- a real plan, a receiver that fails twice -------------------------------------------
+start_receiver "$HV_TMP/recv2.log" --fail 2
+assert_status 201 POST /api/v1/webhooks "${A[@]}" --data-binary "{\"url\": \"http://127.0.0.1:$RECV_PORT/hook\",
+    \"events\": [\"plan.started\", \"plan.finished\", \"plan.failed\"], \"allow_private\": true,
+    \"description\": \"test receiver\"}"
+H=$(json .id)
+json -r .secret >"$HV_TMP/secret"
+assert_status 200 GET /api/v1/webhooks "${A[@]}"
+assert_eq "the list shows the subscription without its secret" "$H false" \
+    "$(json -r '.items[0] | "\(.id) \(has("secret"))"')"
+
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$(plan_json hook-1)"
+P1=$(json .id)
+hv_start_worker hook-host --kind host --poll 1
+both_arrived() {
+    [[ $(received "$HV_TMP/recv2.log" plan.started) == 1 && $(received "$HV_TMP/recv2.log" plan.finished) == 1 ]]
+}
+wait_for "plan.started and plan.finished delivered (after two failures)" 60 both_arrived
+assert_eq "every delivery signed with the secret" "true" \
+    "$(jq -s '[.[] | select(.answered == 204) | .sig_ok] | unique | map(tostring) | join(",")' -r "$HV_TMP/recv2.log")"
+assert_eq "the first two answered 500" "500 500" \
+    "$(jq -s -r '[.[] | select(.n <= 2) | .answered] | map(tostring) | join(" ")' "$HV_TMP/recv2.log")"
+assert_eq "plan.finished names the plan, done" "$P1 done hook-1" \
+    "$(jq -s -r '[.[] | select(.event == "plan.finished")][-1].body.plan | "\(.id) \(.status) \(.name)"' "$HV_TMP/recv2.log")"
+assert_status 200 GET "/api/v1/webhooks/$H/deliveries" "${A[@]}"
+assert_eq "the log: both delivered, one of them after 3 attempts" "3 delivered delivered" \
+    "$(json -r '(.items | map(.attempts) | max) as $m | "\($m) \([.items[].status] | join(" "))"')"
+assert_status 200 GET "/api/v1/webhooks/$H" "${A[@]}"
+assert_eq "counts by status" '{"failed":0,"pending":0,"delivered":2}' "$(json -c '.deliveries')"
+
+# --- the receiver down, the server restarted -----------------------------------------
+hv_stop_pid "$RECV_PID" 5
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$(plan_json hook-2)"
+P2=$(json .id)
+pending_failed() {
+    api GET "/api/v1/webhooks/$H/deliveries" "${A[@]}"
+    [[ $(json -r --argjson p "$P2" '[.items[] | select(.event == "plan.finished" and .payload.plan.id == $p
+        and .status == "pending" and .attempts >= 1)] | length') == 1 ]]
+}
+wait_for "plan $P2's plan.finished waits, its receiver down" 60 pending_failed
+hv_stop_pid "$HV_SERVER_PID" 10
+start_receiver "$HV_TMP/recv3.log" --port "$RECV_PORT"
+hv_start_server
+arrived_after_restart() { [[ $(received "$HV_TMP/recv3.log" plan.finished) == 1 ]]; }
+wait_for "delivered after the server's restart" 60 arrived_after_restart
+assert_eq "it is plan $P2's, once" "$P2 1" \
+    "$(jq -s -r '[.[] | select(.event == "plan.finished")] | "\(.[0].body.plan.id) \(length)"' "$HV_TMP/recv3.log")"
+
+# --- a cancelled plan, then a deleted subscription -------------------------------------
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
+    "$(jq -c '.targets.host = "hook-nowhere"' <<<"$(plan_json hook-3)")"
+P3=$(json .id)
+assert_status 200 POST "/api/v1/plans/$P3/cancel" "${S[@]}"
+cancelled_sent() { [[ $(received "$HV_TMP/recv3.log" plan.failed) == 1 ]]; }
+wait_for "plan.failed for the cancelled plan" 30 cancelled_sent
+assert_eq "it says cancelled" "$P3 cancelled" \
+    "$(jq -s -r '[.[] | select(.event == "plan.failed")][0].body.plan | "\(.id) \(.status)"' "$HV_TMP/recv3.log")"
+assert_status 200 DELETE "/api/v1/webhooks/$H" "${A[@]}"
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
+    "$(jq -c '.targets.host = "hook-nowhere"' <<<"$(plan_json hook-4)")"
+assert_status 200 POST "/api/v1/plans/$(json .id)/cancel" "${S[@]}"
+sleep 3
+assert_eq "a deleted subscription gets nothing more" 1 "$(received "$HV_TMP/recv3.log" plan.failed)"
+hv_finish
