@@ -1,6 +1,8 @@
 /* waiters.c — see waiters.h. */
 #include "waiters.h"
 
+#include "webhooks.h"
+
 #include "log.h"
 #include "timeutil.h"
 
@@ -163,7 +165,7 @@ static PGconn *listen_connect(void)
         PQfinish(c);
         return NULL;
     }
-    PGresult *r = PQexec(c, "LISTEN hv_jobs; LISTEN hv_group");
+    PGresult *r = PQexec(c, "LISTEN hv_jobs; LISTEN hv_group; LISTEN hv_webhooks");
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
     if (!ok) {
@@ -186,6 +188,8 @@ static void drain_notifications(PGconn *c)
             atomic_fetch_add(&group_seq, 1);
             int64_t g = strtoll(n->extra, NULL, 10);
             resume_matching(match_group, &g);
+        } else if (strcmp(n->relname, "hv_webhooks") == 0) {
+            hv_webhooks_wake();
         }
         PQfreemem(n);
     }

@@ -21,6 +21,17 @@
 static pthread_t sender;
 static bool running;
 static volatile sig_atomic_t stopping;
+static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
+static bool woken;
+
+void hv_webhooks_wake(void)
+{
+    pthread_mutex_lock(&wake_lock);
+    woken = true;
+    pthread_cond_signal(&wake_cond);
+    pthread_mutex_unlock(&wake_lock);
+}
 
 int hv_webhook_signature(const char *secret, int64_t t, const char *body, size_t len, char *out,
                          size_t out_len)
@@ -97,11 +108,19 @@ static void send_one(const struct hv_webhook_due *d)
     hv_db_webhook_done(d->id, ok, status, ok ? NULL : err, retry);
 }
 
+/* Waits seconds, or until woken or stopped. */
 static void pause_for(double seconds)
 {
-    struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
-    while (!stopping && nanosleep(&ts, &ts) != 0)
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    double end = (double)until.tv_sec + (double)until.tv_nsec / 1e9 + seconds;
+    until.tv_sec = (time_t)end;
+    until.tv_nsec = (long)((end - (double)until.tv_sec) * 1e9);
+    pthread_mutex_lock(&wake_lock);
+    while (!woken && !stopping && pthread_cond_timedwait(&wake_cond, &wake_lock, &until) == 0)
         ;
+    woken = false;
+    pthread_mutex_unlock(&wake_lock);
 }
 
 static void *send_loop(void *arg)
@@ -120,7 +139,7 @@ static void *send_loop(void *arg)
             hv_webhook_due_clear(&due[i]);
         }
         if (n == 0)
-            pause_for(hv_db_webhook_next_in(1.0));
+            pause_for(hv_db_webhook_next_in(30.0));
     }
     return NULL;
 }
@@ -141,6 +160,7 @@ void hv_webhooks_stop(void)
     if (!running)
         return;
     stopping = 1;
+    hv_webhooks_wake();
     pthread_join(sender, NULL);
     running = false;
 }

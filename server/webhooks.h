@@ -23,6 +23,10 @@ int hv_webhooks_start(void);
  *  retried later, by this server or another). */
 void hv_webhooks_stop(void);
 
+/** Wakes the sender at once (a delivery was queued: the listener of
+ *  waiters.c calls this on the hv_webhooks notification). */
+void hv_webhooks_wake(void);
+
 /** Writes "t=UNIX,v1=HEX" for body signed with secret at time t into out
  *  (at least 96 bytes). Returns 0, or -1 when the digest fails. */
 int hv_webhook_signature(const char *secret, int64_t t, const char *body, size_t len, char *out,
