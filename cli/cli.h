@@ -56,5 +56,8 @@ extern const struct cli_command cli_cmd_import;
 extern const struct cli_command cli_cmd_history;
 extern const struct cli_command cli_cmd_ack;
 extern const struct cli_command cli_cmd_compare;
+extern const struct cli_command cli_cmd_delete;
+extern const struct cli_command cli_cmd_retry;
+extern const struct cli_command cli_cmd_purge;
 
 #endif

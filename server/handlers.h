@@ -20,6 +20,9 @@ void hv_h_job_samples(struct hv_request *req);
 void hv_h_targets_list(struct hv_request *req);
 void hv_h_target_get(struct hv_request *req);
 /* h_tokens.c */
+void hv_h_plan_delete(struct hv_request *req);
+void hv_h_plan_retry(struct hv_request *req);
+void hv_h_purge(struct hv_request *req);
 void hv_h_webhooks_create(struct hv_request *req);
 void hv_h_webhooks_list(struct hv_request *req);
 void hv_h_webhook_get(struct hv_request *req);

@@ -231,7 +231,7 @@ assert_status 404 POST /api/v1/tokens/987654321/revoke "${AUTH_A[@]}"
 
 # Unknown endpoints and methods.
 assert_status 404 GET /api/v1/no-such-thing
-assert_status 405 DELETE "/api/v1/plans/$PLAN"
+assert_status 405 PUT "/api/v1/plans/$PLAN"
 
 own=$(($(wc -l <"$HV_CONTRACT_LOG") - own_start))
 assert_match "this test's own requests were logged" '^[1-9][0-9]+$' "$own"
