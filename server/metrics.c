@@ -36,6 +36,7 @@ struct slot {
 static struct slot slots[N_SLOTS];
 static atomic_ulong claims_job, claims_empty, results_stored, samples_ingested, db_reconnects;
 static atomic_ulong refused_address, refused_room, head_timeouts;
+static atomic_ulong webhook_outcomes[3];
 
 /* Adds n to a counter. Relaxed: counters order nothing else. */
 static void add(atomic_ulong *c, unsigned long n)
@@ -237,7 +238,38 @@ static void put_connections(FILE *f)
     fprintf(f, "hvbench_request_head_timeouts_total %lu\n", get(&head_timeouts));
 }
 
-char *hv_metrics_render(void)
+void hv_metrics_webhook(enum hv_metrics_webhook outcome)
+{
+    if ((unsigned)outcome < 3)
+        add(&webhook_outcomes[outcome], 1);
+}
+
+/* The webhook attempts, and what the database holds now (left out when it
+ * did not answer). */
+static void put_state(FILE *f, const struct hv_metrics_db *db)
+{
+    static const char *const outcome[] = {"delivered", "retry", "gave_up"};
+    put_family(f, "hvbench_webhook_deliveries_total", "counter",
+               "Webhook delivery attempts by outcome: answered 2xx (delivered), not (retry), not "
+               "on the last attempt (gave_up).");
+    for (size_t i = 0; i < 3; i++)
+        fprintf(f, "hvbench_webhook_deliveries_total{outcome=\"%s\"} %lu\n", outcome[i],
+                get(&webhook_outcomes[i]));
+    if (db == NULL || db->jobs_queued < 0)
+        return;
+    put_family(f, "hvbench_jobs", "gauge",
+               "Jobs of every plan by state now: queued (the queue's depth) and running.");
+    fprintf(f, "hvbench_jobs{state=\"queued\"} %ld\n", db->jobs_queued);
+    fprintf(f, "hvbench_jobs{state=\"running\"} %ld\n", db->jobs_running);
+    put_family(f, "hvbench_workers_live", "gauge",
+               "Worker processes that registered and were heard from within --worker-live.");
+    fprintf(f, "hvbench_workers_live %ld\n", db->workers_live);
+    put_family(f, "hvbench_webhook_deliveries_pending", "gauge",
+               "Webhook deliveries queued and not yet delivered or given up.");
+    fprintf(f, "hvbench_webhook_deliveries_pending %ld\n", db->webhooks_pending);
+}
+
+char *hv_metrics_render(const struct hv_metrics_db *db)
 {
     char *text = NULL;
     size_t len = 0;
@@ -270,6 +302,7 @@ char *hv_metrics_render(void)
                "Database connections of server threads opened again after they were lost.");
     fprintf(f, "hvbench_db_reconnects_total %lu\n", get(&db_reconnects));
     put_connections(f);
+    put_state(f, db);
     if (ferror(f)) {
         fclose(f);
         free(text);

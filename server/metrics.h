@@ -60,11 +60,27 @@ void hv_metrics_conn_refused(enum hv_metrics_refusal why);
  *  deadline (--header-timeout). */
 void hv_metrics_head_timeouts(unsigned n);
 
+/** What became of one webhook delivery attempt (webhooks.c). */
+enum hv_metrics_webhook {
+    HV_WEBHOOK_DELIVERED, /**< the receiver answered 2xx */
+    HV_WEBHOOK_RETRY,     /**< it did not; tried again later */
+    HV_WEBHOOK_GAVE_UP,   /**< it did not, on the last attempt */
+};
+
+/** Counts one webhook delivery attempt by outcome. */
+void hv_metrics_webhook(enum hv_metrics_webhook outcome);
+
+/** What the database holds now, for a scrape (h_metrics.c reads it; a
+ *  negative value: the database did not answer, the lines are left out). */
+struct hv_metrics_db {
+    long jobs_queued, jobs_running, workers_live, webhooks_pending;
+};
+
 /** The Prometheus text exposition format 0.0.4 of every metric: counters,
  *  the request duration histogram, the long polls waiting now
  *  (hv_waiters_count()), the connections open now (hv_conns_count()) and
  *  the build info. Returns a malloc'd,
  *  NUL-terminated string the caller frees, or NULL when memory runs out. */
-char *hv_metrics_render(void);
+char *hv_metrics_render(const struct hv_metrics_db *db);
 
 #endif

@@ -4,6 +4,7 @@
 #include "db_webhooks.h"
 #include "httpc.h"
 #include "log.h"
+#include "metrics.h"
 
 #include <gnutls/crypto.h>
 #include <pthread.h>
@@ -99,6 +100,9 @@ static void send_one(const struct hv_webhook_due *d)
     if (stopping && !ok)
         return; /* its lock runs out and it is sent again */
     int retry = ok ? 0 : d->attempts >= HV_WEBHOOK_ATTEMPTS ? -1 : hv_webhook_backoff(d->attempts);
+    hv_metrics_webhook(ok          ? HV_WEBHOOK_DELIVERED
+                       : retry < 0 ? HV_WEBHOOK_GAVE_UP
+                                   : HV_WEBHOOK_RETRY);
     if (ok)
         hv_info("webhook delivery %lld (%s) to %s: HTTP %ld", (long long)d->id, d->event, d->url,
                 status);

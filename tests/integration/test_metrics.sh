@@ -94,6 +94,9 @@ plan=$(jq -c '.targets.host = "metrics-host" | .workloads[0].params.seconds = 1
     | .repetitions.min = 1' "$HV_ROOT/examples/quick.json") || hv_die "cannot read examples/quick.json"
 assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$plan"
 hv_register metrics-host
+scrape "$HV_TMP/queued.txt"
+assert_eq "the queue's depth: the plan's job" "1 0 1" "$(value "$HV_TMP/queued.txt" 'hvbench_jobs{state="queued"}') \
+$(value "$HV_TMP/queued.txt" 'hvbench_jobs{state="running"}') $(value "$HV_TMP/queued.txt" hvbench_workers_live)"
 assert_status 200 POST /api/v1/jobs/claim "${W[@]}" --data-binary "{\"target_id\":$TARGET}"
 JOB=$(json .job.id)
 result='{"attempt":1,"status":"ok","started_at":"2026-11-29T18:40:12.5Z",
@@ -131,6 +134,8 @@ assert_status 200 GET /api/v1/plans
 scrape "$HV_TMP/after.txt"
 out=$(parses "$HV_TMP/after.txt")
 assert_eq "after: every line is a comment or name{labels} value" "" "$out"
+assert_eq "after: nothing queued or running" "0 0" "$(value "$HV_TMP/after.txt" 'hvbench_jobs{state="queued"}') \
+$(value "$HV_TMP/after.txt" 'hvbench_jobs{state="running"}')"
 R=hvbench_http_requests_total
 assert_delta "GETs of the plan list" "$R{route=\"GET /api/v1/plans\",status=\"2xx\"}" 4
 assert_delta "a bad query" "$R{route=\"GET /api/v1/plans\",status=\"4xx\"}" 1

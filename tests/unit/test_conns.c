@@ -92,7 +92,7 @@ static void test_cidr(void)
 /* Whether the rendered metrics have line as a whole line. */
 static bool metrics_have(const char *line)
 {
-    char *t = hv_metrics_render();
+    char *t = hv_metrics_render(NULL);
     bool found = false;
     size_t n = strlen(line);
     for (const char *p = t ? strstr(t, line) : NULL; p != NULL && !found; p = strstr(p + 1, line))

@@ -25,7 +25,7 @@ int main(void)
 {
     for (size_t i = 0; i < hv_route_count(); i++)
         hv_metrics_name_route(i, hv_route_at(i)->method, hv_route_at(i)->pattern);
-    char *t = hv_metrics_render();
+    char *t = hv_metrics_render(NULL);
     CHECK(t != NULL);
     char build[64];
     snprintf(build, sizeof build, "hvbench_build_info{version=\"%s\"} 1", HVBENCH_VERSION);
@@ -63,7 +63,7 @@ int main(void)
     hv_metrics_result_stored(0);
     hv_metrics_db_reconnect();
 
-    t = hv_metrics_render();
+    t = hv_metrics_render(NULL);
     CHECK(t != NULL);
     if (t == NULL)
         return check_summary("test_metrics_registry");
@@ -105,6 +105,24 @@ int main(void)
     CHECK_LINE(t, "hvbench_results_stored_total 2");
     CHECK_LINE(t, "hvbench_samples_ingested_total 3");
     CHECK_LINE(t, "hvbench_db_reconnects_total 1");
+    CHECK_LINE(t, "hvbench_webhook_deliveries_total{outcome=\"delivered\"} 0");
+    CHECK_MSG(strstr(t, "hvbench_jobs{") == NULL, "no database: no job gauges");
+    free(t);
+    hv_metrics_webhook(HV_WEBHOOK_RETRY);
+    hv_metrics_webhook(HV_WEBHOOK_DELIVERED);
+    struct hv_metrics_db db = {
+        .jobs_queued = 7, .jobs_running = 2, .workers_live = 3, .webhooks_pending = 1};
+    t = hv_metrics_render(&db);
+    CHECK(t != NULL);
+    if (t == NULL)
+        return check_summary("test_metrics_registry");
+    CHECK_LINE(t, "hvbench_webhook_deliveries_total{outcome=\"delivered\"} 1");
+    CHECK_LINE(t, "hvbench_webhook_deliveries_total{outcome=\"retry\"} 1");
+    CHECK_LINE(t, "hvbench_webhook_deliveries_total{outcome=\"gave_up\"} 0");
+    CHECK_LINE(t, "hvbench_jobs{state=\"queued\"} 7");
+    CHECK_LINE(t, "hvbench_jobs{state=\"running\"} 2");
+    CHECK_LINE(t, "hvbench_workers_live 3");
+    CHECK_LINE(t, "hvbench_webhook_deliveries_pending 1");
     /* Every line, the last one ended too: a HELP or TYPE comment, or
      * name{labels} value. */
     CHECK(t[0] != '\0' && t[strlen(t) - 1] == '\n');
