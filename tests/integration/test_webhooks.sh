@@ -74,11 +74,13 @@ hv_stop_pid "$RECV_PID" 5
 
 # --- a real plan, a receiver that fails twice -------------------------------------------
 start_receiver "$HV_TMP/recv2.log" --fail 2
-assert_status 201 POST /api/v1/webhooks "${A[@]}" --data-binary "{\"url\": \"http://127.0.0.1:$RECV_PORT/hook\",
-    \"events\": [\"plan.started\", \"plan.finished\", \"plan.failed\"], \"allow_private\": true,
-    \"description\": \"test receiver\"}"
-H=$(json .id)
-json -r .secret >"$HV_TMP/secret"
+# Through the CLI this time.
+out=$(HVBENCH_SERVER=$URL HVBENCH_TOKEN=$ADMIN_TOKEN "$CLI" webhooks add "http://127.0.0.1:$RECV_PORT/hook" \
+    plan.started plan.finished plan.failed --allow-private --description "test receiver" 2>/dev/null)
+assert_eq "hvbench webhooks add exits 0" 0 "$?"
+H=$(sed -n 's/^webhook \([0-9]*\): .*/\1/p' <<<"$out")
+sed -n 's/^secret: //p' <<<"$out" >"$HV_TMP/secret"
+assert_match "it prints the id and the secret" '^hvs_[0-9a-f]{64}$' "$(cat "$HV_TMP/secret")"
 assert_status 200 GET /api/v1/webhooks "${A[@]}"
 assert_eq "the list shows the subscription without its secret" "$H false" \
     "$(json -r '.items[0] | "\(.id) \(has("secret"))"')"
@@ -101,6 +103,12 @@ assert_eq "the log: both delivered, one of them after 3 attempts" "3 delivered d
     "$(json -r '(.items | map(.attempts) | max) as $m | "\($m) \([.items[].status] | join(" "))"')"
 assert_status 200 GET "/api/v1/webhooks/$H" "${A[@]}"
 assert_eq "counts by status" '{"failed":0,"pending":0,"delivered":2}' "$(json -c '.deliveries')"
+out=$(HVBENCH_SERVER=$URL HVBENCH_TOKEN=$ADMIN_TOKEN "$CLI" webhooks deliveries "$H")
+assert_eq "hvbench webhooks deliveries: both delivered, 204 last" "delivered 204 delivered 204" \
+    "$(awk 'NR > 2 { printf "%s%s %s", (NR > 3 ? " " : ""), $3, $5 }' <<<"$out")"
+out=$(HVBENCH_SERVER=$URL HVBENCH_TOKEN=$ADMIN_TOKEN "$CLI" webhooks)
+assert_match "hvbench webhooks lists it" "^ *$H +http://127.0.0.1:$RECV_PORT/hook +plan.started,plan.finished,plan.failed +yes" \
+    "$(sed -n 3p <<<"$out")"
 
 # --- the receiver down, the server restarted -----------------------------------------
 hv_stop_pid "$RECV_PID" 5
