@@ -75,18 +75,37 @@ TEST_SRC   := $(wildcard tests/unit/test_*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-LIB_A   := $(BUILD)/libhvbench.a
+# One archive per layer: lib/ in libhvbench.a, and each wing's objects but
+# its main.o in an archive of its own, which its program, its unit tests
+# and the benchmarks link (the CLI, with no unit test of its own, links
+# its objects).
+LIB_A    := $(BUILD)/libhvbench.a
+SERVER_A := $(BUILD)/libhvserver.a
+WORKER_A := $(BUILD)/libhvworker.a
 SERVER  := $(BUILD)/bin/hvbench-server
 WORKER  := $(BUILD)/bin/hvbench-worker
 CLI     := $(BUILD)/bin/hvbench
 PROGS   := $(SERVER) $(WORKER) $(CLI)
 # api/openapi.json compiled into the server (GET /api/v1/openapi.json).
 OPENAPI_OBJ := $(BUILD)/obj/gen/openapi_json.o
-# Unit tests link the shared library and, for worker modules, the worker
-# objects except its main.
 WORKER_LIBOBJ := $(filter-out $(BUILD)/obj/worker/main.o,$(call obj,$(WORKER_SRC)))
 SERVER_LIBOBJ := $(filter-out $(BUILD)/obj/server/main.o,$(call obj,$(SERVER_SRC))) $(OPENAPI_OBJ)
 TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+# A unit test links libhvbench.a and the archive of the wing it tests, the
+# one its #includes name ("server/..." or "worker/..."); a test naming
+# neither tests lib/ (or compiles in the file it tests, as test_cli_table)
+# and links libhvbench.a only. So touching a handler relinks the server
+# and the server's tests, not the others.
+wing_tests    = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(shell grep -lE '^#include "$(1)/' $(TEST_SRC)))
+SERVER_TESTS := $(call wing_tests,server)
+WORKER_TESTS := $(call wing_tests,worker)
+LIB_TESTS    := $(filter-out $(SERVER_TESTS) $(WORKER_TESTS),$(TESTS))
+ifneq ($(filter $(SERVER_TESTS),$(WORKER_TESTS)),)
+$(error a unit test tests one wing: $(filter $(SERVER_TESTS),$(WORKER_TESTS)) includes both server/ and worker/)
+endif
+# Libraries a test uses itself, beyond those of what it tests: the worker's
+# client is tested against a libmicrohttpd server.
+$(BUILD)/tests/test_worker_client: TEST_PKGS = libmicrohttpd
 
 # Keep the unit tests' objects (make would delete them as intermediates).
 .SECONDARY: $(patsubst tests/unit/%.c,$(BUILD)/obj/tests/unit/%.o,$(TEST_SRC))
@@ -114,8 +133,18 @@ $(BUILD)/obj/%.o: %.c | $(GEN_BUILD_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
+# Archives are written afresh, so an object whose source is gone leaves.
 $(LIB_A): $(call obj,$(LIB_SRC))
 	@mkdir -p $(dir $@)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(SERVER_A): $(SERVER_LIBOBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(WORKER_A): $(WORKER_LIBOBJ)
+	@rm -f $@
 	$(AR) rcs $@ $^
 
 # The OpenAPI document as a C array (tools/embed.sh), linked into the
@@ -129,11 +158,11 @@ $(OPENAPI_OBJ): $(BUILD)/gen/openapi_json.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
-$(SERVER): $(call obj,$(SERVER_SRC)) $(OPENAPI_OBJ) $(LIB_A)
+$(SERVER): $(BUILD)/obj/server/main.o $(SERVER_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_SERVER)) $(LDLIBS_COMMON)
 
-$(WORKER): $(call obj,$(WORKER_SRC)) $(LIB_A)
+$(WORKER): $(BUILD)/obj/worker/main.o $(WORKER_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_WORKER) $(PKGS_LIB)) $(WORKER_SAN_LIBS) $(LDLIBS_COMMON)
 
@@ -141,9 +170,17 @@ $(CLI): $(call obj,$(CLI_SRC)) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_CLI)) $(LDLIBS_COMMON)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(WORKER_LIBOBJ) $(SERVER_LIBOBJ) $(LIB_A)
+$(LIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(sort $(PKGS_SERVER) $(PKGS_WORKER) $(PKGS_LIB))) $(WORKER_SAN_LIBS) $(LDLIBS_COMMON)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(sort $(PKGS_LIB) $(TEST_PKGS))) $(LDLIBS_COMMON)
+
+$(SERVER_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(SERVER_A) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(sort $(PKGS_SERVER) $(PKGS_LIB) $(TEST_PKGS))) $(LDLIBS_COMMON)
+
+$(WORKER_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(WORKER_A) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(sort $(PKGS_WORKER) $(PKGS_LIB) $(TEST_PKGS))) $(WORKER_SAN_LIBS) $(LDLIBS_COMMON)
 
 unit-tests: $(TESTS)
 
@@ -154,7 +191,7 @@ deps:
 # libvirt's embedded QEMU driver (tests/e2e/actuators_qemu.c); needs
 # qemu-system-x86 and libvirt-daemon-driver-qemu. Not in make check.
 E2E_QEMU := $(BUILD)/e2e/actuators_qemu
-$(E2E_QEMU): $(BUILD)/obj/tests/e2e/actuators_qemu.o $(WORKER_LIBOBJ) $(LIB_A)
+$(E2E_QEMU): $(BUILD)/obj/tests/e2e/actuators_qemu.o $(WORKER_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(sort $(PKGS_WORKER) $(PKGS_LIB))) $(LDLIBS_COMMON)
 
@@ -251,11 +288,11 @@ $(SLOWCLIENTS): $(BUILD)/obj/tests/tools/slowclients.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^
 
-$(ENGINERUN): $(BUILD)/obj/bench/enginerun.o $(WORKER_LIBOBJ) $(LIB_A)
+$(ENGINERUN): $(BUILD)/obj/bench/enginerun.o $(WORKER_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_LIB)) $(LDLIBS_COMMON)
 
-$(NETRUN): $(BUILD)/obj/bench/netrun.o $(WORKER_LIBOBJ) $(LIB_A)
+$(NETRUN): $(BUILD)/obj/bench/netrun.o $(WORKER_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(sort $(PKGS_WORKER) $(PKGS_LIB))) $(LDLIBS_COMMON)
 

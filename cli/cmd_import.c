@@ -273,9 +273,13 @@ static json_t *output_text(const char *path)
 static const char *tool_name(const char *name, const char *what)
 {
     const struct hv_tool_parser *p = hv_parser_find(name);
-    if (p == NULL)
-        cli_err("%s '%s' is not one of fio, iperf3, iperf, bonnie, sysbench, stress-ng", what,
-                name);
+    if (p == NULL) {
+        char names[256] = "";
+        size_t n = 0;
+        for (const char *const *t = hv_parser_names(); *t != NULL && n < sizeof names; t++)
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n > 0 ? ", " : "", *t);
+        cli_err("%s '%s' is not one of %s", what, name, names);
+    }
     return p != NULL ? p->name : NULL;
 }
 

@@ -25,14 +25,23 @@
 
 /* ---- the engine table -------------------------------------------------- */
 
-/* Every engine, in the catalogue's order. */
-static const struct hv_engine_def *const engines[] = {
-    &hv_engine_def_cpu_builtin,  &hv_engine_def_disk_builtin,  &hv_engine_def_net_builtin,
-    &hv_engine_def_disk_fio,     &hv_engine_def_net_iperf3,    &hv_engine_def_net_iperf,
-    &hv_engine_def_cpu_sysbench, &hv_engine_def_cpu_stress_ng, &hv_engine_def_disk_bonnie,
-    &hv_engine_def_cpu_custom,   &hv_engine_def_disk_custom,   &hv_engine_def_net_custom,
+/* The lists of the files of descriptions, in the catalogue's order: a new
+ * engine is a row of its file's list, a new file a row here. */
+static const struct hv_engine_def *const *const lists[] = {
+    hv_engine_defs_cpu,
+    hv_engine_defs_disk,
+    hv_engine_defs_net,
+    hv_engine_defs_custom,
 };
-#define N_ENGINES (sizeof engines / sizeof engines[0])
+
+const struct hv_engine_def *hv_engine_def_at(size_t i)
+{
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
+        for (const struct hv_engine_def *const *e = lists[l]; *e != NULL; e++)
+            if (i-- == 0)
+                return *e;
+    return NULL;
+}
 
 const struct hv_engine_def *hv_engine_def_find(const char *kind, const char *engine)
 {
@@ -40,20 +49,19 @@ const struct hv_engine_def *hv_engine_def_find(const char *kind, const char *eng
         return NULL;
     if (engine == NULL)
         engine = "builtin";
-    for (size_t i = 0; i < N_ENGINES; i++)
-        if (strcmp(engines[i]->kind, kind) == 0 && strcmp(engines[i]->engine, engine) == 0)
-            return engines[i];
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
+        for (const struct hv_engine_def *const *e = lists[l]; *e != NULL; e++)
+            if (strcmp((*e)->kind, kind) == 0 && strcmp((*e)->engine, engine) == 0)
+                return *e;
     return NULL;
 }
 
 size_t hv_engine_def_count(void)
 {
-    return N_ENGINES;
-}
-
-const struct hv_engine_def *hv_engine_def_at(size_t i)
-{
-    return i < N_ENGINES ? engines[i] : NULL;
+    size_t n = 0;
+    while (hv_engine_def_at(n) != NULL)
+        n++;
+    return n;
 }
 
 bool hv_engine_def_sweepable(const struct hv_engine_def *e, const char *param)
@@ -549,8 +557,9 @@ json_t *hv_engines_json(void)
     json_t *list = json_array();
     if (list == NULL)
         return NULL;
-    for (size_t i = 0; i < N_ENGINES; i++) {
-        if (json_array_append_new(list, engine_json(engines[i])) != 0) {
+    const struct hv_engine_def *e;
+    for (size_t i = 0; (e = hv_engine_def_at(i)) != NULL; i++) {
+        if (json_array_append_new(list, engine_json(e)) != 0) {
             json_decref(list);
             return NULL;
         }

@@ -130,6 +130,13 @@ extern const struct hv_engine_def hv_engine_def_net_iperf3;
 extern const struct hv_engine_def hv_engine_def_net_iperf;
 extern const struct hv_engine_def hv_engine_def_net_custom;
 
+/** The engines of each file, in the catalogue's order, NULL-terminated: an
+ *  engine is its description and a row of its file's list. */
+extern const struct hv_engine_def *const hv_engine_defs_cpu[];
+extern const struct hv_engine_def *const hv_engine_defs_disk[];
+extern const struct hv_engine_def *const hv_engine_defs_net[];
+extern const struct hv_engine_def *const hv_engine_defs_custom[];
+
 /** Validates a workload's params for engine e, a JSON object whose values
  *  are scalars (sweeps already expanded by the caller; a LIST param is an
  *  array), and normalises it in place: fills defaults, turns sizes into
@@ -162,8 +169,8 @@ const char *hv_params_bench_name_error(const char *s);
 /** The number of engines. */
 size_t hv_engine_def_count(void);
 
-/** Engine i (0 <= i < hv_engine_def_count()) in table order, or NULL when
- *  i is out of range. Returns a pointer into the static table. */
+/** Engine i (0 <= i < hv_engine_def_count()) in the catalogue's order (the
+ *  lists above, one after another), or NULL when i is out of range. */
 const struct hv_engine_def *hv_engine_def_at(size_t i);
 
 /** Whether param of engine e may be swept (given as an array). */

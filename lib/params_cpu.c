@@ -119,3 +119,6 @@ const struct hv_engine_def hv_engine_def_cpu_stress_ng = {
     .external = true,
     .params_def = cpu_stress_ng_params,
 };
+
+const struct hv_engine_def *const hv_engine_defs_cpu[] = {
+    &hv_engine_def_cpu_builtin, &hv_engine_def_cpu_sysbench, &hv_engine_def_cpu_stress_ng, NULL};

@@ -55,3 +55,6 @@ const struct hv_engine_def hv_engine_def_net_custom = {
     .external = true,
     .params_def = custom_params,
 };
+
+const struct hv_engine_def *const hv_engine_defs_custom[] = {
+    &hv_engine_def_cpu_custom, &hv_engine_def_disk_custom, &hv_engine_def_net_custom, NULL};

@@ -335,3 +335,6 @@ const struct hv_engine_def hv_engine_def_disk_bonnie = {
     .params_def = disk_bonnie_params,
     .cross = cross_disk_bonnie,
 };
+
+const struct hv_engine_def *const hv_engine_defs_disk[] = {
+    &hv_engine_def_disk_builtin, &hv_engine_def_disk_fio, &hv_engine_def_disk_bonnie, NULL};

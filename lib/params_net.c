@@ -155,3 +155,6 @@ const struct hv_engine_def hv_engine_def_net_iperf = {
     .external = true,
     .params_def = net_iperf_params,
 };
+
+const struct hv_engine_def *const hv_engine_defs_net[] = {
+    &hv_engine_def_net_builtin, &hv_engine_def_net_iperf3, &hv_engine_def_net_iperf, NULL};

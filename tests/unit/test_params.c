@@ -529,7 +529,11 @@ int main(void)
         CHECK(json_array_size(m) == k);
     }
     /* a few values as a client sees them */
-    json_t *disk = json_array_get(list, 1);
+    size_t disk_at = 0;
+    while (hv_engine_def_at(disk_at) != NULL &&
+           hv_engine_def_at(disk_at) != hv_engine_def_find("disk", "builtin"))
+        disk_at++;
+    json_t *disk = json_array_get(list, disk_at);
     json_t *block = json_array_get(json_object_get(disk, "params"), 1);
     CHECK_STR(json_string_value(json_object_get(block, "name")), "block");
     CHECK_STR(json_string_value(json_object_get(block, "default")), "256k");
