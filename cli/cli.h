@@ -59,6 +59,7 @@ extern const struct cli_command cli_cmd_compare;
 extern const struct cli_command cli_cmd_delete;
 extern const struct cli_command cli_cmd_retry;
 extern const struct cli_command cli_cmd_purge;
+extern const struct cli_command cli_cmd_export;
 extern const struct cli_command cli_cmd_webhooks;
 
 #endif

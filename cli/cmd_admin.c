@@ -1,6 +1,7 @@
 /* cmd_admin.c — retention and recovery: hvbench delete (an ended plan),
  * hvbench purge (old plans, samples, raw output), hvbench retry (a failed
- * plan's failed jobs). */
+ * plan's failed jobs), hvbench export (a plan with all its results, for
+ * hvbench import --plan on another server). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +12,20 @@
 static int cmd_delete_exec(struct cli_ctx *ctx, int argc, char **argv);
 static int cmd_retry_exec(struct cli_ctx *ctx, int argc, char **argv);
 static int cmd_purge_exec(struct cli_ctx *ctx, int argc, char **argv);
+static int cmd_export_exec(struct cli_ctx *ctx, int argc, char **argv);
+
+const struct cli_command cli_cmd_export = {
+    .name = "export",
+    .usage = "ID [-o FILE]",
+    .summary = "write an ended plan with all its results as one JSON document",
+    .help = "The document holds the plan, its configurations and groups, and per\n"
+            "job its results with their metrics, samples, observations and raw\n"
+            "output; `hvbench import --plan FILE` stores it as a new plan on any\n"
+            "hvbench server (apply/restore steps, host telemetry and the targets'\n"
+            "facts stay where they were measured). -o writes FILE instead of\n"
+            "standard output. A plan that has not ended is refused (exit 1).\n",
+    .fn = cmd_export_exec,
+};
 
 const struct cli_command cli_cmd_delete = {
     .name = "delete",
@@ -151,5 +166,33 @@ static int cmd_purge_exec(struct cli_ctx *ctx, int argc, char **argv)
     }
     int rc = one_call(ctx, "POST", "/api/v1/purge", body, print_purged);
     json_decref(body);
+    return rc;
+}
+
+static int cmd_export_exec(struct cli_ctx *ctx, int argc, char **argv)
+{
+    const char *file = NULL;
+    if (argc == 4 && strcmp(argv[2], "-o") == 0) {
+        file = argv[3];
+        argc -= 2;
+    }
+    char path[64];
+    int rc = id_path(&cli_cmd_export, argc, argv, "/export", path, sizeof path);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    struct hv_http_response resp;
+    memset(&resp, 0, sizeof resp);
+    rc = cli_request(ctx, "GET", path, NULL, &resp);
+    if (rc == CLI_EXIT_OK) {
+        FILE *f = file != NULL ? fopen(file, "w") : stdout;
+        if (f == NULL || json_dumpf(resp.body, f, JSON_COMPACT) != 0 || fputc('\n', f) == EOF ||
+            (file != NULL && fclose(f) != 0)) {
+            cli_err("cannot write %s", file != NULL ? file : "standard output");
+            rc = CLI_EXIT_FAIL;
+        } else if (file != NULL) {
+            cli_note("plan written to %s", file);
+        }
+    }
+    hv_http_response_clear(&resp);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* db_admin.c — see db_admin.h. */
 #include "db_admin.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -275,4 +276,48 @@ enum hv_db_status hv_db_plan_retry(int64_t id, long *retried)
     enum hv_db_status s = hv_db_txn(db, retry_txn, &a);
     *retried = a.n;
     return s;
+}
+
+static const struct hv_stmt export_plan = {
+    "admin_plan_export",
+    "SELECT s.status IN ('done', 'failed', 'cancelled'), hv_plan_export(s.id)::text "
+    "FROM plan_summaries s WHERE s.id = $1",
+    1};
+
+static const struct hv_stmt import_plan = {"admin_plan_import",
+                                           "SELECT hv_plan_import($1::jsonb, $2::bigint)", 2};
+
+enum hv_db_status hv_db_plan_export(int64_t id, char **out)
+{
+    *out = NULL;
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char buf[24];
+    const char *p[] = {hv_db_int(buf, sizeof buf, id)};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &export_plan, p, &r);
+    if (s == HV_DB_OK && PQgetvalue(r, 0, 0)[0] != 't')
+        s = HV_DB_CONFLICT;
+    if (s == HV_DB_OK) {
+        *out = strdup(PQgetvalue(r, 0, 1));
+        s = *out != NULL ? HV_DB_OK : HV_DB_ERROR;
+    }
+    PQclear(r);
+    return s;
+}
+
+enum hv_db_status hv_db_plan_import(const char *doc, int64_t token_id, int64_t *id)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char tok[24];
+    const char *p[] = {doc, hv_db_int(tok, sizeof tok, token_id)};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &import_plan, p, &r);
+    if (s == HV_DB_OK)
+        *id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return hv_db_must(s);
 }

@@ -1,5 +1,7 @@
 /* db_admin.h — retention: deleting a plan, purging old samples, raw
- * outputs and plans, and retrying a failed plan's failed jobs. */
+ * outputs and plans; retrying a failed plan's failed jobs; a plan with
+ * all its results as one document, and such a document stored as a new
+ * plan (migrations/014_plan_export.sql). */
 #ifndef HV_SERVER_DB_ADMIN_H
 #define HV_SERVER_DB_ADMIN_H
 
@@ -33,5 +35,14 @@ enum hv_db_status hv_db_purge(const struct hv_purge *p, json_t **out);
  *  HV_DB_CONFLICT: the plan has not failed, was cancelled, or is a tuning
  *  plan (its blocks ran and its host was restored). */
 enum hv_db_status hv_db_plan_retry(int64_t id, long *retried);
+
+/** The plan as one document (hv_plan_export()). HV_DB_NONE: no such plan;
+ *  HV_DB_CONFLICT: it has not ended. *out is the document's JSON text
+ *  (malloc'd). */
+enum hv_db_status hv_db_plan_export(int64_t id, char **out);
+
+/** Stores an exported document (checked by the caller) as a new plan;
+ *  *id is its id. HV_DB_CONFLICT: a job of it has not ended. */
+enum hv_db_status hv_db_plan_import(const char *doc, int64_t token_id, int64_t *id);
 
 #endif

@@ -1,12 +1,14 @@
 /* h_admin.c — retention and recovery: deleting an ended plan, purging old
- * samples, raw outputs and plans (role admin), and retrying a failed
- * plan's failed jobs (role submit). */
+ * samples, raw outputs and plans (role admin), retrying a failed plan's
+ * failed jobs (role submit), and moving a plan with its results between
+ * servers: export (read) and import (role submit). */
 #include "db_admin.h"
 #include "handlers.h"
 #include "jspec.h"
 #include "timeutil.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 void hv_h_plan_delete(struct hv_request *req)
 {
@@ -87,4 +89,245 @@ void hv_h_purge(struct hv_request *req)
         hv_reply_json(req, 200, out);
     }
     json_decref(doc);
+}
+
+/* An exported plan (GET /api/v1/plans/{id}/export, migrations/014). */
+static const char *const job_states[] = {"done", "failed", "cancelled", NULL};
+static const char *const result_states[] = {"ok", "error", NULL};
+static const char *const formats[] = {"hvbench-plan/1", NULL};
+
+static const struct hv_jfield doc_fields[] = {
+    {.name = "format", .type = HV_J_STRING, .required = true, .choices = formats},
+    {.name = "exported_at", .type = HV_J_ANY},
+    {.name = "plan", .type = HV_J_OBJECT, .required = true},
+    {.name = "configurations", .type = HV_J_ARRAY, .required = true},
+    {.name = "groups", .type = HV_J_ARRAY},
+    {.name = "jobs", .type = HV_J_ARRAY, .required = true},
+    {0},
+};
+static const struct hv_jfield plan_fields[] = {
+    {.name = "id", .type = HV_J_INTEGER},
+    {.name = "name", .type = HV_J_STRING, .required = true, .max_len = HV_JSPEC_NAME_MAX},
+    {.name = "spec", .type = HV_J_OBJECT, .required = true},
+    {.name = "seed", .type = HV_J_INTEGER, .required = true},
+    {.name = "cancelled", .type = HV_J_BOOL},
+    {.name = "created_at", .type = HV_J_ANY},
+    {.name = "cancelled_at", .type = HV_J_ANY},
+    {0},
+};
+static const struct hv_jfield config_fields[] = {
+    {.name = "idx", .type = HV_J_INTEGER, .required = true, .min = 0, .max = 1e6},
+    {.name = "name", .type = HV_J_STRING, .required = true, .max_len = 4096},
+    {.name = "levels", .type = HV_J_OBJECT},
+    {0},
+};
+static const struct hv_jfield group_fields[] = {
+    {.name = "idx", .type = HV_J_INTEGER, .required = true, .min = 0, .max = 1e9},
+    {.name = "size", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e6},
+    {0},
+};
+static const struct hv_jfield job_fields[] = {
+    {.name = "id", .type = HV_J_INTEGER},
+    {.name = "configuration", .type = HV_J_INTEGER, .required = true, .min = 0, .max = 1e6},
+    {.name = "group", .type = HV_J_ANY},
+    {.name = "role", .type = HV_J_ANY},
+    {.name = "workload_id", .type = HV_J_STRING, .required = true, .max_len = 256},
+    {.name = "workload", .type = HV_J_OBJECT, .required = true},
+    {.name = "target", .type = HV_J_STRING, .required = true, .max_len = HV_JSPEC_NAME_MAX},
+    {.name = "repetition", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e6},
+    {.name = "run_order", .type = HV_J_INTEGER, .required = true, .min = 0, .max = 2e9},
+    {.name = "status", .type = HV_J_STRING, .required = true, .choices = job_states},
+    {.name = "attempt", .type = HV_J_INTEGER, .min = 0, .max = 1e6},
+    {.name = "error", .type = HV_J_ANY},
+    {.name = "claimed_at", .type = HV_J_ANY},
+    {.name = "finished_at", .type = HV_J_ANY},
+    {.name = "results", .type = HV_J_ARRAY},
+    {0},
+};
+static const struct hv_jfield result_fields[] = {
+    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e6},
+    {.name = "status", .type = HV_J_STRING, .required = true, .choices = result_states},
+    {.name = "error", .type = HV_J_ANY},
+    {.name = "started_at", .type = HV_J_ANY},
+    {.name = "finished_at", .type = HV_J_ANY},
+    {.name = "received_at", .type = HV_J_ANY},
+    {.name = "observed", .type = HV_J_OBJECT},
+    {.name = "raw", .type = HV_J_ANY},
+    {.name = "metrics", .type = HV_J_ARRAY},
+    {.name = "samples", .type = HV_J_ARRAY},
+    {0},
+};
+static const struct hv_jfield metric_fields[] = {
+    {.name = "name", .type = HV_J_STRING, .required = true, .max_len = 256},
+    {.name = "value", .type = HV_J_NUMBER, .required = true},
+    {.name = "unit", .type = HV_J_STRING, .max_len = 64},
+    {.name = "higher_is_better", .type = HV_J_BOOL},
+    {0},
+};
+static const struct hv_jfield sample_fields[] = {
+    {.name = "metric", .type = HV_J_STRING, .required = true, .max_len = 256},
+    {.name = "t", .type = HV_J_NUMBER, .required = true},
+    {.name = "value", .type = HV_J_NUMBER, .required = true},
+    {0},
+};
+
+/* Members that must be null or a time; members that must be null or a
+ * string (of at most max characters). */
+static void check_times(const json_t *o, const char *path, const char *const *names, json_t *errors)
+{
+    for (const char *const *n = names; *n != NULL; n++) {
+        const json_t *v = json_object_get(o, *n);
+        if (v == NULL || json_is_null(v))
+            continue;
+        char p[128];
+        hv_jpath(p, sizeof p, path, *n);
+        if (!json_is_string(v) || !hv_iso8601_valid(json_string_value(v)))
+            hv_errors_add(errors, p, "must be null or an ISO 8601 UTC time");
+    }
+}
+
+static void check_nullable(const json_t *o, const char *path, const char *name, bool integer,
+                           json_t *errors)
+{
+    const json_t *v = json_object_get(o, name);
+    if (v == NULL || json_is_null(v) || (integer ? json_is_integer(v) : json_is_string(v)))
+        return;
+    char p[128];
+    hv_jpath(p, sizeof p, path, name);
+    hv_errors_add(errors, p, integer ? "must be null or an integer" : "must be null or a string");
+}
+
+/* Checks each element of o's array member name against fields. */
+static void check_each(const json_t *o, const char *base, const char *name,
+                       const struct hv_jfield *fields, json_t *errors)
+{
+    char path[128];
+    hv_jpath(path, sizeof path, base, name);
+    size_t i;
+    const json_t *x;
+    json_array_foreach(json_object_get(o, name), i, x)
+    {
+        char p[160];
+        hv_jpath_index(p, sizeof p, path, i);
+        hv_jspec_check(x, p, fields, errors);
+        if (json_array_size(errors) > 20)
+            return;
+    }
+}
+
+static void check_results(const json_t *job, const char *jpath, json_t *errors)
+{
+    static const char *const times[] = {"started_at", "finished_at", "received_at", NULL};
+    char path[128];
+    hv_jpath(path, sizeof path, jpath, "results");
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(job, "results"), i, r)
+    {
+        char p[160];
+        hv_jpath_index(p, sizeof p, path, i);
+        if (hv_jspec_check(r, p, result_fields, errors) > 0)
+            return;
+        check_times(r, p, times, errors);
+        check_nullable(r, p, "error", false, errors);
+        check_nullable(r, p, "raw", false, errors);
+        check_each(r, p, "metrics", metric_fields, errors);
+        check_each(r, p, "samples", sample_fields, errors);
+    }
+}
+
+/* Whether the array of objects list has one whose "idx" is v. */
+static bool has_idx(const json_t *list, const json_t *v)
+{
+    size_t i;
+    const json_t *x;
+    json_array_foreach(list, i, x)
+    {
+        if (json_equal(json_object_get(x, "idx"), v))
+            return true;
+    }
+    return false;
+}
+
+/* A job's configuration and group must be the document's. */
+static void check_refs(const json_t *doc, const json_t *job, const char *path, json_t *errors)
+{
+    char p[96];
+    if (!has_idx(json_object_get(doc, "configurations"), json_object_get(job, "configuration"))) {
+        hv_jpath(p, sizeof p, path, "configuration");
+        hv_errors_add(errors, p, "names no configuration of the document");
+    }
+    const json_t *g = json_object_get(job, "group");
+    if (json_is_integer(g) && !has_idx(json_object_get(doc, "groups"), g)) {
+        hv_jpath(p, sizeof p, path, "group");
+        hv_errors_add(errors, p, "names no group of the document");
+    }
+}
+
+static void check_document(const json_t *doc, json_t *errors)
+{
+    static const char *const plan_times[] = {"created_at", "cancelled_at", NULL};
+    static const char *const job_times[] = {"claimed_at", "finished_at", NULL};
+    if (hv_jspec_check(doc, "", doc_fields, errors) > 0)
+        return;
+    const json_t *plan = json_object_get(doc, "plan");
+    if (hv_jspec_check(plan, "/plan", plan_fields, errors) == 0)
+        check_times(plan, "/plan", plan_times, errors);
+    check_each(doc, "", "configurations", config_fields, errors);
+    check_each(doc, "", "groups", group_fields, errors);
+    size_t i;
+    const json_t *job;
+    json_array_foreach(json_object_get(doc, "jobs"), i, job)
+    {
+        char p[64];
+        hv_jpath_index(p, sizeof p, "/jobs", i);
+        if (hv_jspec_check(job, p, job_fields, errors) > 0)
+            continue;
+        check_times(job, p, job_times, errors);
+        check_nullable(job, p, "group", true, errors);
+        check_nullable(job, p, "role", false, errors);
+        check_nullable(job, p, "error", false, errors);
+        check_refs(doc, job, p, errors);
+        check_results(job, p, errors);
+        if (json_array_size(errors) > 20)
+            return;
+    }
+}
+
+void hv_h_plan_export(struct hv_request *req)
+{
+    char *doc = NULL;
+    enum hv_db_status s = hv_db_plan_export(req->ids[0], &doc);
+    if (s == HV_DB_NONE)
+        hv_reply_problem(req, HV_E_NOT_FOUND, "no plan with this id", NULL);
+    else if (s == HV_DB_CONFLICT)
+        hv_reply_problem(req, HV_E_CONFLICT, "the plan has not ended; export it when it has", NULL);
+    else if (s != HV_DB_OK)
+        hv_reply_db_failure(req, s);
+    else
+        hv_reply_text(req, 200, "application/json", doc);
+    if (s != HV_DB_OK)
+        free(doc);
+}
+
+void hv_h_plan_import(struct hv_request *req)
+{
+    json_t *doc = hv_req_json(req);
+    if (doc == NULL)
+        return;
+    json_t *errors = json_array();
+    check_document(doc, errors);
+    json_decref(doc);
+    if (json_array_size(errors) > 0) {
+        hv_reply_problem(req, HV_E_INVALID_REQUEST, "not a plan as hvbench exports them", errors);
+        return;
+    }
+    json_decref(errors);
+    int64_t id = 0;
+    enum hv_db_status s = hv_db_plan_import(req->body, req->token_id, &id);
+    if (s != HV_DB_OK) {
+        hv_reply_db_failure(req, s);
+        return;
+    }
+    hv_reply_json(req, 201, json_pack("{s:I}", "id", (json_int_t)id));
 }

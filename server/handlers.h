@@ -23,6 +23,8 @@ void hv_h_target_get(struct hv_request *req);
 void hv_h_plan_delete(struct hv_request *req);
 void hv_h_plan_retry(struct hv_request *req);
 void hv_h_purge(struct hv_request *req);
+void hv_h_plan_export(struct hv_request *req);
+void hv_h_plan_import(struct hv_request *req);
 void hv_h_webhooks_create(struct hv_request *req);
 void hv_h_webhooks_list(struct hv_request *req);
 void hv_h_webhook_get(struct hv_request *req);

@@ -19,6 +19,8 @@ static const struct hv_route routes[] = {
     {"GET", "/api/v1/plans/{id}", hv_h_plan_get, HV_ACCESS_READ},
     {"POST", "/api/v1/plans/{id}/cancel", hv_h_plan_cancel, HV_ACCESS_SUBMIT},
     {"POST", "/api/v1/plans/{id}/retry", hv_h_plan_retry, HV_ACCESS_SUBMIT},
+    {"GET", "/api/v1/plans/{id}/export", hv_h_plan_export, HV_ACCESS_READ},
+    {"POST", "/api/v1/plans/import", hv_h_plan_import, HV_ACCESS_SUBMIT},
     {"DELETE", "/api/v1/plans/{id}", hv_h_plan_delete, HV_ACCESS_ADMIN},
     {"POST", "/api/v1/imports", hv_h_import, HV_ACCESS_SUBMIT},
     {"GET", "/api/v1/plans/{id}/jobs", hv_h_plan_jobs, HV_ACCESS_READ},
@@ -135,7 +137,8 @@ const struct hv_route *hv_route_find(const char *method, const char *path, struc
 /* Routes whose bodies may pass --max-body: result uploads carry up to
  * HV_RESULT_MAX_SAMPLES samples and the raw tool output, host telemetry
  * as many samples. */
-static const hv_handler large_body_handlers[] = {hv_h_job_result, hv_h_job_telemetry};
+static const hv_handler large_body_handlers[] = {hv_h_job_result, hv_h_job_telemetry,
+                                                 hv_h_plan_import};
 
 static bool takes_large_body(hv_handler h)
 {

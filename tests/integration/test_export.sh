@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2016,SC2317 # jq programs in single quotes; functions run by wait_for
+# A plan moved between servers: three rounds measured here (the worker
+# played with curl, so every value is known) are exported with the CLI and
+# imported into a second server on its own database; the imported plan is
+# a new plan there with every job, result, metric, sample, observation and
+# raw output, and its report gives the same figures. A plan that has not
+# ended is not exported; a document that is not an export, or whose jobs
+# name what it does not hold, is refused with each problem's path.
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+hv_setup
+
+S=(-H "Authorization: Bearer $SUBMIT_TOKEN")
+hv_register exp-host
+WH=("${W[@]}")
+
+plan=$(jq -c '.name = "exported" | .targets.host = "exp-host" | .repetitions.min = 3
+    | .workloads[0].params.seconds = 1' "$HV_ROOT/examples/quick.json")
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$plan"
+P=$(json .id)
+for v in 101 104 99; do
+    api POST /api/v1/jobs/claim "${WH[@]}" --data-binary '{}'
+    id=$(json .job.id) att=$(json .job.attempt)
+    assert_status 201 POST "/api/v1/jobs/$id/result" "${WH[@]}" --data-binary "$(jq -nc --argjson a "$att" \
+        --argjson v "$v" '{attempt: $a, status: "ok", started_at: "2026-11-30T10:00:00Z",
+        finished_at: "2026-11-30T10:00:01.5Z", observed: {copies: 1},
+        metrics: [{name: "cpu.score", value: $v, unit: "score"}],
+        samples: [range(0; 3) as $t | {metric: "cpu.score", t: $t, value: ($v + $t)}], raw: "run \($v)"}')"
+done
+api GET "/api/v1/plans/$P"
+assert_eq "plan $P is done" "done" "$(json -r .status)"
+
+# --- refusals ----------------------------------------------------------------------
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$(jq -c '.name = "open"' <<<"$plan")"
+assert_status 409 GET "/api/v1/plans/$(json .id)/export"
+assert_status 404 GET /api/v1/plans/987654/export
+
+# --- export ------------------------------------------------------------------------
+HVBENCH_SERVER=$URL "$CLI" export "$P" -o "$HV_TMP/plan.json" 2>/dev/null
+assert_eq "hvbench export exits 0" 0 "$?"
+assert_eq "the document: format, plan, 3 jobs with a result each, 9 samples" "hvbench-plan/1 exported 3 3 9" \
+    "$(jq -r '"\(.format) \(.plan.name) \(.jobs | length) \([.jobs[].results[]] | length) \([.jobs[].results[].samples[]] | length)"' "$HV_TMP/plan.json")"
+
+# --- a second server on its own database ---------------------------------------------
+"$PG" psql "$HV_TMP/pg" -- -qc "CREATE DATABASE other" >/dev/null || hv_die "createdb failed"
+DB2=${DB/dbname=hvbench/dbname=other}
+[[ $DB2 != "$DB" ]] || hv_die "cannot name the second database in: $DB"
+"$SERVER" migrate --db "$DB2" >>"$HV_TMP/migrate.log" 2>&1 || hv_die "migrate of the second database failed"
+SUBMIT2=$("$SERVER" token create --db "$DB2" --role submit --name other) || hv_die "token create failed"
+PORT2=$(hv_free_port) || hv_die "no free port"
+URL2=http://127.0.0.1:$PORT2
+"$SERVER" serve --db "$DB2" --listen "127.0.0.1:$PORT2" --web-dir "$HV_ROOT/web" >>"$HV_TMP/server2.log" 2>&1 &
+HV_WORKER_PIDS+=($!)
+up2() { curl -fsS --max-time 2 -o /dev/null "$URL2/healthz" 2>/dev/null; }
+wait_for "the second server answers" 20 up2
+S2=(-H "Authorization: Bearer $SUBMIT2")
+
+# Refusals first: not an export, and a job naming a configuration it lacks.
+code=$(curl -s -o "$HV_TMP/bad.json" -w '%{http_code}' "${S2[@]}" -H 'Content-Type: application/json' \
+    --data-binary '{"format": "something-else", "plan": {}, "configurations": [], "jobs": []}' "$URL2/api/v1/plans/import")
+assert_eq "not an export: 400 at /format" "400 /format" "$code $(jq -r '.errors[0].path' "$HV_TMP/bad.json")"
+code=$(curl -s -o "$HV_TMP/bad.json" -w '%{http_code}' "${S2[@]}" -H 'Content-Type: application/json' \
+    --data-binary "$(jq -c '.jobs[1].configuration = 7 | .jobs[2].status = "queued"' "$HV_TMP/plan.json")" \
+    "$URL2/api/v1/plans/import")
+assert_eq "each problem at its path" "400 /jobs/1/configuration /jobs/2/status" \
+    "$code $(jq -r '[.errors[].path] | sort | join(" ")' "$HV_TMP/bad.json")"
+
+code=$(curl -s -o "$HV_TMP/imported.json" -w '%{http_code}' "${S2[@]}" -H 'Content-Type: application/json' \
+    --data-binary @"$HV_TMP/plan.json" "$URL2/api/v1/plans/import")
+assert_eq "imported: 201" 201 "$code"
+P2=$(jq -r .id "$HV_TMP/imported.json")
+curl -s "$URL2/api/v1/plans/$P2" >"$HV_TMP/p2.json"
+assert_eq "a new plan there: its name, done, 3 jobs done" "exported done 3" \
+    "$(jq -r '"\(.name) \(.status) \(.jobs.done)"' "$HV_TMP/p2.json")"
+curl -s "$URL2/api/v1/plans/$P2/jobs" >"$HV_TMP/jobs2.json"
+J2=$(jq -r '.items[0].id' "$HV_TMP/jobs2.json")
+curl -s "$URL2/api/v1/jobs/$J2/results?raw=1" >"$HV_TMP/r2.json"
+assert_eq "a result with its metric, samples, observation and raw output" "3 1 run " \
+    "$(jq -r '.items[0] | "\(.samples | length) \(.observed.copies) \(.raw | .[0:4])"' "$HV_TMP/r2.json")"
+# The report's figures, without the ids that differ between the servers.
+figures() { jq -c '[.. | objects | select(has("mean") and has("n")) | {mean, n, sd}]'; }
+api GET "/api/v1/plans/$P/report"
+here=$(figures <<<"$BODY")
+there=$(curl -s "$URL2/api/v1/plans/$P2/report" | figures)
+assert_match "the report has figures" '"n":3' "$here"
+assert_eq "the imported plan's report gives the same figures" "$here" "$there"
+hv_finish
