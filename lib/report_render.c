@@ -301,9 +301,16 @@ static void md_runs(struct sb *b, const json_t *report)
     static const char *const cols[] = {"configuration", "workload", "target",  "metric", "round",
                                        "value",         "z",        "outlier", "jobs",   NULL};
     sb_puts(b, "\n### Per-run values\n");
-    md_head(b, cols);
     size_t i, j, k;
     const json_t *s, *r, *id;
+    json_array_foreach(json_object_get(report, "summaries"), i, s)
+    {
+        if (json_object_get(s, "runs_listed") != NULL) {
+            sb_puts(b, "\nSeries of more than 100 rounds list only their flagged runs.\n");
+            break;
+        }
+    }
+    md_head(b, cols);
     json_array_foreach(json_object_get(report, "summaries"), i, s)
     {
         json_array_foreach(json_object_get(s, "runs"), j, r)

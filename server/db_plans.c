@@ -104,24 +104,46 @@ static const struct hv_stmt cancel_jobs = {
     "error = 'plan cancelled' WHERE plan_id = $1 AND status IN ('queued', 'running')",
     1};
 
-/* The report's view of a plan besides its values. */
+/* The report's view of a plan besides its values. The caller names the
+ * state of the plan's done jobs in $2 (NULL: no digest wanted); a digest
+ * kept for that very state comes along (migrations/015), and with it the
+ * plan's workload variants and targets as they were kept, so a report read
+ * from a digest scans none of the plan's jobs here. */
+#define REPORT_WORKLOADS                                                                           \
+    "(SELECT coalesce(json_agg(w.j ORDER BY w.id), '[]') FROM (SELECT DISTINCT ON "                \
+    "(j.workload_id) j.workload_id AS id, json_build_object('id', j.workload_id, 'kind', "         \
+    "j.workload->>'kind', 'engine', j.workload->>'engine') AS j FROM jobs j WHERE j.plan_id = "    \
+    "p.id ORDER BY j.workload_id) w)"
+#define REPORT_TARGETS                                                                             \
+    "(SELECT coalesce(json_agg(DISTINCT j.target_name ORDER BY j.target_name), '[]') FROM jobs j " \
+    "WHERE j.plan_id = p.id)"
 static const struct hv_stmt report_meta = {
     "plan_report_meta",
-    "SELECT json_build_object('spec', p.spec, 'configurations', (SELECT "
-    "coalesce(json_agg(json_build_object('name', c.name, 'levels', c.levels) ORDER BY c.idx), "
-    "'[]') FROM configurations c WHERE c.plan_id = p.id), 'workloads', (SELECT "
-    "coalesce(json_agg(w.j ORDER BY w.id), '[]') FROM (SELECT DISTINCT ON (j.workload_id) "
-    "j.workload_id AS id, json_build_object('id', j.workload_id, 'kind', j.workload->>'kind', "
-    "'engine', j.workload->>'engine') AS j FROM jobs j WHERE j.plan_id = p.id "
-    "ORDER BY j.workload_id) w), "
+    "SELECT json_build_object('digest', rd.digest::json, 'spec', p.spec, 'configurations', "
+    "(SELECT coalesce(json_agg(json_build_object('name', c.name, 'levels', c.levels) ORDER BY "
+    "c.idx), '[]') FROM configurations c WHERE c.plan_id = p.id), 'workloads', CASE WHEN "
+    "rd.plan_id IS NOT NULL THEN rd.workloads ELSE " REPORT_WORKLOADS " END, "
     /* The guests whose domain the host's worker lists as type 'qemu':
      * QEMU's TCG emulation rather than KVM. */
-    "'emulated', (SELECT coalesce(json_agg(DISTINCT j.target_name ORDER BY j.target_name), "
-    "'[]') FROM jobs j, targets h, jsonb_array_elements(coalesce(h.facts->'libvirt'->'domains', "
-    "'[]')) d WHERE j.plan_id = p.id AND h.name = p.spec->'targets'->>'host' "
-    "AND j.target_name <> h.name AND d->>'name' = j.target_name AND d->>'type' = 'qemu'))::text "
-    "FROM plans p WHERE p.id = $1",
-    1};
+    "'emulated', (SELECT coalesce(json_agg(DISTINCT t.name ORDER BY t.name), '[]') FROM "
+    "json_array_elements_text(t.targets) t(name), targets h, "
+    "jsonb_array_elements(coalesce(h.facts->'libvirt'->'domains', '[]')) d "
+    "WHERE h.name = p.spec->'targets'->>'host' AND t.name <> h.name AND d->>'name' = t.name "
+    "AND d->>'type' = 'qemu'))::text "
+    "FROM plans p LEFT JOIN report_digests rd ON rd.plan_id = p.id AND rd.version = $2, "
+    "LATERAL (SELECT CASE WHEN rd.plan_id IS NOT NULL THEN rd.targets ELSE " REPORT_TARGETS
+    " END AS targets) t WHERE p.id = $1",
+    2};
+
+/* Keeps a report's digest for the state it was computed from, with the
+ * plan's workload variants and targets as the report reads them. */
+static const struct hv_stmt report_digest_put = {
+    "plan_report_digest_put",
+    "INSERT INTO report_digests (plan_id, version, digest, workloads, targets) SELECT p.id, $2, "
+    "$3, " REPORT_WORKLOADS ", " REPORT_TARGETS " FROM plans p WHERE p.id = $1 "
+    "ON CONFLICT (plan_id) DO UPDATE SET version = EXCLUDED.version, digest = EXCLUDED.digest, "
+    "workloads = EXCLUDED.workloads, targets = EXCLUDED.targets, computed_at = now()",
+    3};
 
 /* The rounds of groups: one row per round of each configuration, workload,
  * target and metric, the client members of a group becoming one row, the
@@ -518,11 +540,21 @@ enum hv_db_status hv_db_plan_cancel(int64_t id)
     return hv_db_txn(db, cancel_txn, (void *)params);
 }
 
-enum hv_db_status hv_db_plan_report_meta(int64_t id, json_t **out)
+enum hv_db_status hv_db_plan_report_meta(int64_t id, const char *version, json_t **out)
 {
     char idtxt[24];
-    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id), version};
     return hv_db_json(&report_meta, params, out, NULL);
+}
+
+enum hv_db_status hv_db_plan_report_digest_put(int64_t id, const char *version, const char *digest)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char idtxt[24];
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id), version, digest};
+    return hv_db_exec(db, &report_digest_put, params, NULL);
 }
 
 /* The next element of an array literal ("{1,2.5,NaN}") from *p: its text

@@ -54,8 +54,15 @@ enum hv_db_status hv_db_plan_cancel(int64_t id);
 /** What a plan's report needs besides its values, as a new JSON object in
  *  *out: {"spec": the normalised plan, "configurations": [{"name",
  *  "levels"}] in the plan's order, "workloads": [{"id", "kind", "engine"}]
- *  (the variants its jobs run)}. HV_DB_NONE when there is no such plan. */
-enum hv_db_status hv_db_plan_report_meta(int64_t id, json_t **out);
+ *  (the variants its jobs run), "emulated": its guests whose domain is TCG,
+ *  "digest": the report digest kept for the state version of the plan's
+ *  done jobs (server/report.h), or null (always with a NULL version)}.
+ *  HV_DB_NONE when there is no such plan. */
+enum hv_db_status hv_db_plan_report_meta(int64_t id, const char *version, json_t **out);
+
+/** Keeps the report digest (JSON text) of plan id for the state version of
+ *  its done jobs, replacing the one kept before. */
+enum hv_db_status hv_db_plan_report_digest_put(int64_t id, const char *version, const char *digest);
 
 /** One value of a plan's report: one round of one configuration, workload,
  *  target and metric. Guests that ran together (a group) are one value,

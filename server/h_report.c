@@ -1,6 +1,6 @@
 /* h_report.c — GET /api/v1/plans/{id}/report: the plan's report as JSON,
  * or with ?format=md or csv as Markdown or CSV (report.h,
- * lib/report_render.h). */
+ * lib/report_render.h); ?runs=all lists every run of a big plan's series. */
 #include "db_plans.h"
 #include "handlers.h"
 #include "query.h"
@@ -10,29 +10,24 @@
 #include <string.h>
 
 static const char *const formats[] = {"json", "md", "csv", NULL};
+static const char *const listings[] = {"auto", "all", NULL};
 
 void hv_h_plan_report(struct hv_request *req)
 {
     json_t *errors = json_array();
-    const char *format = NULL;
+    const char *format = NULL, *runs = NULL;
     hv_query_enum(req, "format", formats, &format, errors);
+    hv_query_enum(req, "runs", listings, &runs, errors);
     if (hv_query_failed(req, errors))
         return;
-    struct hv_rdata d;
-    hv_rdata_init(&d);
-    enum hv_db_status s = hv_report_load(req->ids[0], &d);
+    json_t *report = NULL;
+    enum hv_db_status s =
+        hv_report_get(req->ids[0], runs != NULL && strcmp(runs, "all") == 0, &report);
     if (s != HV_DB_OK) {
-        hv_rdata_free(&d);
         if (s == HV_DB_NONE)
             hv_reply_problem(req, HV_E_NOT_FOUND, "no plan with this id", NULL);
         else
             hv_reply_db_failure(req, s);
-        return;
-    }
-    json_t *report = hv_report_build(&d);
-    hv_rdata_free(&d);
-    if (report == NULL) {
-        hv_reply_problem(req, HV_E_INTERNAL, "out of memory while building the report", NULL);
         return;
     }
     if (format == NULL || strcmp(format, "json") == 0) {
@@ -53,15 +48,8 @@ void hv_h_plan_report(struct hv_request *req)
  * from, appended to items; plans that cannot be read are skipped. */
 static void add_plan_advice(int64_t plan, json_t *items, json_t *plans)
 {
-    struct hv_rdata d;
-    hv_rdata_init(&d);
-    if (hv_report_load(plan, &d) != HV_DB_OK) {
-        hv_rdata_free(&d);
-        return;
-    }
-    json_t *report = hv_report_build(&d);
-    hv_rdata_free(&d);
-    if (report == NULL)
+    json_t *report = NULL;
+    if (hv_report_get(plan, false, &report) != HV_DB_OK)
         return;
     size_t i;
     json_t *r;

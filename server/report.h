@@ -16,7 +16,16 @@
  * per-round values of each configuration), report_compare.c (verdicts,
  * interactions), report_overhead.c (baseline, efficiency),
  * report_advice.c (repetitions, recommendations), report_build.c (the
- * whole). Pure computation apart from report_load.c: thread safe. */
+ * whole), report_digest.c (what a big plan's report keeps). Pure
+ * computation apart from report_load.c: thread safe.
+ *
+ * A big plan: a series of more than HV_REPORT_RUNS_LISTED rounds lists only
+ * its flagged runs (unless runs=all), and an arm of more rounds keeps that
+ * many of its jobs as evidence. Its report is then computed from the values
+ * once per state of the plan's done jobs: what the later reports need (the
+ * summaries as answered, and per arm n, summary, log group and jobs kept) is
+ * its digest, kept in report_digests (migrations/015) with that state, and
+ * a report finding the same state reads the digest instead of the values. */
 #ifndef HV_SERVER_REPORT_H
 #define HV_SERVER_REPORT_H
 
@@ -24,15 +33,32 @@
 #include "report_data.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
+/** Per series, the runs a report lists in full up to this many rounds;
+ *  past it only the flagged ones (?runs=all lists every run). */
+#define HV_REPORT_RUNS_LISTED 100
+
 /** Fills d (initialised by the caller, freed by it with hv_rdata_free)
- *  with plan id's settings and values. HV_DB_NONE when there is no such
- *  plan. */
+ *  with plan id's settings, the state of its jobs (d->version) and its
+ *  values, or instead of the values the digest kept for that state when
+ *  there is one and d->runs_all (set by the caller) is false. HV_DB_NONE
+ *  when there is no such plan. */
 enum hv_db_status hv_report_load(int64_t id, struct hv_rdata *d);
 
 /** The report of d as a new JSON object (docs/api.md), or NULL when memory
  *  runs out. d must have been finished (hv_rdata_finish). */
 json_t *hv_report_build(const struct hv_rdata *d);
+
+/** hv_report_build, and when d holds values of a big plan (a series of more
+ *  than HV_REPORT_RUNS_LISTED rounds) and not runs_all, its digest as a new
+ *  JSON object in *digest (else NULL). */
+json_t *hv_report_build_digest(const struct hv_rdata *d, json_t **digest);
+
+/** The report of plan id (runs_all: every run listed) into *report: loaded,
+ *  built, and a big plan's digest kept for the next. HV_DB_NONE without such
+ *  a plan; HV_DB_ERROR also when memory runs out. */
+enum hv_db_status hv_report_get(int64_t id, bool runs_all, json_t **report);
 
 #endif

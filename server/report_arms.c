@@ -2,6 +2,7 @@
  * each configuration ("arms") the comparisons read; see report_int.h. */
 #include "report_int.h"
 
+#include "report.h"
 #include "report_render.h"
 #include "result.h"
 
@@ -193,6 +194,9 @@ static int build_arm(struct hv_rctx *c, const size_t *idx, size_t n, struct hv_a
     free(refs);
     if (rc == 0)
         arm_stats(a);
+    /* A big plan's evidence: the jobs of the first rounds. */
+    if (a->n > HV_REPORT_RUNS_LISTED && a->n_jobs > HV_REPORT_RUNS_LISTED)
+        a->n_jobs = HV_REPORT_RUNS_LISTED;
     return rc;
 }
 
@@ -226,6 +230,8 @@ int hv_rarms_build(struct hv_rctx *c)
     c->multi_workload = d->n_workloads > 1;
     if (index_configs(c) != 0)
         return -1;
+    if (d->digest != NULL)
+        return hv_rdigest_arms(c);
     size_t *idx = malloc((d->n_series ? d->n_series : 1) * sizeof *idx);
     c->arms = calloc(d->n_series ? d->n_series : 1, sizeof *c->arms);
     if (idx == NULL || c->arms == NULL) {

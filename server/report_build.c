@@ -43,11 +43,14 @@ static int put(json_t *report, const char *key, json_t *v)
 
 /* The sections of the report, in the order they depend on each other:
  * recommendations read the comparisons' family verdicts. */
-static int sections(struct hv_rctx *c, json_t *report)
+static int sections(struct hv_rctx *c, json_t *report, json_t **digest)
 {
     json_t *rows = NULL, *family = NULL, *efficiency = NULL, *ignore = NULL;
+    size_t first_warning = json_array_size(c->warnings);
     int rc = put(report, "summaries", hv_rsummaries(c, &rows));
     rc |= put(report, "rows", rows);
+    if (rc == 0 && digest != NULL)
+        *digest = hv_rdigest(c, json_object_get(report, "summaries"), rows, first_warning);
     rc |= put(report, "comparisons", hv_rcompare(c, &family));
     rc |= put(report, "family", family);
     rc |= put(report, "interactions", hv_rinteractions(c));
@@ -61,6 +64,15 @@ static int sections(struct hv_rctx *c, json_t *report)
 
 json_t *hv_report_build(const struct hv_rdata *d)
 {
+    return hv_report_build_digest(d, NULL);
+}
+
+json_t *hv_report_build_digest(const struct hv_rdata *d, json_t **digest)
+{
+    if (digest != NULL)
+        *digest = NULL;
+    if (!hv_rdigest_wanted(d))
+        digest = NULL;
     struct hv_rctx c = {.d = d, .warnings = json_array()};
     json_t *report = head_json(d);
     if (report == NULL || c.warnings == NULL || hv_rarms_build(&c) != 0) {
@@ -90,11 +102,15 @@ json_t *hv_report_build(const struct hv_rdata *d)
             "virtualization",
             names);
     }
-    int rc = sections(&c, report);
+    int rc = sections(&c, report, digest);
     rc |= json_object_set(report, "warnings", c.warnings);
     hv_rctx_free(&c);
     if (rc != 0) {
         json_decref(report);
+        if (digest != NULL) {
+            json_decref(*digest);
+            *digest = NULL;
+        }
         return NULL;
     }
     return report;

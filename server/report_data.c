@@ -336,6 +336,8 @@ bool hv_rdata_primary(const struct hv_rdata *d, size_t w, const char *metric)
 void hv_rdata_free(struct hv_rdata *d)
 {
     json_decref(d->emulated);
+    json_decref(d->digest);
+    free(d->version);
     for (size_t i = 0; i < d->n_series; i++)
         series_free(&d->series[i]);
     free(d->series);

@@ -81,6 +81,11 @@ struct hv_rdata {
     struct hv_rseries *series;
     size_t n_series, cap_series;
     json_t *emulated; /**< names of the plan's guests whose domain is TCG (owned) */
+    bool runs_all;    /**< list every run of every series (?runs=all), never a digest */
+    /** The digest of the plan's values an earlier report kept (report.h),
+     *  standing for the series (then none is loaded), or NULL (owned). */
+    json_t *digest;
+    char *version; /**< the state of the plan's done jobs when loaded (owned) */
 };
 
 /** One value as the database (or a test) gives it. */

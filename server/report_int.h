@@ -115,6 +115,26 @@ json_t *hv_rrepetitions(struct hv_rctx *c);
 /** The recommendations, ranked; *ignore the levels safe to ignore. */
 json_t *hv_rrecommend(struct hv_rctx *c, json_t **ignore);
 
+/* report_digest.c */
+
+/** Whether the report of d should leave a digest: d holds the values (no
+ *  digest), not runs_all, and a series of more than HV_REPORT_RUNS_LISTED
+ *  rounds. */
+bool hv_rdigest_wanted(const struct hv_rdata *d);
+
+/** The digest of the report being built in c: the summaries and rows
+ *  (new references), the warnings c->warnings gained from first_warning
+ *  on (those of the summaries), and c->arms. NULL when memory runs out. */
+json_t *hv_rdigest(const struct hv_rctx *c, json_t *summaries, json_t *rows, size_t first_warning);
+
+/** The summaries of c->d's digest (new references; *rows too), their
+ *  warnings appended to c->warnings. */
+json_t *hv_rdigest_summaries(struct hv_rctx *c, json_t **rows);
+
+/** Builds c->arms from c->d's digest. Returns 0, or -1 when memory runs out
+ *  or the digest does not fit the plan. */
+int hv_rdigest_arms(struct hv_rctx *c);
+
 /* helpers (report_arms.c) */
 
 /** Sets key to v, or to null when v is not finite. */

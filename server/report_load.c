@@ -2,7 +2,10 @@
 #include "db_plans.h"
 #include "report.h"
 
+#include "log.h"
+
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* Job ids read from one row; a group holds at most a plan's guests and
@@ -76,22 +79,69 @@ static int read_meta(struct hv_rdata *d, const json_t *meta)
     return 0;
 }
 
+/* The state of the plan's jobs in its summary: how many, how many done
+ * (a done job stays done), and when one last changed status. A job that
+ * becomes done, whichever way its result arrived, changes it. Its prefix
+ * names the form of the digest: a change to what a digest holds or how its
+ * figures are computed bumps it, so no digest kept before is read. NULL
+ * when memory runs out. */
+static char *state_of(const json_t *summary)
+{
+    const json_t *jobs = json_object_get(summary, "jobs");
+    const char *at = json_string_value(json_object_get(summary, "updated_at"));
+    char *v = NULL;
+    if (asprintf(
+            &v, "r1:%lld:%lld:%s", (long long)json_integer_value(json_object_get(jobs, "total")),
+            (long long)json_integer_value(json_object_get(jobs, "done")), at != NULL ? at : "") < 0)
+        return NULL;
+    return v;
+}
+
 enum hv_db_status hv_report_load(int64_t id, struct hv_rdata *d)
 {
     json_t *summary = NULL, *meta = NULL;
     enum hv_db_status s = hv_db_plan_get(id, false, &summary);
+    if (s == HV_DB_OK && (d->version = state_of(summary)) == NULL)
+        s = HV_DB_ERROR;
     if (s == HV_DB_OK)
-        s = hv_db_plan_report_meta(id, &meta);
+        s = hv_db_plan_report_meta(id, d->runs_all ? NULL : d->version, &meta);
     if (s == HV_DB_OK &&
         (hv_rdata_plan(d, summary, json_object_get(meta, "spec")) != 0 || read_meta(d, meta) != 0))
         s = HV_DB_ERROR;
-    if (s == HV_DB_OK)
+    if (s == HV_DB_OK) {
         d->emulated = json_incref(json_object_get(meta, "emulated"));
+        json_t *digest = json_object_get(meta, "digest");
+        if (json_is_object(digest))
+            d->digest = json_incref(digest);
+    }
     json_decref(summary);
     json_decref(meta);
-    if (s == HV_DB_OK)
+    if (s == HV_DB_OK && d->digest == NULL)
         s = hv_db_plan_observations(id, add_obs, d);
     if (s == HV_DB_OK && hv_rdata_finish(d) != 0)
         s = HV_DB_ERROR;
+    return s;
+}
+
+enum hv_db_status hv_report_get(int64_t id, bool runs_all, json_t **report)
+{
+    *report = NULL;
+    struct hv_rdata d;
+    hv_rdata_init(&d);
+    d.runs_all = runs_all;
+    enum hv_db_status s = hv_report_load(id, &d);
+    json_t *digest = NULL;
+    if (s == HV_DB_OK) {
+        *report = hv_report_build_digest(&d, &digest);
+        if (*report == NULL)
+            s = HV_DB_ERROR;
+    }
+    /* Kept for the next report; one that cannot be kept is computed again. */
+    char *text = digest != NULL && d.version != NULL ? json_dumps(digest, JSON_COMPACT) : NULL;
+    if (text != NULL && hv_db_plan_report_digest_put(id, d.version, text) != HV_DB_OK)
+        hv_warn("plan %lld: the report's digest could not be kept", (long long)id);
+    free(text);
+    json_decref(digest);
+    hv_rdata_free(&d);
     return s;
 }

@@ -3,6 +3,8 @@
  * the report's first version; see report_int.h. */
 #include "report_int.h"
 
+#include "report.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,9 +38,10 @@ static json_t *row_json(const struct hv_rdata *d, const struct hv_rseries *s,
     return o;
 }
 
-/* The per-run values of s with their modified z-scores and outlier flags;
- * *flagged gets how many are flagged. */
-static json_t *runs_json(const struct hv_rseries *s, const double *x, size_t *flagged)
+/* The per-run values of s with their modified z-scores and outlier flags,
+ * every run or (all false) the flagged ones; *flagged gets how many are
+ * flagged. */
+static json_t *runs_json(const struct hv_rseries *s, const double *x, bool all, size_t *flagged)
 {
     size_t n = s->n_runs;
     double *z = malloc((n ? n : 1) * sizeof *z);
@@ -58,6 +61,8 @@ static json_t *runs_json(const struct hv_rseries *s, const double *x, size_t *fl
     }
     for (size_t i = 0; i < n; i++) {
         const struct hv_rrun *r = &s->runs[i];
+        if (!all && !flag[i])
+            continue;
         json_t *o =
             json_pack("{s:i,s:I,s:b,s:o}", "round", r->round, "members", (json_int_t)r->members,
                       "outlier", flag[i], "jobs", hv_rjobs_json(r->jobs, r->n_jobs, r->n_jobs));
@@ -117,7 +122,8 @@ static json_t *summary_json(struct hv_rctx *c, const struct hv_rseries *s, struc
         return NULL;
     }
     size_t flagged;
-    json_t *runs = runs_json(s, x, &flagged);
+    bool all = d->runs_all || s->n_runs <= HV_REPORT_RUNS_LISTED;
+    json_t *runs = runs_json(s, x, all, &flagged);
     free(x);
     if (flagged > 0)
         note_outliers(c, s, runs, flagged, out);
@@ -131,12 +137,20 @@ static json_t *summary_json(struct hv_rctx *c, const struct hv_rseries *s, struc
     hv_rset_num(o, "mean", sum->mean);
     hv_rset_num(o, "sd", sum->n >= 2 ? sum->sd : NAN);
     hv_rset_num(o, "cv_pct", sum->cv_pct);
+    if (!all) {
+        json_object_set_new(o, "runs_listed", json_string("flagged"));
+        json_object_set_new(o, "runs_omitted", json_integer((json_int_t)(s->n_runs - flagged)));
+    }
     return o;
 }
 
 json_t *hv_rsummaries(struct hv_rctx *c, json_t **rows)
 {
     json_t *list = json_array();
+    if (c->d->digest != NULL) {
+        json_decref(list);
+        return hv_rdigest_summaries(c, rows);
+    }
     *rows = json_array();
     if (list == NULL || *rows == NULL)
         return NULL;

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The report of a big plan (a series of more than 100 rounds), its results
+# written by SQL as bench/report.sh writes them: per series only the
+# flagged runs are listed ("runs_listed": "flagged", "runs_omitted"), and
+# ?runs=all lists every run with every other figure unchanged; the second
+# report is read from the digest the first kept (migrations/015) and is the
+# same byte for byte; a round more (rows written by SQL again) is in the
+# next report; ?format=md and csv list the flagged runs; deleting the plan
+# deletes its digest; a plan of 100 rounds lists every run and keeps no
+# digest.
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+hv_setup
+
+sql() { "$PG" psql "$HV_TMP/pg" -- -X -Atq -v ON_ERROR_STOP=1 -c "$1"; }
+
+# seed NAME ROUNDS: a plan of two configurations (thp always, never) of one
+# cpu workload on a host and a guest, ROUNDS rounds, all done, with
+# cpu.score 1000 on the host and 900 in the guest (x 1.05 with thp=never),
+# a small deterministic wobble per round, and round 77 of the default on
+# the host at 2000: an outlier. Prints the plan's id.
+seed() {
+    sql "
+INSERT INTO targets (name, kind) VALUES ('$1-host', 'host'), ('$1-guest', 'guest');
+INSERT INTO plans (name, spec, seed) VALUES ('$1', '{\"name\": \"$1\",
+  \"targets\": {\"host\": \"$1-host\", \"guests\": [\"$1-guest\"]}, \"design\": \"full\",
+  \"baseline\": \"host\", \"margin_pct\": 1, \"factors\": {\"thp\": [\"always\", \"never\"]},
+  \"repetitions\": {\"min\": $2, \"max\": $2, \"ci_pct\": 2}}', 0);
+INSERT INTO configurations (plan_id, idx, name, levels)
+SELECT p.id, t - 1, CASE WHEN t = 1 THEN 'default' ELSE 'thp=never' END,
+       jsonb_build_object('thp', (ARRAY['always', 'never'])[t])
+FROM plans p, generate_series(1, 2) t WHERE p.name = '$1';" >/dev/null
+    add_rounds "$1" 1 "$2"
+    sql "SELECT id FROM plans WHERE name = '$1'"
+}
+
+# add_rounds NAME FROM TO: the jobs, results and values of rounds FROM..TO.
+add_rounds() {
+    sql "
+WITH j AS (
+  INSERT INTO jobs (plan_id, config_id, workload_id, workload, target_name, target_id,
+                    repetition, run_order, status, attempt)
+  SELECT c.plan_id, c.id, 'cpu', '{\"id\": \"cpu\", \"workload\": \"cpu\", \"kind\": \"cpu\",
+         \"engine\": \"builtin\", \"params\": {}}', t.name, t.id, r, (r * 2 + c.idx) * 2 + (t.kind = 'guest')::int,
+         'done', 1
+  FROM configurations c JOIN plans p ON p.id = c.plan_id, targets t, generate_series($2, $3) r
+  WHERE p.name = '$1' AND t.name IN ('$1-host', '$1-guest')
+  RETURNING id, config_id, target_name, repetition),
+r AS (
+  INSERT INTO results (job_id, attempt, status, started_at, finished_at)
+  SELECT id, 1, 'ok', timestamptz '2026-01-01', timestamptz '2026-01-01 00:01' FROM j
+  RETURNING id, job_id)
+INSERT INTO metrics (result_id, name, value, unit, higher_is_better)
+SELECT r.id, 'cpu.score',
+       CASE WHEN j.repetition = 77 AND c.idx = 0 AND j.target_name = '$1-host' THEN 2000
+       ELSE CASE WHEN j.target_name = '$1-host' THEN 1000 ELSE 900 END
+            * CASE WHEN c.idx = 1 THEN 1.05 ELSE 1 END
+            * (1 + 0.01 * sin(j.repetition * 1.7 + c.idx)) END, 'score', true
+FROM r JOIN j ON j.id = r.job_id JOIN configurations c ON c.id = j.config_id" >/dev/null
+}
+
+P=$(seed big 150)
+assert_status 200 GET "/api/v1/plans/$P/report"
+FIRST=$BODY
+assert_eq "four series of 150 rounds, each listing only its flagged runs" \
+    "4 150 flagged" "$(json '"\(.summaries | length) \([.summaries[].n] | unique | join(",")) \([.summaries[].runs_listed] | unique | join(","))"')"
+assert_eq "the host's default lists round 77, its outlier, and omits the other 149" \
+    "1 1 77 true 149" "$(json '.summaries[] | select(.configuration == "default" and .side == "host")
+        | "\(.outliers) \(.runs | length) \(.runs[0].round) \(.runs[0].outlier) \(.runs_omitted)"')"
+assert_eq "every series lists as many runs as it flags" "true" \
+    "$(json '[.summaries[] | (.runs | length) == .outliers and .runs_omitted == .n - .outliers] | all')"
+assert_eq "the comparison sees thp=never +5 % in the guests" "better" \
+    "$(json '.comparisons[] | select(.side == "guests") | .verdict')"
+assert_eq "its evidence keeps the first 100 jobs of each configuration" "200" \
+    "$(json '.comparisons[] | select(.side == "guests") | .jobs | length')"
+assert_eq "a digest is kept for the plan" "1" "$(sql "SELECT count(*) FROM report_digests WHERE plan_id = $P")"
+
+assert_status 200 GET "/api/v1/plans/$P/report"
+assert_eq "the second report, read from the digest, is the first byte for byte" "$FIRST" "$BODY"
+
+assert_status 200 GET "/api/v1/plans/$P/report?runs=all"
+assert_eq "runs=all lists every run" "600 0" \
+    "$(json '"\([.summaries[].runs | length] | add) \([.summaries[] | select(has("runs_listed"))] | length)"')"
+assert_eq "and changes nothing else" "true" "$(jq -n --argjson a "$FIRST" --argjson b "$BODY" '
+    ($a | del(.summaries[].runs, .summaries[].runs_listed, .summaries[].runs_omitted)) ==
+    ($b | del(.summaries[].runs, .summaries[].runs_listed, .summaries[].runs_omitted))')"
+assert_status 400 GET "/api/v1/plans/$P/report?runs=some"
+
+add_rounds big 151 151
+assert_status 200 GET "/api/v1/plans/$P/report"
+assert_eq "a round written by SQL is in the next report" "151" "$(json '[.summaries[].n] | unique | join(",")')"
+assert_eq "and in the digest kept" "151" \
+    "$(sql "SELECT digest::json->'summaries'->0->>'n' FROM report_digests WHERE plan_id = $P")"
+
+assert_status 200 GET "/api/v1/plans/$P/report?format=md"
+assert_match "the Markdown says which runs it lists" 'list only their flagged runs' "$BODY"
+assert_match "the Markdown lists the outlier" '\| default \| cpu \| big-host \| cpu.score \| 77 \|' "$BODY"
+assert_status 200 GET "/api/v1/plans/$P/report?format=csv"
+assert_eq "the CSV lists one run, the outlier" "1" "$(grep -c '^run,' <<<"$BODY")"
+
+assert_status 200 DELETE "/api/v1/plans/$P" -H "Authorization: Bearer $ADMIN_TOKEN"
+assert_eq "deleting the plan deletes its digest" "0" "$(sql "SELECT count(*) FROM report_digests")"
+
+S=$(seed small 100)
+assert_status 200 GET "/api/v1/plans/$S/report"
+assert_eq "a plan of 100 rounds lists every run" "400 0" \
+    "$(json '"\([.summaries[].runs | length] | add) \([.summaries[] | select(has("runs_listed"))] | length)"')"
+assert_eq "and keeps no digest" "0" "$(sql "SELECT count(*) FROM report_digests WHERE plan_id = $S")"
+
+hv_finish
