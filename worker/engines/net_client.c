@@ -5,6 +5,7 @@
 #include "worker/engines/hist.h"
 #include "worker/engines/net.h"
 #include "worker/engines/net_wire.h"
+#include "timeutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -75,14 +76,14 @@ static void client_rr(struct cstream *st, unsigned char *rbuf)
         int ph = phase_of(run);
         if (ph == PHASE_END || hv_net_stopped(&run->stop))
             return;
-        uint64_t t1 = hv_net_now_ns();
+        uint64_t t1 = hv_monotonic_ns();
         enum hv_net_io r = hv_net_write_full(st->fd, run->buf, msg, &run->stop, 0);
         if (r != HV_NET_IO_OK)
             return stream_fail(st, "sending a request", r);
         r = hv_net_read_full(st->fd, rbuf, msg, &run->stop, 0);
         if (r != HV_NET_IO_OK)
             return stream_fail(st, "reading a response", r);
-        uint64_t t2 = hv_net_now_ns();
+        uint64_t t2 = hv_monotonic_ns();
         __atomic_store_n(&st->count, ++count, __ATOMIC_RELAXED);
         if (ph == PHASE_MEASURE && phase_of(run) == PHASE_MEASURE)
             hv_hist_add(st->hist, t2 - t1);
@@ -124,7 +125,7 @@ static void client_drain(struct cstream *st, unsigned char *rbuf)
     if (!run->p.reverse)
         st->retrans = hv_net_retrans(st->fd);
     shutdown(st->fd, SHUT_WR);
-    uint64_t deadline = hv_net_now_ns() + (uint64_t)(HV_NET_DRAIN_S * 1e9);
+    uint64_t deadline = hv_monotonic_ns() + (uint64_t)(HV_NET_DRAIN_S * 1e9);
     for (;;) {
         ssize_t n = recv(st->fd, rbuf, run->p.msg_size, 0);
         if (n > 0) {
@@ -138,7 +139,7 @@ static void client_drain(struct cstream *st, unsigned char *rbuf)
             return stream_fail(st, "waiting for the server's end", HV_NET_IO_ERROR);
         if (hv_net_stopped(&run->stop))
             return;
-        if (hv_net_now_ns() >= deadline)
+        if (hv_monotonic_ns() >= deadline)
             return stream_fail(st, "waiting for the server's end", HV_NET_IO_TIMEOUT);
     }
     if (!run->p.reverse)
@@ -178,7 +179,7 @@ static int dial(struct client_run *run, const char *host, int port)
                               gai_strerror(e));
     int fd = -1;
     char last[200] = "no address";
-    uint64_t deadline = hv_net_now_ns() + (uint64_t)(HV_NET_CONNECT_S * 1e9);
+    uint64_t deadline = hv_monotonic_ns() + (uint64_t)(HV_NET_CONNECT_S * 1e9);
     for (struct addrinfo *a = res; a != NULL && fd < 0; a = a->ai_next) {
         fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
         if (fd < 0) {
@@ -189,7 +190,7 @@ static int dial(struct client_run *run, const char *host, int port)
         int rc = connect(fd, a->ai_addr, a->ai_addrlen);
         int err = rc == 0 ? 0 : errno;
         while (err == EINPROGRESS) {
-            if (hv_net_stopped(&run->stop) || hv_net_now_ns() >= deadline) {
+            if (hv_net_stopped(&run->stop) || hv_monotonic_ns() >= deadline) {
                 err = hv_net_stopped(&run->stop) ? ECANCELED : ETIMEDOUT;
                 break;
             }
@@ -231,7 +232,7 @@ static int open_conn(struct client_run *run, const char *host, int port, uint32_
     h.stream = stream;
     unsigned char b[HV_NET_HELLO_LEN > HV_NET_REPLY_LEN ? HV_NET_HELLO_LEN : HV_NET_REPLY_LEN];
     hv_net_hello_encode(&h, b);
-    uint64_t deadline = hv_net_now_ns() + (uint64_t)(HV_NET_CONNECT_S * 1e9);
+    uint64_t deadline = hv_monotonic_ns() + (uint64_t)(HV_NET_CONNECT_S * 1e9);
     enum hv_net_io r = hv_net_write_full(fd, b, HV_NET_HELLO_LEN, &run->stop, deadline);
     if (r == HV_NET_IO_OK)
         r = hv_net_read_full(fd, b, HV_NET_REPLY_LEN, &run->stop, deadline);
@@ -295,7 +296,7 @@ static bool client_wait(struct client_run *run, uint64_t t, struct hv_net_sample
     for (;;) {
         if (hv_net_stopped(&run->stop))
             return false;
-        uint64_t now = hv_net_now_ns();
+        uint64_t now = hv_monotonic_ns();
         if (smp != NULL) {
             uint64_t count = 0;
             for (long i = 0; i < run->p.streams; i++)
@@ -334,7 +335,7 @@ static int send_cmd(struct client_run *run, uint32_t cmd)
     unsigned char b[HV_NET_CMD_LEN] = {0};
     hv_net_put32(b, cmd);
     enum hv_net_io r = hv_net_write_full(run->ctl, b, sizeof b, &run->stop,
-                                         hv_net_now_ns() + (uint64_t)(HV_NET_CONNECT_S * 1e9));
+                                         hv_monotonic_ns() + (uint64_t)(HV_NET_CONNECT_S * 1e9));
     return r == HV_NET_IO_OK ? 0
                              : hv_engine_fail(run->out, "the control connection to %s failed: %s",
                                               run->server, hv_net_io_text(r));
@@ -344,7 +345,7 @@ static int send_cmd(struct client_run *run, uint32_t cmd)
 static int read_summary(struct client_run *run, struct hv_net_sum *sum, double *server_secs)
 {
     unsigned char head[HV_NET_SUM_HEAD];
-    uint64_t deadline = hv_net_now_ns() + (uint64_t)((HV_NET_DRAIN_S + HV_NET_CONNECT_S) * 1e9);
+    uint64_t deadline = hv_monotonic_ns() + (uint64_t)((HV_NET_DRAIN_S + HV_NET_CONNECT_S) * 1e9);
     enum hv_net_io r = hv_net_read_full(run->ctl, head, sizeof head, &run->stop, deadline);
     if (r != HV_NET_IO_OK)
         return hv_engine_fail(run->out, "the server at %s sent no counts: %s", run->server,
@@ -501,7 +502,7 @@ static void client_hello(struct client_run *run, uint64_t server_job)
 {
     uint64_t session = 0;
     if (getrandom(&session, sizeof session, 0) != (ssize_t)sizeof session)
-        session = hv_net_now_ns() ^ ((uint64_t)getpid() << 32);
+        session = hv_monotonic_ns() ^ ((uint64_t)getpid() << 32);
     run->hello = (struct hv_net_hello){.server_job = server_job,
                                        .client_job = (uint64_t)run->ctx->job_id,
                                        .session = session,
@@ -569,7 +570,7 @@ int hv_net_client_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *
     int rc = -1;
     if (client_connect(&run) != 0)
         goto done;
-    uint64_t t0 = hv_net_now_ns();
+    uint64_t t0 = hv_monotonic_ns();
     for (long i = 0; i < run.p.streams; i++) {
         if (pthread_create(&run.s[i].thread, NULL, stream_main, &run.s[i]) != 0) {
             hv_engine_fail(out, "cannot start stream %ld", i);
@@ -583,7 +584,7 @@ int hv_net_client_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *
     bool ran =
         out->error[0] == '\0' && client_wait(&run, t0 + (uint64_t)(run.p.warmup * 1e9), NULL, t0);
     if (ran) {
-        t_mark = hv_net_now_ns();
+        t_mark = hv_monotonic_ns();
         uint64_t c = snapshot(&run, false);
         __atomic_store_n(&run.phase, PHASE_MEASURE, __ATOMIC_RELEASE);
         hv_net_sampler_start(&smp, t_mark, c);
@@ -591,7 +592,7 @@ int hv_net_client_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *
               client_wait(&run, t_mark + (uint64_t)(run.p.seconds * 1e9), &smp, t0);
     }
     if (ran) {
-        t_end = hv_net_now_ns();
+        t_end = hv_monotonic_ns();
         snapshot(&run, true);
     }
     __atomic_store_n(&run.phase, PHASE_END, __ATOMIC_RELEASE);
@@ -600,7 +601,7 @@ int hv_net_client_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *
             pthread_join(run.s[i].thread, NULL);
     client_observe_setup(&run);
     if (hv_engine_stopping(ctx)) {
-        hv_engine_fail(out, "stopped after %.1f s", (double)(hv_net_now_ns() - t0) * 1e-9);
+        hv_engine_fail(out, "stopped after %.1f s", (double)(hv_monotonic_ns() - t0) * 1e-9);
         goto done_smp;
     }
     for (long i = 0; i < run.p.streams; i++)

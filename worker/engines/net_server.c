@@ -4,6 +4,7 @@
  * notes at the top of net.c. */
 #include "worker/engines/net.h"
 #include "worker/engines/net_wire.h"
+#include "timeutil.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -80,7 +81,7 @@ static void refuse(struct server_run *run, int fd, const char *why)
     unsigned char b[HV_NET_REPLY_LEN];
     hv_net_reply_encode(&r, b);
     hv_net_write_full(fd, b, sizeof b, &run->stop,
-                      hv_net_now_ns() + (uint64_t)(HV_NET_CONNECT_S * 1e9));
+                      hv_monotonic_ns() + (uint64_t)(HV_NET_CONNECT_S * 1e9));
     pthread_mutex_lock(&run->mu);
     run->refused++;
     snprintf(run->last_refusal, sizeof run->last_refusal, "%s", why);
@@ -94,7 +95,7 @@ static int accept_reply(struct server_run *run, int fd)
     unsigned char b[HV_NET_REPLY_LEN];
     hv_net_reply_encode(&r, b);
     return hv_net_write_full(fd, b, sizeof b, &run->stop,
-                             hv_net_now_ns() + (uint64_t)(HV_NET_CONNECT_S * 1e9)) == HV_NET_IO_OK
+                             hv_monotonic_ns() + (uint64_t)(HV_NET_CONNECT_S * 1e9)) == HV_NET_IO_OK
                ? 0
                : -1;
 }
@@ -167,7 +168,7 @@ static void serve_stream(struct server_run *run, int fd, const struct hv_net_hel
     st->mss = hv_net_mss(fd);
     hv_net_buffers(fd, &st->sndbuf, &st->rcvbuf);
     st->failed = !ok;
-    st->t_end = hv_net_now_ns();
+    st->t_end = hv_monotonic_ns();
     __atomic_store_n(&st->done, 1, __ATOMIC_RELEASE);
     /* Only now may the client see the end: its count is final. */
     shutdown(fd, SHUT_WR);
@@ -176,14 +177,14 @@ static void serve_stream(struct server_run *run, int fd, const struct hv_net_hel
 /* Waits until every stream of se has ended (or the drain time passed). */
 static bool session_streams_done(struct server_run *run, struct session *se)
 {
-    uint64_t deadline = hv_net_now_ns() + (uint64_t)(HV_NET_DRAIN_S * 1e9);
+    uint64_t deadline = hv_monotonic_ns() + (uint64_t)(HV_NET_DRAIN_S * 1e9);
     for (;;) {
         bool all = true;
         for (uint32_t i = 0; i < se->h.streams; i++)
             all = all && __atomic_load_n(&se->s[i].done, __ATOMIC_ACQUIRE) != 0;
         if (all)
             return true;
-        if (hv_net_stopped(&run->stop) || hv_net_now_ns() >= deadline)
+        if (hv_net_stopped(&run->stop) || hv_monotonic_ns() >= deadline)
             return false;
         struct timespec ts = {.tv_sec = 0, .tv_nsec = 5000000};
         nanosleep(&ts, NULL);
@@ -203,7 +204,7 @@ static void serve_control(struct server_run *run, int fd, struct session *se)
         uint32_t c = hv_net_get32(cmd);
         if (c == HV_NET_MARK) {
             pthread_mutex_lock(&run->mu);
-            se->t_mark = hv_net_now_ns();
+            se->t_mark = hv_monotonic_ns();
             for (uint32_t i = 0; i < se->h.streams; i++)
                 se->s[i].mark = __atomic_load_n(&se->s[i].count, __ATOMIC_RELAXED);
             se->marked = true;
@@ -231,7 +232,7 @@ static void serve_control(struct server_run *run, int fd, struct session *se)
             }
             hv_net_put64(b + 8, t_end > se->t_mark && se->marked ? t_end - se->t_mark : 0);
             enum hv_net_io w = hv_net_write_full(
-                fd, b, len, &run->stop, hv_net_now_ns() + (uint64_t)(HV_NET_DRAIN_S * 1e9));
+                fd, b, len, &run->stop, hv_monotonic_ns() + (uint64_t)(HV_NET_DRAIN_S * 1e9));
             free(b);
             pthread_mutex_lock(&run->mu);
             se->t_end = t_end;
@@ -321,7 +322,7 @@ static void *conn_main(void *arg)
     struct hv_net_hello h;
     char why[120] = "";
     enum hv_net_io r = hv_net_read_full(fd, b, sizeof b, &run->stop,
-                                        hv_net_now_ns() + (uint64_t)(HV_NET_CONNECT_S * 1e9));
+                                        hv_monotonic_ns() + (uint64_t)(HV_NET_CONNECT_S * 1e9));
     if (r != HV_NET_IO_OK) {
         if (r != HV_NET_IO_STOP)
             refuse(run, fd, "no hello");
@@ -366,7 +367,7 @@ static void *conn_main(void *arg)
                 serve_stream(run, fd, &se->h, st);
             else {
                 st->failed = true;
-                st->t_end = hv_net_now_ns();
+                st->t_end = hv_monotonic_ns();
                 __atomic_store_n(&st->done, 1, __ATOMIC_RELEASE);
             }
         }
@@ -485,7 +486,7 @@ int hv_net_server_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *
     pthread_mutex_init(&run.mu, NULL);
     pthread_cond_init(&run.cv, NULL);
     int expected = ctx->group_size >= 2 ? ctx->group_size - 1 : 1;
-    uint64_t t0 = hv_net_now_ns();
+    uint64_t t0 = hv_monotonic_ns();
     uint64_t deadline = t0 + (uint64_t)((srv->p.warmup + srv->p.seconds + GRACE_S) * 1e9);
     struct hv_net_sampler smp = {0};
     bool sampling = false;
@@ -496,10 +497,11 @@ int hv_net_server_run(const struct hv_engine_ctx *ctx, struct hv_engine_result *
         rc = hv_engine_fail(out, "out of memory");
     while (rc == 0) {
         if (hv_engine_stopping(ctx)) {
-            rc = hv_engine_fail(out, "stopped after %.1f s", (double)(hv_net_now_ns() - t0) * 1e-9);
+            rc = hv_engine_fail(out, "stopped after %.1f s",
+                                (double)(hv_monotonic_ns() - t0) * 1e-9);
             break;
         }
-        uint64_t now = hv_net_now_ns();
+        uint64_t now = hv_monotonic_ns();
         pthread_mutex_lock(&run.mu);
         bool all = run.finished >= expected;
         bool any;

@@ -2,6 +2,9 @@
  * net_wire.h. */
 #include "worker/engines/net_wire.h"
 
+#include "timeutil.h"
+#include "grow.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
@@ -101,14 +104,7 @@ bool hv_net_reply_decode(const unsigned char b[HV_NET_REPLY_LEN], struct hv_net_
 }
 
 /* ---------------------------------------------------------------------
- * Sockets: clocks, stop-aware I/O, what the kernel says about a connection. */
-
-uint64_t hv_net_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+ * Sockets: stop-aware I/O, what the kernel says about a connection. */
 
 bool hv_net_stopped(const struct hv_net_stopper *s)
 {
@@ -147,7 +143,7 @@ enum hv_net_io hv_net_read_full(int fd, void *buf, size_t len, const struct hv_n
             return HV_NET_IO_ERROR;
         if (hv_net_stopped(s))
             return HV_NET_IO_STOP;
-        if (deadline != 0 && hv_net_now_ns() >= deadline)
+        if (deadline != 0 && hv_monotonic_ns() >= deadline)
             return HV_NET_IO_TIMEOUT;
     }
     return HV_NET_IO_OK;
@@ -168,7 +164,7 @@ enum hv_net_io hv_net_write_full(int fd, const void *buf, size_t len,
             return HV_NET_IO_ERROR;
         if (hv_net_stopped(s))
             return HV_NET_IO_STOP;
-        if (deadline != 0 && hv_net_now_ns() >= deadline)
+        if (deadline != 0 && hv_monotonic_ns() >= deadline)
             return HV_NET_IO_TIMEOUT;
     }
     return HV_NET_IO_OK;
@@ -322,15 +318,7 @@ void hv_net_sampler_tick(struct hv_net_sampler *s, const struct hv_engine_ctx *c
         return;
     double value = (double)(count - s->prev_count) * scale / ((double)(now - s->prev_t) * 1e-9);
     hv_engine_emit_sample(ctx, out, metric, (double)(now - t0) * 1e-9, value);
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        double *v = realloc(s->v, cap * sizeof *v);
-        if (v != NULL) {
-            s->v = v;
-            s->cap = cap;
-        }
-    }
-    if (s->n < s->cap)
+    if (hv_grow(&s->v, &s->cap, s->n, sizeof *s->v, 64) == 0)
         s->v[s->n++] = value;
     s->prev_t = now;
     s->prev_count = count;

@@ -78,9 +78,6 @@ void hv_net_reply_encode(const struct hv_net_reply *r, unsigned char b[HV_NET_RE
 /** Reads a reply from b; false when b is not an hvbench net reply. */
 bool hv_net_reply_decode(const unsigned char b[HV_NET_REPLY_LEN], struct hv_net_reply *r);
 
-/** The monotonic clock in nanoseconds. */
-uint64_t hv_net_now_ns(void);
-
 /** What ends a blocking exchange early: the engine's stop, or a flag of the
  *  run (a failed stream, the end of the server). */
 struct hv_net_stopper {

@@ -1,6 +1,8 @@
 /* run.c — the process runner; see run.h. */
 #include "worker/engines/run.h"
 
+#include "timeutil.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -38,13 +40,6 @@ struct hv_proc {
     bool timed_out, stopped;
     char path[4096];
 };
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int hv_run_find(const char *name, const char *display, char *out, size_t outlen, char *err,
                 size_t errlen)
@@ -237,7 +232,7 @@ struct hv_proc *hv_proc_start(const struct hv_run_spec *spec, char *err, size_t 
     posix_spawnattr_setpgroup(&attr, 0);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                         POSIX_SPAWN_SETPGROUP);
-    p->start = now();
+    p->start = hv_monotonic();
     int rc = posix_spawn(&p->pid, p->path, &fa, &attr, (char *const *)spec->argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
@@ -269,16 +264,16 @@ pid_t hv_proc_pid(const struct hv_proc *p)
 
 void hv_proc_set_timeout(struct hv_proc *p, double seconds)
 {
-    p->deadline = seconds > 0 ? now() + seconds : 0;
+    p->deadline = seconds > 0 ? hv_monotonic() + seconds : 0;
 }
 
 bool hv_proc_poll(struct hv_proc *p, double seconds)
 {
-    double end = now() + seconds;
+    double end = hv_monotonic() + seconds;
     do {
-        double left = end - now();
+        double left = end - hv_monotonic();
         step(p, left > 0 ? (int)(left * 1000 + 0.5) : 0);
-    } while (!p->exited && now() < end);
+    } while (!p->exited && hv_monotonic() < end);
     return !p->exited;
 }
 
@@ -287,8 +282,8 @@ bool hv_proc_poll(struct hv_proc *p, double seconds)
 static void terminate(struct hv_proc *p)
 {
     kill(-p->pid, SIGTERM);
-    double end = now() + p->grace;
-    while (!p->exited && now() < end)
+    double end = hv_monotonic() + p->grace;
+    while (!p->exited && hv_monotonic() < end)
         step(p, TICK_MS);
     kill(-p->pid, SIGKILL);
 }
@@ -298,8 +293,8 @@ static void terminate(struct hv_proc *p)
  * the grace period. */
 static void finish(struct hv_proc *p)
 {
-    double end = now() + p->grace;
-    while ((p->out.fd >= 0 || p->err.fd >= 0) && now() < end)
+    double end = hv_monotonic() + p->grace;
+    while ((p->out.fd >= 0 || p->err.fd >= 0) && hv_monotonic() < end)
         step(p, TICK_MS);
     kill(-p->pid, SIGKILL); /* leftovers of the group, if any */
     int status;
@@ -321,7 +316,7 @@ int hv_proc_wait(struct hv_proc *p, volatile sig_atomic_t *stop, struct hv_run_r
             terminate(p);
             break;
         }
-        double left = p->deadline > 0 ? p->deadline - now() : TICK_MS / 1000.0;
+        double left = p->deadline > 0 ? p->deadline - hv_monotonic() : TICK_MS / 1000.0;
         if (left <= 0) {
             p->timed_out = true;
             terminate(p);
@@ -329,7 +324,7 @@ int hv_proc_wait(struct hv_proc *p, volatile sig_atomic_t *stop, struct hv_run_r
         }
         step(p, left * 1000 < TICK_MS ? (int)(left * 1000) + 1 : TICK_MS);
     }
-    double end = now();
+    double end = hv_monotonic();
     finish(p);
     r->seconds = end - p->start;
     r->exit_code = p->info.si_code == CLD_EXITED ? p->info.si_status : -1;
