@@ -380,8 +380,10 @@ static enum hv_call parse_step(struct hv_client *c, json_t *answer, const struct
     return HV_CALL_OK;
 }
 
-enum hv_call hv_client_claim_work(struct hv_client *c, long long target_id, double wait,
-                                  struct hv_claim *claim)
+/* One claim: a job into claim->job, a step into claim->step when steps is
+ * true (refused as HV_CALL_RETRY otherwise). */
+static enum hv_call claim_one(struct hv_client *c, long long target_id, double wait, bool steps,
+                              struct hv_claim *claim)
 {
     memset(claim, 0, sizeof *claim);
     json_t *answer;
@@ -389,30 +391,33 @@ enum hv_call hv_client_claim_work(struct hv_client *c, long long target_id, doub
     enum hv_call call = claim_call(c, target_id, wait, &answer, &clock);
     if (call != HV_CALL_OK)
         return call;
-    if (json_object_get(answer, "step") != NULL) {
-        claim->what = HV_CLAIMED_STEP;
-        return parse_step(c, answer, &clock, &claim->step);
+    if (json_object_get(answer, "step") == NULL) {
+        claim->what = HV_CLAIMED_JOB;
+        return parse_job(c, answer, &clock, &claim->job);
     }
-    claim->what = HV_CLAIMED_JOB;
-    return parse_job(c, answer, &clock, &claim->job);
-}
-
-enum hv_call hv_client_claim(struct hv_client *c, long long target_id, double wait,
-                             struct hv_job *job)
-{
-    memset(job, 0, sizeof *job);
-    json_t *answer;
-    struct hv_clock clock;
-    enum hv_call call = claim_call(c, target_id, wait, &answer, &clock);
-    if (call != HV_CALL_OK)
-        return call;
-    if (json_object_get(answer, "step") != NULL) {
+    if (!steps) {
         snprintf(c->last_error, sizeof c->last_error,
                  "claim answer: a tuning step, which this caller cannot run");
         json_decref(answer);
         return HV_CALL_RETRY;
     }
-    return parse_job(c, answer, &clock, job);
+    claim->what = HV_CLAIMED_STEP;
+    return parse_step(c, answer, &clock, &claim->step);
+}
+
+enum hv_call hv_client_claim_work(struct hv_client *c, long long target_id, double wait,
+                                  struct hv_claim *claim)
+{
+    return claim_one(c, target_id, wait, true, claim);
+}
+
+enum hv_call hv_client_claim(struct hv_client *c, long long target_id, double wait,
+                             struct hv_job *job)
+{
+    struct hv_claim claim;
+    enum hv_call call = claim_one(c, target_id, wait, false, &claim);
+    *job = claim.job;
+    return call;
 }
 
 void hv_claim_clear(struct hv_claim *claim)
