@@ -8,18 +8,21 @@
 /* Seconds a tool may take beyond the time it is asked to measure. */
 #define SLACK 60.0
 
-static int argv_iperf(struct hv_tool_job *j)
+/* The job's warm-up and timeout. iperf 2 has no warm-up: it runs warmup +
+ * seconds, and the first warmup seconds of its intervals are dropped from
+ * the samples. */
+static void set_times(struct hv_tool_job *j)
+{
+    j->warmup = (double)hv_tool_whole_warmup(hv_params_num(j->params, "warmup"));
+    j->timeout = j->warmup + hv_params_num(j->params, "seconds") + SLACK;
+}
+
+/* What both sides end with: a report a second, the streams (iperf 2's
+ * server exits after this many connections), the window when given. */
+static void report_args(struct hv_tool_job *j)
 {
     const json_t *p = j->params;
-    hv_tool_client_args(j);
     struct hv_tool_args *a = &j->args;
-    hv_tool_arg(a, "-y");
-    hv_tool_arg(a, "C");
-    /* iperf 2 has no warm-up: it runs warmup + seconds, and the first
-     * warmup seconds of its intervals are dropped from the samples. */
-    j->warmup = (double)hv_tool_whole_warmup(hv_params_num(p, "warmup"));
-    hv_tool_arg(a, "-t");
-    hv_tool_arg(a, "%g", j->warmup + hv_params_num(p, "seconds"));
     hv_tool_arg(a, "-i");
     hv_tool_arg(a, "1");
     hv_tool_arg(a, "-P");
@@ -28,13 +31,23 @@ static int argv_iperf(struct hv_tool_job *j)
         hv_tool_arg(a, "-w");
         hv_tool_arg(a, "%lld", hv_params_int(p, "window"));
     }
-    j->timeout = j->warmup + hv_params_num(p, "seconds") + SLACK;
+}
+
+static int argv_iperf(struct hv_tool_job *j)
+{
+    hv_tool_client_args(j);
+    set_times(j);
+    struct hv_tool_args *a = &j->args;
+    hv_tool_arg(a, "-y");
+    hv_tool_arg(a, "C");
+    hv_tool_arg(a, "-t");
+    hv_tool_arg(a, "%g", j->warmup + hv_params_num(j->params, "seconds"));
+    report_args(j);
     return 0;
 }
 
 static int server_argv_iperf(struct hv_tool_job *j, int port)
 {
-    const json_t *p = j->params;
     struct hv_tool_args *a = &j->args;
     hv_tool_arg(a, "iperf");
     hv_tool_arg(a, "-s");
@@ -42,18 +55,8 @@ static int server_argv_iperf(struct hv_tool_job *j, int port)
     hv_tool_arg(a, "%d", port);
     hv_tool_arg(a, "-y");
     hv_tool_arg(a, "C");
-    hv_tool_arg(a, "-i");
-    hv_tool_arg(a, "1");
-    /* iperf 2's server exits after this many connections: the client's
-     * streams. */
-    hv_tool_arg(a, "-P");
-    hv_tool_arg(a, "%lld", hv_params_int(p, "streams"));
-    if (json_object_get(p, "window") != NULL) {
-        hv_tool_arg(a, "-w");
-        hv_tool_arg(a, "%lld", hv_params_int(p, "window"));
-    }
-    j->warmup = (double)hv_tool_whole_warmup(hv_params_num(p, "warmup"));
-    j->timeout = j->warmup + hv_params_num(p, "seconds") + SLACK;
+    report_args(j);
+    set_times(j);
     return 0;
 }
 
