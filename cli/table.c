@@ -1,5 +1,6 @@
 /* table.c — see table.h. */
 #include "table.h"
+#include "grow.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -42,14 +43,8 @@ void cli_table_free(struct cli_table *t)
 
 int cli_table_add(struct cli_table *t, const char *const *cells)
 {
-    if (t->nrows == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 16;
-        char ***rows = realloc(t->rows, cap * sizeof *rows);
-        if (rows == NULL)
-            return -1;
-        t->rows = rows;
-        t->cap = cap;
-    }
+    if (hv_grow(&t->rows, &t->cap, t->nrows, sizeof *t->rows, 16) != 0)
+        return -1;
     char **row = calloc(t->ncols, sizeof *row);
     if (row == NULL)
         return -1;

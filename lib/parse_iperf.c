@@ -18,6 +18,7 @@
  * warm-up of its own, so t counts from the start of the test; a worker
  * drops its warm-up itself. */
 #include "parse_util.h"
+#include "grow.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -55,14 +56,8 @@ struct report {
 /* Remembers a result line for the samples. */
 static int remember(struct report *r, const struct stream *s, double start)
 {
-    if (r->n_lines == r->cap_lines) {
-        size_t cap = r->cap_lines ? r->cap_lines * 2 : 64;
-        struct line *l = realloc(r->lines, cap * sizeof *l);
-        if (l == NULL)
-            return -1;
-        r->lines = l;
-        r->cap_lines = cap;
-    }
+    if (hv_grow(&r->lines, &r->cap_lines, r->n_lines, sizeof *r->lines, 64) != 0)
+        return -1;
     r->lines[r->n_lines++] = (struct line){s->id, start, s->end, s->bps};
     return 0;
 }

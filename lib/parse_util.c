@@ -2,6 +2,7 @@
 #include "parse_util.h"
 
 #include "parsers.h"
+#include "grow.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -286,14 +287,8 @@ json_t *hv_prun_samples(json_t *run)
 
 int hv_pseries_add(struct hv_pseries *s, double start, double end, double value)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        struct hv_pinterval *v = realloc(s->v, cap * sizeof *v);
-        if (v == NULL)
-            return -1;
-        s->v = v;
-        s->cap = cap;
-    }
+    if (hv_grow(&s->v, &s->cap, s->n, sizeof *s->v, 64) != 0)
+        return -1;
     s->v[s->n++] = (struct hv_pinterval){start, end, value};
     return 0;
 }

@@ -22,6 +22,7 @@
 
 #include "timeutil.h"
 #include "worker/engines/cpu_kernels.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -166,15 +167,7 @@ static void take_sample(struct cpu_run *run, uint64_t now)
     }
     hv_engine_emit_sample(run->ctx, run->out, "cpu.score", (double)(now - run->t0_ns) * 1e-9,
                           total);
-    if (run->n_series == run->cap_series) {
-        size_t cap = run->cap_series ? run->cap_series * 2 : 64;
-        double *v = realloc(run->series, cap * sizeof *v);
-        if (v != NULL) {
-            run->series = v;
-            run->cap_series = cap;
-        }
-    }
-    if (run->n_series < run->cap_series)
+    if (hv_grow(&run->series, &run->cap_series, run->n_series, sizeof *run->series, 64) == 0)
         run->series[run->n_series++] = total;
     while (run->next_sample_ns <= now)
         run->next_sample_ns += run->sample_every_ns;

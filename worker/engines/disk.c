@@ -49,6 +49,7 @@
 #include "timeutil.h"
 #include "worker/engines/disk_run.h"
 #include "worker/engines/hist.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -577,15 +578,8 @@ static void emit(struct hv_disk_run *run, const char *metric, struct series *ful
     full->emitted++;
     if (!whole)
         return;
-    if (full->n == full->cap) {
-        size_t cap = full->cap ? full->cap * 2 : 64;
-        double *v = realloc(full->v, cap * sizeof *v);
-        if (v == NULL)
-            return;
-        full->v = v;
-        full->cap = cap;
-    }
-    full->v[full->n++] = value;
+    if (hv_grow(&full->v, &full->cap, full->n, sizeof *full->v, 64) == 0)
+        full->v[full->n++] = value;
 }
 
 /* Waits for the jobs to end, emitting a disk.<op>.mbps sample every
