@@ -116,6 +116,15 @@ static void md_cell(struct sb *b, const char *text)
     sb_puts(b, " |");
 }
 
+/* Appends a table row of n cells. */
+static void md_row(struct sb *b, const char *const *cells, size_t n)
+{
+    sb_puts(b, "|");
+    for (size_t k = 0; k < n; k++)
+        md_cell(b, cells[k]);
+    sb_puts(b, "\n");
+}
+
 /* Appends a table header line and its rule. */
 static void md_head(struct sb *b, const char *const *cols)
 {
@@ -209,10 +218,7 @@ static void md_comparisons(struct sb *b, const json_t *report)
                                str(c, "verdict"),
                                str(c, "family_verdict"),
                                more};
-        sb_puts(b, "|");
-        for (size_t k = 0; k < sizeof cells / sizeof cells[0]; k++)
-            md_cell(b, cells[k]);
-        sb_puts(b, "\n");
+        md_row(b, cells, sizeof cells / sizeof cells[0]);
     }
     sb_puts(b, "\n");
     md_bullets(b, report, "comparisons", "sentence");
@@ -244,10 +250,7 @@ static void md_efficiency(struct sb *b, const json_t *report)
         snprintf(n, sizeof n, "%lld", (long long)json_integer_value(json_object_get(o, "n")));
         const char *cells[] = {
             str(e, "configuration"), str(e, "against"), sub[0], sub[1], sub[2], all, iv, n};
-        sb_puts(b, "|");
-        for (size_t k = 0; k < sizeof cells / sizeof cells[0]; k++)
-            md_cell(b, cells[k]);
-        sb_puts(b, "\n");
+        md_row(b, cells, sizeof cells / sizeof cells[0]);
     }
     sb_puts(b, "\n");
     md_bullets(b, report, "efficiency", "sentence");
@@ -289,10 +292,7 @@ static void md_summaries(struct sb *b, const json_t *report)
                                hv_fmt_value(cv, sizeof cv, num(s, "cv_pct")),
                                iv,
                                out};
-        sb_puts(b, "|");
-        for (size_t k = 0; k < sizeof cells / sizeof cells[0]; k++)
-            md_cell(b, cells[k]);
-        sb_puts(b, "\n");
+        md_row(b, cells, sizeof cells / sizeof cells[0]);
     }
 }
 
@@ -334,10 +334,7 @@ static void md_runs(struct sb *b, const json_t *report)
                                    hv_fmt_value(z, sizeof z, num(r, "z")),
                                    json_is_true(json_object_get(r, "outlier")) ? "yes" : "",
                                    jobs};
-            sb_puts(b, "|");
-            for (size_t c = 0; c < sizeof cells / sizeof cells[0]; c++)
-                md_cell(b, cells[c]);
-            sb_puts(b, "\n");
+            md_row(b, cells, sizeof cells / sizeof cells[0]);
         }
     }
 }
