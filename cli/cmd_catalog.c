@@ -115,6 +115,36 @@ static char *params_text(const json_t *engine)
     return out;
 }
 
+/** Adds the row of one factor. */
+static int add_factor(struct cli_table *t, const json_t *fa)
+{
+    char *levels = levels_text(fa);
+    const char *cells[] = {
+        json_string_value(json_object_get(fa, "name")),
+        levels,
+        json_string_value(json_object_get(fa, "disruption")),
+        json_string_value(json_object_get(fa, "scope")),
+        json_string_value(json_object_get(fa, "system_default")),
+    };
+    int added = levels != NULL ? cli_table_add(t, cells) : -1;
+    free(levels);
+    return added;
+}
+
+/** Adds the row of one engine. */
+static int add_engine(struct cli_table *t, const json_t *e)
+{
+    char *params = params_text(e);
+    const char *cells[] = {
+        json_string_value(json_object_get(e, "kind")),
+        json_string_value(json_object_get(e, "engine")),
+        params,
+    };
+    int added = params != NULL ? cli_table_add(t, cells) : -1;
+    free(params);
+    return added;
+}
+
 /** Prints the factors table. Returns an exit code. */
 static int print_factors(const json_t *factors)
 {
@@ -122,34 +152,7 @@ static int print_factors(const json_t *factors)
         {"factor", CLI_LEFT}, {"levels", CLI_LEFT},         {"disruption", CLI_LEFT},
         {"scope", CLI_LEFT},  {"system default", CLI_LEFT},
     };
-    struct cli_table *t = cli_table_new(cols, sizeof cols / sizeof cols[0]);
-    if (t == NULL)
-        return CLI_EXIT_FAIL;
-    int rc = CLI_EXIT_OK;
-    size_t i;
-    const json_t *fa;
-    json_array_foreach(factors, i, fa)
-    {
-        char *levels = levels_text(fa);
-        const char *cells[] = {
-            json_string_value(json_object_get(fa, "name")),
-            levels,
-            json_string_value(json_object_get(fa, "disruption")),
-            json_string_value(json_object_get(fa, "scope")),
-            json_string_value(json_object_get(fa, "system_default")),
-        };
-        int added = levels != NULL ? cli_table_add(t, cells) : -1;
-        free(levels);
-        if (added != 0) {
-            cli_err("out of memory");
-            rc = CLI_EXIT_FAIL;
-            break;
-        }
-    }
-    if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
-        rc = CLI_EXIT_FAIL;
-    cli_table_free(t);
-    return rc;
+    return cli_print_rows(factors, cols, sizeof cols / sizeof cols[0], add_factor);
 }
 
 /** Prints the engines table. Returns an exit code. */
@@ -160,32 +163,7 @@ static int print_engines(const json_t *engines)
         {"engine", CLI_LEFT},
         {"params (* sweepable, ! required)", CLI_LEFT},
     };
-    struct cli_table *t = cli_table_new(cols, sizeof cols / sizeof cols[0]);
-    if (t == NULL)
-        return CLI_EXIT_FAIL;
-    int rc = CLI_EXIT_OK;
-    size_t i;
-    const json_t *e;
-    json_array_foreach(engines, i, e)
-    {
-        char *params = params_text(e);
-        const char *cells[] = {
-            json_string_value(json_object_get(e, "kind")),
-            json_string_value(json_object_get(e, "engine")),
-            params,
-        };
-        int added = params != NULL ? cli_table_add(t, cells) : -1;
-        free(params);
-        if (added != 0) {
-            cli_err("out of memory");
-            rc = CLI_EXIT_FAIL;
-            break;
-        }
-    }
-    if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
-        rc = CLI_EXIT_FAIL;
-    cli_table_free(t);
-    return rc;
+    return cli_print_rows(engines, cols, sizeof cols / sizeof cols[0], add_engine);
 }
 
 /** hvbench catalog [factors|engines] */

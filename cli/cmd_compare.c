@@ -32,19 +32,13 @@ const struct cli_command cli_cmd_compare = {
     .fn = cmd_compare_exec,
 };
 
-static double num(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 /** "mean (n)" of one side of a row, or "-" when the side has none. */
 static const char *side_text(char *buf, size_t len, const json_t *side)
 {
     if (!json_is_object(side))
         return "-";
     char v[64];
-    snprintf(buf, len, "%s (n=%lld)", cli_fmt_num(v, sizeof v, num(side, "mean")),
+    snprintf(buf, len, "%s (n=%lld)", cli_fmt_num(v, sizeof v, cli_num(side, "mean")),
              (long long)json_integer_value(json_object_get(side, "n")));
     return buf;
 }
@@ -66,10 +60,9 @@ static int add_row(struct cli_table *t, const json_t *row)
     char metric[200], target[300], a[96], b[96], change[32], interval[80];
     const json_t *hib = json_object_get(row, "higher_is_better");
     snprintf(metric, sizeof metric, "%s%s", json_string_value(json_object_get(row, "metric")),
-             json_is_true(hib)    ? " ↑"
-             : json_is_false(hib) ? " ↓"
-                                  : "");
-    double pct = num(row, "change_pct"), lo = num(row, "lo_pct"), hi = num(row, "hi_pct");
+             cli_arrow(hib));
+    double pct = cli_num(row, "change_pct"), lo = cli_num(row, "lo_pct"),
+           hi = cli_num(row, "hi_pct");
     snprintf(change, sizeof change, isfinite(pct) ? "%+.2f%%" : "-", pct);
     snprintf(interval, sizeof interval, isfinite(lo) && isfinite(hi) ? "[%+.2f%%, %+.2f%%]" : "-",
              lo, hi);
@@ -102,23 +95,9 @@ static int print_compare(const json_t *body)
     };
     print_side("A", json_object_get(body, "a"));
     print_side("B", json_object_get(body, "b"));
-    cli_out("margin %g %%", num(body, "margin_pct"));
-    struct cli_table *t = cli_table_new(cols, 8);
-    if (t == NULL)
-        return CLI_EXIT_FAIL;
-    int rc = CLI_EXIT_OK;
-    size_t i;
-    const json_t *row;
-    json_array_foreach(json_object_get(body, "rows"), i, row)
-    {
-        if (add_row(t, row) != 0)
-            rc = CLI_EXIT_FAIL;
-    }
+    cli_out("margin %g %%", cli_num(body, "margin_pct"));
     putchar('\n');
-    if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
-        rc = CLI_EXIT_FAIL;
-    cli_table_free(t);
-    return rc;
+    return cli_print_rows(json_object_get(body, "rows"), cols, 8, add_row);
 }
 
 /** hvbench compare [--margin PCT] A B */

@@ -51,12 +51,6 @@ const struct cli_command cli_cmd_ack = {
     .fn = cmd_ack_exec,
 };
 
-static double num(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 static const char *str(const json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(o, key));
@@ -117,17 +111,17 @@ static void print_change_point(const json_t *cp, const char *unit)
 {
     char when[64], before[64], after[64], pct[32];
     cli_fmt_time(when, sizeof when, str(cp, "at"));
-    double change = num(cp, "change_pct");
+    double change = cli_num(cp, "change_pct");
     if (isfinite(change))
         snprintf(pct, sizeof pct, "%+.1f %%", change);
     else
         snprintf(pct, sizeof pct, "change");
     cli_out("change point %lld (%s) at %s: %s (%s -> %s %s, %lld and %lld points, p %.3g)",
             (long long)json_integer_value(json_object_get(cp, "id")), str(cp, "status"), when, pct,
-            cli_fmt_num(before, sizeof before, num(cp, "mean_before")),
-            cli_fmt_num(after, sizeof after, num(cp, "mean_after")), unit,
+            cli_fmt_num(before, sizeof before, cli_num(cp, "mean_before")),
+            cli_fmt_num(after, sizeof after, cli_num(cp, "mean_after")), unit,
             (long long)json_integer_value(json_object_get(cp, "n_before")),
-            (long long)json_integer_value(json_object_get(cp, "n_after")), num(cp, "p"));
+            (long long)json_integer_value(json_object_get(cp, "n_after")), cli_num(cp, "p"));
     if (json_is_null(json_object_get(cp, "facts_before")))
         cli_out("  facts before it: not known (no worker had registered the target)");
     size_t i;
@@ -149,38 +143,30 @@ static void print_change_point(const json_t *cp, const char *unit)
     }
 }
 
+/** Adds the row of one point of a series. */
+static int add_point(struct cli_table *t, const json_t *p)
+{
+    char at[64], v[64], n[24], lo[64], hi[64], plan[24];
+    long long count = (long long)json_integer_value(json_object_get(p, "n"));
+    snprintf(n, sizeof n, "%lld", count);
+    snprintf(plan, sizeof plan, "%lld",
+             (long long)json_integer_value(json_object_get(p, "plan_id")));
+    const char *cells[6] = {cli_fmt_time(at, sizeof at, str(p, "at")),
+                            cli_fmt_num(v, sizeof v, cli_num(p, "value")),
+                            n,
+                            count > 1 ? cli_fmt_num(lo, sizeof lo, cli_num(p, "min")) : NULL,
+                            count > 1 ? cli_fmt_num(hi, sizeof hi, cli_num(p, "max")) : NULL,
+                            count == 1 ? plan : NULL};
+    return cli_table_add(t, cells);
+}
+
 /** Prints the points of a series as a table. */
 static int print_points(const json_t *points)
 {
     static const struct cli_column cols[] = {{"at", CLI_LEFT},   {"value", CLI_RIGHT},
                                              {"n", CLI_RIGHT},   {"min", CLI_RIGHT},
                                              {"max", CLI_RIGHT}, {"plan", CLI_RIGHT}};
-    struct cli_table *t = cli_table_new(cols, 6);
-    if (t == NULL)
-        return CLI_EXIT_FAIL;
-    int rc = CLI_EXIT_OK;
-    size_t i;
-    const json_t *p;
-    json_array_foreach(points, i, p)
-    {
-        char at[64], v[64], n[24], lo[64], hi[64], plan[24];
-        long long count = (long long)json_integer_value(json_object_get(p, "n"));
-        snprintf(n, sizeof n, "%lld", count);
-        snprintf(plan, sizeof plan, "%lld",
-                 (long long)json_integer_value(json_object_get(p, "plan_id")));
-        const char *cells[6] = {cli_fmt_time(at, sizeof at, str(p, "at")),
-                                cli_fmt_num(v, sizeof v, num(p, "value")),
-                                n,
-                                count > 1 ? cli_fmt_num(lo, sizeof lo, num(p, "min")) : NULL,
-                                count > 1 ? cli_fmt_num(hi, sizeof hi, num(p, "max")) : NULL,
-                                count == 1 ? plan : NULL};
-        if (cli_table_add(t, cells) != 0)
-            rc = CLI_EXIT_FAIL;
-    }
-    if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
-        rc = CLI_EXIT_FAIL;
-    cli_table_free(t);
-    return rc;
+    return cli_print_rows(points, cols, 6, add_point);
 }
 
 /** Prints one series: a headline, the points when asked, its change
@@ -191,10 +177,8 @@ static int print_series(const json_t *body, const json_t *s, bool points)
     workload = json_dumps(json_object_get(s, "workload"), JSON_COMPACT | JSON_SORT_KEYS);
     const json_t *hib = json_object_get(s, "higher_is_better");
     cli_out("%s%s on %s: %lld points from %s to %s; workload %s", str(body, "metric"),
-            json_is_true(hib)    ? " ↑"
-            : json_is_false(hib) ? " ↓"
-                                 : "",
-            str(body, "target"), (long long)json_integer_value(json_object_get(s, "n")),
+            cli_arrow(hib), str(body, "target"),
+            (long long)json_integer_value(json_object_get(s, "n")),
             cli_fmt_time(first, sizeof first, str(s, "first")),
             cli_fmt_time(last, sizeof last, str(s, "last")), workload ? workload : "?");
     free(workload);

@@ -164,10 +164,7 @@ static int print_import(const struct cli_ctx *ctx, const json_t *body)
             snprintf(no, sizeof no, "%zu", i + 1);
             const char *name = json_string_value(json_object_get(m, "name"));
             const json_t *hib = json_object_get(m, "higher_is_better");
-            snprintf(metric, sizeof metric, "%s%s", name != NULL ? name : "-",
-                     json_is_true(hib)    ? " ↑"
-                     : json_is_false(hib) ? " ↓"
-                                          : "");
+            snprintf(metric, sizeof metric, "%s%s", name != NULL ? name : "-", cli_arrow(hib));
             const char *cells[4] = {
                 no, metric,
                 cli_fmt_num(value, sizeof value, json_number_value(json_object_get(m, "value"))),
@@ -177,9 +174,7 @@ static int print_import(const struct cli_ctx *ctx, const json_t *body)
         }
     }
     putchar('\n');
-    if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
-        rc = CLI_EXIT_FAIL;
-    cli_table_free(t);
+    rc = cli_table_flush(t, rc);
     putchar('\n');
     cli_out("%s/#/plans/%lld", ctx->server, id);
     return rc;
@@ -236,9 +231,7 @@ static int print_study(const struct cli_ctx *ctx, const json_t *body)
         }
     }
     putchar('\n');
-    if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
-        rc = CLI_EXIT_FAIL;
-    cli_table_free(t);
+    rc = cli_table_flush(t, rc);
     putchar('\n');
     cli_out("%s/#/plans/%lld", ctx->server, id);
     return rc;

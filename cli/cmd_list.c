@@ -31,7 +31,7 @@ const struct cli_command cli_cmd_list = {
 
 /** Adds the row of one plan summary; an item that is not one is left out:
  *  there is nothing sensible to show for it. */
-static int add_plan(struct cli_table *t, json_t *item)
+static int add_plan(struct cli_table *t, const json_t *item)
 {
     struct cli_plan p;
     if (cli_plan_parse(item, &p) != 0)

@@ -48,28 +48,11 @@ static const struct cli_column verdict_cols[] = {
 
 #define VERDICT_NCOLS (sizeof verdict_cols / sizeof verdict_cols[0])
 
-/** Returns the number member key of row, or NaN when it is absent or null
- *  (the server sends null for what cannot be computed). */
-static double num(const json_t *row, const char *key)
-{
-    const json_t *v = json_object_get(row, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 /** The string member key of o, or "" when absent. */
 static const char *str(const json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(o, key));
     return s != NULL ? s : "";
-}
-
-/** Returns the arrow for a higher_is_better member: ↑ higher is better, ↓
- *  lower is better, nothing when the server did not say. */
-static const char *direction(const json_t *hib)
-{
-    if (json_is_true(hib))
-        return " ↑";
-    return json_is_false(hib) ? " ↓" : "";
 }
 
 /** Adds one report row to t. Returns 0 or -1 (out of memory). */
@@ -79,14 +62,14 @@ static int add_row(struct cli_table *t, const json_t *row)
     const char *name = json_string_value(json_object_get(row, "metric"));
     /* The direction matters to read a comparison. */
     snprintf(metric, sizeof metric, "%s%s", name != NULL ? name : "-",
-             direction(json_object_get(row, "higher_is_better")));
+             cli_arrow(json_object_get(row, "higher_is_better")));
 
     const json_t *jn = json_object_get(row, "n");
     long long count = json_is_integer(jn) ? (long long)json_integer_value(jn) : 0;
     snprintf(n, sizeof n, "%lld", count);
 
-    double m = num(row, "mean"), s = num(row, "sd");
-    double low = num(row, "ci95_low"), high = num(row, "ci95_high");
+    double m = cli_num(row, "mean"), s = cli_num(row, "sd");
+    double low = cli_num(row, "ci95_low"), high = cli_num(row, "ci95_high");
     bool has_ci = count >= 2 && isfinite(low) && isfinite(high);
     const char *cells[REPORT_NCOLS] = {
         json_string_value(json_object_get(row, "configuration")),
@@ -96,7 +79,7 @@ static int add_row(struct cli_table *t, const json_t *row)
         n,
         isnan(m) ? "-" : cli_fmt_num(mean, sizeof mean, m),
         isnan(s) || count < 2 ? "-" : cli_fmt_num(sd, sizeof sd, s),
-        cli_fmt_half_pct(half, sizeof half, has_ci, num(row, "ci95_half_pct")),
+        cli_fmt_half_pct(half, sizeof half, has_ci, cli_num(row, "ci95_half_pct")),
         cli_fmt_interval(interval, sizeof interval, has_ci, low, high),
         json_string_value(json_object_get(row, "unit")),
     };
@@ -108,11 +91,11 @@ static int add_verdict(struct cli_table *t, const json_t *c)
 {
     char metric[256], level[256], n[32], pct[48], iv[96], more[32];
     snprintf(metric, sizeof metric, "%s%s", str(c, "metric"),
-             direction(json_object_get(c, "higher_is_better")));
+             cli_arrow(json_object_get(c, "higher_is_better")));
     snprintf(level, sizeof level, "%s=%s vs %s", str(c, "factor"), str(c, "level"),
              str(c, "default"));
     snprintf(n, sizeof n, "%lld", (long long)json_integer_value(json_object_get(c, "n")));
-    double p = num(c, "pct"), lo = num(c, "lo_pct"), hi = num(c, "hi_pct");
+    double p = cli_num(c, "pct"), lo = cli_num(c, "lo_pct"), hi = cli_num(c, "hi_pct");
     int dec = hv_change_decimals(p, lo, hi);
     const json_t *m = json_object_get(c, "more_rounds");
     if (json_is_integer(m))
@@ -132,28 +115,6 @@ static int add_verdict(struct cli_table *t, const json_t *c)
         more,
     };
     return cli_table_add(t, cells);
-}
-
-/** Prints a table of the elements of list made by add; returns an exit
- *  code. */
-static int print_table(const json_t *list, const struct cli_column *cols, size_t ncols,
-                       int (*add)(struct cli_table *, const json_t *))
-{
-    struct cli_table *t = cli_table_new(cols, ncols);
-    int rc = t != NULL ? CLI_EXIT_OK : CLI_EXIT_FAIL;
-    size_t i;
-    const json_t *e;
-    json_array_foreach(list, i, e)
-    {
-        if (rc == CLI_EXIT_OK && add(t, e) != 0)
-            rc = CLI_EXIT_FAIL;
-    }
-    if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
-        rc = CLI_EXIT_FAIL;
-    cli_table_free(t);
-    if (rc != CLI_EXIT_OK)
-        cli_err("out of memory");
-    return rc;
 }
 
 /** Prints a heading and one indented line per element's member field;
@@ -227,7 +188,7 @@ static int print_sections(const json_t *body)
         putchar('\n');
         cli_out("Verdicts: %s", str(json_object_get(body, "family"), "sentence"));
         putchar('\n');
-        rc = print_table(cmps, verdict_cols, VERDICT_NCOLS, add_verdict);
+        rc = cli_print_rows(cmps, verdict_cols, VERDICT_NCOLS, add_verdict);
     }
     print_lines("Interactions", json_object_get(body, "interactions"), "sentence");
     print_lines("Overhead", json_object_get(body, "overhead"), "sentence");
@@ -260,7 +221,7 @@ static int print_report(const json_t *body)
         return CLI_EXIT_OK;
     }
     putchar('\n');
-    int rc = print_table(rows, report_cols, REPORT_NCOLS, add_row);
+    int rc = cli_print_rows(rows, report_cols, REPORT_NCOLS, add_row);
     return rc == CLI_EXIT_OK ? print_sections(body) : rc;
 }
 

@@ -90,7 +90,7 @@ static const char *benchmarks_text(char *buf, size_t len, const json_t *benchmar
 }
 
 /** Adds the row of one target. */
-static int add_target(struct cli_table *t, json_t *item)
+static int add_target(struct cli_table *t, const json_t *item)
 {
     const json_t *jid = json_object_get(item, "id");
     const char *seen = json_string_value(json_object_get(item, "last_seen"));

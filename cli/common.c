@@ -4,6 +4,7 @@
 #include "fileio.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,16 +154,25 @@ int cli_request_headers(struct cli_ctx *ctx, const char *method, const char *pat
     return cli_problem(ctx, resp);
 }
 
-/** Adds a row per item with add_row and prints the table, or "no WHAT".
- *  Returns an exit code. */
-static int print_list(const json_t *items, const struct cli_column *cols, size_t ncols,
-                      cli_row_fn add_row, const char *what)
+int cli_table_flush(struct cli_table *t, int rc)
 {
-    struct cli_table *t = cli_table_new(cols, ncols);
+    if (t == NULL)
+        return CLI_EXIT_FAIL;
+    if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
+        rc = CLI_EXIT_FAIL;
+    cli_table_free(t);
+    return rc;
+}
+
+/** Adds the row add_row makes of each element of list to t (NULL: none
+ *  could be made). Returns an exit code, after "out of memory" when a row
+ *  could not be made. */
+static int add_rows(struct cli_table *t, const json_t *list, cli_row_fn add_row)
+{
     int rc = t != NULL ? CLI_EXIT_OK : CLI_EXIT_FAIL;
     size_t i;
-    json_t *item;
-    json_array_foreach(items, i, item)
+    const json_t *item;
+    json_array_foreach(list, i, item)
     {
         if (rc != CLI_EXIT_OK || add_row(t, item) != 0) {
             rc = CLI_EXIT_FAIL;
@@ -171,12 +181,42 @@ static int print_list(const json_t *items, const struct cli_column *cols, size_t
     }
     if (rc != CLI_EXIT_OK)
         cli_err("out of memory");
-    else if (cli_table_rows(t) == 0)
-        cli_err("no %s", what);
-    else if (cli_table_print(t, stdout) != 0)
-        rc = CLI_EXIT_FAIL;
-    cli_table_free(t);
     return rc;
+}
+
+int cli_print_rows(const json_t *list, const struct cli_column *cols, size_t ncols,
+                   cli_row_fn add_row)
+{
+    struct cli_table *t = cli_table_new(cols, ncols);
+    return cli_table_flush(t, add_rows(t, list, add_row));
+}
+
+/** Adds a row per item with add_row and prints the table, or "no WHAT".
+ *  Returns an exit code. */
+static int print_list(const json_t *items, const struct cli_column *cols, size_t ncols,
+                      cli_row_fn add_row, const char *what)
+{
+    struct cli_table *t = cli_table_new(cols, ncols);
+    int rc = add_rows(t, items, add_row);
+    if (rc == CLI_EXIT_OK && cli_table_rows(t) == 0) {
+        cli_err("no %s", what);
+        cli_table_free(t);
+        return rc;
+    }
+    return cli_table_flush(t, rc);
+}
+
+double cli_num(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+const char *cli_arrow(const json_t *higher_is_better)
+{
+    if (json_is_true(higher_is_better))
+        return " ↑";
+    return json_is_false(higher_is_better) ? " ↓" : "";
 }
 
 int cli_list_table(struct cli_ctx *ctx, const char *path, const struct cli_column *cols,
@@ -290,7 +330,7 @@ static long long int_member(const json_t *obj, const char *key)
     return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
 }
 
-int cli_plan_parse(json_t *obj, struct cli_plan *out)
+int cli_plan_parse(const json_t *obj, struct cli_plan *out)
 {
     const json_t *id = json_object_get(obj, "id");
     if (!json_is_object(obj) || !json_is_integer(id))

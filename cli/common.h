@@ -66,7 +66,27 @@ struct cli_table;
 /** Adds the table row for one item of a list answer; an item that is not
  *  what the list holds may be left out. Returns 0, or -1 when memory runs
  *  out. */
-typedef int (*cli_row_fn)(struct cli_table *t, json_t *item);
+typedef int (*cli_row_fn)(struct cli_table *t, const json_t *item);
+
+/** Prints t on stdout when rc is CLI_EXIT_OK, then frees t (NULL is
+ *  allowed). Returns rc, or CLI_EXIT_FAIL when t is NULL or printing
+ *  failed. */
+int cli_table_flush(struct cli_table *t, int rc);
+
+/** Prints a table of the ncols columns cols with the row add_row makes of
+ *  each element of list, or "hvbench: out of memory" on stderr when a row
+ *  cannot be made. Returns an exit code. */
+int cli_print_rows(const json_t *list, const struct cli_column *cols, size_t ncols,
+                   cli_row_fn add_row);
+
+/** The number member key of o, or NaN when it is absent or null (the
+ *  server sends null for what cannot be computed). */
+double cli_num(const json_t *o, const char *key);
+
+/** The arrow printed after a metric's name for its higher_is_better
+ *  member: " ↑" higher is better, " ↓" lower is better, "" when the
+ *  server did not say. */
+const char *cli_arrow(const json_t *higher_is_better);
 
 /** Shows a list endpoint: GETs path, whose answer is {"items": [...]}, and
  *  with --json prints the answer as it came; otherwise prints a table of
@@ -123,7 +143,7 @@ struct cli_plan {
 
 /** Reads a plan summary from obj. Returns 0, or -1 when obj is not an
  *  object with an integer id (what every summary has). */
-int cli_plan_parse(json_t *obj, struct cli_plan *out);
+int cli_plan_parse(const json_t *obj, struct cli_plan *out);
 
 /** True for the statuses after which nothing changes any more. */
 bool cli_plan_finished(const char *status);
