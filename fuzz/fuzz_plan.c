@@ -10,26 +10,11 @@
 #include "fuzz.h"
 
 #include "plan.h"
+#include "tests/unit/plan_env.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Guests by label as the server's database would answer: "pool=net-bench"
- * has eight guests, "broken" fails the lookup, any other label none. */
-static int guests_by_label(void *arg, const char *key, const char *value, json_t **names)
-{
-    *names = json_array();
-    if (strcmp(key, "pool") == 0 && strcmp(value, "net-bench") == 0)
-        for (int i = 1; i <= 8; i++) {
-            char n[16];
-            snprintf(n, sizeof n, "nb%d", i);
-            json_array_append_new(*names, json_string(n));
-        }
-    return strcmp(key, "broken") == 0 ? -1 : 0;
-}
-
-static const struct hv_plan_env env = {guests_by_label, NULL};
 
 /* The expansion of a valid plan against what plan.h promises. */
 static void check_expansion(const struct hv_plan *plan, const struct hv_expansion *x)
@@ -61,7 +46,7 @@ static void check_normalised(const struct hv_plan *plan)
 {
     json_t *errors = json_array();
     struct hv_plan again;
-    enum hv_plan_verdict v = hv_plan_parse(plan->doc, 7, &env, &again, errors);
+    enum hv_plan_verdict v = hv_plan_parse(plan->doc, 7, &plan_env, &again, errors);
     if (v != HV_PLAN_VALID) {
         char *doc = json_dumps(plan->doc, JSON_COMPACT);
         char *why = json_dumps(errors, JSON_COMPACT);
@@ -82,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     json_t *errors = json_array();
     struct hv_plan plan;
-    enum hv_plan_verdict v = hv_plan_parse(doc, 12345, &env, &plan, errors);
+    enum hv_plan_verdict v = hv_plan_parse(doc, 12345, &plan_env, &plan, errors);
     json_decref(doc);
     FUZZ_REQUIRE(v == HV_PLAN_VALID || v == HV_PLAN_INVALID || v == HV_PLAN_IMPOSSIBLE);
     fuzz_check_errors(errors, v != HV_PLAN_VALID);

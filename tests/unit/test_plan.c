@@ -4,23 +4,9 @@
 #include "plan.h"
 
 #include "check.h"
+#include "plan_env.h"
 
 #include <stdlib.h>
-
-/* Guests by label, as the server would find them in its database. */
-static int fake_labels(void *arg, const char *key, const char *value, json_t **names)
-{
-    *names = json_array();
-    if (strcmp(key, "pool") == 0 && strcmp(value, "net-bench") == 0)
-        for (int i = 1; i <= 8; i++) {
-            char n[16];
-            snprintf(n, sizeof n, "nb%d", i);
-            json_array_append_new(*names, json_string(n));
-        }
-    return strcmp(key, "broken") == 0 ? -1 : 0;
-}
-
-static const struct hv_plan_env env = {fake_labels, NULL};
 
 /* Parses text and returns the verdict; errors are left in *errors. */
 static enum hv_plan_verdict parse(const char *text, struct hv_plan *plan, json_t **errors)
@@ -32,7 +18,7 @@ static enum hv_plan_verdict parse(const char *text, struct hv_plan *plan, json_t
         exit(99);
     }
     *errors = json_array();
-    enum hv_plan_verdict v = hv_plan_parse(doc, 12345, &env, plan, *errors);
+    enum hv_plan_verdict v = hv_plan_parse(doc, 12345, &plan_env, plan, *errors);
     json_decref(doc);
     return v;
 }
@@ -468,7 +454,7 @@ static void check_example(const char *file, size_t configs, size_t workloads, si
     }
     json_t *errors = json_array();
     struct hv_plan plan;
-    enum hv_plan_verdict v = hv_plan_parse(doc, 1, &env, &plan, errors);
+    enum hv_plan_verdict v = hv_plan_parse(doc, 1, &plan_env, &plan, errors);
     CHECK(v == HV_PLAN_VALID);
     if (v != HV_PLAN_VALID) {
         fprintf(stderr, "  %s: %s\n", file, json_dumps(errors, JSON_COMPACT));
