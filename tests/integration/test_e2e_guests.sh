@@ -19,26 +19,17 @@
 # only then) and the packages of deploy/deps.sh.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/guest.sh
+source "$(dirname "$0")/guest.sh"
 
-GUEST_SH=$HV_ROOT/deploy/guest-image/guest.sh
-LIBVIRTD_SH=$HV_ROOT/deploy/libvirtd.sh
-IMAGES=${HVBENCH_GUEST_IMAGES:-/var/lib/libvirt/images/hvbench}
 TMPL=hvbench-e2e-tmpl-$$
+GUEST_NAME=$TMPL
 HOST=e2e-host
 REPS=${E2E_REPS:-1}
-LIBVIRTD_STARTED=0
-DEFINED=0
 
-[[ $(id -u) -eq 0 ]] || hv_skip "needs root (the system libvirt daemon)"
-for tool in virsh libvirtd qemu-system-x86_64 qemu-img cpio mkfs.ext4; do
-    command -v "$tool" >/dev/null 2>&1 || hv_skip "$tool not found (deploy/deps.sh)"
-done
-[[ -x /bin/busybox ]] || hv_skip "busybox-static not installed (deploy/deps.sh)"
-[[ -x $WORKER ]] || hv_skip "$WORKER not built"
-
+guest_requirements qemu-img
 hv_setup
 
-virsh_() { virsh -q -c qemu:///system "$@"; }
 # Every domain and pool a plan of this test left, by name.
 leftovers() {
     {
@@ -57,25 +48,16 @@ cleanup_clones() {
     done
     rm -rf -- "${TDIR:?}/hvbench-clones"
 }
-guest_cleanup() {
+# Before the template goes: the host worker first (a step in progress
+# would define a clone again), then the clones.
+guest_before_undefine() {
     local pid
-    # the host worker first: a step in progress would define a clone again
     for pid in "${HV_WORKER_PIDS[@]}"; do hv_stop_pid "$pid" 10; done
     HV_WORKER_PIDS=()
-    if [[ $DEFINED == 1 ]]; then
-        cleanup_clones
-        "$GUEST_SH" undefine "$TMPL" >/dev/null 2>&1 || true
-    fi
-    [[ $LIBVIRTD_STARTED == 1 ]] && "$LIBVIRTD_SH" stop
+    [[ $DEFINED == 1 ]] && cleanup_clones
     return 0
 }
-on_exit() {
-    local rc=$?
-    guest_cleanup
-    (exit "$rc")
-    hv_teardown
-}
-trap on_exit EXIT
+guest_trap
 
 # --- the image (cached), libvirtd, the template ---------------------------------------
 # The guests run the plain build's worker when there is one: a sanitizer
@@ -89,11 +71,7 @@ hv_log "the guests' worker: $GUEST_WORKER"
 IMAGE=$(BUILD=${GUEST_WORKER%/bin/hvbench-worker} "$HV_ROOT/deploy/guest-image/build.sh" --worker "$GUEST_WORKER" \
     2>"$HV_TMP/build.log" | tail -n 1)
 [[ -n $IMAGE && -s $IMAGE/initrd.img ]] || { hv_tail "$HV_TMP/build.log"; hv_die "the image build failed"; }
-pidfile=$HV_ROOT/var/libvirtd/libvirtd.pid
-had_pidfile=0
-[[ -f $pidfile ]] && had_pidfile=1
-"$LIBVIRTD_SH" start >/dev/null || hv_die "libvirtd did not start"
-[[ $had_pidfile == 0 && -f $pidfile ]] && LIBVIRTD_STARTED=1
+guest_libvirtd_start
 
 "$GUEST_SH" define "$TMPL" --accel tcg --image "$IMAGE" --server "http://10.0.2.2:$PORT" \
     --token "$WORKER_TOKEN" >/dev/null || hv_die "guest.sh define failed"

@@ -9,42 +9,23 @@
 # only then) and the packages of deploy/deps.sh.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/guest.sh
+source "$(dirname "$0")/guest.sh"
 
-GUEST_SH=$HV_ROOT/deploy/guest-image/guest.sh
-LIBVIRTD_SH=$HV_ROOT/deploy/libvirtd.sh
-IMAGES=${HVBENCH_GUEST_IMAGES:-/var/lib/libvirt/images/hvbench}
 NAME=hvbench-test-guest-$$
+GUEST_NAME=$NAME
 HOST=guest-test-host
-LIBVIRTD_STARTED=0
-DEFINED=0
 
-[[ $(id -u) -eq 0 ]] || hv_skip "needs root (the system libvirt daemon)"
-for tool in virsh libvirtd qemu-system-x86_64 cpio mkfs.ext4; do
-    command -v "$tool" >/dev/null 2>&1 || hv_skip "$tool not found (deploy/deps.sh)"
-done
-[[ -x /bin/busybox ]] || hv_skip "busybox-static not installed (deploy/deps.sh)"
-[[ -x $WORKER ]] || hv_skip "$WORKER not built"
-
+# shellcheck disable=SC2119 # no tool beyond the common ones
+guest_requirements
 hv_setup
 
-# Before lib.sh's teardown: the guest goes, then libvirtd if started here.
-guest_cleanup() {
-    if [[ $DEFINED == 1 ]]; then
-        [[ ${KEEP:-0} == 1 ]] && cp -- "$("$GUEST_SH" log "$NAME")" "$HV_TMP/serial.log" 2>/dev/null
-        "$GUEST_SH" undefine "$NAME" >/dev/null 2>&1 || true
-    fi
-    [[ $LIBVIRTD_STARTED == 1 ]] && "$LIBVIRTD_SH" stop
+# With KEEP=1 the guest's serial log stays with the test's files.
+guest_before_undefine() {
+    [[ $DEFINED == 1 && ${KEEP:-0} == 1 ]] && cp -- "$("$GUEST_SH" log "$NAME")" "$HV_TMP/serial.log" 2>/dev/null
     return 0
 }
-on_exit() {
-    local rc=$?
-    guest_cleanup
-    (exit "$rc")
-    hv_teardown
-}
-trap on_exit EXIT
-
-virsh_() { virsh -q -c qemu:///system "$@"; }
+guest_trap
 
 # --- the image: built once, then taken from the cache ----------------------
 t0=$SECONDS
@@ -56,11 +37,7 @@ assert_match "a second build with the same inputs builds nothing" 'up to date, n
 assert_match "the image lives where QEMU can read it" "^$IMAGES/image-" "$IMAGE"
 
 # --- libvirtd ------------------------------------------------------------------
-pidfile=$HV_ROOT/var/libvirtd/libvirtd.pid
-had_pidfile=0
-[[ -f $pidfile ]] && had_pidfile=1
-"$LIBVIRTD_SH" start || hv_die "libvirtd did not start"
-[[ $had_pidfile == 0 && -f $pidfile ]] && LIBVIRTD_STARTED=1
+guest_libvirtd_start
 hv_log "libvirtd started by this test: $LIBVIRTD_STARTED"
 
 # --- define and boot ------------------------------------------------------------------
