@@ -47,6 +47,36 @@ hv_die() {
     exit 1
 }
 
+# A tool the test needs is missing: skip the test, except on CI (CI=true),
+# where that is a failure (tests/run.sh also turns a skip into a failure
+# there, but this says why).
+hv_missing_tool() {
+    [[ ${CI:-} == true ]] && hv_die "$*"
+    hv_skip "$*"
+}
+
+# hv_npm_install DIR: installs the npm packages of DIR (tests/contract,
+# tests/browser) from its lock file when node_modules is missing or older
+# than package-lock.json (npm writes node_modules/.package-lock.json at
+# every install, so its age is that of the install). flock: two test runs
+# must not install at once. A failed install is a missing tool.
+hv_npm_install() {
+    local dir=$1 name
+    name=$(basename "$dir")
+    mkdir -p "$HV_ROOT/tests/tmp"
+    local stamp=$dir/node_modules/.package-lock.json log=$HV_ROOT/tests/tmp/npm-ci-$name.log
+    if [[ -f $stamp && ! $dir/package-lock.json -nt $stamp ]]; then
+        return 0
+    fi
+    hv_log "npm ci in tests/$name"
+    if ! (cd "$dir" && flock 9 &&
+        timeout 300 npm ci --no-audit --no-fund) 9>"$HV_ROOT/tests/tmp/npm-$name.lock" \
+        >"$log" 2>&1; then
+        cat "$log"
+        hv_missing_tool "npm ci failed in tests/$name (no access to the npm registry?)"
+    fi
+}
+
 # Last lines of a log file, indented, for failure reports.
 hv_tail() {
     [[ -f $1 ]] || return 0
@@ -190,14 +220,23 @@ hv_teardown() {
         local f
         for f in "$HV_TMP"/server.log "$HV_TMP"/worker-*.log; do hv_tail "$f"; done
     fi
-    if [[ $rc -ne 0 && $rc -ne 77 && ${KEEP:-0} == 1 ]]; then
-        "$PG" stop "$HV_TMP/pg" >/dev/null 2>&1
-        hv_log "kept $HV_TMP (start its cluster with: deploy/pg.sh start $HV_TMP/pg)"
-    else
-        "$PG" destroy "$HV_TMP/pg" >/dev/null 2>&1
-        rm -rf -- "$HV_TMP"
-    fi
+    local keep=0
+    [[ $rc -ne 0 && $rc -ne 77 && ${KEEP:-0} == 1 ]] && keep=1
+    hv_drop_work "$HV_TMP" "$keep"
     exit "$rc"
+}
+
+# hv_drop_work DIR KEEP: with KEEP 1 stops the cluster in DIR/pg and keeps
+# DIR, saying how to start the cluster again; otherwise destroys the
+# cluster and removes DIR (the tests' and the benchmarks' teardown).
+hv_drop_work() {
+    if [[ $2 == 1 ]]; then
+        "$PG" stop "$1/pg" >/dev/null 2>&1
+        hv_log "kept $1 (start its cluster with: deploy/pg.sh start $1/pg)"
+    else
+        "$PG" destroy "$1/pg" >/dev/null 2>&1
+        rm -rf -- "$1"
+    fi
 }
 
 # Record one assertion: hv_check OK WHAT [explanation if failed].
@@ -210,6 +249,24 @@ hv_check() {
     HV_FAILED=$((HV_FAILED + 1))
     echo "FAIL - $2: $3"
     return 1
+}
+
+# assert_near WHAT EXPECTED ACTUAL: numbers equal to 9 significant digits.
+assert_near() {
+    local ok
+    ok=$(jq -n --argjson e "$2" --argjson a "${3:-null}" \
+        '$a != null and (($a - $e) | fabs) <= 1e-9 * ([($e | fabs), 1] | max)')
+    [[ $ok == true ]] && hv_check 1 "$1" && return 0
+    hv_check 0 "$1" "expected $2, got '${3}'"
+}
+
+# hv_cli ARGS...: runs the CLI ($CLI), sets RC, OUT (its stdout) and ERR
+# (its stderr).
+# shellcheck disable=SC2034 # the tests read them
+hv_cli() {
+    OUT=$("$CLI" "$@" 2>"$HV_TMP/stderr")
+    RC=$?
+    ERR=$(cat "$HV_TMP/stderr")
 }
 
 # assert_eq WHAT EXPECTED ACTUAL

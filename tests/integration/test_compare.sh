@@ -19,19 +19,6 @@ export HVBENCH_SERVER=$URL HVBENCH_TOKEN=$SUBMIT_TOKEN
 BONNIE=$(cat "$FX/bonnie/D-f-s1024-r512.csv")
 # A bonnie++ CSV file whose block write is $2 K/s, saved as $1.
 bonnie_file() { sed "s/,75329,46,/,$2,46,/" <<<"$BONNIE" >"$HV_TMP/$1"; }
-cli() {
-    OUT=$("$CLI" "$@" 2>"$HV_TMP/stderr")
-    RC=$?
-    ERR=$(cat "$HV_TMP/stderr")
-}
-# near WHAT EXPECTED ACTUAL: equal to 9 significant digits.
-near() {
-    local ok
-    ok=$(jq -n --argjson e "$2" --argjson a "${3:-null}" \
-        '$a != null and (($a - $e) | fabs) <= 1e-9 * ([($e | fabs), 1] | max)')
-    [[ $ok == true ]] && hv_check 1 "$1" && return 0
-    hv_check 0 "$1" "expected $2, got '${3}'"
-}
 
 # --- a study: host and guest, three runs each ------------------------------------------------
 H=(75000 75400 74700) G=(60000 60300 59800)
@@ -39,7 +26,7 @@ for i in 0 1 2; do
     bonnie_file "host$i.csv" "${H[i]}"
     bonnie_file "guest$i.csv" "${G[i]}"
 done
-cli --json import --study kvm-2010 --tool bonnie --target cmp-host --baseline host \
+hv_cli --json import --study kvm-2010 --tool bonnie --target cmp-host --baseline host \
     --label site=lab guest="$HV_TMP/guest0.csv" host="$HV_TMP/host0.csv" \
     host="$HV_TMP/host1.csv" guest:bonnie="$HV_TMP/guest1.csv" host="$HV_TMP/host2.csv" \
     guest="$HV_TMP/guest2.csv"
@@ -66,7 +53,7 @@ assert_eq "its report has both configurations" 'default study=guest' \
     "$(json -r '[.rows[] | select(.metric == "disk.seq_write.mbps") | .configuration] | join(" ")')"
 assert_eq "and compares the guest with the host baseline, with verdicts" true \
     "$(json '[.comparisons[]? | select(.level == "guest" or .configuration == "study=guest" or (tostring | test("guest")))] | length > 0')"
-cli import --study kvm-2010 --tool bonnie --target cmp-host --baseline host \
+hv_cli import --study kvm-2010 --tool bonnie --target cmp-host --baseline host \
     guest="$HV_TMP/guest0.csv" host="$HV_TMP/host0.csv" host="$HV_TMP/host1.csv" \
     guest:bonnie="$HV_TMP/guest1.csv" host="$HV_TMP/host2.csv" guest="$HV_TMP/guest2.csv"
 assert_eq "the same study again: exit 1" 1 "$RC"
@@ -81,7 +68,7 @@ ROW=$(json '.rows[] | select(.metric == "disk.seq_write.mbps")')
 gm() { jq -n "[$1] | map(. * 1024 / 1e6 | log) | add / length | exp"; }
 expect=$(jq -n --argjson a "$(gm "$(IFS=,; echo "${H[*]}")")" \
     --argjson b "$(gm "$(IFS=,; echo "${G[*]}")")" '100 * ($b / $a - 1)')
-near "B's change is the ratio of the geometric means" "$expect" "$(jq .change_pct <<<"$ROW")"
+assert_near "B's change is the ratio of the geometric means" "$expect" "$(jq .change_pct <<<"$ROW")"
 assert_eq "its interval holds it, below the margin: worse" 'true worse 3 3 log' \
     "$(jq -r '"\(.lo_pct < .change_pct and .change_pct < .hi_pct and .hi_pct < -1) \(.verdict) \(.a.n) \(.b.n) \(.a.scale)"' <<<"$ROW")"
 assert_eq "equal figures on both sides: no_effect" '0 no_effect' \
@@ -93,31 +80,31 @@ assert_eq "a margin of 50 %: no_effect" no_effect \
 out=$(curl -s "$URL/api/v1/compare?a=$STUDY:study=guest&b=$STUDY")
 assert_eq "PLAN:NAME with a raw '=' in the URL" study=guest "$(jq -r .a.configuration <<<"$out")"
 
-cli compare "$STUDY" "$STUDY:study=guest"
+hv_cli compare "$STUDY" "$STUDY:study=guest"
 assert_eq "hvbench compare: exit 0" 0 "$RC"
 assert_match "a row per metric with its change and verdict" \
     'bonnie +disk\.seq_write\.mbps ↑ +cmp-host +[0-9.]+ \(n=3\) +[0-9.]+ \(n=3\) +-(19|20)\.[0-9]+% +\[-2[0-9]\.[0-9]+%, -1[0-9]\.[0-9]+%\] +worse' \
     "$OUT"
-cli compare "$STUDY" "$STUDY:study=none"
+hv_cli compare "$STUDY" "$STUDY:study=none"
 assert_eq "hvbench compare: an unknown configuration exits 1" 1 "$RC"
 assert_match "naming the plan's configurations" 'no configuration "study=none"; it has \["default","study=guest"\]' "$ERR"
 
 # --- two plans, on two targets ---------------------------------------------------------------
 cat "$HV_TMP/host0.csv" "$HV_TMP/host1.csv" >"$HV_TMP/hosts.csv"
 cat "$HV_TMP/guest0.csv" "$HV_TMP/guest1.csv" >"$HV_TMP/guests.csv"
-cli --json import --tool bonnie --target cmp-hv "$HV_TMP/hosts.csv"
+hv_cli --json import --tool bonnie --target cmp-hv "$HV_TMP/hosts.csv"
 A=$(jq .plan_id <<<"$OUT")
-cli --json import --tool bonnie --target cmp-vm "$HV_TMP/guests.csv"
+hv_cli --json import --tool bonnie --target cmp-vm "$HV_TMP/guests.csv"
 B=$(jq .plan_id <<<"$OUT")
 api GET "/api/v1/compare?a=$A&b=$B"
 assert_eq "each side on one target: rows pair across them" 'cmp-hv cmp-vm true worse' \
     "$(json -r '.rows[] | select(.metric == "disk.seq_write.mbps") | "\(.a.target) \(.b.target) \(.change_pct < -19) \(.verdict)"')"
 assert_eq "the sides name their targets" '[["cmp-hv"],["cmp-vm"]]' "$(json -c '[.a.targets, .b.targets]')"
-cli --json import --tool bonnie --target cmp-vm "$HV_TMP/guest2.csv"
+hv_cli --json import --tool bonnie --target cmp-vm "$HV_TMP/guest2.csv"
 ONE=$(jq .plan_id <<<"$OUT")
 api GET "/api/v1/compare?a=$A&b=$ONE"
 ROW=$(json '.rows[] | select(.metric == "disk.seq_write.mbps")')
-near "one run a side: the ratio of the means" \
+assert_near "one run a side: the ratio of the means" \
     "$(jq -n "(59800 * 1024 / 1e6) / ((75000 + 75400) / 2 * 1024 / 1e6)")" "$(jq .ratio <<<"$ROW")"
 assert_eq "without an interval or a verdict" 'null null null 1 none' \
     "$(jq -r '"\(.lo_pct) \(.hi_pct) \(.verdict) \(.b.n) \(.b.scale)"' <<<"$ROW")"
@@ -133,7 +120,7 @@ assert_eq "margin_pct is checked" margin_pct "$(json -r '.errors[0].path')"
 assert_status 404 GET "/api/v1/compare?a=987654321&b=$A"
 assert_match "naming the side" '^a: no plan 987654321$' "$(json -r .detail)"
 assert_status 404 GET "/api/v1/compare?a=$A&b=$A:study=x"
-cli compare 1
+hv_cli compare 1
 assert_eq "hvbench compare needs two sides (exit 2)" 2 "$RC"
 
 hv_finish

@@ -13,33 +13,10 @@ set -uo pipefail
 
 CONTRACT_DIR=$HV_ROOT/tests/contract
 
-# Skipping is only allowed off CI: with CI=true a missing tool is a failure.
-missing_tool() {
-    [[ ${CI:-} == true ]] && hv_die "$*"
-    hv_skip "$*"
-}
-
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-    missing_tool "node and npm needed for the contract test"
+    hv_missing_tool "node and npm needed for the contract test"
 fi
-
-# npm packages: installed from the lock file when node_modules is missing or
-# older than package-lock.json. flock: two test runs must not install at once.
-install_npm_packages() {
-    local stamp=$CONTRACT_DIR/node_modules/.package-lock.json
-    if [[ -f $stamp && ! $CONTRACT_DIR/package-lock.json -nt $stamp ]]; then
-        return 0
-    fi
-    hv_log "npm ci in tests/contract"
-    if ! (cd "$CONTRACT_DIR" && flock 9 &&
-        timeout 300 npm ci --no-audit --no-fund) 9>"$HV_ROOT/tests/tmp/npm-contract.lock" \
-        >"$HV_ROOT/tests/tmp/npm-ci-contract.log" 2>&1; then
-        cat "$HV_ROOT/tests/tmp/npm-ci-contract.log"
-        missing_tool "npm ci failed in tests/contract (no access to the npm registry?)"
-    fi
-}
-mkdir -p "$HV_ROOT/tests/tmp"
-install_npm_packages
+hv_npm_install "$CONTRACT_DIR"
 
 # --- the document ---------------------------------------------------------------
 fresh=$(mktemp "$HV_ROOT/tests/tmp/openapi.XXXX.json")

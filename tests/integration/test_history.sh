@@ -54,12 +54,6 @@ register() {
     HOST=$(json .target_id)
 }
 history() { api GET "/api/v1/targets/$HOST/history?metric=$METRIC$1"; }
-# cli ARGS...: runs hvbench, sets RC, OUT and ERR.
-cli() {
-    OUT=$("$CLI" "$@" 2>"$HV_TMP/stderr")
-    RC=$?
-    ERR=$(cat "$HV_TMP/stderr")
-}
 
 # --- the facts of a target, version by version ----------------------------------------------
 facts() {
@@ -114,20 +108,20 @@ assert_eq "an unchanged series is not searched again" "$SCANNED" \
 assert_eq "read again: the same change point, the same id" "$CP_ID" "$(json '.series[0].change_points[0].id')"
 assert_eq "read again (the points kept): the same answer" "$FIRST" "$(jq -S . <<<"$BODY")"
 
-cli history hist-host "$METRIC"
+hv_cli history hist-host "$METRIC"
 assert_eq "hvbench history exits 4 on a new change point" 4 "$RC"
 assert_match "it prints the step and what changed" \
     "change point $CP_ID \(new\) at .*: -1[12]\.[0-9] %.*libvirt.hypervisor_version: 7.2.0 -> 8.0.0" \
     "$(tr '\n' ' ' <<<"$OUT")"
 assert_match "and says why it exits so" 'not acknowledged' "$ERR"
-cli history "$HOST" "$METRIC"
+hv_cli history "$HOST" "$METRIC"
 assert_eq "a target id works as its name" 4 "$RC"
 
 # --- acknowledging ----------------------------------------------------------------------------------
 assert_status 403 POST "/api/v1/change-points/$CP_ID/ack" "${R[@]}"
 assert_status 401 POST "/api/v1/change-points/$CP_ID/ack"
 assert_status 404 POST /api/v1/change-points/987654321/ack "${S[@]}"
-cli ack "$CP_ID"
+hv_cli ack "$CP_ID"
 assert_eq "hvbench ack: exit 0" 0 "$RC"
 assert_match "it says who acknowledged" "change point $CP_ID of $METRIC on hist-host: acknowledged by test-submit" "$OUT"
 assert_status 200 POST "/api/v1/change-points/$CP_ID/ack" "${S[@]}"
@@ -136,9 +130,9 @@ assert_eq "acknowledging again keeps the first" "acknowledged test-submit true h
 history ''
 assert_eq "no longer new" "acknowledged 0" \
     "$(json -r '"\(.series[0].change_points[0].status) \(.new_change_points)"')"
-cli history hist-host "$METRIC"
+hv_cli history hist-host "$METRIC"
 assert_eq "hvbench history exits 0 when every change point is acknowledged" 0 "$RC"
-cli ack x12
+hv_cli ack x12
 assert_eq "hvbench ack refuses a bad id (exit 2)" 2 "$RC"
 
 # --- new points: the acknowledged change point stays, a new one is new --------------------------------
@@ -162,7 +156,7 @@ assert_eq "around it no fact changed" '[] 2222222222222222' \
 assert_eq "but the tuning applied in between is listed" '[{"event":"applied","factor":"thp","from":"madvise","to":"never"}]' \
     "$(json -c '.series[0].change_points[1].tuning | map({event, factor, from, to})')"
 assert_eq "the first change point has no tuning of its own" '[]' "$(json -c '.series[0].change_points[0].tuning')"
-cli history hist-host "$METRIC"
+hv_cli history hist-host "$METRIC"
 assert_eq "hvbench history exits 4 again" 4 "$RC"
 
 # --- downsampling -------------------------------------------------------------------------------------
@@ -175,7 +169,7 @@ assert_eq "past max_points: at most that many buckets of all 36 points" 'true tr
 assert_eq "each bucket's mean lies within its min and max" true \
     "$(json '[.series[0].points[] | select(.n > 1) | .min <= .value and .value <= .max and .until >= .at] | all')"
 assert_eq "change points are computed on every point" 2 "$(json '.series[0].change_points | length')"
-cli history --max-points 10 --points hist-host "$METRIC"
+hv_cli history --max-points 10 --points hist-host "$METRIC"
 assert_match "--points prints the buckets" 'at +value +n +min +max' "$OUT"
 
 # --- bad queries -----------------------------------------------------------------------------------------
@@ -188,7 +182,7 @@ assert_status 404 GET "/api/v1/targets/987654321/history?metric=$METRIC"
 assert_status 404 GET /api/v1/targets/987654321/facts
 assert_status 200 GET "/api/v1/targets/$HOST/history?metric=no.such.metric"
 assert_eq "a metric never measured: no series" '0 0' "$(json '"\(.series | length) \(.new_change_points)"')"
-cli history no-such-target "$METRIC"
+hv_cli history no-such-target "$METRIC"
 assert_eq "hvbench history: an unknown target name exits 1" 1 "$RC"
 
 # --- an import's own date orders the series ----------------------------------------------------------

@@ -27,20 +27,7 @@ export HVBENCH_SERVER=$URL HVBENCH_TOKEN=$SUBMIT_TOKEN
 
 # import ARGS...: runs hvbench --json import, sets RC, OUT (stdout: the
 # server's answer) and ERR (stderr).
-import() {
-    OUT=$("$CLI" --json import "$@" 2>"$HV_TMP/stderr")
-    RC=$?
-    ERR=$(cat "$HV_TMP/stderr")
-}
-
-# near WHAT EXPECTED ACTUAL: equal to 9 significant digits.
-near() {
-    local ok
-    ok=$(jq -n --argjson e "$2" --argjson a "${3:-null}" \
-        '$a != null and (($a - $e) | fabs) <= 1e-9 * ([($e | fabs), 1] | max)')
-    [[ $ok == true ]] && hv_check 1 "$1" && return 0
-    hv_check 0 "$1" "expected $2, got '${3}'"
-}
+import() { hv_cli --json import "$@"; }
 
 # --- one import per tool, through the CLI ------------------------------------------
 # tool | file | target | metric | value from the file | report rows
@@ -71,7 +58,7 @@ for c in "${cases[@]}"; do
     assert_eq "plan $plan: $rows report rows, all of workload $tool on $target, n = 1" \
         "$rows $tool $target 1 default" \
         "$(json '"\(.rows | length) \([.rows[].workload] | unique | join(",")) \([.rows[].target] | unique | join(",")) \([.rows[].n] | unique | join(",")) \([.rows[].configuration] | unique | join(","))"')"
-    near "plan $plan ($file): report mean of $metric" "$value" \
+    assert_near "plan $plan ($file): report mean of $metric" "$value" \
         "$(json --arg m "$metric" '.rows[] | select(.metric == $m) | .mean')"
 done
 assert_eq "every import stored one plan, one job, one result" "11 11 11 11" \
@@ -151,7 +138,7 @@ P=$(jq -r .plan_id <<<"$OUT")
 assert_eq "two runs, two jobs" "2 bonnie" "$(jq -r '"\(.runs | length) \(.tool)"' <<<"$OUT")"
 assert_status 200 GET "/api/v1/plans/$P/report"
 assert_eq "the report has n = 2" 2 "$(json '.rows[] | select(.metric == "disk.seq_write.mbps") | .n')"
-near "the mean of the two block writes" "$(jq -n '(30884 + 29591) * 1024 / 1e6 / 2')" \
+assert_near "the mean of the two block writes" "$(jq -n '(30884 + 29591) * 1024 / 1e6 / 2')" \
     "$(json '.rows[] | select(.metric == "disk.seq_write.mbps") | .mean')"
 assert_match "two runs have an interval" '^[0-9.]+$' \
     "$(json '.rows[] | select(.metric == "disk.seeks.iops") | .ci95_half_pct')"
@@ -175,7 +162,7 @@ for c in "${multi[@]}"; do
         "$(sql "SELECT string_agg(repetition::text, ',' ORDER BY repetition) FROM jobs WHERE plan_id = $P AND status = 'done'")"
     api GET "/api/v1/plans/$P/report"
     assert_eq "$file: the report has n = 2" 2 "$(json --arg m "$metric" '.rows[] | select(.metric == $m) | .n')"
-    near "$file: the report's mean of $metric is the runs' mean" "$mean" \
+    assert_near "$file: the report's mean of $metric is the runs' mean" "$mean" \
         "$(json --arg m "$metric" '.rows[] | select(.metric == $m) | .mean')"
     if [[ -n $t0 ]]; then
         assert_eq "$file: each run starts when its output says" "$t0 $t1" \
@@ -213,9 +200,9 @@ assert_eq "refused files store nothing" "$before" \
 import --tool sysbench --target imp-fileio "$FX/sysbench/fileio-rndrw.txt"
 assert_eq "sysbench fileio: exit 0" 0 "$RC"
 P=$(jq -r .plan_id <<<"$OUT")
-near "fileio: read MB/s" "$(jq -n '51.43 * 1.048576')" \
+assert_near "fileio: read MB/s" "$(jq -n '51.43 * 1.048576')" \
     "$(jq -r '.metrics[] | select(.name == "disk.randrw_read.mbps") | .value' <<<"$OUT")"
-near "fileio: the latency's 95th percentile in us" 10 \
+assert_near "fileio: the latency's 95th percentile in us" 10 \
     "$(jq -r '.metrics[] | select(.name == "disk.randrw.lat_p95_us") | .value' <<<"$OUT")"
 assert_status 200 GET "/api/v1/plans/$P"
 assert_eq "a fileio import is a disk workload" "disk sysbench" \
@@ -224,7 +211,7 @@ assert_status 200 GET "/api/v1/plans/$P/report"
 assert_eq "its report has the nine metrics" 9 "$(json '.rows | length')"
 import --tool bonnie --target imp-old "$FX/bonnie/lkml-2004-03-19-1.03.txt"
 assert_eq "bonnie++ 1.03 table and CSV: exit 0" 0 "$RC"
-near "1.03: the seeks from the CSV line" 339.8 \
+assert_near "1.03: the seeks from the CSV line" 339.8 \
     "$(jq -r '.metrics[] | select(.name == "disk.seeks.iops") | .value' <<<"$OUT")"
 assert_eq "1.03: the version from the table" "1.03 csv" \
     "$(sql "SELECT (spec->'import'->>'tool_version') || ' ' || (spec->'import'->>'format') FROM plans WHERE id = $(jq -r .plan_id <<<"$OUT")")"

@@ -18,37 +18,11 @@ set -uo pipefail
 BROWSER_DIR=$HV_ROOT/tests/browser
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 
-# Skipping is only allowed off CI: with CI=true a missing tool is a failure
-# (tests/run.sh also turns a skip into a failure there, but say why).
-missing_tool() {
-    [[ ${CI:-} == true ]] && hv_die "$*"
-    hv_skip "$*"
-}
-
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-    missing_tool "node and npm needed for the browser test"
+    hv_missing_tool "node and npm needed for the browser test"
 fi
-[[ -x $CHROMIUM ]] || missing_tool "$CHROMIUM missing: run deploy/deps.sh (package chromium)"
-
-# npm packages: installed from the lock file when node_modules is missing or
-# older than package-lock.json (npm writes node_modules/.package-lock.json at
-# every install, so its age is that of the install). flock: two test runs
-# must not install at once.
-install_npm_packages() {
-    local stamp=$BROWSER_DIR/node_modules/.package-lock.json
-    if [[ -f $stamp && ! $BROWSER_DIR/package-lock.json -nt $stamp ]]; then
-        return 0
-    fi
-    hv_log "npm ci in tests/browser"
-    if ! (cd "$BROWSER_DIR" && flock 9 &&
-        timeout 300 npm ci --no-audit --no-fund) 9>"$HV_ROOT/tests/tmp/npm-browser.lock" \
-        >"$HV_ROOT/tests/tmp/npm-ci.log" 2>&1; then
-        cat "$HV_ROOT/tests/tmp/npm-ci.log"
-        missing_tool "npm ci failed in tests/browser (no access to the npm registry?)"
-    fi
-}
-mkdir -p "$HV_ROOT/tests/tmp"
-install_npm_packages
+[[ -x $CHROMIUM ]] || hv_missing_tool "$CHROMIUM missing: run deploy/deps.sh (package chromium)"
+hv_npm_install "$BROWSER_DIR"
 
 hv_setup
 S=(-H "Authorization: Bearer $SUBMIT_TOKEN" -H 'Content-Type: application/json')
