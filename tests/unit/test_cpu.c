@@ -16,19 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 #include "tests/unit/check.h"
+#include "tests/unit/stopper.h"
 
 static const char *const expected_metrics[] = {
     "cpu.score",   "cpu.score_per_copy", "cpu.int.rate",
     "cpu.fp.rate", "cpu.mem.rate",       "cpu.branch.rate",
 };
 #define N_METRICS (sizeof expected_metrics / sizeof expected_metrics[0])
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void count_sample(void *arg, const char *metric, double t, double value)
 {
@@ -164,21 +158,6 @@ static void test_self_checks(void)
     CHECK_SAY(hv_cpu_kernel_name(hv_cpu_kernel_count()) == NULL, "kernel names end at the count");
 }
 
-struct stopper {
-    volatile sig_atomic_t *stop;
-    double after;
-};
-
-static void *stop_later(void *arg)
-{
-    struct stopper *s = arg;
-    double until = now() + s->after;
-    while (now() < until)
-        usleep(10000);
-    __atomic_store_n(s->stop, 1, __ATOMIC_RELAXED);
-    return NULL;
-}
-
 static void test_stop(void)
 {
     printf("-- stop\n");
@@ -187,7 +166,7 @@ static void test_stop(void)
     struct hv_engine_ctx ctx = {.params = params, .stop = &stop};
     struct hv_engine_result r;
     hv_engine_result_init(&r);
-    double t0 = now();
+    double t0 = hv_monotonic();
     const struct hv_engine *e = hv_engine_find("cpu", "builtin");
     int rc = e->run(e, &ctx, &r);
     CHECK_SAY(rc != 0 && strstr(r.error, "stopped") != NULL,
@@ -195,13 +174,13 @@ static void test_stop(void)
     hv_engine_result_clear(&r);
 
     stop = 0;
-    struct stopper s = {&stop, 1.5};
+    struct check_stopper s = {&stop, 1.5};
     pthread_t th;
-    pthread_create(&th, NULL, stop_later, &s);
+    pthread_create(&th, NULL, check_stop_later, &s);
     hv_engine_result_init(&r);
-    t0 = now();
+    t0 = hv_monotonic();
     rc = e->run(e, &ctx, &r);
-    double took = now() - t0;
+    double took = hv_monotonic() - t0;
     pthread_join(th, NULL);
     CHECK_SAY(rc != 0 && strstr(r.error, "stopped") != NULL && took < 10,
               "stop after 1.5 s of a 30 s run: ends after %.2f s with \"%s\"", took, r.error);

@@ -20,6 +20,7 @@
 #include "worker/engines/hist.h"
 
 #include "check.h"
+#include "stopper.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -55,13 +56,6 @@ static void leave_out(const char *what)
     printf("note  left out: %s\n", what);
     size_t n = strlen(left_out);
     snprintf(left_out + n, sizeof left_out - n, "%s%s", n > 0 ? "; " : "", what);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void count_sample(void *arg, const char *metric, double t, double value)
@@ -541,21 +535,6 @@ static void test_invalid(void)
     CHECK_MSG(count_files(scratch) == 0, "no file left by a refused run");
 }
 
-struct stopper {
-    volatile sig_atomic_t *stop;
-    double after;
-};
-
-static void *stop_later(void *arg)
-{
-    struct stopper *s = arg;
-    double until = now() + s->after;
-    while (now() < until)
-        usleep(5000);
-    __atomic_store_n(s->stop, 1, __ATOMIC_RELAXED);
-    return NULL;
-}
-
 static void test_stop(void)
 {
     printf("-- stop\n");
@@ -571,17 +550,17 @@ static void test_stop(void)
      * any disk; the time bound caps the run should stop be ignored. */
     for (int qd = 1; qd <= 4; qd += 3) {
         stop = 0;
-        struct stopper s = {&stop, 0.5};
+        struct check_stopper s = {&stop, 0.5};
         pthread_t th;
         char params[256];
         snprintf(params, sizeof params,
                  "{\"ops\": [\"rand-read\"], \"size\": 268435456, \"block\": 4096, \"qd\": %d, "
                  "\"seconds\": 60, \"direct\": %s}",
                  qd, direct_ok ? "true" : "false");
-        pthread_create(&th, NULL, stop_later, &s);
-        double t0 = now();
+        pthread_create(&th, NULL, check_stop_later, &s);
+        double t0 = hv_monotonic();
         rc = run_stop(params, &r, &callbacks, &stop);
-        double took = now() - t0;
+        double took = hv_monotonic() - t0;
         pthread_join(th, NULL);
         CHECK_MSG(rc != 0 && strstr(r.error, "stopped") != NULL && took < 30,
                   "qd %d: stop after 0.5 s ends the run after %.2f s: \"%s\"", qd, took, r.error);

@@ -10,6 +10,7 @@
  *
  * No assertion depends on how fast this machine is. */
 #include "check.h"
+#include "stopper.h"
 #include "worker/engines/engine.h"
 #include "worker/engines/net.h"
 
@@ -297,24 +298,6 @@ static void test_refused(void)
     server_free(&s);
 }
 
-static volatile sig_atomic_t *stop_target;
-
-static void *stop_later(void *arg)
-{
-    struct timespec ts = {.tv_sec = 0, .tv_nsec = 700000000};
-    nanosleep(&ts, NULL);
-    __atomic_store_n(stop_target, 1, __ATOMIC_RELAXED);
-    (void)arg;
-    return NULL;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void test_stop(void)
 {
     printf("-- stop\n");
@@ -322,13 +305,13 @@ static void test_stop(void)
     struct server s;
     CHECK(server_start(&s, params) == 0);
     /* One flag for both sides, as a cancel reaches both workers. */
-    stop_target = &s.stop;
+    struct check_stopper st = {.stop = &s.stop, .after = 0.7};
     pthread_t th;
-    pthread_create(&th, NULL, stop_later, NULL);
+    pthread_create(&th, NULL, check_stop_later, &st);
     struct hv_engine_result r;
-    double t0 = now_s();
+    double t0 = hv_monotonic();
     int rc = client(params, endpoint_for(s.ep.port, SERVER_JOB), &s.stop, &r);
-    double took = now_s() - t0;
+    double took = hv_monotonic() - t0;
     pthread_join(th, NULL);
     CHECK_MSG(rc != 0 && strstr(r.error, "stopped") != NULL && took < 10,
               "client stopped after %.2f s of 60: \"%s\"", took, r.error);

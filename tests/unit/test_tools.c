@@ -30,6 +30,7 @@
  * /var/tmp. The tools are Debian packages deploy/deps.sh installs; a tool
  * that is missing here fails its checks (CI installs them). */
 #include "check.h"
+#include "stopper.h"
 #include "worker/config.h"
 #include "worker/engines/custom.h"
 #include "worker/engines/engine.h"
@@ -184,19 +185,6 @@ static bool gone(long pid)
 /* ---------------------------------------------------------------------
  * The runner. */
 
-struct stopper {
-    volatile sig_atomic_t *flag;
-    unsigned delay_ms;
-};
-
-static void *stop_later(void *arg)
-{
-    struct stopper *s = arg;
-    usleep(s->delay_ms * 1000);
-    __atomic_store_n(s->flag, 1, __ATOMIC_RELAXED);
-    return NULL;
-}
-
 static void test_runner(void)
 {
     printf("# runner\n");
@@ -299,9 +287,9 @@ static void test_runner(void)
 
     /* The stop flag. */
     volatile sig_atomic_t stop = 0;
-    struct stopper st = {.flag = &stop, .delay_ms = 200};
+    struct check_stopper st = {.stop = &stop, .after = 0.2};
     pthread_t th;
-    pthread_create(&th, NULL, stop_later, &st);
+    pthread_create(&th, NULL, check_stop_later, &st);
     spec = (struct hv_run_spec){.argv = sleeper, .display = "sleep", .timeout = 60};
     CHECK(hv_run(&spec, &stop, &r, err, sizeof err) == 0);
     pthread_join(th, NULL);
