@@ -15,22 +15,20 @@
 #   BENCH_RUNS=10 BENCH_SECONDS=10 BENCH_COPIES=1 BENCH_PIN=true bench/cpu-stability.sh
 #
 # Env: BENCH_RUNS (10), BENCH_SECONDS (10: measured seconds of each run),
-# BENCH_COPIES (1; or per-vcpu), BENCH_PIN (false).
+# BENCH_COPIES (1; or per-vcpu), BENCH_PIN (false), BUILD (build), KEEP
+# (0: keep each run's JSON).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=bench/local.sh
+source bench/local.sh
 
-BUILD=${BUILD:-build}
 ENGINERUN=$BUILD/bench/enginerun
 RUNS=${BENCH_RUNS:-10}
 SECS=${BENCH_SECONDS:-10}
 COPIES=${BENCH_COPIES:-1}
 PIN=${BENCH_PIN:-false}
 
-die() {
-    echo "cpu-stability: $*" >&2
-    exit 1
-}
-[[ -x $ENGINERUN ]] || die "$ENGINERUN not built; run: make bench"
+bench_built "$ENGINERUN"
 [[ $RUNS =~ ^[0-9]+$ && $RUNS -ge 2 ]] || die "BENCH_RUNS must be at least 2"
 [[ $COPIES =~ ^([0-9]+|per-vcpu)$ ]] || die "BENCH_COPIES must be a number or per-vcpu"
 [[ $PIN == true || $PIN == false ]] || die "BENCH_PIN must be true or false"
@@ -38,8 +36,7 @@ copies_json=$COPIES
 [[ $COPIES == per-vcpu ]] && copies_json='"per-vcpu"'
 params="{\"copies\": $copies_json, \"seconds\": $SECS, \"pin\": $PIN}"
 
-TMP=$(mktemp -d) || die "no temporary directory"
-trap 'rm -rf "$TMP"' EXIT
+bench_workdir "${TMPDIR:-/tmp}"
 
 # cpu_jiffies: "busy steal total" of the whole machine from /proc/stat.
 cpu_jiffies() {
@@ -55,10 +52,10 @@ echo "| run | cpu.score | int | fp | mem | branch | others' CPU % | steal % | st
 echo "|---|---|---|---|---|---|---|---|---|"
 for ((i = 1; i <= RUNS; i++)); do
     read -r b0 s0 t0 < <(cpu_jiffies)
-    /usr/bin/time -f '%U %S' -o "$TMP/time" "$ENGINERUN" cpu "$params" >"$TMP/run-$i.json" ||
-        die "run $i failed: $(jq -r .error "$TMP/run-$i.json" 2>/dev/null)"
+    /usr/bin/time -f '%U %S' -o "$WORK/time" "$ENGINERUN" cpu "$params" >"$WORK/run-$i.json" ||
+        die "run $i failed: $(jq -r .error "$WORK/run-$i.json" 2>/dev/null)"
     read -r b1 s1 t1 < <(cpu_jiffies)
-    read -r u s <"$TMP/time"
+    read -r u s <"$WORK/time"
     # Jiffies are 1/100 s (USER_HZ); the engine's own time is subtracted
     # from the machine's busy time to leave what others used.
     others=$(echo "(($b1 - $b0) - ($u + $s) * 100) * 100 / ($t1 - $t0)" | bc -l)
@@ -66,7 +63,7 @@ for ((i = 1; i <= RUNS; i++)); do
     jq -r --arg others "$others" --arg steal "$steal" --arg i "$i" '
         def m(n): (.metrics[] | select(.name == n) | .value);
         "| \($i) | \(m("cpu.score") | . * 10 | round / 10) | \(m("cpu.int.rate") | round) | \(m("cpu.fp.rate") | round) | \(m("cpu.mem.rate") | round) | \(m("cpu.branch.rate") | round) | \($others | tonumber | if . < 0 then 0 else . end | . * 10 | round / 10) | \($steal | tonumber | . * 10 | round / 10) | \(.observed.steady_state.steady) |"' \
-        "$TMP/run-$i.json"
+        "$WORK/run-$i.json"
 done
 
 echo
@@ -78,7 +75,7 @@ for metric in cpu.score cpu.int.rate cpu.fp.rate cpu.mem.rate cpu.branch.rate; d
         | ($v | add / length) as $mean
         | ([$v[] | (. - $mean) * (. - $mean)] | add / (length - 1) | sqrt) as $sd
         | "| \($n) | \($mean | . * 10 | round / 10) | \($sd | . * 10 | round / 10) | **\($sd / $mean * 10000 | round / 100) %** |"' \
-        "$TMP"/run-*.json
+        "$WORK"/run-*.json
 done
 echo
 echo "goal: CV <= 1 % on an idle machine"

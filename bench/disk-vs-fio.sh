@@ -33,31 +33,18 @@
 # BENCH_ROUNDS (2), BUILD (build), KEEP (0).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-BUILD=${BUILD:-build}
+# shellcheck source=bench/local.sh
+source bench/local.sh
 ENGINERUN=$BUILD/bench/enginerun
 SIZE=${BENCH_SIZE:-1073741824}
 SECS=${BENCH_SECONDS:-20}
 ROUNDS=${BENCH_ROUNDS:-2}
 
-die() {
-    echo "disk-vs-fio: $*" >&2
-    exit 1
-}
 command -v fio >/dev/null || die "fio is not installed (Debian: apt-get install fio)"
 command -v jq >/dev/null || die "jq is not installed (Debian: apt-get install jq)"
-[[ -x $ENGINERUN ]] || die "$ENGINERUN not built; run: make bench"
+bench_built "$ENGINERUN"
 
-WORK=$(mktemp -d "${BENCH_DIR:-/var/tmp}/hvbench-disk-vs-fio.XXXX") || die "cannot make a work directory"
-cleanup() {
-    if [[ ${KEEP:-0} == 1 ]]; then
-        echo "# kept $WORK" >&2
-    else
-        rm -rf "$WORK"
-    fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_workdir "${BENCH_DIR:-/var/tmp}"
 export HVBENCH_SCRATCH=$WORK
 DATA=$WORK/data.dat # read and overwritten by both tools
 NEW=$WORK/new.dat   # made afresh by each seq-write-new run

@@ -33,46 +33,16 @@ ROUNDS=${BENCH_ROUNDS:-3}
 REQUESTS=${BENCH_REQUESTS:-30}
 POINTS=${BENCH_POINTS:-10000}
 ((POINTS % 10 == 0 && POINTS >= 100)) || hv_die "BENCH_POINTS must be a multiple of 10, at least 100"
-PLANS=$((POINTS / 10))
 METRIC=disk.seq_write.mbps
 
 bench_setup
 echo "# $(bench_machine)"
 echo "# server $URL; $POINTS points on each of 2 targets, 4 metrics a result"
 
-# seed TARGET: PLANS plans of 10 done jobs on TARGET, each with a result an
+# seed TARGET: POINTS / 10 plans of 10 done jobs on TARGET, each with a result an
 # hour after the one before and 4 metrics; the history's level steps at
 # 30 %, 60 % and 85 % of the points.
-seed() {
-    bench_sql "
-SELECT setseed(0.42);
-INSERT INTO targets (name, kind) VALUES ('$1', 'host');
-WITH p AS (INSERT INTO plans (name, spec, seed)
-           SELECT 'nightly ' || g, '{\"name\": \"nightly\"}', 0 FROM generate_series(1, $PLANS) g
-           RETURNING id),
-c AS (INSERT INTO configurations (plan_id, idx, name, levels)
-      SELECT id, 0, 'default', '{}' FROM p RETURNING id, plan_id),
-j AS (INSERT INTO jobs (plan_id, config_id, workload_id, workload, target_name, target_id,
-                        repetition, run_order, status, attempt)
-      SELECT c.plan_id, c.id, 'seqwrite', '{\"id\": \"seqwrite\", \"workload\": \"seqwrite\",
-             \"kind\": \"disk\", \"engine\": \"fio\", \"params\": {\"bs\": \"1M\"}}',
-             '$1', (SELECT id FROM targets WHERE name = '$1'), r, r - 1, 'done', 1
-      FROM c, generate_series(1, 10) r RETURNING id, plan_id, repetition),
-r AS (INSERT INTO results (job_id, attempt, status, started_at, finished_at)
-      SELECT id, 1, 'ok', k, k + interval '1 minute'
-      FROM (SELECT id, timestamptz '2020-01-01' + ((plan_id * 10 + repetition) * interval '1 hour') AS k
-            FROM j) x RETURNING id, started_at)
-INSERT INTO metrics (result_id, name, value, unit)
-SELECT r.id, m.name, m.base * CASE WHEN m.name <> '$METRIC' THEN 1
-       WHEN i < $POINTS * 0.30 THEN 1 WHEN i < $POINTS * 0.60 THEN 0.88
-       WHEN i < $POINTS * 0.85 THEN 0.88 * 1.08 ELSE 0.88 * 1.08 * 1.10 END
-       * (1 + 0.02 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random())), m.unit
-FROM (SELECT id, row_number() OVER (ORDER BY started_at, id) - 1 AS i FROM r) r,
-     (VALUES ('$METRIC', 900.0, 'MB/s'), ('disk.seq_write.iops', 900.0, 'IO/s'),
-             ('disk.seq_write.lat_p99_us', 2000.0, 'us'), ('disk.seq_write.lat_max_us', 9000.0, 'us'))
-     AS m(name, base, unit);
-ANALYZE;" >/dev/null || hv_die "cannot seed $1"
-}
+seed() { bench_seed_history_steps "$1" "$POINTS" "$METRIC" || hv_die "cannot seed $1"; }
 seed bench-other
 seed bench-host
 TARGET=$(bench_sql "SELECT id FROM targets WHERE name = 'bench-host'")
@@ -81,13 +51,7 @@ TARGET=$(bench_sql "SELECT id FROM targets WHERE name = 'bench-host'")
 
 # The floor: the same rows as the history's (its joins and filters),
 # aggregated per series (jobs.series_key, as the history groups them).
-FLOOR="SELECT j.series_key, count(*), avg(m.value), stddev_samp(m.value)
-FROM targets t JOIN jobs j ON j.target_name = t.name
-JOIN configurations c ON c.id = j.config_id
-JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt
-JOIN metrics m ON m.result_id = r.id
-WHERE t.id = $TARGET AND j.status = 'done' AND j.role IS DISTINCT FROM 'server'
-AND r.status = 'ok' AND m.name = '$METRIC' AND c.idx = 0 GROUP BY 1"
+FLOOR=$(bench_history_floor "$TARGET" "$METRIC")
 PATH_Q="/api/v1/targets/$TARGET/history?metric=$METRIC"
 
 # The first read computes the change points.
@@ -102,27 +66,10 @@ printf '# cold (first) GET, change points computed: %.1f ms; answer %d bytes\n' 
     "$(wc -c <"$BENCH_TMP/cold.json")"
 
 # run_http: REQUESTS GETs on one connection; prints the median in ms.
-run_http() {
-    local urls=() i
-    for ((i = 0; i < REQUESTS; i++)); do urls+=("$URL$PATH_Q" -o /dev/null); done
-    curl -fsS --max-time 300 -w '%{time_total}\n' "${urls[@]}" >"$BENCH_TMP/http.txt" ||
-        hv_die "a GET failed"
-    # shellcheck disable=SC2046
-    bench_median $(awk '{print $1 * 1000}' "$BENCH_TMP/http.txt")
-}
+run_http() { bench_http_median "$PATH_Q" "$REQUESTS"; }
 
 # run_sql: REQUESTS SELECTs in one psql session; prints the median in ms.
-run_sql() {
-    local i
-    {
-        echo '\timing on'
-        for ((i = 0; i < REQUESTS; i++)); do echo "$FLOOR;"; done
-    } >"$BENCH_TMP/floor.sql"
-    "$PG" psql "$BENCH_TMP/pg" -- -X -Atq -v ON_ERROR_STOP=1 -f "$BENCH_TMP/floor.sql" \
-        >"$BENCH_TMP/sql.txt" || hv_die "the SELECT failed"
-    # shellcheck disable=SC2046
-    bench_median $(awk '/^Time: / {print $2}' "$BENCH_TMP/sql.txt")
-}
+run_sql() { bench_sql_median "$FLOOR" "$REQUESTS"; }
 
 echo
 echo "| round | A: GET history (median ms) | B: SELECT avg, stddev GROUP BY (median ms) | A / B |"

@@ -10,7 +10,8 @@
 # binaries). BENCH_PG_FAST=1 runs the cluster without fsync (as the tests
 # do); the default is a durable cluster, as in production.
 #
-# The generic helpers (hv_free_port, hv_stop_pid, hv_tail, hv_log, hv_die)
+# The generic helpers (hv_free_port, hv_stop_pid, hv_tail, hv_log, hv_die,
+# hv_drop_work)
 # come from the integration tests' lib.sh; nothing else of it is used.
 
 # shellcheck source=tests/integration/lib.sh
@@ -94,13 +95,7 @@ bench_teardown() {
         local f
         for f in "$BENCH_TMP"/server-*.log "$BENCH_TMP"/worker*.log; do hv_tail "$f"; done
     fi
-    if [[ ${KEEP:-0} == 1 ]]; then
-        "$PG" stop "$BENCH_TMP/pg" >/dev/null 2>&1
-        echo "# kept $BENCH_TMP (start its cluster with: deploy/pg.sh start $BENCH_TMP/pg)"
-    else
-        "$PG" destroy "$BENCH_TMP/pg" >/dev/null 2>&1
-        rm -rf -- "$BENCH_TMP"
-    fi
+    hv_drop_work "$BENCH_TMP" "${KEEP:-0}"
     exit "$rc"
 }
 
@@ -133,6 +128,91 @@ bench_plan() {
 bench_median() {
     printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1}
         END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+
+# bench_http_median PATH N: N GETs of $URL$PATH on one kept-alive
+# connection, timed by curl; prints the median in ms.
+bench_http_median() {
+    local urls=() i
+    for ((i = 0; i < $2; i++)); do urls+=("$URL$1" -o /dev/null); done
+    curl -fsS --max-time 600 -w '%{time_total}\n' "${urls[@]}" >"$BENCH_TMP/http.txt" ||
+        hv_die "a GET of $1 failed"
+    # shellcheck disable=SC2046
+    bench_median $(awk '{print $1 * 1000}' "$BENCH_TMP/http.txt")
+}
+
+# bench_sql_median SQL N: N runs of SQL in one psql session, timed by
+# psql's \timing; prints the median in ms.
+bench_sql_median() {
+    local i
+    {
+        printf '%s\n' '\timing on'
+        for ((i = 0; i < $2; i++)); do echo "$1;"; done
+    } >"$BENCH_TMP/floor.sql"
+    "$PG" psql "$BENCH_TMP/pg" -- -X -Atq -v ON_ERROR_STOP=1 -f "$BENCH_TMP/floor.sql" \
+        >"$BENCH_TMP/sql.txt" || hv_die "a SELECT failed"
+    # shellcheck disable=SC2046
+    bench_median $(awk '/^Time: / {print $2}' "$BENCH_TMP/sql.txt")
+}
+
+# bench_seed_history TARGET POINTS METRICS: a host TARGET with a history of
+# POINTS runs (a multiple of 10): POINTS / 10 plans of 10 done jobs of one
+# fio workload, each result an hour after the one before. METRICS ends the
+# statement: an INSERT INTO metrics that reads the results from "runs" (id,
+# and i: the run's number in time order, from 0). The random numbers are
+# seeded first (setseed 0.42), so every call draws the same. Returns psql's
+# status.
+bench_seed_history() {
+    bench_sql "
+SELECT setseed(0.42);
+INSERT INTO targets (name, kind) VALUES ('$1', 'host');
+WITH p AS (INSERT INTO plans (name, spec, seed)
+           SELECT 'nightly ' || g, '{\"name\": \"nightly\"}', 0 FROM generate_series(1, $2 / 10) g
+           RETURNING id),
+c AS (INSERT INTO configurations (plan_id, idx, name, levels)
+      SELECT id, 0, 'default', '{}' FROM p RETURNING id, plan_id),
+j AS (INSERT INTO jobs (plan_id, config_id, workload_id, workload, target_name, target_id,
+                        repetition, run_order, status, attempt)
+      SELECT c.plan_id, c.id, 'seqwrite', '{\"id\": \"seqwrite\", \"workload\": \"seqwrite\",
+             \"kind\": \"disk\", \"engine\": \"fio\", \"params\": {\"bs\": \"1M\"}}',
+             '$1', (SELECT id FROM targets WHERE name = '$1'), r, r - 1, 'done', 1
+      FROM c, generate_series(1, 10) r RETURNING id, plan_id, repetition),
+r AS (INSERT INTO results (job_id, attempt, status, started_at, finished_at)
+      SELECT id, 1, 'ok', k, k + interval '1 minute'
+      FROM (SELECT id, timestamptz '2020-01-01' + ((plan_id * 10 + repetition) * interval '1 hour') AS k
+            FROM j) x RETURNING id, started_at),
+runs AS (SELECT id, row_number() OVER (ORDER BY started_at, id) - 1 AS i FROM r)
+$3;
+ANALYZE;" >/dev/null
+}
+
+# bench_seed_history_steps TARGET POINTS METRIC: bench_seed_history with 4
+# metrics a result (METRIC and three others of disk.seq_write); METRIC's
+# level steps -12 % at 30 % of the points, +8 % at 60 % and +10 % at 85 %
+# (noise 2 %). The history of bench/history.sh and bench/report.sh.
+bench_seed_history_steps() {
+    bench_seed_history "$1" "$2" "INSERT INTO metrics (result_id, name, value, unit)
+SELECT r.id, m.name, m.base * CASE WHEN m.name <> '$3' THEN 1
+       WHEN i < $2 * 0.30 THEN 1 WHEN i < $2 * 0.60 THEN 0.88
+       WHEN i < $2 * 0.85 THEN 0.88 * 1.08 ELSE 0.88 * 1.08 * 1.10 END
+       * (1 + 0.02 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random())), m.unit
+FROM runs r,
+     (VALUES ('$3', 900.0, 'MB/s'), ('disk.seq_write.iops', 900.0, 'IO/s'),
+             ('disk.seq_write.lat_p99_us', 2000.0, 'us'), ('disk.seq_write.lat_max_us', 9000.0, 'us'))
+     AS m(name, base, unit)"
+}
+
+# bench_history_floor TARGET_ID METRIC: prints the floor of a history read:
+# a SELECT of the same rows (its joins and filters), aggregated per series
+# (jobs.series_key, as the history groups them).
+bench_history_floor() {
+    echo "SELECT j.series_key, count(*), avg(m.value), stddev_samp(m.value)
+FROM targets t JOIN jobs j ON j.target_name = t.name
+JOIN configurations c ON c.id = j.config_id
+JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt
+JOIN metrics m ON m.result_id = r.id
+WHERE t.id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server'
+AND r.status = 'ok' AND m.name = '$2' AND c.idx = 0 GROUP BY 1"
 }
 
 # bench_ticks PID: utime + stime of a process (all its threads, living and

@@ -32,7 +32,8 @@
 # KEEP (0: keep the raw outputs).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-BUILD=${BUILD:-build}
+# shellcheck source=bench/local.sh
+source bench/local.sh
 NETRUN=$PWD/$BUILD/bench/netrun
 SECS=${BENCH_SECONDS:-10}
 WARM=${BENCH_WARMUP:-2}
@@ -40,33 +41,23 @@ ROUNDS=${BENCH_ROUNDS:-2}
 PATHS=${BENCH_PATHS:-loopback veth}
 STREAMS=${BENCH_STREAMS:-1 4}
 
-die() {
-    echo "net-vs-iperf: $*" >&2
-    exit 1
-}
 for tool in ip iperf3 iperf jq; do
     command -v "$tool" >/dev/null || die "$tool is not installed (Debian: apt-get install iproute2 iperf3 iperf jq)"
 done
-[[ -x $NETRUN ]] || die "$NETRUN not built; run: make bench"
+bench_built "$NETRUN"
 [[ $(id -u) == 0 ]] || die "needs root for the network namespaces"
 
-WORK=$(mktemp -d /tmp/hvbench-net-vs-iperf.XXXX) || die "cannot make a work directory"
 NS_A=hvb-net-a-$$
 NS_B=hvb-net-b-$$
 SERVER_PID=
-cleanup() {
+# On exit, before the work directory goes: the server, the namespaces.
+bench_before_drop() {
     [[ -n $SERVER_PID ]] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
     ip netns del "$NS_A" 2>/dev/null
     ip netns del "$NS_B" 2>/dev/null
-    if [[ ${KEEP:-0} == 1 ]]; then
-        echo "# kept $WORK" >&2
-    else
-        rm -rf "$WORK"
-    fi
+    return 0
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_workdir /tmp
 
 # The veth path: two namespaces, one veth pair, no other interface.
 make_veth() {

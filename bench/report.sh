@@ -41,7 +41,6 @@ REPS=${BENCH_REPS:-1000}
 POINTS=${BENCH_POINTS:-10000}
 ((REPS >= 2)) || hv_die "BENCH_REPS must be at least 2"
 ((POINTS % 10 == 0 && POINTS >= 100)) || hv_die "BENCH_POINTS must be a multiple of 10, at least 100"
-PLANS=$((POINTS / 10))
 METRIC=disk.seq_write.mbps
 RESULTS=$((REPS * 100))
 
@@ -105,38 +104,10 @@ PLAN=$(bench_sql "SELECT id FROM plans WHERE name = 'report bench'")
 printf '# plan seeded in %.1f s: %s metric values, %s samples\n' "$(echo "$t1 - $t0" | bc -l)" \
     "$(bench_sql 'SELECT count(*) FROM metrics')" "$(bench_sql 'SELECT count(*) FROM samples')"
 
-# The history: PLANS plans of 10 done jobs on bench-history, each with a
+# The history: POINTS / 10 plans of 10 done jobs on bench-history, each with a
 # result an hour after the one before and 4 metrics; the level steps at
 # 30 %, 60 % and 85 % of the points (as bench/history.sh).
-bench_sql "
-SELECT setseed(0.42);
-INSERT INTO targets (name, kind) VALUES ('bench-history', 'host');
-WITH p AS (INSERT INTO plans (name, spec, seed)
-           SELECT 'nightly ' || g, '{\"name\": \"nightly\"}', 0 FROM generate_series(1, $PLANS) g
-           RETURNING id),
-c AS (INSERT INTO configurations (plan_id, idx, name, levels)
-      SELECT id, 0, 'default', '{}' FROM p RETURNING id, plan_id),
-j AS (INSERT INTO jobs (plan_id, config_id, workload_id, workload, target_name, target_id,
-                        repetition, run_order, status, attempt)
-      SELECT c.plan_id, c.id, 'seqwrite', '{\"id\": \"seqwrite\", \"workload\": \"seqwrite\",
-             \"kind\": \"disk\", \"engine\": \"fio\", \"params\": {\"bs\": \"1M\"}}',
-             'bench-history', (SELECT id FROM targets WHERE name = 'bench-history'), r, r - 1,
-             'done', 1
-      FROM c, generate_series(1, 10) r RETURNING id, plan_id, repetition),
-r AS (INSERT INTO results (job_id, attempt, status, started_at, finished_at)
-      SELECT id, 1, 'ok', k, k + interval '1 minute'
-      FROM (SELECT id, timestamptz '2020-01-01' + ((plan_id * 10 + repetition) * interval '1 hour') AS k
-            FROM j) x RETURNING id, started_at)
-INSERT INTO metrics (result_id, name, value, unit)
-SELECT r.id, m.name, m.base * CASE WHEN m.name <> '$METRIC' THEN 1
-       WHEN i < $POINTS * 0.30 THEN 1 WHEN i < $POINTS * 0.60 THEN 0.88
-       WHEN i < $POINTS * 0.85 THEN 0.88 * 1.08 ELSE 0.88 * 1.08 * 1.10 END
-       * (1 + 0.02 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random())), m.unit
-FROM (SELECT id, row_number() OVER (ORDER BY started_at, id) - 1 AS i FROM r) r,
-     (VALUES ('$METRIC', 900.0, 'MB/s'), ('disk.seq_write.iops', 900.0, 'IO/s'),
-             ('disk.seq_write.lat_p99_us', 2000.0, 'us'), ('disk.seq_write.lat_max_us', 9000.0, 'us'))
-     AS m(name, base, unit);
-ANALYZE;" >/dev/null || hv_die "cannot seed the history"
+bench_seed_history_steps bench-history "$POINTS" "$METRIC" || hv_die "cannot seed the history"
 TARGET=$(bench_sql "SELECT id FROM targets WHERE name = 'bench-history'")
 
 # The floors: the same rows as the answers' (their joins and filters),
@@ -148,13 +119,7 @@ JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok'
 JOIN metrics m ON m.result_id = r.id
 WHERE j.plan_id = $PLAN AND j.status = 'done' AND j.role IS DISTINCT FROM 'server'
 GROUP BY 1, 2, 3, 4"
-FLOOR_HISTORY="SELECT j.series_key, count(*), avg(m.value), stddev_samp(m.value)
-FROM targets t JOIN jobs j ON j.target_name = t.name
-JOIN configurations c ON c.id = j.config_id
-JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt
-JOIN metrics m ON m.result_id = r.id
-WHERE t.id = $TARGET AND j.status = 'done' AND j.role IS DISTINCT FROM 'server'
-AND r.status = 'ok' AND m.name = '$METRIC' AND c.idx = 0 GROUP BY 1"
+FLOOR_HISTORY=$(bench_history_floor "$TARGET" "$METRIC")
 PATH_REPORT="/api/v1/plans/$PLAN/report"
 PATH_HISTORY="/api/v1/targets/$TARGET/history?metric=$METRIC"
 
@@ -179,27 +144,10 @@ printf '# first history GET, change points computed: %.1f ms; change points: %s\
     "$(jq -r '[.series[0].change_points[] | "\(.index)"] | join(", ")' "$BENCH_TMP/history.json")"
 
 # run_http PATH: REQUESTS GETs on one connection; prints the median in ms.
-run_http() {
-    local urls=() i
-    for ((i = 0; i < REQUESTS; i++)); do urls+=("$URL$1" -o /dev/null); done
-    curl -fsS --max-time 600 -w '%{time_total}\n' "${urls[@]}" >"$BENCH_TMP/http.txt" ||
-        hv_die "a GET of $1 failed"
-    # shellcheck disable=SC2046
-    bench_median $(awk '{print $1 * 1000}' "$BENCH_TMP/http.txt")
-}
+run_http() { bench_http_median "$1" "$REQUESTS"; }
 
 # run_sql SQL: REQUESTS SELECTs in one psql session; prints the median in ms.
-run_sql() {
-    local i
-    {
-        printf '%s\n' '\timing on'
-        for ((i = 0; i < REQUESTS; i++)); do echo "$1;"; done
-    } >"$BENCH_TMP/floor.sql"
-    "$PG" psql "$BENCH_TMP/pg" -- -X -Atq -v ON_ERROR_STOP=1 -f "$BENCH_TMP/floor.sql" \
-        >"$BENCH_TMP/sql.txt" || hv_die "a SELECT failed"
-    # shellcheck disable=SC2046
-    bench_median $(awk '/^Time: / {print $2}' "$BENCH_TMP/sql.txt")
-}
+run_sql() { bench_sql_median "$1" "$REQUESTS"; }
 
 echo
 echo "| round | A: GET report | B: its SELECT | A / B | C: GET history | D: its SELECT | C / D |"

@@ -62,29 +62,10 @@ FROM results r, generate_series(1, $SAMPLES) g WHERE r.job_id = $JOB; ANALYZE sa
     hv_die "cannot add the samples"
 
 # --- B: a history of POINTS points -----------------------------------------------
-bench_sql "
-SELECT setseed(0.42);
-INSERT INTO targets (name, kind) VALUES ('bench-history', 'host');
-WITH p AS (INSERT INTO plans (name, spec, seed)
-           SELECT 'nightly ' || g, '{\"name\": \"nightly\"}', 0 FROM generate_series(1, $POINTS / 10) g
-           RETURNING id),
-c AS (INSERT INTO configurations (plan_id, idx, name, levels)
-      SELECT id, 0, 'default', '{}' FROM p RETURNING id, plan_id),
-j AS (INSERT INTO jobs (plan_id, config_id, workload_id, workload, target_name, target_id,
-                        repetition, run_order, status, attempt)
-      SELECT c.plan_id, c.id, 'seqwrite', '{\"id\": \"seqwrite\", \"workload\": \"seqwrite\",
-             \"kind\": \"disk\", \"engine\": \"fio\", \"params\": {\"bs\": \"1M\"}}',
-             'bench-history', (SELECT id FROM targets WHERE name = 'bench-history'), r, r - 1, 'done', 1
-      FROM c, generate_series(1, 10) r RETURNING id, plan_id, repetition),
-r AS (INSERT INTO results (job_id, attempt, status, started_at, finished_at)
-      SELECT id, 1, 'ok', k, k + interval '1 minute'
-      FROM (SELECT id, timestamptz '2020-01-01' + ((plan_id * 10 + repetition) * interval '1 hour') AS k
-            FROM j) x RETURNING id, started_at)
-INSERT INTO metrics (result_id, name, value, unit)
+bench_seed_history bench-history "$POINTS" "INSERT INTO metrics (result_id, name, value, unit)
 SELECT r.id, '$METRIC', 900 * CASE WHEN i < $POINTS * 0.5 THEN 1 ELSE 0.9 END
        * (1 + 0.02 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random())), 'MB/s'
-FROM (SELECT id, row_number() OVER (ORDER BY started_at, id) - 1 AS i FROM r) r;
-ANALYZE;" >/dev/null || hv_die "cannot seed the history"
+FROM runs r" || hv_die "cannot seed the history"
 HIST=$(bench_sql "SELECT id FROM targets WHERE name = 'bench-history'")
 t0=$(date +%s.%N)
 curl -fsS --max-time 300 -o /dev/null "$URL/api/v1/targets/$HIST/history?metric=$METRIC" ||
