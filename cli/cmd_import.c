@@ -127,17 +127,70 @@ static int add_label(json_t *labels, const char *arg)
     return 0;
 }
 
+/** Reads the plan id and the runs of an import's answer. Returns 0, or -1
+ *  after a message. */
+static int answer_runs(const json_t *body, long long *id, const json_t **runs)
+{
+    const json_t *plan = json_object_get(body, "plan_id");
+    *runs = json_object_get(body, "runs");
+    if (!json_is_integer(plan) || !json_is_array(*runs)) {
+        cli_err("the server's answer has no plan_id or runs[]");
+        return -1;
+    }
+    *id = (long long)json_integer_value(plan);
+    return 0;
+}
+
+/** Adds the row of metric m of run (number i, from 0). Returns 0 or -1. */
+typedef int (*metric_row_fn)(struct cli_table *t, size_t i, const json_t *run, const json_t *m);
+
+/** Prints a table of the ncols columns cols with the row add makes of each
+ *  metric of each run, then the plan's page. Returns an exit code. */
+static int print_runs(const struct cli_ctx *ctx, long long id, const json_t *runs,
+                      const struct cli_column *cols, size_t ncols, metric_row_fn add)
+{
+    struct cli_table *t = cli_table_new(cols, ncols);
+    int rc = t != NULL ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    size_t i, k;
+    const json_t *run, *m;
+    json_array_foreach(runs, i, run)
+    {
+        json_array_foreach(json_object_get(run, "metrics"), k, m)
+        {
+            if (rc == CLI_EXIT_OK && add(t, i, run, m) != 0)
+                rc = CLI_EXIT_FAIL;
+        }
+    }
+    putchar('\n');
+    rc = cli_table_flush(t, rc);
+    putchar('\n');
+    cli_out("%s/#/plans/%lld", ctx->server, id);
+    return rc;
+}
+
+/** A row of an import's table: run, metric (with its arrow), value, unit. */
+static int add_import_row(struct cli_table *t, size_t i, const json_t *run, const json_t *m)
+{
+    char no[24], metric[160], value[64];
+    snprintf(no, sizeof no, "%zu", i + 1);
+    const char *name = json_string_value(json_object_get(m, "name"));
+    snprintf(metric, sizeof metric, "%s%s", name != NULL ? name : "-",
+             cli_arrow(json_object_get(m, "higher_is_better")));
+    const char *cells[4] = {
+        no, metric,
+        cli_fmt_num(value, sizeof value, json_number_value(json_object_get(m, "value"))),
+        json_string_value(json_object_get(m, "unit"))};
+    return cli_table_add(t, cells);
+}
+
 /** Prints what the server stored: a line about the plan, then the metrics
  *  of each run. */
 static int print_import(const struct cli_ctx *ctx, const json_t *body)
 {
-    const json_t *runs = json_object_get(body, "runs");
-    const json_t *plan = json_object_get(body, "plan_id");
-    if (!json_is_integer(plan) || !json_is_array(runs)) {
-        cli_err("the server's answer has no plan_id or runs[]");
+    long long id;
+    const json_t *runs;
+    if (answer_runs(body, &id, &runs) != 0)
         return CLI_EXIT_FAIL;
-    }
-    long long id = (long long)json_integer_value(plan);
     size_t n = json_array_size(runs);
     char when[64];
     const char *started = json_string_value(json_object_get(body, "started_at"));
@@ -150,48 +203,35 @@ static int print_import(const struct cli_ctx *ctx, const json_t *body)
                 : "");
     static const struct cli_column cols[] = {
         {"run", CLI_RIGHT}, {"metric", CLI_LEFT}, {"value", CLI_RIGHT}, {"unit", CLI_LEFT}};
-    struct cli_table *t = cli_table_new(cols, 4);
-    if (t == NULL)
-        return CLI_EXIT_FAIL;
-    int rc = CLI_EXIT_OK;
-    size_t i, k;
-    const json_t *run, *m;
-    json_array_foreach(runs, i, run)
-    {
-        json_array_foreach(json_object_get(run, "metrics"), k, m)
-        {
-            char no[24], metric[160], value[64];
-            snprintf(no, sizeof no, "%zu", i + 1);
-            const char *name = json_string_value(json_object_get(m, "name"));
-            const json_t *hib = json_object_get(m, "higher_is_better");
-            snprintf(metric, sizeof metric, "%s%s", name != NULL ? name : "-", cli_arrow(hib));
-            const char *cells[4] = {
-                no, metric,
-                cli_fmt_num(value, sizeof value, json_number_value(json_object_get(m, "value"))),
-                json_string_value(json_object_get(m, "unit"))};
-            if (cli_table_add(t, cells) != 0)
-                rc = CLI_EXIT_FAIL;
-        }
-    }
-    putchar('\n');
-    rc = cli_table_flush(t, rc);
-    putchar('\n');
-    cli_out("%s/#/plans/%lld", ctx->server, id);
-    return rc;
+    return print_runs(ctx, id, runs, cols, 4, add_import_row);
+}
+
+/** A row of a study's table: label, repetition, workload, metric, value,
+ *  unit. */
+static int add_study_row(struct cli_table *t, size_t i, const json_t *run, const json_t *m)
+{
+    char rep[24], value[64];
+    snprintf(rep, sizeof rep, "%lld",
+             (long long)json_integer_value(json_object_get(run, "repetition")));
+    const char *cells[6] = {
+        json_string_value(json_object_get(run, "label")),
+        rep,
+        json_string_value(json_object_get(run, "workload")),
+        json_string_value(json_object_get(m, "name")),
+        cli_fmt_num(value, sizeof value, json_number_value(json_object_get(m, "value"))),
+        json_string_value(json_object_get(m, "unit"))};
+    return cli_table_add(t, cells);
 }
 
 /** Prints what the server stored of a study: a line about the plan, its
  *  labels' configurations, then the metrics of each run. */
 static int print_study(const struct cli_ctx *ctx, const json_t *body)
 {
-    const json_t *runs = json_object_get(body, "runs");
-    const json_t *plan = json_object_get(body, "plan_id");
-    if (!json_is_integer(plan) || !json_is_array(runs)) {
-        cli_err("the server's answer has no plan_id or runs[]");
+    long long id;
+    const json_t *runs;
+    if (answer_runs(body, &id, &runs) != 0)
         return CLI_EXIT_FAIL;
-    }
-    long long id = (long long)json_integer_value(plan);
-    size_t n = json_array_size(runs), i, k;
+    size_t n = json_array_size(runs), i;
     cli_out("imported study %s for %s as plan %lld: %zu run%s, baseline %s%s",
             json_string_value(json_object_get(body, "study")),
             json_string_value(json_object_get(body, "target")), id, n, n == 1 ? "" : "s",
@@ -199,7 +239,7 @@ static int print_study(const struct cli_ctx *ctx, const json_t *body)
             json_is_true(json_object_get(body, "target_created"))
                 ? " (new target: no worker registered it)"
                 : "");
-    const json_t *c, *run, *m;
+    const json_t *c;
     json_array_foreach(json_object_get(body, "configurations"), i, c)
     {
         cli_out("  label %s: configuration %s", json_string_value(json_object_get(c, "label")),
@@ -208,33 +248,7 @@ static int print_study(const struct cli_ctx *ctx, const json_t *body)
     static const struct cli_column cols[] = {{"label", CLI_LEFT},    {"rep", CLI_RIGHT},
                                              {"workload", CLI_LEFT}, {"metric", CLI_LEFT},
                                              {"value", CLI_RIGHT},   {"unit", CLI_LEFT}};
-    struct cli_table *t = cli_table_new(cols, 6);
-    if (t == NULL)
-        return CLI_EXIT_FAIL;
-    int rc = CLI_EXIT_OK;
-    json_array_foreach(runs, i, run)
-    {
-        json_array_foreach(json_object_get(run, "metrics"), k, m)
-        {
-            char rep[24], value[64];
-            snprintf(rep, sizeof rep, "%lld",
-                     (long long)json_integer_value(json_object_get(run, "repetition")));
-            const char *cells[6] = {
-                json_string_value(json_object_get(run, "label")),
-                rep,
-                json_string_value(json_object_get(run, "workload")),
-                json_string_value(json_object_get(m, "name")),
-                cli_fmt_num(value, sizeof value, json_number_value(json_object_get(m, "value"))),
-                json_string_value(json_object_get(m, "unit"))};
-            if (cli_table_add(t, cells) != 0)
-                rc = CLI_EXIT_FAIL;
-        }
-    }
-    putchar('\n');
-    rc = cli_table_flush(t, rc);
-    putchar('\n');
-    cli_out("%s/#/plans/%lld", ctx->server, id);
-    return rc;
+    return print_runs(ctx, id, runs, cols, 6, add_study_row);
 }
 
 /** The command line of an import. */
