@@ -118,10 +118,19 @@ enum {
     OPT_SYSFS_ROOT
 };
 
+/* Reads optarg as a number of seconds into *v. Returns false when it is
+ * not a number. */
+static bool seconds_arg(double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(optarg, &end);
+    return errno == 0 && end != optarg && *end == '\0' && *v == *v;
+}
+
 /* Takes one option into *o. Returns -1 to go on, or an exit status. */
 static int take_option(int opt, char **argv, struct options *o)
 {
-    char *end;
     switch (opt) {
     case OPT_SERVER:
         o->server = optarg;
@@ -139,15 +148,11 @@ static int take_option(int opt, char **argv, struct options *o)
         o->once = true;
         break;
     case OPT_POLL:
-        errno = 0;
-        o->poll = strtod(optarg, &end);
-        if (errno != 0 || end == optarg || *end != '\0' || !(o->poll == o->poll))
+        if (!seconds_arg(&o->poll))
             return usage_error("--poll needs a number of seconds, not '%s'", optarg);
         break;
     case OPT_WAIT:
-        errno = 0;
-        o->wait = strtod(optarg, &end);
-        if (errno != 0 || end == optarg || *end != '\0' || !(o->wait >= 0 && o->wait <= 60))
+        if (!seconds_arg(&o->wait) || !(o->wait >= 0 && o->wait <= 60))
             return usage_error("--wait needs a number of seconds from 0 to 60, not '%s'", optarg);
         break;
     case OPT_LIBVIRT:
