@@ -433,18 +433,26 @@ void hv_job_clear(struct hv_job *job)
     memset(job, 0, sizeof *job);
 }
 
-/* POSTs {"attempt": n, ...extra} to /api/v1/jobs/{id}/{action}. extra is
- * stolen. */
-static enum hv_call job_call(struct hv_client *c, const struct hv_job *job, const char *action,
-                             json_t *extra, bool long_poll, struct hv_clock *clock, json_t **answer)
+/* POSTs {"attempt": attempt, ...extra} to /api/v1/{what}/{id}/{action}
+ * (what: jobs or steps). extra is stolen. */
+static enum hv_call attempt_call(struct hv_client *c, const char *what, long long id, int attempt,
+                                 const char *action, json_t *extra, bool long_poll,
+                                 struct hv_clock *clock, json_t **answer)
 {
     char path[96];
-    snprintf(path, sizeof path, "/api/v1/jobs/%lld/%s", job->id, action);
+    snprintf(path, sizeof path, "/api/v1/%s/%lld/%s", what, id, action);
     json_t *body = extra != NULL ? extra : json_object();
-    json_object_set_new(body, "attempt", json_integer(job->attempt));
+    json_object_set_new(body, "attempt", json_integer(attempt));
     enum hv_call call = post_ex(c, path, body, long_poll, clock, answer);
     json_decref(body);
     return call;
+}
+
+/* attempt_call() for a job's attempt. */
+static enum hv_call job_call(struct hv_client *c, const struct hv_job *job, const char *action,
+                             json_t *extra, bool long_poll, struct hv_clock *clock, json_t **answer)
+{
+    return attempt_call(c, "jobs", job->id, job->attempt, action, extra, long_poll, clock, answer);
 }
 
 enum hv_call hv_client_ready(struct hv_client *c, const struct hv_job *job, double wait,
@@ -582,18 +590,11 @@ enum hv_call hv_client_upload_result(struct hv_client *c, long long job_id, json
     return post(c, path, body, NULL);
 }
 
-/* POSTs {"attempt": n, ...extra} to /api/v1/steps/{id}/{action}. extra is
- * stolen. */
+/* attempt_call() for a step's attempt. */
 static enum hv_call step_call(struct hv_client *c, const struct hv_step *step, const char *action,
                               json_t *extra, json_t **answer)
 {
-    char path[96];
-    snprintf(path, sizeof path, "/api/v1/steps/%lld/%s", step->id, action);
-    json_t *body = extra != NULL ? extra : json_object();
-    json_object_set_new(body, "attempt", json_integer(step->attempt));
-    enum hv_call call = post_ex(c, path, body, false, NULL, answer);
-    json_decref(body);
-    return call;
+    return attempt_call(c, "steps", step->id, step->attempt, action, extra, false, NULL, answer);
 }
 
 enum hv_call hv_client_step_heartbeat(struct hv_client *c, const struct hv_step *step,
