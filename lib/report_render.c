@@ -477,6 +477,16 @@ static void csv_metric(struct csv_row *r, const json_t *o)
     csv_set(r, C_SENTENCE, json_string_value(json_object_get(o, "sentence")));
 }
 
+/* The columns a summary's line and its runs' lines share: section, then
+ * the summary s's configuration, target and metric. */
+static void csv_summary_cells(struct csv_row *r, const char *section, const json_t *s)
+{
+    csv_set(r, C_SECTION, section);
+    csv_set(r, C_CONFIG, str(s, "configuration"));
+    csv_set(r, C_TARGET, str(s, "target"));
+    csv_metric(r, s);
+}
+
 static void csv_summaries(struct sb *b, const json_t *report)
 {
     size_t i, j;
@@ -484,10 +494,7 @@ static void csv_summaries(struct sb *b, const json_t *report)
     json_array_foreach(json_object_get(report, "summaries"), i, s)
     {
         struct csv_row r = {0};
-        csv_set(&r, C_SECTION, "summary");
-        csv_set(&r, C_CONFIG, str(s, "configuration"));
-        csv_set(&r, C_TARGET, str(s, "target"));
-        csv_metric(&r, s);
+        csv_summary_cells(&r, "summary", s);
         csv_num(&r, C_ESTIMATE, num(s, "mean"));
         csv_num(&r, C_LO, num(json_object_get(s, "interval"), "lo"));
         csv_num(&r, C_HI, num(json_object_get(s, "interval"), "hi"));
@@ -497,10 +504,7 @@ static void csv_summaries(struct sb *b, const json_t *report)
         json_array_foreach(json_object_get(s, "runs"), j, run)
         {
             struct csv_row v = {0};
-            csv_set(&v, C_SECTION, "run");
-            csv_set(&v, C_CONFIG, str(s, "configuration"));
-            csv_set(&v, C_TARGET, str(s, "target"));
-            csv_metric(&v, s);
+            csv_summary_cells(&v, "run", s);
             v.text[C_N] = NULL;
             csv_int(&v, C_ROUND, json_object_get(run, "round"));
             csv_num(&v, C_ESTIMATE, num(run, "value"));
