@@ -63,10 +63,5 @@ void hv_h_token_revoke(struct hv_request *req)
 {
     json_t *entry = NULL;
     enum hv_db_status s = hv_db_token_revoke_id(req->ids[0], &entry);
-    if (s == HV_DB_NONE)
-        hv_reply_problem(req, HV_E_NOT_FOUND, "no token with this id", NULL);
-    else if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else
-        hv_reply_json(req, 200, entry);
+    hv_reply_one(req, s, entry, "no token with this id");
 }

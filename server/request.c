@@ -49,6 +49,19 @@ void hv_reply_db_failure(struct hv_request *req, int db_status)
         hv_reply_problem(req, HV_E_INTERNAL, "a database statement failed", NULL);
 }
 
+void hv_reply_one(struct hv_request *req, int db_status, json_t *obj, const char *what)
+{
+    if (db_status == HV_DB_OK) {
+        hv_reply_json(req, 200, obj);
+        return;
+    }
+    json_decref(obj);
+    if (db_status == HV_DB_NONE)
+        hv_reply_problem(req, HV_E_NOT_FOUND, what, NULL);
+    else
+        hv_reply_db_failure(req, db_status);
+}
+
 json_t *hv_req_json(struct hv_request *req)
 {
     json_error_t err;
@@ -61,6 +74,32 @@ json_t *hv_req_json(struct hv_request *req)
         char detail[512];
         snprintf(detail, sizeof detail, "line %d, column %d: %s", err.line, err.column, err.text);
         hv_reply_problem(req, HV_E_BAD_JSON, detail, NULL);
+    }
+    return doc;
+}
+
+bool hv_req_fits(struct hv_request *req, const json_t *doc, const struct hv_jfield *fields,
+                 void *dest, hv_body_check_fn *more, const char *detail)
+{
+    json_t *errors = json_array();
+    hv_jspec_parse(doc, "", fields, dest, errors);
+    if (more != NULL && json_is_object(doc))
+        more(doc, dest, errors);
+    if (json_array_size(errors) > 0) {
+        hv_reply_problem(req, HV_E_INVALID_REQUEST, detail, errors);
+        return false;
+    }
+    json_decref(errors);
+    return true;
+}
+
+json_t *hv_req_body(struct hv_request *req, const struct hv_jfield *fields, void *dest,
+                    hv_body_check_fn *more, const char *detail)
+{
+    json_t *doc = hv_req_json(req);
+    if (doc != NULL && !hv_req_fits(req, doc, fields, dest, more, detail)) {
+        json_decref(doc);
+        return NULL;
     }
     return doc;
 }
