@@ -272,6 +272,5 @@ void hv_h_target_facts(struct hv_request *req)
 {
     json_t *items = NULL;
     enum hv_db_status s = hv_db_target_facts_history(req->ids[0], &items);
-    hv_reply_one(req, s, s == HV_DB_OK ? json_pack("{s:o}", "items", items) : NULL,
-                 "no target with this id");
+    hv_reply_items(req, s, items, "no target with this id");
 }

@@ -26,8 +26,7 @@ void hv_h_job_results(struct hv_request *req)
         return;
     json_t *items = NULL;
     enum hv_db_status s = hv_db_job_results(req->ids[0], samples, raw, &items);
-    hv_reply_one(req, s, s == HV_DB_OK ? json_pack("{s:o}", "items", items) : NULL,
-                 "no job with this id");
+    hv_reply_items(req, s, items, "no job with this id");
 }
 
 /* Bounds of GET /api/v1/jobs/{id}/samples?points=: past the most samples a
@@ -79,10 +78,7 @@ void hv_h_targets_list(struct hv_request *req)
         return;
     json_t *items = NULL;
     enum hv_db_status s = hv_db_target_list(kind, value ? key : NULL, value, &items);
-    if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else
-        hv_reply_json(req, 200, json_pack("{s:o}", "items", items));
+    hv_reply_items(req, s, items, NULL);
 }
 
 void hv_h_target_get(struct hv_request *req)

@@ -171,16 +171,12 @@ void hv_h_plan_steps(struct hv_request *req)
 {
     json_t *items = NULL;
     enum hv_db_status s = hv_db_plan_steps(req->ids[0], &items);
-    if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else
-        hv_reply_json(req, 200, json_pack("{s:o}", "items", items));
+    hv_reply_items(req, s, items, NULL);
 }
 
 void hv_h_target_changes(struct hv_request *req)
 {
     json_t *items = NULL;
     enum hv_db_status s = hv_db_target_changes(req->ids[0], 1000, &items);
-    hv_reply_one(req, s, s == HV_DB_OK ? json_pack("{s:o}", "items", items) : NULL,
-                 "no target with this id");
+    hv_reply_items(req, s, items, "no target with this id");
 }

@@ -59,10 +59,7 @@ void hv_h_tokens_list(struct hv_request *req)
 {
     json_t *items = NULL;
     enum hv_db_status s = hv_db_token_list(&items);
-    if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else
-        hv_reply_json(req, 200, json_pack("{s:o}", "items", items));
+    hv_reply_items(req, s, items, NULL);
 }
 
 void hv_h_token_revoke(struct hv_request *req)

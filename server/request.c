@@ -62,6 +62,19 @@ void hv_reply_one(struct hv_request *req, int db_status, json_t *obj, const char
         hv_reply_db_failure(req, db_status);
 }
 
+void hv_reply_items(struct hv_request *req, int db_status, json_t *items, const char *what)
+{
+    if (db_status == HV_DB_OK) {
+        hv_reply_json(req, 200, json_pack("{s:o}", "items", items));
+        return;
+    }
+    json_decref(items);
+    if (db_status == HV_DB_NONE && what != NULL)
+        hv_reply_problem(req, HV_E_NOT_FOUND, what, NULL);
+    else
+        hv_reply_db_failure(req, db_status);
+}
+
 json_t *hv_req_json(struct hv_request *req)
 {
     json_error_t err;

@@ -134,4 +134,9 @@ void hv_reply_db_failure(struct hv_request *req, int db_status);
  *  not_found with detail what (HV_DB_NONE), or the failure. */
 void hv_reply_one(struct hv_request *req, int db_status, json_t *obj, const char *what);
 
+/** Answers a list by its database status: 200 with {"items": items}
+ *  (stolen), 404 not_found with detail what (HV_DB_NONE, when what is not
+ *  NULL), or the failure. */
+void hv_reply_items(struct hv_request *req, int db_status, json_t *items, const char *what);
+
 #endif
