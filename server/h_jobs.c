@@ -82,12 +82,13 @@ static void check_endpoint(const json_t *doc, const void *dest, json_t *errors)
         hv_jspec_check(b->endpoint, "/endpoint", endpoint_fields, errors);
 }
 
+/* The detail of a 409 stale_attempt. */
+static const char stale[] = "this attempt is not running any more (lease expired, job "
+                            "re-queued, finished or cancelled)";
+
 static void reply_stale(struct hv_request *req)
 {
-    hv_reply_problem(req, HV_E_STALE_ATTEMPT,
-                     "this attempt is not running any more (lease expired, job re-queued, "
-                     "finished or cancelled)",
-                     NULL);
+    hv_reply_problem(req, HV_E_STALE_ATTEMPT, stale, NULL);
 }
 
 /* Whether the calling worker claimed this attempt of the job in the
@@ -260,17 +261,7 @@ void hv_h_job_heartbeat(struct hv_request *req)
     if (!caller_owns(req, attempt))
         return;
     enum hv_db_status s = hv_db_job_heartbeat(req->ids[0], attempt, hv_cfg.lease_seconds, &cancel);
-    if (s == HV_DB_NONE)
-        reply_stale(req);
-    else if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else {
-        char now[32];
-        hv_now_iso8601(now, sizeof now);
-        hv_reply_json(req, 200,
-                      json_pack("{s:i,s:b,s:s}", "lease_seconds", hv_cfg.lease_seconds, "cancel",
-                                cancel, "server_time", now));
-    }
+    hv_reply_heartbeat(req, s, hv_cfg.lease_seconds, cancel, stale);
 }
 
 void hv_h_job_release(struct hv_request *req)

@@ -102,12 +102,9 @@ static json_t *checked(struct hv_request *req, const struct hv_jfield *fields, s
     return NULL;
 }
 
-static void reply_stale(struct hv_request *req)
-{
-    hv_reply_problem(req, HV_E_STALE_ATTEMPT,
-                     "this attempt of the step is not running any more (lease expired or ended)",
-                     NULL);
-}
+/* The detail of a 409 stale_attempt. */
+static const char stale[] =
+    "this attempt of the step is not running any more (lease expired or ended)";
 
 void hv_h_step_heartbeat(struct hv_request *req)
 {
@@ -119,17 +116,7 @@ void hv_h_step_heartbeat(struct hv_request *req)
     enum hv_db_status s =
         hv_db_step_heartbeat(req->ids[0], b.attempt, hv_cfg.lease_seconds, &cancel);
     json_decref(doc);
-    if (s == HV_DB_NONE) {
-        reply_stale(req);
-    } else if (s != HV_DB_OK) {
-        hv_reply_db_failure(req, s);
-    } else {
-        char now[32];
-        hv_now_iso8601(now, sizeof now);
-        hv_reply_json(req, 200,
-                      json_pack("{s:i,s:b,s:s}", "lease_seconds", hv_cfg.lease_seconds, "cancel",
-                                cancel, "server_time", now));
-    }
+    hv_reply_heartbeat(req, s, hv_cfg.lease_seconds, cancel, stale);
 }
 
 void hv_h_step_result(struct hv_request *req)
@@ -154,7 +141,7 @@ void hv_h_step_result(struct hv_request *req)
     free(settings_text);
     free(changes_text);
     if (s == HV_DB_CONFLICT) {
-        reply_stale(req);
+        hv_reply_problem(req, HV_E_STALE_ATTEMPT, stale, NULL);
     } else if (s != HV_DB_OK) {
         hv_reply_db_failure(req, s);
     } else {

@@ -2,6 +2,7 @@
 #include "request.h"
 
 #include "db.h"
+#include "timeutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,22 @@ void hv_reply_items(struct hv_request *req, int db_status, json_t *items, const 
         hv_reply_problem(req, HV_E_NOT_FOUND, what, NULL);
     else
         hv_reply_db_failure(req, db_status);
+}
+
+void hv_reply_heartbeat(struct hv_request *req, int db_status, int lease_seconds, bool cancel,
+                        const char *stale)
+{
+    if (db_status == HV_DB_NONE) {
+        hv_reply_problem(req, HV_E_STALE_ATTEMPT, stale, NULL);
+    } else if (db_status != HV_DB_OK) {
+        hv_reply_db_failure(req, db_status);
+    } else {
+        char now[32];
+        hv_now_iso8601(now, sizeof now);
+        hv_reply_json(req, 200,
+                      json_pack("{s:i,s:b,s:s}", "lease_seconds", lease_seconds, "cancel", cancel,
+                                "server_time", now));
+    }
 }
 
 json_t *hv_req_json(struct hv_request *req)

@@ -139,4 +139,10 @@ void hv_reply_one(struct hv_request *req, int db_status, json_t *obj, const char
  *  NULL), or the failure. */
 void hv_reply_items(struct hv_request *req, int db_status, json_t *items, const char *what);
 
+/** Answers a heartbeat (of a job or a step) by its database status: 200
+ *  with lease_seconds, cancel and the server's time; HV_DB_NONE: 409
+ *  stale_attempt with detail stale; else the failure. */
+void hv_reply_heartbeat(struct hv_request *req, int db_status, int lease_seconds, bool cancel,
+                        const char *stale);
+
 #endif

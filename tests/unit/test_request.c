@@ -145,7 +145,7 @@ static void test_bodies(void)
     }
 }
 
-/* hv_reply_one and hv_reply_items by database status. */
+/* hv_reply_one, hv_reply_items and hv_reply_heartbeat by database status. */
 static void test_lookup_answers(void)
 {
     struct hv_request *req = make("GET", "/api/v1/x/1", NULL);
@@ -161,6 +161,14 @@ static void test_lookup_answers(void)
     CHECK(req->status == 404);
     hv_reply_items(req, HV_DB_UNAVAILABLE, json_array(), NULL);
     CHECK(req->status == 503 && strcmp(problem_code(req), "db_unavailable") == 0);
+    hv_reply_heartbeat(req, HV_DB_OK, 60, true, "gone");
+    CHECK(req->status == 200 &&
+          json_integer_value(json_object_get(req->reply, "lease_seconds")) == 60);
+    CHECK(json_is_true(json_object_get(req->reply, "cancel")));
+    CHECK(json_is_string(json_object_get(req->reply, "server_time")));
+    hv_reply_heartbeat(req, HV_DB_NONE, 60, false, "gone");
+    CHECK(req->status == 409 && strcmp(problem_code(req), "stale_attempt") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(req->reply, "detail")), "gone") == 0);
     hv_request_free(req);
 }
 
