@@ -78,12 +78,20 @@ static void bound_values(void)
     json_decref(doc);
 }
 
+/* text parsed and bound into *b (filled with garbage first, so every
+ * member is shown to be written); the caller frees the document. */
+static json_t *bound(const char *text, struct body *b)
+{
+    json_t *doc = check_json(text);
+    memset(b, 0x5a, sizeof *b);
+    hv_jspec_bind(doc, fields, b);
+    return doc;
+}
+
 static void defaults(void)
 {
-    json_t *doc = check_json("{\"name\":\"x\"}");
     struct body b;
-    memset(&b, 0x5a, sizeof b);
-    hv_jspec_bind(doc, fields, &b);
+    json_t *doc = bound("{\"name\":\"x\"}", &b);
     CHECK_STR(b.name, "x");
     CHECK_STR(b.mode, "slow");
     CHECK(b.count == 7);
@@ -139,10 +147,8 @@ static void errors_unchanged(void)
  * read NULL rather than another type's value. */
 static void wrong_types_bind_zero(void)
 {
-    json_t *doc = check_json("{\"name\":1,\"count\":\"x\",\"dry\":\"yes\",\"wait\":null}");
     struct body b;
-    memset(&b, 0x5a, sizeof b);
-    hv_jspec_bind(doc, fields, &b);
+    json_t *doc = bound("{\"name\":1,\"count\":\"x\",\"dry\":\"yes\",\"wait\":null}", &b);
     CHECK(b.name == NULL);
     CHECK(b.count == 0);
     CHECK(!b.dry);
