@@ -129,6 +129,12 @@ static void test_bodies(void)
          "the import request does not fit",
          "[{\"path\":\"/target\",\"message\":\"must be 1 to 128 printable characters without "
          "'/'\"},{\"path\":\"/output\",\"message\":\"must not be empty\"}]"},
+        {hv_h_purge, "{\"before\":\"soon\"}", "bad purge request",
+         "[{\"path\":\"/before\",\"message\":\"must be an ISO 8601 time (2026-01-31T00:00:00Z)\"},"
+         "{\"path\":\"\",\"message\":\"name what to purge: plans, samples and/or raw\"}]"},
+        {hv_h_webhooks_create, "{\"url\":\"ftp://h\",\"events\":[]}", "bad webhook subscription",
+         "[{\"path\":\"/url\",\"message\":\"must be an http:// or https:// URL\"},"
+         "{\"path\":\"/events\",\"message\":\"must name at least one event\"}]"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct hv_request *req = make("POST", "/api/v1/x", cases[i].body);
