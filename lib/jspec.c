@@ -164,6 +164,56 @@ int hv_jspec_check(const json_t *obj, const char *path, const struct hv_jfield *
     return problems;
 }
 
+void hv_jspec_bind(const json_t *obj, const struct hv_jfield *fields, void *dest)
+{
+    for (const struct hv_jfield *f = fields; f->name != NULL; f++) {
+        if (f->dest == HV_JD_NONE)
+            continue;
+        const json_t *v = json_object_get(obj, f->name);
+        void *to = (char *)dest + f->to;
+        double d = v == NULL ? f->def : json_number_value(v);
+        switch (f->dest) {
+        case HV_JD_NONE:
+            break;
+        case HV_JD_STRING: {
+            const char *str = v == NULL ? f->def_str : json_string_value(v);
+            memcpy(to, &str, sizeof str);
+            break;
+        }
+        case HV_JD_INT64: {
+            int64_t i = v == NULL ? (int64_t)f->def : (int64_t)json_integer_value(v);
+            memcpy(to, &i, sizeof i);
+            break;
+        }
+        case HV_JD_INT: {
+            int i = v == NULL ? (int)f->def : (int)json_integer_value(v);
+            memcpy(to, &i, sizeof i);
+            break;
+        }
+        case HV_JD_DOUBLE:
+            memcpy(to, &d, sizeof d);
+            break;
+        case HV_JD_BOOL: {
+            bool b = v == NULL ? f->def != 0 : json_is_true(v);
+            memcpy(to, &b, sizeof b);
+            break;
+        }
+        case HV_JD_JSON:
+            memcpy(to, &v, sizeof v);
+            break;
+        }
+    }
+}
+
+int hv_jspec_parse(const json_t *obj, const char *path, const struct hv_jfield *fields, void *dest,
+                   json_t *errors)
+{
+    int problems = hv_jspec_check(obj, path, fields, errors);
+    if (dest != NULL && json_is_object(obj))
+        hv_jspec_bind(obj, fields, dest);
+    return problems;
+}
+
 void hv_jspec_check_labels(const json_t *labels, const char *path, json_t *errors)
 {
     const char *key;

@@ -46,39 +46,36 @@ void hv_h_plan_retry(struct hv_request *req)
             json_pack("{s:I,s:I}", "plan_id", (json_int_t)req->ids[0], "retried", (json_int_t)n));
 }
 
+/* The body goes straight into the purge. */
+#define TO(field) HV_JTO(struct hv_purge, field)
+
 static const struct hv_jfield purge_fields[] = {
-    {.name = "before", .type = HV_J_STRING, .required = true, .max_len = 64},
-    {.name = "plans", .type = HV_J_BOOL},
-    {.name = "samples", .type = HV_J_BOOL},
-    {.name = "raw", .type = HV_J_BOOL},
-    {.name = "dry_run", .type = HV_J_BOOL},
+    {.name = "before", .type = HV_J_STRING, .required = true, .max_len = 64, TO(before)},
+    {.name = "plans", .type = HV_J_BOOL, TO(plans)},
+    {.name = "samples", .type = HV_J_BOOL, TO(samples)},
+    {.name = "raw", .type = HV_J_BOOL, TO(raw)},
+    {.name = "dry_run", .type = HV_J_BOOL, TO(dry_run)},
     {0},
 };
 
+/* The time and what to purge, once the members are checked. */
+static void check_purge(const json_t *doc, const void *dest, json_t *errors)
+{
+    const struct hv_purge *p = dest;
+    if (json_array_size(errors) > 0)
+        return;
+    if (!hv_iso8601_valid(p->before))
+        hv_errors_add(errors, "/before", "must be an ISO 8601 time (2026-01-31T00:00:00Z)");
+    if (!p->plans && !p->samples && !p->raw)
+        hv_errors_add(errors, "", "name what to purge: plans, samples and/or raw");
+}
+
 void hv_h_purge(struct hv_request *req)
 {
-    json_t *doc = hv_req_json(req);
+    struct hv_purge p = {0};
+    json_t *doc = hv_req_body(req, purge_fields, &p, check_purge, "bad purge request");
     if (doc == NULL)
         return;
-    json_t *errors = json_array();
-    struct hv_purge p = {0};
-    if (hv_jspec_check(doc, "", purge_fields, errors) == 0) {
-        p.before = json_string_value(json_object_get(doc, "before"));
-        p.plans = json_is_true(json_object_get(doc, "plans"));
-        p.samples = json_is_true(json_object_get(doc, "samples"));
-        p.raw = json_is_true(json_object_get(doc, "raw"));
-        p.dry_run = json_is_true(json_object_get(doc, "dry_run"));
-        if (!hv_iso8601_valid(p.before))
-            hv_errors_add(errors, "/before", "must be an ISO 8601 time (2026-01-31T00:00:00Z)");
-        if (!p.plans && !p.samples && !p.raw)
-            hv_errors_add(errors, "", "name what to purge: plans, samples and/or raw");
-    }
-    if (json_array_size(errors) > 0) {
-        hv_reply_problem(req, HV_E_INVALID_REQUEST, "bad purge request", errors);
-        json_decref(doc);
-        return;
-    }
-    json_decref(errors);
     json_t *out = NULL;
     enum hv_db_status s = hv_db_purge(&p, &out);
     if (s != HV_DB_OK) {

@@ -265,22 +265,12 @@ void hv_h_change_point_ack(struct hv_request *req)
 {
     json_t *cp = NULL;
     enum hv_db_status s = hv_db_change_point_ack(req->ids[0], req->token_id, &cp);
-    if (s == HV_DB_NONE)
-        hv_reply_problem(req, HV_E_NOT_FOUND, "no change point with this id", NULL);
-    else if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else
-        hv_reply_json(req, 200, cp);
+    hv_reply_one(req, s, cp, "no change point with this id");
 }
 
 void hv_h_target_facts(struct hv_request *req)
 {
     json_t *items = NULL;
     enum hv_db_status s = hv_db_target_facts_history(req->ids[0], &items);
-    if (s == HV_DB_NONE)
-        hv_reply_problem(req, HV_E_NOT_FOUND, "no target with this id", NULL);
-    else if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else
-        hv_reply_json(req, 200, json_pack("{s:o}", "items", items));
+    hv_reply_items(req, s, items, "no target with this id");
 }

@@ -28,44 +28,53 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* An import's body, bound by import_fields. */
+struct import_body {
+    const char *tool, *target, *at, *name;
+    const json_t *labels, *output;
+};
+
+#define TO(field) HV_JTO(struct import_body, field)
+
 static const struct hv_jfield import_fields[] = {
-    {.name = "tool", .type = HV_J_STRING, .required = true, .max_len = 32},
-    {.name = "target", .type = HV_J_STRING, .required = true, .max_len = 128},
-    {.name = "at", .type = HV_J_STRING, .max_len = 40},
-    {.name = "labels", .type = HV_J_OBJECT},
-    {.name = "name", .type = HV_J_STRING, .max_len = 128},
+    {.name = "tool", .type = HV_J_STRING, .required = true, .max_len = 32, TO(tool)},
+    {.name = "target", .type = HV_J_STRING, .required = true, .max_len = 128, TO(target)},
+    {.name = "at", .type = HV_J_STRING, .max_len = 40, TO(at)},
+    {.name = "labels", .type = HV_J_OBJECT, TO(labels)},
+    {.name = "name", .type = HV_J_STRING, .max_len = 128, TO(name)},
     /* The body cap (--max-body) bounds it first. */
-    {.name = "output", .type = HV_J_STRING, .required = true, .max_len = (size_t)1 << 31},
+    {.name = "output",
+     .type = HV_J_STRING,
+     .required = true,
+     .max_len = (size_t)1 << 31,
+     TO(output)},
     {0},
 };
 
 /* Checks the members beyond their types (those of the wrong type were
- * named already); appends errors. */
-static void check_body(const json_t *doc, json_t *errors)
+ * named already, and read as NULL); appends errors. */
+static void check_body(const json_t *doc, const void *dest, json_t *errors)
 {
-    hv_import_check_tool(json_string_value(json_object_get(doc, "tool")), "/tool", errors);
-    const char *target = json_string_value(json_object_get(doc, "target"));
-    if (target != NULL && !hv_jspec_name_ok(target))
+    const struct import_body *b = dest;
+    hv_import_check_tool(b->tool, "/tool", errors);
+    if (b->target != NULL && !hv_jspec_name_ok(b->target))
         hv_errors_add(errors, "/target", "must be 1 to 128 printable characters without '/'");
-    const char *name = json_string_value(json_object_get(doc, "name"));
-    if (name != NULL && !hv_jspec_name_ok(name))
+    if (b->name != NULL && !hv_jspec_name_ok(b->name))
         hv_errors_add(errors, "/name", "must be 1 to 128 printable characters without '/'");
-    hv_import_check_at(json_string_value(json_object_get(doc, "at")), "/at", errors);
-    const json_t *output = json_object_get(doc, "output");
-    if (json_is_string(output) && json_string_length(output) == 0)
+    hv_import_check_at(b->at, "/at", errors);
+    if (json_is_string(b->output) && json_string_length(b->output) == 0)
         hv_errors_add(errors, "/output", "must not be empty");
-    const json_t *labels = json_object_get(doc, "labels");
-    if (json_is_object(labels))
-        hv_jspec_check_labels(labels, "/labels", errors);
+    if (json_is_object(b->labels))
+        hv_jspec_check_labels(b->labels, "/labels", errors);
 }
 
 /* The plan document of an import: a valid stored plan (one workload on
  * one host, one repetition per run) plus its labels and where it came
  * from. workload is the jobs' variant; the plan's workload is the same
  * without the variant's "workload" member. */
-static json_t *plan_spec(const char *name, const struct hv_tool_parser *p, const json_t *doc,
-                         const json_t *runs, const char *started, const char *source,
-                         const char *sha, json_t *workload)
+static json_t *plan_spec(const char *name, const struct hv_tool_parser *p,
+                         const struct import_body *b, const json_t *runs, const char *started,
+                         const char *source, const char *sha, json_t *workload)
 {
     const json_t *info = json_object_get(json_array_get(runs, 0), "info");
     json_int_t n = (json_int_t)json_array_size(runs);
@@ -73,7 +82,7 @@ static json_t *plan_spec(const char *name, const struct hv_tool_parser *p, const
     snprintf(description, sizeof description,
              "%s output imported with POST /api/v1/imports (%lld run%s)", p->display, (long long)n,
              n == 1 ? "" : "s");
-    const json_t *labels = json_object_get(doc, "labels");
+    const json_t *labels = b->labels;
     json_t *import = json_pack("{s:s,s:O,s:s,s:s,s:I,s:s}", "tool", p->name, "format",
                                json_object_get(info, "format"), "at", started, "at_source", source,
                                "runs", n, "output_sha256", sha);
@@ -83,8 +92,7 @@ static json_t *plan_spec(const char *name, const struct hv_tool_parser *p, const
     return json_pack(
         "{s:s,s:s,s:{s:s},s:[{s:O,s:O,s:O,s:O}],s:{},s:s,s:s,s:{s:I,s:I,s:f},s:s,s:i,s:s,"
         "s:o,s:o}",
-        "name", name, "description", description, "targets", "host",
-        json_string_value(json_object_get(doc, "target")), "workloads", "id",
+        "name", name, "description", description, "targets", "host", b->target, "workloads", "id",
         json_object_get(workload, "id"), "kind", json_object_get(workload, "kind"), "engine",
         json_object_get(workload, "engine"), "params", json_object_get(workload, "params"),
         "factors", "design", "full", "concurrency", "one-guest", "repetitions", "min", n, "max", n,
@@ -126,16 +134,15 @@ static void reply_unreadable(struct hv_request *req, json_t *errors)
     hv_reply_problem(req, HV_E_INVALID_REQUEST, detail, errors);
 }
 
-/* Stores the runs of p's output text[0..len) as doc asks, and answers. */
-static void store(struct hv_request *req, const json_t *doc, const struct hv_tool_parser *p,
-                  const char *text, size_t len, json_t *runs)
+/* Stores the runs of p's output text[0..len) as b asks, and answers. */
+static void store(struct hv_request *req, const struct import_body *b,
+                  const struct hv_tool_parser *p, const char *text, size_t len, json_t *runs)
 {
     char now[32], sha[65], plan_name[160];
     const char *source;
-    const char *started = hv_import_start(json_string_value(json_object_get(doc, "at")), runs, now,
-                                          sizeof now, &source);
-    const char *target = json_string_value(json_object_get(doc, "target"));
-    const char *name = json_string_value(json_object_get(doc, "name"));
+    const char *started = hv_import_start(b->at, runs, now, sizeof now, &source);
+    const char *target = b->target;
+    const char *name = b->name;
     if (name == NULL) {
         snprintf(plan_name, sizeof plan_name, "import: %s %.10s", p->name, started);
         name = plan_name;
@@ -146,7 +153,7 @@ static void store(struct hv_request *req, const json_t *doc, const struct hv_too
     json_t *entries = json_array();
     size_t rep = 0;
     hv_import_entries(entries, runs, started, source, 0, workload, 0, &rep);
-    json_t *spec = plan_spec(name, p, doc, runs, started, source, sha, workload);
+    json_t *spec = plan_spec(name, p, b, runs, started, source, sha, workload);
     json_t *configs = json_pack("[{s:s,s:{}}]", "name", "default", "levels");
     const char *outputs[] = {text};
     struct hv_import im = {
@@ -194,28 +201,23 @@ void hv_h_import(struct hv_request *req)
         json_decref(doc);
         return;
     }
-    json_t *errors = json_array();
-    hv_jspec_check(doc, "", import_fields, errors);
-    if (json_is_object(doc))
-        check_body(doc, errors);
-    if (json_array_size(errors) > 0) {
-        hv_reply_problem(req, HV_E_INVALID_REQUEST, "the import request does not fit", errors);
+    struct import_body b = {0};
+    if (!hv_req_fits(req, doc, import_fields, &b, check_body, "the import request does not fit")) {
         json_decref(doc);
         return;
     }
-    const struct hv_tool_parser *p =
-        hv_parser_find(json_string_value(json_object_get(doc, "tool")));
-    const json_t *output = json_object_get(doc, "output");
-    const char *text = json_string_value(output);
-    size_t len = json_string_length(output);
+    const struct hv_tool_parser *p = hv_parser_find(b.tool);
+    const char *text = json_string_value(b.output);
+    size_t len = json_string_length(b.output);
     /* Nothing is stored when the output does not read: it is the client's
      * to fix. */
+    json_t *errors = json_array();
     json_t *runs = hv_import_parse(p, text, len, "", errors);
     if (runs == NULL) {
         reply_unreadable(req, errors);
     } else {
         json_decref(errors);
-        store(req, doc, p, text, len, runs);
+        store(req, &b, p, text, len, runs);
     }
     json_decref(runs);
     json_decref(doc);

@@ -17,22 +17,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What the calls' bodies hold, bound by their tables. */
+struct job_body {
+    const json_t *target_id;
+    int attempt;
+    const char *reason;
+    double wait;
+    const json_t *endpoint;
+};
+
+#define TO(field) HV_JTO(struct job_body, field)
+
 static const struct hv_jfield claim_fields[] = {
-    {.name = "target_id", .type = HV_J_INTEGER, .min = 1, .max = 9e18},
-    {.name = "wait", .type = HV_J_NUMBER, .min = 0, .max = 60},
+    {.name = "target_id", .type = HV_J_INTEGER, .min = 1, .max = 9e18, TO(target_id)},
+    {.name = "wait", .type = HV_J_NUMBER, .min = 0, .max = 60, TO(wait)},
     {0},
 };
 
 static const struct hv_jfield attempt_fields[] = {
-    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9},
-    {.name = "reason", .type = HV_J_STRING, .max_len = 1024},
+    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9, TO(attempt)},
+    {.name = "reason",
+     .type = HV_J_STRING,
+     .max_len = 1024,
+     TO(reason),
+     .def_str = "released by the worker"},
     {0},
 };
 
 static const struct hv_jfield ready_fields[] = {
-    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9},
-    {.name = "wait", .type = HV_J_NUMBER, .min = 0, .max = 60},
-    {.name = "endpoint", .type = HV_J_OBJECT},
+    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9, TO(attempt)},
+    {.name = "wait", .type = HV_J_NUMBER, .min = 0, .max = 60, TO(wait)},
+    {.name = "endpoint", .type = HV_J_OBJECT, TO(endpoint)},
     {0},
 };
 
@@ -42,29 +57,38 @@ static const struct hv_jfield endpoint_fields[] = {
     {0},
 };
 
-/* Parses and validates the body against fields; answers 400 and returns
- * NULL when it does not fit. */
-static json_t *body_checked(struct hv_request *req, const struct hv_jfield *fields)
+/* Where a result's members go; lib/result.c checks them
+ * (hv_result_body_check). */
+static const struct hv_jfield result_binding[] = {
+    {.name = "attempt", HV_JTO(struct hv_result_upload, attempt)},
+    {.name = "status", HV_JTO(struct hv_result_upload, status)},
+    {.name = "error", HV_JTO(struct hv_result_upload, error)},
+    {.name = "started_at", HV_JTO(struct hv_result_upload, started_at)},
+    {.name = "finished_at", HV_JTO(struct hv_result_upload, finished_at)},
+    {.name = "metrics", HV_JTO(struct hv_result_upload, metrics)},
+    {.name = "samples", HV_JTO(struct hv_result_upload, samples)},
+    {.name = "observed", HV_JTO(struct hv_result_upload, observed)},
+    {.name = "raw", HV_JTO(struct hv_result_upload, raw)},
+    {0},
+};
+
+#define DOES_NOT_FIT "the request body does not fit"
+
+/* A ready call's endpoint, checked once the body's members are. */
+static void check_endpoint(const json_t *doc, const void *dest, json_t *errors)
 {
-    json_t *doc = hv_req_json(req);
-    if (doc == NULL)
-        return NULL;
-    json_t *errors = json_array();
-    if (hv_jspec_check(doc, "", fields, errors) > 0) {
-        hv_reply_problem(req, HV_E_INVALID_REQUEST, "the request body does not fit", errors);
-        json_decref(doc);
-        return NULL;
-    }
-    json_decref(errors);
-    return doc;
+    const struct job_body *b = dest;
+    if (json_array_size(errors) == 0 && b->endpoint != NULL)
+        hv_jspec_check(b->endpoint, "/endpoint", endpoint_fields, errors);
 }
+
+/* The detail of a 409 stale_attempt. */
+static const char stale[] = "this attempt is not running any more (lease expired, job "
+                            "re-queued, finished or cancelled)";
 
 static void reply_stale(struct hv_request *req)
 {
-    hv_reply_problem(req, HV_E_STALE_ATTEMPT,
-                     "this attempt is not running any more (lease expired, job re-queued, "
-                     "finished or cancelled)",
-                     NULL);
+    hv_reply_problem(req, HV_E_STALE_ATTEMPT, stale, NULL);
 }
 
 /* Whether the calling worker claimed this attempt of the job in the
@@ -113,13 +137,13 @@ static void park(struct hv_request *req, enum hv_wait_kind kind, int64_t key)
 
 void hv_h_job_claim(struct hv_request *req)
 {
-    json_t *doc = body_checked(req, claim_fields);
+    struct job_body b = {0};
+    json_t *doc = hv_req_body(req, claim_fields, &b, NULL, DOES_NOT_FIT);
     if (doc == NULL)
         return;
     json_int_t target = req->worker_target;
-    const json_t *asked = json_object_get(doc, "target_id");
-    double wait = json_number_value(json_object_get(doc, "wait"));
-    if (asked != NULL && json_integer_value(asked) != target) {
+    double wait = b.wait;
+    if (b.target_id != NULL && json_integer_value(b.target_id) != target) {
         json_decref(doc);
         hv_reply_problem(req, HV_E_FORBIDDEN,
                          "this worker holds another target; it claims only that target's jobs",
@@ -184,20 +208,13 @@ void hv_h_job_claim(struct hv_request *req)
 
 void hv_h_job_ready(struct hv_request *req)
 {
-    json_t *doc = body_checked(req, ready_fields);
+    struct job_body b = {0};
+    json_t *doc = hv_req_body(req, ready_fields, &b, check_endpoint, DOES_NOT_FIT);
     if (doc == NULL)
         return;
-    json_t *endpoint = json_object_get(doc, "endpoint");
-    json_t *errors = json_array();
-    if (endpoint != NULL && hv_jspec_check(endpoint, "/endpoint", endpoint_fields, errors) > 0) {
-        hv_reply_problem(req, HV_E_INVALID_REQUEST, "the request body does not fit", errors);
-        json_decref(doc);
-        return;
-    }
-    json_decref(errors);
-    char *endpoint_text = endpoint ? json_dumps(endpoint, JSON_COMPACT) : NULL;
-    int attempt = (int)json_integer_value(json_object_get(doc, "attempt"));
-    double wait = json_number_value(json_object_get(doc, "wait"));
+    char *endpoint_text = b.endpoint ? json_dumps(b.endpoint, JSON_COMPACT) : NULL;
+    int attempt = b.attempt;
+    double wait = b.wait;
     json_decref(doc);
     if (!caller_owns(req, attempt)) {
         free(endpoint_text);
@@ -234,41 +251,30 @@ void hv_h_job_ready(struct hv_request *req)
 
 void hv_h_job_heartbeat(struct hv_request *req)
 {
-    json_t *doc = body_checked(req, attempt_fields);
+    struct job_body b = {0};
+    json_t *doc = hv_req_body(req, attempt_fields, &b, NULL, DOES_NOT_FIT);
     if (doc == NULL)
         return;
     bool cancel = false;
-    int attempt = (int)json_integer_value(json_object_get(doc, "attempt"));
+    int attempt = b.attempt;
     json_decref(doc);
     if (!caller_owns(req, attempt))
         return;
     enum hv_db_status s = hv_db_job_heartbeat(req->ids[0], attempt, hv_cfg.lease_seconds, &cancel);
-    if (s == HV_DB_NONE)
-        reply_stale(req);
-    else if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else {
-        char now[32];
-        hv_now_iso8601(now, sizeof now);
-        hv_reply_json(req, 200,
-                      json_pack("{s:i,s:b,s:s}", "lease_seconds", hv_cfg.lease_seconds, "cancel",
-                                cancel, "server_time", now));
-    }
+    hv_reply_heartbeat(req, s, hv_cfg.lease_seconds, cancel, stale);
 }
 
 void hv_h_job_release(struct hv_request *req)
 {
-    json_t *doc = body_checked(req, attempt_fields);
+    struct job_body b = {0};
+    json_t *doc = hv_req_body(req, attempt_fields, &b, NULL, DOES_NOT_FIT);
     if (doc == NULL)
         return;
-    const char *reason = json_string_value(json_object_get(doc, "reason"));
-    int attempt = (int)json_integer_value(json_object_get(doc, "attempt"));
-    if (!caller_owns(req, attempt)) {
+    if (!caller_owns(req, b.attempt)) {
         json_decref(doc);
         return;
     }
-    enum hv_db_status s =
-        hv_db_job_release(req->ids[0], attempt, reason ? reason : "released by the worker");
+    enum hv_db_status s = hv_db_job_release(req->ids[0], b.attempt, b.reason);
     json_decref(doc);
     if (s == HV_DB_NONE)
         reply_stale(req);
@@ -290,23 +296,12 @@ void hv_h_job_result(struct hv_request *req)
         return;
     }
     json_decref(errors);
-    const char *status = json_string_value(json_object_get(doc, "status"));
-    if (!caller_owns(req, (int)json_integer_value(json_object_get(doc, "attempt")))) {
+    struct hv_result_upload u = {.job_id = req->ids[0]};
+    hv_jspec_bind(doc, result_binding, &u);
+    if (!caller_owns(req, u.attempt)) {
         json_decref(doc);
         return;
     }
-    struct hv_result_upload u = {
-        .job_id = req->ids[0],
-        .attempt = (int)json_integer_value(json_object_get(doc, "attempt")),
-        .status = status,
-        .error = json_string_value(json_object_get(doc, "error")),
-        .started_at = json_string_value(json_object_get(doc, "started_at")),
-        .finished_at = json_string_value(json_object_get(doc, "finished_at")),
-        .metrics = json_object_get(doc, "metrics"),
-        .samples = json_object_get(doc, "samples"),
-        .observed = json_object_get(doc, "observed"),
-        .raw = json_string_value(json_object_get(doc, "raw")),
-    };
     int64_t result_id = 0;
     bool replayed = false;
     enum hv_db_status s = hv_db_result_store(&u, &result_id, &replayed);

@@ -430,6 +430,23 @@ void hv_h_plans_create(struct hv_request *req)
     hv_plan_free(&plan);
 }
 
+/* Answers a page of items read with one row more than limit: that row
+ * tells a next page exists, whose cursor is the key of the page's last
+ * item. Takes items. */
+static void reply_page(struct hv_request *req, json_t *items, long limit, const char *key)
+{
+    json_t *next = json_null();
+    if (json_array_size(items) > (size_t)limit) {
+        json_array_remove(items, (size_t)limit);
+        char c[24];
+        snprintf(c, sizeof c, "%lld",
+                 (long long)json_integer_value(
+                     json_object_get(json_array_get(items, (size_t)limit - 1), key)));
+        next = json_string(c);
+    }
+    hv_reply_json(req, 200, json_pack("{s:o,s:o}", "items", items, "next_cursor", next));
+}
+
 void hv_h_plans_list(struct hv_request *req)
 {
     json_t *errors = json_array();
@@ -452,28 +469,14 @@ void hv_h_plans_list(struct hv_request *req)
         hv_reply_db_failure(req, s);
         return;
     }
-    json_t *next = json_null();
-    if (json_array_size(items) > (size_t)limit) {
-        json_array_remove(items, (size_t)limit);
-        char c[24];
-        snprintf(c, sizeof c, "%lld",
-                 (long long)json_integer_value(
-                     json_object_get(json_array_get(items, (size_t)limit - 1), "id")));
-        next = json_string(c);
-    }
-    hv_reply_json(req, 200, json_pack("{s:o,s:o}", "items", items, "next_cursor", next));
+    reply_page(req, items, limit, "id");
 }
 
 void hv_h_plan_get(struct hv_request *req)
 {
     json_t *summary = NULL;
     enum hv_db_status s = hv_db_plan_get(req->ids[0], true, &summary);
-    if (s == HV_DB_NONE)
-        hv_reply_problem(req, HV_E_NOT_FOUND, "no plan with this id", NULL);
-    else if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else
-        hv_reply_json(req, 200, summary);
+    hv_reply_one(req, s, summary, "no plan with this id");
 }
 
 void hv_h_plan_cancel(struct hv_request *req)
@@ -514,14 +517,5 @@ void hv_h_plan_jobs(struct hv_request *req)
         hv_reply_db_failure(req, s);
         return;
     }
-    json_t *next = json_null();
-    if (json_array_size(items) > (size_t)limit) {
-        json_array_remove(items, (size_t)limit);
-        char c[24];
-        snprintf(c, sizeof c, "%lld",
-                 (long long)json_integer_value(
-                     json_object_get(json_array_get(items, (size_t)limit - 1), "run_order")));
-        next = json_string(c);
-    }
-    hv_reply_json(req, 200, json_pack("{s:o,s:o}", "items", items, "next_cursor", next));
+    reply_page(req, items, limit, "run_order");
 }

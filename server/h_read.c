@@ -9,22 +9,11 @@
 
 static const char *const target_kinds[] = {"host", "guest", NULL};
 
-/* Answers a single-object lookup: 200, 404 naming what, or a DB failure. */
-static void reply_one(struct hv_request *req, enum hv_db_status s, json_t *obj, const char *what)
-{
-    if (s == HV_DB_NONE)
-        hv_reply_problem(req, HV_E_NOT_FOUND, what, NULL);
-    else if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else
-        hv_reply_json(req, 200, obj);
-}
-
 void hv_h_job_get(struct hv_request *req)
 {
     json_t *job = NULL;
     enum hv_db_status s = hv_db_job_get(req->ids[0], &job);
-    reply_one(req, s, job, "no job with this id");
+    hv_reply_one(req, s, job, "no job with this id");
 }
 
 void hv_h_job_results(struct hv_request *req)
@@ -37,8 +26,7 @@ void hv_h_job_results(struct hv_request *req)
         return;
     json_t *items = NULL;
     enum hv_db_status s = hv_db_job_results(req->ids[0], samples, raw, &items);
-    reply_one(req, s, s == HV_DB_OK ? json_pack("{s:o}", "items", items) : NULL,
-              "no job with this id");
+    hv_reply_items(req, s, items, "no job with this id");
 }
 
 /* Bounds of GET /api/v1/jobs/{id}/samples?points=: past the most samples a
@@ -65,7 +53,7 @@ void hv_h_job_samples(struct hv_request *req)
     json_t *out = NULL;
     enum hv_db_status s = hv_db_job_samples(req->ids[0], (int)attempt, (int)points,
                                             has_from ? &from : NULL, has_to ? &to : NULL, &out);
-    reply_one(req, s, out, "no job with this id");
+    hv_reply_one(req, s, out, "no job with this id");
 }
 
 void hv_h_targets_list(struct hv_request *req)
@@ -90,15 +78,12 @@ void hv_h_targets_list(struct hv_request *req)
         return;
     json_t *items = NULL;
     enum hv_db_status s = hv_db_target_list(kind, value ? key : NULL, value, &items);
-    if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else
-        hv_reply_json(req, 200, json_pack("{s:o}", "items", items));
+    hv_reply_items(req, s, items, NULL);
 }
 
 void hv_h_target_get(struct hv_request *req)
 {
     json_t *t = NULL;
     enum hv_db_status s = hv_db_target_get(req->ids[0], &t);
-    reply_one(req, s, t, "no target with this id");
+    hv_reply_one(req, s, t, "no target with this id");
 }

@@ -13,18 +13,38 @@
 
 static const char *const step_statuses[] = {"ok", "error", NULL};
 
+/* What the calls' bodies hold, bound by their tables. */
+struct step_body {
+    int attempt;
+    const char *status;
+    const char *error;
+    const json_t *settings;
+    const json_t *changes;
+};
+
+#define TO(field) HV_JTO(struct step_body, field)
+
 static const struct hv_jfield heartbeat_fields[] = {
-    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9},
+    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9, TO(attempt)},
     {0},
 };
 
 static const struct hv_jfield result_fields[] = {
-    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9},
-    {.name = "status", .type = HV_J_STRING, .required = true, .choices = step_statuses},
-    {.name = "error", .type = HV_J_STRING, .max_len = 4096},
-    {.name = "settings", .type = HV_J_OBJECT},
-    {.name = "changes", .type = HV_J_ARRAY, .max_len = 10000},
+    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9, TO(attempt)},
+    {.name = "status", .type = HV_J_STRING, .required = true, .choices = step_statuses, TO(status)},
+    {.name = "error",
+     .type = HV_J_STRING,
+     .max_len = 4096,
+     TO(error),
+     .def_str = "the host worker gave no reason"},
+    {.name = "settings", .type = HV_J_OBJECT, TO(settings)},
+    {.name = "changes", .type = HV_J_ARRAY, .max_len = 10000, TO(changes)},
     {0},
+};
+
+/* The one member of a change the server reads. */
+struct change_row {
+    const char *at;
 };
 
 static const struct hv_jfield change_fields[] = {
@@ -33,41 +53,40 @@ static const struct hv_jfield change_fields[] = {
     {.name = "object", .type = HV_J_STRING, .max_len = 1024},
     {.name = "from", .type = HV_J_ANY},
     {.name = "to", .type = HV_J_ANY},
-    {.name = "at", .type = HV_J_STRING, .max_len = 40},
+    {.name = "at", .type = HV_J_STRING, .max_len = 40, HV_JTO(struct change_row, at)},
     {.name = "domain", .type = HV_J_STRING, .max_len = 256},
     {0},
 };
 
-/* Parses the body against fields (400 when it does not fit), then checks
- * that the caller claimed the step's attempt (404, 403). Returns the body
- * or NULL when an answer was set. */
-static json_t *checked(struct hv_request *req, const struct hv_jfield *fields)
+/* Each change a result reports, once the body's members are checked. */
+static void check_changes(const json_t *doc, const void *dest, json_t *errors)
 {
-    json_t *doc = hv_req_json(req);
+    const struct step_body *b = dest;
+    if (json_array_size(errors) > 0)
+        return;
+    size_t i;
+    const json_t *c;
+    char path[64];
+    json_array_foreach(b->changes, i, c)
+    {
+        hv_jpath_index(path, sizeof path, "/changes", i);
+        struct change_row change = {NULL};
+        hv_jspec_parse(c, path, change_fields, &change, errors);
+        if (change.at != NULL && !hv_iso8601_valid(change.at))
+            hv_errors_add(errors, path, "at: must be an ISO 8601 UTC time");
+    }
+}
+
+/* Parses the body against fields into b (400 when it does not fit), then
+ * checks that the caller claimed the step's attempt (404, 403). Returns
+ * the body or NULL when an answer was set. */
+static json_t *checked(struct hv_request *req, const struct hv_jfield *fields, struct step_body *b)
+{
+    json_t *doc = hv_req_body(req, fields, b, fields == result_fields ? check_changes : NULL,
+                              "the request body does not fit");
     if (doc == NULL)
         return NULL;
-    json_t *errors = json_array();
-    if (hv_jspec_check(doc, "", fields, errors) == 0 && fields == result_fields) {
-        size_t i;
-        json_t *c;
-        char path[64];
-        json_array_foreach(json_object_get(doc, "changes"), i, c)
-        {
-            hv_jpath_index(path, sizeof path, "/changes", i);
-            hv_jspec_check(c, path, change_fields, errors);
-            const char *at = json_string_value(json_object_get(c, "at"));
-            if (at != NULL && !hv_iso8601_valid(at))
-                hv_errors_add(errors, path, "at: must be an ISO 8601 UTC time");
-        }
-    }
-    if (json_array_size(errors) > 0) {
-        hv_reply_problem(req, HV_E_INVALID_REQUEST, "the request body does not fit", errors);
-        json_decref(doc);
-        return NULL;
-    }
-    json_decref(errors);
-    int attempt = (int)json_integer_value(json_object_get(doc, "attempt"));
-    enum hv_db_status s = hv_db_step_owner(req->ids[0], attempt, req->worker_id);
+    enum hv_db_status s = hv_db_step_owner(req->ids[0], b->attempt, req->worker_id);
     if (s == HV_DB_OK)
         return doc;
     json_decref(doc);
@@ -83,52 +102,37 @@ static json_t *checked(struct hv_request *req, const struct hv_jfield *fields)
     return NULL;
 }
 
-static void reply_stale(struct hv_request *req)
-{
-    hv_reply_problem(req, HV_E_STALE_ATTEMPT,
-                     "this attempt of the step is not running any more (lease expired or ended)",
-                     NULL);
-}
+/* The detail of a 409 stale_attempt. */
+static const char stale[] =
+    "this attempt of the step is not running any more (lease expired or ended)";
 
 void hv_h_step_heartbeat(struct hv_request *req)
 {
-    json_t *doc = checked(req, heartbeat_fields);
+    struct step_body b = {0};
+    json_t *doc = checked(req, heartbeat_fields, &b);
     if (doc == NULL)
         return;
     bool cancel = false;
     enum hv_db_status s =
-        hv_db_step_heartbeat(req->ids[0], (int)json_integer_value(json_object_get(doc, "attempt")),
-                             hv_cfg.lease_seconds, &cancel);
+        hv_db_step_heartbeat(req->ids[0], b.attempt, hv_cfg.lease_seconds, &cancel);
     json_decref(doc);
-    if (s == HV_DB_NONE) {
-        reply_stale(req);
-    } else if (s != HV_DB_OK) {
-        hv_reply_db_failure(req, s);
-    } else {
-        char now[32];
-        hv_now_iso8601(now, sizeof now);
-        hv_reply_json(req, 200,
-                      json_pack("{s:i,s:b,s:s}", "lease_seconds", hv_cfg.lease_seconds, "cancel",
-                                cancel, "server_time", now));
-    }
+    hv_reply_heartbeat(req, s, hv_cfg.lease_seconds, cancel, stale);
 }
 
 void hv_h_step_result(struct hv_request *req)
 {
-    json_t *doc = checked(req, result_fields);
+    struct step_body b = {0};
+    json_t *doc = checked(req, result_fields, &b);
     if (doc == NULL)
         return;
-    const json_t *settings = json_object_get(doc, "settings");
-    const json_t *changes = json_object_get(doc, "changes");
-    char *settings_text = settings ? json_dumps(settings, JSON_COMPACT) : NULL;
-    char *changes_text = changes ? json_dumps(changes, JSON_COMPACT) : NULL;
-    const char *status = json_string_value(json_object_get(doc, "status"));
-    const char *error = json_string_value(json_object_get(doc, "error"));
+    char *settings_text = b.settings ? json_dumps(b.settings, JSON_COMPACT) : NULL;
+    char *changes_text = b.changes ? json_dumps(b.changes, JSON_COMPACT) : NULL;
+    const char *status = b.status;
     struct hv_step_result r = {
         .id = req->ids[0],
-        .attempt = (int)json_integer_value(json_object_get(doc, "attempt")),
+        .attempt = b.attempt,
         .ok = strcmp(status, "ok") == 0,
-        .error = error ? error : "the host worker gave no reason",
+        .error = b.error,
         .settings = settings_text,
         .changes = changes_text,
     };
@@ -137,7 +141,7 @@ void hv_h_step_result(struct hv_request *req)
     free(settings_text);
     free(changes_text);
     if (s == HV_DB_CONFLICT) {
-        reply_stale(req);
+        hv_reply_problem(req, HV_E_STALE_ATTEMPT, stale, NULL);
     } else if (s != HV_DB_OK) {
         hv_reply_db_failure(req, s);
     } else {
@@ -154,20 +158,12 @@ void hv_h_plan_steps(struct hv_request *req)
 {
     json_t *items = NULL;
     enum hv_db_status s = hv_db_plan_steps(req->ids[0], &items);
-    if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else
-        hv_reply_json(req, 200, json_pack("{s:o}", "items", items));
+    hv_reply_items(req, s, items, NULL);
 }
 
 void hv_h_target_changes(struct hv_request *req)
 {
     json_t *items = NULL;
     enum hv_db_status s = hv_db_target_changes(req->ids[0], 1000, &items);
-    if (s == HV_DB_NONE)
-        hv_reply_problem(req, HV_E_NOT_FOUND, "no target with this id", NULL);
-    else if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else
-        hv_reply_json(req, 200, json_pack("{s:o}", "items", items));
+    hv_reply_items(req, s, items, "no target with this id");
 }

@@ -30,33 +30,55 @@
 /** The longest label. */
 #define STUDY_LABEL_MAX 64
 
+/* One element of outputs, bound by output_fields. */
+struct output {
+    const char *label, *tool, *at;
+    const json_t *text;
+};
+
+/* A study being read: the members of its body (bound by study_fields),
+ * its outputs, its labels (baseline first), workloads (one per tool), and
+ * per output its runs. */
+struct study {
+    const char *study, *target, *baseline, *name;
+    const json_t *tags;    /* the body's labels (tags of the plan) */
+    const json_t *outputs; /* as given */
+    struct output *out;    /* and bound, one per output */
+    json_t *labels;        /* ["host", "guest"]: configuration i is label i */
+    json_t *workloads;     /* the jobs' workload variants, one per tool */
+    json_t *runs;          /* per output: its runs */
+};
+
+#define TO(field) HV_JTO(struct study, field)
+
 static const struct hv_jfield study_fields[] = {
-    {.name = "study", .type = HV_J_STRING, .required = true, .max_len = 128},
-    {.name = "target", .type = HV_J_STRING, .required = true, .max_len = 128},
-    {.name = "baseline", .type = HV_J_STRING, .required = true, .max_len = STUDY_LABEL_MAX},
-    {.name = "labels", .type = HV_J_OBJECT},
-    {.name = "name", .type = HV_J_STRING, .max_len = 128},
-    {.name = "outputs", .type = HV_J_ARRAY, .required = true, .max_len = STUDY_MAX_OUTPUTS},
+    {.name = "study", .type = HV_J_STRING, .required = true, .max_len = 128, TO(study)},
+    {.name = "target", .type = HV_J_STRING, .required = true, .max_len = 128, TO(target)},
+    {.name = "baseline",
+     .type = HV_J_STRING,
+     .required = true,
+     .max_len = STUDY_LABEL_MAX,
+     TO(baseline)},
+    {.name = "labels", .type = HV_J_OBJECT, TO(tags)},
+    {.name = "name", .type = HV_J_STRING, .max_len = 128, TO(name)},
+    {.name = "outputs",
+     .type = HV_J_ARRAY,
+     .required = true,
+     .max_len = STUDY_MAX_OUTPUTS,
+     TO(outputs)},
     {0},
 };
+
+#undef TO
+#define TO(field) HV_JTO(struct output, field)
 
 static const struct hv_jfield output_fields[] = {
-    {.name = "label", .type = HV_J_STRING, .required = true, .max_len = STUDY_LABEL_MAX},
-    {.name = "tool", .type = HV_J_STRING, .required = true, .max_len = 32},
-    {.name = "at", .type = HV_J_STRING, .max_len = 40},
+    {.name = "label", .type = HV_J_STRING, .required = true, .max_len = STUDY_LABEL_MAX, TO(label)},
+    {.name = "tool", .type = HV_J_STRING, .required = true, .max_len = 32, TO(tool)},
+    {.name = "at", .type = HV_J_STRING, .max_len = 40, TO(at)},
     /* The body cap (--max-body) bounds it first. */
-    {.name = "output", .type = HV_J_STRING, .required = true, .max_len = (size_t)1 << 31},
+    {.name = "output", .type = HV_J_STRING, .required = true, .max_len = (size_t)1 << 31, TO(text)},
     {0},
-};
-
-/* A study being read: its labels (baseline first), workloads (one per
- * tool), and per output its runs. */
-struct study {
-    const json_t *doc;
-    const char *baseline;
-    json_t *labels;    /* ["host", "guest"]: configuration i is label i */
-    json_t *workloads; /* the jobs' workload variants, one per tool */
-    json_t *runs;      /* per output: its runs */
 };
 
 /* Whether s is a label: 1 to 64 of A-Z a-z 0-9 _ . - */
@@ -84,20 +106,21 @@ static void check_output(const json_t *o, size_t i, struct study *st, json_t *er
 {
     char path[64], at[96];
     hv_jpath_index(path, sizeof path, "/outputs", i);
-    if (hv_jspec_check(o, path, output_fields, errors) > 0 || !json_is_object(o))
+    struct output *out = &st->out[i];
+    if (hv_jspec_parse(o, path, output_fields, out, errors) > 0 || !json_is_object(o))
         return;
-    const char *label = json_string_value(json_object_get(o, "label"));
+    const char *label = out->label;
     snprintf(at, sizeof at, "%s/label", path);
     if (!label_ok(label))
         hv_errors_add(errors, at, "must be 1 to 64 of A-Z a-z 0-9 _ . -");
     else if (index_of(st->labels, label) == (size_t)-1)
         json_array_append_new(st->labels, json_string(label));
     snprintf(at, sizeof at, "%s/tool", path);
-    hv_import_check_tool(json_string_value(json_object_get(o, "tool")), at, errors);
+    hv_import_check_tool(out->tool, at, errors);
     snprintf(at, sizeof at, "%s/at", path);
-    hv_import_check_at(json_string_value(json_object_get(o, "at")), at, errors);
+    hv_import_check_at(out->at, at, errors);
     snprintf(at, sizeof at, "%s/output", path);
-    if (json_string_length(json_object_get(o, "output")) == 0)
+    if (json_string_length(out->text) == 0)
         hv_errors_add(errors, at, "must not be empty");
 }
 
@@ -105,20 +128,15 @@ static void check_output(const json_t *o, size_t i, struct study *st, json_t *er
  * Appends errors. */
 static void check_study(struct study *st, json_t *errors)
 {
-    const json_t *doc = st->doc;
-    const char *study = json_string_value(json_object_get(doc, "study"));
-    if (study != NULL && !hv_jspec_name_ok(study))
+    if (st->study != NULL && !hv_jspec_name_ok(st->study))
         hv_errors_add(errors, "/study", "must be 1 to 128 printable characters without '/'");
-    const char *target = json_string_value(json_object_get(doc, "target"));
-    if (target != NULL && !hv_jspec_name_ok(target))
+    if (st->target != NULL && !hv_jspec_name_ok(st->target))
         hv_errors_add(errors, "/target", "must be 1 to 128 printable characters without '/'");
-    const char *name = json_string_value(json_object_get(doc, "name"));
-    if (name != NULL && !hv_jspec_name_ok(name))
+    if (st->name != NULL && !hv_jspec_name_ok(st->name))
         hv_errors_add(errors, "/name", "must be 1 to 128 printable characters without '/'");
-    const json_t *labels = json_object_get(doc, "labels");
-    if (json_is_object(labels))
-        hv_jspec_check_labels(labels, "/labels", errors);
-    const json_t *outputs = json_object_get(doc, "outputs");
+    if (json_is_object(st->tags))
+        hv_jspec_check_labels(st->tags, "/labels", errors);
+    const json_t *outputs = st->outputs;
     size_t i;
     const json_t *o;
     json_array_foreach(outputs, i, o)
@@ -178,14 +196,10 @@ static json_t *workload_of(struct study *st, const struct hv_tool_parser *p, con
  * are runs of one workload. Appends errors. */
 static void read_outputs(struct study *st, json_t *errors)
 {
-    const json_t *outputs = json_object_get(st->doc, "outputs");
-    size_t i;
-    const json_t *o;
-    json_array_foreach(outputs, i, o)
-    {
-        const struct hv_tool_parser *p =
-            hv_parser_find(json_string_value(json_object_get(o, "tool")));
-        const json_t *text = json_object_get(o, "output");
+    size_t n = json_array_size(st->outputs);
+    for (size_t i = 0; i < n; i++) {
+        const struct hv_tool_parser *p = hv_parser_find(st->out[i].tool);
+        const json_t *text = st->out[i].text;
         char path[64];
         hv_jpath_index(path, sizeof path, "/outputs", i);
         json_t *runs =
@@ -197,26 +211,21 @@ static void read_outputs(struct study *st, json_t *errors)
     if (json_array_size(errors) > 0)
         return;
     /* Repetitions: every run of one label and tool, in the order given. */
-    size_t a, b;
-    json_array_foreach(outputs, a, o)
-    {
+    for (size_t a = 0; a < n; a++) {
+        const struct output *o = &st->out[a];
         json_t *all = json_array();
-        const json_t *q;
         bool first = true;
-        json_array_foreach(outputs, b, q)
-        {
-            bool same = json_equal(json_object_get(o, "label"), json_object_get(q, "label")) &&
-                        json_equal(json_object_get(o, "tool"), json_object_get(q, "tool"));
+        for (size_t b = 0; b < n; b++) {
+            const struct output *q = &st->out[b];
+            bool same = strcmp(o->label, q->label) == 0 && strcmp(o->tool, q->tool) == 0;
             first = first && (b >= a || !same);
             if (same)
                 json_array_extend(all, json_array_get(st->runs, b));
         }
         char err[HV_PARSE_ERR_MAX], path[64];
-        const char *tool = json_string_value(json_object_get(o, "tool"));
-        if (first && hv_parse_runs_alike(tool, all, err, sizeof err) != 0) {
+        if (first && hv_parse_runs_alike(o->tool, all, err, sizeof err) != 0) {
             hv_jpath_index(path, sizeof path, "/outputs", a);
-            hv_errors_add(errors, path, "label %s: %s",
-                          json_string_value(json_object_get(o, "label")), err);
+            hv_errors_add(errors, path, "label %s: %s", o->label, err);
         }
         json_decref(all);
     }
@@ -259,19 +268,15 @@ static json_t *entries_json(const struct study *st, json_t *provenance, char sha
                             json_int_t range[2])
 {
     json_t *entries = json_array();
-    const json_t *outputs = json_object_get(st->doc, "outputs");
+    size_t n = json_array_size(st->outputs);
     size_t nw = json_array_size(st->workloads), nl = json_array_size(st->labels);
     size_t *reps = calloc(nw * nl + 1, sizeof *reps);
-    size_t cap = json_array_size(outputs) * (STUDY_LABEL_MAX + 32 + 66) + 1, len = 0;
+    size_t cap = n * (STUDY_LABEL_MAX + 32 + 66) + 1, len = 0;
     char *digests = malloc(cap);
-    size_t i;
-    const json_t *o;
-    json_array_foreach(outputs, i, o)
-    {
-        const char *label = json_string_value(json_object_get(o, "label"));
-        const struct hv_tool_parser *p =
-            hv_parser_find(json_string_value(json_object_get(o, "tool")));
-        const json_t *text = json_object_get(o, "output"), *runs = json_array_get(st->runs, i);
+    for (size_t i = 0; i < n; i++) {
+        const char *label = st->out[i].label;
+        const struct hv_tool_parser *p = hv_parser_find(st->out[i].tool);
+        const json_t *text = st->out[i].text, *runs = json_array_get(st->runs, i);
         size_t c = index_of(st->labels, label), w = 0;
         while (w + 1 < nw &&
                strcmp(json_string_value(json_object_get(json_array_get(st->workloads, w), "id")),
@@ -279,8 +284,7 @@ static json_t *entries_json(const struct study *st, json_t *provenance, char sha
             w++;
         char now[32], one[65];
         const char *source;
-        const char *started = hv_import_start(json_string_value(json_object_get(o, "at")), runs,
-                                              now, sizeof now, &source);
+        const char *started = hv_import_start(st->out[i].at, runs, now, sizeof now, &source);
         if (reps != NULL)
             hv_import_entries(entries, runs, started, source, c, json_array_get(st->workloads, w),
                               i, &reps[c * nw + w]);
@@ -314,12 +318,11 @@ static json_t *entries_json(const struct study *st, json_t *provenance, char sha
 static json_t *study_spec(const struct study *st, const char *name, json_t *provenance,
                           const char *sha, const json_int_t range[2])
 {
-    const json_t *doc = st->doc;
-    const char *study = json_string_value(json_object_get(doc, "study"));
+    const char *study = st->study;
     char description[256];
     snprintf(description, sizeof description,
              "study %s: %zu outputs under %zu labels, imported with POST /api/v1/imports", study,
-             json_array_size(json_object_get(doc, "outputs")), json_array_size(st->labels));
+             json_array_size(st->outputs), json_array_size(st->labels));
     json_t *workloads = json_array();
     size_t i;
     json_t *w;
@@ -330,16 +333,15 @@ static json_t *study_spec(const struct study *st, const char *name, json_t *prov
                                  json_object_get(w, "kind"), "engine", json_object_get(w, "engine"),
                                  "params", json_object_get(w, "params")));
     }
-    const json_t *labels = json_object_get(doc, "labels");
-    return json_pack("{s:s,s:s,s:{s:O},s:o,s:{s:O},s:s,s:s,s:{s:I,s:I,s:f},s:s,s:i,s:s,s:o,"
+    const json_t *labels = st->tags;
+    return json_pack("{s:s,s:s,s:{s:s},s:o,s:{s:O},s:s,s:s,s:{s:I,s:I,s:f},s:s,s:i,s:s,s:o,"
                      "s:{s:s,s:s,s:O,s:s,s:o}}",
-                     "name", name, "description", description, "targets", "host",
-                     json_object_get(doc, "target"), "workloads", workloads, "factors", "study",
-                     st->labels, "design", "full", "concurrency", "one-guest", "repetitions", "min",
-                     range[0], "max", range[1], "ci_pct", 2.0, "order", "sequential", "seed", 0,
-                     "baseline", "default", "labels",
-                     labels ? json_deep_copy(labels) : json_object(), "study", "name", study,
-                     "baseline", st->baseline, "labels", st->labels, "output_sha256", sha,
+                     "name", name, "description", description, "targets", "host", st->target,
+                     "workloads", workloads, "factors", "study", st->labels, "design", "full",
+                     "concurrency", "one-guest", "repetitions", "min", range[0], "max", range[1],
+                     "ci_pct", 2.0, "order", "sequential", "seed", 0, "baseline", "default",
+                     "labels", labels ? json_deep_copy(labels) : json_object(), "study", "name",
+                     study, "baseline", st->baseline, "labels", st->labels, "output_sha256", sha,
                      "outputs", json_incref(provenance));
 }
 
@@ -367,18 +369,16 @@ static json_t *receipt_json(const struct study *st, const struct hv_import_recei
         json_array_append_new(labels, json_pack("{s:O,s:O}", "label", json_array_get(st->labels, i),
                                                 "configuration", json_object_get(c, "name")));
     }
-    return json_pack("{s:I,s:s,s:O,s:O,s:b,s:s,s:o,s:O}", "plan_id", (json_int_t)rc->plan_id,
-                     "name", name, "study", json_object_get(st->doc, "study"), "target",
-                     json_object_get(st->doc, "target"), "target_created", rc->target_created,
-                     "baseline", st->baseline, "configurations", labels, "runs", rc->runs);
+    return json_pack("{s:I,s:s,s:s,s:s,s:b,s:s,s:o,s:O}", "plan_id", (json_int_t)rc->plan_id,
+                     "name", name, "study", st->study, "target", st->target, "target_created",
+                     rc->target_created, "baseline", st->baseline, "configurations", labels, "runs",
+                     rc->runs);
 }
 
 /* Stores the study read into st, and answers. */
 static void store(struct hv_request *req, struct study *st)
 {
-    const char *study = json_string_value(json_object_get(st->doc, "study"));
-    const char *target = json_string_value(json_object_get(st->doc, "target"));
-    const char *name = json_string_value(json_object_get(st->doc, "name"));
+    const char *study = st->study, *target = st->target, *name = st->name;
     char plan_name[160], sha[65];
     if (name == NULL) {
         snprintf(plan_name, sizeof plan_name, "study: %s", study);
@@ -387,8 +387,7 @@ static void store(struct hv_request *req, struct study *st)
     json_t *provenance = json_array(), *configs = configs_json(st);
     json_int_t range[2] = {0, 0};
     json_t *entries = entries_json(st, provenance, sha, range);
-    const json_t *outputs = json_object_get(st->doc, "outputs");
-    size_t n = json_array_size(outputs);
+    size_t n = json_array_size(st->outputs);
     const char **texts = calloc(n + 1, sizeof *texts);
     json_t *spec = entries ? study_spec(st, name, provenance, sha, range) : NULL;
     if (entries == NULL || texts == NULL || spec == NULL || configs == NULL) {
@@ -396,7 +395,7 @@ static void store(struct hv_request *req, struct study *st)
         goto done;
     }
     for (size_t i = 0; i < n; i++)
-        texts[i] = json_string_value(json_object_get(json_array_get(outputs, i), "output"));
+        texts[i] = json_string_value(st->out[i].text);
     struct hv_import im = {.tool = "study",
                            .target = target,
                            .plan_name = name,
@@ -434,15 +433,17 @@ done:
 
 void hv_import_study(struct hv_request *req, json_t *doc)
 {
-    struct study st = {.doc = doc,
-                       .baseline = json_string_value(json_object_get(doc, "baseline")),
-                       .labels = json_array(),
-                       .workloads = json_array(),
-                       .runs = json_array()};
+    struct study st = {.labels = json_array(), .workloads = json_array(), .runs = json_array()};
     json_t *errors = json_array();
-    hv_jspec_check(doc, "", study_fields, errors);
-    if (json_array_size(errors) == 0)
+    if (hv_jspec_parse(doc, "", study_fields, &st, errors) == 0) {
+        st.out = calloc(json_array_size(st.outputs) + 1, sizeof *st.out);
+        if (st.out == NULL) {
+            json_decref(errors);
+            hv_reply_problem(req, HV_E_INTERNAL, "out of memory", NULL);
+            goto done;
+        }
         check_study(&st, errors);
+    }
     if (json_array_size(errors) > 0) {
         hv_reply_problem(req, HV_E_INVALID_REQUEST, "the study does not fit", errors);
     } else {
@@ -457,6 +458,8 @@ void hv_import_study(struct hv_request *req, json_t *doc)
             store(req, &st);
         }
     }
+done:
+    free(st.out);
     json_decref(st.labels);
     json_decref(st.workloads);
     json_decref(st.runs);

@@ -13,29 +13,45 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const telemetry_statuses[] = {"ok", "missing", NULL};
+static const char *const statuses[] = {"ok", "missing", NULL};
+
+/* The body goes straight into the upload. */
+#define TO(field) HV_JTO(struct hv_telemetry_upload, field)
 
 static const struct hv_jfield telemetry_fields[] = {
-    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9},
-    {.name = "status", .type = HV_J_STRING, .required = true, .choices = telemetry_statuses},
-    {.name = "reason", .type = HV_J_STRING, .max_len = 1024},
-    {.name = "t0", .type = HV_J_STRING, .max_len = 40},
-    {.name = "samples", .type = HV_J_ARRAY, .max_len = HV_RESULT_MAX_SAMPLES},
-    {.name = "observed", .type = HV_J_OBJECT},
+    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9, TO(attempt)},
+    {.name = "status", .type = HV_J_STRING, .required = true, .choices = statuses, TO(status)},
+    {.name = "reason", .type = HV_J_STRING, .max_len = 1024, TO(reason)},
+    {.name = "t0", .type = HV_J_STRING, .max_len = 40, TO(t0)},
+    {.name = "samples", .type = HV_J_ARRAY, .max_len = HV_RESULT_MAX_SAMPLES, TO(samples)},
+    {.name = "observed", .type = HV_J_OBJECT, TO(observed)},
     {0},
 };
 
-/* Checks the body: its members, each sample (a host.* metric with an
- * acceptable value), and t0 when samples are given. */
-static void check_body(const json_t *doc, json_t *errors)
+/* The members of a sample the checks read (hv_result_sample_fields checks
+ * them). */
+struct sample_row {
+    const char *metric;
+    double value;
+};
+
+static const struct hv_jfield sample_binding[] = {
+    {.name = "metric", HV_JTO(struct sample_row, metric)},
+    {.name = "value", HV_JTO(struct sample_row, value)},
+    {0},
+};
+
+/* Checks the body beyond its members: each sample (a host.* metric with
+ * an acceptable value), and t0 when samples are given. */
+static void check_body(const json_t *doc, const void *dest, json_t *errors)
 {
-    if (hv_jspec_check(doc, "", telemetry_fields, errors) > 0)
+    const struct hv_telemetry_upload *u = dest;
+    if (json_array_size(errors) > 0)
         return;
-    const json_t *samples = json_object_get(doc, "samples");
-    const json_t *t0 = json_object_get(doc, "t0");
-    if (t0 != NULL && !hv_iso8601_valid(json_string_value(t0)))
+    const json_t *samples = u->samples;
+    if (u->t0 != NULL && !hv_iso8601_valid(u->t0))
         hv_errors_add(errors, "/t0", "must be an ISO 8601 UTC time such as 2026-11-29T18:40:12.5Z");
-    if (t0 == NULL && json_array_size(samples) > 0)
+    if (u->t0 == NULL && json_array_size(samples) > 0)
         hv_errors_add(errors, "/t0", "samples need t0, the time of t = 0");
     size_t i;
     const json_t *row;
@@ -47,14 +63,14 @@ static void check_body(const json_t *doc, json_t *errors)
         hv_jpath_index(path, sizeof path, "/samples", i);
         if (hv_jspec_check(row, path, hv_result_sample_fields, errors) > 0)
             continue;
-        const char *name = json_string_value(json_object_get(row, "metric"));
+        struct sample_row r;
+        hv_jspec_bind(row, sample_binding, &r);
+        const char *name = r.metric;
         char p[80], why[160];
         if (strncmp(name, "host.", 5) != 0) {
             snprintf(p, sizeof p, "%s/metric", path);
             hv_errors_add(errors, p, "telemetry metrics are named host.*");
-        } else if (!hv_metric_value_check(name, NULL,
-                                          json_number_value(json_object_get(row, "value")), why,
-                                          sizeof why)) {
+        } else if (!hv_metric_value_check(name, NULL, r.value, why, sizeof why)) {
             snprintf(p, sizeof p, "%s/value", path);
             hv_errors_add(errors, p, "%s", why);
         }
@@ -76,27 +92,10 @@ void hv_h_telemetry_jobs(struct hv_request *req)
 
 void hv_h_job_telemetry(struct hv_request *req)
 {
-    json_t *doc = hv_req_json(req);
+    struct hv_telemetry_upload u = {.job_id = req->ids[0], .worker_id = req->worker_id};
+    json_t *doc = hv_req_body(req, telemetry_fields, &u, check_body, "the telemetry does not fit");
     if (doc == NULL)
         return;
-    json_t *errors = json_array();
-    check_body(doc, errors);
-    if (json_array_size(errors) > 0) {
-        hv_reply_problem(req, HV_E_INVALID_REQUEST, "the telemetry does not fit", errors);
-        json_decref(doc);
-        return;
-    }
-    json_decref(errors);
-    struct hv_telemetry_upload u = {
-        .job_id = req->ids[0],
-        .attempt = (int)json_integer_value(json_object_get(doc, "attempt")),
-        .worker_id = req->worker_id,
-        .status = json_string_value(json_object_get(doc, "status")),
-        .reason = json_string_value(json_object_get(doc, "reason")),
-        .t0 = json_string_value(json_object_get(doc, "t0")),
-        .samples = json_object_get(doc, "samples"),
-        .observed = json_object_get(doc, "observed"),
-    };
     bool forbidden = false, stored = false;
     enum hv_db_status s = hv_db_telemetry_store(&u, &forbidden, &stored);
     if (s == HV_DB_NONE)

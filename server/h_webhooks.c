@@ -17,11 +17,20 @@ static const char *const events[] = {"plan.started",    "plan.finished", "plan.f
 
 #define URL_MAX 2048
 
+/* A subscription's body, bound by create_fields. */
+struct hook_body {
+    const char *url, *description;
+    const json_t *events;
+    bool allow_private;
+};
+
+#define TO(field) HV_JTO(struct hook_body, field)
+
 static const struct hv_jfield create_fields[] = {
-    {.name = "url", .type = HV_J_STRING, .required = true, .max_len = URL_MAX},
-    {.name = "events", .type = HV_J_ARRAY, .required = true, .max_len = 16},
-    {.name = "description", .type = HV_J_STRING, .max_len = 256},
-    {.name = "allow_private", .type = HV_J_BOOL},
+    {.name = "url", .type = HV_J_STRING, .required = true, .max_len = URL_MAX, TO(url)},
+    {.name = "events", .type = HV_J_ARRAY, .required = true, .max_len = 16, TO(events)},
+    {.name = "description", .type = HV_J_STRING, .max_len = 256, TO(description), .def_str = ""},
+    {.name = "allow_private", .type = HV_J_BOOL, TO(allow_private)},
     {0},
 };
 
@@ -100,11 +109,12 @@ void hv_h_webhooks_create(struct hv_request *req)
         return;
     json_t *errors = json_array();
     char *ev = NULL;
-    if (hv_jspec_check(doc, "", create_fields, errors) == 0) {
-        const char *why = url_problem(json_string_value(json_object_get(doc, "url")));
+    struct hook_body b = {0};
+    if (hv_jspec_parse(doc, "", create_fields, &b, errors) == 0) {
+        const char *why = url_problem(b.url);
         if (why != NULL)
             hv_errors_add(errors, "/url", "%s", why);
-        ev = event_array(json_object_get(doc, "events"), errors);
+        ev = event_array(b.events, errors);
     }
     if (json_array_size(errors) > 0) {
         hv_reply_problem(req, HV_E_INVALID_REQUEST, "bad webhook subscription", errors);
@@ -120,11 +130,9 @@ void hv_h_webhooks_create(struct hv_request *req)
         json_decref(doc);
         return;
     }
-    const char *desc = json_string_value(json_object_get(doc, "description"));
     json_t *hook = NULL;
-    enum hv_db_status s = hv_db_webhook_create(
-        json_string_value(json_object_get(doc, "url")), ev, desc != NULL ? desc : "", secret,
-        json_is_true(json_object_get(doc, "allow_private")), req->token_id, &hook);
+    enum hv_db_status s = hv_db_webhook_create(b.url, ev, b.description, secret, b.allow_private,
+                                               req->token_id, &hook);
     free(ev);
     json_decref(doc);
     if (s != HV_DB_OK) {
@@ -139,10 +147,7 @@ void hv_h_webhooks_list(struct hv_request *req)
 {
     json_t *items = NULL;
     enum hv_db_status s = hv_db_webhook_list(&items);
-    if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else
-        hv_reply_json(req, 200, json_pack("{s:o}", "items", items));
+    hv_reply_items(req, s, items, NULL);
 }
 
 /* The answer of a lookup of one subscription by id. */

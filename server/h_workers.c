@@ -17,15 +17,36 @@
 
 static const char *const target_kinds[] = {"host", "guest", NULL};
 
+/* A registration's body, bound by register_fields. */
+struct register_body {
+    const char *name, *kind, *version;
+    const json_t *facts, *fingerprint, *labels;
+};
+
+#define TO(field) HV_JTO(struct register_body, field)
+
 static const struct hv_jfield register_fields[] = {
-    {.name = "name", .type = HV_J_STRING, .required = true, .max_len = 128},
-    {.name = "kind", .type = HV_J_STRING, .required = true, .choices = target_kinds},
-    {.name = "facts", .type = HV_J_OBJECT, .required = true},
-    {.name = "fingerprint", .type = HV_J_STRING, .max_len = 128},
-    {.name = "version", .type = HV_J_STRING, .max_len = 64},
-    {.name = "labels", .type = HV_J_OBJECT},
+    {.name = "name", .type = HV_J_STRING, .required = true, .max_len = 128, TO(name)},
+    {.name = "kind", .type = HV_J_STRING, .required = true, .choices = target_kinds, TO(kind)},
+    {.name = "facts", .type = HV_J_OBJECT, .required = true, TO(facts)},
+    {.name = "fingerprint", .type = HV_J_STRING, .max_len = 128, TO(fingerprint)},
+    {.name = "version", .type = HV_J_STRING, .max_len = 64, TO(version)},
+    {.name = "labels", .type = HV_J_OBJECT, TO(labels)},
     {0},
 };
+
+/* The labels, the site benchmarks the facts declare, and a name that is
+ * not empty, once the members are checked. */
+static void check_registration(const json_t *doc, const void *dest, json_t *errors)
+{
+    const struct register_body *b = dest;
+    if (json_array_size(errors) > 0)
+        return;
+    hv_jspec_check_labels(b->labels, "/labels", errors);
+    hv_site_bench_check_decl(json_object_get(b->facts, "benchmarks"), "/facts/benchmarks", errors);
+    if (json_array_size(errors) == 0 && b->name[0] == '\0')
+        hv_errors_add(errors, "/name", "must not be empty");
+}
 
 /* What the server accepts in a result upload, so a worker can fit its
  * results to it before sending (docs/worker.md). */
@@ -62,23 +83,10 @@ static void reply_held(struct hv_request *req, const char *name,
 
 void hv_h_worker_register(struct hv_request *req)
 {
-    json_t *doc = hv_req_json(req);
+    struct register_body b = {0};
+    json_t *doc = hv_req_body(req, register_fields, &b, check_registration, "bad registration");
     if (doc == NULL)
         return;
-    json_t *errors = json_array();
-    if (hv_jspec_check(doc, "", register_fields, errors) == 0) {
-        hv_jspec_check_labels(json_object_get(doc, "labels"), "/labels", errors);
-        hv_site_bench_check_decl(json_object_get(json_object_get(doc, "facts"), "benchmarks"),
-                                 "/facts/benchmarks", errors);
-    }
-    if (json_array_size(errors) > 0 || json_string_length(json_object_get(doc, "name")) == 0) {
-        if (json_array_size(errors) == 0)
-            hv_errors_add(errors, "/name", "must not be empty");
-        hv_reply_problem(req, HV_E_INVALID_REQUEST, "bad registration", errors);
-        json_decref(doc);
-        return;
-    }
-    json_decref(errors);
     char credential[HV_TOKEN_LEN + 1] = "", hash[67] = "";
     if (req->worker_id == 0) {
         if (hv_worker_credential_generate(credential) != 0) {
@@ -88,19 +96,17 @@ void hv_h_worker_register(struct hv_request *req)
         }
         hv_token_hash_hex(credential, hash);
     }
-    const json_t *facts = json_object_get(doc, "facts");
-    char *facts_text = json_dumps(facts, JSON_COMPACT | JSON_SORT_KEYS);
-    const json_t *labels = json_object_get(doc, "labels");
-    char *labels_text = labels ? json_dumps(labels, JSON_COMPACT) : NULL;
-    const char *name = json_string_value(json_object_get(doc, "name"));
+    char *facts_text = json_dumps(b.facts, JSON_COMPACT | JSON_SORT_KEYS);
+    char *labels_text = b.labels ? json_dumps(b.labels, JSON_COMPACT) : NULL;
+    const char *name = b.name;
     struct hv_worker_registration reg = {
         .name = name,
-        .kind = json_string_value(json_object_get(doc, "kind")),
+        .kind = b.kind,
         .facts = facts_text,
-        .fingerprint = json_string_value(json_object_get(doc, "fingerprint")),
-        .dmi_uuid = json_string_value(json_object_get(facts, "dmi_product_uuid")),
+        .fingerprint = json_string_value(b.fingerprint),
+        .dmi_uuid = json_string_value(json_object_get(b.facts, "dmi_product_uuid")),
         .labels = labels_text,
-        .version = json_string_value(json_object_get(doc, "version")),
+        .version = b.version,
         .token_id = req->token_id,
         .session_id = req->worker_id,
         .hash_hex = hash,
@@ -115,11 +121,10 @@ void hv_h_worker_register(struct hv_request *req)
     } else if (s != HV_DB_OK) {
         hv_reply_db_failure(req, s);
     } else {
-        json_t *fp = json_object_get(doc, "fingerprint");
         json_t *answer =
-            json_pack("{s:I,s:O,s:O,s:I,s:o}", "target_id", (json_int_t)out.target_id, "name",
-                      json_object_get(doc, "name"), "fingerprint", fp ? fp : json_null(),
-                      "worker_id", (json_int_t)out.worker_id, "limits", limits_json());
+            json_pack("{s:I,s:s,s:O,s:I,s:o}", "target_id", (json_int_t)out.target_id, "name", name,
+                      "fingerprint", b.fingerprint ? b.fingerprint : json_null(), "worker_id",
+                      (json_int_t)out.worker_id, "limits", limits_json());
         if (!out.reused)
             json_object_set_new(answer, "worker_token", json_string(credential));
         hv_reply_json(req, 200, answer);
@@ -141,10 +146,5 @@ void hv_h_target_free(struct hv_request *req)
 {
     json_t *out = NULL;
     enum hv_db_status s = hv_db_target_free(req->ids[0], "freed by an admin", &out);
-    if (s == HV_DB_NONE)
-        hv_reply_problem(req, HV_E_NOT_FOUND, "no target with this id", NULL);
-    else if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else
-        hv_reply_json(req, 200, out);
+    hv_reply_one(req, s, out, "no target with this id");
 }

@@ -122,12 +122,6 @@ static long int_option(const char *opt, const char *v, long min, long max)
     return n;
 }
 
-/* Parses a positive integer option or exits with a usage error. */
-static long positive(const char *opt, const char *v, long max)
-{
-    return int_option(opt, v, 1, max);
-}
-
 /* Adds a --trusted network; the first one given replaces the default.
  * Exits with a usage error on a bad one. */
 static void add_trusted(const char *v)
@@ -152,45 +146,61 @@ static void add_trusted(const char *v)
     hv_cfg.n_trusted++;
 }
 
-/* The options of serve. */
-enum {
-    SO_DB = 1,
-    SO_LISTEN,
-    SO_THREADS,
-    SO_WEB,
-    SO_MIGR,
-    SO_BODY,
-    SO_CONN,
-    SO_TIMEOUT,
-    SO_HEADER,
-    SO_TRUSTED,
-    SO_RESERVE,
-    SO_PER_ADDR,
-    SO_LEASE,
-    SO_READ,
-    SO_RESULT_BODY,
-    SO_WORKER_LIVE
+/* The options of serve that set a number of hv_cfg: each row names the
+ * option, the member (CFG) and the bounds. */
+struct number_option {
+    const char *name;
+    void *to;
+    enum { N_INT, N_UNSIGNED, N_SIZE } type;
+    long min, max;
 };
+
+#define CFG(member)                                                                                \
+    &hv_cfg.member, _Generic(hv_cfg.member, int : N_INT, unsigned : N_UNSIGNED, size_t : N_SIZE)
+
+static const struct number_option serve_numbers[] = {
+    {"threads", CFG(threads), 1, 256},
+    {"max-body", CFG(max_body), 1, 1L << 30},
+    {"max-result-body", CFG(max_result_body), 1, 1L << 30},
+    {"worker-live", CFG(worker_live_seconds), 1, 86400},
+    {"max-connections", CFG(max_connections), 1, 100000},
+    {"connection-timeout", CFG(conn_timeout), 1, 3600},
+    {"header-timeout", CFG(header_timeout), 1, 3600},
+    {"max-per-address", CFG(max_per_address), 0, 100000},
+    {"lease", CFG(lease_seconds), 1, 86400},
+};
+
+#define N_NUMBERS (sizeof serve_numbers / sizeof serve_numbers[0])
+
+/* Sets row o's member to v, or exits with a usage error. */
+static void set_number(const struct number_option *o, const char *v)
+{
+    char opt[64];
+    snprintf(opt, sizeof opt, "--%s", o->name);
+    long n = int_option(opt, v, o->min, o->max);
+    if (o->type == N_INT)
+        *(int *)o->to = (int)n;
+    else if (o->type == N_UNSIGNED)
+        *(unsigned *)o->to = (unsigned)n;
+    else
+        *(size_t *)o->to = (size_t)n;
+}
+
+/* The other options of serve; a number option's value is SO_NUMBER plus
+ * its row. */
+enum { SO_DB = 1, SO_LISTEN, SO_WEB, SO_MIGR, SO_TRUSTED, SO_RESERVE, SO_READ, SO_NUMBER = 0x100 };
 static const struct option serve_opts[] = {
     {"db", required_argument, NULL, SO_DB},
     {"listen", required_argument, NULL, SO_LISTEN},
-    {"threads", required_argument, NULL, SO_THREADS},
     {"web-dir", required_argument, NULL, SO_WEB},
     {"migrations-dir", required_argument, NULL, SO_MIGR},
-    {"max-body", required_argument, NULL, SO_BODY},
-    {"max-connections", required_argument, NULL, SO_CONN},
-    {"connection-timeout", required_argument, NULL, SO_TIMEOUT},
-    {"header-timeout", required_argument, NULL, SO_HEADER},
     {"trusted", required_argument, NULL, SO_TRUSTED},
     {"trusted-reserve", required_argument, NULL, SO_RESERVE},
-    {"max-per-address", required_argument, NULL, SO_PER_ADDR},
-    {"lease", required_argument, NULL, SO_LEASE},
     {"read-auth", required_argument, NULL, SO_READ},
-    {"max-result-body", required_argument, NULL, SO_RESULT_BODY},
-    {"worker-live", required_argument, NULL, SO_WORKER_LIVE},
     {"help", no_argument, NULL, 'h'},
-    {0},
 };
+
+#define N_OPTS (sizeof serve_opts / sizeof serve_opts[0])
 
 /* Parses the options of serve into hv_cfg and *db. Returns -1 to go on,
  * or the exit status: 0 after --help, 2 on a usage error. */
@@ -199,8 +209,17 @@ static int serve_options(int argc, char **argv, const char **db)
     long reserve = -1;
     hv_cfg.web_dir = default_dir("web");
     hv_cfg.migrations_dir = default_dir("migrations");
+    struct option opts[N_OPTS + N_NUMBERS + 1] = {{0}};
+    memcpy(opts, serve_opts, sizeof serve_opts);
+    for (size_t i = 0; i < N_NUMBERS; i++)
+        opts[N_OPTS + i] =
+            (struct option){serve_numbers[i].name, required_argument, NULL, SO_NUMBER + (int)i};
     int c;
-    while ((c = getopt_long(argc, argv, "h", serve_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c >= SO_NUMBER && c < SO_NUMBER + (int)N_NUMBERS) {
+            set_number(&serve_numbers[c - SO_NUMBER], optarg);
+            continue;
+        }
         switch (c) {
         case SO_DB:
             *db = optarg;
@@ -211,44 +230,17 @@ static int serve_options(int argc, char **argv, const char **db)
                 return 2;
             }
             break;
-        case SO_THREADS:
-            hv_cfg.threads = (unsigned)positive("--threads", optarg, 256);
-            break;
         case SO_WEB:
             hv_cfg.web_dir = optarg;
             break;
         case SO_MIGR:
             hv_cfg.migrations_dir = optarg;
             break;
-        case SO_BODY:
-            hv_cfg.max_body = (size_t)positive("--max-body", optarg, 1L << 30);
-            break;
-        case SO_RESULT_BODY:
-            hv_cfg.max_result_body = (size_t)positive("--max-result-body", optarg, 1L << 30);
-            break;
-        case SO_WORKER_LIVE:
-            hv_cfg.worker_live_seconds = (int)positive("--worker-live", optarg, 86400);
-            break;
-        case SO_CONN:
-            hv_cfg.max_connections = (unsigned)positive("--max-connections", optarg, 100000);
-            break;
-        case SO_TIMEOUT:
-            hv_cfg.conn_timeout = (unsigned)positive("--connection-timeout", optarg, 3600);
-            break;
-        case SO_HEADER:
-            hv_cfg.header_timeout = (unsigned)positive("--header-timeout", optarg, 3600);
-            break;
         case SO_TRUSTED:
             add_trusted(optarg);
             break;
         case SO_RESERVE:
             reserve = int_option("--trusted-reserve", optarg, 0, 100000);
-            break;
-        case SO_PER_ADDR:
-            hv_cfg.max_per_address = (unsigned)int_option("--max-per-address", optarg, 0, 100000);
-            break;
-        case SO_LEASE:
-            hv_cfg.lease_seconds = (int)positive("--lease", optarg, 86400);
             break;
         case SO_READ:
             if (strcmp(optarg, "open") != 0 && strcmp(optarg, "token") != 0) {

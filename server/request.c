@@ -2,6 +2,7 @@
 #include "request.h"
 
 #include "db.h"
+#include "timeutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,48 @@ void hv_reply_db_failure(struct hv_request *req, int db_status)
         hv_reply_problem(req, HV_E_INTERNAL, "a database statement failed", NULL);
 }
 
+void hv_reply_one(struct hv_request *req, int db_status, json_t *obj, const char *what)
+{
+    if (db_status == HV_DB_OK) {
+        hv_reply_json(req, 200, obj);
+        return;
+    }
+    json_decref(obj);
+    if (db_status == HV_DB_NONE)
+        hv_reply_problem(req, HV_E_NOT_FOUND, what, NULL);
+    else
+        hv_reply_db_failure(req, db_status);
+}
+
+void hv_reply_items(struct hv_request *req, int db_status, json_t *items, const char *what)
+{
+    if (db_status == HV_DB_OK) {
+        hv_reply_json(req, 200, json_pack("{s:o}", "items", items));
+        return;
+    }
+    json_decref(items);
+    if (db_status == HV_DB_NONE && what != NULL)
+        hv_reply_problem(req, HV_E_NOT_FOUND, what, NULL);
+    else
+        hv_reply_db_failure(req, db_status);
+}
+
+void hv_reply_heartbeat(struct hv_request *req, int db_status, int lease_seconds, bool cancel,
+                        const char *stale)
+{
+    if (db_status == HV_DB_NONE) {
+        hv_reply_problem(req, HV_E_STALE_ATTEMPT, stale, NULL);
+    } else if (db_status != HV_DB_OK) {
+        hv_reply_db_failure(req, db_status);
+    } else {
+        char now[32];
+        hv_now_iso8601(now, sizeof now);
+        hv_reply_json(req, 200,
+                      json_pack("{s:i,s:b,s:s}", "lease_seconds", lease_seconds, "cancel", cancel,
+                                "server_time", now));
+    }
+}
+
 json_t *hv_req_json(struct hv_request *req)
 {
     json_error_t err;
@@ -61,6 +104,32 @@ json_t *hv_req_json(struct hv_request *req)
         char detail[512];
         snprintf(detail, sizeof detail, "line %d, column %d: %s", err.line, err.column, err.text);
         hv_reply_problem(req, HV_E_BAD_JSON, detail, NULL);
+    }
+    return doc;
+}
+
+bool hv_req_fits(struct hv_request *req, const json_t *doc, const struct hv_jfield *fields,
+                 void *dest, hv_body_check_fn *more, const char *detail)
+{
+    json_t *errors = json_array();
+    hv_jspec_parse(doc, "", fields, dest, errors);
+    if (more != NULL && json_is_object(doc))
+        more(doc, dest, errors);
+    if (json_array_size(errors) > 0) {
+        hv_reply_problem(req, HV_E_INVALID_REQUEST, detail, errors);
+        return false;
+    }
+    json_decref(errors);
+    return true;
+}
+
+json_t *hv_req_body(struct hv_request *req, const struct hv_jfield *fields, void *dest,
+                    hv_body_check_fn *more, const char *detail)
+{
+    json_t *doc = hv_req_json(req);
+    if (doc != NULL && !hv_req_fits(req, doc, fields, dest, more, detail)) {
+        json_decref(doc);
+        return NULL;
     }
     return doc;
 }

@@ -11,6 +11,7 @@
 #define HV_SERVER_REQUEST_H
 
 #include "errors.h"
+#include "jspec.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -82,6 +83,24 @@ struct hv_request {
  *  failure answers 400 and returns NULL. The result is a new reference. */
 json_t *hv_req_json(struct hv_request *req);
 
+/** A handler's checks of a body beyond its jspec table: called with the
+ *  object, the values bound from it (dest) and the problems found so far
+ *  (none when the table's checks passed); appends problems to errors. */
+typedef void hv_body_check_fn(const json_t *doc, const void *dest, json_t *errors);
+
+/** Checks doc against fields and binds its values into dest
+ *  (hv_jspec_parse), then runs more (NULL for none) when doc is an object.
+ *  When any problem was found, answers 400 invalid_request with detail
+ *  and the problems, and returns false. */
+bool hv_req_fits(struct hv_request *req, const json_t *doc, const struct hv_jfield *fields,
+                 void *dest, hv_body_check_fn *more, const char *detail);
+
+/** hv_req_json(), then hv_req_fits(). Returns the body, which holds the
+ *  strings and values bound into dest (json_decref it after their last
+ *  use), or NULL when an answer was set. */
+json_t *hv_req_body(struct hv_request *req, const struct hv_jfield *fields, void *dest,
+                    hv_body_check_fn *more, const char *detail);
+
 /** The value of a query argument, or NULL. Borrowed (see hv_kv_list). */
 const char *hv_req_query(struct hv_request *req, const char *key);
 
@@ -110,5 +129,20 @@ void hv_reply_problem(struct hv_request *req, enum hv_err code, const char *deta
 
 /** Answers 503/500 for a failed database call. */
 void hv_reply_db_failure(struct hv_request *req, int db_status);
+
+/** Answers a lookup by its database status: 200 with obj (stolen), 404
+ *  not_found with detail what (HV_DB_NONE), or the failure. */
+void hv_reply_one(struct hv_request *req, int db_status, json_t *obj, const char *what);
+
+/** Answers a list by its database status: 200 with {"items": items}
+ *  (stolen), 404 not_found with detail what (HV_DB_NONE, when what is not
+ *  NULL), or the failure. */
+void hv_reply_items(struct hv_request *req, int db_status, json_t *items, const char *what);
+
+/** Answers a heartbeat (of a job or a step) by its database status: 200
+ *  with lease_seconds, cancel and the server's time; HV_DB_NONE: 409
+ *  stale_attempt with detail stale; else the failure. */
+void hv_reply_heartbeat(struct hv_request *req, int db_status, int lease_seconds, bool cancel,
+                        const char *stale);
 
 #endif

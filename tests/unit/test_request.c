@@ -93,6 +93,91 @@ static void test_handlers(void)
     hv_request_free(req);
 }
 
+/* Bodies that do not fit their spec are refused before any database is
+ * asked, with every problem at its path and each handler's own detail. */
+static void test_bodies(void)
+{
+    static const struct {
+        void (*handler)(struct hv_request *);
+        const char *body;
+        const char *detail;
+        const char *errors; /* compact JSON */
+    } cases[] = {
+        {hv_h_job_heartbeat, "{\"attempt\":0,\"x\":1}", "the request body does not fit",
+         "[{\"path\":\"/attempt\",\"message\":\"must be between 1 and 1e+09\"},"
+         "{\"path\":\"/x\",\"message\":\"is not a known member\"}]"},
+        {hv_h_job_ready, "{\"attempt\":1,\"endpoint\":{\"host\":\"h\",\"port\":0}}",
+         "the request body does not fit",
+         "[{\"path\":\"/endpoint/port\",\"message\":\"must be between 1 and 65535\"}]"},
+        {hv_h_job_release, "{\"reason\":5}", "the request body does not fit",
+         "[{\"path\":\"/attempt\",\"message\":\"is required\"},"
+         "{\"path\":\"/reason\",\"message\":\"must be a string, not integer\"}]"},
+        {hv_h_step_result,
+         "{\"attempt\":1,\"status\":\"ok\",\"changes\":[{\"factor\":\"f\",\"at\":\"soon\"}]}",
+         "the request body does not fit",
+         "[{\"path\":\"/changes/0\",\"message\":\"at: must be an ISO 8601 UTC time\"}]"},
+        {hv_h_job_telemetry,
+         "{\"attempt\":1,\"status\":\"ok\",\"samples\":[{\"metric\":\"host.cpu\",\"t\":0,"
+         "\"value\":1}]}",
+         "the telemetry does not fit",
+         "[{\"path\":\"/t0\",\"message\":\"samples need t0, the time of t = 0\"}]"},
+        {hv_h_worker_register, "{\"name\":\"\",\"kind\":\"host\",\"facts\":{}}", "bad registration",
+         "[{\"path\":\"/name\",\"message\":\"must not be empty\"}]"},
+        {hv_h_tokens_create, "{\"name\":\"\",\"role\":\"read\"}", "bad token request",
+         "[{\"path\":\"/name\",\"message\":\"must not be empty\"}]"},
+        {hv_h_import, "{\"tool\":\"fio\",\"target\":\"a/b\",\"output\":\"\"}",
+         "the import request does not fit",
+         "[{\"path\":\"/target\",\"message\":\"must be 1 to 128 printable characters without "
+         "'/'\"},{\"path\":\"/output\",\"message\":\"must not be empty\"}]"},
+        {hv_h_purge, "{\"before\":\"soon\"}", "bad purge request",
+         "[{\"path\":\"/before\",\"message\":\"must be an ISO 8601 time (2026-01-31T00:00:00Z)\"},"
+         "{\"path\":\"\",\"message\":\"name what to purge: plans, samples and/or raw\"}]"},
+        {hv_h_webhooks_create, "{\"url\":\"ftp://h\",\"events\":[]}", "bad webhook subscription",
+         "[{\"path\":\"/url\",\"message\":\"must be an http:// or https:// URL\"},"
+         "{\"path\":\"/events\",\"message\":\"must name at least one event\"}]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct hv_request *req = make("POST", "/api/v1/x", cases[i].body);
+        cases[i].handler(req);
+        char *errors = json_dumps(json_object_get(req->reply, "errors"), JSON_COMPACT);
+        const char *detail = json_string_value(json_object_get(req->reply, "detail"));
+        CHECK_MSG(req->status == 400, "%s: status %u", cases[i].body, req->status);
+        CHECK_MSG(detail != NULL && strcmp(detail, cases[i].detail) == 0, "%s: %s", cases[i].body,
+                  detail);
+        CHECK_MSG(errors != NULL && strcmp(errors, cases[i].errors) == 0, "%s: %s", cases[i].body,
+                  errors);
+        free(errors);
+        hv_request_free(req);
+    }
+}
+
+/* hv_reply_one, hv_reply_items and hv_reply_heartbeat by database status. */
+static void test_lookup_answers(void)
+{
+    struct hv_request *req = make("GET", "/api/v1/x/1", NULL);
+    hv_reply_one(req, HV_DB_OK, json_pack("{s:i}", "id", 1), "no x with this id");
+    CHECK(req->status == 200 && json_integer_value(json_object_get(req->reply, "id")) == 1);
+    hv_reply_one(req, HV_DB_NONE, NULL, "no x with this id");
+    CHECK(req->status == 404 && strcmp(problem_code(req), "not_found") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(req->reply, "detail")), "no x with this id") ==
+          0);
+    hv_reply_items(req, HV_DB_OK, json_pack("[i]", 7), NULL);
+    CHECK(req->status == 200 && json_array_size(json_object_get(req->reply, "items")) == 1);
+    hv_reply_items(req, HV_DB_NONE, NULL, "no x with this id");
+    CHECK(req->status == 404);
+    hv_reply_items(req, HV_DB_UNAVAILABLE, json_array(), NULL);
+    CHECK(req->status == 503 && strcmp(problem_code(req), "db_unavailable") == 0);
+    hv_reply_heartbeat(req, HV_DB_OK, 60, true, "gone");
+    CHECK(req->status == 200 &&
+          json_integer_value(json_object_get(req->reply, "lease_seconds")) == 60);
+    CHECK(json_is_true(json_object_get(req->reply, "cancel")));
+    CHECK(json_is_string(json_object_get(req->reply, "server_time")));
+    hv_reply_heartbeat(req, HV_DB_NONE, 60, false, "gone");
+    CHECK(req->status == 409 && strcmp(problem_code(req), "stale_attempt") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(req->reply, "detail")), "gone") == 0);
+    hv_request_free(req);
+}
+
 /* hv_query_number: a finite decimal within its bounds, else an error
  * under its name and the default kept. */
 static void test_query_number(void)
@@ -136,5 +221,7 @@ int main(void)
     test_query_number();
     test_answers();
     test_handlers();
+    test_bodies();
+    test_lookup_answers();
     return check_summary("test_request");
 }
