@@ -6,12 +6,15 @@
 #include "db_targets.h"
 #include "db_workers.h"
 #include "handlers.h"
+#include "hv_build.h"
+#include "protocol.h"
 #include "routes.h"
 #include "jspec.h"
 #include "result.h"
 #include "site_bench.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +24,7 @@ static const char *const target_kinds[] = {"host", "guest", NULL};
 struct register_body {
     const char *name, *kind, *version;
     const json_t *facts, *fingerprint, *labels;
+    int64_t protocol;
 };
 
 #define TO(field) HV_JTO(struct register_body, field)
@@ -32,6 +36,8 @@ static const struct hv_jfield register_fields[] = {
     {.name = "fingerprint", .type = HV_J_STRING, .max_len = 128, TO(fingerprint)},
     {.name = "version", .type = HV_J_STRING, .max_len = 64, TO(version)},
     {.name = "labels", .type = HV_J_OBJECT, TO(labels)},
+    /* Workers before protocol versions sent none: they speak version 1. */
+    {.name = "protocol", .type = HV_J_INTEGER, .min = 1, .max = 1e6, TO(protocol)},
     {0},
 };
 
@@ -87,6 +93,17 @@ void hv_h_worker_register(struct hv_request *req)
     json_t *doc = hv_req_body(req, register_fields, &b, check_registration, "bad registration");
     if (doc == NULL)
         return;
+    if (b.protocol != 0 && b.protocol != HV_PROTOCOL) {
+        char detail[256];
+        snprintf(detail, sizeof detail,
+                 "this worker (hvbench %s) speaks job protocol %lld, this server (hvbench %s) "
+                 "speaks %d: install the server's version of hvbench-worker",
+                 b.version != NULL ? b.version : "?", (long long)b.protocol, HVBENCH_VERSION,
+                 HV_PROTOCOL);
+        hv_reply_problem(req, HV_E_CONFLICT, detail, NULL);
+        json_decref(doc);
+        return;
+    }
     char credential[HV_TOKEN_LEN + 1] = "", hash[67] = "";
     if (req->worker_id == 0) {
         if (hv_worker_credential_generate(credential) != 0) {
@@ -122,9 +139,10 @@ void hv_h_worker_register(struct hv_request *req)
         hv_reply_db_failure(req, s);
     } else {
         json_t *answer =
-            json_pack("{s:I,s:s,s:O,s:I,s:o}", "target_id", (json_int_t)out.target_id, "name", name,
-                      "fingerprint", b.fingerprint ? b.fingerprint : json_null(), "worker_id",
-                      (json_int_t)out.worker_id, "limits", limits_json());
+            json_pack("{s:I,s:s,s:O,s:I,s:o,s:s,s:i}", "target_id", (json_int_t)out.target_id,
+                      "name", name, "fingerprint", b.fingerprint ? b.fingerprint : json_null(),
+                      "worker_id", (json_int_t)out.worker_id, "limits", limits_json(),
+                      "server_version", HVBENCH_VERSION, "protocol", HV_PROTOCOL);
         if (!out.reused)
             json_object_set_new(answer, "worker_token", json_string(credential));
         hv_reply_json(req, 200, answer);

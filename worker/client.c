@@ -2,6 +2,9 @@
 #include "worker/client.h"
 
 #include "httpc.h"
+#include "hv_build.h"
+#include "log.h"
+#include "protocol.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -149,8 +152,9 @@ enum hv_call hv_client_register(struct hv_client *c, const char *name, const cha
                                 struct hv_registration *out)
 {
     memset(out, 0, sizeof *out);
-    json_t *body = json_pack("{s:s, s:s, s:O, s:s}", "name", name, "kind", kind, "facts", facts,
-                             "fingerprint", fingerprint);
+    json_t *body =
+        json_pack("{s:s, s:s, s:O, s:s, s:s, s:i}", "name", name, "kind", kind, "facts", facts,
+                  "fingerprint", fingerprint, "version", HVBENCH_VERSION, "protocol", HV_PROTOCOL);
     if (body != NULL && labels != NULL)
         json_object_set(body, "labels", (json_t *)labels);
     if (body == NULL) {
@@ -182,6 +186,11 @@ enum hv_call hv_client_register(struct hv_client *c, const char *name, const cha
     out->max_result_bytes = json_integer_value(json_object_get(limits, "max_result_bytes"));
     out->max_samples = json_integer_value(json_object_get(limits, "max_samples"));
     out->max_raw_bytes = json_integer_value(json_object_get(limits, "max_raw_bytes"));
+    const char *server_version = json_string_value(json_object_get(answer, "server_version"));
+    if (server_version != NULL && strcmp(server_version, HVBENCH_VERSION) != 0)
+        hv_warn("the server runs hvbench %s, this worker %s: they speak the same job protocol, "
+                "but install the server's version when you can",
+                server_version, HVBENCH_VERSION);
     json_decref(answer);
     return HV_CALL_OK;
 }

@@ -23,8 +23,17 @@ assert_eq "the server keeps only its hash" 0 \
     "$(sql "SELECT count(*) FROM workers WHERE encode(hash, 'escape') LIKE 'hvw_%'")"
 assert_eq "limits say what a result may hold" true \
     "$(json '.limits.max_result_bytes > 1000000 and .limits.max_samples == 200000')"
+assert_eq "the answer names the server's version and job protocol" \
+    "$("$SERVER" version | awk '{print $2}') 1" "$(json -r '"\(.server_version) \(.protocol)"')"
 hv_register hv02
 HV02=$TARGET WB=("${W[@]}")
+
+# --- a worker of another job protocol is refused, saying so ------------------------------
+assert_status 409 POST /api/v1/workers/register "${T[@]}" --data-binary \
+    '{"name":"hv-future","kind":"host","facts":{},"version":"9.0.0","protocol":99}'
+assert_match "the refusal names both versions and what to do" \
+    "hvbench 9.0.0\\) speaks job protocol 99, this server \\(hvbench [^)]+\\) speaks 1: install" "$(json -r .detail)"
+assert_eq "and registers nothing" 0 "$(sql "SELECT count(*) FROM targets WHERE name = 'hv-future'")"
 
 # --- a name a live worker holds is refused -----------------------------------------------
 assert_status 409 POST /api/v1/workers/register "${T[@]}" --data-binary \
