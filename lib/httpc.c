@@ -264,6 +264,38 @@ static int check_address(void *clientp, char *primary_ip, char *local_ip, int pr
 }
 #endif
 
+/* The request's header lines: its content type when it has a body, the
+ * client's own, then extra (NULL-terminated, may be NULL). *failed is set
+ * when memory ran out (the list holds what was added). */
+static struct curl_slist *header_list(const struct hv_httpc *c, bool has_body,
+                                      const char *content_type, const char *const *extra,
+                                      bool *failed)
+{
+    struct curl_slist *headers = NULL, *h;
+    char ct_header[256];
+    if (has_body) {
+        snprintf(ct_header, sizeof ct_header, "Content-Type: %s",
+                 content_type != NULL ? content_type : "application/json");
+        *failed |= (h = curl_slist_append(headers, ct_header)) == NULL;
+        headers = h != NULL ? h : headers;
+    }
+    /* "Expect:" turns off 100-continue: the API's bodies are small and the
+     * extra round trip would only slow every upload. */
+    const char *fixed[] = {"Accept: application/json, application/problem+json",
+                           "Expect:", c->auth_header};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        if (fixed[i] == NULL)
+            continue;
+        *failed |= (h = curl_slist_append(headers, fixed[i])) == NULL;
+        headers = h != NULL ? h : headers;
+    }
+    for (size_t i = 0; extra != NULL && extra[i] != NULL; i++) {
+        *failed |= (h = curl_slist_append(headers, extra[i])) == NULL;
+        headers = h != NULL ? h : headers;
+    }
+    return headers;
+}
+
 /* Sends one request; extra is NULL or a NULL-terminated list of further
  * header lines. */
 static int request(struct hv_httpc *c, const char *method, const char *path,
@@ -285,29 +317,8 @@ static int request(struct hv_httpc *c, const char *method, const char *path,
     snprintf(url, url_len, "%s%s%s", c->base_url, path[0] == '/' || path[0] == '\0' ? "" : "/",
              path);
 
-    struct curl_slist *headers = NULL, *h;
-    char ct_header[256];
-    int header_failed = 0;
-    if (data != NULL) {
-        snprintf(ct_header, sizeof ct_header, "Content-Type: %s",
-                 content_type != NULL ? content_type : "application/json");
-        header_failed |= (h = curl_slist_append(headers, ct_header)) == NULL;
-        headers = h != NULL ? h : headers;
-    }
-    /* "Expect:" turns off 100-continue: the API's bodies are small and the
-     * extra round trip would only slow every upload. */
-    const char *fixed[] = {"Accept: application/json, application/problem+json",
-                           "Expect:", c->auth_header};
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
-        if (fixed[i] == NULL)
-            continue;
-        header_failed |= (h = curl_slist_append(headers, fixed[i])) == NULL;
-        headers = h != NULL ? h : headers;
-    }
-    for (size_t i = 0; extra != NULL && extra[i] != NULL; i++) {
-        header_failed |= (h = curl_slist_append(headers, extra[i])) == NULL;
-        headers = h != NULL ? h : headers;
-    }
+    bool header_failed = false;
+    struct curl_slist *headers = header_list(c, data != NULL, content_type, extra, &header_failed);
     if (header_failed) {
         curl_slist_free_all(headers);
         free(url);
