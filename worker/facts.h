@@ -67,6 +67,21 @@ void hv_facts_add_cpu_power(json_t *facts, const char *root);
  *  list fails. */
 int hv_facts_add_libvirt(json_t *facts, const char *uri, char *err, size_t errlen);
 
+/** Adds facts.kvm_probe from the answer deploy/guest-image/probe-kvm.sh
+ *  keeps at path (its kvm-probe.json: {"accel", "reason", "probed_at",
+ *  "seconds_to_marker", "host": {"host_kernel", "dev_kvm", ...}}):
+ *  {"answer": "kvm"|"tcg", "why", "probed_at", "seconds_to_marker",
+ *  "file": path, "current"}, current telling whether the answer was
+ *  probed on this kernel with /dev/kvm as it is now. Not in the
+ *  fingerprint. Returns 0, or -1 with err when the file cannot be read or
+ *  is not such an answer. */
+int hv_facts_add_kvm_probe(json_t *facts, const char *path, char *err, size_t errlen);
+
+/** The probe's cache as probe-kvm.sh writes it: $HVBENCH_GUEST_CACHE/
+ *  kvm-probe.json, else var/guest-image/kvm-probe.json (of the checkout the
+ *  worker runs in). Writes it into buf and returns buf. */
+const char *hv_facts_kvm_probe_default(char *buf, size_t len);
+
 /** The fingerprint of the performance-relevant facts: the members
  *  cpu_model, microcode, cpus, mem_total_kb, kernel, virtualization, kvm,
  *  thp and libvirt (without its uri and domains: the hypervisor and its

@@ -57,6 +57,11 @@ static const char usage_text[] =
     "                    before its first claim)\n"
     "  --sysfs-root DIR  read and write host settings (/sys/...) under DIR instead\n"
     "                    of / (tests)\n"
+    "  --kvm-probe FILE  on a host, the answer of deploy/guest-image/probe-kvm.sh\n"
+    "                    (whether guests boot with KVM here) for the facts\n"
+    "                    (default: $HVBENCH_GUEST_CACHE/kvm-probe.json, else\n"
+    "                    var/guest-image/kvm-probe.json, when it exists; none: leave\n"
+    "                    it out)\n"
     "  --help            show this help\n"
     "\n"
     "SIGTERM/SIGINT: stop claiming, stop and release a running job, exit 0;\n"
@@ -81,7 +86,8 @@ static bool host_name_ok(const char *s)
 struct options {
     const char *server, *token, *name, *kind, *libvirt, *config, *advertise, *state_dir;
     const char *sysfs_root;
-    json_t *labels; /* NULL without --label */
+    const char *kvm_probe; /* NULL: the default, when it exists */
+    json_t *labels;        /* NULL without --label */
     double poll, wait;
     bool once, restore;
 };
@@ -115,7 +121,8 @@ enum {
     OPT_ADVERTISE,
     OPT_STATE_DIR,
     OPT_RESTORE,
-    OPT_SYSFS_ROOT
+    OPT_SYSFS_ROOT,
+    OPT_KVM_PROBE
 };
 
 /* Reads optarg as a number of seconds into *v. Returns false when it is
@@ -195,6 +202,11 @@ static int take_option(int opt, char **argv, struct options *o)
             return usage_error("--sysfs-root needs an absolute folder, not '%s'", optarg);
         o->sysfs_root = optarg;
         break;
+    case OPT_KVM_PROBE:
+        if (*optarg == '\0')
+            return usage_error("--kvm-probe needs a file name, or none");
+        o->kvm_probe = optarg;
+        break;
     case 'h':
         fputs(usage_text, stdout);
         return EXIT_SUCCESS;
@@ -223,6 +235,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"state-dir", required_argument, NULL, OPT_STATE_DIR},
         {"restore", no_argument, NULL, OPT_RESTORE},
         {"sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT},
+        {"kvm-probe", required_argument, NULL, OPT_KVM_PROBE},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -296,6 +309,32 @@ static int restore_only(const struct options *o)
     return EXIT_SUCCESS;
 }
 
+/* Adds the KVM probe's answer to a host's facts: the file named, else the
+ * probe's cache when there is one. A file that cannot be used is logged
+ * and left out: the worker runs without it. */
+static void add_kvm_probe(const struct options *o, json_t *facts)
+{
+    char buf[1024], err[1200];
+    const char *path = o->kvm_probe;
+    if (path != NULL && strcmp(path, "none") == 0)
+        return;
+    if (path == NULL) {
+        path = hv_facts_kvm_probe_default(buf, sizeof buf);
+        if (access(path, F_OK) != 0)
+            return;
+    }
+    if (hv_facts_add_kvm_probe(facts, path, err, sizeof err) != 0) {
+        hv_warn("%s; the facts say nothing of it", err);
+        return;
+    }
+    const json_t *p = json_object_get(facts, "kvm_probe");
+    hv_info("KVM probe (%s): %s: %s%s", path, json_string_value(json_object_get(p, "answer")),
+            json_string_value(json_object_get(p, "why")),
+            json_is_true(json_object_get(p, "current"))
+                ? ""
+                : " (probed on another kernel or /dev/kvm)");
+}
+
 /* The facts this worker registers with: the machine's, its site
  * benchmarks, libvirt's view with --libvirt, and on a host what each
  * actuator can do here (so a plan the host cannot run is refused at
@@ -331,6 +370,7 @@ static json_t *collect_facts(const struct options *o, const struct hv_conf *conf
         json_t *acts = hv_actuators_probe(&probe);
         if (acts != NULL)
             json_object_set_new(facts, "actuators", acts);
+        add_kvm_probe(o, facts);
     }
     return facts;
 }
