@@ -56,6 +56,15 @@ static const struct hv_stmt expire = {
     "AND j.block = l.block AND j.status = 'queued'",
     0};
 
+/* An apply step waiting for the operator goes back to its host worker
+ * once its time came (lease_until holds when), to read the module
+ * parameters again. */
+static const struct hv_stmt recheck = {
+    "steps_operator_recheck",
+    "UPDATE plan_steps SET status = 'queued', lease_until = NULL "
+    "WHERE status = 'waiting_for_operator' AND lease_until < now()",
+    0};
+
 /* A plan whose current block ended (no open job in it, no open step)
  * moves to the next block's apply step, or to its restore step after the
  * last block. */
@@ -65,7 +74,8 @@ static const struct hv_stmt advance = {
     " WHERE p.current_block IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jobs j "
     "  WHERE j.plan_id = p.id AND j.block = p.current_block AND j.status IN ('queued', 'running')) "
     " AND NOT EXISTS (SELECT 1 FROM plan_steps s WHERE s.plan_id = p.id "
-    "  AND s.status IN ('queued', 'running')) FOR UPDATE OF p SKIP LOCKED), "
+    "  AND s.status IN ('queued', 'running', 'waiting_for_operator')) FOR UPDATE OF p SKIP "
+    "LOCKED), "
     "nxt AS (SELECT d.id, d.k, EXISTS (SELECT 1 FROM plan_steps s WHERE s.plan_id = d.id "
     " AND s.kind = 'apply' AND s.block = d.k + 1) AS more FROM due d), "
     "moved AS (UPDATE plans p SET current_block = CASE WHEN n.more THEN n.k + 1 END, "
@@ -118,6 +128,26 @@ static const struct hv_stmt finish = {
     "NULL, finished_at = now(), error = $3, settings = $4::jsonb WHERE id = $1",
     4};
 
+/* An apply step the operator must act for: offered again in $3 seconds;
+ * the plan says what it waits for (the wait's start kept while it goes
+ * on). */
+static const struct hv_stmt wait_operator = {
+    "step_wait_operator",
+    "WITH s AS (UPDATE plan_steps SET status = 'waiting_for_operator', lease_until = now() + "
+    " make_interval(secs => $3::int), error = $2 WHERE id = $1 RETURNING plan_id, target_name) "
+    "UPDATE plans p SET waiting = jsonb_build_object('reason', 'waiting_for_operator', 'since', "
+    " CASE WHEN p.waiting->>'reason' = 'waiting_for_operator' THEN p.waiting->'since' "
+    " ELSE to_jsonb(now()) END, 'detail', 'waiting for the operator on ' || s.target_name || ': ' "
+    " || $2, 'operator', $4::jsonb), updated_at = now() FROM s WHERE p.id = s.plan_id",
+    4};
+
+/* The plan no longer waits for the operator once the step ended. */
+static const struct hv_stmt operator_done = {
+    "step_operator_done",
+    "UPDATE plans p SET waiting = NULL FROM plan_steps s WHERE s.id = $1 AND p.id = s.plan_id "
+    "AND p.waiting->>'reason' = 'waiting_for_operator'",
+    1};
+
 /* An applied block is released: its jobs become claimable now. */
 static const struct hv_stmt release_block = {
     "step_release_block",
@@ -157,8 +187,11 @@ static const struct hv_stmt restored = {
 
 static const struct hv_stmt cancel_steps = {
     "steps_cancel",
-    "WITH c AS (UPDATE plan_steps SET status = 'cancelled', finished_at = now() "
-    " WHERE plan_id = $1 AND kind = 'apply' AND status IN ('waiting', 'queued') RETURNING 1) "
+    "WITH c AS (UPDATE plan_steps SET status = 'cancelled', finished_at = now(), lease_until = "
+    " NULL WHERE plan_id = $1 AND kind = 'apply' AND status IN ('waiting', 'queued', "
+    " 'waiting_for_operator') RETURNING 1), "
+    "w AS (UPDATE plans SET waiting = NULL WHERE id = $1 AND waiting->>'reason' = "
+    " 'waiting_for_operator' RETURNING 1) "
     "UPDATE plan_steps s SET status = CASE WHEN p.holds_host OR EXISTS (SELECT 1 FROM plan_steps "
     " a WHERE a.plan_id = s.plan_id AND a.kind = 'apply' AND a.status IN ('running', 'done', "
     " 'failed')) THEN 'queued' ELSE 'cancelled' END, "
@@ -216,6 +249,8 @@ static enum hv_db_status tick_txn(struct hv_db *db, void *arg)
     if (s != HV_DB_OK)
         return s;
     s = hv_db_exec(db, &expire, NULL, NULL);
+    if (s == HV_DB_OK || s == HV_DB_NONE)
+        s = hv_db_exec(db, &recheck, NULL, NULL);
     if (s == HV_DB_OK || s == HV_DB_NONE)
         s = hv_db_exec(db, &advance, NULL, NULL);
     return s == HV_DB_NONE ? HV_DB_OK : s;
@@ -290,8 +325,9 @@ static enum hv_db_status result_txn(struct hv_db *db, void *arg)
         return s;
     }
     bool running = strcmp(PQgetvalue(r, 0, 0), "running") == 0;
-    bool ended =
-        strcmp(PQgetvalue(r, 0, 0), "done") == 0 || strcmp(PQgetvalue(r, 0, 0), "failed") == 0;
+    bool ended = strcmp(PQgetvalue(r, 0, 0), "done") == 0 ||
+                 strcmp(PQgetvalue(r, 0, 0), "failed") == 0 ||
+                 strcmp(PQgetvalue(r, 0, 0), "waiting_for_operator") == 0;
     int current = atoi(PQgetvalue(r, 0, 1));
     bool restore = strcmp(PQgetvalue(r, 0, 2), "restore") == 0;
     PQclear(r);
@@ -301,9 +337,19 @@ static enum hv_db_status result_txn(struct hv_db *db, void *arg)
     }
     if (!running || current != res->attempt)
         return HV_DB_CONFLICT;
+    if (res->waiting != NULL && !restore) {
+        char recheck_s[16];
+        const char *pw[] = {sid, res->error,
+                            hv_db_int(recheck_s, sizeof recheck_s, HV_STEP_OPERATOR_RECHECK_S),
+                            res->waiting};
+        s = hv_db_exec(db, &wait_operator, pw, NULL);
+        return s == HV_DB_NONE ? HV_DB_OK : s;
+    }
     const char *p2[] = {sid, res->ok ? "t" : "f", res->ok ? NULL : res->error, res->settings};
     s = hv_db_exec(db, &finish, p2, NULL);
-    if (s == HV_DB_OK && !restore) {
+    if (s == HV_DB_OK && !restore)
+        s = hv_db_exec(db, &operator_done, p1, NULL);
+    if ((s == HV_DB_OK || s == HV_DB_NONE) && !restore) {
         const char *pc[] = {sid, res->changes};
         s = hv_db_exec(db, &record_changes, pc, NULL);
         if (s == HV_DB_OK || s == HV_DB_NONE)

@@ -54,11 +54,23 @@ struct hv_step_result {
     const char *error;    /**< when not ok */
     const char *settings; /**< {"factor": {"level", "read_back", "source"}} */
     const char *changes;  /**< [{"factor", "scope", "object", "from", "to", "at"}] */
+    /** An apply step that waits for the operator (ok is false): the
+     *  reboot-class levels the host is not at, [{"factor", "level",
+     *  "value", "file", "command"}]; NULL otherwise. */
+    const char *waiting;
 };
+
+/** Seconds after which a step waiting for the operator is offered to its
+ *  host worker again (which reads the module parameters again). */
+#define HV_STEP_OPERATOR_RECHECK_S 10
 
 /** Stores a step's outcome in one transaction: an apply step that
  *  succeeded releases its block's jobs; one that failed fails them with
- *  the reason; a restore step releases the host and marks the plan's
+ *  the reason; one that waits for the operator (waiting set) becomes
+ *  waiting_for_operator, sets the plan's waiting (reason
+ *  waiting_for_operator, with the commands) and leaves its jobs queued;
+ *  hv_db_steps_tick() queues it again after HV_STEP_OPERATOR_RECHECK_S.
+ *  A restore step releases the host and marks the plan's
  *  changes restored. HV_DB_CONFLICT when the attempt is not running (a
  *  second report of the same attempt is HV_DB_OK with *replayed set). */
 enum hv_db_status hv_db_step_result(const struct hv_step_result *r, bool *replayed);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const step_statuses[] = {"ok", "error", NULL};
+static const char *const step_statuses[] = {"ok", "error", "waiting_for_operator", NULL};
 
 /* What the calls' bodies hold, bound by their tables. */
 struct step_body {
@@ -20,6 +20,7 @@ struct step_body {
     const char *error;
     const json_t *settings;
     const json_t *changes;
+    const json_t *waiting;
 };
 
 #define TO(field) HV_JTO(struct step_body, field)
@@ -39,6 +40,17 @@ static const struct hv_jfield result_fields[] = {
      .def_str = "the host worker gave no reason"},
     {.name = "settings", .type = HV_J_OBJECT, TO(settings)},
     {.name = "changes", .type = HV_J_ARRAY, .max_len = 10000, TO(changes)},
+    {.name = "waiting", .type = HV_J_ARRAY, .max_len = 64, TO(waiting)},
+    {0},
+};
+
+/* A level only the operator can bring about (status waiting_for_operator). */
+static const struct hv_jfield waiting_fields[] = {
+    {.name = "factor", .type = HV_J_STRING, .required = true, .max_len = 64},
+    {.name = "level", .type = HV_J_STRING, .required = true, .max_len = 128},
+    {.name = "value", .type = HV_J_STRING, .max_len = 128},
+    {.name = "file", .type = HV_J_STRING, .max_len = 1024},
+    {.name = "command", .type = HV_J_STRING, .required = true, .max_len = 1024},
     {0},
 };
 
@@ -75,6 +87,16 @@ static void check_changes(const json_t *doc, const void *dest, json_t *errors)
         if (change.at != NULL && !hv_iso8601_valid(change.at))
             hv_errors_add(errors, path, "at: must be an ISO 8601 UTC time");
     }
+    json_array_foreach(b->waiting, i, c)
+    {
+        hv_jpath_index(path, sizeof path, "/waiting", i);
+        hv_jspec_check(c, path, waiting_fields, errors);
+    }
+    bool waits = b->status != NULL && strcmp(b->status, "waiting_for_operator") == 0;
+    if (waits != (json_array_size(b->waiting) > 0))
+        hv_errors_add(errors, "/waiting",
+                      "a step waiting_for_operator lists what it waits for in waiting (at least "
+                      "one level), and only such a step does");
 }
 
 /* Parses the body against fields into b (400 when it does not fit), then
@@ -127,6 +149,7 @@ void hv_h_step_result(struct hv_request *req)
         return;
     char *settings_text = b.settings ? json_dumps(b.settings, JSON_COMPACT) : NULL;
     char *changes_text = b.changes ? json_dumps(b.changes, JSON_COMPACT) : NULL;
+    char *waiting_text = b.waiting ? json_dumps(b.waiting, JSON_COMPACT) : NULL;
     const char *status = b.status;
     struct hv_step_result r = {
         .id = req->ids[0],
@@ -135,11 +158,13 @@ void hv_h_step_result(struct hv_request *req)
         .error = b.error,
         .settings = settings_text,
         .changes = changes_text,
+        .waiting = waiting_text,
     };
     bool replayed = false;
     enum hv_db_status s = hv_db_step_result(&r, &replayed);
     free(settings_text);
     free(changes_text);
+    free(waiting_text);
     if (s == HV_DB_CONFLICT) {
         hv_reply_problem(req, HV_E_STALE_ATTEMPT, stale, NULL);
     } else if (s != HV_DB_OK) {

@@ -124,4 +124,74 @@ assert_eq "with the same level at both ends" t \
     "$(sql "SELECT r.observed->'settings'->'thp'->>'start' = c.levels->>'thp' AND r.observed->'settings'->'thp'->>'end' = c.levels->>'thp' FROM results r JOIN jobs j ON j.id = r.job_id AND j.attempt = r.attempt JOIN configurations c ON c.id = j.config_id WHERE j.plan_id = $P AND j.id <> $FIRST")"
 assert_eq "the restore put back what the plan found" always "$(cat "$THP")"
 
+
+# --- a reboot-class level waits for the operator ----------------------------------
+# A second host whose KVM module parameter the test plays the operator for:
+# the block at kvm_ept=off waits (nothing failed, the command shown) until
+# the file reads the level, then runs; a waiting plan can be cancelled.
+OROOT=$HV_TMP/oproot
+EPT=$OROOT/sys/module/kvm_intel/parameters/ept
+mkdir -p "$(dirname "$EPT")"
+echo Y >"$EPT"
+jq -n '{accel: "tcg", reason: "no ready marker from a kvm guest within 60s (last console line: none, the console stayed empty)",
+        seconds_to_marker: null, probed_at: "2026-12-01T19:43:53Z",
+        host: {host_kernel: "0.0-other", dev_kvm: "present", qemu: "QEMU 7.2", guest_kernel: "6.1"}}' >"$HV_TMP/kvm-probe.json"
+hv_start_worker op-host --kind host --sysfs-root "$OROOT" --kvm-probe "$HV_TMP/kvm-probe.json" --poll 1 --wait 2
+# shellcheck disable=SC2317 # called through wait_for
+op_registered() { [[ $(sql "SELECT count(*) FROM targets WHERE name = 'op-host'") == 1 ]]; }
+wait_for "the second host worker registers" 30 op_registered
+OTID=$(sql "SELECT id FROM targets WHERE name = 'op-host'")
+assert_status 200 GET "/api/v1/targets/$OTID"
+assert_eq "its facts say EPT can be read here" true "$(json '.facts.actuators.kvm_ept.ok')"
+assert_eq "and hold the KVM probe's answer from --kvm-probe" \
+    "tcg|no ready marker from a kvm guest within 60s (last console line: none, the console stayed empty)|2026-12-01T19:43:53Z|false" \
+    "$(json -r '.facts.kvm_probe | [.answer, .why, .probed_at, (.current | tostring)] | join("|")')"
+
+OPPLAN=$(plan operator op-host '{"kvm_ept": ["on", "off"]}' 1 | jq -c '.order = "sequential"')
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$OPPLAN"
+OP=$(json .id)
+# shellcheck disable=SC2317 # called through wait_for
+op_waits() { [[ $(sql "SELECT count(*) FROM plan_steps WHERE plan_id = $OP AND status = 'waiting_for_operator'") == 1 ]]; }
+wait_for "the kvm_ept=off block waits for the operator" 60 op_waits
+assert_eq "the first block (on, as the host is) ran; the second's job waits, queued, not failed" \
+    "on:done off:queued" \
+    "$(sql "SELECT string_agg(c.levels->>'kvm_ept' || ':' || j.status, ' ' ORDER BY j.block) FROM jobs j JOIN configurations c ON c.id = j.config_id WHERE j.plan_id = $OP")"
+assert_status 200 GET "/api/v1/plans/$OP"
+assert_eq "the plan runs, and says it waits for the operator" "running waiting_for_operator" \
+    "$(json -r '[.status, .waiting.reason] | join(" ")')"
+assert_eq "with the factor, the level, the file and the exact command" \
+    "kvm_ept|off|on|/sys/module/kvm_intel/parameters/ept|modprobe -r kvm_intel && modprobe kvm_intel ept=0" \
+    "$(json -r '.waiting.operator[0] | [.factor, .level, .value, .file, .command] | join("|")')"
+assert_match "and in words" "^waiting for the operator on op-host: kvm_ept=off needs a reload of kvm_intel.*stop every guest, then run: modprobe -r kvm_intel && modprobe kvm_intel ept=0" \
+    "$(json -r '.waiting.detail')"
+assert_status 200 GET "/api/v1/plans/$OP/steps"
+assert_eq "the apply step is waiting_for_operator" "done waiting_for_operator waiting" \
+    "$(json -r '[.items[].status] | join(" ")')"
+HVBENCH_SERVER=$URL HVBENCH_TOKEN=$SUBMIT_TOKEN "$CLI" status "$OP" >"$HV_TMP/op-status.out"
+assert_match "hvbench status shows the command" \
+    "^status +running: waiting for the operator on op-host: kvm_ept=off .*modprobe kvm_intel ept=0" \
+    "$(grep '^status' "$HV_TMP/op-status.out")"
+echo N >"$EPT"
+hv_log "the operator set ept to N"
+# shellcheck disable=SC2317 # called through wait_for
+op_done() { [[ $(sql "SELECT count(*) FROM plan_steps WHERE plan_id = $OP AND kind = 'restore' AND status = 'done'") == 1 ]]; }
+wait_for "the plan goes on once the file reads the level" 90 op_done
+assert_status 200 GET "/api/v1/plans/$OP"
+assert_eq "and is done, waiting for nothing" "done null 2" "$(json -r '[.status, (.waiting | tostring), (.jobs.done | tostring)] | join(" ")')"
+assert_eq "the step read the level back" off \
+    "$(sql "SELECT settings->'kvm_ept'->>'read_back' FROM plan_steps WHERE plan_id = $OP AND block = 1")"
+
+# Cancelled while it waits: its jobs are cancelled, its restore runs.
+OPPLAN=$(plan operator2 op-host '{"kvm_ept": ["off", "on"]}' 1 | jq -c '.order = "sequential"')
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$OPPLAN"
+OP=$(json .id)
+wait_for "the kvm_ept=on block waits for the operator" 60 op_waits
+assert_status 200 POST "/api/v1/plans/$OP/cancel" "${S[@]}"
+wait_for "the cancelled plan's restore step runs" 30 op_done
+assert_eq "the waiting step is cancelled, its job too" "cancelled cancelled" \
+    "$(sql "SELECT s.status || ' ' || j.status FROM plan_steps s JOIN jobs j ON j.plan_id = s.plan_id AND j.block = s.block WHERE s.plan_id = $OP AND s.block = 1")"
+assert_status 200 GET "/api/v1/plans/$OP"
+assert_eq "the plan is cancelled, waiting for nothing" "cancelled null" \
+    "$(json -r '[.status, (.waiting | tostring)] | join(" ")')"
+
 hv_finish

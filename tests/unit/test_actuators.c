@@ -432,14 +432,46 @@ static void test_step(void)
     CHECK(tree_is_original(root));
     json_decref(body);
 
-    /* A failed apply says why and what it did. */
+    /* A reboot-class level the host is not at: the step waits for the
+     * operator, changes nothing and says what to run. */
     step.kind = "apply";
     json_object_set_new(json_object_get(doc, "levels"), "kvm_ept", json_string("off"));
     body = hv_step_execute(&step, &env, NULL, NULL);
+    CHECK_STR(json_string_value(json_object_get(body, "status")), "waiting_for_operator");
+    CHECK_MSG(strstr(json_string_value(json_object_get(body, "error")),
+                     "kvm_ept=off needs a reload of kvm_intel") != NULL,
+              "%s", json_string_value(json_object_get(body, "error")));
+    json_t *w = json_array_get(json_object_get(body, "waiting"), 0);
+    CHECK(json_array_size(json_object_get(body, "waiting")) == 1);
+    CHECK_STR(json_string_value(json_object_get(w, "factor")), "kvm_ept");
+    CHECK_STR(json_string_value(json_object_get(w, "level")), "off");
+    CHECK_STR(json_string_value(json_object_get(w, "value")), "on");
+    CHECK_STR(json_string_value(json_object_get(w, "file")),
+              "/sys/module/kvm_intel/parameters/ept");
+    CHECK_STR(json_string_value(json_object_get(w, "command")),
+              "modprobe -r kvm_intel && modprobe kvm_intel ept=0");
+    CHECK(json_object_get(w, "message") == NULL);
+    CHECK(json_array_size(json_object_get(body, "changes")) == 0); /* thp left alone */
+    CHECK(tree_is_original(root));
+    json_decref(body);
+
+    /* Once the operator reloaded the module, the same step applies. */
+    put(root, "sys/module/kvm_intel/parameters/ept", "N\n");
+    body = hv_step_execute(&step, &env, NULL, NULL);
+    CHECK_STR(json_string_value(json_object_get(body, "status")), "ok");
+    CHECK_STR(setting(json_object_get(body, "settings"), "kvm_ept", "read_back"), "off");
+    CHECK(json_array_size(json_object_get(body, "changes")) == 1);
+    json_decref(body);
+    put(root, "sys/module/kvm_intel/parameters/ept", "Y\n");
+
+    /* A failed apply says why and what it did. */
+    json_object_set_new(json_object_get(doc, "levels"), "kvm_npt", json_string("off"));
+    json_object_set_new(json_object_get(doc, "levels"), "kvm_ept", json_string("on"));
+    body = hv_step_execute(&step, &env, NULL, NULL);
     CHECK_STR(json_string_value(json_object_get(body, "status")), "error");
-    CHECK_MSG(strstr(json_string_value(json_object_get(body, "error")), "ept=0") != NULL, "%s",
+    CHECK_MSG(strstr(json_string_value(json_object_get(body, "error")), "npt=0") != NULL, "%s",
               json_string_value(json_object_get(body, "error")));
-    CHECK(json_array_size(json_object_get(body, "changes")) == 1); /* thp still applied */
+    CHECK(json_array_size(json_object_get(body, "changes")) == 0); /* thp kept from before */
     json_decref(body);
     step.kind = "restore";
     json_decref(hv_step_execute(&step, &env, NULL, NULL));

@@ -142,6 +142,15 @@ int hv_actuators_apply(const json_t *levels, struct hv_act_ctx *ctx, json_t **se
 int hv_actuators_read_back(const json_t *levels, struct hv_act_ctx *ctx, json_t **settings,
                            char *err, size_t len);
 
+/** The reboot-class levels of levels (kvm_ept, kvm_npt) that the host is
+ *  not at, which only the operator can change (a module reload): a new
+ *  array of {"factor", "level", "value" (what the host has), "file",
+ *  "command" (what brings it to the level), "message" (the same in
+ *  words)}, empty when every such level is in place. Changes nothing. A
+ *  parameter that cannot be read is not listed (hv_actuators_apply()
+ *  fails on it). NULL only when memory runs out. */
+json_t *hv_actuators_operator_pending(const json_t *levels, struct hv_act_ctx *ctx);
+
 /** Restores everything ctx->journal holds, newest entry first, removing
  *  each entry once restored and appending what was put back to
  *  ctx->changes. An entry that fails stays in the journal and the others

@@ -417,6 +417,39 @@ int hv_actuators_read_back(const json_t *levels, struct hv_act_ctx *ctx, json_t 
     return err[0] == '\0' ? 0 : -1;
 }
 
+json_t *hv_actuators_operator_pending(const json_t *levels, struct hv_act_ctx *ctx)
+{
+    json_t *out = json_array();
+    const char *name;
+    json_t *v;
+    json_object_foreach((json_t *)levels, name, v)
+    {
+        const struct hv_factor_def *def = hv_factor_find(name);
+        const struct hv_actuator *a = hv_actuator_find(name);
+        char level[128], why[256], msg[1024];
+        if (out == NULL || def == NULL || a == NULL || def->disruption != HV_DISRUPT_REBOOT ||
+            a->read_back == NULL || a->apply == NULL ||
+            hv_factor_level(def, v, level, sizeof level, why, sizeof why) != 0)
+            continue;
+        struct hv_reading r = {.detail = NULL};
+        snprintf(r.value, sizeof r.value, "%s", level);
+        /* A parameter that cannot be read (its module is not loaded) is
+         * the apply pass's failure, not a pause. */
+        if (a->read_back(a, ctx, NULL, &r, msg, sizeof msg) == 0 && strcmp(r.value, level) != 0) {
+            const char *cmd =
+                json_string_value(json_object_get(json_object_get(r.detail, "commands"), level));
+            /* The row's apply only reads: it says what the operator does. */
+            a->apply(a, ctx, NULL, level, msg, sizeof msg);
+            json_array_append_new(out,
+                                  json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "factor", name,
+                                            "level", level, "value", r.value, "file", r.source,
+                                            "command", cmd != NULL ? cmd : "", "message", msg));
+        }
+        json_decref(r.detail);
+    }
+    return out;
+}
+
 /* The row that reverts an entry: the row of its factor when that row
  * writes entries of its kind, else the first row of its kind (a domain's
  * definition serves every restart row). */

@@ -82,6 +82,28 @@ json_t *hv_step_execute(const struct hv_step *step, const struct hv_step_env *en
     int rc = -1;
     struct hv_journal *j = hv_journal_open(env->journal_dir, step->plan_id, err, sizeof err);
     struct hv_act_ctx ctx = step_ctx(step, env, j, tick, arg);
+    json_t *pending = NULL;
+    if (j != NULL && strcmp(step->kind, "apply") == 0)
+        pending = hv_actuators_operator_pending(step->levels, &ctx);
+    if (json_array_size(pending) > 0) {
+        /* The block waits for the operator before anything is changed. */
+        size_t i;
+        json_t *w;
+        json_array_foreach(pending, i, w)
+        {
+            size_t k = strlen(err);
+            snprintf(err + k, sizeof err - k, "%s%s", k ? "; " : "",
+                     json_string_value(json_object_get(w, "message")));
+            json_object_del(w, "message");
+        }
+        json_t *body = json_pack("{s:i, s:s, s:o, s:o, s:o, s:s}", "attempt", step->attempt,
+                                 "status", "waiting_for_operator", "settings", json_object(),
+                                 "changes", json_array(), "waiting", pending, "error", err);
+        hv_act_ctx_release(&ctx);
+        hv_journal_close(j);
+        return body;
+    }
+    json_decref(pending);
     if (j != NULL && strcmp(step->kind, "apply") == 0) {
         rc = step->template_domain != NULL ? make_clones(step, &ctx, err, sizeof err) : 0;
         if (rc == 0)
@@ -171,6 +193,10 @@ enum hv_step_outcome hv_step_run(struct hv_client *c, const struct hv_step *step
     if (strcmp(status, "ok") == 0)
         hv_info("step %lld (%s, plan %lld) done in %.1f s: %zu change%s", step->id, step->kind,
                 step->plan_id, hv_monotonic() - t0, changes, changes == 1 ? "" : "s");
+    else if (strcmp(status, "waiting_for_operator") == 0)
+        hv_warn("step %lld (plan %lld, block %d) waits for the operator, nothing changed: %s",
+                step->id, step->plan_id, step->block,
+                json_string_value(json_object_get(body, "error")));
     else
         hv_warn("step %lld (%s, plan %lld) failed after %.1f s (%zu change%s): %s", step->id,
                 step->kind, step->plan_id, hv_monotonic() - t0, changes, changes == 1 ? "" : "s",

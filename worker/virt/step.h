@@ -4,7 +4,11 @@
  * clone.h), "restore" puts back everything the plan's journal holds (and
  * removes the clones). Each answers POST
  * /api/v1/steps/{id}/result with {"attempt", "status" ("ok" | "error"),
- * "error", "settings", "changes"}.
+ * "error", "settings", "changes"}. An apply step whose reboot-class levels
+ * (kvm_ept, kvm_npt) the host is not at changes nothing and answers
+ * "waiting_for_operator" with "waiting": [{"factor", "level", "value",
+ * "file", "command"}]; the server offers the step again until the
+ * operator has reloaded the module.
  *
  * The journal (journal.h) lives in STATE_DIR/NAME/journal/, so a worker
  * that crashed between an apply and its restore still knows what to put
