@@ -37,6 +37,28 @@ static const struct hv_stmt insert = {
     "$10::jsonb) ON CONFLICT (job_id, attempt) DO NOTHING RETURNING 1",
     10};
 
+static const struct hv_stmt report_host = {
+    "telemetry_report_host",
+    "SELECT json_build_object('host', p.spec->'targets'->>'host', 'kvm_probe', (SELECT "
+    "h.facts->'kvm_probe' FROM targets h WHERE h.name = p.spec->'targets'->>'host'), 'busy', "
+    "(SELECT coalesce(json_agg(json_build_object('job_id', j.id, 'configuration', c.name, "
+    "'target', j.target_name, 'workload', j.workload_id, 'others_cpu_pct', "
+    "tm.observed->'host_busy'->'others_cpu_pct', 'steal_pct', "
+    "tm.observed->'host_busy'->'steal_pct', 'nonguest_cpu_pct', "
+    "tm.observed->'host_busy'->'nonguest_cpu_pct') ORDER BY c.idx, j.id), '[]') "
+    "FROM jobs j JOIN configurations c ON c.id = j.config_id "
+    "JOIN telemetry tm ON tm.job_id = j.id AND tm.attempt = j.attempt "
+    "WHERE j.plan_id = p.id AND j.status = 'done' "
+    "AND tm.observed->'host_busy'->'busy' = 'true'::jsonb))::text FROM plans p WHERE p.id = $1",
+    1};
+
+enum hv_db_status hv_db_report_host(int64_t plan_id, json_t **out)
+{
+    char id[24];
+    const char *params[] = {hv_db_int(id, sizeof id, plan_id)};
+    return hv_db_json(&report_host, params, out, NULL);
+}
+
 enum hv_db_status hv_db_telemetry_running(int64_t worker_id, json_t **out)
 {
     char id[24];

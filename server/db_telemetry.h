@@ -38,4 +38,13 @@ struct hv_telemetry_upload {
 enum hv_db_status hv_db_telemetry_store(const struct hv_telemetry_upload *u, bool *forbidden,
                                         bool *stored);
 
+/** The plan's host as its report sees it, into *out (new reference):
+ *  {"host": NAME, "kvm_probe": the host's facts.kvm_probe or null,
+ *  "busy": [{"job_id", "configuration", "target", "workload",
+ *  "others_cpu_pct", "steal_pct", "nonguest_cpu_pct"}]}, busy listing the
+ *  done jobs whose counted attempt ran while the host was busy with other
+ *  work (their telemetry's host_busy.busy), in configuration and job
+ *  order. HV_DB_NONE when there is no such plan. */
+enum hv_db_status hv_db_report_host(int64_t plan_id, json_t **out);
+
 #endif

@@ -35,6 +35,81 @@ static json_t *head_json(const struct hv_rdata *d)
                      factors_json(d), "confidence", 0.95);
 }
 
+/* What the host's KVM probe found, as the end of the emulated warning: ""
+ * when the host's facts hold no answer. */
+static void probe_words(const struct hv_rdata *d, char *buf, size_t len)
+{
+    const json_t *p = json_object_get(d->host_view, "kvm_probe");
+    const char *answer = json_string_value(json_object_get(p, "answer"));
+    const char *why = json_string_value(json_object_get(p, "why"));
+    const char *at = json_string_value(json_object_get(p, "probed_at"));
+    const char *host = json_string_value(json_object_get(d->host_view, "host"));
+    buf[0] = '\0';
+    if (answer == NULL || why == NULL)
+        return;
+    if (strcmp(answer, "tcg") == 0)
+        snprintf(buf, len, ". The KVM probe of %s found KVM unusable there: %s (probed %s)",
+                 host != NULL ? host : "the host", why, at != NULL ? at : "at an unknown time");
+    else
+        snprintf(buf, len,
+                 ". The KVM probe of %s found KVM usable there (%s, probed %s): with domain "
+                 "type kvm the guests would measure hardware virtualization",
+                 host != NULL ? host : "the host", why, at != NULL ? at : "at an unknown time");
+    if (!json_is_true(json_object_get(p, "current"))) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used,
+                 "; the answer was probed on another kernel or /dev/kvm, so probe again "
+                 "(deploy/guest-image/probe-kvm.sh --force)");
+    }
+}
+
+/* One warning per configuration whose jobs ran while the host was busy
+ * with other work (their host telemetry's host_busy), naming the jobs and
+ * the most the other work took. */
+static void busy_warnings(struct hv_rctx *c, const struct hv_rdata *d)
+{
+    const json_t *busy = json_object_get(d->host_view, "busy");
+    const char *host = json_string_value(json_object_get(d->host_view, "host"));
+    size_t n = json_array_size(busy);
+    for (size_t i = 0, k; i < n; i += k) {
+        const char *config =
+            json_string_value(json_object_get(json_array_get(busy, i), "configuration"));
+        char jobs[400] = "";
+        double others = 0, steal = 0, own = 0;
+        size_t listed = 0;
+        for (k = 0; i + k < n; k++) {
+            const json_t *b = json_array_get(busy, i + k);
+            const char *cf = json_string_value(json_object_get(b, "configuration"));
+            if (k > 0 && (cf == NULL || config == NULL || strcmp(cf, config) != 0))
+                break;
+            size_t used = strlen(jobs);
+            if (used + 80 < sizeof jobs) {
+                const char *target = json_string_value(json_object_get(b, "target"));
+                snprintf(jobs + used, sizeof jobs - used, "%s%lld (%s)", k > 0 ? ", " : "",
+                         (long long)json_integer_value(json_object_get(b, "job_id")),
+                         target != NULL ? target : "?");
+                listed++;
+            }
+            double v = json_number_value(json_object_get(b, "others_cpu_pct"));
+            others = v > others ? v : others;
+            v = json_number_value(json_object_get(b, "steal_pct"));
+            steal = v > steal ? v : steal;
+            v = json_number_value(json_object_get(b, "nonguest_cpu_pct"));
+            own = v > own ? v : own;
+        }
+        char more[32] = "";
+        if (listed < k)
+            snprintf(more, sizeof more, " and %zu more", k - listed);
+        hv_rwarn(c, "host_busy",
+                 "configuration %s: %zu job%s ran while %s was busy with other work (job%s %s%s; "
+                 "other domains up to %.1f %% of a CPU, steal up to %.1f %%, the host's own work "
+                 "up to %.1f %% of a CPU): their values carry that work's noise",
+                 config != NULL ? config : "?", k, k == 1 ? "" : "s",
+                 host != NULL ? host : "the host", k == 1 ? "" : "s", jobs, more, others, steal,
+                 own);
+    }
+}
+
 /* Sets key of report to v (stolen); a NULL v (memory ran out) fails. */
 static int put(json_t *report, const char *key, json_t *v)
 {
@@ -95,13 +170,16 @@ json_t *hv_report_build_digest(const struct hv_rdata *d, json_t **digest)
             snprintf(names + used, sizeof names - used, "%s%s", i > 0 ? ", " : "",
                      json_string_value(n));
         }
+        char probe[700];
+        probe_words(d, probe, sizeof probe);
         hv_rwarn(
             &c, "emulated",
             "%s ran under QEMU's TCG emulation (domain type qemu), not KVM: the guests' figures "
             "and their overhead against the host measure emulation, not hardware "
-            "virtualization",
-            names);
+            "virtualization%s",
+            names, probe);
     }
+    busy_warnings(&c, d);
     int rc = sections(&c, report, digest);
     rc |= json_object_set(report, "warnings", c.warnings);
     hv_rctx_free(&c);

@@ -338,6 +338,7 @@ void hv_rdata_free(struct hv_rdata *d)
     json_decref(d->emulated);
     json_decref(d->digest);
     free(d->version);
+    json_decref(d->host_view);
     for (size_t i = 0; i < d->n_series; i++)
         series_free(&d->series[i]);
     free(d->series);

@@ -86,6 +86,9 @@ struct hv_rdata {
      *  standing for the series (then none is loaded), or NULL (owned). */
     json_t *digest;
     char *version; /**< the state of the plan's done jobs when loaded (owned) */
+    /** The host's KVM probe and the jobs that ran while it was busy
+     *  (hv_db_report_host(); owned, may be NULL) */
+    json_t *host_view;
 };
 
 /** One value as the database (or a test) gives it. */

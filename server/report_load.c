@@ -1,5 +1,6 @@
 /* report_load.c — a plan's report data from the database; see report.h. */
 #include "db_plans.h"
+#include "db_telemetry.h"
 #include "report.h"
 
 #include "log.h"
@@ -114,6 +115,8 @@ enum hv_db_status hv_report_load(int64_t id, struct hv_rdata *d)
         if (json_is_object(digest))
             d->digest = json_incref(digest);
     }
+    if (s == HV_DB_OK)
+        s = hv_db_report_host(id, &d->host_view);
     json_decref(summary);
     json_decref(meta);
     if (s == HV_DB_OK && d->digest == NULL)

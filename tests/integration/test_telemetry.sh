@@ -108,4 +108,23 @@ assert_match "and why" 'no host worker sent telemetry' "$(json '.items[0].teleme
 assert_eq "no host samples, no host_busy" "0 null" \
     "$(json '"\([.items[0].samples[] | select(.metric | startswith("host."))] | length) \(.items[0].observed.host_busy)"')"
 
+
+# --- the report names the jobs that ran while the host was busy ------------------------
+# The telemetry of JOB1 said busy (set here: the test driver's host is
+# idle), and the plan's host lists the guest's domain as TCG with a KVM
+# probe's answer in its facts: the report says both.
+sql() { "$PG" psql "$HV_TMP/pg" -- -Atc "$1"; }
+P=$(sql "SELECT plan_id FROM jobs WHERE id = $JOB1")
+sql "UPDATE telemetry SET observed = jsonb_set(observed, '{host_busy}', observed->'host_busy' || '{\"busy\": true, \"others_cpu_pct\": 40, \"steal_pct\": 0.5, \"nonguest_cpu_pct\": 12}') WHERE job_id = $JOB1" >/dev/null
+sql "UPDATE targets SET facts = facts || '{\"libvirt\": {\"domains\": [{\"name\": \"tel-guest\", \"type\": \"qemu\"}]}, \"kvm_probe\": {\"answer\": \"tcg\", \"why\": \"no ready marker from a kvm guest within 60s\", \"probed_at\": \"2026-12-01T19:43:53Z\", \"current\": true}}' WHERE name = 'tel-other'" >/dev/null
+assert_status 200 GET "/api/v1/plans/$P/report" "${R[@]}"
+assert_eq "a host_busy warning names the busy job of its configuration" \
+    "configuration default: 1 job ran while tel-other was busy with other work (job $JOB1 (tel-guest); other domains up to 40.0 % of a CPU, steal up to 0.5 %, the host's own work up to 12.0 % of a CPU): their values carry that work's noise" \
+    "$(json -r '[.warnings[] | select(.kind == "host_busy") | .message] | join("; ")')"
+assert_match "the emulated warning says what the host's KVM probe found" \
+    "^tel-guest ran under QEMU's TCG emulation .*\. The KVM probe of tel-other found KVM unusable there: no ready marker from a kvm guest within 60s \(probed 2026-12-01T19:43:53Z\)$" \
+    "$(json -r '.warnings[] | select(.kind == "emulated") | .message')"
+HVBENCH_SERVER=$URL HVBENCH_TOKEN=$READ_TOKEN "$CLI" report "$P" >"$HV_TMP/report.md"
+assert_match "hvbench report prints it" "job $JOB1 \(tel-guest\)" "$(grep 'busy with other work' "$HV_TMP/report.md")"
+
 hv_finish

@@ -94,6 +94,81 @@ static json_t *report_of(struct hv_rdata *d)
     return r;
 }
 
+/* --- the host: its KVM probe beside the emulated warning, busy jobs ---- */
+
+static void test_host_view(void)
+{
+    struct hv_rdata d;
+    plan_of(&d,
+            "{\"targets\":{\"host\":\"hv\",\"guests\":{\"domains\":[\"vm0\"]}},"
+            "\"factors\":{\"vcpu_pin\":[\"off\",\"on\"]},\"repetitions\":{\"min\":2}}",
+            "done");
+    config_of(&d, "default", "{\"vcpu_pin\":\"off\"}");
+    config_of(&d, "vcpu_pin=on", "{\"vcpu_pin\":\"on\"}");
+    CHECK(hv_rdata_workload(&d, "cpu", "cpu", "builtin") == 0);
+    for (int r = 1; r <= 2; r++)
+        for (size_t c = 0; c < 2; c++)
+            value(&d, c, "cpu", "vm0", "cpu.score", true, r, 1000.0 + r + (double)c);
+    d.emulated = check_json("[\"vm0\"]");
+    d.host_view = check_json(
+        "{\"host\": \"hv\", \"kvm_probe\": {\"answer\": \"tcg\", \"why\": \"no ready marker "
+        "within 60s\", \"probed_at\": \"2026-12-01T19:43:53Z\", \"current\": true}, \"busy\": ["
+        "{\"job_id\": 12, \"configuration\": \"default\", \"target\": \"vm0\", "
+        "\"others_cpu_pct\": 40.5, \"steal_pct\": 0.5, \"nonguest_cpu_pct\": null},"
+        "{\"job_id\": 14, \"configuration\": \"default\", \"target\": \"vm0\", "
+        "\"others_cpu_pct\": 30, \"steal_pct\": 2.5, \"nonguest_cpu_pct\": 10},"
+        "{\"job_id\": 15, \"configuration\": \"vcpu_pin=on\", \"target\": \"vm0\", "
+        "\"others_cpu_pct\": 26, \"steal_pct\": 0, \"nonguest_cpu_pct\": 0}]}");
+    json_t *r = report_of(&d);
+    json_t *w = find(json_object_get(r, "warnings"), "kind", "emulated", NULL, NULL);
+    const char *msg = json_string_value(json_object_get(w, "message"));
+    CHECK_MSG(msg != NULL && strstr(msg, "vm0 ran under QEMU's TCG emulation") == msg &&
+                  strstr(msg, ". The KVM probe of hv found KVM unusable there: no ready marker "
+                              "within 60s (probed 2026-12-01T19:43:53Z)") != NULL,
+              "%s", msg);
+    size_t i, busy = 0;
+    json_t *e;
+    json_array_foreach(json_object_get(r, "warnings"), i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "kind")), "host_busy") != 0)
+            continue;
+        msg = json_string_value(json_object_get(e, "message"));
+        if (busy++ == 0)
+            CHECK_STR(msg, "configuration default: 2 jobs ran while hv was busy with other work "
+                           "(jobs 12 (vm0), 14 (vm0); other domains up to 40.5 % of a CPU, steal "
+                           "up to 2.5 %, the host's own work up to 10.0 % of a CPU): their values "
+                           "carry that work's noise");
+        else
+            CHECK_MSG(strstr(msg, "configuration vcpu_pin=on: 1 job ran while hv was busy with "
+                                  "other work (job 15 (vm0); other domains up to 26.0 %") == msg,
+                      "%s", msg);
+    }
+    CHECK(busy == 2);
+    char *md = hv_report_md(r);
+    CHECK(strstr(md, "jobs 12 (vm0), 14 (vm0)") != NULL);
+    free(md);
+    json_decref(r);
+
+    /* A stale answer that KVM works says so, and to probe again. */
+    plan_of(&d, "{\"targets\":{\"host\":\"hv\",\"guests\":{\"domains\":[\"vm0\"]}}}", "done");
+    config_of(&d, "default", "{}");
+    CHECK(hv_rdata_workload(&d, "cpu", "cpu", "builtin") == 0);
+    value(&d, 0, "cpu", "vm0", "cpu.score", true, 1, 1000.0);
+    d.emulated = check_json("[\"vm0\"]");
+    d.host_view = check_json("{\"host\": \"hv\", \"kvm_probe\": {\"answer\": \"kvm\", \"why\": "
+                             "\"ready in 3s\", \"current\": false}, \"busy\": []}");
+    r = report_of(&d);
+    w = find(json_object_get(r, "warnings"), "kind", "emulated", NULL, NULL);
+    msg = json_string_value(json_object_get(w, "message"));
+    CHECK_MSG(msg != NULL &&
+                  strstr(msg, "found KVM usable there (ready in 3s, probed at an "
+                              "unknown time): with domain type kvm") != NULL &&
+                  strstr(msg, "probe again (deploy/guest-image/probe-kvm.sh --force)") != NULL,
+              "%s", msg);
+    CHECK(!warned(r, "host_busy"));
+    json_decref(r);
+}
+
 /* --- a full factorial 2×2: vcpu_pin=on +5 %, thp=never −10 % ------------ */
 
 static json_t *factorial_report(void)
@@ -566,6 +641,7 @@ int main(void)
     test_text();
     test_risk_levels();
     test_plan_members();
+    test_host_view();
     /* SHOW_REPORT=md|csv|json prints the factorial's report to look at. */
     const char *show = getenv("SHOW_REPORT");
     if (show != NULL) {
