@@ -172,10 +172,12 @@ assert_match "hvbench status shows the command" \
     "^status +running: waiting for the operator on op-host: kvm_ept=off .*modprobe kvm_intel ept=0" \
     "$(grep '^status' "$HV_TMP/op-status.out")"
 echo N >"$EPT"
+T_OPERATOR=$SECONDS
 hv_log "the operator set ept to N"
 # shellcheck disable=SC2317 # called through wait_for
 op_done() { [[ $(sql "SELECT count(*) FROM plan_steps WHERE plan_id = $OP AND kind = 'restore' AND status = 'done'") == 1 ]]; }
 wait_for "the plan goes on once the file reads the level" 90 op_done
+hv_log "the plan ended $((SECONDS - T_OPERATOR)) s after the operator's change; the waiting step was offered $(sql "SELECT attempt FROM plan_steps WHERE plan_id = $OP AND block = 1") times in all"
 assert_status 200 GET "/api/v1/plans/$OP"
 assert_eq "and is done, waiting for nothing" "done null 2" "$(json -r '[.status, (.waiting | tostring), (.jobs.done | tostring)] | join(" ")')"
 assert_eq "the step read the level back" off \
