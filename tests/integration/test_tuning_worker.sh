@@ -26,8 +26,15 @@ always) LEVELS='["madvise", "never"]' ;;
 madvise) LEVELS='["always", "never"]' ;;
 *) LEVELS='["always", "madvise"]' ;;
 esac
-# Whatever happens, the machine keeps its setting.
-trap 'echo "$ORIGINAL" >"$THP" 2>/dev/null; hv_teardown' EXIT
+# Whatever happens, the machine keeps its setting; hv_teardown still gets
+# the test's exit status (the echo's would hide a failure).
+# shellcheck disable=SC2317 # called by the EXIT trap
+tw_teardown() {
+    local rc=$?
+    echo "$ORIGINAL" >"$THP" 2>/dev/null
+    return "$rc"
+}
+trap 'tw_teardown; hv_teardown' EXIT
 
 plan() { # NAME FACTORS
     jq -c --arg n "$1" --argjson f "$2" '.name = $n | .targets.host = "tw-host"
