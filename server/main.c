@@ -303,6 +303,7 @@ static int cmd_serve(int argc, char **argv)
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    hv_waiters_on_webhooks(hv_webhooks_wake);
     if (hv_waiters_start(hv_cfg.db) != 0 || hv_webhooks_start() != 0 || hv_http_start() != 0)
         return 1;
     hv_info("listening on http://%s:%u (%u threads, schema %d, web %s)", hv_cfg.listen_host,

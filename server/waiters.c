@@ -1,8 +1,6 @@
 /* waiters.c — see waiters.h. */
 #include "waiters.h"
 
-#include "webhooks.h"
-
 #include "log.h"
 #include "timeutil.h"
 
@@ -158,6 +156,14 @@ static double next_wakeup(double now)
     return t;
 }
 
+/* Called on hv_webhooks notifications (hv_waiters_on_webhooks). */
+static void (*extra_fn)(void);
+
+void hv_waiters_on_webhooks(void (*fn)(void))
+{
+    extra_fn = fn;
+}
+
 static PGconn *listen_connect(void)
 {
     PGconn *c = PQconnectdb(listen_conninfo);
@@ -165,7 +171,8 @@ static PGconn *listen_connect(void)
         PQfinish(c);
         return NULL;
     }
-    PGresult *r = PQexec(c, "LISTEN hv_jobs; LISTEN hv_group; LISTEN hv_webhooks");
+    PGresult *r = PQexec(c, extra_fn != NULL ? "LISTEN hv_jobs; LISTEN hv_group; LISTEN hv_webhooks"
+                                             : "LISTEN hv_jobs; LISTEN hv_group");
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
     if (!ok) {
@@ -188,8 +195,8 @@ static void drain_notifications(PGconn *c)
             atomic_fetch_add(&group_seq, 1);
             int64_t g = strtoll(n->extra, NULL, 10);
             resume_matching(match_group, &g);
-        } else if (strcmp(n->relname, "hv_webhooks") == 0) {
-            hv_webhooks_wake();
+        } else if (strcmp(n->relname, "hv_webhooks") == 0 && extra_fn != NULL) {
+            extra_fn();
         }
         PQfreemem(n);
     }

@@ -27,6 +27,11 @@ enum hv_wait_kind {
  *  retried in the background, with the fallback tick still running). */
 int hv_waiters_start(const char *conninfo);
 
+/** Has the listener also LISTEN on hv_webhooks and call fn on each of its
+ *  notifications (the webhook sender's wake-up). Call before
+ *  hv_waiters_start(). */
+void hv_waiters_on_webhooks(void (*fn)(void));
+
 /** Resumes every waiting request and stops the listener. */
 void hv_waiters_stop(void);
 

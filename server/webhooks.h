@@ -23,8 +23,8 @@ int hv_webhooks_start(void);
  *  retried later, by this server or another). */
 void hv_webhooks_stop(void);
 
-/** Wakes the sender at once (a delivery was queued: the listener of
- *  waiters.c calls this on the hv_webhooks notification). */
+/** Wakes the sender at once (a delivery was queued: main.c has the
+ *  listener of waiters.c call this on the hv_webhooks notification). */
 void hv_webhooks_wake(void);
 
 /** Writes "t=UNIX,v1=HEX" for body signed with secret at time t into out
