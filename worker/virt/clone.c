@@ -298,6 +298,41 @@ static int make_overlay(struct hv_act_ctx *ctx, const struct overlay *o, char *e
     return rc;
 }
 
+/* The journal entry of a clone of tmpl named name: its overlays, log
+ * files, the pools and folders they live in, and who owns each backing
+ * file (restore checks them). NULL when memory runs out. */
+static json_t *journal_entry(const char *tmpl, const char *name, const struct plan_of_clone *pc)
+{
+    json_t *entry;
+    entry = json_pack("{s:s, s:s, s:s, s:s, s:s, s:[], s:[], s:[], s:[], s:[]}", "kind",
+                      HV_CLONE_KIND, "factor", "template", "scope", "guest", "object", name,
+                      "template", tmpl, "overlays", "files", "pools", "dirs", "backing");
+    for (size_t i = 0; i < pc->n_ov; i++) {
+        struct stat st;
+        if (stat(pc->ov[i].backing, &st) == 0)
+            json_array_append_new(json_object_get(entry, "backing"),
+                                  json_pack("{s:s, s:I, s:I, s:I}", "path", pc->ov[i].backing,
+                                            "uid", (json_int_t)st.st_uid, "gid",
+                                            (json_int_t)st.st_gid, "mode",
+                                            (json_int_t)(st.st_mode & 07777)));
+        char dir[1100], pool[64];
+        clone_dir(pc->ov[i].backing, dir, sizeof dir);
+        pool_name(dir, pool, sizeof pool);
+        json_array_append_new(json_object_get(entry, "overlays"), json_string(pc->ov[i].path));
+        add_unique(json_object_get(entry, "pools"), pool);
+        add_unique(json_object_get(entry, "dirs"), dir);
+    }
+    for (size_t i = 0; i < pc->n_log; i++) {
+        char dir[1100], pool[64];
+        parent_dir(pc->log_path[i], dir, sizeof dir);
+        pool_name(dir, pool, sizeof pool);
+        add_unique(json_object_get(entry, "files"), pc->log_path[i]);
+        add_unique(json_object_get(entry, "pools"), pool);
+        add_unique(json_object_get(entry, "dirs"), dir);
+    }
+    return entry;
+}
+
 int hv_clone_create(struct hv_act_ctx *ctx, const char *tmpl, const char *name, char *err,
                     size_t len)
 {
@@ -337,32 +372,7 @@ int hv_clone_create(struct hv_act_ctx *ctx, const char *tmpl, const char *name, 
     json_t *entry = NULL;
     if (rc == 0) {
         find_logs(devices, name, pc);
-        entry = json_pack("{s:s, s:s, s:s, s:s, s:s, s:[], s:[], s:[], s:[], s:[]}", "kind",
-                          HV_CLONE_KIND, "factor", "template", "scope", "guest", "object", name,
-                          "template", tmpl, "overlays", "files", "pools", "dirs", "backing");
-        for (size_t i = 0; i < pc->n_ov; i++) {
-            struct stat st;
-            if (stat(pc->ov[i].backing, &st) == 0)
-                json_array_append_new(json_object_get(entry, "backing"),
-                                      json_pack("{s:s, s:I, s:I, s:I}", "path", pc->ov[i].backing,
-                                                "uid", (json_int_t)st.st_uid, "gid",
-                                                (json_int_t)st.st_gid, "mode",
-                                                (json_int_t)(st.st_mode & 07777)));
-            char dir[1100], pool[64];
-            clone_dir(pc->ov[i].backing, dir, sizeof dir);
-            pool_name(dir, pool, sizeof pool);
-            json_array_append_new(json_object_get(entry, "overlays"), json_string(pc->ov[i].path));
-            add_unique(json_object_get(entry, "pools"), pool);
-            add_unique(json_object_get(entry, "dirs"), dir);
-        }
-        for (size_t i = 0; i < pc->n_log; i++) {
-            char dir[1100], pool[64];
-            parent_dir(pc->log_path[i], dir, sizeof dir);
-            pool_name(dir, pool, sizeof pool);
-            add_unique(json_object_get(entry, "files"), pc->log_path[i]);
-            add_unique(json_object_get(entry, "pools"), pool);
-            add_unique(json_object_get(entry, "dirs"), dir);
-        }
+        entry = journal_entry(tmpl, name, pc);
         if (edit_definition(ctx, root, name, pc) != 0)
             rc = hv_act_fail(err, len, "out of memory editing the definition of %s", name);
     }
