@@ -25,7 +25,8 @@ const struct cli_command cli_cmd_import = {
     .usage =
         "--tool TOOL --target NAME [--at TIME] [--label KEY=VALUE ...] [--name NAME] "
         "FILE\n       hvbench import --study NAME --baseline LABEL --target NAME [--tool TOOL] "
-        "[--at TIME] [--label KEY=VALUE ...] [--name NAME] LABEL[:TOOL]=FILE...",
+        "[--at TIME] [--label KEY=VALUE ...] [--name NAME] LABEL[:TOOL]=FILE...\n"
+        "       hvbench import --plan FILE",
     .summary = "import a saved output of fio, iperf3, iperf, bonnie++, sysbench or stress-ng",
     .help = "  -t, --tool TOOL         fio, iperf3, iperf (iperf 2), bonnie (bonnie++),\n"
             "                          sysbench or stress-ng\n"
@@ -40,6 +41,8 @@ const struct cli_command cli_cmd_import = {
             "  -s, --study NAME        import a study: each argument LABEL[:TOOL]=FILE is\n"
             "                          an output under a label (TOOL defaults to --tool)\n"
             "  -b, --baseline LABEL    the study's label the others are compared with\n"
+            "      --plan FILE         a plan as hvbench export wrote it (from this or\n"
+            "                          another server): stored here as a new plan\n"
             "\n"
             "FILE is the tool's output as it saved it (- for standard input):\n"
             "  fio        --output-format=json\n"
@@ -408,11 +411,42 @@ static int parse_args(struct import_args *a, int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
+/** hvbench import --plan FILE: an exported plan stored as a new plan. */
+static int import_plan(struct cli_ctx *ctx, const char *path)
+{
+    size_t len;
+    char *text = read_file(path, &len);
+    if (text == NULL)
+        return CLI_EXIT_USAGE;
+    json_error_t jerr;
+    json_t *doc = json_loadb(text, len, 0, &jerr);
+    free(text);
+    if (doc == NULL) {
+        cli_err("%s is not JSON: %s (line %d)", path, jerr.text, jerr.line);
+        return CLI_EXIT_USAGE;
+    }
+    struct hv_http_response resp;
+    memset(&resp, 0, sizeof resp);
+    int rc = cli_request(ctx, "POST", "/api/v1/plans/import", doc, &resp);
+    if (rc == CLI_EXIT_OK && ctx->json) {
+        rc = cli_print_json(resp.body) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    } else if (rc == CLI_EXIT_OK) {
+        long long id = (long long)json_integer_value(json_object_get(resp.body, "id"));
+        const char *name = json_string_value(json_object_get(json_object_get(doc, "plan"), "name"));
+        cli_out("plan %lld imported (%s): hvbench report %lld", id, name != NULL ? name : "?", id);
+    }
+    json_decref(doc);
+    hv_http_response_clear(&resp);
+    return rc;
+}
+
 /** hvbench import --tool TOOL --target NAME [--at TIME] [--label K=V ...]
  *  [--name NAME] FILE, or with --study NAME --baseline LABEL, LABEL=FILE
  *  arguments */
 static int cmd_import_exec(struct cli_ctx *ctx, int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "--plan") == 0)
+        return argc == 3 ? import_plan(ctx, argv[2]) : cli_usage(&cli_cmd_import);
     struct import_args a = {.labels = json_object()};
     int rc = a.labels != NULL ? parse_args(&a, argc, argv) : CLI_EXIT_FAIL;
     json_t *body = NULL;

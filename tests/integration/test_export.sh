@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2016,SC2317 # jq programs in single quotes; functions run by wait_for
 # A plan moved between servers: three rounds measured here (the worker
-# played with curl, so every value is known) are exported with the CLI and
-# imported into a second server on its own database; the imported plan is
+# played with curl, so every value is known) are exported and imported
+# with the CLI (hvbench export, hvbench import --plan) into a second
+# server on its own database; the imported plan is
 # a new plan there with every job, result, metric, sample, observation and
 # raw output, and its report gives the same figures. A plan that has not
 # ended is not exported; a document that is not an export, or whose jobs
@@ -66,10 +67,10 @@ code=$(curl -s -o "$HV_TMP/bad.json" -w '%{http_code}' "${S2[@]}" -H 'Content-Ty
 assert_eq "each problem at its path" "400 /jobs/1/configuration /jobs/2/status" \
     "$code $(jq -r '[.errors[].path] | sort | join(" ")' "$HV_TMP/bad.json")"
 
-code=$(curl -s -o "$HV_TMP/imported.json" -w '%{http_code}' "${S2[@]}" -H 'Content-Type: application/json' \
-    --data-binary @"$HV_TMP/plan.json" "$URL2/api/v1/plans/import")
-assert_eq "imported: 201" 201 "$code"
-P2=$(jq -r .id "$HV_TMP/imported.json")
+out=$(HVBENCH_SERVER=$URL2 HVBENCH_TOKEN=$SUBMIT2 "$CLI" import --plan "$HV_TMP/plan.json")
+assert_eq "hvbench import --plan exits 0" 0 "$?"
+P2=$(sed -n 's/^plan \([0-9]*\) imported (exported): hvbench report [0-9]*$/\1/p' <<<"$out")
+assert_match "and names the new plan" '^[0-9]+$' "$P2"
 curl -s "$URL2/api/v1/plans/$P2" >"$HV_TMP/p2.json"
 assert_eq "a new plan there: its name, done, 3 jobs done" "exported done 3" \
     "$(jq -r '"\(.name) \(.status) \(.jobs.done)"' "$HV_TMP/p2.json")"
