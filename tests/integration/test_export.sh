@@ -58,9 +58,9 @@ wait_for "the second server answers" 20 up2
 S2=(-H "Authorization: Bearer $SUBMIT2")
 
 # Refusals first: not an export, and a job naming a configuration it lacks.
-code=$(curl -s -o "$HV_TMP/bad.json" -w '%{http_code}' "${S2[@]}" -H 'Content-Type: application/json' \
-    --data-binary '{"format": "something-else", "plan": {}, "configurations": [], "jobs": []}' "$URL2/api/v1/plans/import")
-assert_eq "not an export: 400 at /format" "400 /format" "$code $(jq -r '.errors[0].path' "$HV_TMP/bad.json")"
+URL=$URL2 assert_status 400 POST /api/v1/plans/import "${S2[@]}" --data-binary \
+    '{"format": "something-else", "plan": {}, "configurations": [], "jobs": []}'
+assert_eq "not an export: 400 at /format" "/format" "$(json -r '.errors[0].path')"
 code=$(curl -s -o "$HV_TMP/bad.json" -w '%{http_code}' "${S2[@]}" -H 'Content-Type: application/json' \
     --data-binary "$(jq -c '.jobs[1].configuration = 7 | .jobs[2].status = "queued"' "$HV_TMP/plan.json")" \
     "$URL2/api/v1/plans/import")
@@ -72,6 +72,8 @@ assert_eq "hvbench import --plan exits 0" 0 "$?"
 P2=$(sed -n 's/^plan \([0-9]*\) imported (exported): hvbench report [0-9]*$/\1/p' <<<"$out")
 assert_match "and names the new plan" '^[0-9]+$' "$P2"
 curl -s "$URL2/api/v1/plans/$P2" >"$HV_TMP/p2.json"
+URL=$URL2 assert_status 201 POST /api/v1/plans/import "${S2[@]}" --data-binary @"$HV_TMP/plan.json"
+assert_eq "the same document again: another new plan" "$((P2 + 1))" "$(json .id)"
 assert_eq "a new plan there: its name, done, 3 jobs done" "exported done 3" \
     "$(jq -r '"\(.name) \(.status) \(.jobs.done)"' "$HV_TMP/p2.json")"
 curl -s "$URL2/api/v1/plans/$P2/jobs" >"$HV_TMP/jobs2.json"
