@@ -160,8 +160,10 @@ enum hv_db_status hv_db_webhook_take(struct hv_webhook_due *due, int max, int lo
     const char *p[] = {hv_db_int(m, sizeof m, max), hv_db_int(l, sizeof l, lock_s)};
     PGresult *r;
     enum hv_db_status s = hv_db_exec(db, &take, p, &r);
-    if (s != HV_DB_OK)
+    if (s != HV_DB_OK) {
+        PQclear(r); /* HV_DB_NONE keeps its (empty) result */
         return s == HV_DB_NONE ? HV_DB_OK : s;
+    }
     int rows = PQntuples(r);
     for (int i = 0; i < rows && i < max; i++) {
         struct hv_webhook_due *d = &due[*n];
@@ -201,8 +203,10 @@ double hv_db_webhook_next_in(double cap)
     if (db == NULL)
         return cap;
     PGresult *r;
-    if (hv_db_exec(db, &next_in, NULL, &r) != HV_DB_OK)
+    if (hv_db_exec(db, &next_in, NULL, &r) != HV_DB_OK) {
+        PQclear(r);
         return cap;
+    }
     double v = PQgetisnull(r, 0, 0) ? cap : strtod(PQgetvalue(r, 0, 0), NULL);
     PQclear(r);
     return v < 0 ? 0 : v > cap ? cap : v;

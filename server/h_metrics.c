@@ -32,8 +32,10 @@ static void read_state(struct hv_metrics_db *m)
     char live[16];
     const char *p[] = {hv_db_int(live, sizeof live, hv_cfg.worker_live_seconds)};
     PGresult *r;
-    if (hv_db_exec(db, &state, p, &r) != HV_DB_OK)
+    if (hv_db_exec(db, &state, p, &r) != HV_DB_OK) {
+        PQclear(r);
         return;
+    }
     m->jobs_queued = atol(PQgetvalue(r, 0, 0));
     m->jobs_running = atol(PQgetvalue(r, 0, 1));
     m->workers_live = atol(PQgetvalue(r, 0, 2));
