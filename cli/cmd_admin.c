@@ -62,42 +62,27 @@ const struct cli_command cli_cmd_purge = {
     .fn = cmd_purge_exec,
 };
 
-/* POST or DELETE path, printing the answer as JSON or through print. */
-static int one_call(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
-                    void (*print)(const json_t *answer))
-{
-    struct hv_http_response resp;
-    memset(&resp, 0, sizeof resp);
-    int rc = cli_request(ctx, method, path, body, &resp);
-    if (rc == CLI_EXIT_OK) {
-        if (ctx->json)
-            cli_print_json(resp.body);
-        else
-            print(resp.body);
-    }
-    hv_http_response_clear(&resp);
-    return rc;
-}
-
 static long long num(const json_t *o, const char *key)
 {
     return (long long)json_integer_value(json_object_get(o, key));
 }
 
-static void print_deleted(const json_t *answer)
+static int print_deleted(const json_t *answer)
 {
     const json_t *d = json_object_get(answer, "deleted");
     cli_out("plan %lld deleted: %lld jobs, %lld results, %lld samples, %lld bytes", num(d, "plan"),
             num(d, "jobs"), num(d, "results"), num(d, "samples"), num(d, "bytes"));
+    return CLI_EXIT_OK;
 }
 
-static void print_retried(const json_t *answer)
+static int print_retried(const json_t *answer)
 {
     cli_out("plan %lld: %lld failed job%s queued again", num(answer, "plan_id"),
             num(answer, "retried"), num(answer, "retried") == 1 ? "" : "s");
+    return CLI_EXIT_OK;
 }
 
-static void print_purged(const json_t *a)
+static int print_purged(const json_t *a)
 {
     bool dry = json_is_true(json_object_get(a, "dry_run"));
     cli_out("%s before %s: %lld plans (%lld results, %lld of their samples), %lld samples, "
@@ -105,6 +90,7 @@ static void print_purged(const json_t *a)
             dry ? "would purge" : "purged", json_string_value(json_object_get(a, "before")),
             num(a, "plans"), num(a, "results"), num(a, "plan_samples"), num(a, "samples"),
             num(a, "telemetry"), num(a, "raw_outputs"), num(a, "bytes"));
+    return CLI_EXIT_OK;
 }
 
 /* "/api/v1/plans/ID" + suffix, ID being the only argument. */
@@ -124,14 +110,14 @@ static int cmd_delete_exec(struct cli_ctx *ctx, int argc, char **argv)
 {
     char path[64];
     int rc = id_path(&cli_cmd_delete, argc, argv, "", path, sizeof path);
-    return rc != CLI_EXIT_OK ? rc : one_call(ctx, "DELETE", path, NULL, print_deleted);
+    return rc != CLI_EXIT_OK ? rc : cli_call(ctx, "DELETE", path, NULL, print_deleted);
 }
 
 static int cmd_retry_exec(struct cli_ctx *ctx, int argc, char **argv)
 {
     char path[64];
     int rc = id_path(&cli_cmd_retry, argc, argv, "/retry", path, sizeof path);
-    return rc != CLI_EXIT_OK ? rc : one_call(ctx, "POST", path, NULL, print_retried);
+    return rc != CLI_EXIT_OK ? rc : cli_call(ctx, "POST", path, NULL, print_retried);
 }
 
 static int cmd_purge_exec(struct cli_ctx *ctx, int argc, char **argv)
@@ -164,7 +150,7 @@ static int cmd_purge_exec(struct cli_ctx *ctx, int argc, char **argv)
         json_decref(body);
         return cli_usage(&cli_cmd_purge);
     }
-    int rc = one_call(ctx, "POST", "/api/v1/purge", body, print_purged);
+    int rc = cli_call(ctx, "POST", "/api/v1/purge", body, print_purged);
     json_decref(body);
     return rc;
 }

@@ -47,96 +47,43 @@ static void events_text(const json_t *events, char *buf, size_t len)
     }
 }
 
-static int print_list(const json_t *items)
+static int list_row(struct cli_table *t, const json_t *w)
 {
-    static const struct cli_column cols[] = {{"ID", CLI_RIGHT},
-                                             {"URL", CLI_LEFT},
-                                             {"EVENTS", CLI_LEFT},
-                                             {"PRIVATE", CLI_LEFT},
-                                             {"CREATED", CLI_LEFT}};
-    struct cli_table *t = cli_table_new(cols, sizeof cols / sizeof cols[0]);
-    int rc = t != NULL ? CLI_EXIT_OK : CLI_EXIT_FAIL;
-    size_t i;
-    json_t *w;
-    json_array_foreach(items, i, w)
-    {
-        char id[24], events[512];
-        snprintf(id, sizeof id, "%lld", (long long)json_integer_value(json_object_get(w, "id")));
-        events_text(json_object_get(w, "events"), events, sizeof events);
-        const char *cells[] = {id, str(w, "url"), events,
-                               json_is_true(json_object_get(w, "allow_private")) ? "yes" : "no",
-                               str(w, "created_at")};
-        if (rc == CLI_EXIT_OK && cli_table_add(t, cells) != 0)
-            rc = CLI_EXIT_FAIL;
-    }
-    if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
-        rc = CLI_EXIT_FAIL;
-    cli_table_free(t);
-    return rc;
+    char id[24], events[512];
+    snprintf(id, sizeof id, "%lld", (long long)json_integer_value(json_object_get(w, "id")));
+    events_text(json_object_get(w, "events"), events, sizeof events);
+    const char *cells[] = {id, str(w, "url"), events,
+                           json_is_true(json_object_get(w, "allow_private")) ? "yes" : "no",
+                           str(w, "created_at")};
+    return cli_table_add(t, cells);
 }
 
-static int print_deliveries(const json_t *items)
+static const struct cli_column list_cols[] = {{"ID", CLI_RIGHT},
+                                              {"URL", CLI_LEFT},
+                                              {"EVENTS", CLI_LEFT},
+                                              {"PRIVATE", CLI_LEFT},
+                                              {"CREATED", CLI_LEFT}};
+
+static int delivery_row(struct cli_table *t, const json_t *d)
 {
-    static const struct cli_column cols[] = {{"ID", CLI_RIGHT},       {"EVENT", CLI_LEFT},
-                                             {"STATUS", CLI_LEFT},    {"ATTEMPTS", CLI_RIGHT},
-                                             {"HTTP", CLI_RIGHT},     {"CREATED", CLI_LEFT},
-                                             {"LAST ERROR", CLI_LEFT}};
-    struct cli_table *t = cli_table_new(cols, sizeof cols / sizeof cols[0]);
-    int rc = t != NULL ? CLI_EXIT_OK : CLI_EXIT_FAIL;
-    size_t i;
-    json_t *d;
-    json_array_foreach(items, i, d)
-    {
-        char id[24], attempts[16], http[16] = "-";
-        snprintf(id, sizeof id, "%lld", (long long)json_integer_value(json_object_get(d, "id")));
-        snprintf(attempts, sizeof attempts, "%lld",
-                 (long long)json_integer_value(json_object_get(d, "attempts")));
-        if (json_is_integer(json_object_get(d, "last_status")))
-            snprintf(http, sizeof http, "%lld",
-                     (long long)json_integer_value(json_object_get(d, "last_status")));
-        const char *cells[] = {id,   str(d, "event"),      str(d, "status"),    attempts,
-                               http, str(d, "created_at"), str(d, "last_error")};
-        if (rc == CLI_EXIT_OK && cli_table_add(t, cells) != 0)
-            rc = CLI_EXIT_FAIL;
-    }
-    if (rc == CLI_EXIT_OK && cli_table_print(t, stdout) != 0)
-        rc = CLI_EXIT_FAIL;
-    cli_table_free(t);
-    return rc;
+    char id[24], attempts[16], http[16] = "-";
+    snprintf(id, sizeof id, "%lld", (long long)json_integer_value(json_object_get(d, "id")));
+    snprintf(attempts, sizeof attempts, "%lld",
+             (long long)json_integer_value(json_object_get(d, "attempts")));
+    if (json_is_integer(json_object_get(d, "last_status")))
+        snprintf(http, sizeof http, "%lld",
+                 (long long)json_integer_value(json_object_get(d, "last_status")));
+    const char *cells[] = {id,   str(d, "event"),      str(d, "status"),    attempts,
+                           http, str(d, "created_at"), str(d, "last_error")};
+    return cli_table_add(t, cells);
 }
 
-/* One call; the answer printed as JSON, or by what (NULL: nothing). */
-static int call(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
-                int (*what)(struct cli_ctx *ctx, const json_t *answer))
-{
-    struct hv_http_response resp;
-    memset(&resp, 0, sizeof resp);
-    int rc = cli_request(ctx, method, path, body, &resp);
-    if (rc == CLI_EXIT_OK) {
-        if (ctx->json)
-            cli_print_json(resp.body);
-        else if (what != NULL)
-            rc = what(ctx, resp.body);
-    }
-    hv_http_response_clear(&resp);
-    return rc;
-}
+static const struct cli_column delivery_cols[] = {
+    {"ID", CLI_RIGHT},   {"EVENT", CLI_LEFT},   {"STATUS", CLI_LEFT},    {"ATTEMPTS", CLI_RIGHT},
+    {"HTTP", CLI_RIGHT}, {"CREATED", CLI_LEFT}, {"LAST ERROR", CLI_LEFT}};
 
-static int shown_list(struct cli_ctx *ctx, const json_t *a)
+static int shown_added(const json_t *a)
 {
-    (void)ctx;
-    return print_list(json_object_get(a, "items"));
-}
-
-static int shown_deliveries(struct cli_ctx *ctx, const json_t *a)
-{
-    (void)ctx;
-    return print_deliveries(json_object_get(a, "items"));
-}
-
-static int shown_added(struct cli_ctx *ctx, const json_t *a)
-{
-    (void)ctx;
     cli_out("webhook %lld: %s", (long long)json_integer_value(json_object_get(a, "id")),
             str(a, "url"));
     cli_out("secret: %s", str(a, "secret"));
@@ -144,16 +91,14 @@ static int shown_added(struct cli_ctx *ctx, const json_t *a)
     return CLI_EXIT_OK;
 }
 
-static int shown_deleted(struct cli_ctx *ctx, const json_t *a)
+static int shown_deleted(const json_t *a)
 {
-    (void)ctx;
     cli_out("webhook %lld deleted", (long long)json_integer_value(json_object_get(a, "id")));
     return CLI_EXIT_OK;
 }
 
-static int shown_pinged(struct cli_ctx *ctx, const json_t *a)
+static int shown_pinged(const json_t *a)
 {
-    (void)ctx;
     cli_out("ping queued: delivery %lld (hvbench webhooks deliveries shows its outcome)",
             (long long)json_integer_value(json_object_get(a, "delivery_id")));
     return CLI_EXIT_OK;
@@ -188,7 +133,7 @@ static int add(struct cli_ctx *ctx, int argc, char **argv)
     for (int i = optind + 1; i < argc; i++)
         json_array_append_new(events, json_string(argv[i]));
     json_object_set_new(body, "events", events);
-    int rc = call(ctx, "POST", "/api/v1/webhooks", body, shown_added);
+    int rc = cli_call(ctx, "POST", "/api/v1/webhooks", body, shown_added);
     json_decref(body);
     return rc;
 }
@@ -211,21 +156,23 @@ static int with_id(struct cli_ctx *ctx, const char *sub, int argc, char **argv)
     char path[96];
     if (strcmp(sub, "delete") == 0) {
         snprintf(path, sizeof path, "/api/v1/webhooks/%lld", id);
-        return call(ctx, "DELETE", path, NULL, shown_deleted);
+        return cli_call(ctx, "DELETE", path, NULL, shown_deleted);
     }
     if (strcmp(sub, "ping") == 0) {
         snprintf(path, sizeof path, "/api/v1/webhooks/%lld/ping", id);
-        return call(ctx, "POST", path, NULL, shown_pinged);
+        return cli_call(ctx, "POST", path, NULL, shown_pinged);
     }
     snprintf(path, sizeof path, "/api/v1/webhooks/%lld/deliveries?limit=%ld", id, limit);
-    return call(ctx, "GET", path, NULL, shown_deliveries);
+    return cli_list_table(ctx, path, delivery_cols, sizeof delivery_cols / sizeof delivery_cols[0],
+                          delivery_row, "deliveries");
 }
 
 static int cmd_webhooks_exec(struct cli_ctx *ctx, int argc, char **argv)
 {
     const char *sub = argc > 1 ? argv[1] : "list";
     if (strcmp(sub, "list") == 0 && argc <= 2)
-        return call(ctx, "GET", "/api/v1/webhooks", NULL, shown_list);
+        return cli_list_table(ctx, "/api/v1/webhooks", list_cols,
+                              sizeof list_cols / sizeof list_cols[0], list_row, "webhooks");
     if (strcmp(sub, "add") == 0)
         return add(ctx, argc - 1, argv + 1);
     if (strcmp(sub, "delete") == 0 || strcmp(sub, "ping") == 0 || strcmp(sub, "deliveries") == 0)

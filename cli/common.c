@@ -219,6 +219,22 @@ const char *cli_arrow(const json_t *higher_is_better)
     return json_is_false(higher_is_better) ? " ↓" : "";
 }
 
+int cli_call(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+             int (*show)(const json_t *answer))
+{
+    struct hv_http_response resp;
+    memset(&resp, 0, sizeof resp);
+    int rc = cli_request(ctx, method, path, body, &resp);
+    if (rc == CLI_EXIT_OK) {
+        if (ctx->json)
+            cli_print_json(resp.body);
+        else if (show != NULL)
+            rc = show(resp.body);
+    }
+    hv_http_response_clear(&resp);
+    return rc;
+}
+
 int cli_list_table(struct cli_ctx *ctx, const char *path, const struct cli_column *cols,
                    size_t ncols, cli_row_fn add_row, const char *what)
 {

@@ -60,6 +60,12 @@ int cli_request(struct cli_ctx *ctx, const char *method, const char *path, json_
 int cli_request_headers(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
                         const char *const *headers, struct hv_http_response *resp);
 
+/** One request whose answer is shown: printed as it came with --json,
+ *  else by show (NULL: nothing is printed). Returns cli_request()'s exit
+ *  code when the request failed, else show's. */
+int cli_call(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+             int (*show)(const json_t *answer));
+
 struct cli_column;
 struct cli_table;
 

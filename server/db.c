@@ -238,13 +238,12 @@ char *hv_db_text_array(const char *const *items, size_t n)
     return out;
 }
 
-enum hv_db_status hv_db_json(const struct hv_stmt *st, const char *const *params, json_t **out,
-                             json_t **second)
+static enum hv_db_status json_cells(struct hv_db *db, const struct hv_stmt *st,
+                                    const char *const *params, json_t **out, json_t **second)
 {
     *out = NULL;
     if (second != NULL)
         *second = NULL;
-    struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
     PGresult *r;
@@ -258,6 +257,18 @@ enum hv_db_status hv_db_json(const struct hv_stmt *st, const char *const *params
     }
     PQclear(r);
     return s;
+}
+
+enum hv_db_status hv_db_json(const struct hv_stmt *st, const char *const *params, json_t **out,
+                             json_t **second)
+{
+    return json_cells(hv_db_thread(), st, params, out, second);
+}
+
+enum hv_db_status hv_db_json_in(struct hv_db *db, const struct hv_stmt *st,
+                                const char *const *params, json_t **out)
+{
+    return json_cells(db, st, params, out, NULL);
 }
 
 const char *hv_db_int(char *buf, size_t len, long long v)

@@ -56,6 +56,11 @@ enum hv_db_status hv_db_exec(struct hv_db *db, const struct hv_stmt *st, const c
 enum hv_db_status hv_db_json(const struct hv_stmt *st, const char *const *params, json_t **out,
                              json_t **second);
 
+/** hv_db_json() on db (inside a transaction of hv_db_txn()), first cell
+ *  only. */
+enum hv_db_status hv_db_json_in(struct hv_db *db, const struct hv_stmt *st,
+                                const char *const *params, json_t **out);
+
 /** Formats an integer for a text parameter into buf (24 bytes suffice). */
 const char *hv_db_int(char *buf, size_t len, long long v);
 

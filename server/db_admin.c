@@ -115,13 +115,7 @@ static enum hv_db_status delete_txn(struct hv_db *db, void *arg)
     char ids[48];
     snprintf(ids, sizeof ids, "{%s}", a->id);
     const char *p[] = {ids};
-    PGresult *r;
-    s = hv_db_exec(db, &plan_sizes, p, &r);
-    if (s == HV_DB_OK) {
-        a->out = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
-        s = a->out != NULL ? HV_DB_OK : HV_DB_ERROR;
-    }
-    PQclear(r);
+    s = hv_db_json_in(db, &plan_sizes, p, &a->out);
     if (s == HV_DB_OK)
         s = hv_db_exec(db, &delete_plans, p, NULL);
     return s == HV_DB_NONE ? HV_DB_OK : s;
@@ -179,11 +173,8 @@ static enum hv_db_status purge_txn(struct hv_db *db, void *arg)
     long long bytes = 0;
     if (s == HV_DB_OK) {
         const char *pp[] = {plans};
-        s = hv_db_exec(db, &plan_sizes, pp, &r);
-        json_t *sizes = s == HV_DB_OK ? json_loads(PQgetvalue(r, 0, 0), 0, NULL) : NULL;
-        PQclear(r);
-        if (s == HV_DB_OK && sizes == NULL)
-            s = HV_DB_ERROR;
+        json_t *sizes;
+        s = hv_db_json_in(db, &plan_sizes, pp, &sizes);
         if (sizes != NULL) {
             json_object_set(a->out, "plans", json_object_get(sizes, "plans"));
             json_object_set(a->out, "results", json_object_get(sizes, "results"));

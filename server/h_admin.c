@@ -10,40 +10,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* Answers an action on a plan: 409 conflict with detail conflict when the
+ * plan is not in a state the action allows, else as hv_reply_one(). */
+static void reply_plan(struct hv_request *req, enum hv_db_status s, json_t *obj,
+                       const char *conflict)
+{
+    if (s == HV_DB_CONFLICT) {
+        json_decref(obj);
+        hv_reply_problem(req, HV_E_CONFLICT, conflict, NULL);
+        return;
+    }
+    hv_reply_one(req, s, obj, "no plan with this id");
+}
+
 void hv_h_plan_delete(struct hv_request *req)
 {
     json_t *out = NULL;
     enum hv_db_status s = hv_db_plan_delete(req->ids[0], &out);
-    if (s == HV_DB_NONE)
-        hv_reply_problem(req, HV_E_NOT_FOUND, "no plan with this id", NULL);
-    else if (s == HV_DB_CONFLICT)
-        hv_reply_problem(req, HV_E_CONFLICT,
-                         "the plan has not ended (or its host is not restored yet): cancel it "
-                         "and wait for its restore step first",
-                         NULL);
-    else if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else
-        hv_reply_json(req, 200, json_pack("{s:o}", "deleted", out));
+    reply_plan(req, s, s == HV_DB_OK ? json_pack("{s:o}", "deleted", out) : out,
+               "the plan has not ended (or its host is not restored yet): cancel it "
+               "and wait for its restore step first");
 }
 
 void hv_h_plan_retry(struct hv_request *req)
 {
     long n = 0;
     enum hv_db_status s = hv_db_plan_retry(req->ids[0], &n);
-    if (s == HV_DB_NONE)
-        hv_reply_problem(req, HV_E_NOT_FOUND, "no plan with this id", NULL);
-    else if (s == HV_DB_CONFLICT)
-        hv_reply_problem(req, HV_E_CONFLICT,
-                         "only a failed plan without tuning blocks can be retried (a tuning "
-                         "plan's host was restored after its blocks: submit it again)",
-                         NULL);
-    else if (s != HV_DB_OK)
-        hv_reply_db_failure(req, s);
-    else
-        hv_reply_json(
-            req, 200,
-            json_pack("{s:I,s:I}", "plan_id", (json_int_t)req->ids[0], "retried", (json_int_t)n));
+    reply_plan(req, s,
+               s == HV_DB_OK ? json_pack("{s:I,s:I}", "plan_id", (json_int_t)req->ids[0], "retried",
+                                         (json_int_t)n)
+                             : NULL,
+               "only a failed plan without tuning blocks can be retried (a tuning "
+               "plan's host was restored after its blocks: submit it again)");
 }
 
 /* The body goes straight into the purge. */
