@@ -14,6 +14,10 @@
 VERSION  := 0.1.0
 PREFIX   ?= /usr/local
 DESTDIR  ?=
+# Configuration files: /etc for PREFIX=/usr, else PREFIX/etc.
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+MANDIR     ?= $(PREFIX)/share/man
 CC       ?= cc
 SANITIZE ?=
 WERROR   ?=
@@ -201,6 +205,7 @@ e2e-qemu: $(E2E_QEMU)
 # make check: every test, closing with "N passed, N failed".
 check: deps
 	tools/layers-check.sh
+	$(MAKE) man-check
 	$(MAKE) all unit-tests test-tools $(BUILD)/bench/hvload
 	$(MAKE) fuzz-check
 	BUILD=$(BUILD) tests/run.sh
@@ -248,15 +253,57 @@ headers-check:
 	  printf '#include "%s"\n' "$$h" | $(CC) $(CFLAGS) $(ALL_PKG_CFLAGS) -MMD -MF /dev/null -fsyntax-only -x c - || exit 1; \
 	done; echo "headers-check: ok"
 
-install: all
+# The man pages, from docs/man/*.scd.
+MAN_SRC   := $(wildcard docs/man/*.scd)
+MAN_PAGES := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(MAN_SRC))
+
+# make install: bin/, share/hvbench/{web,migrations}, the systemd units
+# (UNITDIR), example configuration files in SYSCONFDIR/hvbench (kept when
+# they exist) and the man pages (MANDIR). docs/operations.md.
+install: all man
+	$(MAKE) install-files
+
+# install-files: the same from what is built, building nothing
+# (tests/integration/test_install.sh).
+.PHONY: install-files
+install-files: $(MAN_PAGES)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/hvbench/web \
 	  $(DESTDIR)$(PREFIX)/share/hvbench/web/js $(DESTDIR)$(PREFIX)/share/hvbench/web/vendor \
-	  $(DESTDIR)$(PREFIX)/share/hvbench/migrations
+	  $(DESTDIR)$(PREFIX)/share/hvbench/migrations $(DESTDIR)$(UNITDIR) \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+	install -d -m 0750 $(DESTDIR)$(SYSCONFDIR)/hvbench
 	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 migrations/*.sql $(DESTDIR)$(PREFIX)/share/hvbench/migrations/
 	install -m 0644 $(wildcard web/*.html web/*.css) $(DESTDIR)$(PREFIX)/share/hvbench/web/
 	install -m 0644 $(wildcard web/js/*.js) $(DESTDIR)$(PREFIX)/share/hvbench/web/js/
 	install -m 0644 $(wildcard web/vendor/*) $(DESTDIR)$(PREFIX)/share/hvbench/web/vendor/
+	for u in hvbench-server hvbench-worker; do \
+	  sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+	    deploy/systemd/$$u.service.in >$(DESTDIR)$(UNITDIR)/$$u.service && \
+	  chmod 0644 $(DESTDIR)$(UNITDIR)/$$u.service; \
+	done
+	install -d $(DESTDIR)$(PREFIX)/lib/sysusers.d
+	install -m 0644 deploy/systemd/hvbench.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/hvbench.conf
+	for f in server.json worker.json; do \
+	  [ -e $(DESTDIR)$(SYSCONFDIR)/hvbench/$$f ] || \
+	    install -m 0640 deploy/etc/$$f $(DESTDIR)$(SYSCONFDIR)/hvbench/$$f; \
+	done
+	install -m 0644 $(BUILD)/man/hvbench.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(BUILD)/man/hvbench-server.8 $(BUILD)/man/hvbench-worker.8 \
+	  $(DESTDIR)$(MANDIR)/man8/
+
+# make man: the man pages from docs/man/*.scd (scdoc); make man-check: man
+# finds nothing to warn about in them (part of make check).
+.PHONY: man man-check
+man: $(MAN_PAGES)
+$(BUILD)/man/%: docs/man/%.scd
+	@mkdir -p $(@D)
+	scdoc <$< >$@.tmp && mv $@.tmp $@
+man-check: $(MAN_PAGES)
+	@for p in $(MAN_PAGES); do \
+	  w=$$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l $$p 2>&1 >/dev/null); \
+	  if [ -n "$$w" ]; then echo "man-check: $$p:"; echo "$$w"; exit 1; fi; \
+	done; echo "man-check: $(words $(MAN_PAGES)) pages, no warnings"
 
 clean:
 	rm -rf build

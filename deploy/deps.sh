@@ -46,6 +46,10 @@ PACKAGES=(
     e2fsprogs            # mkfs.ext4: the guest image's state and benchmark disks
     xz-utils             # unpacks the kernel from Debian's xz-compressed bzImage (booted uncompressed)
     binutils             # readelf: checks the unpacked kernel has a PVH entry
+    scdoc                # make man: the man pages of docs/man/*.scd
+    man-db               # make man-check: man --warnings over the pages
+    groff-base           # ... and the roff that man renders them with
+    systemd              # systemd-analyze verify: the units of deploy/systemd (test_install)
 )
 
 # A package is present only when dpkg says "install ok installed"; unknown

@@ -8,15 +8,18 @@
 #include "db_tokens.h"
 #include "http.h"
 #include "log.h"
+#include "optfile.h"
 #include "static.h"
 #include "waiters.h"
 #include "webhooks.h"
 
 #include "hv_build.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <gsl/gsl_errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +62,12 @@ static void usage(FILE *f)
         "  version  print the version\n\n"
         "common option:\n"
         "  --db CONNINFO   libpq connection string (env HVBENCH_DB, default dbname=hvbench)\n\n"
-        "serve options:\n"
+        "serve options (also from a file and the environment: docs/operations.md):\n"
+        "  --config FILE             settings from FILE, a JSON object of these options'\n"
+        "                            names (env HVBENCH_SERVER_CONFIG); HVBENCH_SERVER_NAME\n"
+        "                            variables override it, options override both\n"
+        "  --check-config            print the settings, check the folders, the database and\n"
+        "                            its schema, and exit (0: ok, 1: a problem, 2: a usage error)\n"
         "  --listen ADDR:PORT        address to listen on (default 127.0.0.1:8080)\n"
         "  --threads N               thread pool size (default: number of CPUs, at least 2)\n"
         "  --web-dir DIR             static front end (default %s/web or ./web)\n"
@@ -188,8 +196,21 @@ static void set_number(const struct number_option *o, const char *v)
 
 /* The other options of serve; a number option's value is SO_NUMBER plus
  * its row. */
-enum { SO_DB = 1, SO_LISTEN, SO_WEB, SO_MIGR, SO_TRUSTED, SO_RESERVE, SO_READ, SO_NUMBER = 0x100 };
+enum {
+    SO_DB = 1,
+    SO_LISTEN,
+    SO_WEB,
+    SO_MIGR,
+    SO_TRUSTED,
+    SO_RESERVE,
+    SO_READ,
+    SO_CONFIG,
+    SO_CHECK,
+    SO_NUMBER = 0x100
+};
 static const struct option serve_opts[] = {
+    {"config", required_argument, NULL, SO_CONFIG},
+    {"check-config", no_argument, NULL, SO_CHECK},
     {"db", required_argument, NULL, SO_DB},
     {"listen", required_argument, NULL, SO_LISTEN},
     {"web-dir", required_argument, NULL, SO_WEB},
@@ -202,18 +223,13 @@ static const struct option serve_opts[] = {
 
 #define N_OPTS (sizeof serve_opts / sizeof serve_opts[0])
 
-/* Parses the options of serve into hv_cfg and *db. Returns -1 to go on,
- * or the exit status: 0 after --help, 2 on a usage error. */
-static int serve_options(int argc, char **argv, const char **db)
+/* Parses the options of serve (opts, the whole table) into hv_cfg and
+ * *db; *check is set by --check-config. Returns -1 to go on, or the exit
+ * status: 0 after --help, 2 on a usage error. */
+static int parse_serve(const struct option *opts, int argc, char **argv, const char **db,
+                       bool *check)
 {
     long reserve = -1;
-    hv_cfg.web_dir = default_dir("web");
-    hv_cfg.migrations_dir = default_dir("migrations");
-    struct option opts[N_OPTS + N_NUMBERS + 1] = {{0}};
-    memcpy(opts, serve_opts, sizeof serve_opts);
-    for (size_t i = 0; i < N_NUMBERS; i++)
-        opts[N_OPTS + i] =
-            (struct option){serve_numbers[i].name, required_argument, NULL, SO_NUMBER + (int)i};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c >= SO_NUMBER && c < SO_NUMBER + (int)N_NUMBERS) {
@@ -242,6 +258,11 @@ static int serve_options(int argc, char **argv, const char **db)
         case SO_RESERVE:
             reserve = int_option("--trusted-reserve", optarg, 0, 100000);
             break;
+        case SO_CONFIG:
+            break; /* read before the others: serve_options() */
+        case SO_CHECK:
+            *check = true;
+            break;
         case SO_READ:
             if (strcmp(optarg, "open") != 0 && strcmp(optarg, "token") != 0) {
                 fprintf(stderr, "hvbench-server: --read-auth is open or token\n");
@@ -266,15 +287,127 @@ static int serve_options(int argc, char **argv, const char **db)
     return -1;
 }
 
+/* The names of serve's settings read from the command line only, and
+ * those an environment variable may list. */
+static const char *const serve_cli_only[] = {"config", "check-config", "help", NULL};
+static const char *const serve_lists[] = {"trusted", NULL};
+
+/* Parses serve's settings: the configuration file (--config FILE, or
+ * $HVBENCH_SERVER_CONFIG), then HVBENCH_SERVER_* variables, then the
+ * command line (optfile.h). Returns as parse_serve() does; a file's
+ * problems are each printed with their JSON Pointer. */
+static int serve_options(int argc, char **argv, const char **db, bool *check)
+{
+    hv_cfg.web_dir = default_dir("web");
+    hv_cfg.migrations_dir = default_dir("migrations");
+    static struct option opts[N_OPTS + N_NUMBERS + 1];
+    memcpy(opts, serve_opts, sizeof serve_opts);
+    for (size_t i = 0; i < N_NUMBERS; i++)
+        opts[N_OPTS + i] =
+            (struct option){serve_numbers[i].name, required_argument, NULL, SO_NUMBER + (int)i};
+    const char *path = hv_optfile_find(argc, argv, "config");
+    if (path == NULL)
+        path = getenv("HVBENCH_SERVER_CONFIG");
+    json_t *errors = json_array();
+    json_t *doc = path != NULL && path[0] != '\0' ? hv_optfile_load(path, errors) : NULL;
+    const struct hv_optfile_spec spec = {opts, "HVBENCH_SERVER_", serve_cli_only, serve_lists};
+    int n = 0;
+    char **v = hv_optfile_argv(&spec, doc, NULL, argc, argv, &n, errors);
+    json_decref(doc);
+    int rc = -1;
+    size_t i;
+    json_t *e;
+    json_array_foreach(errors, i, e)
+    {
+        const char *ptr = json_string_value(json_object_get(e, "path"));
+        const char *msg = json_string_value(json_object_get(e, "message"));
+        if (ptr != NULL && ptr[0] != '\0')
+            fprintf(stderr, "hvbench-server: %s: %s: %s\n", path, ptr, msg);
+        else
+            fprintf(stderr, "hvbench-server: %s\n", msg);
+        rc = 2;
+    }
+    json_decref(errors);
+    if (v == NULL) {
+        fprintf(stderr, "hvbench-server: out of memory\n");
+        return 1;
+    }
+    if (rc < 0)
+        rc = parse_serve(opts, n, v, db, check);
+    /* hv_cfg keeps pointers into v for the life of the process. */
+    return rc;
+}
+
+/* --check-config: prints the settings serve would run with and checks
+ * what it needs beyond their syntax (the folders, the database and its
+ * schema). Returns 0 when all is well, else 1 after naming each problem. */
+static int check_config(void)
+{
+    char trusted[HV_MAX_TRUSTED * 20] = "";
+    size_t pos = 0;
+    for (unsigned i = 0; i < hv_cfg.n_trusted && pos < sizeof trusted; i++) {
+        uint32_t a = hv_cfg.trusted[i].net, m = hv_cfg.trusted[i].mask;
+        int bits = __builtin_popcount(m);
+        pos +=
+            (size_t)snprintf(trusted + pos, sizeof trusted - pos, "%s%u.%u.%u.%u/%d", i ? "," : "",
+                             a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255, bits);
+    }
+    printf("db = %s\nlisten = %s:%u\nthreads = %u\nweb-dir = %s\nmigrations-dir = %s\n"
+           "max-body = %zu\nmax-result-body = %zu\nmax-connections = %u\n"
+           "connection-timeout = %u\nheader-timeout = %u\ntrusted = %s\ntrusted-reserve = %u\n"
+           "max-per-address = %u\nlease = %d\nworker-live = %d\nread-auth = %s\n",
+           hv_cfg.db, hv_cfg.listen_host, hv_cfg.listen_port, hv_cfg.threads, hv_cfg.web_dir,
+           hv_cfg.migrations_dir, hv_cfg.max_body, hv_cfg.max_result_body, hv_cfg.max_connections,
+           hv_cfg.conn_timeout, hv_cfg.header_timeout, trusted[0] ? trusted : "none",
+           hv_cfg.trusted_reserve, hv_cfg.max_per_address, hv_cfg.lease_seconds,
+           hv_cfg.worker_live_seconds, hv_cfg.read_needs_token ? "token" : "open");
+    int problems = 0;
+    char index[4096];
+    snprintf(index, sizeof index, "%s/index.html", hv_cfg.web_dir);
+    if (access(index, R_OK) != 0) {
+        fprintf(stderr, "hvbench-server: web-dir: cannot read %s: %s\n", index, strerror(errno));
+        problems++;
+    }
+    int latest = hv_migrations_latest(hv_cfg.migrations_dir);
+    if (latest < 0) {
+        fprintf(stderr, "hvbench-server: migrations-dir: cannot read migrations in %s\n",
+                hv_cfg.migrations_dir);
+        problems++;
+    }
+    hv_db_configure(hv_cfg.db);
+    int schema = hv_schema_version();
+    if (schema < 0) {
+        fprintf(stderr, "hvbench-server: db: cannot connect with '%s' (see the log line above)\n",
+                hv_cfg.db);
+        problems++;
+    } else if (latest >= 0 && schema < latest) {
+        fprintf(stderr,
+                "hvbench-server: db: schema %d, the migrations go to %d: run hvbench-server "
+                "migrate\n",
+                schema, latest);
+        problems++;
+    } else {
+        printf("database: reachable, schema %d\n", schema);
+    }
+    if (problems == 0)
+        printf("configuration ok\n");
+    return problems == 0 ? 0 : 1;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
     const char *db = NULL;
-    int rc = serve_options(argc, argv, &db);
+    bool check = false;
+    int rc = serve_options(argc, argv, &db, &check);
     if (rc >= 0)
         return rc;
     if (hv_cfg.threads == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         hv_cfg.threads = n < 2 ? 2 : (unsigned)n;
+    }
+    if (check) {
+        hv_cfg.db = db_option(db);
+        return check_config();
     }
     /* Every long-polling worker holds a connection: allow as many open
      * files as the hard limit lets us. */

@@ -272,6 +272,14 @@ struct hv_conf *hv_conf_load(const char *path, char *err, size_t errlen)
             snprintf(err, errlen, "%s: %s", path, je.text);
         return NULL;
     }
+    /* The file also holds the worker's options (lib/optfile.h, read by
+     * main.c): only this file's sections are checked here. */
+    json_t *sections = json_is_object(doc) ? json_object() : json_incref(doc);
+    for (const struct hv_jfield *k = file_fields; json_is_object(doc) && k->name != NULL; k++)
+        if (json_object_get(doc, k->name) != NULL)
+            json_object_set(sections, k->name, json_object_get(doc, k->name));
+    json_decref(doc);
+    doc = sections;
     json_t *errors = json_array();
     struct hv_conf *c = errors ? hv_conf_from_json(doc, errors) : NULL;
     json_decref(doc);

@@ -1,5 +1,7 @@
 /* main.c — hvbench-worker: options, facts, then the worker loop. */
+#include "httpc.h"
 #include "log.h"
+#include "optfile.h"
 #include "worker/config.h"
 #include "worker/engines/custom.h"
 #include "worker/facts.h"
@@ -43,8 +45,13 @@ static const char usage_text[] =
     "  --libvirt URI     report this libvirt connection's hypervisor and domains\n"
     "                    (e.g. qemu:///system); failing to connect is fatal; and\n"
     "                    sample the host while its guests run jobs (host.* samples)\n"
-    "  --config FILE     the worker's configuration (e.g. /etc/hvbench/worker.json):\n"
-    "                    the site benchmarks plans may name; checked at start\n"
+    "  --config FILE     the worker's configuration (e.g. /etc/hvbench/worker.json;\n"
+    "                    env HVBENCH_WORKER_CONFIG): these options by name, and the\n"
+    "                    site benchmarks plans may name; checked at start. Every\n"
+    "                    option is also HVBENCH_WORKER_NAME (upper case, - as _),\n"
+    "                    which overrides the file; the command line overrides both\n"
+    "  --check-config    print the settings, check the file and the server's\n"
+    "                    /healthz, and exit (0 ok, 1 a problem, 2 a usage error)\n"
     "  --state-dir DIR   where the worker keeps its credential and results not yet\n"
     "                    delivered, in DIR/NAME/ (default: $STATE_DIRECTORY, else\n"
     "                    /var/lib/hvbench-worker as root, else ~/.local/state/hvbench-worker)\n"
@@ -89,7 +96,7 @@ struct options {
     const char *kvm_probe; /* NULL: the default, when it exists */
     json_t *labels;        /* NULL without --label */
     double poll, wait;
-    bool once, restore;
+    bool once, restore, check_config;
 };
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -122,7 +129,8 @@ enum {
     OPT_STATE_DIR,
     OPT_RESTORE,
     OPT_SYSFS_ROOT,
-    OPT_KVM_PROBE
+    OPT_KVM_PROBE,
+    OPT_CHECK_CONFIG
 };
 
 /* Reads optarg as a number of seconds into *v. Returns false when it is
@@ -197,6 +205,9 @@ static int take_option(int opt, char **argv, struct options *o)
     case OPT_RESTORE:
         o->restore = true;
         break;
+    case OPT_CHECK_CONFIG:
+        o->check_config = true;
+        break;
     case OPT_SYSFS_ROOT:
         if (optarg[0] != '/')
             return usage_error("--sysfs-root needs an absolute folder, not '%s'", optarg);
@@ -216,8 +227,49 @@ static int take_option(int opt, char **argv, struct options *o)
     return -1;
 }
 
-/* Fills *o from the environment, then the command line. Returns -1 to go
- * on, or an exit status. */
+/* The worker's settings as one argument vector (lib/optfile.h): those of
+ * the configuration file (--config FILE or $HVBENCH_WORKER_CONFIG; its
+ * "benchmarks" and "factors" sections are config.h's), then the
+ * HVBENCH_WORKER_* variables, then the command line. NULL after printing
+ * the file's problems. */
+static char **settings_argv(const struct option *longopts, int argc, char **argv, int *n)
+{
+    static const char *const cli_only[] = {"config",  "check-config", "help",
+                                           "restore", "once",         NULL};
+    static const char *const lists[] = {"label", NULL};
+    static const char *const sections[] = {"benchmarks", "factors", NULL};
+    const char *path = hv_optfile_find(argc, argv, "config");
+    if (path == NULL)
+        path = getenv("HVBENCH_WORKER_CONFIG");
+    json_t *errors = json_array();
+    json_t *doc = path != NULL && *path != '\0' ? hv_optfile_load(path, errors) : NULL;
+    const struct hv_optfile_spec spec = {longopts, "HVBENCH_WORKER_", cli_only, lists};
+    char **v = hv_optfile_argv(&spec, doc, sections, argc, argv, n, errors);
+    json_decref(doc);
+    size_t i;
+    json_t *e;
+    json_array_foreach(errors, i, e)
+    {
+        const char *at = json_string_value(json_object_get(e, "path"));
+        const char *msg = json_string_value(json_object_get(e, "message"));
+        if (at != NULL && at[0] != '\0')
+            fprintf(stderr, "hvbench-worker: %s: %s: %s\n", path, at, msg);
+        else
+            fprintf(stderr, "hvbench-worker: %s\n", msg);
+    }
+    if (json_array_size(errors) > 0 || v == NULL) {
+        if (v == NULL && json_array_size(errors) == 0)
+            fprintf(stderr, "hvbench-worker: out of memory\n");
+        json_decref(errors);
+        hv_optfile_free(v);
+        return NULL;
+    }
+    json_decref(errors);
+    return v;
+}
+
+/* Fills *o from the configuration file, the environment, then the command
+ * line. Returns -1 to go on, or an exit status. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
     static const struct option longopts[] = {
@@ -236,6 +288,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"restore", no_argument, NULL, OPT_RESTORE},
         {"sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT},
         {"kvm-probe", required_argument, NULL, OPT_KVM_PROBE},
+        {"check-config", no_argument, NULL, OPT_CHECK_CONFIG},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -245,6 +298,12 @@ static int parse_options(int argc, char **argv, struct options *o)
                           .sysfs_root = "/",
                           .poll = 2,
                           .wait = 25};
+    int n = 0;
+    char **v = settings_argv(longopts, argc, argv, &n);
+    if (v == NULL)
+        return EXIT_USAGE;
+    argc = n;
+    argv = v; /* kept: optarg points into it for the life of the process */
     int opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -254,6 +313,9 @@ static int parse_options(int argc, char **argv, struct options *o)
     }
     if (optind < argc)
         return usage_error("unexpected argument '%s'", argv[optind]);
+    if (o->config == NULL && getenv("HVBENCH_WORKER_CONFIG") != NULL &&
+        *getenv("HVBENCH_WORKER_CONFIG") != '\0')
+        o->config = getenv("HVBENCH_WORKER_CONFIG");
     if (o->restore)
         return -1; /* no server needed */
     if (o->server == NULL || *o->server == '\0')
@@ -375,6 +437,52 @@ static json_t *collect_facts(const struct options *o, const struct hv_conf *conf
     return facts;
 }
 
+/* --check-config: prints the settings the worker would run with, checks
+ * its configuration file's sections and asks the server's /healthz.
+ * Returns 0 when all is well, else 1 after naming each problem. */
+static int check_config(const struct options *o)
+{
+    char state[4096];
+    state_dir_of(o, state, sizeof state);
+    char *labels = o->labels != NULL ? json_dumps(o->labels, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    printf("server = %s\nname = %s\nkind = %s\nlibvirt = %s\nconfig = %s\nstate-dir = %s\n"
+           "sysfs-root = %s\npoll = %g\nwait = %g\nlabels = %s\n",
+           o->server, o->name != NULL ? o->name : "(the host name)",
+           o->kind != NULL ? o->kind : "(from the facts)", o->libvirt ? o->libvirt : "(none)",
+           o->config ? o->config : "(none)", state, o->sysfs_root, o->poll, o->wait,
+           labels != NULL ? labels : "{}");
+    free(labels);
+    int problems = 0;
+    if (o->config != NULL) {
+        char err[4096];
+        struct hv_conf *conf = hv_conf_load(o->config, err, sizeof err);
+        if (conf == NULL) {
+            fprintf(stderr, "hvbench-worker: invalid configuration %s\n", err);
+            problems++;
+        } else {
+            printf("site benchmarks: %zu\n", conf->n_benchmarks);
+        }
+        hv_conf_free(conf);
+    }
+    struct hv_httpc *c = hv_httpc_new(o->server, NULL, 10);
+    struct hv_http_response resp = {0};
+    if (c == NULL || hv_httpc_request(c, "GET", "/healthz", NULL, &resp) != 0 ||
+        resp.status != 200) {
+        char why[512] = "out of memory";
+        if (c != NULL)
+            hv_http_response_describe(&resp, why, sizeof why);
+        fprintf(stderr, "hvbench-worker: server %s: /healthz: %s\n", o->server, why);
+        problems++;
+    } else {
+        printf("server: /healthz answered 200\n");
+    }
+    hv_http_response_clear(&resp);
+    hv_httpc_free(c);
+    if (problems == 0)
+        printf("configuration ok\n");
+    return problems == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -382,6 +490,8 @@ int main(int argc, char **argv)
     if (status >= 0)
         return status;
     hv_log_init("hvbench-worker", HV_LOG_INFO);
+    if (o.check_config)
+        return check_config(&o);
     if (o.restore)
         return restore_only(&o);
     if (o.poll < 1) {
