@@ -1,8 +1,10 @@
 /* timeutil.c — see timeutil.h. */
 #include "timeutil.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -91,6 +93,25 @@ bool hv_iso8601_valid(const char *s)
             return false;
     }
     return *p == '\0' || strcmp(p, "Z") == 0 || strcmp(p, "+00:00") == 0;
+}
+
+double hv_iso8601_seconds(const char *s)
+{
+    if (!hv_iso8601_valid(s))
+        return NAN;
+    struct tm tm = {0};
+    tm.tm_year = atoi(s) - 1900;
+    tm.tm_mon = atoi(s + 5) - 1;
+    tm.tm_mday = atoi(s + 8);
+    double frac = 0;
+    if (s[10] == 'T') {
+        tm.tm_hour = atoi(s + 11);
+        tm.tm_min = atoi(s + 14);
+        tm.tm_sec = atoi(s + 17);
+        if (s[19] == '.')
+            frac = strtod(s + 19, NULL);
+    }
+    return (double)timegm(&tm) + frac;
 }
 
 uint64_t hv_monotonic_ns(void)

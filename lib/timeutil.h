@@ -29,4 +29,8 @@ void hv_now_iso8601(char *buf, size_t len);
  *  PostgreSQL, so a time this accepts never fails there. */
 bool hv_iso8601_valid(const char *s);
 
+/** The POSIX time (seconds since 1970, with the fraction) of a time
+ *  hv_iso8601_valid() accepts; NaN for one it does not. */
+double hv_iso8601_seconds(const char *s);
+
 #endif

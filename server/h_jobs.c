@@ -314,8 +314,12 @@ void hv_h_job_result(struct hv_request *req)
     } else {
         hv_info("job %lld attempt %d: result %lld %s", (long long)u.job_id, u.attempt,
                 (long long)result_id, replayed ? "(replayed upload, nothing stored)" : "stored");
-        if (!replayed)
+        if (!replayed) {
             hv_metrics_result_stored(json_array_size(u.samples));
+            hv_metrics_job_duration(u.status != NULL && strcmp(u.status, "ok") == 0,
+                                    hv_iso8601_seconds(u.finished_at) -
+                                        hv_iso8601_seconds(u.started_at));
+        }
         hv_reply_json(req, replayed ? 200 : 201,
                       json_pack("{s:I,s:i,s:I,s:b}", "job_id", (json_int_t)u.job_id, "attempt",
                                 u.attempt, "result_id", (json_int_t)result_id, "stored",

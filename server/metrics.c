@@ -17,6 +17,12 @@ static const double bucket_le[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
 #define N_BOUNDS  (sizeof bucket_le / sizeof bucket_le[0])
 #define N_BUCKETS (N_BOUNDS + 1)
 
+/* Upper bounds in seconds of the job duration histogram's buckets: from a
+ * one-second smoke job to a four-hour HEPSPEC run. */
+static const double job_le[] = {1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 14400};
+#define N_JOB_BOUNDS  (sizeof job_le / sizeof job_le[0])
+#define N_JOB_BUCKETS (N_JOB_BOUNDS + 1)
+
 /* Status classes 1xx to 5xx. */
 #define N_CLASSES 5
 
@@ -37,6 +43,9 @@ static struct slot slots[N_SLOTS];
 static atomic_ulong claims_job, claims_empty, results_stored, samples_ingested, db_reconnects;
 static atomic_ulong refused_address, refused_room, head_timeouts;
 static atomic_ulong webhook_outcomes[3];
+/* Job durations by outcome (0 ok, 1 error): the one bucket each fell in. */
+static atomic_ulong job_buckets[2][N_JOB_BUCKETS];
+static atomic_ullong job_sum_ms[2];
 
 /* Adds n to a counter. Relaxed: counters order nothing else. */
 static void add(atomic_ulong *c, unsigned long n)
@@ -238,6 +247,43 @@ static void put_connections(FILE *f)
     fprintf(f, "hvbench_request_head_timeouts_total %lu\n", get(&head_timeouts));
 }
 
+void hv_metrics_job_duration(bool ok, double seconds)
+{
+    if (!(seconds >= 0))
+        return;
+    size_t b = 0;
+    while (b < N_JOB_BOUNDS && seconds > job_le[b])
+        b++;
+    add(&job_buckets[ok ? 0 : 1][b], 1);
+    atomic_fetch_add_explicit(&job_sum_ms[ok ? 0 : 1], (unsigned long long)(seconds * 1000 + 0.5),
+                              memory_order_relaxed);
+}
+
+/* Writes the job duration histogram, one series per outcome. */
+static void put_job_durations(FILE *f)
+{
+    static const char *const outcome[] = {"ok", "error"};
+    const char *name = "hvbench_job_duration_seconds";
+    put_family(f, name, "histogram",
+               "Run time of the jobs whose results this server stored (started_at to "
+               "finished_at), by outcome.");
+    for (size_t o = 0; o < 2; o++) {
+        unsigned long cumulative = 0;
+        for (size_t b = 0; b < N_JOB_BUCKETS; b++) {
+            cumulative += get(&job_buckets[o][b]);
+            if (b < N_JOB_BOUNDS)
+                fprintf(f, "%s_bucket{outcome=\"%s\",le=\"%g\"} %lu\n", name, outcome[o], job_le[b],
+                        cumulative);
+            else
+                fprintf(f, "%s_bucket{outcome=\"%s\",le=\"+Inf\"} %lu\n", name, outcome[o],
+                        cumulative);
+        }
+        unsigned long long ms = atomic_load_explicit(&job_sum_ms[o], memory_order_relaxed);
+        fprintf(f, "%s_sum{outcome=\"%s\"} %llu.%03llu\n", name, outcome[o], ms / 1000, ms % 1000);
+        fprintf(f, "%s_count{outcome=\"%s\"} %lu\n", name, outcome[o], cumulative);
+    }
+}
+
 void hv_metrics_webhook(enum hv_metrics_webhook outcome)
 {
     if ((unsigned)outcome < 3)
@@ -298,6 +344,7 @@ char *hv_metrics_render(const struct hv_metrics_db *db)
     put_family(f, "hvbench_samples_ingested_total", "counter",
                "Per-second samples stored with those results.");
     fprintf(f, "hvbench_samples_ingested_total %lu\n", get(&samples_ingested));
+    put_job_durations(f);
     put_family(f, "hvbench_db_reconnects_total", "counter",
                "Database connections of server threads opened again after they were lost.");
     fprintf(f, "hvbench_db_reconnects_total %lu\n", get(&db_reconnects));

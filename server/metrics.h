@@ -43,6 +43,11 @@ void hv_metrics_claim(bool got_job);
 /** Counts one result stored (not a replayed upload) with its samples. */
 void hv_metrics_result_stored(size_t samples);
 
+/** Counts the run time of a job whose result was stored: ok when the job
+ *  succeeded; seconds from its started_at to its finished_at (a negative
+ *  or NaN value is not counted). */
+void hv_metrics_job_duration(bool ok, double seconds);
+
 /** Counts one database connection of a server thread opened again after
  *  it was lost. */
 void hv_metrics_db_reconnect(void);

@@ -152,6 +152,14 @@ assert_delta "claims with a job" 'hvbench_job_claims_total{outcome="job"}' 1
 assert_delta "claims answered empty" 'hvbench_job_claims_total{outcome="empty"}' 2
 assert_delta "results stored (not the replay)" hvbench_results_stored_total 1
 assert_delta "samples ingested" hvbench_samples_ingested_total 3
+J=hvbench_job_duration_seconds
+assert_delta "the job's 3 s are over the 1 s bucket" "${J}_bucket{outcome=\"ok\",le=\"1\"}" 0
+assert_delta "and in the 5 s one" "${J}_bucket{outcome=\"ok\",le=\"5\"}" 1
+assert_delta "and +Inf" "${J}_bucket{outcome=\"ok\",le=\"+Inf\"}" 1
+assert_delta "one ok job counted" "${J}_count{outcome=\"ok\"}" 1
+assert_delta "no failed job" "${J}_count{outcome=\"error\"}" 0
+assert_eq "the durations' sum: started_at to finished_at" 3.000 \
+    "$(value "$HV_TMP/after.txt" "${J}_sum{outcome=\"ok\"}")"
 assert_delta "database reconnects" hvbench_db_reconnects_total 1
 assert_eq "no long poll waits now" 0 "$(value "$HV_TMP/after.txt" hvbench_long_polls_waiting)"
 

@@ -3,6 +3,7 @@
 
 #include "check.h"
 
+#include <math.h>
 #include <time.h>
 
 /* Whether y-m-d is a day of the calendar, by the C library's own clock
@@ -95,6 +96,14 @@ int main(void)
     char now[32];
     hv_now_iso8601(now, sizeof now);
     CHECK_MSG(hv_iso8601_valid(now), "refused its own clock: %s", now);
+
+    /* Seconds of a time: against values `date -u -d ... +%s` gives. */
+    CHECK(hv_iso8601_seconds("1970-01-01") == 0);
+    CHECK(hv_iso8601_seconds("2026-11-29T18:40:12Z") == 1795977612);
+    CHECK(hv_iso8601_seconds("2026-11-29T18:40:12.25+00:00") == 1795977612.25);
+    CHECK(hv_iso8601_seconds("2026-11-29") == 1795910400);
+    CHECK(isnan(hv_iso8601_seconds("2026-02-30")));
+    CHECK(isnan(hv_iso8601_seconds(NULL)));
 
     check_calendar();
     return check_summary("test_timeutil");
