@@ -5,12 +5,77 @@
 #include "db_tokens.h"
 #include "db_workers.h"
 
+#include "timeutil.h"
+
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+
+/* API tokens verified in the last second, so a dashboard or script
+ * polling the API does not cost a database lookup per request. An entry
+ * lives HV_TOKEN_CACHE_NS at most: a token revoked through another server
+ * or `hvbench-server token revoke` is refused within that time, and one
+ * revoked through this server's API at once (hv_auth_forget_tokens()).
+ * Worker credentials are not kept: a registration that ends must refuse
+ * its credential on the next call. Only valid tokens are kept. */
+#define TOKEN_CACHE_SLOTS 64
+#define HV_TOKEN_CACHE_NS 1000000000ull
+
+struct cached_token {
+    char hash[67]; /* "" : empty slot */
+    enum hv_role role;
+    int64_t id;
+    uint64_t expires_ns; /* hv_monotonic_ns() */
+};
+
+static struct cached_token token_cache[TOKEN_CACHE_SLOTS];
+static pthread_mutex_t token_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The slot of a hash: its first hex digits after "\\x". */
+static size_t cache_slot(const char *hash)
+{
+    size_t h = 0;
+    for (const char *p = hash + 2; p < hash + 10 && *p != '\0'; p++)
+        h = h * 16 + (size_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+    return h % TOKEN_CACHE_SLOTS;
+}
+
+static bool cache_get(const char *hash, enum hv_role *role, int64_t *id)
+{
+    bool hit = false;
+    struct cached_token *c = &token_cache[cache_slot(hash)];
+    pthread_mutex_lock(&token_cache_lock);
+    if (strcmp(c->hash, hash) == 0 && hv_monotonic_ns() < c->expires_ns) {
+        *role = c->role;
+        *id = c->id;
+        hit = true;
+    }
+    pthread_mutex_unlock(&token_cache_lock);
+    return hit;
+}
+
+static void cache_put(const char *hash, enum hv_role role, int64_t id)
+{
+    struct cached_token *c = &token_cache[cache_slot(hash)];
+    pthread_mutex_lock(&token_cache_lock);
+    snprintf(c->hash, sizeof c->hash, "%s", hash);
+    c->role = role;
+    c->id = id;
+    c->expires_ns = hv_monotonic_ns() + HV_TOKEN_CACHE_NS;
+    pthread_mutex_unlock(&token_cache_lock);
+}
+
+void hv_auth_forget_tokens(void)
+{
+    pthread_mutex_lock(&token_cache_lock);
+    memset(token_cache, 0, sizeof token_cache);
+    pthread_mutex_unlock(&token_cache_lock);
+}
 
 static const char *const role_names[] = {
     [HV_ROLE_NONE] = "none",     [HV_ROLE_READ] = "read",   [HV_ROLE_WORKER] = "worker",
@@ -114,11 +179,16 @@ enum hv_auth_result hv_auth_check(struct hv_request *req, const char *header, ch
     hv_token_hash_hex(token, hash);
     if (worker)
         return check_worker(req, hash, detail, len);
+    if (cache_get(hash, &req->role, &req->token_id))
+        return HV_AUTH_OK;
     char role[16];
     switch (hv_db_token_lookup(hash, role, sizeof role, &req->token_id)) {
     case HV_DB_OK:
         req->role = hv_role_parse(role);
-        return req->role == HV_ROLE_NONE ? HV_AUTH_INVALID : HV_AUTH_OK;
+        if (req->role == HV_ROLE_NONE)
+            return HV_AUTH_INVALID;
+        cache_put(hash, req->role, req->token_id);
+        return HV_AUTH_OK;
     case HV_DB_NONE:
         return HV_AUTH_INVALID;
     default:

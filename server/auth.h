@@ -44,8 +44,13 @@ enum hv_auth_result {
 /** Checks the Authorization header value (may be NULL) and sets req->role
  *  and req->token_id; a worker credential also sets req->worker_id and
  *  req->worker_target (role worker). On HV_AUTH_ENDED, detail (len bytes)
- *  says why the worker ended. */
+ *  says why the worker ended. An API token found valid is believed for a
+ *  second without asking the database again (auth.c). */
 enum hv_auth_result hv_auth_check(struct hv_request *req, const char *header, char *detail,
                                   size_t len);
+
+/** Forgets every API token verified recently, so a token revoked through
+ *  this server is refused at once. */
+void hv_auth_forget_tokens(void);
 
 #endif

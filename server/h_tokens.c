@@ -66,5 +66,7 @@ void hv_h_token_revoke(struct hv_request *req)
 {
     json_t *entry = NULL;
     enum hv_db_status s = hv_db_token_revoke_id(req->ids[0], &entry);
+    if (s == HV_DB_OK)
+        hv_auth_forget_tokens();
     hv_reply_one(req, s, entry, "no token with this id");
 }

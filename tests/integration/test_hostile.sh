@@ -64,6 +64,15 @@ problem 403 forbidden
 "$SERVER" token revoke --db "$DB" --name doomed
 api POST /api/v1/plans -H "Authorization: Bearer $(cat "$HV_TMP/doomed")" --data-binary "$PLAN"
 problem 401 unauthorized
+# A token used (and so believed for a second) then revoked by another
+# process: refused once that second has passed.
+"$SERVER" token create --db "$DB" --role read --name brief >"$HV_TMP/brief"
+api GET /api/v1/plans -H "Authorization: Bearer $(cat "$HV_TMP/brief")"
+assert_eq "a read token reads" 200 "$STATUS"
+"$SERVER" token revoke --db "$DB" --name brief
+sleep 1.2
+api POST /api/v1/plans -H "Authorization: Bearer $(cat "$HV_TMP/brief")" --data-binary "$PLAN"
+problem 401 unauthorized
 api POST /api/v1/plans -H "Authorization: Bearer $ADMIN_TOKEN" --data-binary "$PLAN"
 assert_eq "admin may submit" 201 "$STATUS"
 
