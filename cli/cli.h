@@ -51,6 +51,7 @@ extern const struct cli_command cli_cmd_validate;
 extern const struct cli_command cli_cmd_cancel;
 extern const struct cli_command cli_cmd_jobs;
 extern const struct cli_command cli_cmd_targets;
+extern const struct cli_command cli_cmd_label;
 extern const struct cli_command cli_cmd_catalog;
 extern const struct cli_command cli_cmd_import;
 extern const struct cli_command cli_cmd_history;

@@ -10,13 +10,28 @@
 #include "cli/table.h"
 
 static int cmd_targets_exec(struct cli_ctx *ctx, int argc, char **argv);
+static int cmd_label_exec(struct cli_ctx *ctx, int argc, char **argv);
+
+const struct cli_command cli_cmd_label = {
+    .name = "label",
+    .usage = "TARGET_ID KEY=VALUE|KEY- ... | TARGET_ID --clear",
+    .summary = "set or remove a target's labels (admin token)",
+    .help = "KEY=VALUE sets a label, KEY- removes one; --clear removes every label\n"
+            "an administrator set. These labels are kept apart from the ones the\n"
+            "target's worker registers with (--label), so a new registration\n"
+            "never erases them, and they win on a key both set. Plans select\n"
+            "targets by them (\"guests\": {\"label\": \"pool=batch,cpu=epyc\"}), as\n"
+            "does hvbench targets --label. Prints the target's labels after.\n",
+    .fn = cmd_label_exec,
+};
 
 const struct cli_command cli_cmd_targets = {
     .name = "targets",
-    .usage = "[--kind host|guest] [--label KEY=VALUE]",
+    .usage = "[--kind host|guest] [--label KEY=VALUE[,KEY=VALUE...]]",
     .summary = "list the registered targets (hosts and guests)",
     .help = "  -k, --kind K            only hosts or only guests\n"
-            "  -L, --label KEY=VALUE   only targets carrying this label\n"
+            "  -L, --label SELECTOR    only targets carrying every label of SELECTOR\n"
+            "                          (KEY=VALUE[,KEY=VALUE...])\n"
             "\n"
             "A target is what a worker registered as (its --name). Plans name\n"
             "targets; a plan's guests may be chosen by label. \"site benchmarks\"\n"
@@ -133,7 +148,7 @@ static int cmd_targets_exec(struct cli_ctx *ctx, int argc, char **argv)
             break;
         case 'L':
             if (strchr(optarg, '=') == NULL || optarg[0] == '=') {
-                cli_err("--label must be KEY=VALUE");
+                cli_err("--label must be KEY=VALUE[,KEY=VALUE...]");
                 return CLI_EXIT_USAGE;
             }
             label = optarg;
@@ -157,4 +172,70 @@ static int cmd_targets_exec(struct cli_ctx *ctx, int argc, char **argv)
         {"last seen", CLI_LEFT},
     };
     return cli_list_table(ctx, path, cols, sizeof cols / sizeof cols[0], add_target, "targets");
+}
+
+/* Prints the labels of the target answer a. */
+static int show_labels(const json_t *a)
+{
+    char *labels = labels_text(json_object_get(a, "labels"));
+    if (labels == NULL)
+        return CLI_EXIT_FAIL;
+    cli_out("%s: %s", json_string_value(json_object_get(a, "name")),
+            labels[0] != '\0' ? labels : "(no labels)");
+    free(labels);
+    return CLI_EXIT_OK;
+}
+
+/* Applies KEY=VALUE and KEY- arguments to labels. Returns an exit code. */
+static int edit_labels(json_t *labels, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *eq = strchr(a, '=');
+        size_t n = strlen(a);
+        if (eq == NULL && n > 1 && a[n - 1] == '-') {
+            char key[128];
+            snprintf(key, sizeof key, "%.*s", (int)(n - 1), a);
+            json_object_del(labels, key);
+        } else if (eq != NULL && eq != a && (size_t)(eq - a) < 128) {
+            char key[128];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - a), a);
+            json_object_set_new(labels, key, json_string(eq + 1));
+        } else {
+            cli_err("'%s' is neither KEY=VALUE nor KEY-", a);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
+/** hvbench label TARGET_ID KEY=VALUE|KEY- ... | --clear */
+static int cmd_label_exec(struct cli_ctx *ctx, int argc, char **argv)
+{
+    long long id;
+    if (argc < 3 || cli_parse_id(argv[1], &id) != 0)
+        return cli_usage(&cli_cmd_label);
+    char path[96];
+    snprintf(path, sizeof path, "/api/v1/targets/%lld", id);
+    json_t *labels = json_object();
+    int rc = CLI_EXIT_OK;
+    if (!(argc == 3 && strcmp(argv[2], "--clear") == 0)) {
+        /* The administrator's labels now, edited: PUT replaces them. */
+        struct hv_http_response resp;
+        memset(&resp, 0, sizeof resp);
+        rc = cli_request(ctx, "GET", path, NULL, &resp);
+        const json_t *now = json_object_get(resp.body, "admin_labels");
+        if (rc == CLI_EXIT_OK && json_is_object(now))
+            json_object_update(labels, (json_t *)now);
+        hv_http_response_clear(&resp);
+        if (rc == CLI_EXIT_OK)
+            rc = edit_labels(labels, argc - 2, argv + 2);
+    }
+    if (rc == CLI_EXIT_OK) {
+        json_t *body = json_pack("{s:O}", "labels", labels);
+        strncat(path, "/labels", sizeof path - strlen(path) - 1);
+        rc = cli_call(ctx, "PUT", path, body, show_labels);
+        json_decref(body);
+    }
+    json_decref(labels);
+    return rc;
 }

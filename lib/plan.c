@@ -14,6 +14,7 @@
 #include "jspec.h"
 #include "params.h"
 #include "plan_workloads.h"
+#include "selector.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,22 +205,6 @@ static int check_domains(const json_t *domains, json_t *errors)
     return problems;
 }
 
-/* Splits "key=value"; returns false when it is not one. */
-static bool split_label(const char *label, char *key, size_t klen, const char **value)
-{
-    const char *eq = strchr(label, '=');
-    if (eq == NULL || eq == label || (size_t)(eq - label) >= klen || eq[1] == '\0')
-        return false;
-    for (const char *c = label; c < eq; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-              strchr("_.-", *c)))
-            return false;
-    memcpy(key, label, (size_t)(eq - label));
-    key[eq - label] = '\0';
-    *value = eq + 1;
-    return true;
-}
-
 static int check_targets(json_t *targets, json_t *errors)
 {
     int problems = hv_jspec_check(targets, "/targets", target_fields, errors);
@@ -246,13 +231,13 @@ static int check_targets(json_t *targets, json_t *errors)
     if (json_object_get(guests, "domains") != NULL)
         problems += check_domains(json_object_get(guests, "domains"), errors);
     const char *label = json_string_value(json_object_get(guests, "label"));
-    char key[65];
-    const char *value;
-    if (label != NULL && !split_label(label, key, sizeof key, &value)) {
-        hv_errors_add(errors, "/targets/guests/label",
-                      "must be key=value (key: 1 to 64 of A-Z a-z 0-9 _ . -)");
+    char why[200];
+    json_t *sel = label != NULL ? hv_selector_parse(label, why, sizeof why) : NULL;
+    if (label != NULL && sel == NULL) {
+        hv_errors_add(errors, "/targets/guests/label", "must be a label selector: %s", why);
         problems++;
     }
+    json_decref(sel);
     json_t *tmpl = json_object_get(guests, "template");
     if (tmpl != NULL) {
         int tp = hv_jspec_check(tmpl, "/targets/guests/template", template_fields, errors);
@@ -405,18 +390,18 @@ static int resolve_guests(struct hv_plan *plan, const json_t *guests, const stru
     const char *label = json_string_value(json_object_get(guests, "label"));
     if (rc != 0 || label == NULL || env == NULL || env->guests_by_label == NULL)
         return rc;
-    char key[65];
-    const char *value;
-    split_label(label, key, sizeof key, &value);
-    json_t *names = NULL;
-    if (env->guests_by_label(env->arg, key, value, &names) != 0) {
+    char why[200];
+    json_t *sel = hv_selector_parse(label, why, sizeof why), *names = NULL;
+    int looked = sel != NULL ? env->guests_by_label(env->arg, sel, &names) : -1;
+    json_decref(sel);
+    if (looked != 0) {
         json_decref(names);
         hv_errors_add(errors, "/targets/guests/label", "the targets could not be looked up");
         (*impossible)++;
         return 0;
     }
     if (json_array_size(names) == 0) {
-        hv_errors_add(errors, "/targets/guests/label", "no registered guest carries the label %s",
+        hv_errors_add(errors, "/targets/guests/label", "no registered guest carries the labels %s",
                       label);
         (*impossible)++;
     }

@@ -107,9 +107,10 @@ struct hv_expansion {
  *  (the server asks its database). A NULL resolver leaves label-selected
  *  guests unresolved, which only a local validation should do. */
 struct hv_plan_env {
-    /** Sets *names to a new JSON array of the guest target names carrying
-     *  key=value; returns 0, or -1 when the lookup failed. */
-    int (*guests_by_label)(void *arg, const char *key, const char *value, json_t **names);
+    /** Sets *names to a new JSON array of the guest target names whose
+     *  labels hold every pair of selector (lib/selector.h, a JSON object);
+     *  returns 0, or -1 when the lookup failed. */
+    int (*guests_by_label)(void *arg, const json_t *selector, json_t **names);
     void *arg;
 };
 

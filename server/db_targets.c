@@ -33,7 +33,8 @@ static const struct hv_stmt facts_version = {
  * facts), so a plan's author sees in the list which names each offers. */
 #define TARGET_JSON                                                                                \
     "json_build_object('id', t.id, 'name', t.name, 'kind', t.kind, 'fingerprint', "                \
-    "t.fingerprint, 'dmi_uuid', t.dmi_uuid, 'labels', t.labels, 'benchmarks', "                    \
+    "t.fingerprint, 'dmi_uuid', t.dmi_uuid, 'labels', t.labels || t.admin_labels, "                \
+    "'worker_labels', t.labels, 'admin_labels', t.admin_labels, 'benchmarks', "                    \
     "coalesce(t.facts->'benchmarks', '[]'), 'registered_at', t.registered_at, 'last_seen', "       \
     "t.last_seen)"
 
@@ -41,8 +42,8 @@ static const struct hv_stmt list = {
     "target_list",
     "SELECT coalesce(json_agg(" TARGET_JSON " ORDER BY t.name), '[]')::text FROM targets t "
     "WHERE ($1::text IS NULL OR t.kind = $1) "
-    "AND ($2::text IS NULL OR t.labels @> jsonb_build_object($2::text, $3::text))",
-    3};
+    "AND ($2::jsonb IS NULL OR (t.labels || t.admin_labels) @> $2::jsonb)",
+    2};
 
 /* A guest is linked to its domain by the DMI product UUID its worker
  * reads, which KVM sets to the libvirt domain UUID a host worker lists. */
@@ -59,7 +60,15 @@ static const struct hv_stmt get = {
 static const struct hv_stmt by_label = {
     "target_names_by_label",
     "SELECT coalesce(json_agg(t.name ORDER BY t.name), '[]')::text FROM targets t "
-    "WHERE t.kind = 'guest' AND t.labels @> jsonb_build_object($1::text, $2::text)",
+    "WHERE t.kind = 'guest' AND (t.labels || t.admin_labels) @> $1::jsonb",
+    1};
+
+/* The administrator's labels replaced; the answer is the target as GET
+ * shows it. */
+static const struct hv_stmt set_admin_labels = {
+    "target_set_admin_labels",
+    "UPDATE targets AS t SET admin_labels = $2::jsonb WHERE t.id = $1 RETURNING " TARGET_JSON
+    "::text",
     2};
 
 /* A target declares a site benchmark when an element of its
@@ -123,11 +132,15 @@ enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const 
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 
-enum hv_db_status hv_db_target_list(const char *kind, const char *label_key,
-                                    const char *label_value, json_t **out)
+enum hv_db_status hv_db_target_list(const char *kind, const json_t *selector, json_t **out)
 {
-    const char *params[] = {kind, label_key, label_value};
-    return hv_db_json(&list, params, out, NULL);
+    char *sel = selector != NULL ? json_dumps(selector, JSON_COMPACT) : NULL;
+    if (selector != NULL && sel == NULL)
+        return HV_DB_ERROR;
+    const char *params[] = {kind, sel};
+    enum hv_db_status s = hv_db_json(&list, params, out, NULL);
+    free(sel);
+    return s;
 }
 
 enum hv_db_status hv_db_target_get(int64_t id, json_t **out)
@@ -137,10 +150,27 @@ enum hv_db_status hv_db_target_get(int64_t id, json_t **out)
     return hv_db_json(&get, params, out, NULL);
 }
 
-enum hv_db_status hv_db_target_names_by_label(const char *key, const char *value, json_t **out)
+enum hv_db_status hv_db_target_names_by_label(const json_t *selector, json_t **out)
 {
-    const char *params[] = {key, value};
-    return hv_db_json(&by_label, params, out, NULL);
+    char *sel = json_dumps(selector, JSON_COMPACT);
+    if (sel == NULL)
+        return HV_DB_ERROR;
+    const char *params[] = {sel};
+    enum hv_db_status s = hv_db_json(&by_label, params, out, NULL);
+    free(sel);
+    return s;
+}
+
+enum hv_db_status hv_db_target_set_labels(int64_t id, const json_t *labels, json_t **out)
+{
+    char *text = json_dumps(labels, JSON_COMPACT);
+    if (text == NULL)
+        return HV_DB_ERROR;
+    char buf[24];
+    const char *params[] = {hv_db_int(buf, sizeof buf, id), text};
+    enum hv_db_status s = hv_db_json(&set_admin_labels, params, out, NULL);
+    free(text);
+    return s;
 }
 
 enum hv_db_status hv_db_target_bench_holders(const char *name, const char *kind,

@@ -19,17 +19,22 @@ enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const 
                                       const char *labels_json, int64_t *id);
 
 /** Targets, ordered by name, as a new JSON array in *out; kind and the
- *  label (key, value) filter when not NULL. */
-enum hv_db_status hv_db_target_list(const char *kind, const char *label_key,
-                                    const char *label_value, json_t **out);
+ *  label selector (lib/selector.h, a JSON object) filter when not NULL. */
+enum hv_db_status hv_db_target_list(const char *kind, const json_t *selector, json_t **out);
 
 /** One target with its facts as a new JSON object; HV_DB_NONE when
  *  unknown. */
 enum hv_db_status hv_db_target_get(int64_t id, json_t **out);
 
-/** The names of the guest targets carrying label key=value, as a new JSON
- *  array of strings (possibly empty). */
-enum hv_db_status hv_db_target_names_by_label(const char *key, const char *value, json_t **out);
+/** The names of the guest targets whose labels (the worker's and the
+ *  administrator's) hold every pair of selector, as a new JSON array of
+ *  strings (possibly empty). */
+enum hv_db_status hv_db_target_names_by_label(const json_t *selector, json_t **out);
+
+/** Replaces target id's administrator labels (a JSON object of strings)
+ *  and sets *out to the target as hv_db_target_list() shows one;
+ *  HV_DB_NONE when there is no such target. */
+enum hv_db_status hv_db_target_set_labels(int64_t id, const json_t *labels, json_t **out);
 
 /** Who declares the site benchmark name of kind (an element of
  *  facts.benchmarks with that name and kind): a new JSON object in *out

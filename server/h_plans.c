@@ -31,9 +31,9 @@ static uint64_t fresh_seed(void)
 }
 
 /* Guests by label, from the targets the workers registered. */
-static int guests_by_label(void *arg, const char *key, const char *value, json_t **names)
+static int guests_by_label(void *arg, const json_t *selector, json_t **names)
 {
-    return hv_db_target_names_by_label(key, value, names) == HV_DB_OK ? 0 : -1;
+    return hv_db_target_names_by_label(selector, names) == HV_DB_OK ? 0 : -1;
 }
 
 /* What a restart of a guest costs the plan, seconds: the guest powering

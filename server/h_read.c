@@ -2,6 +2,7 @@
 #include "db_plans.h"
 #include "db_targets.h"
 #include "handlers.h"
+#include "selector.h"
 #include "query.h"
 #include "result.h"
 
@@ -61,23 +62,19 @@ void hv_h_targets_list(struct hv_request *req)
     json_t *errors = json_array();
     const char *kind, *label;
     hv_query_enum(req, "kind", target_kinds, &kind, errors);
-    hv_query_str(req, "label", 200, &label, errors);
-    char key[128] = "";
-    const char *value = NULL;
-    if (label != NULL) {
-        const char *eq = strchr(label, '=');
-        if (eq == NULL || eq == label || (size_t)(eq - label) >= sizeof key)
-            hv_errors_add(errors, "label", "must be key=value");
-        else {
-            memcpy(key, label, (size_t)(eq - label));
-            key[eq - label] = '\0';
-            value = eq + 1;
-        }
-    }
-    if (hv_query_failed(req, errors))
+    hv_query_str(req, "label", 600, &label, errors);
+    char why[200];
+    json_t *sel = label != NULL ? hv_selector_parse(label, why, sizeof why) : NULL;
+    if (label != NULL && sel == NULL)
+        hv_errors_add(errors, "label", "must be a label selector such as pool=batch,cpu=epyc: %s",
+                      why);
+    if (hv_query_failed(req, errors)) {
+        json_decref(sel);
         return;
+    }
     json_t *items = NULL;
-    enum hv_db_status s = hv_db_target_list(kind, value ? key : NULL, value, &items);
+    enum hv_db_status s = hv_db_target_list(kind, sel, &items);
+    json_decref(sel);
     hv_reply_items(req, s, items, NULL);
 }
 

@@ -6,6 +6,7 @@
 #include "db_targets.h"
 #include "db_workers.h"
 #include "handlers.h"
+#include "selector.h"
 #include "hv_build.h"
 #include "protocol.h"
 #include "routes.h"
@@ -158,6 +159,53 @@ void hv_h_worker_deregister(struct hv_request *req)
     else
         hv_reply_json(req, 200,
                       json_pack("{s:I,s:b}", "worker_id", (json_int_t)req->worker_id, "ended", 1));
+}
+
+/* PUT /api/v1/targets/{id}/labels: {"labels": {"key": "value", ...}}. */
+struct labels_body {
+    const json_t *labels;
+};
+
+/* The most labels an administrator gives one target. */
+#define MAX_ADMIN_LABELS 32
+
+static const struct hv_jfield labels_fields[] = {
+    {.name = "labels", .type = HV_J_OBJECT, .required = true, HV_JTO(struct labels_body, labels)},
+    {0},
+};
+
+/* Every key and value as lib/selector.h allows them, so a selector can
+ * name each. */
+static void check_labels(const json_t *doc, const void *dest, json_t *errors)
+{
+    const struct labels_body *b = dest;
+    if (json_object_size(b->labels) > MAX_ADMIN_LABELS)
+        hv_errors_add(errors, "/labels", "at most %d labels", MAX_ADMIN_LABELS);
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)b->labels, key, v)
+    {
+        char p[128];
+        hv_jpath(p, sizeof p, "/labels", key);
+        if (!hv_label_key_ok(key))
+            hv_errors_add(errors, p, "a key is 1 to 64 of A-Z a-z 0-9 _ . - /");
+        else if (!json_is_string(v) || !hv_label_value_ok(json_string_value(v)))
+            hv_errors_add(errors, p,
+                          "must be a string of 1 to 128 printable characters, no space, ',' "
+                          "or '='");
+    }
+}
+
+void hv_h_target_labels(struct hv_request *req)
+{
+    struct labels_body b = {0};
+    json_t *doc = hv_req_body(req, labels_fields, &b, check_labels, "bad labels");
+    if (doc == NULL)
+        return;
+    json_t *out = NULL;
+    enum hv_db_status s = hv_db_target_set_labels(req->ids[0], b.labels, &out);
+    hv_reply_one(req, s, out, "no target with this id");
+    json_decref(doc);
 }
 
 void hv_h_target_free(struct hv_request *req)

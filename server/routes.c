@@ -42,6 +42,7 @@ static const struct hv_route routes[] = {
     {"GET", "/api/v1/tokens", hv_h_tokens_list, HV_ACCESS_ADMIN},
     {"POST", "/api/v1/tokens/{id}/revoke", hv_h_token_revoke, HV_ACCESS_ADMIN},
     {"POST", "/api/v1/targets/{id}/free", hv_h_target_free, HV_ACCESS_ADMIN},
+    {"PUT", "/api/v1/targets/{id}/labels", hv_h_target_labels, HV_ACCESS_ADMIN},
     {"POST", "/api/v1/purge", hv_h_purge, HV_ACCESS_ADMIN},
     {"POST", "/api/v1/webhooks", hv_h_webhooks_create, HV_ACCESS_ADMIN},
     {"GET", "/api/v1/webhooks", hv_h_webhooks_list, HV_ACCESS_ADMIN},

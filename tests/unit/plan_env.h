@@ -1,7 +1,7 @@
 /* plan_env.h — the guests a plan's labels find, as the server's database
  * would answer them, for tests/unit/test_plan.c and fuzz/fuzz_plan.c:
- * "pool=net-bench" has eight guests (nb1 .. nb8), "broken" fails the
- * lookup, any other label has none. */
+ * "pool=net-bench" has eight guests (nb1 .. nb8), a selector naming the
+ * key "broken" fails the lookup, any other selector finds none. */
 #ifndef HV_TESTS_PLAN_ENV_H
 #define HV_TESTS_PLAN_ENV_H
 
@@ -10,17 +10,18 @@
 #include <stdio.h>
 #include <string.h>
 
-static int plan_env_guests(void *arg, const char *key, const char *value, json_t **names)
+static int plan_env_guests(void *arg, const json_t *selector, json_t **names)
 {
     (void)arg;
     *names = json_array();
-    if (strcmp(key, "pool") == 0 && strcmp(value, "net-bench") == 0)
+    const char *pool = json_string_value(json_object_get(selector, "pool"));
+    if (json_object_size(selector) == 1 && pool != NULL && strcmp(pool, "net-bench") == 0)
         for (int i = 1; i <= 8; i++) {
             char n[16];
             snprintf(n, sizeof n, "nb%d", i);
             json_array_append_new(*names, json_string(n));
         }
-    return strcmp(key, "broken") == 0 ? -1 : 0;
+    return json_object_get(selector, "broken") != NULL ? -1 : 0;
 }
 
 static const struct hv_plan_env plan_env = {plan_env_guests, NULL};

@@ -1,0 +1,33 @@
+/* selector.h — label selectors: "pool=batch,cpu=epyc" picks the targets
+ * whose labels hold every pair given (all must match).
+ *
+ * One grammar for every place that picks targets by label: a plan's
+ * guests.label, GET /api/v1/targets?label=, the CLI. A key is 1 to 64 of
+ * A-Z a-z 0-9 _ . - /; a value, what follows the key's '=', 1 to 128
+ * bytes other than ','; pairs are separated by ',' (spaces around them
+ * belong to the key or value, so a selector reads the same in a URL and a
+ * plan). A key may appear once. Labels an administrator sets are stricter
+ * (hv_label_value_ok(): printable, no space, ',' or '='); a worker's own
+ * --label values are taken as given, and a selector can name any of them
+ * that has no ','. */
+#ifndef HV_SELECTOR_H
+#define HV_SELECTOR_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/** The most pairs a selector holds. */
+#define HV_SELECTOR_MAX_PAIRS 16
+
+/** Parses text into a new JSON object key → value (the form a target's
+ *  labels are stored in, so the database matches it with @>). Returns the
+ *  object, or NULL with why in err (len bytes). */
+json_t *hv_selector_parse(const char *text, char *err, size_t len);
+
+/** Whether a label key is well formed (the grammar above). */
+int hv_label_key_ok(const char *key);
+
+/** Whether a label value is well formed. */
+int hv_label_value_ok(const char *value);
+
+#endif
