@@ -118,4 +118,23 @@ assert_match "its reason names the factor, the level and the program's message" 
 assert_eq "the restore step is done" "done" "$(sql "SELECT status FROM plan_steps WHERE plan_id = $P AND kind = 'restore'")"
 assert_eq "and the other file is as it was" on "$(cat "$SITE/other")"
 
+# --- a crash: hvbench-worker --restore puts the knob back from the journal ---------
+# The worker killed while a block is applied; --restore, which reads no
+# configuration, runs the journalled revert argv.
+WPID=${HV_WORKER_PIDS[-1]}
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
+    "$(plan crash '{"site.knob": ["c"]}' | jq -c '.workloads[0].params.seconds = 30')"
+P=$(json .id)
+# shellcheck disable=SC2317 # called through wait_for
+applied() { [[ $(sql "SELECT count(*) FROM plan_steps WHERE plan_id = $1 AND kind = 'apply' AND status = 'done'") -ge 1 ]]; }
+wait_for "the block is applied" 60 applied "$P"
+kill -KILL "$WPID"
+wait "$WPID" 2>/dev/null
+assert_eq "the killed worker left the knob at the level" c "$(cat "$SITE/knob")"
+"$WORKER" --restore --name sf-host --state-dir "$HV_TMP/state" --sysfs-root "$HV_TMP/root" \
+    >"$HV_TMP/restore.log" 2>&1
+assert_eq "--restore exits 0: nothing left" 0 "$?"
+assert_eq "and the knob is back" a "$(cat "$SITE/knob")"
+assert_match "saying what it put back" "site.knob c -> a" "$(cat "$HV_TMP/restore.log")"
+
 hv_finish
