@@ -559,3 +559,37 @@ json_t *hv_factors_json(void)
     }
     return list;
 }
+
+bool hv_site_factor_is(const char *factor)
+{
+    return factor != NULL && strncmp(factor, HV_SITE_PREFIX, strlen(HV_SITE_PREFIX)) == 0;
+}
+
+const char *hv_site_name_problem(const char *name)
+{
+    if (name[0] == '\0')
+        return "must not be empty";
+    if (strlen(name) > HV_SITE_NAME_MAX)
+        return "is longer than 48 characters";
+    if (!(name[0] >= 'a' && name[0] <= 'z'))
+        return "must start with a letter a-z";
+    for (const char *p = name; *p != '\0'; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            return "must use only a-z, 0-9 and '_'";
+    return NULL;
+}
+
+const char *hv_site_level_problem(const char *level)
+{
+    size_t n = strlen(level);
+    if (n == 0)
+        return "must not be empty";
+    if (n > HV_SITE_LEVEL_MAX)
+        return "is longer than 63 bytes";
+    for (const char *p = level; *p != '\0'; p++)
+        if (*p < 0x20 || *p > 0x7e)
+            return "must be printable ASCII";
+    if (isspace((unsigned char)level[0]) || isspace((unsigned char)level[n - 1]))
+        return "must not start or end with a blank (read-back output is trimmed)";
+    return NULL;
+}

@@ -11,6 +11,7 @@
 #define HV_FACTORS_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /** What changing a factor's level costs. */
@@ -117,5 +118,29 @@ int hv_factor_level(const struct hv_factor_def *f, const json_t *level, char *ou
  *  risk or evidence. Returns a new reference the caller owns, or NULL when
  *  memory runs out. */
 json_t *hv_factors_json(void);
+
+/* ---- site factors ---------------------------------------------------- */
+
+/** Plans name a site factor (a knob a host worker's configuration declares,
+ *  docs/virt.md) as "site." followed by its name. */
+#define HV_SITE_PREFIX "site."
+/** The longest site factor name (without the prefix) and level. */
+#define HV_SITE_NAME_MAX  48
+#define HV_SITE_LEVEL_MAX 63
+
+/** Whether a plan's factor name is a site factor's ("site.zfs_sync"). */
+bool hv_site_factor_is(const char *factor);
+
+/** What is wrong with name as a site factor name (without the prefix): it
+ *  must start with a-z and use only a-z, 0-9 and '_', at most
+ *  HV_SITE_NAME_MAX characters. Returns NULL when it is fine, else a
+ *  static phrase ("must use only a-z, 0-9 and '_'"). */
+const char *hv_site_name_problem(const char *name);
+
+/** What is wrong with level as a site factor level: a non-empty string of
+ *  printable ASCII without blanks at either end, at most
+ *  HV_SITE_LEVEL_MAX bytes. Returns NULL when it is fine, else a static
+ *  phrase. */
+const char *hv_site_level_problem(const char *level);
 
 #endif

@@ -296,6 +296,49 @@ static int check_weights(const json_t *weights, json_t *errors)
     return 1;
 }
 
+/* A site factor's levels: whatever its host's worker declares (checked
+ * against the host's facts by the server), as strings (an integer is
+ * written as one). */
+static void check_site_levels(const char *name, json_t *levels, const char *p, json_t *errors,
+                              int *invalid)
+{
+    char lp[600], num[32];
+    const char *why = hv_site_name_problem(name + strlen(HV_SITE_PREFIX));
+    if (why != NULL) {
+        hv_errors_add(errors, p, "the site factor name after \"" HV_SITE_PREFIX "\" %s", why);
+        (*invalid)++;
+        return;
+    }
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        json_t *l = json_array_get(levels, i);
+        snprintf(lp, sizeof lp, "%s/%zu", p, i);
+        if (json_is_integer(l)) {
+            snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(l));
+            json_array_set_new(levels, i, json_string(num));
+            l = json_array_get(levels, i);
+        }
+        if (!json_is_string(l)) {
+            hv_errors_add(errors, lp, "must be a string or an integer, not %s", hv_jtype_name(l));
+            (*invalid)++;
+            continue;
+        }
+        why = hv_site_level_problem(json_string_value(l));
+        if (why == NULL && json_string_length(l) != strlen(json_string_value(l)))
+            why = "must not hold NUL characters";
+        if (why != NULL) {
+            hv_errors_add(errors, lp, "%s", why);
+            (*invalid)++;
+            continue;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (json_equal(l, json_array_get(levels, j))) {
+                hv_errors_add(errors, lp, "repeats level %zu", j);
+                (*invalid)++;
+                break;
+            }
+    }
+}
+
 /* Factors are checked against the catalogue here too: an unknown factor
  * or level is a 422 (well formed, but nothing here can apply it). Levels
  * are normalised in place. */
@@ -317,6 +360,10 @@ static void check_factors(json_t *factors, json_t *errors, int *invalid, int *im
             hv_errors_add(errors, p, "must be an array of 1 to %d levels, the default first",
                           HV_PLAN_MAX_LEVELS);
             (*invalid)++;
+            continue;
+        }
+        if (hv_site_factor_is(name)) {
+            check_site_levels(name, levels, p, errors, invalid);
             continue;
         }
         const struct hv_factor_def *f = hv_factor_find(name);

@@ -111,6 +111,19 @@ enum hv_db_status hv_db_target_actuators(const char *name, json_t **out)
     return hv_db_json(&actuators, params, out, NULL);
 }
 
+/* The site factors the target's worker declares (facts.site_factors). */
+static const struct hv_stmt site_factors = {
+    "target_site_factors",
+    "SELECT coalesce(t.facts->'site_factors', 'null'::jsonb)::text FROM targets t "
+    "WHERE t.name = $1",
+    1};
+
+enum hv_db_status hv_db_target_site_factors(const char *name, json_t **out)
+{
+    const char *params[] = {name};
+    return hv_db_json(&site_factors, params, out, NULL);
+}
+
 enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,
                                       const char *fingerprint, const char *dmi_uuid,
                                       const char *labels_json, int64_t *id)

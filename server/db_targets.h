@@ -56,4 +56,9 @@ enum hv_db_status hv_db_target_limit_facts(const char *const *names, size_t n, j
  *  HV_DB_NONE when no such target registered. */
 enum hv_db_status hv_db_target_actuators(const char *name, json_t **out);
 
+/** The site factors the worker of target name declares (facts.site_factors:
+ *  {"zfs_sync": {"levels": [...], "class": "host"}}) in *out, JSON null
+ *  when its facts do not say; HV_DB_NONE when no such target registered. */
+enum hv_db_status hv_db_target_site_factors(const char *name, json_t **out);
+
 #endif

@@ -339,27 +339,104 @@ static bool targets_registered(struct hv_request *req, const struct hv_plan *pla
  * returns false. A host that never registered, or whose worker says
  * nothing of its actuators, is given the benefit of the doubt: its apply
  * step fails naming the factor instead. */
+/* The names of decl's members (a worker's site_factors) or of the strings
+ * of an array, as "a, b" into buf ("none" when empty). */
+static void list_names(const json_t *v, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    if (json_is_object(v)) {
+        const char *k;
+        const json_t *x;
+        json_object_foreach((json_t *)v, k, x)
+        {
+            if (n < len)
+                n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", k);
+        }
+    } else {
+        for (size_t i = 0; i < json_array_size(v) && n < len; i++)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "",
+                                  json_is_string(json_array_get(v, i))
+                                      ? json_string_value(json_array_get(v, i))
+                                      : "?");
+    }
+    if (buf[0] == '\0')
+        snprintf(buf, len, "none");
+}
+
+/* The site factors ("site.NAME") the plan sets that its registered host's
+ * worker does not declare, or at levels it does not list: one error each
+ * at /factors/site.NAME. A host that never registered is not checked. */
+static enum hv_db_status site_factor_errors(const struct hv_plan *plan, const json_t *factors,
+                                            json_t *errors)
+{
+    const char *name;
+    json_t *levels;
+    json_t *decl = NULL;
+    enum hv_db_status s = HV_DB_OK;
+    bool fetched = false;
+    json_object_foreach((json_t *)factors, name, levels)
+    {
+        if (!hv_site_factor_is(name))
+            continue;
+        if (!fetched) {
+            s = hv_db_target_site_factors(plan->host, &decl);
+            fetched = true;
+            if (s != HV_DB_OK)
+                break;
+        }
+        const char *site = name + strlen(HV_SITE_PREFIX);
+        const json_t *d = json_object_get(decl, site);
+        const json_t *allowed = json_object_get(d, "levels");
+        char path[200], list[1024];
+        hv_jpath(path, sizeof path, "/factors", name);
+        if (!json_is_array(allowed)) {
+            list_names(decl, list, sizeof list);
+            hv_errors_add(errors, path,
+                          "host '%s' declares no site factor '%s' (its worker's configuration, "
+                          "\"factors\", declares: %s)",
+                          plan->host, site, list);
+            continue;
+        }
+        list_names(allowed, list, sizeof list);
+        for (size_t i = 0; i < json_array_size(levels); i++) {
+            const json_t *l = json_array_get(levels, i);
+            bool found = false;
+            for (size_t j = 0; !found && j < json_array_size(allowed); j++)
+                found = json_equal(l, json_array_get(allowed, j));
+            if (!found)
+                hv_errors_add(errors, path,
+                              "host '%s' does not allow level '%s' of site factor '%s' (its "
+                              "levels: %s)",
+                              plan->host, json_string_value(l), site, list);
+        }
+    }
+    json_decref(decl);
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
 static bool host_can_apply(struct hv_request *req, const struct hv_plan *plan)
 {
     const json_t *factors = json_object_get(plan->doc, "factors");
     if (json_object_size(factors) == 0)
         return true;
+    json_t *errors = json_array();
+    enum hv_db_status s = site_factor_errors(plan, factors, errors);
     json_t *acts = NULL;
-    enum hv_db_status s = hv_db_target_actuators(plan->host, &acts);
-    if (s == HV_DB_NONE || (s == HV_DB_OK && !json_is_object(acts))) {
+    if (s == HV_DB_OK)
+        s = hv_db_target_actuators(plan->host, &acts);
+    if (s != HV_DB_OK && s != HV_DB_NONE) {
         json_decref(acts);
-        return true;
-    }
-    if (s != HV_DB_OK) {
-        json_decref(acts);
+        json_decref(errors);
         hv_reply_db_failure(req, s);
         return false;
     }
-    json_t *errors = json_array();
     const char *name;
     json_t *levels;
     json_object_foreach((json_t *)factors, name, levels)
     {
+        if (!json_is_object(acts))
+            break;
         const json_t *a = json_object_get(acts, name);
         if (a == NULL || !json_is_false(json_object_get(a, "ok")))
             continue;

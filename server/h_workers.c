@@ -5,6 +5,7 @@
 #include "config.h"
 #include "db_targets.h"
 #include "db_workers.h"
+#include "factors.h"
 #include "handlers.h"
 #include "selector.h"
 #include "hv_build.h"
@@ -42,6 +43,45 @@ static const struct hv_jfield register_fields[] = {
     {0},
 };
 
+/* facts.site_factors, when there: {NAME: {"levels": [strings], "class":
+ * "host"}}, names and levels as worker configurations spell them. */
+static void check_site_factors(const json_t *sf, json_t *errors)
+{
+    char p[300], lp[360];
+    if (sf == NULL)
+        return;
+    if (!json_is_object(sf) || json_object_size(sf) > 64) {
+        hv_errors_add(errors, "/facts/site_factors", "must be an object of at most 64 factors");
+        return;
+    }
+    const char *name;
+    const json_t *d;
+    json_object_foreach((json_t *)sf, name, d)
+    {
+        hv_jpath(p, sizeof p, "/facts/site_factors", name);
+        const char *why = hv_site_name_problem(name);
+        const json_t *levels = json_object_get(d, "levels");
+        if (why != NULL) {
+            hv_errors_add(errors, p, "the site factor name %s", why);
+            continue;
+        }
+        if (!json_is_array(levels) || json_array_size(levels) == 0 ||
+            json_array_size(levels) > 64 || !json_is_string(json_object_get(d, "class"))) {
+            hv_errors_add(errors, p, "must hold \"levels\" (1 to 64 strings) and \"class\"");
+            continue;
+        }
+        for (size_t i = 0; i < json_array_size(levels); i++) {
+            const json_t *l = json_array_get(levels, i);
+            why = json_is_string(l) ? hv_site_level_problem(json_string_value(l))
+                                    : "must be a string";
+            if (why != NULL) {
+                snprintf(lp, sizeof lp, "%s/levels/%zu", p, i);
+                hv_errors_add(errors, lp, "%s", why);
+            }
+        }
+    }
+}
+
 /* The labels, the site benchmarks the facts declare, and a name that is
  * not empty, once the members are checked. */
 static void check_registration(const json_t *doc, const void *dest, json_t *errors)
@@ -51,6 +91,7 @@ static void check_registration(const json_t *doc, const void *dest, json_t *erro
         return;
     hv_jspec_check_labels(b->labels, "/labels", errors);
     hv_site_bench_check_decl(json_object_get(b->facts, "benchmarks"), "/facts/benchmarks", errors);
+    check_site_factors(json_object_get(b->facts, "site_factors"), errors);
     if (json_array_size(errors) == 0 && b->name[0] == '\0')
         hv_errors_add(errors, "/name", "must not be empty");
 }

@@ -2,6 +2,7 @@
 #include "worker/config.h"
 
 #include "errors.h"
+#include "factors.h"
 #include "jspec.h"
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 
 static const struct hv_jfield file_fields[] = {
     {.name = "benchmarks", .type = HV_J_OBJECT},
+    {.name = "factors", .type = HV_J_OBJECT},
     {0},
 };
 
@@ -30,6 +32,19 @@ static const struct hv_jfield bench_fields[] = {
     {.name = "metric", .type = HV_J_STRING, .required = true, .max_len = 128},
     {.name = "unit", .type = HV_J_STRING, .required = true, .max_len = 32},
     {.name = "higher_is_better", .type = HV_J_BOOL, .required = true},
+    {.name = "description", .type = HV_J_STRING, .max_len = 512},
+    {0},
+};
+
+static const char *const classes[] = {"host", NULL};
+
+static const struct hv_jfield factor_fields[] = {
+    {.name = "levels", .type = HV_J_ARRAY, .required = true, .max_len = HV_CONF_MAX_LEVELS},
+    {.name = "class", .type = HV_J_STRING, .required = true, .choices = classes},
+    {.name = "apply", .type = HV_J_ARRAY, .required = true, .max_len = HV_CONF_MAX_ARGS},
+    {.name = "read", .type = HV_J_ARRAY, .required = true, .max_len = HV_CONF_MAX_ARGS},
+    {.name = "revert", .type = HV_J_ARRAY, .required = true, .max_len = HV_CONF_MAX_ARGS},
+    {.name = "timeout", .type = HV_J_NUMBER, .min = 1, .max = HV_CONF_MAX_FACTOR_TIMEOUT},
     {.name = "description", .type = HV_J_STRING, .max_len = 512},
     {0},
 };
@@ -65,7 +80,7 @@ static bool has_nul(const json_t *s)
 
 /* argv: non-empty strings, argv[0] an absolute path of an executable file.
  * Returns the number of problems. */
-static int check_argv(const json_t *argv, const char *path, json_t *errors)
+static int check_argv(const json_t *argv, const char *path, const char *what, json_t *errors)
 {
     char p[512];
     int problems = 0;
@@ -90,9 +105,9 @@ static int check_argv(const json_t *argv, const char *path, json_t *errors)
     hv_jpath_index(p, sizeof p, path, 0);
     if (problems == 0 && prog[0] != '/') {
         hv_errors_add(errors, p,
-                      "must be an absolute path (the worker never looks a site benchmark up "
-                      "in PATH), not \"%s\"",
-                      prog);
+                      "must be an absolute path (the worker never looks a %s up in PATH), not "
+                      "\"%s\"",
+                      what, prog);
         problems++;
     } else if (problems == 0) {
         struct stat st;
@@ -168,7 +183,7 @@ static int check_bench(const char *name, const json_t *v, const char *path, stru
         return problems;
     char p[512];
     hv_jpath(p, sizeof p, path, "argv");
-    problems += check_argv(json_object_get(v, "argv"), p, errors);
+    problems += check_argv(json_object_get(v, "argv"), p, "site benchmark", errors);
     const char *metric = json_string_value(json_object_get(v, "metric"));
     why = name_problem(metric, 128);
     if (why != NULL) {
@@ -208,6 +223,154 @@ static int check_bench(const char *name, const json_t *v, const char *path, stru
     return 0;
 }
 
+/* Copies a JSON array of strings into a new NULL-terminated array of
+ * borrowed strings, or NULL when memory runs out. */
+static const char **strings_of(const json_t *a)
+{
+    const char **out = calloc(json_array_size(a) + 1, sizeof *out);
+    for (size_t i = 0; out != NULL && i < json_array_size(a); i++)
+        out[i] = json_string_value(json_array_get(a, i));
+    return out;
+}
+
+/* Whether some argument of argv holds mark. */
+static bool mentions(const json_t *argv, const char *mark)
+{
+    size_t i;
+    json_t *a;
+    json_array_foreach(argv, i, a)
+    {
+        if (strstr(json_string_value(a), mark) != NULL)
+            return true;
+    }
+    return false;
+}
+
+static void factor_free(struct hv_site_factor *f)
+{
+    free(f->levels);
+    free(f->apply);
+    free(f->read);
+    free(f->revert);
+}
+
+/* The levels of a site factor: distinct strings a read argv can print. */
+static int check_levels(const json_t *levels, const char *path, json_t *errors)
+{
+    char p[512];
+    int problems = 0;
+    if (json_array_size(levels) == 0) {
+        hv_errors_add(errors, path, "must list at least one level");
+        return 1;
+    }
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        const json_t *l = json_array_get(levels, i);
+        hv_jpath_index(p, sizeof p, path, i);
+        const char *why = !json_is_string(l) ? "must be a string"
+                          : has_nul(l)       ? "must not hold NUL characters"
+                                             : hv_site_level_problem(json_string_value(l));
+        for (size_t j = 0; why == NULL && j < i; j++)
+            if (json_equal(l, json_array_get(levels, j)))
+                why = "repeats an earlier level";
+        if (why != NULL) {
+            hv_errors_add(errors, p, "%s", why);
+            problems++;
+        }
+    }
+    return problems;
+}
+
+/* Fills f from the declaration v of site factor name; returns the number
+ * of problems. */
+static int check_factor(const char *name, const json_t *v, const char *path,
+                        struct hv_site_factor *f, json_t *errors)
+{
+    const char *why = hv_site_name_problem(name);
+    if (why != NULL) {
+        hv_errors_add(errors, path, "the factor name %s (plans name it as site.NAME)", why);
+        return 1;
+    }
+    int problems = hv_jspec_check(v, path, factor_fields, errors);
+    if (problems > 0)
+        return problems;
+    char p[512];
+    hv_jpath(p, sizeof p, path, "levels");
+    problems += check_levels(json_object_get(v, "levels"), p, errors);
+    static const char *const argvs[] = {"apply", "read", "revert"};
+    for (size_t i = 0; i < 3; i++) {
+        hv_jpath(p, sizeof p, path, argvs[i]);
+        problems += check_argv(json_object_get(v, argvs[i]), p, "site factor's program", errors);
+    }
+    if (problems > 0)
+        return problems;
+    if (!mentions(json_object_get(v, "apply"), "{level}")) {
+        hv_jpath(p, sizeof p, path, "apply");
+        hv_errors_add(errors, p, "must hold {level} in an argument (the level to set)");
+        problems++;
+    }
+    if (!mentions(json_object_get(v, "revert"), "{value}")) {
+        hv_jpath(p, sizeof p, path, "revert");
+        hv_errors_add(errors, p,
+                      "must hold {value} in an argument (what read printed before the plan)");
+        problems++;
+    }
+    if (problems > 0)
+        return problems;
+    const json_t *t = json_object_get(v, "timeout");
+    f->name = name;
+    f->klass = json_string_value(json_object_get(v, "class"));
+    f->timeout = t != NULL ? json_number_value(t) : HV_CONF_FACTOR_TIMEOUT;
+    f->n_levels = json_array_size(json_object_get(v, "levels"));
+    f->levels = strings_of(json_object_get(v, "levels"));
+    f->apply = strings_of(json_object_get(v, "apply"));
+    f->read = strings_of(json_object_get(v, "read"));
+    f->revert = strings_of(json_object_get(v, "revert"));
+    if (f->levels == NULL || f->apply == NULL || f->read == NULL || f->revert == NULL) {
+        factor_free(f);
+        hv_errors_add(errors, path, "out of memory");
+        return 1;
+    }
+    return 0;
+}
+
+static int factor_by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct hv_site_factor *)a)->name,
+                  ((const struct hv_site_factor *)b)->name);
+}
+
+/* Checks and loads the "factors" member into c; returns the number of
+ * problems. */
+static int load_factors(struct hv_conf *c, const json_t *factors, json_t *errors)
+{
+    size_t n = json_object_size(factors);
+    if (n > HV_CONF_MAX_FACTORS) {
+        hv_errors_add(errors, "/factors", "declares %zu factors; at most %d", n,
+                      HV_CONF_MAX_FACTORS);
+        return 1;
+    }
+    if (n > 0 && (c->factors = calloc(n, sizeof *c->factors)) == NULL) {
+        hv_errors_add(errors, "/factors", "out of memory");
+        return 1;
+    }
+    int problems = 0;
+    const char *name;
+    const json_t *v;
+    json_object_foreach((json_t *)factors, name, v)
+    {
+        char p[512];
+        hv_jpath(p, sizeof p, "/factors", name);
+        struct hv_site_factor f = {0};
+        if (check_factor(name, v, p, &f, errors) == 0)
+            c->factors[c->n_factors++] = f;
+        else
+            problems++;
+    }
+    if (c->n_factors > 1)
+        qsort(c->factors, c->n_factors, sizeof *c->factors, factor_by_name);
+    return problems;
+}
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(((const struct hv_site_bench *)a)->name, ((const struct hv_site_bench *)b)->name);
@@ -244,6 +407,7 @@ struct hv_conf *hv_conf_from_json(json_t *doc, json_t *errors)
         else
             problems++;
     }
+    problems += load_factors(c, json_object_get(doc, "factors"), errors);
     if (problems > 0) {
         hv_conf_free(c);
         return NULL;
@@ -312,6 +476,9 @@ void hv_conf_free(struct hv_conf *c)
             regfree(&c->benchmarks[i].regex);
     }
     free(c->benchmarks);
+    for (size_t i = 0; i < c->n_factors; i++)
+        factor_free(&c->factors[i]);
+    free(c->factors);
     json_decref(c->doc);
     free(c);
 }
@@ -340,4 +507,30 @@ json_t *hv_conf_benchmarks_json(const struct hv_conf *c)
         }
     }
     return list;
+}
+
+const struct hv_site_factor *hv_conf_find_factor(const struct hv_conf *c, const char *name)
+{
+    for (size_t i = 0; c != NULL && name != NULL && i < c->n_factors; i++)
+        if (strcmp(c->factors[i].name, name) == 0)
+            return &c->factors[i];
+    return NULL;
+}
+
+json_t *hv_conf_factors_json(const struct hv_conf *c)
+{
+    json_t *out = json_object();
+    for (size_t i = 0; out != NULL && c != NULL && i < c->n_factors; i++) {
+        const struct hv_site_factor *f = &c->factors[i];
+        json_t *levels = json_array();
+        for (size_t l = 0; levels != NULL && l < f->n_levels; l++)
+            json_array_append_new(levels, json_string(f->levels[l]));
+        if (levels == NULL ||
+            json_object_set_new(
+                out, f->name, json_pack("{s:o, s:s}", "levels", levels, "class", f->klass)) != 0) {
+            json_decref(out);
+            return NULL;
+        }
+    }
+    return out;
 }

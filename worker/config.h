@@ -10,6 +10,21 @@
  *                    "metric": "hepspec06.score", "unit": "HS06",
  *                    "higher_is_better": true}}}
  *
+ * and the site factors (knobs hvbench does not know, docs/virt.md), which
+ * plans name as "site.NAME" under "factors":
+ *
+ *   {"factors": {
+ *      "zfs_sync": {"levels": ["standard", "always", "disabled"],
+ *                   "class": "host",
+ *                   "apply":  ["/sbin/zfs", "set", "sync={level}", "tank/vm"],
+ *                   "read":   ["/sbin/zfs", "get", "-H", "-o", "value", "sync", "tank/vm"],
+ *                   "revert": ["/sbin/zfs", "set", "sync={value}", "tank/vm"],
+ *                   "timeout": 60}}}
+ *
+ * "{level}" in apply's arguments stands for the level, "{value}" in
+ * revert's for what read printed before the plan first changed the
+ * factor; they are replaced inside the argument, never through a shell.
+ *
  * The file is read once at start and checked strictly: every problem is
  * reported with the JSON Pointer of its member, and the worker does not
  * start with a file that has one. A plan can only name a benchmark; its
@@ -47,10 +62,31 @@ struct hv_site_bench {
     bool higher_is_better;
 };
 
+/** The most site factors one file may declare, and levels of one. */
+#define HV_CONF_MAX_FACTORS 32
+#define HV_CONF_MAX_LEVELS  64
+/** A site factor's programs' default and longest timeout, in seconds. */
+#define HV_CONF_FACTOR_TIMEOUT     60.0
+#define HV_CONF_MAX_FACTOR_TIMEOUT 3600.0
+
+/** One declared site factor. All strings are owned by the hv_conf. */
+struct hv_site_factor {
+    const char *name;    /**< without the "site." plans put before it */
+    const char **levels; /**< NULL-terminated, in the file's order */
+    size_t n_levels;
+    const char *klass; /**< its disruption class: "host" (the only one) */
+    /** NULL-terminated argvs, argv[0] an absolute path: apply holds
+     *  "{level}", revert "{value}"; read prints the level. */
+    const char **apply, **read, **revert;
+    double timeout; /**< seconds each program may run */
+};
+
 /** A loaded configuration file. */
 struct hv_conf {
     struct hv_site_bench *benchmarks; /**< sorted by name */
     size_t n_benchmarks;
+    struct hv_site_factor *factors; /**< sorted by name */
+    size_t n_factors;
     json_t *doc; /**< the file's JSON, owning the strings above */
 };
 
@@ -77,5 +113,15 @@ const struct hv_site_bench *hv_conf_find(const struct hv_conf *c, const char *na
  *  c may be NULL (an empty array). Returns a new reference, or NULL when
  *  memory runs out. */
 json_t *hv_conf_benchmarks_json(const struct hv_conf *c);
+
+/** The site factor called name (without "site."), or NULL. c may be
+ *  NULL. */
+const struct hv_site_factor *hv_conf_find_factor(const struct hv_conf *c, const char *name);
+
+/** What the worker publishes in its registration facts as site_factors:
+ *  {"zfs_sync": {"levels": [...], "class": "host"}}, never the argvs. c
+ *  may be NULL (an empty object). Returns a new reference, or NULL when
+ *  memory runs out. */
+json_t *hv_conf_factors_json(const struct hv_conf *c);
 
 #endif

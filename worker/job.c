@@ -144,7 +144,8 @@ static json_t *host_levels(const struct hv_job *job)
     json_object_foreach((json_t *)job->levels, f, level)
     {
         const struct hv_factor_def *d = hv_factor_find(f);
-        if (d != NULL && d->scope == HV_SCOPE_HOST && strcmp(f, "process_pin") != 0 &&
+        if (((d != NULL && d->scope == HV_SCOPE_HOST && strcmp(f, "process_pin") != 0) ||
+             hv_site_factor_is(f)) &&
             json_is_string(json_object_get(json_object_get(start, f), "read_back")))
             json_object_set(levels, f, level);
     }

@@ -47,7 +47,8 @@ static const char usage_text[] =
     "                    sample the host while its guests run jobs (host.* samples)\n"
     "  --config FILE     the worker's configuration (e.g. /etc/hvbench/worker.json;\n"
     "                    env HVBENCH_WORKER_CONFIG): these options by name, and the\n"
-    "                    site benchmarks plans may name; checked at start. Every\n"
+    "                    site benchmarks and site factors (\"site.NAME\") plans\n"
+    "                    may name; checked at start. Every\n"
     "                    option is also HVBENCH_WORKER_NAME (upper case, - as _),\n"
     "                    which overrides the file; the command line overrides both\n"
     "  --check-config    print the settings, check the file and the server's\n"
@@ -406,7 +407,8 @@ static json_t *collect_facts(const struct options *o, const struct hv_conf *conf
     json_t *facts = hv_facts_collect();
     if (facts == NULL ||
         (conf != NULL &&
-         json_object_set_new(facts, "benchmarks", hv_conf_benchmarks_json(conf)) != 0)) {
+         (json_object_set_new(facts, "benchmarks", hv_conf_benchmarks_json(conf)) != 0 ||
+          json_object_set_new(facts, "site_factors", hv_conf_factors_json(conf)) != 0))) {
         hv_error("cannot collect the machine's facts: out of memory");
         json_decref(facts);
         return NULL;
@@ -460,7 +462,8 @@ static int check_config(const struct options *o)
             fprintf(stderr, "hvbench-worker: invalid configuration %s\n", err);
             problems++;
         } else {
-            printf("site benchmarks: %zu\n", conf->n_benchmarks);
+            printf("site benchmarks: %zu\nsite factors: %zu\n", conf->n_benchmarks,
+                   conf->n_factors);
         }
         hv_conf_free(conf);
     }
@@ -511,8 +514,10 @@ int main(int argc, char **argv)
             return EXIT_USAGE;
         }
         hv_custom_use(conf);
-        hv_info("configuration %s: %zu site benchmark%s", o.config, conf->n_benchmarks,
-                conf->n_benchmarks == 1 ? "" : "s");
+        hv_actuators_use_conf(conf);
+        hv_info("configuration %s: %zu site benchmark%s, %zu site factor%s", o.config,
+                conf->n_benchmarks, conf->n_benchmarks == 1 ? "" : "s", conf->n_factors,
+                conf->n_factors == 1 ? "" : "s");
     }
     json_t *facts = collect_facts(&o, conf);
     if (facts == NULL) {
@@ -565,6 +570,7 @@ int main(int argc, char **argv)
     json_decref(facts);
     json_decref(o.labels);
     hv_custom_use(NULL);
+    hv_actuators_use_conf(NULL);
     hv_conf_free(conf);
     return status;
 }

@@ -165,6 +165,14 @@ int hv_actuators_restore(struct hv_act_ctx *ctx, char *err, size_t len);
  *  Returns a new object, or NULL when memory ran out. */
 json_t *hv_actuators_probe(const struct hv_act_ctx *ctx);
 
+/** The worker's configuration (worker/config.h), whose site factors the
+ *  actuators apply when a step's levels name them as "site.NAME": host
+ *  class, applied after the host rows, read back with them, reverted from
+ *  the journal entry alone. NULL (the default): no site factor is
+ *  declared. Set once at start, before any step; c must outlive them. */
+struct hv_conf;
+void hv_actuators_use_conf(const struct hv_conf *c);
+
 /** Closes what the context opened (the libvirt connection). The caller's
  *  fields (changes, journal) are left alone. */
 void hv_act_ctx_release(struct hv_act_ctx *ctx);

@@ -140,8 +140,17 @@ static int normalise(struct pass *p, const json_t *levels)
     json_object_foreach((json_t *)levels, name, v)
     {
         const struct hv_factor_def *def = hv_factor_find(name);
-        char level[128], why[256], msg[512];
-        if (def == NULL || hv_actuator_find(name) == NULL) {
+        char level[128], why[1200], msg[1400];
+        if (hv_site_factor_is(name)) {
+            if (hv_site_level(name, v, level, sizeof level, why, sizeof why) != 0) {
+                snprintf(msg, sizeof msg, "%s=%s: %s", name,
+                         json_is_string(v) ? json_string_value(v) : "?", why);
+                add_error(p->err, p->len, msg);
+                rc = -1;
+            } else {
+                json_object_set_new(p->levels, name, json_string(level));
+            }
+        } else if (def == NULL || hv_actuator_find(name) == NULL) {
             snprintf(msg, sizeof msg, "%s: no such factor", name);
             add_error(p->err, p->len, msg);
             rc = -1;
@@ -167,7 +176,7 @@ static bool has_guest_levels(const struct pass *p)
     json_t *v;
     json_object_foreach(p->levels, name, v)
     {
-        if (def_of(hv_actuator_find(name))->scope == HV_SCOPE_GUEST)
+        if (!hv_site_factor_is(name) && def_of(hv_actuator_find(name))->scope == HV_SCOPE_GUEST)
             return true;
     }
     return false;
@@ -193,7 +202,7 @@ static int open_domains(struct pass *p)
     json_t *v;
     json_object_foreach(p->levels, name, v)
     {
-        if (def_of(hv_actuator_find(name))->scope == HV_SCOPE_GUEST)
+        if (!hv_site_factor_is(name) && def_of(hv_actuator_find(name))->scope == HV_SCOPE_GUEST)
             json_object_set_new(p->failed, name, json_true());
     }
     return -1;
@@ -214,6 +223,23 @@ static void apply_row(struct pass *p, const struct hv_actuator *a)
     for (size_t i = 0; i < p->n_domains; i++)
         if (a->apply(a, p->ctx, &p->domains[i], level, msg, sizeof msg) != 0)
             fail_factor(p, a->factor, msg);
+}
+
+/* The site factors among the levels, after the host rows: each applied
+ * by its declaration's programs (act_site.c). */
+static void apply_site(struct pass *p)
+{
+    const char *name;
+    json_t *v;
+    json_object_foreach(p->levels, name, v)
+    {
+        if (!hv_site_factor_is(name))
+            continue;
+        struct hv_actuator a = hv_site_row_of(name);
+        char msg[1024];
+        if (a.apply(&a, p->ctx, NULL, json_string_value(v), msg, sizeof msg) != 0)
+            fail_factor(p, name, msg);
+    }
 }
 
 /* The restart rows of every domain, one definition per domain. */
@@ -370,6 +396,15 @@ static void read_all(struct pass *p)
             s = json_pack("{s:s, s:n}", "level", level, "read_back");
         json_object_set_new(p->settings, a->factor, s);
     }
+    const char *name;
+    json_t *v;
+    json_object_foreach(p->levels, name, v)
+    {
+        if (!hv_site_factor_is(name))
+            continue;
+        struct hv_actuator a = hv_site_row_of(name);
+        json_object_set_new(p->settings, name, host_setting(p, &a, json_string_value(v)));
+    }
 }
 
 static void pass_end(struct pass *p)
@@ -393,6 +428,7 @@ int hv_actuators_apply(const json_t *levels, struct hv_act_ctx *ctx, json_t **se
     }
     for (size_t i = 0; i < hv_host_nrows; i++)
         apply_row(&p, &hv_host_rows[i]);
+    apply_site(&p);
     if (open_domains(&p) == 0 && p.domains != NULL) {
         apply_definitions(&p);
         start_clones(&p);
@@ -456,6 +492,8 @@ json_t *hv_actuators_operator_pending(const json_t *levels, struct hv_act_ctx *c
 static const struct hv_actuator *revert_row(const json_t *entry)
 {
     const char *kind = json_string_value(json_object_get(entry, "kind"));
+    if (kind != NULL && strcmp(kind, HV_SITE_KIND) == 0)
+        return &hv_site_row;
     const struct hv_actuator *a =
         hv_actuator_find(json_string_value(json_object_get(entry, "factor")));
     if (a != NULL && strcmp(a->kind, kind) == 0 && a->revert != NULL)

@@ -53,6 +53,24 @@ xmlNodePtr hv_domxml_bench_disk(xmlNodePtr root);
 int hv_xml_revert_domain(const struct hv_actuator *a, struct hv_act_ctx *ctx, const json_t *entry,
                          char *err, size_t len);
 
+/** The journal kind of site factors (act_site.c). */
+#define HV_SITE_KIND "site_factor"
+
+/** The row every site factor shares: it reverts any site_factor entry
+ *  from the entry alone. hv_site_row_of() gives the row of one factor
+ *  (its name, its declaration as data, NULL when undeclared). */
+struct hv_site_factor;
+extern const struct hv_actuator hv_site_row;
+struct hv_actuator hv_site_row_of(const char *factor);
+
+/** The declaration of a plan's site factor ("site.zfs_sync") in the
+ *  configuration hv_actuators_use_conf() set, or NULL. */
+const struct hv_site_factor *hv_site_find(const char *factor);
+
+/** Checks level v of a site factor against its declaration: writes it
+ *  into out and returns 0, or -1 with why (undeclared, not a level). */
+int hv_site_level(const char *factor, const json_t *v, char *out, size_t n, char *why, size_t len);
+
 /** The model `cpu_mode=custom` names: QEMU's own default CPU model. */
 #define HV_CUSTOM_CPU_MODEL "qemu64"
 

@@ -1,0 +1,277 @@
+/* act_site.c — site factors: knobs the worker's configuration declares
+ * (config.h), applied, read back and reverted by running the programs it
+ * names, never through a shell.
+ *
+ * Applying a level first runs the read program: what it prints (trimmed)
+ * is the value the plan found. When that is not the level, the journal
+ * gets the revert program's argv with "{value}" already replaced by it,
+ * and the read argv, so a restore (also `hvbench-worker --restore`, which
+ * reads no configuration) needs nothing but the entry; then the apply
+ * program runs with "{level}" replaced. A program that cannot start,
+ * exits with a status other than 0, is killed or runs past the factor's
+ * timeout fails the level, naming the factor, the level and the program's
+ * last line of standard error. */
+#include "worker/config.h"
+#include "worker/engines/run.h"
+#include "worker/virt/rows.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The configuration whose factors are declared; NULL: none. */
+static const struct hv_conf *site_conf;
+
+void hv_actuators_use_conf(const struct hv_conf *c)
+{
+    site_conf = c;
+}
+
+const struct hv_site_factor *hv_site_find(const char *factor)
+{
+    if (!hv_site_factor_is(factor))
+        return NULL;
+    return hv_conf_find_factor(site_conf, factor + strlen(HV_SITE_PREFIX));
+}
+
+/* The levels of f as "a, b, c" into buf. */
+static void list_levels(const struct hv_site_factor *f, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < f->n_levels && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", f->levels[i]);
+}
+
+int hv_site_level(const char *factor, const json_t *v, char *out, size_t n, char *why, size_t len)
+{
+    const struct hv_site_factor *f = hv_site_find(factor);
+    if (f == NULL)
+        return hv_act_fail(why, len,
+                           "not declared in this worker's configuration (--config FILE, "
+                           "\"factors\")");
+    char allowed[1024];
+    list_levels(f, allowed, sizeof allowed);
+    if (!json_is_string(v))
+        return hv_act_fail(why, len, "must be a string, one of: %s", allowed);
+    for (size_t i = 0; i < f->n_levels; i++)
+        if (strcmp(f->levels[i], json_string_value(v)) == 0) {
+            snprintf(out, n, "%s", f->levels[i]);
+            return 0;
+        }
+    return hv_act_fail(why, len, "\"%.64s\" is not a level this worker declares; one of: %s",
+                       json_string_value(v), allowed);
+}
+
+/* A new copy of s with every mark replaced by value (mark NULL: a plain
+ * copy), or NULL. */
+static char *replace_all(const char *s, const char *mark, const char *value)
+{
+    if (mark == NULL)
+        return strdup(s);
+    size_t count = 0, ml = strlen(mark), vl = strlen(value);
+    for (const char *p = strstr(s, mark); p != NULL; p = strstr(p + ml, mark))
+        count++;
+    char *out = malloc(strlen(s) + count * vl + 1);
+    if (out == NULL)
+        return NULL;
+    char *o = out;
+    for (const char *p = s;;) {
+        const char *m = strstr(p, mark);
+        size_t k = m != NULL ? (size_t)(m - p) : strlen(p);
+        memcpy(o, p, k);
+        o += k;
+        if (m == NULL)
+            break;
+        memcpy(o, value, vl);
+        o += vl;
+        p = m + ml;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* argv with mark replaced by value in every argument (mark NULL: as it
+ * is), as a JSON array of strings (a new reference, or NULL). */
+static json_t *substituted(const char *const *argv, const char *mark, const char *value)
+{
+    json_t *out = json_array();
+    for (size_t i = 0; out != NULL && argv[i] != NULL; i++) {
+        char *a = replace_all(argv[i], mark, value);
+        if (a == NULL || json_array_append_new(out, json_string(a)) != 0) {
+            free(a);
+            json_decref(out);
+            return NULL;
+        }
+        free(a);
+    }
+    return out;
+}
+
+/* Runs the program of argv (a JSON array of strings) for up to timeout
+ * seconds; what names it in messages. On success writes its standard
+ * output, blanks trimmed at both ends, into out and returns 0; else -1
+ * with why. */
+static int run_json(const json_t *argv, double timeout, const char *what, char *out, size_t n,
+                    char *why, size_t len)
+{
+    size_t k = json_array_size(argv);
+    const char **v = calloc(k + 1, sizeof *v);
+    if (v == NULL)
+        return hv_act_fail(why, len, "out of memory");
+    for (size_t i = 0; i < k; i++)
+        v[i] = json_string_value(json_array_get(argv, i));
+    if (k == 0 || v[0] == NULL) {
+        free(v);
+        return hv_act_fail(why, len, "%s has no program to run", what);
+    }
+    struct hv_run_spec spec = {.argv = v, .display = what, .timeout = timeout, .out_cap = 4096};
+    struct hv_run_result r = {0};
+    int rc = hv_run(&spec, NULL, &r, why, len);
+    free(v);
+    if (rc == 0 && !hv_run_ok(&r)) {
+        hv_run_describe(&r, what, why, len);
+        rc = -1;
+    }
+    if (rc == 0 && out != NULL) {
+        const char *s = r.out != NULL ? r.out : "";
+        while (isspace((unsigned char)*s))
+            s++;
+        size_t w = strlen(s);
+        while (w > 0 && isspace((unsigned char)s[w - 1]))
+            w--;
+        snprintf(out, n, "%.*s", (int)(w < n ? w : n - 1), s);
+    }
+    hv_run_result_clear(&r);
+    return rc;
+}
+
+/* The program argv[0] of a site factor, for messages: "site.zfs_sync's
+ * read program /sbin/zfs". */
+static void what_of(char *buf, size_t len, const char *factor, const char *role, const json_t *argv)
+{
+    snprintf(buf, len, "%s's %s program %s", factor, role,
+             json_string_value(json_array_get(argv, 0)));
+}
+
+/* Runs f's read program into value; returns 0 or -1 with why. */
+static int read_value(const char *factor, const struct hv_site_factor *f, char *value, size_t n,
+                      char *why, size_t len)
+{
+    json_t *argv = substituted(f->read, NULL, NULL);
+    if (argv == NULL)
+        return hv_act_fail(why, len, "out of memory");
+    char what[400];
+    what_of(what, sizeof what, factor, "read", argv);
+    int rc = run_json(argv, f->timeout, what, value, n, why, len);
+    json_decref(argv);
+    return rc;
+}
+
+static int site_apply(const struct hv_actuator *a, struct hv_act_ctx *ctx, struct hv_act_domain *d,
+                      const char *level, char *err, size_t len)
+{
+    (void)d;
+    const struct hv_site_factor *f = a->data;
+    char value[HV_SITE_LEVEL_MAX + 65], why[700], what[400];
+    if (f == NULL)
+        return hv_act_fail(err, len, "%s=%s: not declared in this worker's configuration",
+                           a->factor, level);
+    if (read_value(a->factor, f, value, sizeof value, why, sizeof why) != 0)
+        return hv_act_fail(err, len, "%s=%s: cannot read the value it has: %s", a->factor, level,
+                           why);
+    if (strcmp(value, level) == 0)
+        return 0;
+    json_t *revert = substituted(f->revert, "{value}", value);
+    json_t *read = substituted(f->read, NULL, NULL);
+    json_t *apply = substituted(f->apply, "{level}", level);
+    if (revert == NULL || read == NULL || apply == NULL) {
+        json_decref(revert);
+        json_decref(read);
+        json_decref(apply);
+        return hv_act_fail(err, len, "%s=%s: out of memory", a->factor, level);
+    }
+    int added = hv_act_journal(ctx,
+                               json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:f}", "kind",
+                                         a->kind, "factor", a->factor, "scope", "host", "object",
+                                         a->factor, "original", value, "revert", revert, "read",
+                                         read, "timeout", f->timeout),
+                               err, len);
+    if (added < 0) {
+        json_decref(apply);
+        return -1;
+    }
+    what_of(what, sizeof what, a->factor, "apply", apply);
+    int rc = run_json(apply, f->timeout, what, NULL, 0, why, sizeof why);
+    json_decref(apply);
+    /* A failed apply program may have changed something: the entry stays,
+     * and the restore puts the value found back. */
+    if (rc != 0)
+        return hv_act_fail(err, len, "%s=%s: %s", a->factor, level, why);
+    hv_act_note_change(ctx, a->factor, "host", a->factor, value, level);
+    return 0;
+}
+
+static int site_read_back(const struct hv_actuator *a, struct hv_act_ctx *ctx,
+                          struct hv_act_domain *d, struct hv_reading *r, char *err, size_t len)
+{
+    (void)ctx;
+    (void)d;
+    const struct hv_site_factor *f = a->data;
+    char why[700];
+    if (f == NULL)
+        return hv_act_fail(err, len, "%s: not declared in this worker's configuration", a->factor);
+    if (read_value(a->factor, f, r->value, sizeof r->value, why, sizeof why) != 0)
+        return hv_act_fail(err, len, "%s: cannot read it back: %s", a->factor, why);
+    snprintf(r->source, sizeof r->source, "the standard output of %.200s", f->read[0]);
+    json_t *argv = json_array();
+    for (size_t i = 0; argv != NULL && f->read[i] != NULL; i++)
+        json_array_append_new(argv, json_string(f->read[i]));
+    r->detail = json_pack("{s:o}", "argv", argv);
+    return 0;
+}
+
+static int site_revert(const struct hv_actuator *a, struct hv_act_ctx *ctx, const json_t *entry,
+                       char *err, size_t len)
+{
+    (void)a;
+    const char *factor = json_string_value(json_object_get(entry, "factor"));
+    const char *original = json_string_value(json_object_get(entry, "original"));
+    const json_t *revert = json_object_get(entry, "revert");
+    const json_t *read = json_object_get(entry, "read");
+    double timeout = json_number_value(json_object_get(entry, "timeout"));
+    if (timeout <= 0)
+        timeout = HV_CONF_FACTOR_TIMEOUT;
+    if (factor == NULL || original == NULL || !json_is_array(revert) ||
+        json_array_size(revert) == 0)
+        return hv_act_fail(err, len, "%s: the journal entry lacks factor, original or revert",
+                           factor != NULL ? factor : "a site factor");
+    for (size_t i = 0; i < json_array_size(revert); i++)
+        if (!json_is_string(json_array_get(revert, i)))
+            return hv_act_fail(err, len, "%s: the journal entry's revert holds a non-string",
+                               factor);
+    char before[HV_SITE_LEVEL_MAX + 65] = "?", what[400], why[700];
+    if (json_is_array(read) && json_array_size(read) > 0) {
+        what_of(what, sizeof what, factor, "read", read);
+        if (run_json(read, timeout, what, before, sizeof before, why, sizeof why) != 0)
+            snprintf(before, sizeof before, "?");
+    }
+    what_of(what, sizeof what, factor, "revert", revert);
+    if (run_json(revert, timeout, what, NULL, 0, why, sizeof why) != 0)
+        return hv_act_fail(err, len, "%s: cannot restore \"%s\": %s", factor, original, why);
+    if (strcmp(before, original) != 0)
+        hv_act_note_change(ctx, factor, "host", factor, before, original);
+    return 0;
+}
+
+const struct hv_actuator hv_site_row = {HV_SITE_PREFIX "*", HV_SITE_KIND, site_apply,
+                                        site_read_back,     site_revert,  NULL};
+
+struct hv_actuator hv_site_row_of(const char *factor)
+{
+    struct hv_actuator a = hv_site_row;
+    a.factor = factor;
+    a.data = hv_site_find(factor);
+    return a;
+}
