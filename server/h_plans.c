@@ -333,12 +333,6 @@ static bool targets_registered(struct hv_request *req, const struct hv_plan *pla
     return false;
 }
 
-/* Whether the plan's host can apply every factor the plan sets, as its
- * worker said in its facts (facts.actuators); otherwise answers 422 naming
- * each factor, the host and what is missing (or the database failure) and
- * returns false. A host that never registered, or whose worker says
- * nothing of its actuators, is given the benefit of the doubt: its apply
- * step fails naming the factor instead. */
 /* The names of decl's members (a worker's site_factors) or of the strings
  * of an array, as "a, b" into buf ("none" when empty). */
 static void list_names(const json_t *v, char *buf, size_t len)
@@ -415,6 +409,12 @@ static enum hv_db_status site_factor_errors(const struct hv_plan *plan, const js
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 
+/* Whether the plan's host can apply every factor the plan sets, as its
+ * worker said in its facts (facts.actuators); otherwise answers 422 naming
+ * each factor, the host and what is missing (or the database failure) and
+ * returns false. A host that never registered, or whose worker says
+ * nothing of its actuators, is given the benefit of the doubt: its apply
+ * step fails naming the factor instead. */
 static bool host_can_apply(struct hv_request *req, const struct hv_plan *plan)
 {
     const json_t *factors = json_object_get(plan->doc, "factors");
