@@ -21,13 +21,16 @@ static int cmd_ack_exec(struct cli_ctx *ctx, int argc, char **argv);
 
 const struct cli_command cli_cmd_history = {
     .name = "history",
-    .usage = "[--workload ID] [--configuration NAME] [--max-points N] [--points] TARGET METRIC",
+    .usage = "[--workload ID] [--configuration NAME] [--max-points N] [--from TIME] [--to TIME]\n"
+             "       [--points] TARGET METRIC",
     .summary = "show a metric's history on a target and its change points",
     .help = "  -w, --workload ID         only the jobs of this workload id\n"
             "  -c, --configuration NAME  the configurations of this name (default: each\n"
             "                            plan's default configuration)\n"
             "  -m, --max-points N        past N points a series is cut into N time\n"
             "                            buckets (mean, min, max); default 2000\n"
+            "  -f, --from TIME           only the points from TIME (ISO 8601)\n"
+            "  -t, --to TIME             only the points until TIME\n"
             "  -p, --points              print the points too\n"
             "\n"
             "TARGET is a target's name or id. Every plan and import that measured METRIC\n"
@@ -203,13 +206,21 @@ static int cmd_history_exec(struct cli_ctx *ctx, int argc, char **argv)
         {"configuration", required_argument, NULL, 'c'},
         {"max-points", required_argument, NULL, 'm'},
         {"points", no_argument, NULL, 'p'},
+        {"from", required_argument, NULL, 'f'},
+        {"to", required_argument, NULL, 't'},
         {NULL, 0, NULL, 0},
     };
-    const char *workload = NULL, *config = NULL, *max_points = NULL;
+    const char *workload = NULL, *config = NULL, *max_points = NULL, *from = NULL, *to = NULL;
     bool points = false;
     int opt;
-    while ((opt = getopt_long(argc, argv, "w:c:m:p", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "w:c:m:pf:t:", options, NULL)) != -1) {
         switch (opt) {
+        case 'f':
+            from = optarg;
+            break;
+        case 't':
+            to = optarg;
+            break;
         case 'w':
             workload = optarg;
             break;
@@ -237,7 +248,9 @@ static int cmd_history_exec(struct cli_ctx *ctx, int argc, char **argv)
     if (cli_add_query(path, sizeof path, "metric", argv[optind + 1]) != 0 ||
         (workload && cli_add_query(path, sizeof path, "workload", workload) != 0) ||
         (config && cli_add_query(path, sizeof path, "configuration", config) != 0) ||
-        (max_points && cli_add_query(path, sizeof path, "max_points", max_points) != 0)) {
+        (max_points && cli_add_query(path, sizeof path, "max_points", max_points) != 0) ||
+        (from && cli_add_query(path, sizeof path, "from", from) != 0) ||
+        (to && cli_add_query(path, sizeof path, "to", to) != 0)) {
         cli_err("the arguments are too long");
         return CLI_EXIT_USAGE;
     }

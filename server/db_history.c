@@ -84,6 +84,35 @@ static const struct hv_stmt read_series = {
     " END ORDER BY a0, bk) AS points FROM agg GROUP BY sk) " SERIES_LIST("s.points"),
     5};
 
+/* The series' points between $6 and $7 (either NULL: open), a zoom into
+ * a long history: per series, its points in that window, or when there
+ * are more than $5 of them, $5 equal buckets of the window (from $6, or
+ * the series' first point in it, to $7, or its last). Change points as
+ * for the whole series. Nothing here is kept: a window is read from the
+ * points each time. */
+static const struct hv_stmt read_window = {
+    "history_read_window",
+    "WITH " KEPT ", "
+    "pts AS (SELECT j.series_key AS sk, " POINT_AT " AS at, m.value, r.id AS rid, j.plan_id, "
+    " m.unit, m.higher_is_better AS hib, j.id AS job " POINTS_FROM POINTS_WHERE " AND " POINT_AT
+    " >= coalesce($6::timestamptz, '-infinity') "
+    " AND " POINT_AT " <= coalesce($7::timestamptz, 'infinity')), "
+    "rng AS (SELECT sk, count(*) AS n, extract(epoch FROM coalesce($6::timestamptz, min(at))) AS "
+    "e0, "
+    " extract(epoch FROM coalesce($7::timestamptz, max(at))) AS e1 FROM pts GROUP BY sk), "
+    "agg AS (SELECT p.sk, CASE WHEN g.n <= $5 THEN p.rid ELSE width_bucket("
+    " extract(epoch FROM p.at)::float8, g.e0::float8, g.e1::float8 + 0.001, $5::int) END AS bk, "
+    " count(*) AS c, min(p.at) AS a0, max(p.at) AS a1, avg(p.value) AS mean, min(p.value) AS lo, "
+    " max(p.value) AS hi, min(p.plan_id) AS plan, min(p.rid) AS rid, max(p.rid) AS mx, "
+    " sum(p.rid) AS sm, min(p.unit) AS unit, bool_and(p.hib) AS hib, min(p.job) AS job "
+    " FROM pts p JOIN rng g ON g.sk = p.sk GROUP BY 1, 2), "
+    "s AS (SELECT sk, sum(c) AS n, min(a0) AS t0, max(a1) AS t1, max(mx) AS mx, sum(sm) AS sm, "
+    " min(unit) AS unit, bool_and(hib) AS hib, min(job) AS job, json_agg(CASE WHEN c = 1 THEN "
+    " json_build_object('at', a0, 'value', mean, 'n', 1, 'plan_id', plan, 'result_id', rid) "
+    " ELSE json_build_object('at', a0, 'until', a1, 'n', c, 'value', mean, 'min', lo, 'max', hi) "
+    " END ORDER BY a0, bk) AS points FROM agg GROUP BY sk) " SERIES_LIST("s.points"),
+    7};
+
 /* The same without grouping the points by bucket: a first row with the
  * target, then a row per series (in the order of hv_db_history_read) with
  * the series without its points and the points kept for it, when they
@@ -205,10 +234,11 @@ static const struct hv_stmt facts_history = {
     "'[]')::text FROM targets t WHERE t.id = $1",
     1};
 
-/* The parameters $1..$4 of every series statement. */
+/* The parameters $1..$5 (and the window's $6, $7) of every series
+ * statement. */
 struct q_params {
     char target[24], points[24];
-    const char *p[6];
+    const char *p[8];
 };
 
 static void q_params(const struct hv_history_query *q, struct q_params *qp)
@@ -218,14 +248,17 @@ static void q_params(const struct hv_history_query *q, struct q_params *qp)
     qp->p[2] = q->configuration;
     qp->p[3] = q->workload;
     qp->p[4] = hv_db_int(qp->points, sizeof qp->points, q->max_points);
-    qp->p[5] = NULL;
+    qp->p[5] = q->from;
+    qp->p[6] = q->to;
+    qp->p[7] = NULL;
 }
 
 enum hv_db_status hv_db_history_read(const struct hv_history_query *q, json_t **out)
 {
     struct q_params qp;
     q_params(q, &qp);
-    return hv_db_json(&read_series, qp.p, out, NULL);
+    bool window = q->from != NULL || q->to != NULL;
+    return hv_db_json(window ? &read_window : &read_series, qp.p, out, NULL);
 }
 
 void hv_history_kept_free(struct hv_history_kept *k)

@@ -26,6 +26,7 @@ struct hv_history_query {
     const char *configuration; /**< NULL: each plan's default configuration */
     const char *workload;      /**< NULL, or only jobs of this workload id */
     long max_points;           /**< past it a series is cut into time buckets */
+    const char *from, *to;     /**< a window of time (ISO 8601; NULL: open), or both NULL */
 };
 
 /** Reads the series of q as a new JSON object in *out, in one pass over
@@ -43,7 +44,9 @@ struct hv_history_query {
  *  cached_state differed from state. series_id, cached_state and
  *  change_points (the active ones, as hv_db_history_store answers them)
  *  are those kept for the series, null and [] before its first
- *  computation. HV_DB_NONE: no such target. */
+ *  computation. With q->from or q->to, only the points in that window,
+ *  cut into max_points buckets of the window when there are more (nothing
+ *  kept is used). HV_DB_NONE: no such target. */
 enum hv_db_status hv_db_history_read(const struct hv_history_query *q, json_t **out);
 
 /** The points kept with each series of a quick read, by the series'

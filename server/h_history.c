@@ -13,6 +13,7 @@
 #include "history_cp.h"
 #include "log.h"
 #include "query.h"
+#include "timeutil.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -180,8 +181,10 @@ static enum hv_db_status read_full(const struct hv_history_query *q, json_t **do
         const char *state = json_string_value(json_object_get(series, "state"));
         const char *cached = json_string_value(json_object_get(series, "cached_state"));
         json_int_t id = json_integer_value(json_object_get(series, "series_id"));
-        /* Kept only when the change points are of the same points. */
-        if (id > 0 && state != NULL && cached != NULL && strcmp(state, cached) == 0)
+        /* Kept only when the change points are of the same points, and
+         * never a window's. */
+        if (q->from == NULL && q->to == NULL && id > 0 && state != NULL && cached != NULL &&
+            strcmp(state, cached) == 0)
             hv_db_history_keep_points(id, q->max_points, state, json_object_get(series, "points"));
     }
     return s;
@@ -214,6 +217,10 @@ void hv_h_target_history(struct hv_request *req)
     hv_query_str(req, "configuration", 512, &q.configuration, errors);
     hv_query_int(req, "max_points", HISTORY_MAX_POINTS_MIN, HISTORY_MAX_POINTS_MAX,
                  HISTORY_MAX_POINTS_DEFAULT, &q.max_points, errors);
+    hv_query_time(req, "from", &q.from, errors);
+    hv_query_time(req, "to", &q.to, errors);
+    if (q.from != NULL && q.to != NULL && hv_iso8601_seconds(q.from) > hv_iso8601_seconds(q.to))
+        hv_errors_add(errors, "to", "must not be before from");
     if (q.metric == NULL && hv_req_query(req, "metric") == NULL)
         hv_errors_add(errors, "metric", "is required: the metric whose history to show");
     else if (q.metric != NULL && q.metric[0] == '\0')
@@ -223,7 +230,10 @@ void hv_h_target_history(struct hv_request *req)
     json_t *doc = NULL;
     struct hv_history_kept kept;
     enum hv_db_status s = hv_db_history_quick(&q, &doc, &kept);
-    bool quick = s == HV_DB_OK && all_kept(doc, &kept);
+    /* A window is read from the points each time; the series' change
+     * points are brought up to date first all the same. */
+    bool window = q.from != NULL || q.to != NULL;
+    bool quick = s == HV_DB_OK && !window && all_kept(doc, &kept);
     if (s == HV_DB_OK && !quick)
         s = read_full(&q, &doc);
     if (s != HV_DB_OK) {
@@ -246,6 +256,10 @@ void hv_h_target_history(struct hv_request *req)
                   json_object_get(doc, "target"), "metric", q.metric, "workload", q.workload,
                   "configuration", q.configuration, "max_points", (json_int_t)q.max_points,
                   "new_change_points", (json_int_t)fresh);
+    if (answer != NULL && q.from != NULL)
+        json_object_set_new(answer, "from", json_string(q.from));
+    if (answer != NULL && q.to != NULL)
+        json_object_set_new(answer, "to", json_string(q.to));
     if (quick) {
         char *text = answer != NULL ? splice(answer, list, &kept) : NULL;
         if (text != NULL)

@@ -391,6 +391,25 @@ test('job → target: facts, fingerprint, tuning changes; → history → compar
     const asked = await page.evaluate(() => performance.getEntriesByType('resource')
       .filter((e) => e.name.includes('/history?')).map((e) => Number(new URL(e.name).searchParams.get('max_points'))));
     assert.ok(asked.length > 0 && asked.every((n) => n >= 100 && n <= 4000), `max_points asked: ${asked}`);
+    // A zoom in the URL (seconds) is asked of the server as a window, and
+    // the chart shows the points the server has in it.
+    const pts = h.series[0].points;
+    const a = Math.floor(Date.parse(pts[0].at) / 1000);
+    const b = Math.ceil(Date.parse(pts[pts.length - 1].at) / 1000) + 1;
+    const base = await page.evaluate(() => location.hash);
+    await page.evaluate((u) => { location.hash = u; }, `${base}&from=${a}&to=${b}`);
+    await page.waitForFunction(() => performance.getEntriesByType('resource')
+      .some((e) => e.name.includes('/history?') && new URL(e.name).searchParams.has('from')));
+    const win = await page.evaluate(() => performance.getEntriesByType('resource')
+      .filter((e) => e.name.includes('/history?') && new URL(e.name).searchParams.has('from'))
+      .map((e) => [new URL(e.name).searchParams.get('from'), new URL(e.name).searchParams.get('to')])[0]);
+    assert.deepEqual(win, [new Date(a * 1000).toISOString(), new Date(b * 1000).toISOString()]);
+    const hw = await rest(`api/v1/targets/${TUNE_TARGET}/history?metric=cpu.score&from=${encodeURIComponent(win[0])}&to=${encodeURIComponent(win[1])}`);
+    await page.locator('#history .chart-box[data-drawn="1"] canvas').first().waitFor();
+    await page.waitForFunction((n) => (document.querySelector('#history figcaption') || {}).textContent?.includes(` ${n} points`),
+      hw.series[0].points.length);
+    await page.evaluate((u) => { location.hash = u; }, base);
+    await page.locator('#history .chart-box[data-drawn="1"] canvas').first().waitFor();
   } else {
     await page.locator('#history .state-unavailable').waitFor();
   }

@@ -172,6 +172,34 @@ assert_eq "change points are computed on every point" 2 "$(json '.series[0].chan
 hv_cli history --max-points 10 --points hist-host "$METRIC"
 assert_match "--points prints the buckets" 'at +value +n +min +max' "$OUT"
 
+# --- a window of time ------------------------------------------------------------------------------------
+history ''
+FULL=$(jq -S . <<<"$BODY")
+A10=$(json -r '.series[0].points[9].at | @uri')
+A20=$(json -r '.series[0].points[19].at | @uri')
+AT10=$(json -r '.series[0].points[9].at')
+AT20=$(json -r '.series[0].points[19].at')
+history "&from=$A10&to=$A20"
+assert_eq "from and to: the 11 points between them, not cut into buckets" "11 11 false" \
+    "$(json '"\(.series[0].n) \(.series[0].points | length) \(.series[0].downsampled)"')"
+assert_eq "from the first in the window to the last" "$AT10 $AT20" \
+    "$(json -r '"\(.series[0].points[0].at) \(.series[0].points[-1].at)"')"
+assert_eq "the window is in the answer" "$AT10" "$(json -r .from)"
+assert_eq "change points as for the whole series" 2 "$(json '.series[0].change_points | length')"
+history "&from=$A10&to=$A20&max_points=10"
+assert_eq "more points than max_points in the window: buckets of the window" "true true 11" \
+    "$(json '"\(.series[0].downsampled) \(.series[0].points | length <= 10) \(.series[0].points | map(.n) | add)"')"
+history "&from=$A10"
+assert_eq "from alone: the window is open at its end" 27 "$(json '.series[0].n')"
+history "&to=$A10"
+assert_eq "to alone: open at its start" 10 "$(json '.series[0].n')"
+history ''
+assert_eq "a window's read leaves the whole series' answer as it was" "$FULL" "$(jq -S . <<<"$BODY")"
+assert_status 400 GET "/api/v1/targets/$HOST/history?metric=$METRIC&from=$A20&to=$A10"
+assert_eq "to before from is refused" to "$(json -r '.errors[0].path')"
+assert_status 400 GET "/api/v1/targets/$HOST/history?metric=$METRIC&from=yesterday"
+assert_eq "a time that is not ISO 8601 is refused" from "$(json -r '.errors[0].path')"
+
 # --- bad queries -----------------------------------------------------------------------------------------
 assert_status 400 GET "/api/v1/targets/$HOST/history"
 assert_eq "metric is required" metric "$(json -r '.errors[0].path')"

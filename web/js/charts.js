@@ -168,6 +168,7 @@ export function historyChart(spec) {
       data.push(spec.min, spec.max);
     }
     let zooming = false;
+    let ready = false; // scales set while the chart is made are not the user's zoom
     const opts = {
       width: Math.max(200, Math.floor(box.clientWidth) || 600),
       height,
@@ -197,7 +198,7 @@ export function historyChart(spec) {
           ctx.restore();
         }],
         setScale: [(u, key) => {
-          if (key !== 'x' || zooming || !spec.onZoom) return;
+          if (key !== 'x' || zooming || !ready || !spec.onZoom) return;
           const full = u.data[0].length && u.scales.x.min <= u.data[0][0] && u.scales.x.max >= u.data[0][u.data[0].length - 1];
           spec.onZoom(full ? null : [Math.floor(u.scales.x.min), Math.ceil(u.scales.x.max)]);
         }],
@@ -209,6 +210,7 @@ export function historyChart(spec) {
       u.setScale('x', { min: spec.range[0], max: spec.range[1] });
       zooming = false;
     }
+    ready = true;
     reset.addEventListener('click', () => {
       const xs = u.data[0];
       if (xs.length) u.setScale('x', { min: xs[0], max: xs[xs.length - 1] });

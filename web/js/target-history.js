@@ -31,12 +31,21 @@ export async function history(ctx, t, slot) {
   put(slot, form, body);
   suggestMetrics(ctx, t, list, metric, body);
   if (!metric) return;
+  const from = Number(params.get('from'));
+  const to = Number(params.get('to'));
+  const range = from > 0 && to > from ? [from, to] : null;
   put(body, ui.loading('the history'));
   let res;
   try {
     // About a point per pixel of the chart: past that the server answers
     // time buckets (mean, min, max), which draw the same and arrive sooner.
-    res = await apiOptional('api/v1/targets/' + t.id + '/history' + query({ metric, workload: params.get('workload'), configuration: params.get('configuration'), max_points: chartPoints(body) }));
+    // A zoom (from/to in the URL, seconds) is asked of the server: the
+    // window's own points, or finer buckets of it, not the whole range's.
+    res = await apiOptional('api/v1/targets/' + t.id + '/history' + query({
+      metric, workload: params.get('workload'), configuration: params.get('configuration'), max_points: chartPoints(body),
+      from: range ? new Date(range[0] * 1000).toISOString() : null,
+      to: range ? new Date(range[1] * 1000).toISOString() : null,
+    }));
   } catch (err) {
     if (ctx.current()) put(body, ui.sectionError(err));
     return;
@@ -52,10 +61,8 @@ export async function history(ctx, t, slot) {
     put(body, ui.empty('Nothing on ' + t.name + ' measured ' + metric + '.'));
     return;
   }
-  const from = Number(params.get('from'));
-  const to = Number(params.get('to'));
-  const range = from > 0 && to > from ? [from, to] : null;
-  const figs = series.map((s, i) => seriesView(ctx, t, h, s, i, range));
+  const reload = zoomReload(ctx, t, slot, range);
+  const figs = series.map((s, i) => seriesView(ctx, t, h, s, i, range, reload));
   put(body,
     h.new_change_points > 0 ? el('p', { class: 'warning-line' }, h.new_change_points + ' change point' + (h.new_change_points === 1 ? '' : 's') + ' nobody acknowledged yet.') : null,
     figs);
@@ -92,8 +99,23 @@ async function suggestMetrics(ctx, t, list, metric, body) {
   }
 }
 
+/** What a zoom of the first chart does: the window goes into the URL and
+ *  the history is read again for it (after the drag has settled), so a
+ *  long history shows the window's own points; "Reset zoom" reads the
+ *  whole series again. */
+function zoomReload(ctx, t, slot, range) {
+  let timer = null;
+  return (r) => {
+    if (!r && !range) return;
+    if (r && range && r[0] === range[0] && r[1] === range[1]) return;
+    setParams({ from: r ? r[0] : null, to: r ? r[1] : null });
+    clearTimeout(timer);
+    timer = setTimeout(() => { if (ctx.current()) history(ctx, t, slot); }, 300);
+  };
+}
+
 /** One series: its chart and its change points. */
-function seriesView(ctx, t, h, s, i, range) {
+function seriesView(ctx, t, h, s, i, range, reload) {
   const pts = Array.isArray(s.points) ? s.points : [];
   const at = Float64Array.from(pts, (p) => Date.parse(p.at) / 1000);
   const v = Float64Array.from(pts, (p) => p.value);
@@ -106,13 +128,13 @@ function seriesView(ctx, t, h, s, i, range) {
     max: s.downsampled ? Float64Array.from(pts, (p) => (typeof p.max === 'number' ? p.max : p.value)) : null,
     changePoints: cps.map((c) => ({ at: Date.parse(c.at) / 1000, status: c.status })),
     range: i === 0 ? range : null,
-    onZoom: i === 0 ? (r) => setParams({ from: r ? r[0] : null, to: r ? r[1] : null }) : null,
+    onZoom: i === 0 ? reload : null,
   });
   const box = el('div', { class: 'series', 'data-series': i },
     chart,
     el('p', { class: 'muted small' }, s.n + ' points from ', ui.timeEl(s.first), ' to ', ui.timeEl(s.last),
       s.downsampled ? ' — more than ' + h.max_points + ' points: each point is a time bucket (its mean; grey lines its min and max)' : ''),
-    cps.length ? el('ol', { class: 'change-points' }, cps.map((c) => changePoint(ctx, t, pts, c)))
+    cps.length ? el('ol', { class: 'change-points' }, cps.map((c) => changePoint(ctx, t, pts, c, i === 0 ? reload : null)))
       : el('p', { class: 'muted' }, 'No change points in this series.'));
   box.chart = chart;
   return box;
@@ -125,19 +147,42 @@ function planBefore(pts, c) {
   return null;
 }
 
-function changePoint(ctx, t, pts, c) {
+function changePoint(ctx, t, pts, c, reload) {
   const prev = planBefore(pts, c);
+  // In a series cut into buckets the points around a change point carry no
+  // plan: a zoom around it reads them, and the compare link comes with them.
+  const around = !prev && reload ? zoomAround(c) : null;
   const li = el('li', { class: 'change-point cp-' + c.status, 'data-cp-id': c.id },
     el('p', {}, el('strong', {}, fmt.change(c.change_pct) + ' %'), ' at ', ui.timeEl(c.at),
       ': mean ', fmt.num(c.mean_before), ' → ', fmt.num(c.mean_after),
       ' (n = ' + c.n_before + ' before, ' + c.n_after + ' after; p = ' + fmt.num(c.p) + ') ',
       el('span', { class: 'badge status-' + (c.status === 'new' ? 'failed' : 'done') }, c.status)),
     el('p', { class: 'small' }, 'First point of the new level: ', ui.planLink(c.plan_id, 'plan ' + c.plan_id),
-      prev && prev !== c.plan_id ? [' · ', el('a', { href: href('/compare', { a: prev, b: c.plan_id }), class: 'compare-link' }, 'compare plan ' + prev + ' with plan ' + c.plan_id)] : null),
+      prev && prev !== c.plan_id ? [' · ', el('a', { href: href('/compare', { a: prev, b: c.plan_id }), class: 'compare-link' }, 'compare plan ' + prev + ' with plan ' + c.plan_id)] : null,
+      around ? [' · ', zoomLink(around, reload)] : null),
     factsDiff(c), tuningDiff(c));
   if (c.status === 'new') li.append(ackForm(ctx, c, li));
   else if (c.acknowledged_at) li.append(el('p', { class: 'small muted' }, 'Acknowledged ', ui.timeEl(c.acknowledged_at), c.acknowledged_by ? ' by ' + c.acknowledged_by : ''));
   return li;
+}
+
+/** A window around change point c: on each side four times the time
+ *  between it and the point before it, at least a day. */
+function zoomAround(c) {
+  const at = Date.parse(c.at) / 1000;
+  const before = Date.parse(c.before_at) / 1000;
+  if (!(at > 0) || !(before > 0)) return null;
+  const pad = Math.max(86400, (at - before) * 4);
+  return [Math.floor(before - pad), Math.ceil(at + pad)];
+}
+
+function zoomLink(r, reload) {
+  const a = el('a', { href: '#', class: 'zoom-link' }, 'zoom to it (the plans around it, to compare)');
+  a.addEventListener('click', (e) => {
+    e.preventDefault();
+    reload(r);
+  });
+  return a;
 }
 
 function factsDiff(c) {
