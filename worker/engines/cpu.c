@@ -231,6 +231,7 @@ out:
 static void *copy_main(void *arg)
 {
     struct copy *c = arg;
+    hv_engine_thread_name("hv-cpu");
     /* Set up after pinning, so the memory is first touched (and thus
      * placed) on the copy's own NUMA node. */
     struct cpu_run *run = c->run;

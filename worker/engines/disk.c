@@ -479,6 +479,7 @@ static int layout(struct hv_disk_job *j)
 static void *job_main(void *arg)
 {
     struct hv_disk_job *j = arg;
+    hv_engine_thread_name("hv-disk");
     struct hv_disk_run *run = j->run;
     const struct hv_disk_op_def *def = &hv_disk_op_defs[run->op];
     const struct hv_disk_settings *p = &run->p;

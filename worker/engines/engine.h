@@ -11,6 +11,7 @@
 #include "params.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -198,5 +199,14 @@ int hv_steady_observe(json_t *obj, const struct hv_steady *st);
 
 json_t *hv_engine_result_to_json(const struct hv_engine_result *r, int attempt, bool ok,
                                  const char *started_at, const char *finished_at);
+
+/** Names the calling thread (at most 15 characters): the threads that do
+ *  a built-in engine's work are "hv-cpu", "hv-disk" and "hv-net", so the
+ *  worker's own threads (claims, heartbeats, sampling, telemetry) can be
+ *  told from them in /proc/PID/task/TID/comm (bench/agent_cost.sh). */
+static inline void hv_engine_thread_name(const char *name)
+{
+    pthread_setname_np(pthread_self(), name);
+}
 
 #endif

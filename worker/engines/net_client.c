@@ -149,6 +149,7 @@ static void client_drain(struct cstream *st, unsigned char *rbuf)
 static void *stream_main(void *arg)
 {
     struct cstream *st = arg;
+    hv_engine_thread_name("hv-net");
     struct client_run *run = st->run;
     unsigned char *rbuf = malloc(run->p.msg_size);
     if (rbuf == NULL) {

@@ -315,6 +315,7 @@ static struct session *open_session(struct server_run *run, const struct hv_net_
 static void *conn_main(void *arg)
 {
     struct conn *c = arg;
+    hv_engine_thread_name("hv-net");
     struct server_run *run = c->run;
     int fd = c->fd;
     hv_net_set_ticks(fd);

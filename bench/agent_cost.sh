@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# What the worker itself costs while a built-in benchmark runs: the CPU
+# time of its own threads (claims, heartbeats, the per-second sampling,
+# uploads) as a share of the CPU time of the threads doing the engine's
+# work, and its resident memory during each engine.
+#
+# One real hvbench-worker runs one job at a time: a cpu job (1 copy) and a
+# disk job (4 KiB random writes with O_DIRECT into a 1 GiB file under the
+# scratch folder, bounded by the job's seconds). While each runs, after a
+# settle, every thread of the worker is read twice BENCH_SECONDS apart from
+# /proc/PID/task/TID/schedstat (time on CPU in nanoseconds) and
+# /proc/PID/task/TID/comm: threads named hv-cpu, hv-disk or hv-net do the
+# engine's work (worker/engines/engine.h names them), the others are the
+# worker's own. VmRSS is the largest seen each second. Goal of the issue:
+# the worker's own threads under 0.1 % of the engine's.
+#
+#   make bench && bench/agent_cost.sh
+#
+# Env: BENCH_SECONDS (10), BENCH_SETTLE (3), BENCH_PG_FAST (0), KEEP (0).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+
+SAMPLE=${BENCH_SECONDS:-10}
+SETTLE=${BENCH_SETTLE:-3}
+RUN=$((SETTLE + SAMPLE + 5))
+
+bench_setup
+echo "# $(bench_machine)"
+echo "# one worker, one job at a time; settle ${SETTLE} s, sample ${SAMPLE} s of a ${RUN} s job"
+
+mkdir -p "$BENCH_TMP/scratch"
+HVBENCH_SCRATCH=$BENCH_TMP/scratch "$WORKER" --server "$URL" --token "$WORKER_TOKEN" \
+    --name agent-host --state-dir "$BENCH_TMP/state" >>"$BENCH_TMP/worker.log" 2>&1 &
+WPID=$!
+BENCH_PIDS+=("$WPID")
+
+# threads PID: "ENGINE_NS OWN_NS" summed over the living threads.
+threads() {
+    local t comm ns engine=0 own=0
+    for t in /proc/"$1"/task/*; do
+        comm=$(cat "$t/comm" 2>/dev/null) || continue
+        read -r ns _ <"$t/schedstat" 2>/dev/null || continue
+        case $comm in
+        hv-cpu | hv-disk | hv-net) engine=$((engine + ns)) ;;
+        *) own=$((own + ns)) ;;
+        esac
+    done
+    echo "$engine $own"
+}
+
+# job_state ID: the status of plan ID's only job.
+job_state() {
+    curl -sS --max-time 5 "$URL/api/v1/plans/$1/jobs" | jq -r '.items[0].status // "none"'
+}
+
+# measure LABEL WORKLOAD_JSON: prints a table row.
+measure() {
+    local label=$1 plan id i e0 o0 e1 o1 rss max_rss=0 st
+    plan=$BENCH_TMP/plan-$label.json
+    jq -n --argjson w "$2" '{name: "agent-cost", targets: {host: "agent-host"},
+        repetitions: {min: 1, max: 1}, workloads: [$w]}' >"$plan"
+    id=$(bench_submit "$plan")
+    for ((i = 0; i < 300; i++)); do
+        st=$(job_state "$id")
+        [[ $st == running ]] && break
+        [[ $st == "done" || $st == "failed" ]] && hv_die "$label: the job ended before it was measured"
+        sleep 0.2
+    done
+    [[ $st == running ]] || hv_die "$label: the job did not start"
+    sleep "$SETTLE"
+    read -r e0 o0 < <(threads "$WPID")
+    for ((i = 0; i < SAMPLE; i++)); do
+        sleep 1
+        rss=$(awk '$1 == "VmRSS:" {print $2}' "/proc/$WPID/status")
+        ((rss > max_rss)) && max_rss=$rss
+    done
+    read -r e1 o1 < <(threads "$WPID")
+    [[ $(job_state "$id") == running ]] || hv_die "$label: the job ended during the measurement"
+    for ((i = 0; i < 600; i++)); do
+        st=$(job_state "$id")
+        [[ $st == "done" || $st == "failed" ]] && break
+        sleep 0.5
+    done
+    [[ $st == "done" ]] || { hv_tail "$BENCH_TMP/worker.log"; hv_die "$label: the job $st"; }
+    local engine_ms own_ms
+    engine_ms=$(echo "($e1 - $e0) / 1000000" | bc -l)
+    own_ms=$(echo "($o1 - $o0) / 1000000" | bc -l)
+    printf '| %s | %.0f | %.2f | %.4f %% | %.1f |\n' "$label" "$engine_ms" "$own_ms" \
+        "$(echo "$own_ms / $engine_ms * 100" | bc -l)" "$(echo "$max_rss / 1024" | bc -l)"
+}
+
+echo
+echo "| engine | engine threads' CPU (ms) | worker's own threads' CPU (ms) | own / engine | VmRSS max (MB) |"
+echo "|---|---|---|---|---|"
+measure "cpu (builtin, 1 copy)" "{\"id\": \"c\", \"kind\": \"cpu\", \"engine\": \"builtin\",
+    \"params\": {\"copies\": 1, \"seconds\": $RUN}}"
+measure "disk (builtin, rand-write 4 KiB, O_DIRECT)" "{\"id\": \"d\", \"kind\": \"disk\", \"engine\": \"builtin\",
+    \"params\": {\"size\": \"1g\", \"block\": \"4k\", \"ops\": [\"rand-write\"], \"direct\": true, \"seconds\": $RUN}}"
