@@ -161,6 +161,22 @@ const char *hv_params_abs_path(const char *s);
 int hv_params_at_least(const json_t *params, const char *path, const char *name, const char *other,
                        json_t *errors);
 
+/** The warm-up row of most engines: seconds run before the measured
+ *  time and not counted, 2 by default, at most an hour; what says how the
+ *  engine's tool is told. */
+#define HV_PARAM_WARMUP(what)                                                                      \
+    {                                                                                              \
+        .name = "warmup", .type = HV_PARAM_DURATION, .def = "2", .min = 0, .max = 3600,            \
+        .description = what                                                                        \
+    }
+
+/** The measured time of the cpu engines: 10 s by default, at most a day. */
+#define HV_PARAM_SECONDS(what)                                                                     \
+    {                                                                                              \
+        .name = "seconds", .type = HV_PARAM_DURATION, .def = "10", .min = 1, .max = 86400,         \
+        .description = what                                                                        \
+    }
+
 /** The rows the net engines share: the peer, parallel streams, socket
  *  buffers and the measured time. */
 #define HV_PARAM_NET_PEER                                                                          \

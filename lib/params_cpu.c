@@ -11,12 +11,7 @@ static const struct hv_param_def cpu_builtin_params[] = {
      .max = 1024,
      .word = "per-vcpu",
      .description = "parallel copies of the kernel suite; \"per-vcpu\": one per CPU of the target"},
-    {.name = "seconds",
-     .type = HV_PARAM_DURATION,
-     .def = "10",
-     .min = 1,
-     .max = 86400,
-     .description = "how long each copy runs"},
+    HV_PARAM_SECONDS("how long each copy runs"),
     {.name = "pin", .type = HV_PARAM_BOOL, .def = "false", .description = "pin copy i to CPU i"},
     {0},
 };

@@ -34,12 +34,7 @@ static const struct hv_param_def net_builtin_params[] = {
      .type = HV_PARAM_BOOL,
      .def = "false",
      .description = "the peer sends, the target receives (iperf3 -R)"},
-    {.name = "warmup",
-     .type = HV_PARAM_DURATION,
-     .def = "2",
-     .min = 0,
-     .max = 3600,
-     .description = "untimed traffic before measuring, past TCP slow start"},
+    HV_PARAM_WARMUP("untimed traffic before measuring, past TCP slow start"),
     {0},
 };
 

@@ -650,12 +650,7 @@ static const struct hv_param_def disk_fio_params[] = {
      .description = "measured time (fio --runtime --time_based)"},
     HV_PARAM_PATH("file or block device (fio --filename); absent: a file in the worker's scratch "
                   "directory; a block device is overwritten"),
-    {.name = "warmup",
-     .type = HV_PARAM_DURATION,
-     .def = "2",
-     .min = 0,
-     .max = 3600,
-     .description = "I/O before the measured time, not counted (fio --ramp_time)"},
+    HV_PARAM_WARMUP("I/O before the measured time, not counted (fio --ramp_time)"),
     {0},
 };
 

@@ -503,13 +503,8 @@ static const struct hv_param_def net_iperf_params[] = {
     HV_PARAM_NET_STREAMS,
     HV_PARAM_NET_WINDOW,
     HV_PARAM_NET_SECONDS,
-    {.name = "warmup",
-     .type = HV_PARAM_DURATION,
-     .def = "2",
-     .min = 0,
-     .max = 3600,
-     .description = "whole seconds of traffic before the measured time (iperf -t warmup + "
-                    "seconds); their -i 1 intervals are left out of the samples"},
+    HV_PARAM_WARMUP("whole seconds of traffic before the measured time (iperf -t warmup + "
+                    "seconds); their -i 1 intervals are left out of the samples"),
     {0},
 };
 

@@ -329,12 +329,7 @@ static const struct hv_param_def net_iperf3_params[] = {
      .type = HV_PARAM_BOOL,
      .def = "false",
      .description = "UDP instead of TCP (iperf3 -u)"},
-    {.name = "warmup",
-     .type = HV_PARAM_DURATION,
-     .def = "2",
-     .min = 0,
-     .max = 3600,
-     .description = "untimed traffic before the measured time, whole seconds (iperf3 --omit)"},
+    HV_PARAM_WARMUP("untimed traffic before the measured time, whole seconds (iperf3 --omit)"),
     {0},
 };
 

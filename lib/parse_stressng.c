@@ -381,12 +381,7 @@ static const struct hv_param_def cpu_stress_ng_params[] = {
      .word = "per-vcpu",
      .description = "stressor instances (0: stress-ng's one per online CPU); \"per-vcpu\": one "
                     "per CPU of the target"},
-    {.name = "seconds",
-     .type = HV_PARAM_DURATION,
-     .def = "10",
-     .min = 1,
-     .max = 86400,
-     .description = "stress-ng --timeout"},
+    HV_PARAM_SECONDS("stress-ng --timeout"),
     {0},
 };
 

@@ -669,25 +669,15 @@ static const struct hv_param_def cpu_sysbench_params[] = {
      .max = 1024,
      .word = "per-vcpu",
      .description = "sysbench --threads; \"per-vcpu\": one per CPU of the target"},
-    {.name = "seconds",
-     .type = HV_PARAM_DURATION,
-     .def = "10",
-     .min = 1,
-     .max = 86400,
-     .description = "sysbench --time"},
+    HV_PARAM_SECONDS("sysbench --time"),
     {.name = "max_prime",
      .type = HV_PARAM_INT,
      .def = "20000",
      .min = 3,
      .max = 100000000,
      .description = "sysbench --cpu-max-prime (test cpu)"},
-    {.name = "warmup",
-     .type = HV_PARAM_DURATION,
-     .def = "2",
-     .min = 0,
-     .max = 3600,
-     .description = "whole seconds run before the measured time, not counted (sysbench "
-                    "--report-checkpoints, --time warmup + seconds)"},
+    HV_PARAM_WARMUP("whole seconds run before the measured time, not counted (sysbench "
+                    "--report-checkpoints, --time warmup + seconds)"),
     {0},
 };
 
