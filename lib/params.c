@@ -25,21 +25,38 @@
 
 /* ---- the engine table -------------------------------------------------- */
 
+/* The external tools, in the order of tools.def; each is described in its
+ * lib/parse_<tool>.c. */
+static const struct hv_engine_def *const tools[] = {
+#define HV_TOOL(id, kind, guess) &hv_engine_def_##kind##_##id,
+#include "tools.def"
+#undef HV_TOOL
+};
+
 /* The lists of the files of descriptions, in the catalogue's order: a new
- * engine is a row of its file's list, a new file a row here. */
-static const struct hv_engine_def *const *const lists[] = {
-    hv_engine_defs_cpu,
-    hv_engine_defs_disk,
-    hv_engine_defs_net,
-    hv_engine_defs_custom,
+ * engine is a row of its file's list, a new file a row here. With_tools:
+ * the tools of the kind of the list's first engine follow it. */
+static const struct {
+    const struct hv_engine_def *const *list;
+    bool with_tools;
+} lists[] = {
+    {hv_engine_defs_cpu, true},
+    {hv_engine_defs_disk, true},
+    {hv_engine_defs_net, true},
+    {hv_engine_defs_custom, false},
 };
 
 const struct hv_engine_def *hv_engine_def_at(size_t i)
 {
-    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
-        for (const struct hv_engine_def *const *e = lists[l]; *e != NULL; e++)
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+        const struct hv_engine_def *const *e = lists[l].list;
+        for (; *e != NULL; e++)
             if (i-- == 0)
                 return *e;
+        for (size_t t = 0; lists[l].with_tools && t < sizeof tools / sizeof tools[0]; t++)
+            if (strcmp(tools[t]->kind, lists[l].list[0]->kind) == 0 && i-- == 0)
+                return tools[t];
+    }
     return NULL;
 }
 
@@ -49,10 +66,10 @@ const struct hv_engine_def *hv_engine_def_find(const char *kind, const char *eng
         return NULL;
     if (engine == NULL)
         engine = "builtin";
-    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
-        for (const struct hv_engine_def *const *e = lists[l]; *e != NULL; e++)
-            if (strcmp((*e)->kind, kind) == 0 && strcmp((*e)->engine, engine) == 0)
-                return *e;
+    const struct hv_engine_def *e;
+    for (size_t i = 0; (e = hv_engine_def_at(i)) != NULL; i++)
+        if (strcmp(e->kind, kind) == 0 && strcmp(e->engine, engine) == 0)
+            return e;
     return NULL;
 }
 

@@ -14,6 +14,7 @@
 #define HV_PARAMS_H
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -115,27 +116,91 @@ struct hv_engine_def {
     hv_params_fit_fn fit;
 };
 
-/** The engines, one description each (lib/params_cpu.c, params_disk.c,
- *  params_net.c, params_custom.c). */
+/** The built-in engines and site benchmarks, one description each
+ *  (lib/params_cpu.c, params_disk.c, params_net.c, params_custom.c). */
 extern const struct hv_engine_def hv_engine_def_cpu_builtin;
-extern const struct hv_engine_def hv_engine_def_cpu_sysbench;
-extern const struct hv_engine_def hv_engine_def_cpu_stress_ng;
 extern const struct hv_engine_def hv_engine_def_cpu_custom;
 extern const struct hv_engine_def hv_engine_def_disk_builtin;
-extern const struct hv_engine_def hv_engine_def_disk_fio;
-extern const struct hv_engine_def hv_engine_def_disk_bonnie;
 extern const struct hv_engine_def hv_engine_def_disk_custom;
 extern const struct hv_engine_def hv_engine_def_net_builtin;
-extern const struct hv_engine_def hv_engine_def_net_iperf3;
-extern const struct hv_engine_def hv_engine_def_net_iperf;
 extern const struct hv_engine_def hv_engine_def_net_custom;
 
+/** The external tools' engines, hv_engine_def_<kind>_<id>: one per line
+ *  of lib/tools.def, each described in its lib/parse_<tool>.c beside the
+ *  tool's parser. */
+#define HV_TOOL(id, kind, guess) extern const struct hv_engine_def hv_engine_def_##kind##_##id;
+#include "tools.def"
+#undef HV_TOOL
+
 /** The engines of each file, in the catalogue's order, NULL-terminated: an
- *  engine is its description and a row of its file's list. */
+ *  engine is its description and a row of its file's list. The catalogue
+ *  lists the tools of a kind (lib/tools.def) after its file's engines. */
 extern const struct hv_engine_def *const hv_engine_defs_cpu[];
 extern const struct hv_engine_def *const hv_engine_defs_disk[];
 extern const struct hv_engine_def *const hv_engine_defs_net[];
 extern const struct hv_engine_def *const hv_engine_defs_custom[];
+
+/* ---- what the descriptions share -------------------------------------- */
+
+/** NULL when s is an absolute path without control characters or ".."
+ *  components (a STRING row's format: paths reach the worker's open() and
+ *  a tool's argv), else the reason. */
+const char *hv_params_abs_path(const char *s);
+
+/** The row "path" of a disk engine: an absolute path (hv_params_abs_path)
+ *  of at most PATH_MAX - 1 characters, described by what. */
+#define HV_PARAM_PATH(what)                                                                        \
+    {                                                                                              \
+        .name = "path", .type = HV_PARAM_STRING, .max_len = PATH_MAX - 1,                          \
+        .format = hv_params_abs_path, .description = what                                          \
+    }
+
+/** A cross check: appends "must be at least OTHER (N bytes)" at path/name
+ *  when params.name < params.other, both normalised sizes or absent.
+ *  Returns how many it appended (0 or 1). */
+int hv_params_at_least(const json_t *params, const char *path, const char *name, const char *other,
+                       json_t *errors);
+
+/** The warm-up row of most engines: seconds run before the measured
+ *  time and not counted, 2 by default, at most an hour; what says how the
+ *  engine's tool is told. */
+#define HV_PARAM_WARMUP(what)                                                                      \
+    {                                                                                              \
+        .name = "warmup", .type = HV_PARAM_DURATION, .def = "2", .min = 0, .max = 3600,            \
+        .description = what                                                                        \
+    }
+
+/** The measured time of the cpu engines: 10 s by default, at most a day. */
+#define HV_PARAM_SECONDS(what)                                                                     \
+    {                                                                                              \
+        .name = "seconds", .type = HV_PARAM_DURATION, .def = "10", .min = 1, .max = 86400,         \
+        .description = what                                                                        \
+    }
+
+/** The rows the net engines share: the peer, parallel streams, socket
+ *  buffers and the measured time. */
+#define HV_PARAM_NET_PEER                                                                          \
+    {                                                                                              \
+        .name = "peer", .type = HV_PARAM_TARGET, .max_len = 128,                                   \
+        .description = "the target that runs the server side; \"host\" is the plan's host; "       \
+                       "a plan without one cannot run (422)"                                       \
+    }
+#define HV_PARAM_NET_STREAMS                                                                       \
+    {                                                                                              \
+        .name = "streams", .type = HV_PARAM_INT, .def = "1", .min = 1, .max = 128,                 \
+        .description = "parallel TCP connections (iperf -P)"                                       \
+    }
+#define HV_PARAM_NET_WINDOW                                                                        \
+    {                                                                                              \
+        .name = "window", .type = HV_PARAM_SIZE, .min = 4 * 1024.0, .max = 64 * 1048576.0,         \
+        .description = "socket buffer size at both ends (iperf -w); absent: the system's "         \
+                       "autotuning"                                                                \
+    }
+#define HV_PARAM_NET_SECONDS                                                                       \
+    {                                                                                              \
+        .name = "seconds", .type = HV_PARAM_DURATION, .def = "10", .min = 1, .max = 3600,          \
+        .description = "measured time (iperf -t)"                                                  \
+    }
 
 /** Validates a workload's params for engine e, a JSON object whose values
  *  are scalars (sweeps already expanded by the caller; a LIST param is an

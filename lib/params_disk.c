@@ -1,5 +1,6 @@
-/* params_disk.c — the disk engines and their parameters: the built-in
- * iozone-like engine, fio and bonnie++; see params.h. */
+/* params_disk.c — the built-in disk engine and its parameters, an
+ * iozone-like engine, and the path row and size check the disk tools
+ * (lib/tools.def) share with it; see params.h. */
 #include "params.h"
 
 #include "errors.h"
@@ -16,8 +17,8 @@
 /* Paths reach the worker's open() and, for bonnie, a tool's argv: only
  * absolute paths, and no ".." so a path cannot climb out of a directory an
  * administrator may check by prefix; at most PATH_MAX - 1 characters, the
- * longest open() takes. */
-static const char *abs_path(const char *s)
+ * longest open() takes (HV_PARAM_PATH). */
+const char *hv_params_abs_path(const char *s)
 {
     static const char msg[] = "must be an absolute path (starting with /) without control "
                               "characters or .. components";
@@ -31,12 +32,6 @@ static const char *abs_path(const char *s)
     }
     return NULL;
 }
-
-#define PATH(what)                                                                                 \
-    {                                                                                              \
-        .name = "path", .type = HV_PARAM_STRING, .max_len = PATH_MAX - 1, .format = abs_path,      \
-        .description = what                                                                        \
-    }
 
 static const char *const disk_ops[] = {"seq-write", "rewrite",    "seq-read", "reread",
                                        "rand-read", "rand-write", NULL};
@@ -87,8 +82,9 @@ static const struct hv_param_def disk_builtin_params[] = {
      .word = "per-vcpu",
      .description = "parallel workers, each on its own file of size bytes (iozone -t); "
                     "\"per-vcpu\": one per CPU of the target"},
-    PATH("file or block device to test (iozone -f); absent: a file in the worker's scratch "
-         "directory; a block device is overwritten"),
+    HV_PARAM_PATH(
+        "file or block device to test (iozone -f); absent: a file in the worker's scratch "
+        "directory; a block device is overwritten"),
     {.name = "seconds",
      .type = HV_PARAM_DURATION,
      .min = 1,
@@ -107,10 +103,8 @@ static const struct hv_param_def disk_builtin_params[] = {
     {0},
 };
 
-/* Appends "must be at least <other> (...)" at path/name when params.name <
- * params.other; both are normalised sizes or absent. */
-static int at_least(const json_t *params, const char *path, const char *name, const char *other,
-                    json_t *errors)
+int hv_params_at_least(const json_t *params, const char *path, const char *name, const char *other,
+                       json_t *errors)
 {
     json_t *a = json_object_get(params, name), *b = json_object_get(params, other);
     if (!json_is_integer(a) || !json_is_integer(b) ||
@@ -140,7 +134,7 @@ static double buffers(const json_t *params, long threads)
 static int cross_disk_builtin(const struct hv_engine_def *e, const json_t *params, const char *path,
                               json_t *errors)
 {
-    int n = at_least(params, path, "size", "block", errors);
+    int n = hv_params_at_least(params, path, "size", "block", errors);
     bool per_vcpu = json_is_string(json_object_get(params, "threads"));
     double b = buffers(params, per_vcpu ? 1 : hv_params_count(e, params, "threads", 1));
     if (b <= MAX_BUFFERS)
@@ -198,143 +192,4 @@ const struct hv_engine_def hv_engine_def_disk_builtin = {
     .fit = fit_disk_builtin,
 };
 
-static const char *const fio_rw[] = {"read",      "write",  "randread", "randwrite",
-                                     "readwrite", "randrw", NULL};
-static const char *const fio_engines[] = {"libaio", "io_uring", "psync", "sync", NULL};
-
-static const struct hv_param_def disk_fio_params[] = {
-    {.name = "rw",
-     .type = HV_PARAM_ENUM,
-     .required = true,
-     .choices = fio_rw,
-     .description = "I/O pattern (fio --rw)"},
-    {.name = "bs",
-     .type = HV_PARAM_SIZE,
-     .def = "\"4k\"",
-     .min = 512,
-     .max = 64 * MIB,
-     .description = "block size (fio --bs)"},
-    {.name = "size",
-     .type = HV_PARAM_SIZE,
-     .def = "\"1g\"",
-     .min = 512,
-     .max = 16 * TIB,
-     .description = "bytes per job, at least bs (fio --size)"},
-    {.name = "iodepth",
-     .type = HV_PARAM_INT,
-     .def = "1",
-     .min = 1,
-     .max = 1024,
-     .description = "I/Os in flight per job (fio --iodepth)"},
-    {.name = "ioengine",
-     .type = HV_PARAM_ENUM,
-     .def = "\"libaio\"",
-     .choices = fio_engines,
-     .description = "fio --ioengine"},
-    {.name = "direct",
-     .type = HV_PARAM_BOOL,
-     .def = "true",
-     .description = "O_DIRECT (fio --direct=1)"},
-    {.name = "numjobs",
-     .type = HV_PARAM_INT,
-     .def = "1",
-     .min = 1,
-     .max = 256,
-     .description = "parallel jobs (fio --numjobs, reported as one group)"},
-    {.name = "runtime",
-     .type = HV_PARAM_DURATION,
-     .def = "30",
-     .min = 1,
-     .max = 86400,
-     .description = "measured time (fio --runtime --time_based)"},
-    PATH("file or block device (fio --filename); absent: a file in the worker's scratch "
-         "directory; a block device is overwritten"),
-    {.name = "warmup",
-     .type = HV_PARAM_DURATION,
-     .def = "2",
-     .min = 0,
-     .max = 3600,
-     .description = "I/O before the measured time, not counted (fio --ramp_time)"},
-    {0},
-};
-
-static int cross_disk_fio(const struct hv_engine_def *e, const json_t *params, const char *path,
-                          json_t *errors)
-{
-    (void)e;
-    return at_least(params, path, "size", "bs", errors);
-}
-
-static const char *const sweep_fio[] = {"bs", "iodepth", NULL};
-
-/* By rw, in the order of its choices (lib/parse_fio.c names them). */
-static const char *const fio_metrics[] = {"disk.seq_read.mbps",
-                                          "disk.seq_write.mbps",
-                                          "disk.rand_read.mbps",
-                                          "disk.rand_write.mbps",
-                                          "disk.rw_read.mbps",
-                                          "disk.randrw_read.mbps",
-                                          NULL};
-
-const struct hv_engine_def hv_engine_def_disk_fio = {
-    .kind = "disk",
-    .engine = "fio",
-    .summary = "fio, one job file built from the params, JSON output",
-    .metrics = fio_metrics,
-    .sweepable = sweep_fio,
-    .external = true,
-    .params_def = disk_fio_params,
-    .cross = cross_disk_fio,
-};
-
-static const struct hv_param_def disk_bonnie_params[] = {
-    {.name = "size",
-     .type = HV_PARAM_SIZE,
-     .min = MIB,
-     .max = 16 * TIB,
-     .multiple = 1048576,
-     .description = "file size in whole MiB (bonnie++ -s); absent: bonnie++'s twice the RAM"},
-    {.name = "ram_mb",
-     .type = HV_PARAM_INT,
-     .min = 1,
-     .max = 16777216,
-     .description = "RAM bonnie++ assumes, in MiB (bonnie++ -r); absent: the target's"},
-    PATH("directory to test in (bonnie++ -d); absent: the worker's scratch directory"),
-    {.name = "fast",
-     .type = HV_PARAM_BOOL,
-     .def = "false",
-     .description = "skip the per-character tests (bonnie++ -f)"},
-    {0},
-};
-
-/* bonnie++ refuses a file smaller than twice the RAM it assumes; say so
- * at submission instead of in a failed job. */
-static int cross_disk_bonnie(const struct hv_engine_def *e, const json_t *params, const char *path,
-                             json_t *errors)
-{
-    (void)e;
-    json_t *size = json_object_get(params, "size"), *ram = json_object_get(params, "ram_mb");
-    if (size == NULL || ram == NULL ||
-        (double)json_integer_value(size) >= 2.0 * MIB * (double)json_integer_value(ram))
-        return 0;
-    char p[512];
-    hv_jpath(p, sizeof p, path, "size");
-    hv_errors_add(errors, p, "must be at least twice ram_mb (%" JSON_INTEGER_FORMAT " MiB)",
-                  2 * json_integer_value(ram));
-    return 1;
-}
-
-static const char *const bonnie_metrics[] = {"disk.seq_write.mbps", NULL};
-
-const struct hv_engine_def hv_engine_def_disk_bonnie = {
-    .kind = "disk",
-    .engine = "bonnie",
-    .summary = "bonnie++: block write, rewrite, read, seeks, file creation",
-    .metrics = bonnie_metrics,
-    .external = true,
-    .params_def = disk_bonnie_params,
-    .cross = cross_disk_bonnie,
-};
-
-const struct hv_engine_def *const hv_engine_defs_disk[] = {
-    &hv_engine_def_disk_builtin, &hv_engine_def_disk_fio, &hv_engine_def_disk_bonnie, NULL};
+const struct hv_engine_def *const hv_engine_defs_disk[] = {&hv_engine_def_disk_builtin, NULL};

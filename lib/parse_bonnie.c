@@ -19,8 +19,15 @@
  * disk.<test>.lat_max_us. A test that did not run (empty) or ran too fast
  * to measure ("+++++"; bon_csv2txt prints "0k +++") gives no metric and is
  * listed in info.too_fast. Several runs (-x N, rows of one table, outputs
- * one after another in a file) are several runs, in order. */
+ * one after another in a file) are several runs, in order.
+ *
+ * The file ends with the tool's description, its line of lib/tools.def:
+ * its engine, hv_engine_def_disk_bonnie, and hv_tool_parser_bonnie (the
+ * parser, its signature, what its runs share). */
 #include "parse_bonnie.h"
+#include "params.h"
+#include "errors.h"
+#include "jspec.h"
 #include "parse_util.h"
 
 #include <ctype.h>
@@ -363,7 +370,7 @@ static int choose(const struct hv_bonnie_lines *lines, json_t *csv, int n_csv, j
     return 0;
 }
 
-int hv_parse_bonnie(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
+static int parse_bonnie(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
 {
     if (hv_pcheck_complete(text, len, TOOL, err, errlen) != 0)
         return -1;
@@ -383,3 +390,104 @@ int hv_parse_bonnie(const char *text, size_t len, json_t *runs, char *err, size_
     json_decref(table);
     return rc;
 }
+
+/* ---- the description (lib/tools.def) --------------------------------- */
+
+#define MIB (1024.0 * 1024.0)
+#define TIB (1024.0 * 1024.0 * MIB)
+
+static const struct hv_param_def disk_bonnie_params[] = {
+    {.name = "size",
+     .type = HV_PARAM_SIZE,
+     .min = MIB,
+     .max = 16 * TIB,
+     .multiple = 1048576,
+     .description = "file size in whole MiB (bonnie++ -s); absent: bonnie++'s twice the RAM"},
+    {.name = "ram_mb",
+     .type = HV_PARAM_INT,
+     .min = 1,
+     .max = 16777216,
+     .description = "RAM bonnie++ assumes, in MiB (bonnie++ -r); absent: the target's"},
+    HV_PARAM_PATH("directory to test in (bonnie++ -d); absent: the worker's scratch directory"),
+    {.name = "fast",
+     .type = HV_PARAM_BOOL,
+     .def = "false",
+     .description = "skip the per-character tests (bonnie++ -f)"},
+    {0},
+};
+
+/* bonnie++ refuses a file smaller than twice the RAM it assumes; say so
+ * at submission instead of in a failed job. */
+static int cross_disk_bonnie(const struct hv_engine_def *e, const json_t *params, const char *path,
+                             json_t *errors)
+{
+    (void)e;
+    json_t *size = json_object_get(params, "size"), *ram = json_object_get(params, "ram_mb");
+    if (size == NULL || ram == NULL ||
+        (double)json_integer_value(size) >= 2.0 * MIB * (double)json_integer_value(ram))
+        return 0;
+    char p[512];
+    hv_jpath(p, sizeof p, path, "size");
+    hv_errors_add(errors, p, "must be at least twice ram_mb (%" JSON_INTEGER_FORMAT " MiB)",
+                  2 * json_integer_value(ram));
+    return 1;
+}
+
+static const char *const bonnie_metrics[] = {"disk.seq_write.mbps", NULL};
+
+const struct hv_engine_def hv_engine_def_disk_bonnie = {
+    .kind = "disk",
+    .engine = "bonnie",
+    .summary = "bonnie++: block write, rewrite, read, seeks, file creation",
+    .metrics = bonnie_metrics,
+    .external = true,
+    .params_def = disk_bonnie_params,
+    .cross = cross_disk_bonnie,
+};
+
+/* Whether text has a line of bonnie++ 1.0x's CSV report: 27 fields, the
+ * second a file size ("raid0,2G,83720,95,..."). */
+static bool bonnie10_csv_line(const char *text)
+{
+    for (const char *p = text; p != NULL && *p != '\0';) {
+        size_t len = strcspn(p, "\n"), commas = 0;
+        for (size_t i = 0; i < len; i++)
+            commas += p[i] == ',';
+        const char *size = memchr(p, ',', len);
+        size_t digits = size != NULL ? strspn(size + 1, "0123456789") : 0;
+        if (commas == 26 && digits > 0 && strchr("KMGT", size[1 + digits]) != NULL &&
+            size[1 + digits] != '\0')
+            return true;
+        p = p[len] == '\n' ? p + len + 1 : NULL;
+    }
+    return false;
+}
+
+/* Its signatures (hv_parser_guess). */
+static bool guess_bonnie(const char *text)
+{
+    return strstr(text, "Sequential Output") != NULL || strstr(text, "Sequential Create") != NULL ||
+           strstr(text, "format_version,bonnie_version") != NULL ||
+           (strncmp(text, "1.9", 3) == 0 && text[3] >= '0' && text[3] <= '9' && text[4] == ',') ||
+           bonnie10_csv_line(text);
+}
+
+static const char *const aliases[] = {"bonnie++", NULL};
+
+/* What its runs share when they repeat one workload. */
+static const char *const alike[] = {
+    "name",     "file_size", "chunk_size", "concurrency",     "num_files",
+    "max_size", "min_size",  "num_dirs",   "file_chunk_size", NULL};
+
+const struct hv_tool_parser hv_tool_parser_bonnie = {
+    .name = "bonnie",
+    .display = "bonnie++",
+    .kind = "disk",
+    .forms = "CSV (1.0x, 1.9x/2.0, also -x N), the human-readable table (1.0x, 1.9x/2.0, "
+             "bon_csv2txt's), or both as bonnie++ prints them; several one after another",
+    .parse = parse_bonnie,
+    .aliases = aliases,
+    .guess = guess_bonnie,
+    .alike = alike,
+    .engine = &hv_engine_def_disk_bonnie,
+};

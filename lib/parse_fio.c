@@ -28,7 +28,12 @@
  *
  * A file may hold several reports one after another (`fio ... >> all.json`,
  * `cat a.json b.json`): each is one run, so the import keeps every one as
- * a repetition. */
+ * a repetition.
+ *
+ * The file ends with the tool's description, its line of lib/tools.def:
+ * its engine, hv_engine_def_disk_fio, and hv_tool_parser_fio (the
+ * parser, its signature, what its runs share). */
+#include "params.h"
 #include "parse_util.h"
 #include "parsers.h"
 
@@ -567,7 +572,7 @@ static int read_reports(const char *t, size_t tl, const char *text, json_t *runs
     return rc;
 }
 
-int hv_parse_fio(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
+static int parse_fio(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
 {
     /* A file may hold several reports one after another (fio run again
      * with >>): one run each. */
@@ -588,3 +593,114 @@ int hv_parse_fio(const char *text, size_t len, json_t *runs, char *err, size_t e
         snprintf(err, errlen, "%s", first);
     return rc;
 }
+
+/* ---- the description (lib/tools.def) --------------------------------- */
+
+#define MIB (1024.0 * 1024.0)
+#define TIB (1024.0 * 1024.0 * MIB)
+
+static const char *const fio_rw[] = {"read",      "write",  "randread", "randwrite",
+                                     "readwrite", "randrw", NULL};
+static const char *const fio_engines[] = {"libaio", "io_uring", "psync", "sync", NULL};
+
+static const struct hv_param_def disk_fio_params[] = {
+    {.name = "rw",
+     .type = HV_PARAM_ENUM,
+     .required = true,
+     .choices = fio_rw,
+     .description = "I/O pattern (fio --rw)"},
+    {.name = "bs",
+     .type = HV_PARAM_SIZE,
+     .def = "\"4k\"",
+     .min = 512,
+     .max = 64 * MIB,
+     .description = "block size (fio --bs)"},
+    {.name = "size",
+     .type = HV_PARAM_SIZE,
+     .def = "\"1g\"",
+     .min = 512,
+     .max = 16 * TIB,
+     .description = "bytes per job, at least bs (fio --size)"},
+    {.name = "iodepth",
+     .type = HV_PARAM_INT,
+     .def = "1",
+     .min = 1,
+     .max = 1024,
+     .description = "I/Os in flight per job (fio --iodepth)"},
+    {.name = "ioengine",
+     .type = HV_PARAM_ENUM,
+     .def = "\"libaio\"",
+     .choices = fio_engines,
+     .description = "fio --ioengine"},
+    {.name = "direct",
+     .type = HV_PARAM_BOOL,
+     .def = "true",
+     .description = "O_DIRECT (fio --direct=1)"},
+    {.name = "numjobs",
+     .type = HV_PARAM_INT,
+     .def = "1",
+     .min = 1,
+     .max = 256,
+     .description = "parallel jobs (fio --numjobs, reported as one group)"},
+    {.name = "runtime",
+     .type = HV_PARAM_DURATION,
+     .def = "30",
+     .min = 1,
+     .max = 86400,
+     .description = "measured time (fio --runtime --time_based)"},
+    HV_PARAM_PATH("file or block device (fio --filename); absent: a file in the worker's scratch "
+                  "directory; a block device is overwritten"),
+    HV_PARAM_WARMUP("I/O before the measured time, not counted (fio --ramp_time)"),
+    {0},
+};
+
+static int cross_disk_fio(const struct hv_engine_def *e, const json_t *params, const char *path,
+                          json_t *errors)
+{
+    (void)e;
+    return hv_params_at_least(params, path, "size", "bs", errors);
+}
+
+static const char *const sweep_fio[] = {"bs", "iodepth", NULL};
+
+/* By rw, in the order of its choices (the parser above names them). */
+static const char *const fio_metrics[] = {"disk.seq_read.mbps",
+                                          "disk.seq_write.mbps",
+                                          "disk.rand_read.mbps",
+                                          "disk.rand_write.mbps",
+                                          "disk.rw_read.mbps",
+                                          "disk.randrw_read.mbps",
+                                          NULL};
+
+const struct hv_engine_def hv_engine_def_disk_fio = {
+    .kind = "disk",
+    .engine = "fio",
+    .summary = "fio, one job file built from the params, JSON output",
+    .metrics = fio_metrics,
+    .sweepable = sweep_fio,
+    .external = true,
+    .params_def = disk_fio_params,
+    .cross = cross_disk_fio,
+};
+
+/* Its signatures (hv_parser_guess). */
+static bool guess_fio(const char *text)
+{
+    return strstr(text, "\"fio version\"") != NULL;
+}
+
+/* What its runs share when they repeat one workload. */
+static const char *const alike[] = {"global_options", "jobs[].name", "jobs[].rw", "jobs[].options",
+                                    NULL};
+
+const struct hv_tool_parser hv_tool_parser_fio = {
+    .name = "fio",
+    .display = "fio",
+    .kind = "disk",
+    .forms =
+        "JSON (--output-format=json), with or without leading warnings; several one after another",
+    .parse = parse_fio,
+    .guess = guess_fio,
+    .alike = alike,
+    .engine = &hv_engine_def_disk_fio,
+};

@@ -16,7 +16,12 @@
  * "[SUM]" interval lines when there are any, else every stream's lines of
  * one interval added up (iperf 2.1's CSV has no sum lines). iperf 2 has no
  * warm-up of its own, so t counts from the start of the test; a worker
- * drops its warm-up itself. */
+ * drops its warm-up itself.
+ *
+ * The file ends with the tool's description, its line of lib/tools.def:
+ * its engine, hv_engine_def_net_iperf, and hv_tool_parser_iperf (the
+ * parser, its signature, what its runs share). */
+#include "params.h"
 #include "parse_util.h"
 #include "grow.h"
 
@@ -417,7 +422,7 @@ static long interval_samples(struct report *r, json_t *run, const char *metric)
     return hv_pseries_emit(&series, run, metric, 0, 1e-9);
 }
 
-int hv_parse_iperf(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
+static int parse_iperf(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
 {
     if (hv_pcheck_complete(text, len, TOOL, err, errlen) != 0)
         return -1;
@@ -488,3 +493,69 @@ int hv_parse_iperf(const char *text, size_t len, json_t *runs, char *err, size_t
     free(r);
     return rc != 0 ? hv_perr(err, errlen, TOOL, "a value is not a finite number") : 0;
 }
+
+/* ---- the description (lib/tools.def) --------------------------------- */
+
+static const char *const sweep_streams[] = {"streams", NULL};
+
+static const struct hv_param_def net_iperf_params[] = {
+    HV_PARAM_NET_PEER,
+    HV_PARAM_NET_STREAMS,
+    HV_PARAM_NET_WINDOW,
+    HV_PARAM_NET_SECONDS,
+    HV_PARAM_WARMUP("whole seconds of traffic before the measured time (iperf -t warmup + "
+                    "seconds); their -i 1 intervals are left out of the samples"),
+    {0},
+};
+
+static const char *const iperf_metrics[] = {"net.tcp.gbps", NULL};
+
+const struct hv_engine_def hv_engine_def_net_iperf = {
+    .kind = "net",
+    .engine = "iperf",
+    .summary = "iperf 2 client against an iperf 2 server on the peer",
+    .metrics = iperf_metrics,
+    .sweepable = sweep_streams,
+    .needs_peer = true,
+    .external = true,
+    .params_def = net_iperf_params,
+};
+
+/* Whether text has a line that starts with 14 digits and a comma (or the
+ * ".000" of -e): the timestamp of iperf 2's CSV report. */
+static bool iperf_csv_line(const char *text)
+{
+    for (const char *p = text; p != NULL && *p != '\0';) {
+        size_t digits = strspn(p, "0123456789");
+        if (digits == 14 && (p[14] == ',' || p[14] == '.'))
+            return true;
+        p = strchr(p, '\n');
+        if (p != NULL)
+            p++;
+    }
+    return false;
+}
+
+/* Its signatures (hv_parser_guess). */
+static bool guess_iperf(const char *text)
+{
+    return strstr(text, "Client connecting to ") != NULL ||
+           strstr(text, "Server listening on ") != NULL || iperf_csv_line(text);
+}
+
+static const char *const aliases[] = {"iperf2", NULL};
+
+/* What its runs share when they repeat one workload. */
+static const char *const alike[] = {"role", "protocol", "streams", "window", NULL};
+
+const struct hv_tool_parser hv_tool_parser_iperf = {
+    .name = "iperf",
+    .display = "iperf",
+    .kind = "net",
+    .forms = "CSV (-y C) or the text report of the client or the server",
+    .parse = parse_iperf,
+    .aliases = aliases,
+    .guess = guess_iperf,
+    .alike = alike,
+    .engine = &hv_engine_def_net_iperf,
+};

@@ -23,7 +23,12 @@
  * read from its socket) is net.tcp.mss_bytes and info.mss.
  *
  * A file may hold several outputs one after another (`cat a.json
- * b.json`): one run each. */
+ * b.json`): one run each.
+ *
+ * The file ends with the tool's description, its line of lib/tools.def:
+ * its engine, hv_engine_def_net_iperf3, and hv_tool_parser_iperf3 (the
+ * parser, its signature, what its runs share). */
+#include "params.h"
 #include "parse_util.h"
 
 #include <stdio.h>
@@ -284,7 +289,7 @@ static int read_output(const json_t *doc, const char *text, json_t *runs, char *
     return rc;
 }
 
-int hv_parse_iperf3(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
+static int parse_iperf3(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
 {
     size_t pos = 0;
     int rc = 0;
@@ -306,3 +311,57 @@ int hv_parse_iperf3(const char *text, size_t len, json_t *runs, char *err, size_
     }
     return rc;
 }
+
+/* ---- the description (lib/tools.def) --------------------------------- */
+
+static const char *const sweep_streams[] = {"streams", NULL};
+
+static const struct hv_param_def net_iperf3_params[] = {
+    HV_PARAM_NET_PEER,
+    HV_PARAM_NET_STREAMS,
+    HV_PARAM_NET_WINDOW,
+    HV_PARAM_NET_SECONDS,
+    {.name = "reverse",
+     .type = HV_PARAM_BOOL,
+     .def = "false",
+     .description = "the peer sends, the target receives (iperf3 -R)"},
+    {.name = "udp",
+     .type = HV_PARAM_BOOL,
+     .def = "false",
+     .description = "UDP instead of TCP (iperf3 -u)"},
+    HV_PARAM_WARMUP("untimed traffic before the measured time, whole seconds (iperf3 --omit)"),
+    {0},
+};
+
+static const char *const iperf3_metrics[] = {"net.tcp.gbps", "net.udp.gbps", NULL};
+
+const struct hv_engine_def hv_engine_def_net_iperf3 = {
+    .kind = "net",
+    .engine = "iperf3",
+    .summary = "iperf3 client against an iperf3 server on the peer, JSON output",
+    .metrics = iperf3_metrics,
+    .sweepable = sweep_streams,
+    .needs_peer = true,
+    .external = true,
+    .params_def = net_iperf3_params,
+};
+
+/* Its signatures (hv_parser_guess). */
+static bool guess_iperf3(const char *text)
+{
+    return strstr(text, "\"iperf 3") != NULL || strstr(text, "\"connecting_to\"") != NULL;
+}
+
+/* What its runs share when they repeat one workload. */
+static const char *const alike[] = {"role", "test_start", NULL};
+
+const struct hv_tool_parser hv_tool_parser_iperf3 = {
+    .name = "iperf3",
+    .display = "iperf3",
+    .kind = "net",
+    .forms = "JSON (-J) of the client or the server; several one after another",
+    .parse = parse_iperf3,
+    .guess = guess_iperf3,
+    .alike = alike,
+    .engine = &hv_engine_def_net_iperf3,
+};

@@ -11,7 +11,12 @@
  *
  * A file may hold several reports one after another (`cat a.yaml b.yaml`,
  * or a log stress-ng appended to): each YAML document, each log up to its
- * "run completed", is one run. */
+ * "run completed", is one run.
+ *
+ * The file ends with the tool's description, its line of lib/tools.def:
+ * its engine, hv_engine_def_cpu_stress_ng, and hv_tool_parser_stress_ng (the
+ * parser, its signature, what its runs share). */
+#include "params.h"
 #include "parse_util.h"
 
 #include <stdio.h>
@@ -338,7 +343,7 @@ static bool more_to_read(const char *text, bool yaml)
     return false;
 }
 
-int hv_parse_stressng(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
+static int parse_stressng(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
 {
     if (hv_pcheck_complete(text, len, TOOL, err, errlen) != 0)
         return -1;
@@ -357,3 +362,63 @@ int hv_parse_stressng(const char *text, size_t len, json_t *runs, char *err, siz
     }
     return rc;
 }
+
+/* ---- the description (lib/tools.def) --------------------------------- */
+
+static const char *const stressors[] = {"cpu", "matrix", "vm", "cache", "memcpy", NULL};
+
+static const struct hv_param_def cpu_stress_ng_params[] = {
+    {.name = "stressor",
+     .type = HV_PARAM_ENUM,
+     .def = "\"cpu\"",
+     .choices = stressors,
+     .description = "the stressor, run as stress-ng --STRESSOR N --metrics"},
+    {.name = "workers",
+     .type = HV_PARAM_INT,
+     .def = "1",
+     .min = 0,
+     .max = 1024,
+     .word = "per-vcpu",
+     .description = "stressor instances (0: stress-ng's one per online CPU); \"per-vcpu\": one "
+                    "per CPU of the target"},
+    HV_PARAM_SECONDS("stress-ng --timeout"),
+    {0},
+};
+
+/* By stressor, in the order of its choices, as the parser above names them. */
+static const char *const stress_ng_metrics[] = {
+    "cpu.stressng.cpu.bogo_ops_per_s",    "cpu.stressng.matrix.bogo_ops_per_s",
+    "cpu.stressng.vm.bogo_ops_per_s",     "cpu.stressng.cache.bogo_ops_per_s",
+    "cpu.stressng.memcpy.bogo_ops_per_s", NULL};
+
+const struct hv_engine_def hv_engine_def_cpu_stress_ng = {
+    .kind = "cpu",
+    .engine = "stress-ng",
+    .summary = "one stress-ng stressor with --metrics: bogo ops per second",
+    .metrics = stress_ng_metrics,
+    .external = true,
+    .params_def = cpu_stress_ng_params,
+};
+
+/* Its signatures (hv_parser_guess). */
+static bool guess_stress_ng(const char *text)
+{
+    return strstr(text, "stress-ng") != NULL;
+}
+
+static const char *const aliases[] = {"stressng", NULL};
+
+/* What its runs share when they repeat one workload. */
+static const char *const alike[] = {"stressors[].stressor", NULL};
+
+const struct hv_tool_parser hv_tool_parser_stress_ng = {
+    .name = "stress-ng",
+    .display = "stress-ng",
+    .kind = "cpu",
+    .forms = "YAML (--yaml) or the --metrics(-brief) log; several one after another",
+    .parse = parse_stressng,
+    .aliases = aliases,
+    .guess = guess_stress_ng,
+    .alike = alike,
+    .engine = &hv_engine_def_cpu_stress_ng,
+};

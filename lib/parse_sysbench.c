@@ -33,7 +33,12 @@
  *
  * A file may hold several reports one after another (sysbench run again
  * with >>): each starts with sysbench's banner line ("sysbench 1.0.20
- * ...") and is one run. */
+ * ...") and is one run.
+ *
+ * The file ends with the tool's description, its line of lib/tools.def:
+ * its engine, hv_engine_def_cpu_sysbench, and hv_tool_parser_sysbench (the
+ * parser, its signature, what its runs share). */
+#include "params.h"
 #include "parse_util.h"
 
 #include <stddef.h>
@@ -616,7 +621,7 @@ static int read_report(const char *text, int line0, json_t *runs, char *err, siz
     return rc;
 }
 
-int hv_parse_sysbench(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
+static int parse_sysbench(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
 {
     if (hv_pcheck_complete(text, len, TOOL, err, errlen) != 0)
         return -1;
@@ -646,3 +651,80 @@ int hv_parse_sysbench(const char *text, size_t len, json_t *runs, char *err, siz
     }
     return rc;
 }
+
+/* ---- the description (lib/tools.def) --------------------------------- */
+
+static const char *const sysbench_tests[] = {"cpu", "memory", NULL};
+
+static const struct hv_param_def cpu_sysbench_params[] = {
+    {.name = "test",
+     .type = HV_PARAM_ENUM,
+     .def = "\"cpu\"",
+     .choices = sysbench_tests,
+     .description = "sysbench test name"},
+    {.name = "threads",
+     .type = HV_PARAM_INT,
+     .def = "1",
+     .min = 1,
+     .max = 1024,
+     .word = "per-vcpu",
+     .description = "sysbench --threads; \"per-vcpu\": one per CPU of the target"},
+    HV_PARAM_SECONDS("sysbench --time"),
+    {.name = "max_prime",
+     .type = HV_PARAM_INT,
+     .def = "20000",
+     .min = 3,
+     .max = 100000000,
+     .description = "sysbench --cpu-max-prime (test cpu)"},
+    HV_PARAM_WARMUP("whole seconds run before the measured time, not counted (sysbench "
+                    "--report-checkpoints, --time warmup + seconds)"),
+    {0},
+};
+
+/* By test, in the order of its choices. */
+static const char *const sysbench_metrics[] = {"cpu.sysbench.events_per_s", "mem.sysbench.mbps",
+                                               NULL};
+
+const struct hv_engine_def hv_engine_def_cpu_sysbench = {
+    .kind = "cpu",
+    .engine = "sysbench",
+    .summary = "sysbench cpu (primes) or memory test: events or MiB per second",
+    .metrics = sysbench_metrics,
+    .external = true,
+    .params_def = cpu_sysbench_params,
+};
+
+/* Its signatures (hv_parser_guess). */
+static bool guess_sysbench(const char *text)
+{
+    return strncmp(text, "sysbench ", 9) == 0 || strstr(text, "\nsysbench ") != NULL;
+}
+
+/* What its runs share when they repeat one workload. */
+static const char *const alike[] = {"test",
+                                    "threads",
+                                    "max_prime",
+                                    "block_size",
+                                    "total_size",
+                                    "operation",
+                                    "scope",
+                                    "file_test_mode",
+                                    "file_block_size",
+                                    "file_total_size",
+                                    "files",
+                                    "file_extra_flags",
+                                    "file_rw_ratio",
+                                    "file_io_mode",
+                                    "file_fsync",
+                                    NULL};
+
+const struct hv_tool_parser hv_tool_parser_sysbench = {
+    .name = "sysbench",
+    .display = "sysbench",
+    .kind = "cpu",
+    .forms = "text of the cpu, memory or fileio test; several one after another",
+    .parse = parse_sysbench,
+    .guess = guess_sysbench,
+    .alike = alike,
+    .engine = &hv_engine_def_cpu_sysbench,
+};

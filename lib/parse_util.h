@@ -8,6 +8,8 @@
 #ifndef HV_PARSE_UTIL_H
 #define HV_PARSE_UTIL_H
 
+#include "parsers.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -147,13 +149,10 @@ void hv_pseries_free(struct hv_pseries *s);
  *  for times before 1970 or after 9999, else 0. */
 int hv_piso(double epoch, char *buf, size_t len);
 
-/* The parsers, one per lib/parse_<tool>.c: the rows of parsers.c. Each is
- * an hv_parse_fn (parsers.h) and gets a NUL-terminated text. */
-int hv_parse_fio(const char *text, size_t len, json_t *runs, char *err, size_t errlen);
-int hv_parse_iperf3(const char *text, size_t len, json_t *runs, char *err, size_t errlen);
-int hv_parse_iperf(const char *text, size_t len, json_t *runs, char *err, size_t errlen);
-int hv_parse_bonnie(const char *text, size_t len, json_t *runs, char *err, size_t errlen);
-int hv_parse_sysbench(const char *text, size_t len, json_t *runs, char *err, size_t errlen);
-int hv_parse_stressng(const char *text, size_t len, json_t *runs, char *err, size_t errlen);
+/* The tools' descriptions, one per lib/parse_<tool>.c and line of
+ * tools.def: the rows of parsers.c and parse_guess.c. */
+#define HV_TOOL(id, kind, guess) extern const struct hv_tool_parser hv_tool_parser_##id;
+#include "tools.def"
+#undef HV_TOOL
 
 #endif

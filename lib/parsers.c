@@ -5,50 +5,39 @@
 #include "parse_util.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* One row per tool; parse_<tool>.c holds the parser. */
-static const struct hv_tool_parser parsers[] = {
-    {"fio", "fio", "disk",
-     "JSON (--output-format=json), with or without leading warnings; several one after another",
-     hv_parse_fio},
-    {"iperf3", "iperf3", "net", "JSON (-J) of the client or the server; several one after another",
-     hv_parse_iperf3},
-    {"iperf", "iperf", "net", "CSV (-y C) or the text report of the client or the server",
-     hv_parse_iperf},
-    {"bonnie", "bonnie++", "disk",
-     "CSV (1.0x, 1.9x/2.0, also -x N), the human-readable table (1.0x, 1.9x/2.0, "
-     "bon_csv2txt's), or both as bonnie++ prints them; several one after another",
-     hv_parse_bonnie},
-    {"sysbench", "sysbench", "cpu",
-     "text of the cpu, memory or fileio test; several one after another", hv_parse_sysbench},
-    {"stress-ng", "stress-ng", "cpu",
-     "YAML (--yaml) or the --metrics(-brief) log; several one after another", hv_parse_stressng},
+/* One row per line of tools.def, in its order; parse_<tool>.c holds the
+ * description. */
+static const struct hv_tool_parser *const parsers[] = {
+#define HV_TOOL(id, kind, guess) &hv_tool_parser_##id,
+#include "tools.def"
+#undef HV_TOOL
 };
 
 #define N_PARSERS (sizeof parsers / sizeof parsers[0])
 
-/* Other names people use for a tool. */
-static const struct {
-    const char *alias, *name;
-} aliases[] = {
-    {"bonnie++", "bonnie"},
-    {"iperf2", "iperf"},
-    {"stressng", "stress-ng"},
-};
+/* Whether tool is p's name or one of its aliases. */
+static bool names(const struct hv_tool_parser *p, const char *tool)
+{
+    if (strcmp(p->name, tool) == 0)
+        return true;
+    for (const char *const *a = p->aliases; a != NULL && *a != NULL; a++)
+        if (strcmp(*a, tool) == 0)
+            return true;
+    return false;
+}
 
 const struct hv_tool_parser *hv_parser_find(const char *tool)
 {
     if (tool == NULL)
         return NULL;
-    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-        if (strcmp(tool, aliases[i].alias) == 0)
-            tool = aliases[i].name;
     for (size_t i = 0; i < N_PARSERS; i++)
-        if (strcmp(parsers[i].name, tool) == 0)
-            return &parsers[i];
+        if (names(parsers[i], tool))
+            return parsers[i];
     return NULL;
 }
 
@@ -58,7 +47,7 @@ static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 static void fill_names(void)
 {
     for (size_t i = 0; i < N_PARSERS; i++)
-        tool_names[i] = parsers[i].name;
+        tool_names[i] = parsers[i]->name;
 }
 
 const char *const *hv_parser_names(void)
@@ -77,7 +66,7 @@ int hv_parse_tool_runs(const char *tool, const char *text, size_t len, json_t **
         size_t n = 0;
         for (size_t i = 0; i < N_PARSERS; i++)
             n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s",
-                                  i ? ", " : "", parsers[i].name);
+                                  i ? ", " : "", parsers[i]->name);
         return hv_perr(err, errlen, tool != NULL ? tool : "(null)",
                        "unknown tool; hvbench reads %s", names);
     }
@@ -156,26 +145,6 @@ int hv_parse_tool_output(const char *tool, const char *text, size_t len, json_t 
     return 0;
 }
 
-/* What each tool's runs must share to be repetitions of one workload: the
- * members of their info ("jobs[].options": the options member of every
- * element of jobs). */
-static const struct {
-    const char *tool;
-    const char *const paths[17];
-} alike[] = {
-    {"fio", {"global_options", "jobs[].name", "jobs[].rw", "jobs[].options"}},
-    {"iperf3", {"role", "test_start"}},
-    {"iperf", {"role", "protocol", "streams", "window"}},
-    {"bonnie",
-     {"name", "file_size", "chunk_size", "concurrency", "num_files", "max_size", "min_size",
-      "num_dirs", "file_chunk_size"}},
-    {"sysbench",
-     {"test", "threads", "max_prime", "block_size", "total_size", "operation", "scope",
-      "file_test_mode", "file_block_size", "file_total_size", "files", "file_extra_flags",
-      "file_rw_ratio", "file_io_mode", "file_fsync"}},
-    {"stress-ng", {"stressors[].stressor"}},
-};
-
 /* The value at path of info, a new reference (null when absent). */
 static json_t *at_path(const json_t *info, const char *path)
 {
@@ -203,15 +172,13 @@ static json_t *at_path(const json_t *info, const char *path)
 int hv_parse_runs_alike(const char *tool, const json_t *runs, char *err, size_t errlen)
 {
     const struct hv_tool_parser *p = hv_parser_find(tool);
-    size_t n = json_array_size(runs), t = 0;
-    while (p != NULL && t < sizeof alike / sizeof alike[0] && strcmp(alike[t].tool, p->name) != 0)
-        t++;
-    if (p == NULL || n < 2 || t == sizeof alike / sizeof alike[0])
+    size_t n = json_array_size(runs);
+    if (p == NULL || n < 2 || p->alike == NULL)
         return 0;
     const json_t *first = json_object_get(json_array_get(runs, 0), "info");
     for (size_t k = 1; k < n; k++) {
         const json_t *info = json_object_get(json_array_get(runs, k), "info");
-        for (const char *const *path = alike[t].paths; *path != NULL; path++) {
+        for (const char *const *path = p->alike; *path != NULL; path++) {
             json_t *a = at_path(first, *path), *b = at_path(info, *path);
             bool same = json_equal(a, b);
             char *sa = same ? NULL : json_dumps(a, JSON_COMPACT | JSON_ENCODE_ANY);

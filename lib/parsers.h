@@ -1,22 +1,24 @@
-/* parsers.h — the saved outputs of fio, iperf3, iperf 2, bonnie++, sysbench
- * and stress-ng, read into hvbench metrics.
+/* parsers.h — the saved outputs of the external tools (lib/tools.def),
+ * read into hvbench metrics.
  *
  * Two programs need them: the worker, after it ran one of those tools, and
  * the server, when an operator imports an output saved years ago. Both get
  * the same metric names as the built-in engines (`disk.seq_write.mbps`,
  * `net.tcp.gbps`, ...), so history does not care where a value came from.
  *
- * Each tool is one row of a table (parsers.c) and one file (parse_<tool>.c).
- * A parser reads what the tool really prints, in every form the table row
- * names; anything else — an output cut short, a field that is not a number,
- * another tool's output — is refused with one sentence that names the tool
- * and what is wrong ("fio: the JSON ends early at line 128 (cut off?)"),
- * never half-read. Parsers are pure functions of the text: thread safe, no
- * I/O, no global state. */
+ * Each tool is one description (struct hv_tool_parser) in one file,
+ * lib/parse_<tool>.c, and one line of lib/tools.def; parsers.c makes the
+ * table of them. A parser reads what the tool really prints, in every
+ * form its description names; anything else — an output cut short, a
+ * field that is not a number, another tool's output — is refused with one
+ * sentence that names the tool and what is wrong ("fio: the JSON ends
+ * early at line 128 (cut off?)"), never half-read. Parsers are pure
+ * functions of the text: thread safe, no I/O, no global state. */
 #ifndef HV_PARSERS_H
 #define HV_PARSERS_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /** Room for any parser error message, with the tool's name. */
@@ -29,13 +31,30 @@
  *  -1. text need not be NUL-terminated. */
 typedef int (*hv_parse_fn)(const char *text, size_t len, json_t *runs, char *err, size_t errlen);
 
-/** One tool hvbench can read. */
+struct hv_engine_def;
+
+/** One external tool, all that lib/ knows of it: how to read its output,
+ *  how to recognise it, and the engine a plan names to run it. One per
+ *  lib/parse_<tool>.c, named hv_tool_parser_<id> after its line of
+ *  lib/tools.def. */
 struct hv_tool_parser {
     const char *name;    /**< as the API and the CLI write it: "fio", "bonnie" */
     const char *display; /**< as its error messages name it: "bonnie++" */
     const char *kind;    /**< the workload kind of its metrics: cpu, disk, net */
     const char *forms;   /**< the output forms it reads, for help texts */
     hv_parse_fn parse;
+    /** Other names people use for it ("bonnie++"), NULL-terminated; NULL
+     *  when none. */
+    const char *const *aliases;
+    /** Whether text (NUL-terminated) looks like its output, by signatures
+     *  alone (hv_parser_guess()). */
+    bool (*guess)(const char *text);
+    /** What its runs must share to be repetitions of one workload
+     *  (hv_parse_runs_alike()): members of their info, "jobs[].options"
+     *  for the options member of every element of jobs; NULL-terminated. */
+    const char *const *alike;
+    /** The engine that runs it (lib/params.h): kind, params, metrics. */
+    const struct hv_engine_def *engine;
 };
 
 /** The parser of tool (its name, or "bonnie++", "iperf2" for bonnie and
@@ -64,23 +83,22 @@ const char *hv_parser_guess(const char *text);
  *  "duration_s", and per tool the options, jobs, streams or stressors seen.
  *
  *  A file may hold several outputs one after another (a tool run again
- *  with >>, files joined with cat): fio, iperf3, sysbench and stress-ng
- *  give one run each, in order; bonnie++ one per table row and CSV line.
- *  An error in the second output onwards names it ("fio: output 2 of the
- *  file: the JSON ends early ..."). iperf 2 refuses a second report.
+ *  with >>, files joined with cat): each gives its runs in order (one per
+ *  output for most tools; the header of lib/parse_<tool>.c says). An error
+ *  in the second output onwards names it ("fio: output 2 of the file: the
+ *  JSON ends early ..."). A tool whose output cannot be told apart from
+ *  the next refuses a second one.
  *
  *  samples (optional): [{"metric", "t", "value"}], one per interval the
- *  tool reported (fio's --steadystate data, iperf3's intervals, iperf 2's
- *  -i lines summed over the streams, sysbench's --report-interval lines),
- *  in the unit of the metric of the same name, oldest first per metric.
- *  t is the end of the interval in seconds since the measured part started:
- *  what the tool left out as warm-up (fio's ramp_time, iperf3's omitted
- *  intervals, what sysbench reported before its last --report-checkpoints
- *  checkpoint) is not sampled; iperf 2 has no warm-up of its own, so its
- *  samples start with the test. A last interval shorter than half of the
- *  longest one (a run's ragged end) is left out. The importer reads
- *  metrics and info only; a worker reports the samples and judges steady
- *  state from them.
+ *  tool reported (fio's --steadystate data, iperf3's intervals: the header
+ *  of lib/parse_<tool>.c names the lines), in the unit of the metric of
+ *  the same name, oldest first per metric. t is the end of the interval in
+ *  seconds since the measured part started: what the tool left out as
+ *  warm-up (fio's ramp_time, iperf3's omitted intervals) is not sampled; a
+ *  tool without a warm-up of its own has samples from the start of the
+ *  test. A last interval shorter than half of the longest one (a run's
+ *  ragged end) is left out. The importer reads metrics and info only; a
+ *  worker reports the samples and judges steady state from them.
  *
  *  Returns 0, or -1 with *runs NULL and err holding one sentence that
  *  starts with the tool's name; an unknown tool is such an error too. */
@@ -89,9 +107,8 @@ int hv_parse_tool_runs(const char *tool, const char *text, size_t len, json_t **
 
 /** Checks that the runs hv_parse_tool_runs() read from one output of tool
  *  are repetitions of one workload, as an import stores them: they agree
- *  on what the output says was run (fio's jobs and options, iperf3's test
- *  and side, iperf 2's protocol and streams, bonnie++'s machine name and
- *  sizes, sysbench's test and options, stress-ng's stressors). Returns 0,
+ *  on what the output says was run, the members of info its description's
+ *  alike names (fio's jobs and options, iperf3's test and side). Returns 0,
  *  or -1 with err naming the number of runs and the first difference
  *  ("fio: the output holds 2 runs, and they are not runs of one workload:
  *  run 2 has jobs[].rw ["randread"] where run 1 has ["write"]; ..."). */
@@ -103,16 +120,6 @@ int hv_parse_runs_alike(const char *tool, const json_t *runs, char *err, size_t 
  *  *run NULL and err set. */
 int hv_parse_tool_run(const char *tool, const char *text, size_t len, json_t **run, char *err,
                       size_t errlen);
-
-/** Checks that the runs hv_parse_tool_runs() read from one output of tool
- *  are repetitions of one workload, as an import stores them: they agree
- *  on what the output says was run (fio's jobs and options, iperf3's test
- *  and side, iperf 2's protocol and streams, bonnie++'s machine name and
- *  sizes, sysbench's test and options, stress-ng's stressors). Returns 0,
- *  or -1 with err naming the number of runs and the first difference
- *  ("fio: the output holds 2 runs, and they are not runs of one workload:
- *  run 2 has jobs[].rw ["randread"] where run 1 has ["write"]; ..."). */
-int hv_parse_runs_alike(const char *tool, const json_t *runs, char *err, size_t errlen);
 
 /** hv_parse_tool_runs() for an output of exactly one run, as a worker gets
  *  it: *metrics and *info are new references. An output of several runs is

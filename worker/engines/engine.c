@@ -11,9 +11,17 @@
 
 #include <stddef.h>
 
+/* How a tool of each kind runs (the rows of the tools below): one-sided,
+ * or a net tool's two sides. */
+#define TOOL_RUN_cpu  .run = hv_tool_run
+#define TOOL_RUN_disk .run = hv_tool_run
+#define TOOL_RUN_net                                                                               \
+    .run = hv_tool_net_run, .prepare = hv_tool_net_prepare, .unprepare = hv_tool_net_unprepare
+
 /* Every engine this worker can run, one row per description of
- * lib/params.h. Adding one is a description there, a row here and its own
- * file under worker/engines/. */
+ * lib/params.h. Adding a built-in one is a description there, a row here
+ * and its own file under worker/engines/; an external tool is a line of
+ * lib/tools.def, which makes its row here, and its adapter tool_<id>.c. */
 static const struct hv_engine engines[] = {
     {.def = &hv_engine_def_cpu_builtin, .run = hv_engine_cpu_run},
     {.def = &hv_engine_def_disk_builtin, .run = hv_engine_disk_run},
@@ -21,20 +29,10 @@ static const struct hv_engine engines[] = {
      .run = hv_engine_net_run,
      .prepare = hv_engine_net_prepare,
      .unprepare = hv_engine_net_unprepare},
-    {.def = &hv_engine_def_disk_fio, .run = hv_tool_run, .tool = &hv_tool_fio},
-    {.def = &hv_engine_def_cpu_sysbench, .run = hv_tool_run, .tool = &hv_tool_sysbench},
-    {.def = &hv_engine_def_cpu_stress_ng, .run = hv_tool_run, .tool = &hv_tool_stress_ng},
-    {.def = &hv_engine_def_disk_bonnie, .run = hv_tool_run, .tool = &hv_tool_bonnie},
-    {.def = &hv_engine_def_net_iperf3,
-     .run = hv_tool_net_run,
-     .prepare = hv_tool_net_prepare,
-     .unprepare = hv_tool_net_unprepare,
-     .tool = &hv_tool_iperf3},
-    {.def = &hv_engine_def_net_iperf,
-     .run = hv_tool_net_run,
-     .prepare = hv_tool_net_prepare,
-     .unprepare = hv_tool_net_unprepare,
-     .tool = &hv_tool_iperf},
+#define HV_TOOL(id, kind, guess)                                                                   \
+    {.def = &hv_engine_def_##kind##_##id, .tool = &hv_tool_##id, TOOL_RUN_##kind},
+#include "tools.def"
+#undef HV_TOOL
     {.def = &hv_engine_def_cpu_custom, .run = hv_custom_run},
     {.def = &hv_engine_def_disk_custom, .run = hv_custom_run},
     {.def = &hv_engine_def_net_custom, .run = hv_custom_run},

@@ -112,7 +112,7 @@ bool hv_run_ok(const struct hv_run_result *r);
 
 /** Writes one sentence on why r is not a success into buf, naming the
  *  program as display: "fio exited with status 1: fio: pid=..., err=22",
- *  "stress-ng was killed by signal 11 (Segmentation fault)", "sysbench
+ *  "stress-ng was killed by signal 11 (Segmentation fault)", "iperf3
  *  timed out after 60 s", "bonnie++ was stopped"; the last non-empty line
  *  of standard error (else of standard output) is quoted when there is
  *  one. */

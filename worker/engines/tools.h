@@ -1,5 +1,5 @@
-/* tools.h — engines that run external tools (fio, iperf3, iperf 2,
- * sysbench, stress-ng, bonnie++): the shared runner and the adapters.
+/* tools.h — engines that run external tools (lib/tools.def): the shared
+ * runner and the adapters.
  *
  * Each tool is an adapter (worker/engines/tool_<name>.c): one row naming
  * the program and two steps. place() makes what the run needs outside the
@@ -96,13 +96,11 @@ struct hv_tool {
     bool drop_warmup;
 };
 
-/** The adapters (tool_fio.c, tool_sysbench.c, ...). */
-extern const struct hv_tool hv_tool_fio;
-extern const struct hv_tool hv_tool_sysbench;
-extern const struct hv_tool hv_tool_stress_ng;
-extern const struct hv_tool hv_tool_bonnie;
-extern const struct hv_tool hv_tool_iperf3;
-extern const struct hv_tool hv_tool_iperf;
+/** The adapters, hv_tool_<id> in tool_<id>.c: one per line of
+ *  lib/tools.def. */
+#define HV_TOOL(id, kind, guess) extern const struct hv_tool hv_tool_##id;
+#include "tools.def"
+#undef HV_TOOL
 
 /** Whole seconds for tools that take no fraction: s rounded up, at least 1. */
 long long hv_tool_whole_seconds(double s);
