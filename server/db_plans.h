@@ -56,7 +56,8 @@ enum hv_db_status hv_db_plan_cancel(int64_t id);
  *  "levels"}] in the plan's order, "workloads": [{"id", "kind", "engine"}]
  *  (the variants its jobs run), "emulated": its guests whose domain is TCG,
  *  "digest": the report digest kept for the state version of the plan's
- *  done jobs (server/report.h), or null (always with a NULL version)}.
+ *  done jobs (server/report.h), absent when none is (always with a NULL
+ *  version)}.
  *  HV_DB_NONE when there is no such plan. */
 enum hv_db_status hv_db_plan_report_meta(int64_t id, const char *version, json_t **out);
 
