@@ -332,9 +332,11 @@ static int serve_options(int argc, char **argv, const char **db, bool *check)
         fprintf(stderr, "hvbench-server: out of memory\n");
         return 1;
     }
-    if (rc < 0)
-        rc = parse_serve(opts, n, v, db, check);
     /* hv_cfg keeps pointers into v for the life of the process. */
+    static char **volatile kept;
+    kept = v;
+    if (rc < 0)
+        rc = parse_serve(opts, n, kept, db, check);
     return rc;
 }
 

@@ -303,8 +303,11 @@ static int parse_options(int argc, char **argv, struct options *o)
     char **v = settings_argv(longopts, argc, argv, &n);
     if (v == NULL)
         return EXIT_USAGE;
+    /* Kept: optarg points into it for the life of the process. */
+    static char **volatile kept;
+    kept = v;
     argc = n;
-    argv = v; /* kept: optarg points into it for the life of the process */
+    argv = kept;
     int opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -493,8 +496,11 @@ int main(int argc, char **argv)
     if (status >= 0)
         return status;
     hv_log_init("hvbench-worker", HV_LOG_INFO);
-    if (o.check_config)
-        return check_config(&o);
+    if (o.check_config) {
+        int rc = check_config(&o);
+        json_decref(o.labels);
+        return rc;
+    }
     if (o.restore)
         return restore_only(&o);
     if (o.poll < 1) {

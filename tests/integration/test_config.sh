@@ -63,7 +63,7 @@ assert_match "it names the file" "web-dir: cannot read $HV_TMP/index.html" "$out
 S2=$!
 # shellcheck disable=SC2317 # called through wait_for
 up() { curl -fsS --max-time 2 "http://127.0.0.1:$P2/healthz" >/dev/null 2>&1; }
-wait_for "the server configured by its file answers" 20 up
+wait_for "the server configured by its file answers" 60 up
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P2/api/v1/plans")
 assert_eq "read-auth token from the file: a read without a token is refused" 401 "$code"
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $READ_TOKEN" \
@@ -99,7 +99,7 @@ registered() {
     api GET /api/v1/targets
     [[ $(json '[.items[] | select(.name == "conf-host")] | length') == 1 ]]
 }
-wait_for "the worker configured by its file registers" 30 registered
+wait_for "the worker configured by its file registers" 60 registered
 assert_eq "with the file's labels" r1 \
     "$(json '.items[] | select(.name == "conf-host") | .labels.rack')"
 
