@@ -448,7 +448,7 @@ static int parse_iperf(const char *text, size_t len, json_t *runs, char *err, si
         free(r->lines);
         free(r);
         json_decref(info);
-        return -1;
+        return rc;
     }
     if (udp)
         protocol = "UDP";

@@ -137,11 +137,10 @@ int hv_pcheck_complete(const char *text, size_t len, const char *tool, char *err
 int hv_pnot_mine(const char *text, const char *self, const char *tool, const char *what, char *err,
                  size_t errlen)
 {
-    const char *other = hv_parser_guess(text);
-    if (other != NULL && strcmp(other, self) != 0)
-        return hv_perr(err, errlen, tool, "%s (it looks like %s output: import it as tool %s)",
-                       what, other, other);
-    return hv_perr(err, errlen, tool, "%s", what);
+    (void)text;
+    (void)self;
+    hv_perr(err, errlen, tool, "%s", what);
+    return HV_PARSE_NOT_MINE;
 }
 
 /* The line number of offset off in text. */

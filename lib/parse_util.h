@@ -60,10 +60,15 @@ bool hv_pcontains(const char *line, size_t len, const char *word);
  *  newline (or is empty), else -1 with the error. */
 int hv_pcheck_complete(const char *text, size_t len, const char *tool, char *err, size_t errlen);
 
-/** The error for an output that is not in any form the parser reads:
- *  "TOOL: WHAT", followed by "(it looks like X output: import it with
- *  tool X)" when hv_parser_guess() recognises another tool. self is the
- *  parser's table name, so a guess of itself adds nothing. Returns -1. */
+/** A parser's answer for an output that is not its tool's: */
+#define HV_PARSE_NOT_MINE (-2)
+
+/** Writes "TOOL: WHAT" into err for an output that is not the parser's
+ *  tool's and returns HV_PARSE_NOT_MINE, which the parsers pass on: the
+ *  table (parsers.c) then adds "(it looks like X output: import it as
+ *  tool X)" when hv_parser_guess() recognises another tool, so no parser
+ *  calls back into the table of parsers. text and self are the output and
+ *  the parser's table name. */
 int hv_pnot_mine(const char *text, const char *self, const char *tool, const char *what, char *err,
                  size_t errlen);
 

@@ -56,6 +56,18 @@ const char *const *hv_parser_names(void)
     return tool_names;
 }
 
+/* After a parser found an output not its tool's: names the tool it looks
+ * like, when hv_parser_guess() recognises another one. */
+static void name_other_tool(const char *text, const struct hv_tool_parser *p, char *err,
+                            size_t errlen)
+{
+    const char *other = hv_parser_guess(text);
+    size_t n = strlen(err);
+    if (other != NULL && strcmp(other, p->name) != 0 && n < errlen)
+        snprintf(err + n, errlen - n, " (it looks like %s output: import it as tool %s)", other,
+                 other);
+}
+
 int hv_parse_tool_runs(const char *tool, const char *text, size_t len, json_t **runs, char *err,
                        size_t errlen)
 {
@@ -93,6 +105,8 @@ int hv_parse_tool_runs(const char *tool, const char *text, size_t len, json_t **
     memcpy(copy, text, len);
     copy[len] = '\0';
     int rc = p->parse(copy, len, all, err, errlen);
+    if (rc == HV_PARSE_NOT_MINE)
+        name_other_tool(copy, p, err, errlen);
     free(copy);
     if (rc == 0 && json_array_size(all) == 0)
         rc = hv_perr(err, errlen, p->display, "no run found in the output");
