@@ -166,8 +166,11 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
     struct outage o = {0};
     char journal_dir[1200];
     hv_step_journal_dir(journal_dir, sizeof journal_dir);
-    struct hv_step_env step_env = {
-        .root = cfg->sysfs_root, .libvirt_uri = cfg->libvirt, .journal_dir = journal_dir};
+    struct hv_step_env step_env = {.root = cfg->sysfs_root,
+                                   .libvirt_uri = cfg->libvirt,
+                                   .journal_dir = journal_dir,
+                                   .guest = cfg->kind != NULL && strcmp(cfg->kind, "guest") == 0,
+                                   .guest_nic = cfg->nic};
     while (!hv_shutdown_requested()) {
         if (!registered) {
             int rc = register_worker(c, cfg, &target_id);

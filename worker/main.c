@@ -552,6 +552,7 @@ int main(int argc, char **argv)
         .advertise = o.advertise,
         .libvirt = o.libvirt,
         .sysfs_root = o.sysfs_root,
+        .nic = conf != NULL ? json_string_value(json_object_get(conf->doc, "nic")) : NULL,
     };
     char state_dir[1024], err[1200];
     state_dir_of(&o, state_dir, sizeof state_dir);

@@ -20,6 +20,7 @@
 #include "worker/client.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 
 /** Where a worker's steps act. Strings are borrowed. */
 struct hv_step_env {
@@ -27,6 +28,8 @@ struct hv_step_env {
     const char *libvirt_uri; /**< --libvirt, or NULL: guest factors then fail */
     const char *journal_dir; /**< STATE_DIR/NAME/journal */
     double shutdown_timeout; /**< seconds a guest gets to power off; 0: the default */
+    bool guest;              /**< a guest's worker: it sets its own NIC for jobs (guestnic.h) */
+    const char *guest_nic;   /**< the NIC worker.json names ("nic"), or NULL */
 };
 
 /** How a step ended, from the worker's side. */
