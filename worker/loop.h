@@ -31,6 +31,7 @@ struct hv_worker_config {
     const char *libvirt;     /**< --libvirt URI for tuning steps, or NULL */
     const char *sysfs_root;  /**< where host settings live: "/" (--sysfs-root) */
     const char *nic;         /**< worker.json's "nic" (a guest's own NIC), or NULL */
+    double guest_wait;       /**< --guest-wait: seconds a restarted guest gets to register */
 };
 
 /** Runs until a shutdown signal (after releasing a running job), until

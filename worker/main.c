@@ -63,6 +63,9 @@ static const char usage_text[] =
     "                    worker that stopped mid-plan), then exit: 0 when nothing\n"
     "                    is left; needs no server (a normal start does this too,\n"
     "                    before its first claim)\n"
+    "  --guest-wait SECONDS  on a host, how long an apply step that restarted a\n"
+    "                    guest waits for its worker to register again before it\n"
+    "                    fails (default 300, 1..86400)\n"
     "  --sysfs-root DIR  read and write host settings (/sys/...) under DIR instead\n"
     "                    of / (tests)\n"
     "  --kvm-probe FILE  on a host, the answer of deploy/guest-image/probe-kvm.sh\n"
@@ -96,7 +99,7 @@ struct options {
     const char *sysfs_root;
     const char *kvm_probe; /* NULL: the default, when it exists */
     json_t *labels;        /* NULL without --label */
-    double poll, wait;
+    double poll, wait, guest_wait;
     bool once, restore, check_config;
 };
 
@@ -126,6 +129,7 @@ enum {
     OPT_LIBVIRT,
     OPT_LABEL,
     OPT_CONFIG,
+    OPT_GUEST_WAIT,
     OPT_ADVERTISE,
     OPT_STATE_DIR,
     OPT_RESTORE,
@@ -214,6 +218,11 @@ static int take_option(int opt, char **argv, struct options *o)
             return usage_error("--sysfs-root needs an absolute folder, not '%s'", optarg);
         o->sysfs_root = optarg;
         break;
+    case OPT_GUEST_WAIT:
+        if (!seconds_arg(&o->guest_wait) || !(o->guest_wait >= 1 && o->guest_wait <= 86400))
+            return usage_error("--guest-wait needs a number of seconds from 1 to 86400, not '%s'",
+                               optarg);
+        break;
     case OPT_KVM_PROBE:
         if (*optarg == '\0')
             return usage_error("--kvm-probe needs a file name, or none");
@@ -290,6 +299,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT},
         {"kvm-probe", required_argument, NULL, OPT_KVM_PROBE},
         {"check-config", no_argument, NULL, OPT_CHECK_CONFIG},
+        {"guest-wait", required_argument, NULL, OPT_GUEST_WAIT},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -298,7 +308,8 @@ static int parse_options(int argc, char **argv, struct options *o)
                           .name = getenv("HVBENCH_WORKER_NAME"),
                           .sysfs_root = "/",
                           .poll = 2,
-                          .wait = 25};
+                          .wait = 25,
+                          .guest_wait = 300};
     int n = 0;
     char **v = settings_argv(longopts, argc, argv, &n);
     if (v == NULL)
@@ -552,6 +563,7 @@ int main(int argc, char **argv)
         .advertise = o.advertise,
         .libvirt = o.libvirt,
         .sysfs_root = o.sysfs_root,
+        .guest_wait = o.guest_wait,
         .nic = conf != NULL ? json_string_value(json_object_get(conf->doc, "nic")) : NULL,
     };
     char state_dir[1024], err[1200];
