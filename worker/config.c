@@ -15,7 +15,6 @@
 static const struct hv_jfield file_fields[] = {
     {.name = "benchmarks", .type = HV_J_OBJECT},
     {.name = "factors", .type = HV_J_OBJECT},
-    {.name = "nic", .type = HV_J_STRING, .max_len = 15},
     {0},
 };
 

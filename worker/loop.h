@@ -30,7 +30,7 @@ struct hv_worker_config {
     const char *advertise;   /**< --advertise, or NULL: see hv_client_set_advertise() */
     const char *libvirt;     /**< --libvirt URI for tuning steps, or NULL */
     const char *sysfs_root;  /**< where host settings live: "/" (--sysfs-root) */
-    const char *nic;         /**< worker.json's "nic" (a guest's own NIC), or NULL */
+    const char *nic;         /**< --nic: a guest's own NIC, or NULL */
     double guest_wait;       /**< --guest-wait: seconds a restarted guest gets to register */
 };
 

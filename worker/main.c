@@ -66,6 +66,8 @@ static const char usage_text[] =
     "  --guest-wait SECONDS  on a host, how long an apply step that restarted a\n"
     "                    guest waits for its worker to register again before it\n"
     "                    fails (default 300, 1..86400)\n"
+    "  --nic IFACE       in a guest, the NIC it sets for the net_queues and guest_mtu\n"
+    "                    factors (default: the first one but lo with a default route)\n"
     "  --sysfs-root DIR  read and write host settings (/sys/...) under DIR instead\n"
     "                    of / (tests)\n"
     "  --kvm-probe FILE  on a host, the answer of deploy/guest-image/probe-kvm.sh\n"
@@ -94,9 +96,23 @@ static bool host_name_ok(const char *s)
     return true;
 }
 
+/* A network interface's name as the kernel takes it: 1 to 15 printable
+ * characters, no '/', ':' or space, not "." or "..". */
+static bool nic_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 15 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+        return false;
+    for (; *s; s++)
+        if (*s <= ' ' || *s > '~' || *s == '/' || *s == ':')
+            return false;
+    return true;
+}
+
 struct options {
     const char *server, *token, *name, *kind, *libvirt, *config, *advertise, *state_dir;
     const char *sysfs_root;
+    const char *nic;       /* --nic: a guest's own NIC, or NULL */
     const char *kvm_probe; /* NULL: the default, when it exists */
     json_t *labels;        /* NULL without --label */
     double poll, wait, guest_wait;
@@ -135,6 +151,7 @@ enum {
     OPT_RESTORE,
     OPT_SYSFS_ROOT,
     OPT_KVM_PROBE,
+    OPT_NIC,
     OPT_CHECK_CONFIG
 };
 
@@ -212,6 +229,13 @@ static int take_option(int opt, char **argv, struct options *o)
         break;
     case OPT_CHECK_CONFIG:
         o->check_config = true;
+        break;
+    case OPT_NIC:
+        if (!nic_name_ok(optarg))
+            return usage_error("--nic needs a network interface's name (1 to 15 characters, no "
+                               "'/', ':' or spaces), not '%s'",
+                               optarg);
+        o->nic = optarg;
         break;
     case OPT_SYSFS_ROOT:
         if (optarg[0] != '/')
@@ -298,6 +322,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"restore", no_argument, NULL, OPT_RESTORE},
         {"sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT},
         {"kvm-probe", required_argument, NULL, OPT_KVM_PROBE},
+        {"nic", required_argument, NULL, OPT_NIC},
         {"check-config", no_argument, NULL, OPT_CHECK_CONFIG},
         {"guest-wait", required_argument, NULL, OPT_GUEST_WAIT},
         {"help", no_argument, NULL, 'h'},
@@ -564,7 +589,7 @@ int main(int argc, char **argv)
         .libvirt = o.libvirt,
         .sysfs_root = o.sysfs_root,
         .guest_wait = o.guest_wait,
-        .nic = conf != NULL ? json_string_value(json_object_get(conf->doc, "nic")) : NULL,
+        .nic = o.nic,
     };
     char state_dir[1024], err[1200];
     state_dir_of(&o, state_dir, sizeof state_dir);

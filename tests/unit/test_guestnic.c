@@ -108,9 +108,9 @@ static void test_find(void)
     CHECK_MSG(hv_guest_nic_find(root, NULL, nic, sizeof nic, err, sizeof err) == 0, "%s", err);
     CHECK_STR(nic, "eth0"); /* the default route's, not the first listed */
     CHECK(hv_guest_nic_find(root, "eth1", nic, sizeof nic, err, sizeof err) == 0);
-    CHECK_STR(nic, "eth1"); /* worker.json's "nic" wins */
+    CHECK_STR(nic, "eth1"); /* --nic wins */
     CHECK(hv_guest_nic_find(root, "eth7", nic, sizeof nic, err, sizeof err) == -1);
-    CHECK_MSG(strstr(err, "the NIC eth7 that worker.json names does not exist") != NULL, "%s", err);
+    CHECK_MSG(strstr(err, "the NIC eth7 that --nic names does not exist") != NULL, "%s", err);
     CHECK(hv_guest_nic_find(root, "../eth0", nic, sizeof nic, err, sizeof err) == -1);
     CHECK_STR(err, "\"../eth0\" is not an interface name");
     /* No default route (user networking not up yet, or only lo). */
@@ -120,7 +120,7 @@ static void test_find(void)
         ROUTE_HEAD "lo\t00000000\t00000000\t0001\t0\t0\t0\t00000000\t0\t0\t0\n");
     CHECK(hv_guest_nic_find(bare, NULL, nic, sizeof nic, err, sizeof err) == -1);
     CHECK_MSG(strstr(err, "no interface but lo has a default route") != NULL &&
-                  strstr(err, "name the NIC in worker.json (\"nic\")") != NULL,
+                  strstr(err, "name the NIC with --nic") != NULL,
               "%s", err);
 }
 

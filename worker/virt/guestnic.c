@@ -76,8 +76,8 @@ int hv_guest_nic_find(const char *root, const char *named, char *ifname, size_t 
         snprintf(rel, sizeof rel, "sys/class/net/%s", named);
         join(root, rel, path, sizeof path);
         if (access(path, F_OK) != 0)
-            return fail(err, len, "the NIC %s that worker.json names does not exist (%s: %s)",
-                        named, path, strerror(errno));
+            return fail(err, len, "the NIC %s that --nic names does not exist (%s: %s)", named,
+                        path, strerror(errno));
         snprintf(ifname, n, "%s", named);
         return 0;
     }
@@ -102,9 +102,7 @@ int hv_guest_nic_find(const char *root, const char *named, char *ifname, size_t 
     fclose(f);
     if (!found)
         return fail(err, len,
-                    "no interface but lo has a default route (%s); name the NIC in worker.json "
-                    "(\"nic\")",
-                    path);
+                    "no interface but lo has a default route (%s); name the NIC with --nic", path);
     return 0;
 }
 

@@ -11,7 +11,7 @@
  * calls) into the job's observed.settings, and read again when the job
  * ends: a level that moved fails the job.
  *
- * The NIC is the one worker.json names ("nic"), else the first interface
+ * The NIC is the one the worker's --nic names, else the first interface
  * other than lo with a default route (/proc/net/route). Files are read and
  * written under a root ("/", or the worker's --sysfs-root in tests); the
  * ioctls act on the running kernel only, so under another root a queue

@@ -41,7 +41,7 @@ struct hv_step_env {
     void *registration_arg;
     double guest_wait; /**< seconds a restarted guest's worker gets to register; 0: the default */
     bool guest;        /**< a guest's worker: it sets its own NIC for jobs (guestnic.h) */
-    const char *guest_nic; /**< the NIC worker.json names ("nic"), or NULL */
+    const char *guest_nic; /**< the NIC --nic names, or NULL */
 };
 
 /** How long an apply step waits for the worker of a guest it restarted (or
