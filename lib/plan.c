@@ -41,6 +41,15 @@ static const struct hv_jfield plan_fields[] = {
     {.name = "margin_pct", .type = HV_J_NUMBER, .min = 0.1, .max = 50},
     {.name = "weights", .type = HV_J_OBJECT},
     {.name = "allow_restart", .type = HV_J_BOOL},
+    {.name = "tuning", .type = HV_J_OBJECT},
+    {0},
+};
+
+/* The host objects the host-class factors act on: the disk holding the
+ * guests' images and the NIC carrying the benchmark traffic. */
+static const struct hv_jfield tuning_fields[] = {
+    {.name = "disk", .type = HV_J_STRING, .max_len = 128},
+    {.name = "nic", .type = HV_J_STRING, .max_len = 15},
     {0},
 };
 
@@ -336,6 +345,108 @@ static void check_site_levels(const char *name, json_t *levels, const char *p, j
                 (*invalid)++;
                 break;
             }
+    }
+}
+
+/* A character of a device name: letters, digits and . _ - + : @ (what
+ * /dev and /dev/disk/by-* names use). */
+static bool dev_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           strchr("._-+:@", c) != NULL;
+}
+
+/* tuning.disk: a kernel name ("sdb", "nvme0n1p2") or a path under /dev
+ * ("/dev/sdb", "/dev/disk/by-id/..."), with no empty, "." or ".."
+ * component. */
+static bool valid_disk(const char *s)
+{
+    const char *p = s;
+    if (s[0] == '/') {
+        if (strncmp(s, "/dev/", 5) != 0)
+            return false;
+        p = s + 5;
+    }
+    for (;;) {
+        const char *end = strchr(p, '/');
+        size_t n = end != NULL ? (size_t)(end - p) : strlen(p);
+        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return false;
+        for (size_t i = 0; i < n; i++)
+            if (!dev_char(p[i]))
+                return false;
+        if (end == NULL)
+            return true;
+        if (s[0] != '/')
+            return false; /* a kernel name has no folder */
+        p = end + 1;
+    }
+}
+
+/* tuning.nic: the kernel's rule for interface names (1 to 15 printable
+ * characters, no '/', ':' or space, not "." or ".."). */
+static bool valid_nic(const char *s)
+{
+    if (s[0] == '\0' || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+        return false;
+    for (; *s; s++)
+        if (*s <= ' ' || *s > '~' || *s == '/' || *s == ':')
+            return false;
+    return true;
+}
+
+/* The plan's tuning member: its names well formed. */
+static int check_tuning(const json_t *tuning, json_t *errors)
+{
+    if (hv_jspec_check(tuning, "/tuning", tuning_fields, errors) > 0)
+        return 1;
+    int problems = 0;
+    const char *disk = json_string_value(json_object_get(tuning, "disk"));
+    const char *nic = json_string_value(json_object_get(tuning, "nic"));
+    if (disk != NULL && !valid_disk(disk)) {
+        hv_errors_add(errors, "/tuning/disk",
+                      "must be a block device's kernel name (\"sdb\") or its path under /dev "
+                      "(\"/dev/sdb\", \"/dev/disk/by-id/...\"): letters, digits and ._-+:@, "
+                      "no empty, . or .. component");
+        problems++;
+    }
+    if (nic != NULL && !valid_nic(nic)) {
+        hv_errors_add(errors, "/tuning/nic",
+                      "must be a network interface's name (\"eth1\"): 1 to 15 printable "
+                      "characters without '/', ':' or spaces, not . or ..");
+        problems++;
+    }
+    return problems;
+}
+
+/* Host factors that act on the plan's disk or NIC need it named: the host
+ * worker does not guess which disk or NIC carries the benchmark. */
+static void check_tuning_needs(const json_t *doc, json_t *errors, int *impossible)
+{
+    const json_t *factors = json_object_get(doc, "factors");
+    const json_t *tuning = json_object_get(doc, "tuning");
+    static const char *const needs[][3] = {
+        {"io_scheduler", "disk",
+         "\"tuning\": {\"disk\": \"/dev/sdb\"} (the host disk holding "
+         "the guests' images, or the benchmark's disk on bare metal)"},
+        {"readahead_kb", "disk",
+         "\"tuning\": {\"disk\": \"/dev/sdb\"} (the host disk holding "
+         "the guests' images, or the benchmark's disk on bare metal)"},
+        {"nic_mtu", "nic",
+         "\"tuning\": {\"nic\": \"eth1\"} (the host NIC carrying the "
+         "benchmark traffic)"},
+    };
+    for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++) {
+        if (json_object_get(factors, needs[i][0]) == NULL ||
+            json_object_get(tuning, needs[i][1]) != NULL)
+            continue;
+        char fp[64];
+        hv_jpath(fp, sizeof fp, "/factors", needs[i][0]);
+        hv_errors_add(errors, fp,
+                      "%s acts on the host %s the plan names in tuning.%s, and it names "
+                      "none: add %s",
+                      needs[i][0], needs[i][1], needs[i][1], needs[i][2]);
+        (*impossible)++;
     }
 }
 
@@ -717,6 +828,7 @@ static int resolve_plan(struct hv_plan *plan, const struct hv_plan_env *env, jso
             return -1;
     check_guest_factors(plan, errors, impossible);
     check_pin_factor(plan, errors, impossible);
+    check_tuning_needs(doc, errors, impossible);
     return check_configs(plan, errors, invalid, impossible);
 }
 
@@ -829,6 +941,9 @@ enum hv_plan_verdict hv_plan_parse(const json_t *in, uint64_t default_seed,
     json_t *weights = json_object_get(doc, "weights");
     if (json_is_object(weights))
         invalid += check_weights(weights, errors);
+    json_t *tuning = json_object_get(doc, "tuning");
+    if (json_is_object(tuning))
+        invalid += check_tuning(tuning, errors);
     int impossible = 0;
     json_t *factors = json_object_get(doc, "factors");
     if (json_is_object(factors))

@@ -42,6 +42,17 @@ static const struct hv_stmt own_target = {
     "WHERE w.id = $1 AND w.ended_at IS NULL",
     1};
 
+/* Workers ids grow with each registration, so the newest one of a UUID
+ * tells a host worker whether its restarted guest registered again. */
+static const struct hv_stmt guest_registration = {
+    "worker_guest_registration",
+    "SELECT json_build_object('host', h.kind = 'host', 'registration', (SELECT "
+    "json_build_object('worker_id', w.id, 'target', g.name, 'registered_at', w.created_at) "
+    "FROM workers w JOIN targets g ON g.id = w.target_id WHERE g.kind = 'guest' "
+    "AND g.dmi_uuid IS NOT NULL AND lower(g.dmi_uuid) = lower($2) ORDER BY w.id DESC LIMIT 1))"
+    "::text FROM targets h WHERE h.id = $1",
+    2};
+
 static const struct hv_stmt end_worker = {
     "worker_end",
     "UPDATE workers SET ended_at = now(), ended_reason = $2 WHERE id = $1 AND ended_at IS NULL "
@@ -247,4 +258,12 @@ enum hv_db_status hv_db_job_owner(int64_t job_id, int attempt, int64_t worker_id
     }
     PQclear(r);
     return hv_db_must(s);
+}
+
+enum hv_db_status hv_db_worker_guest_registration(int64_t host_target, const char *uuid,
+                                                  json_t **out)
+{
+    char id[24];
+    const char *p[] = {hv_db_int(id, sizeof id, host_target), uuid};
+    return hv_db_json(&guest_registration, p, out, NULL);
 }

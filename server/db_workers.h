@@ -57,6 +57,13 @@ struct hv_worker_registered {
 enum hv_db_status hv_db_worker_register(const struct hv_worker_registration *reg,
                                         struct hv_worker_registered *out);
 
+/** For the worker of target host_target: {"host": whether that target is
+ *  a host, "registration": the newest registration of a guest target
+ *  whose DMI product UUID is uuid, {"worker_id", "target",
+ *  "registered_at"}, or null}. HV_DB_NONE when the target is gone. */
+enum hv_db_status hv_db_worker_guest_registration(int64_t host_target, const char *uuid,
+                                                  json_t **out);
+
 /** Ends worker id with reason (it signed off). HV_DB_NONE when it had
  *  ended already. */
 enum hv_db_status hv_db_worker_end(int64_t id, const char *reason);

@@ -6,6 +6,7 @@
 #include "db_targets.h"
 #include "db_workers.h"
 #include "factors.h"
+#include "errors.h"
 #include "handlers.h"
 #include "selector.h"
 #include "hv_build.h"
@@ -14,6 +15,7 @@
 #include "jspec.h"
 #include "result.h"
 #include "site_bench.h"
+#include "timeutil.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -246,6 +248,52 @@ void hv_h_target_labels(struct hv_request *req)
     json_t *out = NULL;
     enum hv_db_status s = hv_db_target_set_labels(req->ids[0], b.labels, &out);
     hv_reply_one(req, s, out, "no target with this id");
+    json_decref(doc);
+}
+
+/* A UUID as libvirt and DMI write it: 8-4-4-4-12 hex digits. */
+static bool uuid_ok(const char *s)
+{
+    if (strlen(s) != 36)
+        return false;
+    for (int i = 0; i < 36; i++)
+        if ((i == 8 || i == 13 || i == 18 || i == 23) ? s[i] != '-'
+                                                      : !isxdigit((unsigned char)s[i]))
+            return false;
+    return true;
+}
+
+void hv_h_worker_guest(struct hv_request *req)
+{
+    const char *uuid = hv_req_query(req, "uuid");
+    if (uuid == NULL || !uuid_ok(uuid)) {
+        json_t *errors = json_array();
+        hv_errors_add(errors, "uuid",
+                      "must be a guest's DMI product UUID (its libvirt domain's UUID, "
+                      "8-4-4-4-12 hex digits)");
+        hv_reply_problem(req, HV_E_INVALID_REQUEST, "the query argument uuid is missing or bad",
+                         errors);
+        return;
+    }
+    json_t *doc = NULL;
+    enum hv_db_status s = hv_db_worker_guest_registration(req->worker_target, uuid, &doc);
+    if (s != HV_DB_OK && s != HV_DB_NONE) {
+        hv_reply_db_failure(req, s);
+        return;
+    }
+    if (!json_is_true(json_object_get(doc, "host"))) {
+        json_decref(doc);
+        hv_reply_problem(req, HV_E_FORBIDDEN,
+                         "only a host's worker asks whether its guests registered again", NULL);
+        return;
+    }
+    char lower[37], now[32];
+    for (int i = 0; i < 37; i++)
+        lower[i] = (char)tolower((unsigned char)uuid[i]);
+    hv_now_iso8601(now, sizeof now);
+    hv_reply_json(req, 200,
+                  json_pack("{s:s, s:O, s:s}", "uuid", lower, "registration",
+                            json_object_get(doc, "registration"), "server_time", now));
     json_decref(doc);
 }
 

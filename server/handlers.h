@@ -46,6 +46,7 @@ void hv_h_recommendations(struct hv_request *req);
 /* h_workers.c */
 void hv_h_worker_register(struct hv_request *req);
 void hv_h_worker_deregister(struct hv_request *req);
+void hv_h_worker_guest(struct hv_request *req);
 void hv_h_target_free(struct hv_request *req);
 void hv_h_target_labels(struct hv_request *req);
 /* h_steps.c */

@@ -59,6 +59,7 @@ static const struct hv_route routes[] = {
     {"POST", "/api/v1/jobs/{id}/result", hv_h_job_result, HV_ACCESS_JOB},
     {"POST", "/api/v1/jobs/{id}/telemetry", hv_h_job_telemetry, HV_ACCESS_JOB},
     {"GET", "/api/v1/workers/telemetry", hv_h_telemetry_jobs, HV_ACCESS_JOB},
+    {"GET", "/api/v1/workers/guest", hv_h_worker_guest, HV_ACCESS_JOB},
     {"POST", "/api/v1/steps/{id}/heartbeat", hv_h_step_heartbeat, HV_ACCESS_JOB},
     {"POST", "/api/v1/steps/{id}/result", hv_h_step_result, HV_ACCESS_JOB},
 };

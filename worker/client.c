@@ -629,3 +629,29 @@ enum hv_call hv_client_step_result(struct hv_client *c, const struct hv_step *st
     }
     return step_call(c, step, "result", copy, NULL);
 }
+
+enum hv_call hv_client_guest_registration(struct hv_client *c, const char *uuid,
+                                          long long *worker_id)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/api/v1/workers/guest?uuid=%.40s", uuid);
+    struct hv_http_response resp;
+    *worker_id = 0;
+    hv_httpc_request(c->http, "GET", path, NULL, &resp);
+    c->last_status = resp.status;
+    enum hv_call call = classify(resp.status);
+    if (call == HV_CALL_OK) {
+        c->last_error[0] = '\0';
+        json_t *id = json_object_get(json_object_get(resp.body, "registration"), "worker_id");
+        *worker_id = json_is_integer(id) ? (long long)json_integer_value(id) : 0;
+    } else {
+        char what[400];
+        hv_http_response_describe(&resp, what, sizeof what);
+        if (resp.status == 0)
+            snprintf(c->last_error, sizeof c->last_error, "%s", what);
+        else
+            snprintf(c->last_error, sizeof c->last_error, "GET %.120s: %.380s", path, what);
+    }
+    hv_http_response_clear(&resp);
+    return call;
+}

@@ -175,6 +175,14 @@ enum hv_call hv_client_step_heartbeat(struct hv_client *c, const struct hv_step 
  *  HV_CALL_OK like 201. */
 enum hv_call hv_client_step_result(struct hv_client *c, const struct hv_step *step, json_t *body);
 
+/** GET /api/v1/workers/guest?uuid=UUID (a host worker): the id of the
+ *  newest worker registration of the guest whose DMI product UUID is
+ *  uuid into *worker_id, 0 when it never registered. Ids grow with each
+ *  registration, so a larger one than before a restart means the guest's
+ *  worker registered again. */
+enum hv_call hv_client_guest_registration(struct hv_client *c, const char *uuid,
+                                          long long *worker_id);
+
 /** POST /api/v1/jobs/{id}/ready with the job's attempt and wait (a long
  *  poll as for claims), and endpoint ({"host", "port"}: where this member
  *  listens; borrowed, may be NULL). On HV_CALL_OK copies start_at into

@@ -8,6 +8,7 @@
 #include "worker/engines/engine.h"
 #include "factors.h"
 #include "worker/virt/actuator.h"
+#include "worker/virt/guestnic.h"
 #include "worker/virt/procpin.h"
 #include "worker/wake.h"
 
@@ -16,6 +17,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -57,6 +59,8 @@ struct engine_run {
     char started_at[32], finished_at[32];
     json_t *observed;          /* the worker's own additions to result.observed */
     struct hv_process_pin pin; /* the job's process_pin level */
+    json_t *nic_settings;      /* a guest's NIC levels as set before the engine (guestnic.h) */
+    bool nic_failed;           /* they could not be set: the engine did not run */
     pthread_t thread;
 };
 
@@ -207,6 +211,33 @@ static void check_settings(const struct hv_job *job, const struct hv_step_env *e
     }
 }
 
+/* A guest's NIC levels (net_queues, guest_mtu) read again now that the
+ * job ended, into observed.settings like the host's levels; a level that
+ * moved fails the job. */
+static void check_guest_nic(const struct hv_job *job, const struct hv_step_env *env,
+                            struct engine_run *r)
+{
+    if (r->nic_settings == NULL || !json_is_object(r->result.observed))
+        return;
+    char err[2048] = "";
+    int rc = r->nic_failed
+                 ? 0
+                 : hv_guest_nic_check(env->root, env->guest_nic, r->nic_settings, err, sizeof err);
+    json_t *settings = json_object_get(r->result.observed, "settings");
+    if (!json_is_object(settings)) {
+        settings = json_object();
+        json_object_set_new(r->result.observed, "settings", settings);
+    }
+    json_object_update(settings, r->nic_settings);
+    if (rc != 0) {
+        hv_warn("job %lld: a setting changed under the job: %s", job->id, err);
+        if (r->rc == 0 || r->result.error[0] == '\0')
+            snprintf(r->result.error, sizeof r->result.error, "a setting changed under the job: %s",
+                     err);
+        r->rc = -1;
+    }
+}
+
 /* Builds and uploads the result of a finished run and logs the end. */
 static enum hv_job_outcome finish(struct hv_client *c, const struct hv_job *job,
                                   struct engine_run *r, const struct hv_step_env *env)
@@ -215,6 +246,7 @@ static enum hv_job_outcome finish(struct hv_client *c, const struct hv_job *job,
     bool ok = r->rc == 0;
     if (r->observed != NULL)
         json_object_update(r->result.observed, r->observed);
+    check_guest_nic(job, env, r);
     hv_process_pin_observe(&r->pin, r->result.observed);
     json_t *body =
         hv_engine_result_to_json(&r->result, job->attempt, ok, r->started_at, r->finished_at);
@@ -574,10 +606,24 @@ enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job,
     struct hv_clock clock = job->clock;
     double last_extend = hv_monotonic(); /* the claim leased it just now */
     enum hv_job_outcome outcome;
-    if (r.engine == NULL) {
+    if (r.engine != NULL && env != NULL && env->guest && hv_guest_nic_wanted(job->levels)) {
+        char err[2048];
+        if (hv_guest_nic_apply(job->levels, env->root, env->guest_nic, &r.nic_settings, err,
+                               sizeof err) != 0) {
+            fail_now(&r, "the guest's NIC cannot be set to the configuration's levels: %s", err);
+            r.nic_failed = true;
+        } else {
+            char *text = json_dumps(r.nic_settings, JSON_COMPACT);
+            hv_info("job %lld: the guest's NIC is set: %s", job->id, text ? text : "");
+            free(text);
+        }
+    }
+    if (r.engine == NULL || r.nic_failed) {
         /* Not ours to run: report it, so the plan shows why (a group
          * member fails its group at once rather than after the barrier). */
-        fail_now(&r, "this worker has no engine \"%s\" for kind \"%s\"", job->engine, job->kind);
+        if (!r.nic_failed)
+            fail_now(&r, "this worker has no engine \"%s\" for kind \"%s\"", job->engine,
+                     job->kind);
         outcome = finish(c, job, &r, env);
     } else {
         struct group_start g = {.last_extend = last_extend};
@@ -620,6 +666,7 @@ enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job,
     }
     hv_engine_result_clear(&r.result);
     json_decref(r.observed);
+    json_decref(r.nic_settings);
     hv_process_pin_end(&r.pin);
     return outcome;
 }

@@ -147,6 +147,18 @@ static void sign_off(struct hv_client *c)
                 hv_client_last_error(c));
 }
 
+/* The newest registration of a guest's worker, for an apply step waiting
+ * on the guests it restarted (step.h). */
+static int guest_registration(void *arg, const char *uuid, long long *worker)
+{
+    struct hv_client *c = arg;
+    if (hv_client_guest_registration(c, uuid, worker) == HV_CALL_OK)
+        return 0;
+    hv_warn("cannot ask the server whether the guest %s registered: %s", uuid,
+            hv_client_last_error(c));
+    return -1;
+}
+
 int hv_worker_loop(const struct hv_worker_config *cfg)
 {
     struct hv_client *c =
@@ -166,8 +178,14 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
     struct outage o = {0};
     char journal_dir[1200];
     hv_step_journal_dir(journal_dir, sizeof journal_dir);
-    struct hv_step_env step_env = {
-        .root = cfg->sysfs_root, .libvirt_uri = cfg->libvirt, .journal_dir = journal_dir};
+    struct hv_step_env step_env = {.root = cfg->sysfs_root,
+                                   .libvirt_uri = cfg->libvirt,
+                                   .journal_dir = journal_dir,
+                                   .registration = guest_registration,
+                                   .registration_arg = c,
+                                   .guest_wait = cfg->guest_wait,
+                                   .guest = cfg->kind != NULL && strcmp(cfg->kind, "guest") == 0,
+                                   .guest_nic = cfg->nic};
     while (!hv_shutdown_requested()) {
         if (!registered) {
             int rc = register_worker(c, cfg, &target_id);

@@ -30,6 +30,8 @@ struct hv_worker_config {
     const char *advertise;   /**< --advertise, or NULL: see hv_client_set_advertise() */
     const char *libvirt;     /**< --libvirt URI for tuning steps, or NULL */
     const char *sysfs_root;  /**< where host settings live: "/" (--sysfs-root) */
+    const char *nic;         /**< --nic: a guest's own NIC, or NULL */
+    double guest_wait;       /**< --guest-wait: seconds a restarted guest gets to register */
 };
 
 /** Runs until a shutdown signal (after releasing a running job), until

@@ -63,6 +63,11 @@ static const char usage_text[] =
     "                    worker that stopped mid-plan), then exit: 0 when nothing\n"
     "                    is left; needs no server (a normal start does this too,\n"
     "                    before its first claim)\n"
+    "  --guest-wait SECONDS  on a host, how long an apply step that restarted a\n"
+    "                    guest waits for its worker to register again before it\n"
+    "                    fails (default 300, 1..86400)\n"
+    "  --nic IFACE       in a guest, the NIC it sets for the net_queues and guest_mtu\n"
+    "                    factors (default: the first one but lo with a default route)\n"
     "  --sysfs-root DIR  read and write host settings (/sys/...) under DIR instead\n"
     "                    of / (tests)\n"
     "  --kvm-probe FILE  on a host, the answer of deploy/guest-image/probe-kvm.sh\n"
@@ -91,12 +96,26 @@ static bool host_name_ok(const char *s)
     return true;
 }
 
+/* A network interface's name as the kernel takes it: 1 to 15 printable
+ * characters, no '/', ':' or space, not "." or "..". */
+static bool nic_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 15 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+        return false;
+    for (; *s; s++)
+        if (*s <= ' ' || *s > '~' || *s == '/' || *s == ':')
+            return false;
+    return true;
+}
+
 struct options {
     const char *server, *token, *name, *kind, *libvirt, *config, *advertise, *state_dir;
     const char *sysfs_root;
+    const char *nic;       /* --nic: a guest's own NIC, or NULL */
     const char *kvm_probe; /* NULL: the default, when it exists */
     json_t *labels;        /* NULL without --label */
-    double poll, wait;
+    double poll, wait, guest_wait;
     bool once, restore, check_config;
 };
 
@@ -126,11 +145,13 @@ enum {
     OPT_LIBVIRT,
     OPT_LABEL,
     OPT_CONFIG,
+    OPT_GUEST_WAIT,
     OPT_ADVERTISE,
     OPT_STATE_DIR,
     OPT_RESTORE,
     OPT_SYSFS_ROOT,
     OPT_KVM_PROBE,
+    OPT_NIC,
     OPT_CHECK_CONFIG
 };
 
@@ -209,10 +230,22 @@ static int take_option(int opt, char **argv, struct options *o)
     case OPT_CHECK_CONFIG:
         o->check_config = true;
         break;
+    case OPT_NIC:
+        if (!nic_name_ok(optarg))
+            return usage_error("--nic needs a network interface's name (1 to 15 characters, no "
+                               "'/', ':' or spaces), not '%s'",
+                               optarg);
+        o->nic = optarg;
+        break;
     case OPT_SYSFS_ROOT:
         if (optarg[0] != '/')
             return usage_error("--sysfs-root needs an absolute folder, not '%s'", optarg);
         o->sysfs_root = optarg;
+        break;
+    case OPT_GUEST_WAIT:
+        if (!seconds_arg(&o->guest_wait) || !(o->guest_wait >= 1 && o->guest_wait <= 86400))
+            return usage_error("--guest-wait needs a number of seconds from 1 to 86400, not '%s'",
+                               optarg);
         break;
     case OPT_KVM_PROBE:
         if (*optarg == '\0')
@@ -289,7 +322,9 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"restore", no_argument, NULL, OPT_RESTORE},
         {"sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT},
         {"kvm-probe", required_argument, NULL, OPT_KVM_PROBE},
+        {"nic", required_argument, NULL, OPT_NIC},
         {"check-config", no_argument, NULL, OPT_CHECK_CONFIG},
+        {"guest-wait", required_argument, NULL, OPT_GUEST_WAIT},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -298,7 +333,8 @@ static int parse_options(int argc, char **argv, struct options *o)
                           .name = getenv("HVBENCH_WORKER_NAME"),
                           .sysfs_root = "/",
                           .poll = 2,
-                          .wait = 25};
+                          .wait = 25,
+                          .guest_wait = 300};
     int n = 0;
     char **v = settings_argv(longopts, argc, argv, &n);
     if (v == NULL)
@@ -552,6 +588,8 @@ int main(int argc, char **argv)
         .advertise = o.advertise,
         .libvirt = o.libvirt,
         .sysfs_root = o.sysfs_root,
+        .guest_wait = o.guest_wait,
+        .nic = o.nic,
     };
     char state_dir[1024], err[1200];
     state_dir_of(&o, state_dir, sizeof state_dir);

@@ -60,6 +60,18 @@ PINNED=$(plan pinned ac-host '{"process_pin": ["off", "on"]}' 1 | jq -c '.worklo
 assert_status 422 POST /api/v1/plans "${S[@]}" --data-binary "$PINNED"
 assert_eq "process_pin and the cpu engine's own pin are refused together, pointing at both" \
     "/factors/process_pin /workloads/0/params/pin" "$(json -r '[.errors[].path] | join(" ")')"
+# The disk and NIC host factors act on: named in tuning, checked, required.
+assert_status 422 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(plan mtu ac-host '{"nic_mtu": [1500, 9000], "readahead_kb": [128, 256]}' 1)"
+assert_eq "nic_mtu without tuning.nic and readahead_kb without tuning.disk are refused, each at its factor" \
+    "/factors/nic_mtu /factors/readahead_kb" "$(json -r '[.errors[].path] | sort | join(" ")')"
+assert_match "saying what to add" 'nic_mtu acts on the host nic the plan names in tuning.nic, and it names none: add "tuning": \{"nic": "eth1"\}' \
+    "$(json -r '[.errors[].message] | join("; ")')"
+assert_status 400 POST /api/v1/plans "${S[@]}" --data-binary "$(plan trick ac-host '{"readahead_kb": [128, 256]}' 1 | jq -c '.tuning = {disk: "/dev/../etc/passwd", nic: "eth0/x"}')"
+assert_eq "a disk or NIC that is not a plain name is malformed" "/tuning/disk /tuning/nic" \
+    "$(json -r '[.errors[].path] | join(" ")')"
+assert_status 200 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(plan ra ac-host '{"readahead_kb": [128, 256]}' 1 | jq -c '.tuning = {disk: "/dev/sdb"}')"
+assert_eq "the dry run names the disk's file" "/sys/block/sdb/queue/read_ahead_kb" \
+    "$(json -r '.actions.host.files[0].path')"
 # A host whose worker says nothing of its actuators (an older worker).
 hv_register old-host host '{"cpus": 2}'
 assert_status 200 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(plan ksm old-host '{"ksm": ["off", "on"]}' 1)"
@@ -124,6 +136,24 @@ assert_eq "with the same level at both ends" t \
     "$(sql "SELECT r.observed->'settings'->'thp'->>'start' = c.levels->>'thp' AND r.observed->'settings'->'thp'->>'end' = c.levels->>'thp' FROM results r JOIN jobs j ON j.id = r.job_id AND j.attempt = r.attempt JOIN configurations c ON c.id = j.config_id WHERE j.plan_id = $P AND j.id <> $FIRST")"
 assert_eq "the restore put back what the plan found" always "$(cat "$THP")"
 
+# --- the plan's tuning.disk reaches the apply step and the job's read-back --------
+# A disk hvb0 in the host's sysfs tree: /sys/class/block/hvb0 leads to its
+# folder, as on a real host.
+mkdir -p "$ROOT/sys/devices/virtual/block/hvb0/queue" "$ROOT/sys/class/block" "$ROOT/sys/block"
+echo 128 >"$ROOT/sys/devices/virtual/block/hvb0/queue/read_ahead_kb"
+ln -s ../../devices/virtual/block/hvb0 "$ROOT/sys/class/block/hvb0"
+ln -s ../devices/virtual/block/hvb0 "$ROOT/sys/block/hvb0"
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$(plan ra ac-host '{"readahead_kb": [128, 4096]}' 1 | jq -c '.tuning = {disk: "hvb0"}')"
+P=$(json .id)
+# shellcheck disable=SC2317 # called through wait_for
+ra_ended() { [[ $(sql "SELECT status FROM plan_steps WHERE plan_id = $P AND kind = 'restore'") =~ ^(done|failed)$ ]]; }
+wait_for "the tuning.disk plan runs to its restore step" 120 ra_ended
+assert_eq "both blocks applied the level to the plan's disk and read it back" \
+    "128:/sys/block/hvb0/queue/read_ahead_kb 4096:/sys/block/hvb0/queue/read_ahead_kb" \
+    "$(sql "SELECT string_agg((settings->'readahead_kb'->>'read_back') || ':' || (settings->'readahead_kb'->>'source'), ' ' ORDER BY (settings->'readahead_kb'->>'read_back')::int) FROM plan_steps WHERE plan_id = $P AND kind = 'apply'")"
+assert_eq "both jobs are done, read back at their end on the same disk" "done:4096 done:128" \
+    "$(sql "SELECT string_agg(j.status || ':' || (r.observed->'settings'->'readahead_kb'->>'end'), ' ' ORDER BY (r.observed->'settings'->'readahead_kb'->>'end')::int DESC) FROM jobs j JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt WHERE j.plan_id = $P")"
+assert_eq "the restore put the disk's read-ahead back" 128 "$(cat "$ROOT/sys/devices/virtual/block/hvb0/queue/read_ahead_kb")"
 
 # --- a reboot-class level waits for the operator ----------------------------------
 # A second host whose KVM module parameter the test plays the operator for:

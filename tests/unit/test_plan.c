@@ -155,7 +155,28 @@ static const struct {
                "\"on\"]}"),
      HV_PLAN_INVALID,
      {"/repetitions/max"}},
+    /* tuning: names only, no paths out of /dev */
+    {P(WL(CPU) ",\"tuning\":{\"disk\":\"/etc/passwd\"}"), HV_PLAN_INVALID, {"/tuning/disk"}},
+    {P(WL(CPU) ",\"tuning\":{\"disk\":\"/dev/../etc/shadow\"}"), HV_PLAN_INVALID, {"/tuning/disk"}},
+    {P(WL(CPU) ",\"tuning\":{\"disk\":\"../sda\"}"), HV_PLAN_INVALID, {"/tuning/disk"}},
+    {P(WL(CPU) ",\"tuning\":{\"disk\":\"/dev//sda\"}"), HV_PLAN_INVALID, {"/tuning/disk"}},
+    {P(WL(CPU) ",\"tuning\":{\"disk\":\"sda b\"}"), HV_PLAN_INVALID, {"/tuning/disk"}},
+    {P(WL(CPU) ",\"tuning\":{\"disk\":\"..\"}"), HV_PLAN_INVALID, {"/tuning/disk"}},
+    {P(WL(CPU) ",\"tuning\":{\"disk\":\"\"}"), HV_PLAN_INVALID, {"/tuning/disk"}},
+    {P(WL(CPU) ",\"tuning\":{\"nic\":\"eth0:1\"}"), HV_PLAN_INVALID, {"/tuning/nic"}},
+    {P(WL(CPU) ",\"tuning\":{\"nic\":\"../eth0\"}"), HV_PLAN_INVALID, {"/tuning/nic"}},
+    {P(WL(CPU) ",\"tuning\":{\"nic\":\"a-very-long-nic0\"}"), HV_PLAN_INVALID, {"/tuning/nic"}},
+    {P(WL(CPU) ",\"tuning\":{\"nic\":\".\"}"), HV_PLAN_INVALID, {"/tuning/nic"}},
+    {P(WL(CPU) ",\"tuning\":{\"nic\":7,\"bridge\":\"br0\"}"),
+     HV_PLAN_INVALID,
+     {"/tuning/nic", "/tuning/bridge"}},
+    {P(WL(CPU) ",\"tuning\":\"sda\""), HV_PLAN_INVALID, {"/tuning"}},
     /* 422: well formed, but cannot run here */
+    {P(WL(CPU) ",\"factors\":{\"nic_mtu\":[1500,9000]}"), HV_PLAN_IMPOSSIBLE, {"/factors/nic_mtu"}},
+    {P(WL(CPU) ",\"factors\":{\"io_scheduler\":[\"none\"],\"readahead_kb\":[128,4096]},"
+               "\"tuning\":{\"nic\":\"eth1\"}"),
+     HV_PLAN_IMPOSSIBLE,
+     {"/factors/io_scheduler", "/factors/readahead_kb"}},
     {P(WL(CPU) ",\"factors\":{\"warp_drive\":[\"off\",\"on\"]}"),
      HV_PLAN_IMPOSSIBLE,
      {"/factors/warp_drive"}},
@@ -333,6 +354,55 @@ static void test_factors(void)
     hv_plan_free(&plan);
 }
 
+/* tuning.disk and tuning.nic: accepted names, kept in the stored plan, and
+ * what a factor that needs one says. */
+static void test_tuning(void)
+{
+    static const char *const good[] = {
+        P(WL(CPU) ",\"tuning\":{\"disk\":\"/dev/sdb\",\"nic\":\"eth1\"},\"factors\":{"
+                  "\"nic_mtu\":[1500,9000],\"io_scheduler\":[\"none\",\"mq-deadline\"]}"),
+        P(WL(CPU) ",\"tuning\":{\"disk\":\"sdb\"},\"factors\":{\"readahead_kb\":[128,4096]}"),
+        P(WL(CPU) ",\"tuning\":{\"disk\":\"nvme0n1p2\"}"),
+        P(WL(CPU) ",\"tuning\":{\"disk\":\"/dev/disk/by-id/ata-QEMU_HARDDISK_QM00001\"}"),
+        P(WL(CPU) ",\"tuning\":{\"disk\":\"/dev/mapper/vg0-lv.img\"}"),
+        P(WL(CPU) ",\"tuning\":{\"nic\":\"enp0s31f6\"}"),
+        P(WL(CPU) ",\"tuning\":{\"nic\":\"br-lan.100\"}"),
+        P(WL(CPU) ",\"tuning\":{}"),
+    };
+    struct hv_plan plan;
+    json_t *errors;
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        enum hv_plan_verdict v = parse(good[i], &plan, &errors);
+        CHECK(v == HV_PLAN_VALID);
+        if (v != HV_PLAN_VALID) {
+            fprintf(stderr, "  tuning plan %zu: %s\n", i, json_dumps(errors, JSON_COMPACT));
+        } else {
+            CHECK(json_is_object(json_object_get(plan.doc, "tuning")));
+            hv_plan_free(&plan);
+        }
+        json_decref(errors);
+    }
+    CHECK(parse(good[0], &plan, &errors) == HV_PLAN_VALID);
+    const json_t *t = json_object_get(plan.doc, "tuning");
+    CHECK_STR(json_string_value(json_object_get(t, "disk")), "/dev/sdb");
+    CHECK_STR(json_string_value(json_object_get(t, "nic")), "eth1");
+    hv_plan_free(&plan);
+    json_decref(errors);
+
+    /* The message says what to add. */
+    CHECK(parse(P(WL(CPU) ",\"factors\":{\"nic_mtu\":[1500,9000]}"), &plan, &errors) ==
+          HV_PLAN_IMPOSSIBLE);
+    CHECK(json_array_size(errors) == 1);
+    const char *msg = json_string_value(json_object_get(json_array_get(errors, 0), "message"));
+    CHECK(msg != NULL && strstr(msg, "add \"tuning\": {\"nic\": \"eth1\"}") != NULL);
+    json_decref(errors);
+    CHECK(parse(P(WL(CPU) ",\"factors\":{\"readahead_kb\":[128,4096]}"), &plan, &errors) ==
+          HV_PLAN_IMPOSSIBLE);
+    msg = json_string_value(json_object_get(json_array_get(errors, 0), "message"));
+    CHECK(msg != NULL && strstr(msg, "add \"tuning\": {\"disk\": \"/dev/sdb\"}") != NULL);
+    json_decref(errors);
+}
+
 static void test_guests(void)
 {
     struct hv_plan plan;
@@ -482,6 +552,7 @@ int main(void)
     test_bad_plans();
     test_normalisation();
     test_factors();
+    test_tuning();
     test_guests();
     test_net_ramp_sweep();
     /* quick: 1 config, 1 workload, host only, 3 repetitions. */

@@ -166,6 +166,7 @@ static int restart(struct hv_act_ctx *ctx, struct hv_act_domain *d, char *err, s
     const struct hv_virt *lv = ctx->virt->lv;
     double timeout = ctx->shutdown_timeout > 0 ? ctx->shutdown_timeout : HV_ACT_SHUTDOWN_TIMEOUT;
     hv_info("restarting %s for its new definition", d->name);
+    hv_act_note_start(ctx, d->name, d->dom);
     if (lv->DomainShutdown(d->dom) != 0) {
         hv_warn("%s refused to power off (%s); destroying it", d->name, hv_act_virt_error(ctx));
     } else {

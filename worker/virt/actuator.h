@@ -68,6 +68,16 @@ struct hv_act_ctx {
     /** The libvirt connection, opened on first use; closed by
      *  hv_act_ctx_release(). */
     struct hv_act_virt *virt;
+    /** Asks the server for the newest worker registration of the guest
+     *  whose DMI product UUID is uuid (*worker: its id, 0 when none);
+     *  returns 0, or -1 when the server cannot tell. NULL: started is not
+     *  kept (nothing waits for the guests). */
+    int (*registration)(void *arg, const char *uuid, long long *worker);
+    void *registration_arg;
+    /** The domains this context started or restarted: name → {"uuid",
+     *  "before": the newest registration of its worker before (0: none or
+     *  unknown)}. Created on first use; the caller owns and releases it. */
+    json_t *started;
 };
 
 /** How long a guest gets to power off before it is destroyed, seconds. */

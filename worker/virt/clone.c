@@ -427,8 +427,12 @@ int hv_clone_start(struct hv_act_ctx *ctx, const char *name, char *err, size_t l
     if (d == NULL)
         return hv_act_fail(err, len, "the clone %s: %s", name, hv_act_virt_error(ctx));
     int rc = 0;
-    if (lv->DomainIsActive(d) != 1 && lv->DomainCreate(d) != 0)
-        rc = hv_act_fail(err, len, "cannot start the clone %s: %s", name, hv_act_virt_error(ctx));
+    if (lv->DomainIsActive(d) != 1) {
+        hv_act_note_start(ctx, name, d);
+        if (lv->DomainCreate(d) != 0)
+            rc = hv_act_fail(err, len, "cannot start the clone %s: %s", name,
+                             hv_act_virt_error(ctx));
+    }
     lv->DomainFree(d);
     return rc;
 }

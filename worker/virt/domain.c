@@ -118,6 +118,21 @@ void hv_act_ctx_release(struct hv_act_ctx *ctx)
     ctx->virt = NULL;
 }
 
+void hv_act_note_start(struct hv_act_ctx *ctx, const char *name, virDomainPtr d)
+{
+    char uuid[VIR_UUID_STRING_BUFLEN];
+    if (ctx->registration == NULL || ctx->virt == NULL ||
+        ctx->virt->lv->DomainGetUUIDString(d, uuid) != 0)
+        return;
+    if (ctx->started == NULL && (ctx->started = json_object()) == NULL)
+        return;
+    long long before = 0;
+    if (ctx->registration(ctx->registration_arg, uuid, &before) != 0)
+        before = 0;
+    json_object_set_new(ctx->started, name,
+                        json_pack("{s:s, s:I}", "uuid", uuid, "before", (json_int_t)before));
+}
+
 /* Whether /proc/PID/cmdline is QEMU's for domain name: libvirt starts it
  * with "-name guest=NAME,debug-threads=on". */
 static bool is_qemu_of(pid_t pid, const char *name)

@@ -95,6 +95,11 @@ void hv_act_map_string(const unsigned char *map, int maplen, char *buf, size_t l
  *  -1 when it is not a list of CPUs below maplen * 8. */
 int hv_act_map_parse(const char *s, unsigned char *map, int maplen);
 
+/** Notes in ctx->started that domain d (named name) is about to be started
+ *  or restarted, with its UUID and its worker's newest registration now
+ *  (ctx->registration), so a step can wait for the next one. */
+void hv_act_note_start(struct hv_act_ctx *ctx, const char *name, virDomainPtr d);
+
 /** Copies a kernel CPU set into map (maplen bytes). */
 void hv_act_map_from_set(const cpu_set_t *set, unsigned char *map, int maplen);
 

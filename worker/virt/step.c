@@ -36,7 +36,66 @@ static struct hv_act_ctx step_ctx(const struct hv_step *step, const struct hv_st
                                .journal = j,
                                .shutdown_timeout = env->shutdown_timeout,
                                .tick = tick,
-                               .tick_arg = arg};
+                               .tick_arg = arg,
+                               .registration =
+                                   strcmp(step->kind, "apply") == 0 ? env->registration : NULL,
+                               .registration_arg = env->registration_arg};
+}
+
+/* Waits until the worker of every guest ctx started registered again
+ * (a registration newer than the one before the start), heartbeating
+ * through ctx->tick. Returns 0, or -1 with err naming each domain whose
+ * worker did not register in time. */
+static int wait_guests(const struct hv_step *step, const struct hv_step_env *env,
+                       struct hv_act_ctx *ctx, char *err, size_t len)
+{
+    if (env->registration == NULL || json_object_size(ctx->started) == 0)
+        return 0;
+    double limit = env->guest_wait > 0 ? env->guest_wait : HV_STEP_GUEST_WAIT;
+    double t0 = hv_monotonic();
+    size_t pending = json_object_size(ctx->started);
+    hv_info("step %lld: waiting up to %.0f s for the worker%s of %zu restarted guest%s to "
+            "register again",
+            step->id, limit, pending == 1 ? "" : "s", pending, pending == 1 ? "" : "s");
+    for (;;) {
+        const char *name;
+        json_t *g;
+        json_object_foreach(ctx->started, name, g)
+        {
+            if (json_is_true(json_object_get(g, "registered")))
+                continue;
+            long long now = 0;
+            const char *uuid = json_string_value(json_object_get(g, "uuid"));
+            if (env->registration(env->registration_arg, uuid, &now) == 0 &&
+                now > json_integer_value(json_object_get(g, "before"))) {
+                json_object_set_new(g, "registered", json_true());
+                pending--;
+                hv_info("step %lld: the worker of %s registered again %.0f s after the restart",
+                        step->id, name, hv_monotonic() - t0);
+            }
+        }
+        if (pending == 0)
+            return 0;
+        if (hv_monotonic() - t0 >= limit || hv_shutdown_requested())
+            break;
+        if (ctx->tick != NULL)
+            ctx->tick(ctx->tick_arg);
+        hv_wake_wait(2.0);
+    }
+    double waited = hv_monotonic() - t0;
+    const char *name;
+    json_t *g;
+    json_object_foreach(ctx->started, name, g)
+    {
+        if (json_is_true(json_object_get(g, "registered")))
+            continue;
+        size_t k = strlen(err);
+        snprintf(err + k, len - k,
+                 "%s%s was restarted and its worker did not register again within %.0f s "
+                 "(waited %.0f s for a registration of DMI product UUID %s; --guest-wait)",
+                 k ? "; " : "", name, limit, waited, json_string_value(json_object_get(g, "uuid")));
+    }
+    return -1;
 }
 
 /* A plan with a guest template: its guests (the step's domains) cloned
@@ -110,6 +169,8 @@ json_t *hv_step_execute(const struct hv_step *step, const struct hv_step_env *en
             rc = hv_actuators_apply(step->levels, &ctx, &settings, err, sizeof err);
         if (rc == 0 && step->template_domain != NULL)
             rc = start_clones(step, &ctx, err, sizeof err);
+        if (rc == 0)
+            rc = wait_guests(step, env, &ctx, err, sizeof err);
     } else if (j != NULL)
         rc = hv_actuators_restore(&ctx, err, sizeof err);
     json_t *body =
@@ -118,6 +179,7 @@ json_t *hv_step_execute(const struct hv_step *step, const struct hv_step_env *en
                   "changes", ctx.changes != NULL ? ctx.changes : json_array());
     if (body != NULL && rc != 0)
         json_object_set_new(body, "error", json_string(err));
+    json_decref(ctx.started);
     hv_act_ctx_release(&ctx);
     hv_journal_close(j);
     return body;

@@ -10,6 +10,12 @@
  * "file", "command"}]; the server offers the step again until the
  * operator has reloaded the module.
  *
+ * An apply step that restarted a guest (or started a clone it made)
+ * succeeds only once that guest's worker registered again: it asks the
+ * server (env->registration) every 2 s, heartbeating the step, for a
+ * registration newer than the one before the restart, for at most
+ * env->guest_wait seconds, and fails naming the domain otherwise.
+ *
  * The journal (journal.h) lives in STATE_DIR/NAME/journal/, so a worker
  * that crashed between an apply and its restore still knows what to put
  * back: hv_step_restore_all() runs at its next start and for
@@ -20,6 +26,7 @@
 #include "worker/client.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 
 /** Where a worker's steps act. Strings are borrowed. */
 struct hv_step_env {
@@ -27,7 +34,19 @@ struct hv_step_env {
     const char *libvirt_uri; /**< --libvirt, or NULL: guest factors then fail */
     const char *journal_dir; /**< STATE_DIR/NAME/journal */
     double shutdown_timeout; /**< seconds a guest gets to power off; 0: the default */
+    /** Asks the server for the newest registration of a guest's worker by
+     *  its DMI product UUID (hv_act_ctx.registration); NULL: an apply step
+     *  does not wait for the guests it restarted. */
+    int (*registration)(void *arg, const char *uuid, long long *worker);
+    void *registration_arg;
+    double guest_wait; /**< seconds a restarted guest's worker gets to register; 0: the default */
+    bool guest;        /**< a guest's worker: it sets its own NIC for jobs (guestnic.h) */
+    const char *guest_nic; /**< the NIC --nic names, or NULL */
 };
+
+/** How long an apply step waits for the worker of a guest it restarted (or
+ *  started) to register again, seconds (--guest-wait). */
+#define HV_STEP_GUEST_WAIT 300.0
 
 /** How a step ended, from the worker's side. */
 enum hv_step_outcome {
