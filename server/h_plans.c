@@ -65,12 +65,17 @@ static json_t *actions_json(const struct hv_plan *plan, const struct hv_expansio
     const char *disk =
         json_string_value(json_object_get(json_object_get(plan->doc, "tuning"), "disk"));
     json_t *files = json_array(), *pauses = json_array(), *warnings = json_array();
+    json_t *site = json_array();
     bool restarts = false;
     const char *name;
     json_t *levels;
     json_object_foreach((json_t *)factors, name, levels)
     {
         const struct hv_factor_def *f = hv_factor_find(name);
+        if (f == NULL && hv_site_factor_is(name))
+            /* Applied by the programs the host worker's configuration
+             * names for it (docs/virt.md, Site factors). */
+            json_array_append_new(site, json_pack("{s:s, s:O}", "factor", name, "levels", levels));
         if (f == NULL)
             continue;
         if (f->disruption == HV_DISRUPT_RESTART)
@@ -122,10 +127,11 @@ static json_t *actions_json(const struct hv_plan *plan, const struct hv_expansio
         job_s += group_s[g];
     free(group_s);
     size_t n_restarts = (size_t)per_domain * plan->n_guests;
-    return json_pack("{s:{s:s, s:o, s:o}, s:o, s:I, s:{s:f, s:I, s:i, s:f}, s:o}", "host", "name",
-                     plan->host, "files", files, "operator_pauses", pauses, "guests", guests,
-                     "blocks", (json_int_t)blocks, "estimate", "job_seconds", job_s, "restarts",
-                     (json_int_t)n_restarts, "seconds_per_restart", RESTART_ESTIMATE_S, "seconds",
+    return json_pack("{s:{s:s, s:o, s:o, s:o}, s:o, s:I, s:{s:f, s:I, s:i, s:f}, s:o}", "host",
+                     "name", plan->host, "files", files, "operator_pauses", pauses, "site_factors",
+                     site, "guests", guests, "blocks", (json_int_t)blocks, "estimate",
+                     "job_seconds", job_s, "restarts", (json_int_t)n_restarts,
+                     "seconds_per_restart", RESTART_ESTIMATE_S, "seconds",
                      job_s + (double)n_restarts * RESTART_ESTIMATE_S, "warnings", warnings);
 }
 

@@ -80,6 +80,8 @@ assert_status 400 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(plan
 assert_eq "a malformed site factor name: 400 at its path" "/factors/site.Bad-Name" \
     "$(json -r '[.errors[].path] | join(" ")')"
 assert_status 200 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(plan dry '{"site.knob": ["b", "c"]}')"
+assert_eq "the dry run lists the site factor it will apply" '[{"factor":"site.knob","levels":["b","c"]}]' \
+    "$(json -c '.actions.host.site_factors')"
 
 # --- a plan varying the knob ----------------------------------------------------
 assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$(plan knob '{"site.knob": ["b", "c"]}')"
