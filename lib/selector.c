@@ -31,6 +31,19 @@ int hv_label_value_ok(const char *value)
     return 1;
 }
 
+/* A key as a selector may name it: a worker's own --label keys are taken
+ * as given, so anything but space, control characters, ',' and '='. */
+static int selector_key_ok(const char *key)
+{
+    size_t n = strlen(key);
+    if (n == 0 || n > MAX_KEY)
+        return 0;
+    for (const unsigned char *c = (const unsigned char *)key; *c != '\0'; c++)
+        if (*c <= 0x20 || *c == 0x7f || *c == ',' || *c == '=')
+            return 0;
+    return 1;
+}
+
 json_t *hv_selector_parse(const char *text, char *err, size_t len)
 {
     if (text == NULL || text[0] == '\0') {
@@ -58,8 +71,9 @@ json_t *hv_selector_parse(const char *text, char *err, size_t len)
         }
         *eq = '\0';
         const char *key = rest, *value = eq + 1;
-        if (!hv_label_key_ok(key)) {
-            snprintf(err, len, "key '%s': 1 to %d of A-Z a-z 0-9 _ . - /", key, MAX_KEY);
+        if (!selector_key_ok(key)) {
+            snprintf(err, len, "key '%s': 1 to %d bytes, no space or control character", key,
+                     MAX_KEY);
             goto bad;
         }
         if (value[0] == '\0' || strlen(value) > MAX_VALUE) {

@@ -2,14 +2,15 @@
  * whose labels hold every pair given (all must match).
  *
  * One grammar for every place that picks targets by label: a plan's
- * guests.label, GET /api/v1/targets?label=, the CLI. A key is 1 to 64 of
- * A-Z a-z 0-9 _ . - /; a value, what follows the key's '=', 1 to 128
- * bytes other than ','; pairs are separated by ',' (spaces around them
- * belong to the key or value, so a selector reads the same in a URL and a
- * plan). A key may appear once. Labels an administrator sets are stricter
- * (hv_label_value_ok(): printable, no space, ',' or '='); a worker's own
- * --label values are taken as given, and a selector can name any of them
- * that has no ','. */
+ * guests.label, GET /api/v1/targets?label=, the CLI. A key is 1 to 64
+ * bytes without space, control characters, ',' or '='; a value, what
+ * follows the key's '=', 1 to 128 bytes other than ','; pairs are
+ * separated by ',' (a space before a key is refused, so a selector reads
+ * the same in a URL and a plan). A key may appear once. Labels an
+ * administrator sets are stricter (hv_label_key_ok(): A-Z a-z 0-9 _ . - /;
+ * hv_label_value_ok(): printable, no space, ',' or '='); a worker's own
+ * --label keys and values are taken as given, and a selector can name any
+ * of them that has no ',' (nor, in a key, a space). */
 #ifndef HV_SELECTOR_H
 #define HV_SELECTOR_H
 

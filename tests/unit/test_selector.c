@@ -34,6 +34,7 @@ int main(void)
         {"a_b-c.d=x:y/z@1", "{\"a_b-c.d\":\"x:y/z@1\"}"},
         {"note=a b", "{\"note\":\"a b\"}"},
         {"eq=a=b", "{\"eq\":\"a=b\"}"},
+        {"r\xc3\xb4le=x", "{\"r\xc3\xb4le\":\"x\"}"},
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         const char *got = parsed(good[i].text, err, sizeof err);
@@ -51,9 +52,9 @@ int main(void)
         {"pool=a, cpu=b", "key ' cpu'"},
         {"po ol=a", "key 'po ol'"},
         {"pool=a,pool=b", "key pool is given twice"},
-        {"k\xc3\xa9=v", "key 'k"},
         {"a=1,b=1,c=1,d=1,e=1,f=1,g=1,h=1,i=1,j=1,k=1,l=1,m=1,n=1,o=1,p=1,q=1", "more than 16"},
         {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa=1", "key 'aaaa"},
+        {"a\tb=1", "key 'a"},
         {"k="
          "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
          "xx"
