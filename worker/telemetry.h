@@ -7,9 +7,15 @@
  * every domain (virConnectGetAllDomainStats). Each running job collects
  * host.* samples on its own time axis; when the job leaves the server's
  * list its samples, and whether the host was busy with other work, are
- * uploaded once (POST /api/v1/jobs/{id}/telemetry). Telemetry never fails
- * a job: a failed sample is skipped, a job that got none is uploaded as
- * "missing" with the reason, a failed upload is logged and dropped.
+ * uploaded once (POST /api/v1/jobs/{id}/telemetry). A job of a tuning
+ * plan held by this host also has its block's levels read back on its
+ * domain (and the host) when it leaves the list
+ * (hv_actuators_read_back()), sent with that upload: the server puts the
+ * reading into the job's result and fails the job when a level moved.
+ * Telemetry never fails a job otherwise: a failed sample is skipped, a
+ * job that got none is uploaded as "missing" with the reason, a reading
+ * that could not be taken is sent as settings_missing, a failed upload is
+ * logged and dropped.
  *
  * The parsers below do no I/O of their own beyond the file named, so the
  * unit tests feed them temporary files and hand-made libvirt records. */
@@ -75,9 +81,10 @@ int hv_dom_stats_collect(const char *uri, struct hv_dom_stats **out, size_t *n, 
 /** Where the thread reads and sends. Strings are borrowed for the life of
  *  the process. */
 struct hv_telemetry_config {
-    const char *server;    /**< base URL */
-    const char *libvirt;   /**< --libvirt URI */
-    const char *proc_root; /**< "/" (tests may point elsewhere) */
+    const char *server;     /**< base URL */
+    const char *libvirt;    /**< --libvirt URI */
+    const char *proc_root;  /**< "/" (tests may point elsewhere) */
+    const char *sysfs_root; /**< where host levels are read (--sysfs-root) */
 };
 
 /** Starts the telemetry thread (once; later calls do nothing). It sends
@@ -85,6 +92,13 @@ struct hv_telemetry_config {
  *  first registration. It stops at the shutdown signal, uploading what
  *  it holds. Returns 0, or -1 when the thread cannot start. */
 int hv_telemetry_start(const struct hv_telemetry_config *cfg);
+
+/** Has the thread ask the server for its running guest jobs now, and
+ *  read back and upload those that ended, and waits for that pass (at
+ *  most timeout seconds). A step calls it first, so the next block's
+ *  apply (or the restore) changes no domain before the previous block's
+ *  last jobs were read back. Does nothing when the thread does not run. */
+void hv_telemetry_sync(double timeout);
 
 /** Stops the thread, uploading what it holds, and waits for it. */
 void hv_telemetry_stop(void);
