@@ -52,6 +52,10 @@ static const struct hv_stmt claim = {
     "WITH next AS ("
     " SELECT j.id FROM jobs j"
     " WHERE j.target_name = (SELECT name FROM targets WHERE id = $1) AND j.status = 'queued'"
+    /* A long poll parked before its worker signed off (a guest powering
+     * off) takes nothing: its answer would go nowhere and the job would
+     * wait for its lease. */
+    " AND EXISTS (SELECT 1 FROM workers w WHERE w.id = $3 AND w.ended_at IS NULL)"
     " AND (j.block IS NULL OR EXISTS (SELECT 1 FROM plans p WHERE p.id = j.plan_id"
     "  AND p.current_block = j.block AND p.block_ready))"
     " AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.plan_id = j.plan_id AND o.status = 'running'"
