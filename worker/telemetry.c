@@ -443,11 +443,11 @@ static bool load_credential(void)
  * (detail.DOMAIN) for a guest factor, the host's for a host factor. Adds
  * it to settings, and what changed or could not be read to changed or
  * missing. */
-static void take_factor(const struct tracked *j, const char *f, const json_t *e, json_t *settings,
+static void take_factor(const char *domain, const char *f, const json_t *e, json_t *settings,
                         json_t *changed, json_t *missing)
 {
     const char *level = json_string_value(json_object_get(e, "level"));
-    const json_t *per = json_object_get(json_object_get(e, "detail"), j->domain);
+    const json_t *per = json_object_get(json_object_get(e, "detail"), domain);
     const json_t *at = json_is_object(per) && json_object_get(per, "read_back") != NULL ? per : e;
     const char *now = json_string_value(json_object_get(at, "read_back"));
     const char *src = json_string_value(json_object_get(at, "source"));
@@ -465,7 +465,7 @@ static void take_factor(const struct tracked *j, const char *f, const json_t *e,
         return;
     if (at == per)
         json_array_append_new(changed, json_sprintf("%s=%s: %s reads back %s (%s)", f, level,
-                                                    j->domain, now, src ? src : "?"));
+                                                    domain, now, src ? src : "?"));
     else
         json_array_append_new(
             changed, json_sprintf("%s=%s: reads back %s (%s)", f, level, now, src ? src : "?"));
@@ -520,26 +520,39 @@ static void read_settings(const struct tracked *j, json_t *body)
     hv_actuators_read_back(levels, &ctx, &end, err, sizeof err);
     hv_act_ctx_release(&ctx);
     json_decref(domains);
+    json_t *reading = hv_telemetry_reading(end, j->domain, err);
+    json_decref(end);
+    const char *changed = json_string_value(json_object_get(reading, "settings_changed"));
+    const char *missing = json_string_value(json_object_get(reading, "settings_missing"));
+    if (changed != NULL)
+        hv_warn("job %lld: a setting changed under the job: %s", j->job, changed);
+    else if (missing != NULL)
+        hv_warn("job %lld: its settings could not be read back: %s", j->job, missing);
+    json_object_update(body, reading);
+    json_decref(reading);
+}
+
+json_t *hv_telemetry_reading(const json_t *end, const char *domain, const char *err)
+{
     json_t *settings = json_object(), *changed = json_array(), *missing = json_array();
     const char *f;
     json_t *e;
-    json_object_foreach(end, f, e) take_factor(j, f, e, settings, changed, missing);
+    json_object_foreach((json_t *)end, f, e) take_factor(domain, f, e, settings, changed, missing);
     if (json_object_size(end) == 0)
-        json_array_append_new(missing, json_string(err[0] ? err : "nothing could be read"));
-    json_decref(end);
-    json_object_set_new(body, "settings", settings);
+        json_array_append_new(missing,
+                              json_string(err != NULL && err[0] ? err : "nothing could be read"));
+    json_t *out = json_pack("{s:o}", "settings", settings);
     char text[4000];
     if (json_array_size(changed) > 0) {
         join_list(changed, text, sizeof text);
-        hv_warn("job %lld: a setting changed under the job: %s", j->job, text);
-        json_object_set_new(body, "settings_changed", json_string(text));
+        json_object_set_new(out, "settings_changed", json_string(text));
     } else if (json_array_size(missing) > 0) {
         join_list(missing, text, 1000);
-        hv_warn("job %lld: its settings could not be read back: %s", j->job, text);
-        json_object_set_new(body, "settings_missing", json_string(text));
+        json_object_set_new(out, "settings_missing", json_string(text));
     }
     json_decref(changed);
     json_decref(missing);
+    return out;
 }
 
 /* Uploads what job j holds, then forgets it. Failure is logged only. */

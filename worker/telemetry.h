@@ -78,6 +78,18 @@ void hv_dom_stats_from_params(const void *params, int nparams, struct hv_dom_sta
 int hv_dom_stats_collect(const char *uri, struct hv_dom_stats **out, size_t *n, char *err,
                          size_t errlen);
 
+/** What the end of a guest job's reading says for the job's domain: end
+ *  is what hv_actuators_read_back() filled on the plan's domains (factor
+ *  → {"level", "read_back", "source", "detail": {DOMAIN: {"read_back",
+ *  "source", "error"}}}; a host factor has no domain in its detail), err
+ *  its error text. Returns a new object {"settings": factor → {"level",
+ *  "read_back", "source"} of domain's reading (the host's for a host
+ *  factor)} with "settings_changed" naming each level that reads back
+ *  another value ("vcpu_pin=on: vm1 reads back off (...)", "; " between
+ *  them), else "settings_missing" naming each that could not be read;
+ *  other domains' readings are left out. */
+json_t *hv_telemetry_reading(const json_t *end, const char *domain, const char *err);
+
 /** Where the thread reads and sends. Strings are borrowed for the life of
  *  the process. */
 struct hv_telemetry_config {
