@@ -52,6 +52,10 @@ static const struct hv_stmt claim = {
     "WITH next AS ("
     " SELECT j.id FROM jobs j"
     " WHERE j.target_name = (SELECT name FROM targets WHERE id = $1) AND j.status = 'queued'"
+    /* A long poll parked before its worker signed off (a guest powering
+     * off) takes nothing: its answer would go nowhere and the job would
+     * wait for its lease. */
+    " AND EXISTS (SELECT 1 FROM workers w WHERE w.id = $3 AND w.ended_at IS NULL)"
     " AND (j.block IS NULL OR EXISTS (SELECT 1 FROM plans p WHERE p.id = j.plan_id"
     "  AND p.current_block = j.block AND p.block_ready))"
     " AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.plan_id = j.plan_id AND o.status = 'running'"
@@ -77,10 +81,12 @@ static const struct hv_stmt claim = {
     "'role', j.role, 'group', (SELECT json_build_object('id', g.id, 'size', g.size) "
     "FROM job_groups g WHERE g.id = j.group_id), "
     /* A job on its tuning plan's host: what the block's apply step read
-     * back, and the plan's disk and NIC, so the worker reads the levels
-     * again when the job ends. */
+     * back, the plan's disk and NIC and its guests' domains, so the worker
+     * reads the levels again when the job ends. */
     "'tuning', (SELECT json_build_object('settings', s.settings, 'disk', p.spec->'tuning'->'disk', "
-    "'nic', p.spec->'tuning'->'nic') FROM plans p JOIN plan_steps s ON s.plan_id = p.id "
+    "'nic', p.spec->'tuning'->'nic', 'domains', (SELECT coalesce(json_agg(DISTINCT "
+    "o.target_name), '[]') FROM jobs o WHERE o.plan_id = p.id AND o.target_name <> p.host_name)) "
+    "FROM plans p JOIN plan_steps s ON s.plan_id = p.id "
     "AND s.kind = 'apply' AND s.block = j.block WHERE p.id = j.plan_id "
     "AND p.host_name = j.target_name AND s.settings IS NOT NULL))::text AS doc), "
     "mine AS (INSERT INTO job_claims (job_id, attempt, worker_id) "

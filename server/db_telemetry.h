@@ -2,9 +2,10 @@
  *
  * A guest target is linked to a host by its DMI product UUID, which is the
  * libvirt domain UUID the host's worker lists in facts.libvirt.domains
- * (as in GET /api/v1/targets/{id}). The host's worker learns which of its
- * domains run a job from hv_db_telemetry_running() and uploads what it
- * sampled with hv_db_telemetry_store(); nobody else may. */
+ * (as in GET /api/v1/targets/{id}), or, for a guest of a tuning plan, by
+ * the plan's host (clones are made after their host registered). The host's worker learns which of
+ * its domains run a job from hv_db_telemetry_running() and uploads what it sampled with
+ * hv_db_telemetry_store(); nobody else may. */
 #ifndef HV_DB_TELEMETRY_H
 #define HV_DB_TELEMETRY_H
 
@@ -29,9 +30,22 @@ struct hv_telemetry_upload {
     const char *t0;         /**< ISO 8601 time of t = 0, or NULL */
     const json_t *samples;  /**< [{"metric","t","value"}] */
     const json_t *observed; /**< object, or NULL */
+    /** The block's levels read back on the job's domain (and the host)
+     *  when the job ended: factor → {"level", "read_back", "source"}, or
+     *  NULL. */
+    const json_t *settings;
+    const char *settings_changed; /**< what no longer reads back, or NULL */
+    const char *settings_missing; /**< why no reading was taken, or NULL */
 };
 
-/** Stores u once per (job, attempt). HV_DB_NONE: no such job;
+/** Stores u once per (job, attempt). The first time, the reading of the
+ *  block's levels (settings, settings_changed, settings_missing) goes into
+ *  the attempt's result when there is one: observed.settings[factor]
+ *  gains {"level" (the configuration's), "start" (the apply step's reading
+ *  of that domain), "end", "read_back" (this reading), "source"},
+ *  observed.settings_missing the reason when none was taken; a
+ *  settings_changed fails the result and, when it was done, the job
+ *  ("a setting changed under the job: ..."). HV_DB_NONE: no such job;
  *  HV_DB_CONFLICT: the caller's host is not the host of the job's guest
  *  (*forbidden set) or the attempt was never claimed (*forbidden clear).
  *  *stored is false when a row for the attempt was already there. */

@@ -2,7 +2,10 @@
  * of its domains run a job (GET /api/v1/workers/telemetry) and uploads
  * what it sampled while each attempt ran (POST /api/v1/jobs/{id}/telemetry).
  * Telemetry never decides a job's outcome: an attempt without it is shown
- * with telemetry "missing" and the reason (server/db_plans.c). */
+ * with telemetry "missing" and the reason (server/db_plans.c). The levels
+ * of the job's block that the host read back when the job ended come with
+ * it and go into the result's observed.settings; a level that no longer
+ * reads back (settings_changed) fails the job (db_telemetry.c). */
 #include "db_telemetry.h"
 #include "handlers.h"
 #include "jspec.h"
@@ -25,6 +28,9 @@ static const struct hv_jfield telemetry_fields[] = {
     {.name = "t0", .type = HV_J_STRING, .max_len = 40, TO(t0)},
     {.name = "samples", .type = HV_J_ARRAY, .max_len = HV_RESULT_MAX_SAMPLES, TO(samples)},
     {.name = "observed", .type = HV_J_OBJECT, TO(observed)},
+    {.name = "settings", .type = HV_J_OBJECT, TO(settings)},
+    {.name = "settings_changed", .type = HV_J_STRING, .max_len = 4096, TO(settings_changed)},
+    {.name = "settings_missing", .type = HV_J_STRING, .max_len = 1024, TO(settings_missing)},
     {0},
 };
 
@@ -111,9 +117,11 @@ void hv_h_job_telemetry(struct hv_request *req)
     else if (s != HV_DB_OK)
         hv_reply_db_failure(req, s);
     else {
-        hv_info("job %lld attempt %d: telemetry %s (%zu samples)%s", (long long)u.job_id, u.attempt,
-                u.status, json_array_size(u.samples),
-                stored ? "" : ", already stored: nothing stored");
+        hv_info("job %lld attempt %d: telemetry %s (%zu samples)%s%s%s", (long long)u.job_id,
+                u.attempt, u.status, json_array_size(u.samples),
+                stored ? "" : ", already stored: nothing stored",
+                stored && u.settings_changed != NULL ? "; a setting changed under the job: " : "",
+                stored && u.settings_changed != NULL ? u.settings_changed : "");
         hv_reply_json(req, stored ? 201 : 200,
                       json_pack("{s:I,s:i,s:b}", "job_id", (json_int_t)u.job_id, "attempt",
                                 u.attempt, "stored", stored));

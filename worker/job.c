@@ -134,9 +134,11 @@ static enum hv_job_outcome upload(struct hv_client *c, const struct hv_job *job,
     return HV_JOB_LOST;
 }
 
-/* The host levels of a job on its tuning plan's host that the block's
- * apply step read back (process_pin is the job's own: procpin.c), as a new
- * object factor → level; NULL when there are none. */
+/* The levels of a job on its tuning plan's host that the block's apply
+ * step read back (process_pin is the job's own: procpin.c), as a new
+ * object factor → level; NULL when there are none. Guest factors are read
+ * on the plan's guests' domains (the claim's tuning.domains), host ones on
+ * the host. */
 static json_t *host_levels(const struct hv_job *job)
 {
     const json_t *start = json_object_get(job->tuning, "settings");
@@ -148,8 +150,10 @@ static json_t *host_levels(const struct hv_job *job)
     json_object_foreach((json_t *)job->levels, f, level)
     {
         const struct hv_factor_def *d = hv_factor_find(f);
-        if (((d != NULL && d->scope == HV_SCOPE_HOST && strcmp(f, "process_pin") != 0) ||
-             hv_site_factor_is(f)) &&
+        bool here = d != NULL && strcmp(f, "process_pin") != 0 &&
+                    (d->scope == HV_SCOPE_HOST ||
+                     json_array_size(json_object_get(job->tuning, "domains")) > 0);
+        if ((here || hv_site_factor_is(f)) &&
             json_is_string(json_object_get(json_object_get(start, f), "read_back")))
             json_object_set(levels, f, level);
     }
@@ -160,7 +164,7 @@ static json_t *host_levels(const struct hv_job *job)
     return levels;
 }
 
-/* Reads the block's host levels again now that the engine ended: each goes
+/* Reads the block's levels again now that the engine ended: each goes
  * to observed.settings as {"level", "start" (the apply step's reading),
  * "end" (this one), "read_back" (the same), "source"}, and a level that no
  * longer reads back fails the job, naming the factor, the level expected
@@ -178,6 +182,7 @@ static void check_settings(const struct hv_job *job, const struct hv_step_env *e
                              .libvirt_uri = env->libvirt_uri,
                              .disk = json_string_value(json_object_get(job->tuning, "disk")),
                              .nic = json_string_value(json_object_get(job->tuning, "nic")),
+                             .domains = json_object_get(job->tuning, "domains"),
                              .plan_id = job->plan_id};
     json_t *end = NULL;
     char err[4096] = "";

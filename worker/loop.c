@@ -17,6 +17,9 @@
 #define BACKOFF_MAX   30.0
 /* An empty long poll answered faster than this was not held. */
 #define LONG_POLL_MIN 1.0
+/* How long a step waits for the telemetry thread to read back the guest
+ * jobs that ended (a libvirt reading and an upload, retried). */
+#define STEP_SYNC_SECONDS 30.0
 
 /* A retry loop's memory: whether the server is failing, how (so a change
  * is logged once) and the current backoff. */
@@ -195,8 +198,10 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
             }
             registered = true;
             if (cfg->libvirt != NULL) {
-                struct hv_telemetry_config tc = {
-                    .server = cfg->server, .libvirt = cfg->libvirt, .proc_root = "/"};
+                struct hv_telemetry_config tc = {.server = cfg->server,
+                                                 .libvirt = cfg->libvirt,
+                                                 .proc_root = "/",
+                                                 .sysfs_root = cfg->sysfs_root};
                 hv_telemetry_start(&tc);
             }
         }
@@ -206,6 +211,9 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
         double took = hv_monotonic() - t0;
         if (call == HV_CALL_OK && claim.what == HV_CLAIMED_STEP) {
             outage_over(&o, "claim");
+            /* The guest jobs of the block before are read back before
+             * this step changes their domains. */
+            hv_telemetry_sync(STEP_SYNC_SECONDS);
             hv_step_run(c, &claim.step, &step_env);
             hv_claim_clear(&claim);
         } else if (call == HV_CALL_OK) {

@@ -6,9 +6,11 @@
 #include "timeutil.h"
 #include "worker/state.h"
 #include "worker/virt.h"
+#include "worker/virt/actuator.h"
 #include "worker/wake.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -259,6 +261,8 @@ struct tracked {
     size_t nonguest_n;
     char fail[256]; /* the last sampling failure */
     bool listed;    /* in the server's latest list */
+    char domain[128];
+    json_t *tuning; /* what to read back when it ends ({"plan_id", "levels", ...}), or NULL */
 };
 
 /* One tick's view of the host. */
@@ -272,6 +276,14 @@ struct snapshot {
 };
 
 static atomic_bool stopping;
+
+/* hv_telemetry_sync(): the caller asks for a pass (sync_asked), the
+ * thread says which request its last finished pass began after
+ * (sync_done). */
+static pthread_mutex_t sync_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sync_cv = PTHREAD_COND_INITIALIZER;
+static atomic_ulong sync_asked;
+static unsigned long sync_done;
 
 /* Whether the thread should end: a shutdown signal or hv_telemetry_stop(). */
 static bool should_stop(void)
@@ -427,10 +439,127 @@ static bool load_credential(void)
     return rc == 0;
 }
 
+/* One factor of the reading taken at the end of j: its domain's reading
+ * (detail.DOMAIN) for a guest factor, the host's for a host factor. Adds
+ * it to settings, and what changed or could not be read to changed or
+ * missing. */
+static void take_factor(const char *domain, const char *f, const json_t *e, json_t *settings,
+                        json_t *changed, json_t *missing)
+{
+    const char *level = json_string_value(json_object_get(e, "level"));
+    const json_t *per = json_object_get(json_object_get(e, "detail"), domain);
+    const json_t *at = json_is_object(per) && json_object_get(per, "read_back") != NULL ? per : e;
+    const char *now = json_string_value(json_object_get(at, "read_back"));
+    const char *src = json_string_value(json_object_get(at, "source"));
+    if (src == NULL)
+        src = json_string_value(json_object_get(e, "source"));
+    if (level == NULL || now == NULL || now[0] == '\0') {
+        const char *why = json_string_value(json_object_get(per, "error"));
+        json_array_append_new(missing, json_sprintf("%s: %s", f, why ? why : "not read"));
+        return;
+    }
+    json_object_set_new(
+        settings, f,
+        json_pack("{s:s, s:s, s:s?}", "level", level, "read_back", now, "source", src));
+    if (strcmp(now, level) == 0)
+        return;
+    if (at == per)
+        json_array_append_new(changed, json_sprintf("%s=%s: %s reads back %s (%s)", f, level,
+                                                    domain, now, src ? src : "?"));
+    else
+        json_array_append_new(
+            changed, json_sprintf("%s=%s: reads back %s (%s)", f, level, now, src ? src : "?"));
+}
+
+/* Joins the strings of list with "; " into buf. */
+static void join_list(const json_t *list, char *buf, size_t len)
+{
+    size_t n = 0;
+    size_t i;
+    const json_t *v;
+    buf[0] = '\0';
+    json_array_foreach(list, i, v)
+    {
+        if (n + 1 < len)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? "; " : "", json_string_value(v));
+    }
+}
+
+/* Reads the levels of j's block back (guest factors on every domain of its
+ * plan, whose levels such as vcpu_pin's CPUs depend on the others; host
+ * factors on the host) now that it ended, into body: "settings" (factor
+ * → {"level", "read_back", "source"}, j's domain's reading), with
+ * "settings_changed" naming each level that reads back another value, or
+ * "settings_missing" when a level could not be read. */
+static void read_settings(const struct tracked *j, json_t *body)
+{
+    const json_t *levels = json_object_get(j->tuning, "levels");
+    if (json_object_size(levels) == 0)
+        return;
+    json_t *domains = json_deep_copy(json_object_get(j->tuning, "domains"));
+    if (!json_is_array(domains)) {
+        json_decref(domains);
+        domains = json_array();
+    }
+    bool listed = false;
+    size_t i;
+    const json_t *v;
+    json_array_foreach(domains, i, v) listed =
+        listed || strcmp(json_string_value(v), j->domain) == 0;
+    if (!listed)
+        json_array_append_new(domains, json_string(j->domain));
+    struct hv_act_ctx ctx = {
+        .root = tel.cfg.sysfs_root,
+        .libvirt_uri = tel.cfg.libvirt,
+        .disk = json_string_value(json_object_get(j->tuning, "disk")),
+        .nic = json_string_value(json_object_get(j->tuning, "nic")),
+        .domains = domains,
+        .plan_id = (long long)json_integer_value(json_object_get(j->tuning, "plan_id"))};
+    json_t *end = NULL;
+    char err[4096] = "";
+    hv_actuators_read_back(levels, &ctx, &end, err, sizeof err);
+    hv_act_ctx_release(&ctx);
+    json_decref(domains);
+    json_t *reading = hv_telemetry_reading(end, j->domain, err);
+    json_decref(end);
+    const char *changed = json_string_value(json_object_get(reading, "settings_changed"));
+    const char *missing = json_string_value(json_object_get(reading, "settings_missing"));
+    if (changed != NULL)
+        hv_warn("job %lld: a setting changed under the job: %s", j->job, changed);
+    else if (missing != NULL)
+        hv_warn("job %lld: its settings could not be read back: %s", j->job, missing);
+    json_object_update(body, reading);
+    json_decref(reading);
+}
+
+json_t *hv_telemetry_reading(const json_t *end, const char *domain, const char *err)
+{
+    json_t *settings = json_object(), *changed = json_array(), *missing = json_array();
+    const char *f;
+    json_t *e;
+    json_object_foreach((json_t *)end, f, e) take_factor(domain, f, e, settings, changed, missing);
+    if (json_object_size(end) == 0)
+        json_array_append_new(missing,
+                              json_string(err != NULL && err[0] ? err : "nothing could be read"));
+    json_t *out = json_pack("{s:o}", "settings", settings);
+    char text[4000];
+    if (json_array_size(changed) > 0) {
+        join_list(changed, text, sizeof text);
+        json_object_set_new(out, "settings_changed", json_string(text));
+    } else if (json_array_size(missing) > 0) {
+        join_list(missing, text, 1000);
+        json_object_set_new(out, "settings_missing", json_string(text));
+    }
+    json_decref(changed);
+    json_decref(missing);
+    return out;
+}
+
 /* Uploads what job j holds, then forgets it. Failure is logged only. */
 static void finish_job(struct tracked *j)
 {
     json_t *body = json_pack("{s:i}", "attempt", j->attempt);
+    read_settings(j, body);
     if (j->n > 0 && json_array_size(j->samples) > 0) {
         double n = (double)j->n;
         double others = j->others_sum / n, steal = j->steal_sum / n;
@@ -484,6 +613,8 @@ static void finish_job(struct tracked *j)
     json_decref(body);
     json_decref(j->samples);
     j->samples = NULL;
+    json_decref(j->tuning);
+    j->tuning = NULL;
 }
 
 /* Asks the server which jobs run on this host's domains and updates the
@@ -532,6 +663,12 @@ static bool refresh_jobs(void)
                               .mono0 = hv_monotonic(),
                               .samples = json_array()};
         snprintf(j->uuid, sizeof j->uuid, "%s", uuid);
+        const char *dom =
+            json_string_value(json_object_get(json_object_get(row, "domain"), "name"));
+        snprintf(j->domain, sizeof j->domain, "%s", dom != NULL ? dom : "");
+        const json_t *tuning = json_object_get(row, "tuning");
+        if (json_is_object(tuning) && dom != NULL)
+            j->tuning = json_deep_copy(tuning);
         hv_now_iso8601(j->t0, sizeof j->t0);
         hv_info("job %lld attempt %d runs on domain %s: sampling the host", id, attempt,
                 json_string_value(json_object_get(json_object_get(row, "domain"), "name")));
@@ -548,10 +685,11 @@ static bool refresh_jobs(void)
     return true;
 }
 
-/* Sleeps until next (a monotonic time), waking early on shutdown. */
-static void sleep_until(double next)
+/* Sleeps until next (a monotonic time), waking early on shutdown or when
+ * a pass is asked for (after pass `done`). */
+static void sleep_until(double next, unsigned long done)
 {
-    while (!should_stop()) {
+    while (!should_stop() && atomic_load(&sync_asked) == done) {
         double left = next - hv_monotonic();
         if (left <= 0)
             return;
@@ -567,7 +705,12 @@ static void *run(void *arg)
     (void)arg;
     double next = hv_monotonic();
     while (!should_stop()) {
+        unsigned long asked = atomic_load(&sync_asked);
         refresh_jobs();
+        pthread_mutex_lock(&sync_mu);
+        sync_done = asked;
+        pthread_cond_broadcast(&sync_cv);
+        pthread_mutex_unlock(&sync_mu);
         if (tel.njobs == 0) {
             snapshot_clear(&tel.prev);
         } else {
@@ -590,8 +733,12 @@ static void *run(void *arg)
         next += 1.0;
         if (next < hv_monotonic())
             next = hv_monotonic();
-        sleep_until(next);
+        sleep_until(next, asked);
     }
+    pthread_mutex_lock(&sync_mu);
+    sync_done = ULONG_MAX;
+    pthread_cond_broadcast(&sync_cv);
+    pthread_mutex_unlock(&sync_mu);
     for (size_t k = 0; k < tel.njobs; k++)
         finish_job(&tel.jobs[k]);
     free(tel.jobs);
@@ -627,6 +774,24 @@ int hv_telemetry_start(const struct hv_telemetry_config *cfg)
     hv_info("host telemetry: sampling this host and the domains of %s while guest jobs run",
             cfg->libvirt);
     return 0;
+}
+
+void hv_telemetry_sync(double timeout)
+{
+    if (!tel.started)
+        return;
+    unsigned long want = atomic_fetch_add(&sync_asked, 1) + 1;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)timeout;
+    pthread_mutex_lock(&sync_mu);
+    int rc = 0;
+    while (sync_done < want && rc == 0)
+        rc = pthread_cond_timedwait(&sync_cv, &sync_mu, &until);
+    bool done = sync_done >= want;
+    pthread_mutex_unlock(&sync_mu);
+    if (!done)
+        hv_warn("host telemetry: ended guest jobs not read back within %.0f s; going on", timeout);
 }
 
 void hv_telemetry_stop(void)

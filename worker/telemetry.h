@@ -7,9 +7,15 @@
  * every domain (virConnectGetAllDomainStats). Each running job collects
  * host.* samples on its own time axis; when the job leaves the server's
  * list its samples, and whether the host was busy with other work, are
- * uploaded once (POST /api/v1/jobs/{id}/telemetry). Telemetry never fails
- * a job: a failed sample is skipped, a job that got none is uploaded as
- * "missing" with the reason, a failed upload is logged and dropped.
+ * uploaded once (POST /api/v1/jobs/{id}/telemetry). A job of a tuning
+ * plan held by this host also has its block's levels read back on its
+ * domain (and the host) when it leaves the list
+ * (hv_actuators_read_back()), sent with that upload: the server puts the
+ * reading into the job's result and fails the job when a level moved.
+ * Telemetry never fails a job otherwise: a failed sample is skipped, a
+ * job that got none is uploaded as "missing" with the reason, a reading
+ * that could not be taken is sent as settings_missing, a failed upload is
+ * logged and dropped.
  *
  * The parsers below do no I/O of their own beyond the file named, so the
  * unit tests feed them temporary files and hand-made libvirt records. */
@@ -72,12 +78,25 @@ void hv_dom_stats_from_params(const void *params, int nparams, struct hv_dom_sta
 int hv_dom_stats_collect(const char *uri, struct hv_dom_stats **out, size_t *n, char *err,
                          size_t errlen);
 
+/** What the end of a guest job's reading says for the job's domain: end
+ *  is what hv_actuators_read_back() filled on the plan's domains (factor
+ *  → {"level", "read_back", "source", "detail": {DOMAIN: {"read_back",
+ *  "source", "error"}}}; a host factor has no domain in its detail), err
+ *  its error text. Returns a new object {"settings": factor → {"level",
+ *  "read_back", "source"} of domain's reading (the host's for a host
+ *  factor)} with "settings_changed" naming each level that reads back
+ *  another value ("vcpu_pin=on: vm1 reads back off (...)", "; " between
+ *  them), else "settings_missing" naming each that could not be read;
+ *  other domains' readings are left out. */
+json_t *hv_telemetry_reading(const json_t *end, const char *domain, const char *err);
+
 /** Where the thread reads and sends. Strings are borrowed for the life of
  *  the process. */
 struct hv_telemetry_config {
-    const char *server;    /**< base URL */
-    const char *libvirt;   /**< --libvirt URI */
-    const char *proc_root; /**< "/" (tests may point elsewhere) */
+    const char *server;     /**< base URL */
+    const char *libvirt;    /**< --libvirt URI */
+    const char *proc_root;  /**< "/" (tests may point elsewhere) */
+    const char *sysfs_root; /**< where host levels are read (--sysfs-root) */
 };
 
 /** Starts the telemetry thread (once; later calls do nothing). It sends
@@ -85,6 +104,13 @@ struct hv_telemetry_config {
  *  first registration. It stops at the shutdown signal, uploading what
  *  it holds. Returns 0, or -1 when the thread cannot start. */
 int hv_telemetry_start(const struct hv_telemetry_config *cfg);
+
+/** Has the thread ask the server for its running guest jobs now, and
+ *  read back and upload those that ended, and waits for that pass (at
+ *  most timeout seconds). A step calls it first, so the next block's
+ *  apply (or the restore) changes no domain before the previous block's
+ *  last jobs were read back. Does nothing when the thread does not run. */
+void hv_telemetry_sync(double timeout);
 
 /** Stops the thread, uploading what it holds, and waits for it. */
 void hv_telemetry_stop(void);

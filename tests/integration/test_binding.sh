@@ -110,6 +110,25 @@ assert_eq "and left no credential behind" false \
 assert_status 200 POST /api/v1/workers/register "${T[@]}" --data-binary \
     '{"name":"w5","kind":"host","facts":{}}'
 
+# --- a long poll parked before its worker signed off takes no job ------------------------------
+# (a guest powering off: its claim stays parked on the server, whose
+# answer would go nowhere and whose job would wait for its lease)
+hv_register lp01
+LP=("${W[@]}")
+curl -s --max-time 30 -o /dev/null -w '%{http_code}' "${LP[@]}" -H 'Content-Type: application/json' \
+    --data-binary '{"wait":20}' "$URL/api/v1/jobs/claim" >"$HV_TMP/parked.status" &
+PARKED=$!
+parked() { [[ $(curl -s "$URL/metrics" | awk '$1 == "hvbench_long_polls_waiting" {print $2}') -ge 1 ]]; }
+wait_for "the claim is parked" 10 parked
+api POST /api/v1/workers/deregister "${LP[@]}" --data-binary '{}'
+assert_eq "its worker signs off" 200 "$STATUS"
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
+    "$(jq -c '.name = "parked" | .targets.host = "lp01" | .repetitions.min = 1' "$HV_ROOT/examples/quick.json")"
+wait "$PARKED"
+assert_eq "the parked claim is answered without a job" 204 "$(cat "$HV_TMP/parked.status")"
+assert_eq "which stays queued for the next worker" "queued 0" \
+    "$(sql "SELECT status || ' ' || attempt FROM jobs WHERE target_name = 'lp01'")"
+
 # --- revoking the worker token ends its workers' credentials --------------------------------
 TOKEN_ID=$(sql "SELECT id FROM tokens WHERE name = 'test-worker'")
 assert_status 200 POST "/api/v1/tokens/$TOKEN_ID/revoke" "${A[@]}"

@@ -2,19 +2,24 @@
 # Guest templates end to end under QEMU TCG through the system libvirtd: a
 # template guest of the guest image (deploy/guest-image/guest.sh, never
 # started), a plan with the host as baseline and two clones of it, CPU (1 s)
-# and disk (builtin, 8 MiB) workloads, factors vcpu_pin off/on and
-# disk_cache none/writeback, E2E_REPS repetitions (default 1: under TCG on
-# two shared cores a block takes about 100 s, guests booting and the 1 s
-# CPU job taking ~50 s in a guest, so one repetition's four blocks already
-# take about 7 minutes; E2E_REPS=2 runs the full two). The host worker makes the clones in
-# the first apply step, every apply step's settings read back at its
-# configuration's levels on both clones, every job ends done, and after the
-# restore step the clones, their overlays, logs, pool and folder are gone
-# and the template's definition and files are as before.
-# Then a one-block plan (vcpu_pin on) whose host worker is killed (SIGKILL)
-# once the clones run: its restart removes the clones from its journal
-# before it claims again, its registration queues the block's apply step
-# again (clones made again), and the plan ends done.
+# and disk (builtin, 8 MiB) workloads run by both clones at once
+# (all-guests), factors vcpu_pin off/on (live) and disk_cache
+# none/writeback (restart), in written order (disk_cache changes twice a
+# repetition, so the clones restart three times), E2E_REPS repetitions
+# (default 2). The host worker makes the clones in the first apply step,
+# every apply step's settings read back at its configuration's levels on
+# both clones, every job ends done, every result (the host's and the
+# guests') has each factor of its configuration read back at its level
+# when the job ended, every guest result has the host's telemetry, and
+# after the restore step the clones, their overlays, logs, pool and folder
+# are gone and the template's definition and files are as before.
+# Then a one-block plan (vcpu_pin on, the disk workload alone) whose host
+# worker is killed (SIGKILL) once the clones run: its restart removes the
+# clones from its journal before it claims again, its registration queues
+# the block's apply step again (clones made again), and the plan ends done.
+# Where the time goes (docs/virt.md "Times"): the clones' boots under TCG
+# and the built-in CPU engine's setup in a guest, which takes most of a
+# CPU job there.
 # Needs root, libvirtd (started here when none answers, and stopped after
 # only then) and the packages of deploy/deps.sh.
 # shellcheck source=tests/integration/lib.sh
@@ -25,7 +30,7 @@ source "$(dirname "$0")/guest.sh"
 TMPL=hvbench-e2e-tmpl-$$
 GUEST_NAME=$TMPL
 HOST=e2e-host
-REPS=${E2E_REPS:-1}
+REPS=${E2E_REPS:-2}
 
 guest_requirements qemu-img
 hv_setup
@@ -97,13 +102,15 @@ host_registered() {
 }
 wait_for "the host worker registers" 30 host_registered
 
-plan_json() { # NAME REPS FACTORS
-    jq -nc --arg n "$1" --argjson r "$2" --argjson f "$3" --arg h "$HOST" --arg t "$TMPL" '{
+plan_json() { # NAME REPS FACTORS WORKLOADS
+    jq -nc --arg n "$1" --argjson r "$2" --argjson f "$3" --arg w "$4" --arg h "$HOST" --arg t "$TMPL" '{
         name: $n, targets: {host: $h, guests: {template: {domain: $t, count: 2, prefix: "e2e-"}}},
         workloads: [{id: "cpu", kind: "cpu", engine: "builtin", params: {copies: 1, seconds: 1}},
                     {id: "disk", kind: "disk", engine: "builtin",
-                     params: {size: "8m", block: "1m", ops: ["seq-write", "seq-read"]}}],
-        factors: $f, repetitions: {min: $r, max: $r}}'
+                     params: {size: "8m", block: "1m", ops: ["seq-write", "seq-read"]}}]
+            | map(select(.id | IN($w | split(" ")[]))),
+        concurrency: "all-guests", factors: $f, order: "sequential",
+        repetitions: {min: $r, max: $r}}'
 }
 plan_ended() {
     api GET "/api/v1/plans/$P"
@@ -117,9 +124,11 @@ restored() {
 # --- the plan ---------------------------------------------------------------------
 t0=$SECONDS
 assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" --data-binary \
-    "$(plan_json e2e-guests "$REPS" '{"vcpu_pin": ["off", "on"], "disk_cache": ["none", "writeback"]}')"
+    "$(plan_json e2e-guests "$REPS" '{"vcpu_pin": ["off", "on"], "disk_cache": ["none", "writeback"]}' "cpu disk")"
 P=$(json .id)
-wait_for "the plan ends" 560 plan_ended
+# A guard, not a measure: a repetition took 2-4 minutes on two shared
+# cores (docs/virt.md "Times").
+wait_for "the plan ends" $((450 * REPS)) plan_ended
 hv_log "plan $P: $(json -r .status) after $((SECONDS - t0)) s ($REPS repetition(s))"
 assert_eq "the plan is done" "done" "$(json -r .status)"
 assert_eq "every job done: 4 configurations x 2 clones x 2 workloads and the host's baseline, per repetition" \
@@ -137,9 +146,29 @@ bad=$(jq -r --arg a "e2e-p$P-1" --arg b "e2e-p$P-2" '.items[] | select(.kind == 
              or .settings.vcpu_pin.detail[$a].read_back != $pin or .settings.disk_cache.detail[$b].read_back != $cache)
     | "block \(.block) \(.configuration): \(.settings | tojson)"' <<<"$steps")
 assert_eq "every apply step's settings read back as configured on both clones" "" "$bad"
-api GET "/api/v1/plans/$P/jobs"
+api GET "/api/v1/plans/$P/jobs?limit=1000"
+jobs=$BODY
 assert_eq "the jobs ran on the host and the two clones" "$HOST e2e-p$P-1 e2e-p$P-2" \
     "$(json -r '[.items[].target] | unique | join(" ")')"
+# Every result (the host's and the guests') carries each factor of its
+# configuration as read back when the job ended (the host's worker reads
+# the guests' domains for them) at its level, and the guests' results
+# carry the host's telemetry.
+bad=
+for id in $(jq -r '.items[].id' <<<"$jobs"); do
+    api GET "/api/v1/jobs/$id/results"
+    bad+=$(jq -r --arg id "$id" --argjson job "$(jq -c --argjson id "$id" '.items[] | select(.id == $id)' <<<"$jobs")" '
+        ({vcpu_pin: "off", disk_cache: "none"} + ($job.configuration | if . == "default" then {}
+            else split(",") | map(split("=") | {(.[0]): .[1]}) | add end)) as $want
+        | .items[-1] as $r
+        | [$want | to_entries[] | select($r.observed.settings[.key].level != .value
+            or $r.observed.settings[.key].read_back != .value or $r.observed.settings[.key].end != .value)
+            | .key] as $off
+        | select(($off | length) > 0 or ($job.target != $host and $r.telemetry != "present"))
+        | "job \($id) on \($job.target) \($job.configuration): settings \($r.observed.settings | tojson), telemetry \($r.telemetry) \($r.telemetry_reason)\n"' \
+        --arg host "$HOST" <<<"$BODY")
+done
+assert_eq "every result's observed.settings reads back its configuration's levels at the job's end; every guest result has host telemetry" "" "$bad"
 assert_eq "no clone and no clone pool after" "" "$(leftovers)"
 assert_eq "no clone folder after" no "$([[ -e $TDIR/hvbench-clones ]] && echo yes || echo no)"
 snapshot >"$HV_TMP/after.txt"
@@ -148,7 +177,7 @@ assert_eq "the template's definition and files are as before" "" \
 
 # --- the host worker killed while the clones run --------------------------------------
 assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" --data-binary \
-    "$(plan_json e2e-kill 1 '{"vcpu_pin": ["on"]}')"
+    "$(plan_json e2e-kill 1 '{"vcpu_pin": ["on"]}' disk)"
 P=$(json .id)
 clones_run() { [[ $(virsh_ list --name | grep -c -- "^e2e-p$P-") == 2 ]]; }
 wait_for "the clones run" 120 clones_run

@@ -137,9 +137,70 @@ static void test_record(void)
               err);
 }
 
+/* The end of a guest job's reading: the job's domain's values, not the
+ * other domain's, nor the summary ("mixed"); host factors as read. */
+static void test_reading(void)
+{
+    json_t *end = json_loads(
+        "{\"vcpu_pin\": {\"level\": \"on\", \"read_back\": \"mixed\", \"source\": \"aff\","
+        "  \"detail\": {\"vm1\": {\"read_back\": \"on\", \"source\": \"aff of vm1\"},"
+        "             \"vm2\": {\"read_back\": \"custom\", \"source\": \"aff of vm2\"}}},"
+        " \"thp\": {\"level\": \"never\", \"read_back\": \"never\", \"source\": \"/sys/thp\","
+        "  \"detail\": {\"text\": \"always madvise [never]\"}}}",
+        0, NULL);
+    json_t *r = hv_telemetry_reading(end, "vm1", "vcpu_pin=on: vm2 reads back custom");
+    char *text = json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS);
+    CHECK_SAY(strcmp(text, "{\"settings\":{\"thp\":{\"level\":\"never\",\"read_back\":\"never\","
+                           "\"source\":\"/sys/thp\"},\"vcpu_pin\":{\"level\":\"on\",\"read_back\":"
+                           "\"on\",\"source\":\"aff of vm1\"}}}") == 0,
+              "vm1's reading alone, nothing changed: %s", text);
+    free(text);
+    json_decref(r);
+
+    r = hv_telemetry_reading(end, "vm2", "");
+    const char *changed = json_string_value(json_object_get(r, "settings_changed"));
+    CHECK_SAY(changed != NULL &&
+                  strcmp(changed, "vcpu_pin=on: vm2 reads back custom (aff of vm2)") == 0,
+              "vm2's level moved, named with its domain: %s", changed ? changed : "(none)");
+    CHECK_SAY(json_object_get(r, "settings_missing") == NULL, "and nothing is missing");
+    json_decref(r);
+
+    json_object_set_new(json_object_get(end, "thp"), "read_back", json_string("always"));
+    json_object_set_new(
+        json_object_get(json_object_get(json_object_get(end, "vcpu_pin"), "detail"), "vm2"),
+        "read_back", json_null());
+    json_object_set_new(
+        json_object_get(json_object_get(json_object_get(end, "vcpu_pin"), "detail"), "vm2"),
+        "error", json_string("vm2 is not running"));
+    r = hv_telemetry_reading(end, "vm2", "");
+    changed = json_string_value(json_object_get(r, "settings_changed"));
+    CHECK_SAY(changed != NULL && strcmp(changed, "thp=never: reads back always (/sys/thp)") == 0,
+              "a host level that moved: %s", changed ? changed : "(none)");
+    CHECK_SAY(json_object_get(json_object_get(r, "settings"), "vcpu_pin") == NULL,
+              "a level not read is left out of settings");
+    json_decref(r);
+
+    json_object_set_new(json_object_get(end, "thp"), "read_back", json_string("never"));
+    r = hv_telemetry_reading(end, "vm2", "");
+    const char *missing = json_string_value(json_object_get(r, "settings_missing"));
+    CHECK_SAY(missing != NULL && strcmp(missing, "vcpu_pin: vm2 is not running") == 0 &&
+                  json_object_get(r, "settings_changed") == NULL,
+              "a level that could not be read is missing, not changed: %s",
+              missing ? missing : "(none)");
+    json_decref(r);
+    json_decref(end);
+
+    r = hv_telemetry_reading(NULL, "vm1", "cannot open libvirt");
+    missing = json_string_value(json_object_get(r, "settings_missing"));
+    CHECK_SAY(missing != NULL && strcmp(missing, "cannot open libvirt") == 0,
+              "nothing read: missing, with the reason: %s", missing ? missing : "(none)");
+    json_decref(r);
+}
+
 int main(void)
 {
     test_proc_stat();
     test_record();
+    test_reading();
     return check_summary("telemetry");
 }
