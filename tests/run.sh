@@ -6,7 +6,8 @@
 #
 #   tests/run.sh [PATTERN...]   only the tests whose name contains a PATTERN
 #
-# Env: BUILD (default build), TEST_TIMEOUT seconds per test (default 900).
+# Env: BUILD (default build), TEST_TIMEOUT seconds per test (default 900,
+# or what a test's "# test-timeout: N" line says).
 # Sets HV_CONTRACT_LOG for the integration tests (see test_contract.sh).
 # The last line printed is "N passed, N failed" (", N skipped" when N > 0).
 set -uo pipefail
@@ -63,7 +64,12 @@ for t in "${tests[@]}"; do
         runner=("$t")
     fi
     # A hung test must not eat CI's time: TERM after TIMEOUT, KILL 30 s later.
-    timeout -k 30 "$TIMEOUT" "${runner[@]}" >"$log" 2>&1 </dev/null
+    # A test whose first lines say "# test-timeout: N" gets N seconds
+    # instead (the guest tests under QEMU TCG), unless TEST_TIMEOUT is set.
+    limit=$TIMEOUT
+    own=$(head -n 40 "$t" 2>/dev/null | sed -n 's/^# test-timeout: \([0-9][0-9]*\)$/\1/p' | head -n 1)
+    [[ -n $own && -z ${TEST_TIMEOUT:-} ]] && limit=$own
+    timeout -k 30 "$limit" "${runner[@]}" >"$log" 2>&1 </dev/null
     rc=$?
     took="$((SECONDS - start))s"
     if [[ $rc -eq 0 ]]; then
@@ -79,7 +85,7 @@ for t in "${tests[@]}"; do
     if [[ $rc -eq 77 ]]; then
         echo "   FAILED: skipped, and CI=true does not allow skips: $(tail -n 1 "$log")"
     elif [[ $rc -eq 124 || $rc -eq 137 ]]; then
-        echo "   FAILED: timed out after ${TIMEOUT}s ($log)"
+        echo "   FAILED: timed out after ${limit}s ($log)"
     else
         echo "   FAILED: exit $rc after $took ($log)"
     fi

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-timeout: 1800
 # Guest templates end to end under QEMU TCG through the system libvirtd: a
 # template guest of the guest image (deploy/guest-image/guest.sh, never
 # started), a plan with the host as baseline and two clones of it, CPU (1 s)
