@@ -230,6 +230,22 @@ char **hv_optfile_argv(const struct hv_optfile_spec *spec, const json_t *doc,
     return a.v;
 }
 
+size_t hv_optfile_print_errors(const char *prog, const char *path, const json_t *errors)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(errors, i, e)
+    {
+        const char *at = json_string_value(json_object_get(e, "path"));
+        const char *msg = json_string_value(json_object_get(e, "message"));
+        if (at != NULL && at[0] != '\0')
+            fprintf(stderr, "%s: %s: %s: %s\n", prog, path, at, msg);
+        else
+            fprintf(stderr, "%s: %s\n", prog, msg);
+    }
+    return json_array_size(errors);
+}
+
 void hv_optfile_free(char **v)
 {
     for (size_t i = 0; v != NULL && v[i] != NULL; i++)

@@ -49,6 +49,11 @@ char **hv_optfile_argv(const struct hv_optfile_spec *spec, const json_t *doc,
                        const char *const *also, int argc, char **argv, int *out_argc,
                        json_t *errors);
 
+/** Prints each problem of errors on standard error as "PROG: PATH:
+ *  POINTER: MESSAGE" ("PROG: MESSAGE" for the file as a whole). Returns
+ *  how many there were. */
+size_t hv_optfile_print_errors(const char *prog, const char *path, const json_t *errors);
+
 /** Frees a vector of hv_optfile_argv(). */
 void hv_optfile_free(char **v);
 

@@ -59,6 +59,16 @@
         POINTS) " ORDER BY s.sk) FROM s LEFT JOIN hs ON hs.series_key = s.sk), "                   \
                 "'[]'))::text FROM targets t WHERE t.id = $1"
 
+/* Per series of the buckets in agg (sk, bk, c, a0, a1, mean, lo, hi, plan,
+ * rid, mx, sm, unit, hib, job), its points: a bucket of one point is that
+ * point; then the series as SERIES_LIST gives them. */
+#define SERIES_OF_BUCKETS                                                                          \
+    "s AS (SELECT sk, sum(c) AS n, min(a0) AS t0, max(a1) AS t1, max(mx) AS mx, sum(sm) AS sm, "   \
+    " min(unit) AS unit, bool_and(hib) AS hib, min(job) AS job, json_agg(CASE WHEN c = 1 THEN "    \
+    " json_build_object('at', a0, 'value', mean, 'n', 1, 'plan_id', plan, 'result_id', rid) "      \
+    " ELSE json_build_object('at', a0, 'until', a1, 'n', c, 'value', mean, 'min', lo, 'max', hi) " \
+    " END ORDER BY a0, bk) AS points FROM agg GROUP BY sk) " SERIES_LIST("s.points")
+
 /* Every series of the metric on the target, in one pass over its points
  * (the work of a GROUP BY of them): per series and bucket, grouped by the
  * series' key (jobs.series_key) and a bucket that is the point itself up
@@ -76,12 +86,8 @@ static const struct hv_stmt read_series = {
     " avg(m.value) AS mean, min(m.value) AS lo, max(m.value) AS hi, min(j.plan_id) AS plan, "
     " min(r.id) AS rid, max(r.id) AS mx, sum(r.id) AS sm, min(m.unit) AS unit, "
     " bool_and(m.higher_is_better) AS hib, min(j.id) AS job " POINTS_FROM
-    " LEFT JOIN hs ON hs.series_key = j.series_key " POINTS_WHERE " GROUP BY 1, 2), "
-    "s AS (SELECT sk, sum(c) AS n, min(a0) AS t0, max(a1) AS t1, max(mx) AS mx, sum(sm) AS sm, "
-    " min(unit) AS unit, bool_and(hib) AS hib, min(job) AS job, json_agg(CASE WHEN c = 1 THEN "
-    " json_build_object('at', a0, 'value', mean, 'n', 1, 'plan_id', plan, 'result_id', rid) "
-    " ELSE json_build_object('at', a0, 'until', a1, 'n', c, 'value', mean, 'min', lo, 'max', hi) "
-    " END ORDER BY a0, bk) AS points FROM agg GROUP BY sk) " SERIES_LIST("s.points"),
+    " LEFT JOIN hs ON hs.series_key = j.series_key " POINTS_WHERE
+    " GROUP BY 1, 2), " SERIES_OF_BUCKETS,
     5};
 
 /* The series' points between $6 and $7 (either NULL: open), a zoom into
@@ -105,12 +111,7 @@ static const struct hv_stmt read_window = {
     " count(*) AS c, min(p.at) AS a0, max(p.at) AS a1, avg(p.value) AS mean, min(p.value) AS lo, "
     " max(p.value) AS hi, min(p.plan_id) AS plan, min(p.rid) AS rid, max(p.rid) AS mx, "
     " sum(p.rid) AS sm, min(p.unit) AS unit, bool_and(p.hib) AS hib, min(p.job) AS job "
-    " FROM pts p JOIN rng g ON g.sk = p.sk GROUP BY 1, 2), "
-    "s AS (SELECT sk, sum(c) AS n, min(a0) AS t0, max(a1) AS t1, max(mx) AS mx, sum(sm) AS sm, "
-    " min(unit) AS unit, bool_and(hib) AS hib, min(job) AS job, json_agg(CASE WHEN c = 1 THEN "
-    " json_build_object('at', a0, 'value', mean, 'n', 1, 'plan_id', plan, 'result_id', rid) "
-    " ELSE json_build_object('at', a0, 'until', a1, 'n', c, 'value', mean, 'min', lo, 'max', hi) "
-    " END ORDER BY a0, bk) AS points FROM agg GROUP BY sk) " SERIES_LIST("s.points"),
+    " FROM pts p JOIN rng g ON g.sk = p.sk GROUP BY 1, 2), " SERIES_OF_BUCKETS,
     7};
 
 /* The same without grouping the points by bucket: a first row with the

@@ -314,19 +314,7 @@ static int serve_options(int argc, char **argv, const char **db, bool *check)
     int n = 0;
     char **v = hv_optfile_argv(&spec, doc, NULL, argc, argv, &n, errors);
     json_decref(doc);
-    int rc = -1;
-    size_t i;
-    json_t *e;
-    json_array_foreach(errors, i, e)
-    {
-        const char *ptr = json_string_value(json_object_get(e, "path"));
-        const char *msg = json_string_value(json_object_get(e, "message"));
-        if (ptr != NULL && ptr[0] != '\0')
-            fprintf(stderr, "hvbench-server: %s: %s: %s\n", path, ptr, msg);
-        else
-            fprintf(stderr, "hvbench-server: %s\n", msg);
-        rc = 2;
-    }
+    int rc = hv_optfile_print_errors("hvbench-server", path, errors) > 0 ? 2 : -1;
     json_decref(errors);
     if (v == NULL) {
         fprintf(stderr, "hvbench-server: out of memory\n");

@@ -280,17 +280,7 @@ static char **settings_argv(const struct option *longopts, int argc, char **argv
     const struct hv_optfile_spec spec = {longopts, "HVBENCH_WORKER_", cli_only, lists};
     char **v = hv_optfile_argv(&spec, doc, sections, argc, argv, n, errors);
     json_decref(doc);
-    size_t i;
-    json_t *e;
-    json_array_foreach(errors, i, e)
-    {
-        const char *at = json_string_value(json_object_get(e, "path"));
-        const char *msg = json_string_value(json_object_get(e, "message"));
-        if (at != NULL && at[0] != '\0')
-            fprintf(stderr, "hvbench-worker: %s: %s: %s\n", path, at, msg);
-        else
-            fprintf(stderr, "hvbench-worker: %s\n", msg);
-    }
+    hv_optfile_print_errors("hvbench-worker", path, errors);
     if (json_array_size(errors) > 0 || v == NULL) {
         if (v == NULL && json_array_size(errors) == 0)
             fprintf(stderr, "hvbench-worker: out of memory\n");
