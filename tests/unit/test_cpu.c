@@ -152,6 +152,12 @@ static void test_self_checks(void)
         int bad = hv_cpu_kernel_selftest(name, true, 1, err, sizeof err);
         CHECK_SAY(bad == -1 && err[0] != '\0', "kernel %s: corrupted input fails: %s", name, err);
     }
+    /* 2^23 nodes in segments of 2^15 hops: 256 iterations are one lap of
+     * the cycle, each landing on the next checkpoint; one more starts the
+     * next lap where the first began. */
+    char lap[256] = "";
+    CHECK_SAY(hv_cpu_kernel_selftest("mem", false, 257, lap, sizeof lap) == 0,
+              "kernel mem: a whole lap of its 64 MiB cycle verifies (%s)", lap);
     char err[64];
     CHECK_SAY(hv_cpu_kernel_selftest("nope", false, 1, err, sizeof err) == -2,
               "an unknown kernel is refused");

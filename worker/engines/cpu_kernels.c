@@ -286,48 +286,83 @@ static void fp_teardown(void *state)
 /* ---------------------------------------------------------------------
  * Memory: dependent loads over a 64 MiB single-cycle random permutation,
  * far larger than the L2/L3 a core sees, so nearly every hop is a cache
- * (and usually TLB) miss whose latency cannot be hidden. The cycle is built
- * from a shuffled visiting order, which also gives, without chasing,
- * where the chase must be every MEM_HOPS hops: each iteration chases one
- * segment and must land on the next checkpoint, and MEM_SEGMENTS
- * iterations visit every node and return to the start. */
+ * (and usually TLB) miss whose latency cannot be hidden. The cycle visits
+ * node mem_perm(k) at hop k, where mem_perm is a fixed bijection of the
+ * 23-bit node numbers (xor, then rounds of an odd multiply and a right
+ * xorshift, each invertible modulo 2^23): so next[x] is
+ * mem_perm(mem_perm^-1(x) + 1), filled in address order without a
+ * shuffled table, which under emulation (QEMU's TCG, where every random
+ * access misses the soft TLB) is what makes the setup seconds instead of
+ * tens of seconds. It also gives, without chasing, where the chase must be
+ * every MEM_HOPS hops: each iteration chases one segment and must land on
+ * the next checkpoint, and MEM_SEGMENTS iterations visit every node and
+ * return to the start. */
 
-#define MEM_BYTES    ((size_t)64 << 20)
-#define MEM_NODES    (MEM_BYTES / sizeof(uint64_t))
+#define MEM_BITS     23
+#define MEM_NODES    ((size_t)1 << MEM_BITS)
+#define MEM_MASK     ((uint64_t)MEM_NODES - 1)
+#define MEM_BYTES    (MEM_NODES * sizeof(uint64_t))
 #define MEM_HOPS     ((size_t)1 << 15)
 #define MEM_SEGMENTS (MEM_NODES / MEM_HOPS)
-#define MEM_SEED     0x0DDB1A5E5BAD5EEDULL
+#define MEM_XOR      0x2f5a3cU
+
+static const uint64_t mem_mul[3] = {0x5bd1e995U, 0x1b873593U, 0x27d4eb2fU};
+static const unsigned mem_shift[3] = {11, 12, 10};
 
 struct mem_state {
     uint64_t *next;                    /* next[i]: the node after i */
     uint64_t checkpoint[MEM_SEGMENTS]; /* the node at hop k * MEM_HOPS */
     size_t segment;                    /* the segment the chase is at */
+    uint64_t mul_inverse[3];           /* mem_mul[r]^-1 modulo 2^64 */
 };
+
+static uint64_t mem_perm(uint64_t x)
+{
+    x ^= MEM_XOR;
+    for (int r = 0; r < 3; r++) {
+        x = (x * mem_mul[r]) & MEM_MASK;
+        x ^= x >> mem_shift[r];
+    }
+    return x;
+}
+
+/* y = x ^ (x >> s) gives x back by y ^ (x >> s) repeated until the known
+ * top bits cover all MEM_BITS. */
+static uint64_t mem_unshift(uint64_t y, unsigned s)
+{
+    uint64_t x = y;
+    for (unsigned known = s; known < MEM_BITS; known += s)
+        x = y ^ (x >> s);
+    return x;
+}
+
+static uint64_t mem_perm_inverse(const struct mem_state *s, uint64_t x)
+{
+    for (int r = 2; r >= 0; r--) {
+        x = mem_unshift(x, mem_shift[r]);
+        x = (x * s->mul_inverse[r]) & MEM_MASK;
+    }
+    return x ^ MEM_XOR;
+}
 
 static void *mem_setup(char *err, size_t len)
 {
     struct mem_state *s = calloc(1, sizeof *s);
-    uint32_t *order = malloc(MEM_NODES * sizeof *order);
-    if (s == NULL || order == NULL || (s->next = malloc(MEM_BYTES)) == NULL) {
+    if (s == NULL || (s->next = malloc(MEM_BYTES)) == NULL) {
         snprintf(err, len, "cannot allocate %zu MiB for pointer chasing", MEM_BYTES >> 20);
-        free(order);
         free(s);
         return NULL;
     }
-    uint64_t seed = MEM_SEED;
-    for (size_t i = 0; i < MEM_NODES; i++)
-        order[i] = (uint32_t)i;
-    for (size_t i = MEM_NODES - 1; i > 0; i--) { /* Fisher-Yates */
-        size_t j = (size_t)(((hv_rng_xorshift(&seed) >> 32) * (uint64_t)(i + 1)) >> 32);
-        uint32_t t = order[i];
-        order[i] = order[j];
-        order[j] = t;
+    for (int r = 0; r < 3; r++) { /* Newton: each step doubles the correct low bits */
+        uint64_t inv = mem_mul[r];
+        for (int k = 0; k < 5; k++)
+            inv *= 2 - mem_mul[r] * inv;
+        s->mul_inverse[r] = inv;
     }
-    for (size_t i = 0; i < MEM_NODES; i++)
-        s->next[order[i]] = order[(i + 1) % MEM_NODES];
+    for (uint64_t x = 0; x < MEM_NODES; x++)
+        s->next[x] = mem_perm((mem_perm_inverse(s, x) + 1) & MEM_MASK);
     for (size_t k = 0; k < MEM_SEGMENTS; k++)
-        s->checkpoint[k] = order[k * MEM_HOPS];
-    free(order);
+        s->checkpoint[k] = mem_perm(k * MEM_HOPS);
     return s;
 }
 
