@@ -131,21 +131,39 @@ static const struct hv_stmt report_meta = {
     "json_array_elements_text(t.targets) t(name), targets h, "
     "jsonb_array_elements(coalesce(h.facts->'libvirt'->'domains', '[]')) d "
     "WHERE h.name = p.spec->'targets'->>'host' AND t.name <> h.name AND d->>'name' = t.name "
-    "AND d->>'type' = 'qemu'))::text, rd.digest "
+    "AND d->>'type' = 'qemu'))::text, CASE WHEN $3 THEN rd.digest END "
     "FROM plans p LEFT JOIN report_digests rd ON rd.plan_id = p.id AND rd.version = $2, "
     "LATERAL (SELECT CASE WHEN rd.plan_id IS NOT NULL THEN rd.targets ELSE " REPORT_TARGETS
     " END AS targets) t WHERE p.id = $1",
-    2};
+    3};
 
 /* Keeps a report's digest for the state it was computed from, with the
- * plan's workload variants and targets as the report reads them. */
+ * plan's workload variants and targets as the report reads them, and the
+ * answer rendered from it with the md5 of its other inputs (both may be
+ * NULL; migrations/026). */
 static const struct hv_stmt report_digest_put = {
     "plan_report_digest_put",
-    "INSERT INTO report_digests (plan_id, version, digest, workloads, targets) SELECT p.id, $2, "
-    "$3, " REPORT_WORKLOADS ", " REPORT_TARGETS " FROM plans p WHERE p.id = $1 "
-    "ON CONFLICT (plan_id) DO UPDATE SET version = EXCLUDED.version, digest = EXCLUDED.digest, "
-    "workloads = EXCLUDED.workloads, targets = EXCLUDED.targets, computed_at = now()",
+    "INSERT INTO report_digests (plan_id, version, digest, workloads, targets, answer, inputs) "
+    "SELECT p.id, $2, $3, " REPORT_WORKLOADS ", " REPORT_TARGETS ", $4, md5($5) FROM plans p "
+    "WHERE p.id = $1 ON CONFLICT (plan_id) DO UPDATE SET version = EXCLUDED.version, "
+    "digest = EXCLUDED.digest, workloads = EXCLUDED.workloads, targets = EXCLUDED.targets, "
+    "answer = EXCLUDED.answer, inputs = EXCLUDED.inputs, computed_at = now()",
+    5};
+
+/* The answer kept for a state of the plan's jobs and the md5 of the other
+ * inputs, as its text: never parsed here nor in PostgreSQL. */
+static const struct hv_stmt report_answer = {
+    "plan_report_answer",
+    "SELECT answer FROM report_digests WHERE plan_id = $1 AND version = $2 AND inputs = md5($3) "
+    "AND answer IS NOT NULL",
     3};
+
+/* An answer rendered from the digest kept for that state, the other
+ * inputs having changed. */
+static const struct hv_stmt report_answer_put = {
+    "plan_report_answer_put",
+    "UPDATE report_digests SET answer = $3, inputs = md5($4) WHERE plan_id = $1 AND version = $2",
+    4};
 
 /* The rounds of groups: one row per round of each configuration, workload,
  * target and metric, the client members of a group becoming one row, the
@@ -542,10 +560,12 @@ enum hv_db_status hv_db_plan_cancel(int64_t id)
     return hv_db_txn(db, cancel_txn, (void *)params);
 }
 
-enum hv_db_status hv_db_plan_report_meta(int64_t id, const char *version, json_t **out)
+enum hv_db_status hv_db_plan_report_meta(int64_t id, const char *version, bool digest_wanted,
+                                         json_t **out)
 {
     char idtxt[24];
-    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id), version};
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id), version,
+                            digest_wanted ? "true" : "false"};
     json_t *digest = NULL;
     enum hv_db_status s = hv_db_json(&report_meta, params, out, &digest);
     /* Set only with the answer, which json_object_set_new takes even when
@@ -555,14 +575,50 @@ enum hv_db_status hv_db_plan_report_meta(int64_t id, const char *version, json_t
     return s;
 }
 
-enum hv_db_status hv_db_plan_report_digest_put(int64_t id, const char *version, const char *digest)
+enum hv_db_status hv_db_plan_report_digest_put(int64_t id, const char *version, const char *digest,
+                                               const char *answer, const char *inputs)
 {
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
     char idtxt[24];
-    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id), version, digest};
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id), version, digest, answer, inputs};
     return hv_db_exec(db, &report_digest_put, params, NULL);
+}
+
+enum hv_db_status hv_db_plan_report_answer(int64_t id, const char *version, const char *inputs,
+                                           char **answer)
+{
+    *answer = NULL;
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char idtxt[24];
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id), version, inputs};
+    PGresult *r = NULL;
+    enum hv_db_status s = hv_db_exec(db, &report_answer, params, &r);
+    if (s == HV_DB_OK) {
+        /* The response frees what it sends: a copy of libpq's buffer. */
+        size_t len = (size_t)PQgetlength(r, 0, 0);
+        *answer = malloc(len + 1);
+        if (*answer != NULL)
+            memcpy(*answer, PQgetvalue(r, 0, 0), len + 1);
+        else
+            s = HV_DB_ERROR;
+    }
+    PQclear(r);
+    return s;
+}
+
+enum hv_db_status hv_db_plan_report_answer_put(int64_t id, const char *version, const char *answer,
+                                               const char *inputs)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char idtxt[24];
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id), version, answer, inputs};
+    return hv_db_exec(db, &report_answer_put, params, NULL);
 }
 
 /* The next element of an array literal ("{1,2.5,NaN}") from *p: its text

@@ -56,14 +56,30 @@ enum hv_db_status hv_db_plan_cancel(int64_t id);
  *  "levels"}] in the plan's order, "workloads": [{"id", "kind", "engine"}]
  *  (the variants its jobs run), "emulated": its guests whose domain is TCG,
  *  "digest": the report digest kept for the state version of the plan's
- *  done jobs (server/report.h), absent when none is (always with a NULL
- *  version)}.
+ *  done jobs (server/report.h), absent when none is or digest_wanted is
+ *  false (always with a NULL version)}. The workloads are read from the
+ *  digest's row when one is kept for version, wanted or not.
  *  HV_DB_NONE when there is no such plan. */
-enum hv_db_status hv_db_plan_report_meta(int64_t id, const char *version, json_t **out);
+enum hv_db_status hv_db_plan_report_meta(int64_t id, const char *version, bool digest_wanted,
+                                         json_t **out);
 
 /** Keeps the report digest (JSON text) of plan id for the state version of
- *  its done jobs, replacing the one kept before. */
-enum hv_db_status hv_db_plan_report_digest_put(int64_t id, const char *version, const char *digest);
+ *  its done jobs, replacing the one kept before (and the answer kept with
+ *  it), with the answer rendered from it and its other inputs (both text,
+ *  both may be NULL: no answer kept; server/report.h). */
+enum hv_db_status hv_db_plan_report_digest_put(int64_t id, const char *version, const char *digest,
+                                               const char *answer, const char *inputs);
+
+/** The report answer kept for plan id at the state version of its done
+ *  jobs and the other inputs inputs, as sent (a new string in *answer, the
+ *  caller's to free); HV_DB_NONE when none is kept for them. */
+enum hv_db_status hv_db_plan_report_answer(int64_t id, const char *version, const char *inputs,
+                                           char **answer);
+
+/** Keeps answer for plan id's digest of state version, rendered with the
+ *  other inputs inputs; nothing when no digest of that state is kept. */
+enum hv_db_status hv_db_plan_report_answer_put(int64_t id, const char *version, const char *answer,
+                                               const char *inputs);
 
 /** One value of a plan's report: one round of one configuration, workload,
  *  target and metric. Guests that ran together (a group) are one value,

@@ -20,9 +20,22 @@ void hv_h_plan_report(struct hv_request *req)
     hv_query_enum(req, "runs", listings, &runs, errors);
     if (hv_query_failed(req, errors))
         return;
+    bool runs_all = runs != NULL && strcmp(runs, "all") == 0;
+    bool json = format == NULL || strcmp(format, "json") == 0;
+    if (json && !runs_all) {
+        /* The default form: the answer as kept, sent without parsing it. */
+        char *text = NULL;
+        enum hv_db_status s = hv_report_answer(req->ids[0], &text);
+        if (s == HV_DB_OK)
+            hv_reply_text(req, 200, "application/json", text);
+        else if (s == HV_DB_NONE)
+            hv_reply_problem(req, HV_E_NOT_FOUND, "no plan with this id", NULL);
+        else
+            hv_reply_db_failure(req, s);
+        return;
+    }
     json_t *report = NULL;
-    enum hv_db_status s =
-        hv_report_get(req->ids[0], runs != NULL && strcmp(runs, "all") == 0, &report);
+    enum hv_db_status s = hv_report_get(req->ids[0], runs_all, &report);
     if (s != HV_DB_OK) {
         if (s == HV_DB_NONE)
             hv_reply_problem(req, HV_E_NOT_FOUND, "no plan with this id", NULL);
@@ -30,7 +43,7 @@ void hv_h_plan_report(struct hv_request *req)
             hv_reply_db_failure(req, s);
         return;
     }
-    if (format == NULL || strcmp(format, "json") == 0) {
+    if (json) {
         hv_reply_json(req, 200, report);
         return;
     }

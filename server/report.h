@@ -25,7 +25,15 @@
  * once per state of the plan's done jobs: what the later reports need (the
  * summaries as answered, and per arm n, summary, log group and jobs kept) is
  * its digest, kept in report_digests (migrations/015) with that state, and
- * a report finding the same state reads the digest instead of the values. */
+ * a report finding the same state reads the digest instead of the values.
+ * The answer in its default form (JSON, the runs listed by default) is kept
+ * beside the digest as the text sent (migrations/026), with the md5 of
+ * everything else it read (the plan's summary and settings, the host's
+ * view, the code that rendered it: report_load.c's answer_inputs); a
+ * report finding the same state and the same inputs sends that text
+ * without computing or parsing anything (hv_report_answer). The answer is
+ * assembled in one place, hv_report_build_digest (report_build.c): a
+ * section added there that reads something else adds it to the inputs. */
 #ifndef HV_SERVER_REPORT_H
 #define HV_SERVER_REPORT_H
 
@@ -60,5 +68,13 @@ json_t *hv_report_build_digest(const struct hv_rdata *d, json_t **digest);
  *  built, and a big plan's digest kept for the next. HV_DB_NONE without such
  *  a plan; HV_DB_ERROR also when memory runs out. */
 enum hv_db_status hv_report_get(int64_t id, bool runs_all, json_t **report);
+
+/** The report of plan id in its default form (runs listed by default) as
+ *  the JSON text to send, a new string in *text: the answer kept for the
+ *  state of the plan's jobs and the report's other inputs when there is
+ *  one, else rendered (from the digest kept, else from the values) and, for
+ *  a big plan, kept. HV_DB_NONE without such a plan; HV_DB_ERROR also when
+ *  memory runs out. */
+enum hv_db_status hv_report_answer(int64_t id, char **text);
 
 #endif

@@ -1,4 +1,5 @@
 /* report_load.c — a plan's report data from the database; see report.h. */
+#include "auth.h"
 #include "db_plans.h"
 #include "db_telemetry.h"
 #include "report.h"
@@ -6,8 +7,11 @@
 #include "log.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 /* Job ids read from one row; a group holds at most a plan's guests and
  * a net server, so this is plenty; more are dropped from the evidence. */
@@ -98,14 +102,76 @@ static char *state_of(const json_t *summary)
     return v;
 }
 
-enum hv_db_status hv_report_load(int64_t id, struct hv_rdata *d)
+/* The code that renders answers: the SHA-256 of the server's executable,
+ * so a server of other code renders the answers kept by another again
+ * (else, when it cannot be read, this process's pid and start). */
+static char answer_form[80];
+static pthread_once_t answer_form_once = PTHREAD_ONCE_INIT;
+
+static void answer_form_init(void)
+{
+    FILE *f = fopen("/proc/self/exe", "rb");
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (bool ok = f != NULL; ok;) {
+        if (len == cap) {
+            char *more = realloc(buf, cap = cap ? 2 * cap : 1 << 22);
+            if (more == NULL)
+                break;
+            buf = more;
+        }
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        ok = n > 0;
+        if (!ok && ferror(f) == 0 && feof(f) != 0) {
+            char hex[65];
+            hv_sha256_hex(buf, len, hex);
+            snprintf(answer_form, sizeof answer_form, "exe:%s", hex);
+        }
+    }
+    if (f != NULL)
+        fclose(f);
+    free(buf);
+    if (answer_form[0] == '\0')
+        snprintf(answer_form, sizeof answer_form, "process:%ld:%lld", (long)getpid(),
+                 (long long)time(NULL));
+}
+
+/* What an answer in the default form reads besides the values (or the
+ * digest) of the state d->version of the plan's done jobs, as compact JSON
+ * text: the plan's summary, its meta less the digest (settings,
+ * configurations, workload variants, targets, emulated guests), the host's
+ * view (KVM probe, busy jobs) and the code that renders it. A kept answer
+ * is sent only for the same text (its md5), so whatever a section of the
+ * report reads from elsewhere must be added here. NULL when memory runs
+ * out. */
+static char *answer_inputs(const json_t *summary, const json_t *meta, const json_t *host_view)
+{
+    pthread_once(&answer_form_once, answer_form_init);
+    json_t *rest = json_copy((json_t *)meta);
+    if (rest == NULL)
+        return NULL;
+    json_object_del(rest, "digest");
+    json_t *o = json_pack("{s:s,s:O,s:o,s:O?}", "form", answer_form, "summary", summary, "meta",
+                          rest, "host", host_view);
+    char *text = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(o);
+    return text;
+}
+
+/* Fills d with plan id's summary, settings, state (d->version) and the
+ * host's view, not its values; with digest_wanted, the digest kept for that
+ * state too when there is one; with inputs, the text of what an answer
+ * reads besides the values into *inputs (answer_inputs). */
+static enum hv_db_status load_head(int64_t id, struct hv_rdata *d, bool digest_wanted,
+                                   char **inputs)
 {
     json_t *summary = NULL, *meta = NULL;
     enum hv_db_status s = hv_db_plan_get(id, false, &summary);
     if (s == HV_DB_OK && (d->version = state_of(summary)) == NULL)
         s = HV_DB_ERROR;
     if (s == HV_DB_OK)
-        s = hv_db_plan_report_meta(id, d->runs_all ? NULL : d->version, &meta);
+        s = hv_db_plan_report_meta(id, d->runs_all ? NULL : d->version, digest_wanted, &meta);
     if (s == HV_DB_OK &&
         (hv_rdata_plan(d, summary, json_object_get(meta, "spec")) != 0 || read_meta(d, meta) != 0))
         s = HV_DB_ERROR;
@@ -117,34 +183,104 @@ enum hv_db_status hv_report_load(int64_t id, struct hv_rdata *d)
     }
     if (s == HV_DB_OK)
         s = hv_db_report_host(id, &d->host_view);
+    if (s == HV_DB_OK && inputs != NULL &&
+        (*inputs = answer_inputs(summary, meta, d->host_view)) == NULL)
+        s = HV_DB_ERROR;
     json_decref(summary);
     json_decref(meta);
-    if (s == HV_DB_OK && d->digest == NULL)
+    return s;
+}
+
+/* Reads d's values unless it holds a digest, and finishes it. */
+static enum hv_db_status load_values(int64_t id, struct hv_rdata *d)
+{
+    enum hv_db_status s = HV_DB_OK;
+    if (d->digest == NULL)
         s = hv_db_plan_observations(id, add_obs, d);
     if (s == HV_DB_OK && hv_rdata_finish(d) != 0)
         s = HV_DB_ERROR;
     return s;
 }
 
-enum hv_db_status hv_report_get(int64_t id, bool runs_all, json_t **report)
+enum hv_db_status hv_report_load(int64_t id, struct hv_rdata *d)
+{
+    enum hv_db_status s = load_head(id, d, !d->runs_all, NULL);
+    return s == HV_DB_OK ? load_values(id, d) : s;
+}
+
+/* The report of plan id into *report, and unless runs_all, with text, the
+ * answer as sent into *text too. What a big plan's report computed is kept
+ * for the next: the digest when it was computed from the values, and the
+ * answer with it when text is asked for or the digest was computed; the
+ * answer alone when it was rendered from the digest kept. */
+static enum hv_db_status render(int64_t id, bool runs_all, json_t **report, char **text)
 {
     *report = NULL;
     struct hv_rdata d;
     hv_rdata_init(&d);
     d.runs_all = runs_all;
-    enum hv_db_status s = hv_report_load(id, &d);
+    char *inputs = NULL;
+    enum hv_db_status s = load_head(id, &d, !runs_all, runs_all ? NULL : &inputs);
+    if (s == HV_DB_OK)
+        s = load_values(id, &d);
     json_t *digest = NULL;
     if (s == HV_DB_OK) {
         *report = hv_report_build_digest(&d, &digest);
         if (*report == NULL)
             s = HV_DB_ERROR;
     }
-    /* Kept for the next report; one that cannot be kept is computed again. */
-    char *text = digest != NULL && d.version != NULL ? json_dumps(digest, JSON_COMPACT) : NULL;
-    if (text != NULL && hv_db_plan_report_digest_put(id, d.version, text) != HV_DB_OK)
+    /* Kept for the next report; what cannot be kept is computed again. */
+    char *kept = digest != NULL && d.version != NULL ? json_dumps(digest, JSON_COMPACT) : NULL;
+    char *answer = NULL;
+    if (s == HV_DB_OK && inputs != NULL && (text != NULL || kept != NULL) &&
+        (kept != NULL || d.digest != NULL))
+        answer = json_dumps(*report, JSON_COMPACT);
+    if (kept != NULL && hv_db_plan_report_digest_put(id, d.version, kept, answer,
+                                                     answer != NULL ? inputs : NULL) != HV_DB_OK)
         hv_warn("plan %lld: the report's digest could not be kept", (long long)id);
-    free(text);
+    else if (kept == NULL && answer != NULL &&
+             hv_db_plan_report_answer_put(id, d.version, answer, inputs) != HV_DB_OK)
+        hv_warn("plan %lld: the report's answer could not be kept", (long long)id);
+    free(kept);
+    if (text != NULL && s == HV_DB_OK) {
+        *text = answer != NULL ? answer : json_dumps(*report, JSON_COMPACT);
+        answer = NULL;
+        if (*text == NULL)
+            s = HV_DB_ERROR;
+    }
+    free(answer);
+    free(inputs);
     json_decref(digest);
     hv_rdata_free(&d);
+    return s;
+}
+
+enum hv_db_status hv_report_get(int64_t id, bool runs_all, json_t **report)
+{
+    return render(id, runs_all, report, NULL);
+}
+
+enum hv_db_status hv_report_answer(int64_t id, char **text)
+{
+    *text = NULL;
+    struct hv_rdata d;
+    hv_rdata_init(&d);
+    char *inputs = NULL;
+    enum hv_db_status s = load_head(id, &d, false, &inputs);
+    if (s == HV_DB_OK)
+        s = hv_db_plan_report_answer(id, d.version, inputs, text);
+    free(inputs);
+    hv_rdata_free(&d);
+    if (s != HV_DB_NONE)
+        return s;
+    /* None kept for this state and these inputs: rendered (from the digest
+     * kept, else from the values) and kept. */
+    json_t *report = NULL;
+    s = render(id, false, &report, text);
+    json_decref(report);
+    if (s != HV_DB_OK) {
+        free(*text);
+        *text = NULL;
+    }
     return s;
 }

@@ -4,7 +4,10 @@
 # flagged runs are listed ("runs_listed": "flagged", "runs_omitted"), and
 # ?runs=all lists every run with every other figure unchanged; the second
 # report is read from the digest the first kept (migrations/015) and is the
-# same byte for byte; a round more (rows written by SQL again) is in the
+# same byte for byte, sent as the answer kept beside the digest
+# (migrations/026), which is the answer rendered again from the digest or
+# the values after it is invalidated, and changes with the plan's name; a
+# round more (rows written by SQL again) is in the
 # next report; ?format=md and csv list the flagged runs; deleting the plan
 # deletes its digest; a plan of 100 rounds lists every run and keeps no
 # digest.
@@ -13,6 +16,7 @@ source "$(dirname "$0")/lib.sh"
 hv_setup
 
 sql() { "$PG" psql "$HV_TMP/pg" -- -X -Atq -v ON_ERROR_STOP=1 -c "$1"; }
+md5() { printf '%s' "$1" | md5sum | cut -d' ' -f1; }
 
 # seed NAME ROUNDS: a plan of two configurations (thp always, never) of one
 # cpu workload on a host and a guest, ROUNDS rounds, all done, with
@@ -77,6 +81,39 @@ assert_eq "a digest is kept for the plan" "1" "$(sql "SELECT count(*) FROM repor
 
 assert_status 200 GET "/api/v1/plans/$P/report"
 assert_eq "the second report, read from the digest, is the first byte for byte" "$FIRST" "$BODY"
+assert_eq "the answer is kept beside the digest as sent" "$(md5 "$FIRST")" \
+    "$(md5 "$(sql "SELECT answer FROM report_digests WHERE plan_id = $P")")"
+
+# The kept answer is sent as it is: altered in the table, the alteration
+# is answered; its inputs changed, the answer is rendered again from the
+# digest (the first byte for byte) and kept; the digest and answer
+# deleted, the answer rendered from the values is the same again.
+sql "UPDATE report_digests SET answer = replace(answer, '\"name\":\"big\"', '\"name\":\"kept\"')
+WHERE plan_id = $P" >/dev/null
+assert_status 200 GET "/api/v1/plans/$P/report"
+assert_eq "a kept answer is sent as kept" "kept" "$(json .name)"
+sql "UPDATE report_digests SET inputs = 'other' WHERE plan_id = $P" >/dev/null
+assert_status 200 GET "/api/v1/plans/$P/report"
+assert_eq "its inputs changed, the answer rendered again from the digest is the first" \
+    "$(md5 "$FIRST")" "$(md5 "$BODY")"
+assert_eq "and is kept again" "$(md5 "$FIRST") t" \
+    "$(md5 "$(sql "SELECT answer FROM report_digests WHERE plan_id = $P")") $(sql "SELECT inputs <> 'other' FROM report_digests WHERE plan_id = $P")"
+sql "DELETE FROM report_digests WHERE plan_id = $P" >/dev/null
+assert_status 200 GET "/api/v1/plans/$P/report"
+assert_eq "rendered from the values again, the answer is the first" "$(md5 "$FIRST")" "$(md5 "$BODY")"
+assert_status 200 GET "/api/v1/plans/$P/report"
+assert_eq "and the one kept then is too" "$(md5 "$FIRST")" "$(md5 "$BODY")"
+
+# An input of the answer other than the jobs (the plan's name, in its
+# summary) changes: the next answer says so, and the one after too.
+sql "UPDATE plans SET name = 'big renamed' WHERE id = $P" >/dev/null
+assert_status 200 GET "/api/v1/plans/$P/report"
+assert_eq "the plan renamed, the answer names it so" "big renamed" "$(json .name)"
+assert_eq "and the answer kept then too" "big renamed" \
+    "$(sql "SELECT answer::json->>'name' FROM report_digests WHERE plan_id = $P")"
+sql "UPDATE plans SET name = 'big' WHERE id = $P" >/dev/null
+assert_status 200 GET "/api/v1/plans/$P/report"
+assert_eq "named back, the answer is the first again" "$(md5 "$FIRST")" "$(md5 "$BODY")"
 
 assert_status 200 GET "/api/v1/plans/$P/report?runs=all"
 assert_eq "runs=all lists every run" "600 0" \
@@ -91,6 +128,11 @@ assert_status 200 GET "/api/v1/plans/$P/report"
 assert_eq "a round written by SQL is in the next report" "151" "$(json '[.summaries[].n] | unique | join(",")')"
 assert_eq "and in the digest kept" "151" \
     "$(sql "SELECT digest::json->'summaries'->0->>'n' FROM report_digests WHERE plan_id = $P")"
+assert_eq "and in the answer kept" "151" \
+    "$(sql "SELECT answer::json->'summaries'->0->>'n' FROM report_digests WHERE plan_id = $P")"
+ROUND151=$BODY
+assert_status 200 GET "/api/v1/plans/$P/report"
+assert_eq "the next report sends the answer kept, the same" "$(md5 "$ROUND151")" "$(md5 "$BODY")"
 
 assert_status 200 GET "/api/v1/plans/$P/report?format=md"
 assert_match "the Markdown says which runs it lists" 'list only their flagged runs' "$BODY"

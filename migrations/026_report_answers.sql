@@ -1,0 +1,13 @@
+-- 026_report_answers.sql — a big plan's report kept as answered, beside
+-- its digest (015_report_digests.sql, server/report.h).
+--
+-- answer is the JSON a GET /api/v1/plans/{id}/report in its default form
+-- (JSON, runs listed as by default) answered for the row's version, as
+-- sent; inputs is the md5 of what else that answer read (the plan's
+-- summary, the guests found emulated, the host's probe and busy jobs), so
+-- a report finding the same version and the same inputs sends the text
+-- kept without computing or parsing anything. A new version (a job of the
+-- plan done) replaces the row, answer included, as it replaces the digest;
+-- other inputs changing make the next report render the answer again from
+-- the digest and keep it. Both NULL until a report keeps an answer.
+ALTER TABLE report_digests ADD COLUMN answer text, ADD COLUMN inputs text;
