@@ -21,8 +21,10 @@
 #   D  its floor: SELECT series_key, count(*), avg, stddev_samp ... GROUP BY.
 #
 # Then, once: GET /api/v1/plans/{id} (the plan's summary, which every read
-# of the plan pays), and the first report after one more job of the plan
-# ended (what a report of a running plan costs: the digest computed again).
+# of the plan pays), the first report after one more job of the plan ended
+# (the plan done again: the digest computed again), and the first report
+# of the plan running (a job queued again) after one more job ended (the
+# answer kept, its digest younger than 30 s).
 #
 # The GETs are timed by curl on one kept-alive connection, one request after
 # another; the SELECTs by psql's \timing in one session. A, B, C and D
@@ -199,3 +201,18 @@ curl -fsS --max-time 300 -o /dev/null "$URL$PATH_REPORT" || hv_die "the report G
 t1=$(date +%s.%N)
 printf '# report GET after one more job ended (the digest computed again): %.1f ms; the next: %.1f ms\n' \
     "$(echo "($t1 - $t0) * 1000" | bc -l)" "$(run_http "$PATH_REPORT")"
+
+# A running plan (one of its jobs queued again) whose jobs keep ending:
+# the report is the answer kept while the digest is younger than 30 s,
+# its as_of the state it is of, not computed again for each job.
+bench_sql "UPDATE jobs SET status = 'queued' WHERE id = (SELECT max(id) FROM jobs WHERE plan_id = $PLAN);
+UPDATE jobs SET status = 'running' WHERE id = (SELECT min(id) FROM jobs WHERE plan_id = $PLAN);
+UPDATE jobs SET status = 'done', finished_at = now() WHERE id = (SELECT min(id) FROM jobs WHERE plan_id = $PLAN)" \
+    >/dev/null || hv_die "cannot end a job of the running plan"
+t0=$(date +%s.%N)
+curl -fsS --max-time 300 "$URL$PATH_REPORT" >"$BENCH_TMP/running.json" ||
+    hv_die "the report GET of the running plan failed"
+t1=$(date +%s.%N)
+printf '# running plan, report GET after one more job ended (the answer kept): %.1f ms; as_of %s, status %s\n' \
+    "$(echo "($t1 - $t0) * 1000" | bc -l)" "$(jq -r .as_of "$BENCH_TMP/running.json")" \
+    "$(jq -r .status "$BENCH_TMP/running.json")"

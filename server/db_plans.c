@@ -158,6 +158,14 @@ static const struct hv_stmt report_answer = {
     "AND answer IS NOT NULL",
     3};
 
+/* The answer kept for a running plan whatever the state it is of, when its
+ * digest was computed less than $2 seconds ago. */
+static const struct hv_stmt report_answer_recent = {
+    "plan_report_answer_recent",
+    "SELECT answer FROM report_digests WHERE plan_id = $1 AND answer IS NOT NULL "
+    "AND computed_at > now() - make_interval(secs => $2::int)",
+    2};
+
 /* An answer rendered from the digest kept for that state, the other
  * inputs having changed. */
 static const struct hv_stmt report_answer_put = {
@@ -586,17 +594,16 @@ enum hv_db_status hv_db_plan_report_digest_put(int64_t id, const char *version, 
     return hv_db_exec(db, &report_digest_put, params, NULL);
 }
 
-enum hv_db_status hv_db_plan_report_answer(int64_t id, const char *version, const char *inputs,
-                                           char **answer)
+/* The text of the one cell statement st answers into *answer. */
+static enum hv_db_status answer_text(const struct hv_stmt *st, const char *const *params,
+                                     char **answer)
 {
     *answer = NULL;
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
-    char idtxt[24];
-    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id), version, inputs};
     PGresult *r = NULL;
-    enum hv_db_status s = hv_db_exec(db, &report_answer, params, &r);
+    enum hv_db_status s = hv_db_exec(db, st, params, &r);
     if (s == HV_DB_OK) {
         /* The response frees what it sends: a copy of libpq's buffer. */
         size_t len = (size_t)PQgetlength(r, 0, 0);
@@ -608,6 +615,22 @@ enum hv_db_status hv_db_plan_report_answer(int64_t id, const char *version, cons
     }
     PQclear(r);
     return s;
+}
+
+enum hv_db_status hv_db_plan_report_answer(int64_t id, const char *version, const char *inputs,
+                                           char **answer)
+{
+    char idtxt[24];
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id), version, inputs};
+    return answer_text(&report_answer, params, answer);
+}
+
+enum hv_db_status hv_db_plan_report_answer_recent(int64_t id, int seconds, char **answer)
+{
+    char idtxt[24], secs[16];
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id),
+                            hv_db_int(secs, sizeof secs, seconds)};
+    return answer_text(&report_answer_recent, params, answer);
 }
 
 enum hv_db_status hv_db_plan_report_answer_put(int64_t id, const char *version, const char *answer,

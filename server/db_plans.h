@@ -76,6 +76,11 @@ enum hv_db_status hv_db_plan_report_digest_put(int64_t id, const char *version, 
 enum hv_db_status hv_db_plan_report_answer(int64_t id, const char *version, const char *inputs,
                                            char **answer);
 
+/** The report answer kept for plan id whatever the state of its jobs it is
+ *  of, when its digest was computed less than seconds ago (a new string in
+ *  *answer); HV_DB_NONE when none is. */
+enum hv_db_status hv_db_plan_report_answer_recent(int64_t id, int seconds, char **answer);
+
 /** Keeps answer for plan id's digest of state version, rendered with the
  *  other inputs inputs; nothing when no digest of that state is kept. */
 enum hv_db_status hv_db_plan_report_answer_put(int64_t id, const char *version, const char *answer,

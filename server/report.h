@@ -69,12 +69,19 @@ json_t *hv_report_build_digest(const struct hv_rdata *d, json_t **digest);
  *  a plan; HV_DB_ERROR also when memory runs out. */
 enum hv_db_status hv_report_get(int64_t id, bool runs_all, json_t **report);
 
+/** A big plan that has not ended has its digest computed again at most
+ *  every this many seconds: in between, while its jobs keep ending, its
+ *  report is the answer kept, of the state its as_of names. */
+#define HV_REPORT_RUNNING_S 30
+
 /** The report of plan id in its default form (runs listed by default) as
  *  the JSON text to send, a new string in *text: the answer kept for the
  *  state of the plan's jobs and the report's other inputs when there is
- *  one, else rendered (from the digest kept, else from the values) and, for
- *  a big plan, kept. HV_DB_NONE without such a plan; HV_DB_ERROR also when
- *  memory runs out. */
+ *  one, or for a plan not ended the answer kept whatever its state when its
+ *  digest is less than HV_REPORT_RUNNING_S old; else rendered (from the
+ *  digest kept, else from the values) and, for a big plan, kept. A plan
+ *  that ended always has the answer of its last state. HV_DB_NONE without
+ *  such a plan; HV_DB_ERROR also when memory runs out. */
 enum hv_db_status hv_report_answer(int64_t id, char **text);
 
 #endif

@@ -20,19 +20,22 @@ static json_t *factors_json(const struct hv_rdata *d)
     return list;
 }
 
-/* The report's head: the plan and the settings the figures depend on. */
+/* The report's head: the plan and the settings the figures depend on;
+ * as_of is the last change of state of the plan's jobs the figures include
+ * (the summary's updated_at). */
 static json_t *head_json(const struct hv_rdata *d)
 {
     json_t *s = d->summary;
     json_t *weights = json_object();
     for (int i = 0; i < HV_SUB_COUNT; i++)
         json_object_set_new(weights, hv_subsys_name((enum hv_subsys)i), json_real(d->weights[i]));
-    return json_pack("{s:O,s:O,s:O,s:O,s:b,s:s,s:s,s:f,s:o,s:o,s:f}", "plan_id",
+    return json_pack("{s:O,s:O,s:O,s:O,s:O?,s:b,s:s,s:s,s:f,s:o,s:o,s:f}", "plan_id",
                      json_object_get(s, "id"), "name", json_object_get(s, "name"), "status",
-                     json_object_get(s, "status"), "jobs", json_object_get(s, "jobs"), "partial",
-                     !d->finished, "design", d->full ? "full" : "one-at-a-time", "baseline",
-                     d->baseline, "margin_pct", d->margin_pct, "weights", weights, "factors",
-                     factors_json(d), "confidence", 0.95);
+                     json_object_get(s, "status"), "jobs", json_object_get(s, "jobs"), "as_of",
+                     json_object_get(s, "updated_at"), "partial", !d->finished, "design",
+                     d->full ? "full" : "one-at-a-time", "baseline", d->baseline, "margin_pct",
+                     d->margin_pct, "weights", weights, "factors", factors_json(d), "confidence",
+                     0.95);
 }
 
 /* What the host's KVM probe found, as the end of the emulated warning: ""

@@ -269,6 +269,10 @@ enum hv_db_status hv_report_answer(int64_t id, char **text)
     enum hv_db_status s = load_head(id, &d, false, &inputs);
     if (s == HV_DB_OK)
         s = hv_db_plan_report_answer(id, d.version, inputs, text);
+    /* A running plan's jobs keep ending: its digest is not computed again
+     * for each. */
+    if (s == HV_DB_NONE && d.summary != NULL && !d.finished)
+        s = hv_db_plan_report_answer_recent(id, HV_REPORT_RUNNING_S, text);
     free(inputs);
     hv_rdata_free(&d);
     if (s != HV_DB_NONE)

@@ -7,8 +7,9 @@
 # same byte for byte, sent as the answer kept beside the digest
 # (migrations/026), which is the answer rendered again from the digest or
 # the values after it is invalidated, and changes with the plan's name; a
-# round more (rows written by SQL again) is in the
-# next report; ?format=md and csv list the flagged runs; deleting the plan
+# round more (rows written by SQL again) is in the next report; a running
+# plan's report is the answer kept while its digest is recent, exact once
+# the plan ended; ?format=md and csv list the flagged runs; deleting the plan
 # deletes its digest; a plan of 100 rounds lists every run and keeps no
 # digest.
 # shellcheck source=tests/integration/lib.sh
@@ -139,6 +140,41 @@ assert_match "the Markdown says which runs it lists" 'list only their flagged ru
 assert_match "the Markdown lists the outlier" '\| default \| cpu \| big-host \| cpu.score \| 77 \|' "$BODY"
 assert_status 200 GET "/api/v1/plans/$P/report?format=csv"
 assert_eq "the CSV lists one run, the outlier" "1" "$(grep -c '^run,' <<<"$BODY")"
+
+# The plan running again (a job queued): while its digest is recent, its
+# jobs ending do not make the figures be computed again, the report is the
+# answer kept (of the state its as_of names); the digest aged, the figures
+# are of every done job, the state's; the plan ended, they are of every job
+# however recent the digest, and the same rendered afresh.
+assert_status 200 GET "/api/v1/plans/$P/report"
+KEPT=$BODY
+AS_OF=$(json .as_of)
+assert_eq "the report says of which state it is" \
+    "$(sql "SELECT json_build_object('t', greatest(updated_at, state_at))->>'t' FROM plan_summaries WHERE id = $P")" \
+    "$AS_OF"
+sql "INSERT INTO jobs (plan_id, config_id, workload_id, workload, target_name, target_id, repetition,
+                  run_order, status, attempt)
+SELECT plan_id, config_id, workload_id, workload, target_name, target_id, 999, 9999, 'queued', 0
+FROM jobs WHERE id = (SELECT max(id) FROM jobs WHERE plan_id = $P)" >/dev/null
+add_rounds big 152 152
+sql "UPDATE report_digests SET computed_at = now() WHERE plan_id = $P" >/dev/null
+assert_status 200 GET "/api/v1/plans/$P/report"
+assert_eq "running, its digest recent, the report is the answer kept" "$(md5 "$KEPT")" "$(md5 "$BODY")"
+sql "UPDATE report_digests SET computed_at = now() - interval '1 hour' WHERE plan_id = $P" >/dev/null
+assert_status 200 GET "/api/v1/plans/$P/report"
+assert_eq "its digest aged, the figures are of the round more and of the running plan" \
+    "152 running true" "$(json '"\([.summaries[].n] | unique | join(",")) \(.status) \(.partial)"')"
+assert_eq "of a later state" "later" "$([[ $(json .as_of) > "$AS_OF" ]] && echo later)"
+sql "DELETE FROM jobs WHERE plan_id = $P AND status = 'queued'" >/dev/null
+add_rounds big 153 153
+sql "UPDATE report_digests SET computed_at = now() WHERE plan_id = $P" >/dev/null
+assert_status 200 GET "/api/v1/plans/$P/report"
+assert_eq "the plan ended, the figures are of every job however recent the digest" "153 done false" \
+    "$(json '"\([.summaries[].n] | unique | join(",")) \(.status) \(.partial)"')"
+ENDED=$BODY
+sql "DELETE FROM report_digests WHERE plan_id = $P" >/dev/null
+assert_status 200 GET "/api/v1/plans/$P/report"
+assert_eq "and the same rendered afresh from the values" "$(md5 "$ENDED")" "$(md5 "$BODY")"
 
 assert_status 200 DELETE "/api/v1/plans/$P" -H "Authorization: Bearer $ADMIN_TOKEN"
 assert_eq "deleting the plan deletes its digest" "0" "$(sql "SELECT count(*) FROM report_digests")"
