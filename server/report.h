@@ -75,10 +75,11 @@ enum hv_db_status hv_report_get(int64_t id, bool runs_all, json_t **report);
 #define HV_REPORT_RUNNING_S 30
 
 /** The report of plan id in its default form (runs listed by default) as
- *  the JSON text to send, a new string in *text: the answer kept for the
- *  state of the plan's jobs and the report's other inputs when there is
- *  one, or for a plan not ended the answer kept whatever its state when its
- *  digest is less than HV_REPORT_RUNNING_S old; else rendered (from the
+ *  the JSON text to send, a new string in *text: for a plan not ended the
+ *  answer kept whatever its state and inputs when its digest is less than
+ *  HV_REPORT_RUNNING_S old; else the answer kept for the state of the
+ *  plan's jobs and the report's other inputs when there is one; else
+ *  rendered (from the
  *  digest kept, else from the values) and, for a big plan, kept. A plan
  *  that ended always has the answer of its last state. HV_DB_NONE without
  *  such a plan; HV_DB_ERROR also when memory runs out. */

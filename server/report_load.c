@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -260,19 +261,38 @@ enum hv_db_status hv_report_get(int64_t id, bool runs_all, json_t **report)
     return render(id, runs_all, report, NULL);
 }
 
+/* Whether the plan of summary has ended (done, failed or cancelled). */
+static bool ended(const json_t *summary)
+{
+    const char *status = json_string_value(json_object_get(summary, "status"));
+    return status != NULL && (strcmp(status, "done") == 0 || strcmp(status, "failed") == 0 ||
+                              strcmp(status, "cancelled") == 0);
+}
+
 enum hv_db_status hv_report_answer(int64_t id, char **text)
 {
     *text = NULL;
+    /* A running plan's jobs keep ending: while its digest is recent, the
+     * answer kept is sent whatever state it is of, before anything else
+     * of the plan is read (its workload variants and targets, read from
+     * its jobs for a state no digest is kept for, cost a scan of them). */
+    json_t *summary = NULL;
+    enum hv_db_status s = hv_db_plan_get(id, false, &summary);
+    bool running = s == HV_DB_OK && !ended(summary);
+    json_decref(summary);
+    if (s != HV_DB_OK)
+        return s;
+    if (running) {
+        s = hv_db_plan_report_answer_recent(id, HV_REPORT_RUNNING_S, text);
+        if (s != HV_DB_NONE)
+            return s;
+    }
     struct hv_rdata d;
     hv_rdata_init(&d);
     char *inputs = NULL;
-    enum hv_db_status s = load_head(id, &d, false, &inputs);
+    s = load_head(id, &d, false, &inputs);
     if (s == HV_DB_OK)
         s = hv_db_plan_report_answer(id, d.version, inputs, text);
-    /* A running plan's jobs keep ending: its digest is not computed again
-     * for each. */
-    if (s == HV_DB_NONE && d.summary != NULL && !d.finished)
-        s = hv_db_plan_report_answer_recent(id, HV_REPORT_RUNNING_S, text);
     free(inputs);
     hv_rdata_free(&d);
     if (s != HV_DB_NONE)
