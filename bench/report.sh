@@ -186,6 +186,16 @@ printf '| all | **%.1f** | **%.1f** | **%.2f** | **%.1f** | **%.1f** | **%.2f** 
 echo
 echo "# medians in ms of $REQUESTS requests a round; goal: A / B and C / D <= 1.5, A and C < 100 ms"
 
+# The server's own CPU (user + system, /proc/PID/stat) per report over
+# 5 x REQUESTS reports of the finished plan: what the machine's load
+# changes least.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+c0=$(cpu_ticks "${BENCH_SERVER_PIDS[0]}")
+bench_http_median "$PATH_REPORT" $((5 * REQUESTS)) >/dev/null
+c1=$(cpu_ticks "${BENCH_SERVER_PIDS[0]}")
+printf '# server CPU per report: %.1f ms (%d reports)\n' \
+    "$(echo "($c1 - $c0) * 1000 / $(getconf CLK_TCK) / (5 * $REQUESTS)" | bc -l)" $((5 * REQUESTS))
+
 # What the report pays besides its digest: the plan's summary, which every
 # read of the plan pays (GET /api/v1/plans/{id}).
 printf '# GET plan (its summary): median %.1f ms of %d\n' "$(run_http "/api/v1/plans/$PLAN")" "$REQUESTS"
