@@ -31,6 +31,30 @@ static void print_time(const json_t *body, const char *label, const char *key)
         cli_out("%-9s %s", label, cli_fmt_time(buf, sizeof buf, iso));
 }
 
+/** Prints one line per drain hook: "hook      before_host on hv01: done
+ *  (HTTP 204, 2 attempts)", with its error when it failed. */
+static void print_hooks(const json_t *hooks)
+{
+    size_t i;
+    const json_t *h;
+    json_array_foreach(hooks, i, h)
+    {
+        const json_t *a = json_object_get(h, "answer");
+        char answer[64] = "";
+        if (json_is_integer(json_object_get(a, "http_status")))
+            snprintf(answer, sizeof answer, "HTTP %lld, ",
+                     (long long)json_integer_value(json_object_get(a, "http_status")));
+        else if (json_is_integer(json_object_get(a, "exit_status")))
+            snprintf(answer, sizeof answer, "exit status %lld, ",
+                     (long long)json_integer_value(json_object_get(a, "exit_status")));
+        long long n = json_integer_value(json_object_get(h, "attempts"));
+        const char *error = str_of(h, "error");
+        cli_out("hook      %s on %s: %s (%s%lld attempt%s)%s%s", str_of(h, "kind"),
+                str_of(h, "target"), str_of(h, "status"), answer, n, n == 1 ? "" : "s",
+                error != NULL ? ": " : "", error != NULL ? error : "");
+    }
+}
+
 /** Prints the summary as "key  value" lines; body is the summary itself,
  *  for the members struct cli_plan does not carry. */
 static void print_status(const struct cli_plan *p, const json_t *body)
@@ -58,6 +82,7 @@ static void print_status(const struct cli_plan *p, const json_t *body)
             p->jobs.cancelled);
     cli_out("progress  %d%%  %s", cli_percent(p->progress),
             cli_fmt_bar(bar, sizeof bar, p->progress, 10));
+    print_hooks(json_object_get(body, "hooks"));
 }
 
 /** hvbench status ID */

@@ -42,8 +42,52 @@ static const struct hv_jfield plan_fields[] = {
     {.name = "weights", .type = HV_J_OBJECT},
     {.name = "allow_restart", .type = HV_J_BOOL},
     {.name = "tuning", .type = HV_J_OBJECT},
+    {.name = "hooks", .type = HV_J_OBJECT},
     {0},
 };
+
+/* The drain hooks: before_host and after_host, each a url the server
+ * calls or a local command the host worker's configuration names (the
+ * server checks the url's form and the name against the host). */
+static const struct hv_jfield hooks_fields[] = {
+    {.name = "before_host", .type = HV_J_OBJECT},
+    {.name = "after_host", .type = HV_J_OBJECT},
+    {0},
+};
+
+static const struct hv_jfield hook_fields[] = {
+    {.name = "url", .type = HV_J_STRING, .max_len = 2048},
+    {.name = "local", .type = HV_J_STRING, .max_len = 64},
+    {0},
+};
+
+/* Checks doc's hooks; returns the number of problems added to errors. */
+static int check_hooks(const json_t *hooks, json_t *errors)
+{
+    int bad = hv_jspec_check(hooks, "/hooks", hooks_fields, errors);
+    const char *kind;
+    json_t *h;
+    json_object_foreach((json_t *)hooks, kind, h)
+    {
+        if (!json_is_object(h))
+            continue;
+        char path[64];
+        hv_jpath(path, sizeof path, "/hooks", kind);
+        if (hv_jspec_check(h, path, hook_fields, errors) > 0) {
+            bad++;
+            continue;
+        }
+        const char *local = json_string_value(json_object_get(h, "local"));
+        if ((json_object_get(h, "url") != NULL) == (local != NULL)) {
+            hv_errors_add(errors, path, "names either a url or a local command, not both");
+            bad++;
+        } else if (local != NULL && (local[0] == '\0' || !hv_jspec_name_ok(local))) {
+            hv_errors_add(errors, path, "local: must be 1 to 64 printable characters");
+            bad++;
+        }
+    }
+    return bad;
+}
 
 /* The report's weights of the subsystems in the overall efficiency; an
  * unnamed subsystem weighs 1. */
@@ -676,6 +720,9 @@ enum hv_plan_verdict hv_plan_parse(const json_t *in, uint64_t default_seed,
     json_t *tuning = json_object_get(doc, "tuning");
     if (json_is_object(tuning))
         invalid += hv_plan_check_tuning(tuning, errors);
+    json_t *hooks = json_object_get(doc, "hooks");
+    if (json_is_object(hooks))
+        invalid += check_hooks(hooks, errors);
     int impossible = 0;
     json_t *factors = json_object_get(doc, "factors");
     if (json_is_object(factors))

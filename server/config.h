@@ -38,6 +38,9 @@ struct hv_server_config {
     int lease_seconds;                      /**< how long a claim holds a job */
     double group_start_delay;               /**< seconds from a group's last ready to its start */
     int expected_schema;                    /**< newest migration found at start */
+    const char *hook_secret_file;           /**< signing key of plans' url hooks, or NULL */
+    char *hook_secret;                      /**< its content (first line), or NULL */
+    bool hook_private;                      /**< url hooks may call private addresses */
 };
 
 /** The one configuration of this process. */

@@ -1,6 +1,7 @@
 /* db_plans.c — see db_plans.h. */
 #include "db_plans.h"
 
+#include "db_hooks.h"
 #include "db_steps.h"
 
 #include <math.h>
@@ -472,6 +473,13 @@ static enum hv_db_status create_txn(struct hv_db *db, void *arg)
     if (st == HV_DB_OK && json_object_size(json_object_get(s->plan->doc, "factors")) > 0 &&
         s->plan->host != NULL)
         st = hv_db_steps_create(db, id, s->plan->host, seed, s->plan->randomized);
+    /* Its drain hooks: before_host gates everything of the plan. */
+    const json_t *hooks = json_object_get(s->plan->doc, "hooks");
+    if (st == HV_DB_OK && json_object_size(hooks) > 0 && s->plan->host != NULL) {
+        char *text = json_dumps(hooks, JSON_COMPACT);
+        st = text != NULL ? hv_db_hooks_create(db, id, s->plan->host, text) : HV_DB_ERROR;
+        free(text);
+    }
     return st;
 }
 

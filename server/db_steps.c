@@ -89,8 +89,10 @@ static const struct hv_stmt claim = {
     "step_claim",
     "WITH next AS (SELECT s.id FROM plan_steps s JOIN plans p ON p.id = s.plan_id "
     " WHERE s.target_name = (SELECT name FROM targets WHERE id = $1) AND s.status = 'queued' "
-    " AND NOT EXISTS (SELECT 1 FROM plans q WHERE q.host_name = s.target_name AND q.holds_host "
-    "  AND q.id <> s.plan_id) "
+    " AND (s.hook IS NULL OR s.hook ? 'local') "
+    " AND (s.kind IN ('before_host', 'after_host') OR (NOT EXISTS (SELECT 1 FROM plans q "
+    "  WHERE q.host_name = s.target_name AND q.holds_host AND q.id <> s.plan_id) "
+    "  AND hv_hook_gate_open(s.plan_id))) "
     " ORDER BY (s.kind = 'restore') DESC, s.plan_id, s.block LIMIT 1 "
     " FOR UPDATE OF s SKIP LOCKED), "
     "c AS (UPDATE plan_steps s SET status = 'running', attempt = s.attempt + 1, worker_id = $2, "
@@ -105,7 +107,8 @@ static const struct hv_stmt claim = {
     "'[]') FROM jobs j WHERE j.plan_id = c.plan_id AND j.target_name <> c.target_name), 'disk', "
     "p.spec->'tuning'->'disk', 'nic', p.spec->'tuning'->'nic', 'allow_restart', "
     "coalesce((p.spec->>'allow_restart')::bool, false), 'template', "
-    "p.spec->'targets'->'guests'->'template'->>'domain')::text "
+    "p.spec->'targets'->'guests'->'template'->>'domain', 'hook', c.hook, 'host', "
+    "c.target_name)::text "
     "FROM c JOIN plans p ON p.id = c.plan_id LEFT JOIN configurations cf ON cf.id = c.config_id",
     3};
 
@@ -125,8 +128,9 @@ static const struct hv_stmt lock_step = {
 static const struct hv_stmt finish = {
     "step_finish",
     "UPDATE plan_steps SET status = CASE WHEN $2 THEN 'done' ELSE 'failed' END, lease_until = "
-    "NULL, finished_at = now(), error = $3, settings = $4::jsonb WHERE id = $1",
-    4};
+    "NULL, finished_at = now(), error = $3, settings = $4::jsonb, answer = $5::jsonb "
+    "WHERE id = $1",
+    5};
 
 /* An apply step the operator must act for: offered again in $3 seconds;
  * the plan says what it waits for (the wait's start kept while it goes
@@ -164,6 +168,14 @@ static const struct hv_stmt fail_block = {
     "WHERE s.id = $1 AND j.plan_id = s.plan_id AND j.block = s.block AND j.status = 'queued'",
     1};
 
+/* A before_host hook ended: the plan's jobs go, or fail with its answer
+ * (migrations/024_drain_hooks.sql). */
+static const struct hv_stmt before_ended = {"step_before_ended", "SELECT hv_hook_before_ended($1)",
+                                            1};
+
+/* Queues the after_host hooks of plans that ended. */
+static const struct hv_stmt after_due = {"steps_after_due", "SELECT hv_hooks_after_due()", 0};
+
 static const struct hv_stmt record_changes = {
     "step_record_changes",
     "INSERT INTO target_changes (target_name, plan_id, step_id, factor, scope, object, "
@@ -190,8 +202,10 @@ static const struct hv_stmt cancel_steps = {
     "WITH c AS (UPDATE plan_steps SET status = 'cancelled', finished_at = now(), lease_until = "
     " NULL WHERE plan_id = $1 AND kind = 'apply' AND status IN ('waiting', 'queued', "
     " 'waiting_for_operator') RETURNING 1), "
-    "w AS (UPDATE plans SET waiting = NULL WHERE id = $1 AND waiting->>'reason' = "
-    " 'waiting_for_operator' RETURNING 1) "
+    "w AS (UPDATE plans SET waiting = NULL WHERE id = $1 AND waiting->>'reason' IN "
+    " ('waiting_for_operator', 'before_host_hook') RETURNING 1), "
+    "h AS (UPDATE plan_steps SET status = 'cancelled', finished_at = now() WHERE plan_id = $1 "
+    " AND kind = 'before_host' AND status IN ('waiting', 'queued') RETURNING 1) "
     "UPDATE plan_steps s SET status = CASE WHEN p.holds_host OR EXISTS (SELECT 1 FROM plan_steps "
     " a WHERE a.plan_id = s.plan_id AND a.kind = 'apply' AND a.status IN ('running', 'done', "
     " 'failed')) THEN 'queued' ELSE 'cancelled' END, "
@@ -206,7 +220,8 @@ static const struct hv_stmt list = {
     "'configuration', c.name, 'target', s.target_name, 'status', s.status, 'attempt', "
     "s.attempt, 'claimed_at', s.claimed_at, 'finished_at', s.finished_at, 'error', s.error, "
     "'settings', s.settings) ORDER BY s.kind = 'restore', s.block), '[]')::text "
-    "FROM plan_steps s LEFT JOIN configurations c ON c.id = s.config_id WHERE s.plan_id = $1",
+    "FROM plan_steps s LEFT JOIN configurations c ON c.id = s.config_id WHERE s.plan_id = $1 "
+    "AND s.kind IN ('apply', 'restore')",
     1};
 
 static const struct hv_stmt changes = {
@@ -253,6 +268,8 @@ static enum hv_db_status tick_txn(struct hv_db *db, void *arg)
         s = hv_db_exec(db, &recheck, NULL, NULL);
     if (s == HV_DB_OK || s == HV_DB_NONE)
         s = hv_db_exec(db, &advance, NULL, NULL);
+    if (s == HV_DB_OK || s == HV_DB_NONE)
+        s = hv_db_exec(db, &after_due, NULL, NULL);
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 
@@ -330,6 +347,8 @@ static enum hv_db_status result_txn(struct hv_db *db, void *arg)
                  strcmp(PQgetvalue(r, 0, 0), "waiting_for_operator") == 0;
     int current = atoi(PQgetvalue(r, 0, 1));
     bool restore = strcmp(PQgetvalue(r, 0, 2), "restore") == 0;
+    bool before = strcmp(PQgetvalue(r, 0, 2), "before_host") == 0;
+    bool hook = before || strcmp(PQgetvalue(r, 0, 2), "after_host") == 0;
     PQclear(r);
     if (current == res->attempt && ended) {
         a->replayed = true;
@@ -337,7 +356,7 @@ static enum hv_db_status result_txn(struct hv_db *db, void *arg)
     }
     if (!running || current != res->attempt)
         return HV_DB_CONFLICT;
-    if (res->waiting != NULL && !restore) {
+    if (res->waiting != NULL && !restore && !hook) {
         char recheck_s[16];
         const char *pw[] = {sid, res->error,
                             hv_db_int(recheck_s, sizeof recheck_s, HV_STEP_OPERATOR_RECHECK_S),
@@ -345,8 +364,14 @@ static enum hv_db_status result_txn(struct hv_db *db, void *arg)
         s = hv_db_exec(db, &wait_operator, pw, NULL);
         return s == HV_DB_NONE ? HV_DB_OK : s;
     }
-    const char *p2[] = {sid, res->ok ? "t" : "f", res->ok ? NULL : res->error, res->settings};
+    const char *p2[] = {sid, res->ok ? "t" : "f", res->ok ? NULL : res->error, res->settings,
+                        res->answer};
     s = hv_db_exec(db, &finish, p2, NULL);
+    if (s == HV_DB_OK && hook) {
+        if (before)
+            s = hv_db_exec(db, &before_ended, p1, NULL);
+        return s == HV_DB_NONE ? HV_DB_OK : s;
+    }
     if (s == HV_DB_OK && !restore)
         s = hv_db_exec(db, &operator_done, p1, NULL);
     if ((s == HV_DB_OK || s == HV_DB_NONE) && !restore) {

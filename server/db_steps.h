@@ -58,6 +58,9 @@ struct hv_step_result {
      *  reboot-class levels the host is not at, [{"factor", "level",
      *  "value", "file", "command"}]; NULL otherwise. */
     const char *waiting;
+    /** A drain hook's answer: {"exit_status", "output"} or {"error"}, or
+     *  NULL. */
+    const char *answer;
 };
 
 /** Seconds after which a step waiting for the operator is offered to its

@@ -1,5 +1,7 @@
 /* h_plans.c — submitting, listing, reading and cancelling plans. */
 #include "auth.h"
+#include "config.h"
+#include "db_hooks.h"
 #include "db_plans.h"
 #include "db_targets.h"
 #include "factors.h"
@@ -8,6 +10,7 @@
 #include "plan.h"
 #include "query.h"
 #include "site_bench.h"
+#include "webhooks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -464,6 +467,78 @@ static bool host_can_apply(struct hv_request *req, const struct hv_plan *plan)
     return false;
 }
 
+/* Whether the plan's drain hooks can run: a url hook's address has the
+ * form webhooks' have and the server has a key to sign it with; a local
+ * hook's name is one its registered host's worker declares (a host that
+ * never registered is not checked: its hook step fails naming it).
+ * Otherwise answers 400 or 422 naming each and returns false. */
+static bool hooks_usable(struct hv_request *req, const struct hv_plan *plan)
+{
+    const json_t *hooks = json_object_get(plan->doc, "hooks");
+    if (json_object_size(hooks) == 0)
+        return true;
+    json_t *bad = json_array(), *impossible = json_array();
+    json_t *decl = NULL;
+    bool fetched = false;
+    enum hv_db_status s = HV_DB_OK;
+    const char *kind;
+    json_t *h;
+    json_object_foreach((json_t *)hooks, kind, h)
+    {
+        char path[64];
+        hv_jpath(path, sizeof path, "/hooks", kind);
+        const char *url = json_string_value(json_object_get(h, "url"));
+        const char *local = json_string_value(json_object_get(h, "local"));
+        if (url != NULL) {
+            const char *why = hv_webhook_url_problem(url);
+            if (why != NULL)
+                hv_errors_add(bad, path, "url: %s", why);
+            else if (hv_cfg.hook_secret_file == NULL)
+                hv_errors_add(impossible, path,
+                              "url hooks need a signing key: this server runs without "
+                              "--hook-secret-file");
+            continue;
+        }
+        if (!fetched) {
+            s = hv_db_target_hooks(plan->host, &decl);
+            fetched = true;
+        }
+        if (s != HV_DB_OK)
+            continue;
+        bool found = false;
+        for (size_t i = 0; !found && i < json_array_size(decl); i++)
+            found = json_is_string(json_array_get(decl, i)) &&
+                    strcmp(json_string_value(json_array_get(decl, i)), local) == 0;
+        if (!found) {
+            char list[1024];
+            list_names(decl, list, sizeof list);
+            hv_errors_add(impossible, path,
+                          "host '%s' declares no hook '%s' (its worker's configuration, "
+                          "\"hooks\", declares: %s)",
+                          plan->host, local, list);
+        }
+    }
+    json_decref(decl);
+    if (s != HV_DB_OK && s != HV_DB_NONE) {
+        json_decref(bad);
+        json_decref(impossible);
+        hv_reply_db_failure(req, s);
+        return false;
+    }
+    size_t n_bad = json_array_size(bad), n_impossible = json_array_size(impossible);
+    if (n_bad > 0) {
+        hv_reply_problem(req, HV_E_INVALID_PLAN, "a hook's url is not usable", bad);
+        json_decref(impossible);
+    } else if (n_impossible > 0) {
+        hv_reply_problem(req, HV_E_IMPOSSIBLE_PLAN, "a hook cannot run", impossible);
+        json_decref(bad);
+    } else {
+        json_decref(bad);
+        json_decref(impossible);
+    }
+    return n_bad == 0 && n_impossible == 0;
+}
+
 void hv_h_plans_create(struct hv_request *req)
 {
     const char *key;
@@ -502,7 +577,7 @@ void hv_h_plans_create(struct hv_request *req)
         hv_reply_problem(req, HV_E_INTERNAL, "out of memory expanding the plan", NULL);
         return;
     }
-    if (targets_registered(req, &plan) && host_can_apply(req, &plan) &&
+    if (targets_registered(req, &plan) && host_can_apply(req, &plan) && hooks_usable(req, &plan) &&
         site_benchmarks_declared(req, &plan, &x)) {
         if (dry)
             hv_reply_json(req, 200, expansion_json(&plan, &x));
@@ -559,6 +634,12 @@ void hv_h_plan_get(struct hv_request *req)
 {
     json_t *summary = NULL;
     enum hv_db_status s = hv_db_plan_get(req->ids[0], true, &summary);
+    /* Its drain hooks and what they answered, when it has any. */
+    json_t *hooks = NULL;
+    if (s == HV_DB_OK && hv_db_plan_hooks(req->ids[0], &hooks) == HV_DB_OK &&
+        json_array_size(hooks) > 0)
+        json_object_set(summary, "hooks", hooks);
+    json_decref(hooks);
     hv_reply_one(req, s, summary, "no plan with this id");
 }
 

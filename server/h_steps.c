@@ -21,6 +21,7 @@ struct step_body {
     const json_t *settings;
     const json_t *changes;
     const json_t *waiting;
+    const json_t *answer;
 };
 
 #define TO(field) HV_JTO(struct step_body, field)
@@ -41,6 +42,7 @@ static const struct hv_jfield result_fields[] = {
     {.name = "settings", .type = HV_J_OBJECT, TO(settings)},
     {.name = "changes", .type = HV_J_ARRAY, .max_len = 10000, TO(changes)},
     {.name = "waiting", .type = HV_J_ARRAY, .max_len = 64, TO(waiting)},
+    {.name = "answer", .type = HV_J_OBJECT, TO(answer)},
     {0},
 };
 
@@ -150,6 +152,7 @@ void hv_h_step_result(struct hv_request *req)
     char *settings_text = b.settings ? json_dumps(b.settings, JSON_COMPACT) : NULL;
     char *changes_text = b.changes ? json_dumps(b.changes, JSON_COMPACT) : NULL;
     char *waiting_text = b.waiting ? json_dumps(b.waiting, JSON_COMPACT) : NULL;
+    char *answer_text = b.answer ? json_dumps(b.answer, JSON_COMPACT) : NULL;
     const char *status = b.status;
     struct hv_step_result r = {
         .id = req->ids[0],
@@ -159,12 +162,14 @@ void hv_h_step_result(struct hv_request *req)
         .settings = settings_text,
         .changes = changes_text,
         .waiting = waiting_text,
+        .answer = answer_text,
     };
     bool replayed = false;
     enum hv_db_status s = hv_db_step_result(&r, &replayed);
     free(settings_text);
     free(changes_text);
     free(waiting_text);
+    free(answer_text);
     if (s == HV_DB_CONFLICT) {
         hv_reply_problem(req, HV_E_STALE_ATTEMPT, stale, NULL);
     } else if (s != HV_DB_OK) {

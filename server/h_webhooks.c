@@ -3,6 +3,7 @@
  * delete, the delivery log, and a ping to try a receiver. */
 #include "db_webhooks.h"
 #include "handlers.h"
+#include "webhooks.h"
 #include "jspec.h"
 #include "query.h"
 
@@ -35,7 +36,7 @@ static const struct hv_jfield create_fields[] = {
 };
 
 /* An http(s) URL with a host, no credentials, no blanks or controls. */
-static const char *url_problem(const char *url)
+const char *hv_webhook_url_problem(const char *url)
 {
     const char *rest = strncmp(url, "http://", 7) == 0    ? url + 7
                        : strncmp(url, "https://", 8) == 0 ? url + 8
@@ -111,7 +112,7 @@ void hv_h_webhooks_create(struct hv_request *req)
     char *ev = NULL;
     struct hook_body b = {0};
     if (hv_jspec_parse(doc, "", create_fields, &b, errors) == 0) {
-        const char *why = url_problem(b.url);
+        const char *why = hv_webhook_url_problem(b.url);
         if (why != NULL)
             hv_errors_add(errors, "/url", "%s", why);
         ev = event_array(b.events, errors);

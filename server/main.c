@@ -6,6 +6,8 @@
 #include "db.h"
 #include "db_migrate.h"
 #include "db_tokens.h"
+#include "fileio.h"
+#include "hooks.h"
 #include "http.h"
 #include "log.h"
 #include "optfile.h"
@@ -91,7 +93,11 @@ static void usage(FILE *f)
         "  --lease S                 job lease length in seconds (default 60)\n"
         "  --worker-live S           a worker seen this recently keeps its target against a\n"
         "                            new registration under the same name (default 90)\n"
-        "  --read-auth open|token    whether GET endpoints need a token (default open)\n\n"
+        "  --read-auth open|token    whether GET endpoints need a token (default open)\n"
+        "  --hook-secret-file FILE   the key url drain hooks are signed with (plans' hooks;\n"
+        "                            without it, plans with url hooks are refused)\n"
+        "  --hook-addresses public|any  whether url hooks may call loopback, link-local and\n"
+        "                            private addresses (default public)\n\n"
         "token commands:\n"
         "  token create --role admin|submit|worker|read --name NAME   prints the token once\n"
         "  token list\n"
@@ -206,6 +212,8 @@ enum {
     SO_READ,
     SO_CONFIG,
     SO_CHECK,
+    SO_HOOK_SECRET,
+    SO_HOOK_ADDR,
     SO_NUMBER = 0x100
 };
 static const struct option serve_opts[] = {
@@ -218,6 +226,8 @@ static const struct option serve_opts[] = {
     {"trusted", required_argument, NULL, SO_TRUSTED},
     {"trusted-reserve", required_argument, NULL, SO_RESERVE},
     {"read-auth", required_argument, NULL, SO_READ},
+    {"hook-secret-file", required_argument, NULL, SO_HOOK_SECRET},
+    {"hook-addresses", required_argument, NULL, SO_HOOK_ADDR},
     {"help", no_argument, NULL, 'h'},
 };
 
@@ -269,6 +279,16 @@ static int parse_serve(const struct option *opts, int argc, char **argv, const c
                 return 2;
             }
             hv_cfg.read_needs_token = strcmp(optarg, "token") == 0;
+            break;
+        case SO_HOOK_SECRET:
+            hv_cfg.hook_secret_file = optarg;
+            break;
+        case SO_HOOK_ADDR:
+            if (strcmp(optarg, "public") != 0 && strcmp(optarg, "any") != 0) {
+                fprintf(stderr, "hvbench-server: --hook-addresses is public or any\n");
+                return 2;
+            }
+            hv_cfg.hook_private = strcmp(optarg, "any") == 0;
             break;
         case 'h':
             usage(stdout);
@@ -418,6 +438,15 @@ static int cmd_serve(int argc, char **argv)
         return 1;
     }
     hv_static_load(hv_cfg.web_dir);
+    if (hv_cfg.hook_secret_file != NULL) {
+        size_t len = 0;
+        hv_cfg.hook_secret = hv_read_file(hv_cfg.hook_secret_file, 4096, 0, &len);
+        if (hv_cfg.hook_secret == NULL || len == 0) {
+            hv_error("--hook-secret-file %s: cannot read a key from it", hv_cfg.hook_secret_file);
+            return 1;
+        }
+        hv_cfg.hook_secret[strcspn(hv_cfg.hook_secret, "\r\n")] = '\0';
+    }
 
     /* Block the stop signals in every thread; this one waits for them. */
     sigset_t set;
@@ -427,7 +456,8 @@ static int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
     hv_waiters_on_webhooks(hv_webhooks_wake);
-    if (hv_waiters_start(hv_cfg.db) != 0 || hv_webhooks_start() != 0 || hv_http_start() != 0)
+    if (hv_waiters_start(hv_cfg.db) != 0 || hv_webhooks_start() != 0 || hv_hooks_start() != 0 ||
+        hv_http_start() != 0)
         return 1;
     hv_info("listening on http://%s:%u (%u threads, schema %d, web %s)", hv_cfg.listen_host,
             hv_cfg.listen_port, hv_cfg.threads, hv_cfg.expected_schema, hv_cfg.web_dir);
@@ -436,6 +466,7 @@ static int cmd_serve(int argc, char **argv)
     hv_info("signal %d: draining requests in flight", sig);
     hv_http_stop(10);
     hv_webhooks_stop();
+    hv_hooks_stop();
     hv_info("stopped");
     return 0;
 }

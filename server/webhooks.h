@@ -36,4 +36,9 @@ int hv_webhook_signature(const char *secret, int64_t t, const char *body, size_t
  *  failed ones: 2^attempts, at most 3600. */
 int hv_webhook_backoff(int attempts);
 
+/** Why url cannot be a webhook's or a url hook's address (not http(s),
+ *  no host, blanks, credentials), or NULL when it can
+ *  (server/h_webhooks.c). */
+const char *hv_webhook_url_problem(const char *url);
+
 #endif

@@ -323,8 +323,9 @@ static bool names_ok(const json_t *a)
 static const char *step_shape(const char *kind, const json_t *levels, const json_t *domains,
                               const json_t *disk, const json_t *nic, const json_t *restart)
 {
-    if (strcmp(kind, "apply") != 0 && strcmp(kind, "restore") != 0)
-        return "step.kind must be apply or restore";
+    if (strcmp(kind, "apply") != 0 && strcmp(kind, "restore") != 0 &&
+        strcmp(kind, "before_host") != 0 && strcmp(kind, "after_host") != 0)
+        return "step.kind must be apply, restore, before_host or after_host";
     if (levels != NULL && !json_is_null(levels) && !json_is_object(levels))
         return "step.levels must be an object";
     if (strcmp(kind, "apply") == 0 && !json_is_object(levels))

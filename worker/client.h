@@ -66,7 +66,7 @@ struct hv_step {
     long long id;
     int attempt;
     long long plan_id;
-    const char *kind; /**< "apply" or "restore" */
+    const char *kind; /**< "apply", "restore", or a drain hook: "before_host", "after_host" */
     int lease_seconds;
     int block;                 /**< the block applied; 0 when absent */
     const char *configuration; /**< "" when absent */

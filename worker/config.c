@@ -15,6 +15,7 @@
 static const struct hv_jfield file_fields[] = {
     {.name = "benchmarks", .type = HV_J_OBJECT},
     {.name = "factors", .type = HV_J_OBJECT},
+    {.name = "hooks", .type = HV_J_OBJECT},
     {0},
 };
 
@@ -371,6 +372,37 @@ static int load_factors(struct hv_conf *c, const json_t *factors, json_t *errors
     return problems;
 }
 
+/* Checks the "hooks" member: each NAME an argv; returns the number of
+ * problems. */
+static int check_hooks(const json_t *hooks, json_t *errors)
+{
+    if (json_object_size(hooks) > HV_CONF_MAX_HOOKS) {
+        hv_errors_add(errors, "/hooks", "declares %zu hooks; at most %d", json_object_size(hooks),
+                      HV_CONF_MAX_HOOKS);
+        return 1;
+    }
+    int problems = 0;
+    const char *name;
+    const json_t *v;
+    json_object_foreach((json_t *)hooks, name, v)
+    {
+        char p[512];
+        hv_jpath(p, sizeof p, "/hooks", name);
+        const char *why = hv_site_name_problem(name);
+        if (why != NULL) {
+            hv_errors_add(errors, p, "the hook name %s (plans name it as {\"local\": NAME})", why);
+            problems++;
+        } else if (!json_is_array(v) || json_array_size(v) > HV_CONF_MAX_ARGS) {
+            hv_errors_add(errors, p, "must be an argv: an array of at most %d strings",
+                          HV_CONF_MAX_ARGS);
+            problems++;
+        } else {
+            problems += check_argv(v, p, "hook's program", errors);
+        }
+    }
+    return problems;
+}
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(((const struct hv_site_bench *)a)->name, ((const struct hv_site_bench *)b)->name);
@@ -408,6 +440,7 @@ struct hv_conf *hv_conf_from_json(json_t *doc, json_t *errors)
             problems++;
     }
     problems += load_factors(c, json_object_get(doc, "factors"), errors);
+    problems += check_hooks(json_object_get(doc, "hooks"), errors);
     if (problems > 0) {
         hv_conf_free(c);
         return NULL;
@@ -532,5 +565,28 @@ json_t *hv_conf_factors_json(const struct hv_conf *c)
             return NULL;
         }
     }
+    return out;
+}
+
+const json_t *hv_conf_find_hook(const struct hv_conf *c, const char *name)
+{
+    if (c == NULL || name == NULL)
+        return NULL;
+    return json_object_get(json_object_get(c->doc, "hooks"), name);
+}
+
+json_t *hv_conf_hooks_json(const struct hv_conf *c)
+{
+    json_t *out = json_array();
+    const char *name;
+    const json_t *v;
+    if (c != NULL)
+        json_object_foreach(json_object_get(c->doc, "hooks"), name, v)
+        {
+            if (out != NULL && json_array_append_new(out, json_string(name)) != 0) {
+                json_decref(out);
+                return NULL;
+            }
+        }
     return out;
 }

@@ -21,6 +21,12 @@
  *                   "revert": ["/sbin/zfs", "set", "sync={value}", "tank/vm"],
  *                   "timeout": 60}}}
  *
+ * and the drain hooks plans name as {"local": NAME} under "hooks" (the
+ * plan's host worker runs them before and after the plan, docs/worker.md):
+ *
+ *   {"hooks": {"drain":   ["/usr/local/bin/sched", "drain", "{host}", "--plan", "{plan}"],
+ *              "undrain": ["/usr/local/bin/sched", "undrain", "{host}"]}}
+ *
  * "{level}" in apply's arguments stands for the level, "{value}" in
  * revert's for what read printed before the plan first changed the
  * factor; they are replaced inside the argument, never through a shell.
@@ -81,6 +87,11 @@ struct hv_site_factor {
     double timeout; /**< seconds each program may run */
 };
 
+/** The most drain hooks one file may declare, and the seconds one may
+ *  run. */
+#define HV_CONF_MAX_HOOKS    32
+#define HV_CONF_HOOK_TIMEOUT 600.0
+
 /** A loaded configuration file. */
 struct hv_conf {
     struct hv_site_bench *benchmarks; /**< sorted by name */
@@ -123,5 +134,14 @@ const struct hv_site_factor *hv_conf_find_factor(const struct hv_conf *c, const 
  *  may be NULL (an empty object). Returns a new reference, or NULL when
  *  memory runs out. */
 json_t *hv_conf_factors_json(const struct hv_conf *c);
+
+/** The argv (a JSON array of strings, borrowed) of the drain hook called
+ *  name, or NULL. c may be NULL. */
+const json_t *hv_conf_find_hook(const struct hv_conf *c, const char *name);
+
+/** What the worker publishes in its registration facts as hooks: the
+ *  names of its drain hooks, never their argvs. c may be NULL (an empty
+ *  array). Returns a new reference, or NULL when memory runs out. */
+json_t *hv_conf_hooks_json(const struct hv_conf *c);
 
 #endif

@@ -47,8 +47,8 @@ static const char usage_text[] =
     "                    sample the host while its guests run jobs (host.* samples)\n"
     "  --config FILE     the worker's configuration (e.g. /etc/hvbench/worker.json;\n"
     "                    env HVBENCH_WORKER_CONFIG): these options by name, and the\n"
-    "                    site benchmarks and site factors (\"site.NAME\") plans\n"
-    "                    may name; checked at start. Every\n"
+    "                    site benchmarks, site factors (\"site.NAME\") and drain\n"
+    "                    hooks (\"hooks\") plans may name; checked at start. Every\n"
     "                    option is also HVBENCH_WORKER_NAME (upper case, - as _),\n"
     "                    which overrides the file; the command line overrides both\n"
     "  --check-config    print the settings, check the file and the server's\n"
@@ -263,7 +263,7 @@ static int take_option(int opt, char **argv, struct options *o)
 
 /* The worker's settings as one argument vector (lib/optfile.h): those of
  * the configuration file (--config FILE or $HVBENCH_WORKER_CONFIG; its
- * "benchmarks" and "factors" sections are config.h's), then the
+ * "benchmarks", "factors" and "hooks" sections are config.h's), then the
  * HVBENCH_WORKER_* variables, then the command line. NULL after printing
  * the file's problems. */
 static char **settings_argv(const struct option *longopts, int argc, char **argv, int *n)
@@ -271,7 +271,7 @@ static char **settings_argv(const struct option *longopts, int argc, char **argv
     static const char *const cli_only[] = {"config",  "check-config", "help",
                                            "restore", "once",         NULL};
     static const char *const lists[] = {"label", NULL};
-    static const char *const sections[] = {"benchmarks", "factors", NULL};
+    static const char *const sections[] = {"benchmarks", "factors", "hooks", NULL};
     const char *path = hv_optfile_find(argc, argv, "config");
     if (path == NULL)
         path = getenv("HVBENCH_WORKER_CONFIG");
@@ -437,7 +437,8 @@ static json_t *collect_facts(const struct options *o, const struct hv_conf *conf
     if (facts == NULL ||
         (conf != NULL &&
          (json_object_set_new(facts, "benchmarks", hv_conf_benchmarks_json(conf)) != 0 ||
-          json_object_set_new(facts, "site_factors", hv_conf_factors_json(conf)) != 0))) {
+          json_object_set_new(facts, "site_factors", hv_conf_factors_json(conf)) != 0 ||
+          json_object_set_new(facts, "hooks", hv_conf_hooks_json(conf)) != 0))) {
         hv_error("cannot collect the machine's facts: out of memory");
         json_decref(facts);
         return NULL;

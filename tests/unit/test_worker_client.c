@@ -174,7 +174,7 @@ static void test_claim_bad_steps(struct hv_client *c)
     static const char *const bad[][2] = {
         {"{\"step\": {\"id\": 5, \"kind\": \"reboot\", \"plan_id\": 3, \"attempt\": 1, "
          "\"levels\": {}}}",
-         "step.kind must be apply or restore"},
+         "step.kind must be apply, restore, before_host or after_host"},
         {"{\"step\": {\"id\": 5, \"kind\": \"apply\", \"plan_id\": 3, \"attempt\": 1}}",
          "an apply step needs levels"},
         {"{\"step\": {\"id\": 5, \"kind\": \"apply\", \"plan_id\": 3, \"attempt\": 1, "

@@ -275,3 +275,85 @@ struct hv_actuator hv_site_row_of(const char *factor)
     a.data = hv_site_find(factor);
     return a;
 }
+
+/* The first HOOK_ANSWER bytes of a hook's output are kept in its answer. */
+#define HOOK_ANSWER 1024
+
+/* argv (a JSON array of strings) with mark replaced by value in every
+ * argument, as a new JSON array, or NULL. */
+static json_t *substituted_json(const json_t *argv, const char *mark, const char *value)
+{
+    size_t k = json_array_size(argv);
+    const char **v = calloc(k + 1, sizeof *v);
+    if (v == NULL)
+        return NULL;
+    for (size_t i = 0; i < k; i++)
+        v[i] = json_string_value(json_array_get(argv, i));
+    json_t *out = substituted(v, mark, value);
+    free(v);
+    return out;
+}
+
+/* The answer of a hook that ran: its exit status and the first
+ * HOOK_ANSWER bytes of its output (standard output, else standard error),
+ * cut at a character's start. */
+static json_t *hook_answer(const struct hv_run_result *r)
+{
+    const char *out = r->out_len > 0 ? r->out : r->err != NULL ? r->err : "";
+    size_t n = strlen(out);
+    if (n > HOOK_ANSWER) {
+        n = HOOK_ANSWER;
+        while (n > 0 && ((unsigned char)out[n] & 0xC0) == 0x80)
+            n--;
+    }
+    json_t *a = json_pack("{s:i}", "exit_status", r->exit_code);
+    json_t *text = json_stringn(out, n);
+    json_object_set_new(a, "output", text != NULL ? text : json_null());
+    return a;
+}
+
+int hv_site_hook_run(const char *name, long long plan, const char *host, void (*tick)(void *),
+                     void *arg, json_t **answer, char *why, size_t len)
+{
+    *answer = NULL;
+    const json_t *argv = hv_conf_find_hook(site_conf, name);
+    if (argv == NULL)
+        return hv_act_fail(why, len,
+                           "this worker's configuration declares no hook '%s' (\"hooks\" in "
+                           "--config)",
+                           name);
+    char id[24];
+    snprintf(id, sizeof id, "%lld", plan);
+    json_t *once = substituted_json(argv, "{plan}", id);
+    json_t *full = once != NULL ? substituted_json(once, "{host}", host) : NULL;
+    json_decref(once);
+    size_t k = json_array_size(full);
+    const char **v = full != NULL ? calloc(k + 1, sizeof *v) : NULL;
+    if (v == NULL) {
+        json_decref(full);
+        return hv_act_fail(why, len, "out of memory");
+    }
+    for (size_t i = 0; i < k; i++)
+        v[i] = json_string_value(json_array_get(full, i));
+    char what[160];
+    snprintf(what, sizeof what, "hook %s (%s)", name, v[0]);
+    struct hv_run_spec spec = {
+        .argv = v, .display = what, .timeout = HV_CONF_HOOK_TIMEOUT, .out_cap = HOOK_ANSWER};
+    struct hv_proc *p = hv_proc_start(&spec, why, len);
+    int rc = -1;
+    if (p != NULL) {
+        while (hv_proc_poll(p, 1.0))
+            if (tick != NULL)
+                tick(arg);
+        struct hv_run_result r = {0};
+        hv_proc_wait(p, NULL, &r);
+        *answer = hook_answer(&r);
+        rc = hv_run_ok(&r) ? 0 : -1;
+        if (rc != 0)
+            hv_run_describe(&r, what, why, len);
+        hv_run_result_clear(&r);
+    }
+    free(v);
+    json_decref(full);
+    return rc;
+}

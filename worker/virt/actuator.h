@@ -183,6 +183,15 @@ json_t *hv_actuators_probe(const struct hv_act_ctx *ctx);
 struct hv_conf;
 void hv_actuators_use_conf(const struct hv_conf *c);
 
+/** Runs the drain hook name of that configuration (its argv with
+ *  "{plan}" and "{host}" replaced in every argument, never through a
+ *  shell; at most HV_CONF_HOOK_TIMEOUT seconds), calling tick about once
+ *  a second while it runs (tick may be NULL). *answer is set to a new
+ *  {"exit_status", "output"} (its first 1 kB) once it ran. Returns 0 when
+ *  it exited with status 0, else -1 with why. */
+int hv_site_hook_run(const char *name, long long plan, const char *host, void (*tick)(void *),
+                     void *arg, json_t **answer, char *why, size_t len);
+
 /** Closes what the context opened (the libvirt connection). The caller's
  *  fields (changes, journal) are left alone. */
 void hv_act_ctx_release(struct hv_act_ctx *ctx);

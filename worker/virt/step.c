@@ -133,9 +133,33 @@ static int start_clones(const struct hv_step *step, struct hv_act_ctx *ctx, char
     return 0;
 }
 
+/* A drain hook (before_host, after_host) the worker's configuration
+ * names: its answer is the result's. */
+static json_t *run_hook(const struct hv_step *step, void (*tick)(void *), void *arg)
+{
+    char err[ERROR_BYTES] = "";
+    const json_t *s = json_object_get(step->doc, "step");
+    const char *name = json_string_value(json_object_get(json_object_get(s, "hook"), "local"));
+    const char *host = json_string_value(json_object_get(s, "host"));
+    json_t *answer = NULL;
+    int rc = name != NULL ? hv_site_hook_run(name, step->plan_id, host != NULL ? host : "", tick,
+                                             arg, &answer, err, sizeof err)
+                          : (snprintf(err, sizeof err, "the step names no local hook"), -1);
+    if (answer == NULL)
+        answer = json_pack("{s:s}", "error", err);
+    json_t *body = json_pack("{s:i, s:s, s:o, s:o, s:o}", "attempt", step->attempt, "status",
+                             rc == 0 ? "ok" : "error", "settings", json_object(), "changes",
+                             json_array(), "answer", answer);
+    if (body != NULL && rc != 0)
+        json_object_set_new(body, "error", json_string(err));
+    return body;
+}
+
 json_t *hv_step_execute(const struct hv_step *step, const struct hv_step_env *env,
                         void (*tick)(void *), void *arg)
 {
+    if (strcmp(step->kind, "before_host") == 0 || strcmp(step->kind, "after_host") == 0)
+        return run_hook(step, tick, arg);
     char err[ERROR_BYTES] = "";
     json_t *settings = NULL;
     int rc = -1;

@@ -1,0 +1,54 @@
+/* db_hooks.h — a plan's drain hooks, before_host and after_host
+ * (migrations/024_drain_hooks.sql): steps of the plan on its host
+ * (plan_steps), a url hook called by the server (hooks.h), a local one
+ * claimed by the host worker as db_steps.h describes. */
+#ifndef HV_SERVER_DB_HOOKS_H
+#define HV_SERVER_DB_HOOKS_H
+
+#include "db.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/** Creates the hooks of plan_id (inside the creating transaction on db)
+ *  on host from hooks, the plan's "hooks" member as JSON text: before_host
+ *  queued (the plan waits for it: its waiting says so), after_host
+ *  waiting until the plan ended. */
+enum hv_db_status hv_db_hooks_create(struct hv_db *db, const char *plan_id, const char *host,
+                                     const char *hooks);
+
+/** A url hook the server calls now. Strings owned. */
+struct hv_hook_due {
+    int64_t id;
+    int attempt;
+    char *kind;    /**< before_host or after_host */
+    char *url;     /**< the plan's url */
+    char *payload; /**< the JSON body to send */
+};
+
+void hv_hook_due_clear(struct hv_hook_due *d);
+
+/** Queues the after_host hooks that are due, then takes at most max url
+ *  hooks due now (each marked running for lock_s seconds, its attempt
+ *  counted) into due; *n says how many. */
+enum hv_db_status hv_db_hooks_take(struct hv_hook_due *due, int max, int lock_s, int *n);
+
+/** Records attempt of url hook id: ok, or failed with error, answer
+ *  ({"http_status", "body"} or {"error"}, JSON text) either way; a failed
+ *  one is queued again after retry_s seconds, or fails for good when
+ *  retry_s < 0. A before_host hook that ended releases its plan's jobs,
+ *  or fails them. */
+enum hv_db_status hv_db_hook_done(int64_t id, int attempt, bool ok, const char *error,
+                                  const char *answer, int retry_s);
+
+/** The hooks of plan id and what they answered, before_host first, as a
+ *  new JSON array in *out (empty for a plan without hooks). */
+enum hv_db_status hv_db_plan_hooks(int64_t id, json_t **out);
+
+/** The names of the local hooks the worker of target name declares
+ *  (facts.hooks; JSON null when it says nothing) as a new reference in
+ *  *out; HV_DB_NONE when no worker registered the target. */
+enum hv_db_status hv_db_target_hooks(const char *name, json_t **out);
+
+#endif
