@@ -1,5 +1,6 @@
 /* db_admin.c — see db_admin.h. */
 #include "db_admin.h"
+#include "db_hooks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +249,11 @@ static enum hv_db_status retry_txn(struct hv_db *db, void *arg)
     if (s == HV_DB_OK)
         return HV_DB_CONFLICT;
     if (s != HV_DB_NONE)
+        return s;
+    /* Its drain hooks run again around the retried jobs, once its
+     * after_host ended. */
+    s = hv_db_hooks_rearm(db, a->id);
+    if (s != HV_DB_OK)
         return s;
     s = hv_db_exec(db, &retry, p, &r);
     a->n = s == HV_DB_OK ? atol(PQcmdTuples(r)) : 0;

@@ -138,3 +138,34 @@ enum hv_db_status hv_db_target_hooks(const char *name, json_t **out)
     const char *p[] = {name};
     return hv_db_json(&target_hooks, p, out, NULL);
 }
+
+static const struct hv_stmt hooks_busy = {
+    "hooks_busy",
+    "SELECT 1 FROM plan_steps WHERE plan_id = $1 AND kind IN ('before_host', 'after_host') "
+    "AND status IN ('queued', 'running')",
+    1};
+
+/* The hooks run again: before_host queued (the plan waits for it),
+ * after_host waiting, their log cleared. */
+static const struct hv_stmt rearm = {
+    "hooks_rearm",
+    "WITH h AS (UPDATE plan_steps SET status = CASE WHEN kind = 'before_host' THEN 'queued' "
+    " ELSE 'waiting' END, attempt = 0, failures = 0, not_before = NULL, lease_until = NULL, "
+    " claimed_at = NULL, finished_at = NULL, error = NULL, answer = NULL "
+    " WHERE plan_id = $1 AND kind IN ('before_host', 'after_host') RETURNING kind, target_name) "
+    "UPDATE plans p SET waiting = jsonb_build_object('reason', 'before_host_hook', 'since', now(), "
+    " 'detail', 'waiting for before_host hook (drain) on ' || h.target_name) "
+    "FROM h WHERE p.id = $1 AND h.kind = 'before_host'",
+    1};
+
+enum hv_db_status hv_db_hooks_rearm(struct hv_db *db, const char *plan_id)
+{
+    const char *p[] = {plan_id};
+    enum hv_db_status s = hv_db_exec(db, &hooks_busy, p, NULL);
+    if (s == HV_DB_OK)
+        return HV_DB_CONFLICT;
+    if (s != HV_DB_NONE)
+        return s;
+    s = hv_db_exec(db, &rearm, p, NULL);
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}

@@ -46,6 +46,12 @@ enum hv_db_status hv_db_hook_done(int64_t id, int attempt, bool ok, const char *
  *  new JSON array in *out (empty for a plan without hooks). */
 enum hv_db_status hv_db_plan_hooks(int64_t id, json_t **out);
 
+/** Arms plan_id's hooks again for a retry (inside its transaction on
+ *  db): before_host queued, after_host waiting, their log cleared.
+ *  HV_DB_CONFLICT while one of them is queued or running (the plan's
+ *  after_host has not ended yet). HV_DB_OK for a plan without hooks. */
+enum hv_db_status hv_db_hooks_rearm(struct hv_db *db, const char *plan_id);
+
 /** The names of the local hooks the worker of target name declares
  *  (facts.hooks; JSON null when it says nothing) as a new reference in
  *  *out; HV_DB_NONE when no worker registered the target. */

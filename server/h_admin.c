@@ -40,8 +40,8 @@ void hv_h_plan_retry(struct hv_request *req)
                s == HV_DB_OK ? json_pack("{s:I,s:I}", "plan_id", (json_int_t)req->ids[0], "retried",
                                          (json_int_t)n)
                              : NULL,
-               "only a failed plan without tuning blocks can be retried (a tuning "
-               "plan's host was restored after its blocks: submit it again)");
+               "only a failed plan without tuning blocks whose after_host hook ended can be "
+               "retried (a tuning plan's host was restored after its blocks: submit it again)");
 }
 
 /* The body goes straight into the purge. */

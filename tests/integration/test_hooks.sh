@@ -160,6 +160,12 @@ assert_eq "hvbench status lists both hooks" \
 assert_status 200 GET "/api/v1/plans/$P3/jobs"
 assert_match "the job's error is the hook's answer" "before_host hook failed on hook-host: the hook answered HTTP 500" \
     "$(json -r '.items[0].error')"
+assert_status 200 POST "/api/v1/plans/$P3/retry" "${S[@]}"
+assert_status 200 GET "/api/v1/plans/$P3"
+assert_eq "a retry arms the hooks again: the job waits for a new before_host" \
+    "1 before_host_hook after_host waiting" \
+    "$(json -r '"\(.jobs.queued) \(.waiting.reason) \(.hooks[1].kind) \(.hooks[1].status)"')"
+assert_status 409 POST "/api/v1/plans/$P3/retry" "${S[@]}"
 
 # --- local hooks, run by the host worker --------------------------------------------
 assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
