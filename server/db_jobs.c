@@ -59,7 +59,8 @@ static const struct hv_stmt claim = {
     " AND (j.block IS NULL OR EXISTS (SELECT 1 FROM plans p WHERE p.id = j.plan_id"
     "  AND p.current_block = j.block AND p.block_ready))"
     /* Nothing of a plan runs before its before_host hook succeeded. */
-    " AND hv_hook_gate_open(j.plan_id)"
+    " AND NOT EXISTS (SELECT 1 FROM plan_steps h WHERE h.plan_id = j.plan_id"
+    "  AND h.kind = 'before_host' AND h.status IN ('waiting', 'queued', 'running'))"
     " AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.plan_id = j.plan_id AND o.status = 'running'"
     "  AND o.target_name <> j.target_name"
     "  AND (j.group_id IS NULL OR o.group_id IS DISTINCT FROM j.group_id))"

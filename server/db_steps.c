@@ -92,7 +92,8 @@ static const struct hv_stmt claim = {
     " AND (s.hook IS NULL OR s.hook ? 'local') "
     " AND (s.kind IN ('before_host', 'after_host') OR (NOT EXISTS (SELECT 1 FROM plans q "
     "  WHERE q.host_name = s.target_name AND q.holds_host AND q.id <> s.plan_id) "
-    "  AND hv_hook_gate_open(s.plan_id))) "
+    "  AND NOT EXISTS (SELECT 1 FROM plan_steps h WHERE h.plan_id = s.plan_id "
+    "  AND h.kind = 'before_host' AND h.status IN ('waiting', 'queued', 'running')))) "
     " ORDER BY (s.kind = 'restore') DESC, s.plan_id, s.block LIMIT 1 "
     " FOR UPDATE OF s SKIP LOCKED), "
     "c AS (UPDATE plan_steps s SET status = 'running', attempt = s.attempt + 1, worker_id = $2, "
@@ -172,9 +173,6 @@ static const struct hv_stmt fail_block = {
  * (migrations/024_drain_hooks.sql). */
 static const struct hv_stmt before_ended = {"step_before_ended", "SELECT hv_hook_before_ended($1)",
                                             1};
-
-/* Queues the after_host hooks of plans that ended. */
-static const struct hv_stmt after_due = {"steps_after_due", "SELECT hv_hooks_after_due()", 0};
 
 static const struct hv_stmt record_changes = {
     "step_record_changes",
@@ -268,8 +266,6 @@ static enum hv_db_status tick_txn(struct hv_db *db, void *arg)
         s = hv_db_exec(db, &recheck, NULL, NULL);
     if (s == HV_DB_OK || s == HV_DB_NONE)
         s = hv_db_exec(db, &advance, NULL, NULL);
-    if (s == HV_DB_OK || s == HV_DB_NONE)
-        s = hv_db_exec(db, &after_due, NULL, NULL);
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 
