@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Sourced by the bench scripts. bench_setup gives a benchmark its own
 # PostgreSQL cluster, a migrated database, tokens and one running server
-# (bench_start_server starts more); bench_teardown (an EXIT trap) takes it all
+# (bench_start_server starts more); bench_result (bench/result.sh) records
+# a figure in bench/results/NAME.json; bench_teardown (an EXIT trap) takes it all
 # down again. Everything listens on 127.0.0.1 only and lives under
 # var/bench/NAME.XXXX (KEEP=1 keeps it).
 #
@@ -16,6 +17,8 @@
 
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../tests/integration/lib.sh"
+# shellcheck source=bench/result.sh
+source "$(dirname "${BASH_SOURCE[0]}")/result.sh"
 
 HVLOAD=$BUILD/bench/hvload
 BENCH_NAME=$(basename "$0" .sh)
