@@ -6,7 +6,10 @@
 #  - GET /healthz against build/bench/mhd_min, a minimal libmicrohttpd
 #    responder in the server's own daemon mode (same pool size): req/s over
 #    req/s.
-# Each round runs the four in turn (plan, pgbench, healthz, mhd_min);
+# Beside them, the plan read's own statement run alone by pgbench (-f, same
+# concurrency): how close the server comes to its SQL.
+# Each round runs the five in turn (plan, pgbench -S, the statement,
+# healthz, mhd_min);
 # medians of the rounds, their ratios (goals: plan read >= 0.5, /healthz
 # >= 0.9). Any non-2xx answer fails the run.
 #
@@ -14,7 +17,8 @@
 #
 # Env: BENCH_ROUNDS (3; quick 2), BENCH_SECONDS (10; quick 4),
 # BENCH_CONNECTIONS (64), BENCH_SCALE (pgbench scale, 10; quick 4),
-# BENCH_PG_FAST (0), BENCH_QUICK, KEEP.
+# BENCH_THREADS (the server's --threads; default its own: one a CPU, at
+# least 2; mhd_min gets the same), BENCH_PG_FAST (0), BENCH_QUICK, KEEP.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/lib.sh
@@ -31,7 +35,9 @@ command -v wrk >/dev/null || hv_die "wrk needed: deploy/deps.sh bench"
 command -v pgbench >/dev/null || hv_die "pgbench needed (postgresql-client-15)"
 [[ -x $MHDMIN ]] || hv_die "$MHDMIN not built; run: make bench-progs"
 
-bench_setup
+THREADS=${BENCH_THREADS:-}
+# shellcheck disable=SC2046 # no --threads: the server's default
+bench_setup $([[ -n $THREADS ]] && echo --threads "$THREADS")
 echo "# $(bench_machine)"
 READ_TOKEN=$("$SERVER" token create --db "$DB" --role read --name bench-read) ||
     hv_die "token create --role read failed"
@@ -48,8 +54,16 @@ PGB_DB=${DB/dbname=${BASH_REMATCH[1]}/dbname=pgbench}
 pgbench -q -i -s "$SCALE" "$PGB_DB" >"$BENCH_TMP/pgbench-init.log" 2>&1 ||
     { hv_tail "$BENCH_TMP/pgbench-init.log"; hv_die "pgbench -i failed"; }
 
+# The plan read's own statement, as the server prepares it (the string in
+# its binary), run by pgbench at the same concurrency: the floor the server
+# stands on, beside the pgbench -S peer.
+# shellcheck disable=SC2016 # a literal $1
+STMT=$(strings -n 20 "$SERVER" | grep -m1 'FROM plan_summaries WHERE id = \$1')
+[[ -n $STMT ]] || hv_die "the plan read's statement is not in $SERVER"
+printf '%s;\n' "${STMT//\$1/$PLAN}" >"$BENCH_TMP/plan-stmt.sql"
+
 port=$(hv_free_port) || hv_die "no free TCP port"
-"$MHDMIN" "$port" >"$BENCH_TMP/mhd_min.log" 2>&1 &
+"$MHDMIN" "$port" ${THREADS:+"$THREADS"} >"$BENCH_TMP/mhd_min.log" 2>&1 &
 BENCH_PIDS+=("$!")
 MHD_URL=http://127.0.0.1:$port
 for ((i = 0; i < 40; i++)); do
@@ -71,30 +85,37 @@ wrk_rate() {
     awk '/^Requests\/sec:/ {print $2}' "$out"
 }
 
-plans=() pgbs=() healths=() mins=()
+plans=() pgbs=() stmts=() healths=() mins=()
 echo
-echo "| round | plan read/s | pgbench -S tps | ratio | /healthz req/s | mhd_min req/s | ratio |"
-echo "|---|---|---|---|---|---|---|"
+echo "| round | plan read/s | pgbench -S tps | ratio | its statement alone, tps | ratio | /healthz req/s | mhd_min req/s | ratio |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for ((r = 1; r <= ROUNDS; r++)); do
     p=$(wrk_rate "$BENCH_TMP/wrk-plan-$r.txt" "$URL/api/v1/plans/$PLAN" "Authorization: Bearer $READ_TOKEN")
     pgbench -n -S -M prepared -c "$CONNS" -j 2 -T "$SECS" "$PGB_DB" >"$BENCH_TMP/pgbench-$r.txt" 2>&1 ||
         { hv_tail "$BENCH_TMP/pgbench-$r.txt"; hv_die "pgbench failed"; }
     g=$(awk '/^tps = / {print $3; exit}' "$BENCH_TMP/pgbench-$r.txt")
+    pgbench -n -M prepared -f "$BENCH_TMP/plan-stmt.sql" -c "$CONNS" -j 2 -T "$SECS" "$DB" \
+        >"$BENCH_TMP/pgbench-stmt-$r.txt" 2>&1 ||
+        { hv_tail "$BENCH_TMP/pgbench-stmt-$r.txt"; hv_die "pgbench -f (the plan statement) failed"; }
+    st=$(awk '/^tps = / {print $3; exit}' "$BENCH_TMP/pgbench-stmt-$r.txt")
     h=$(wrk_rate "$BENCH_TMP/wrk-health-$r.txt" "$URL/healthz")
     m=$(wrk_rate "$BENCH_TMP/wrk-min-$r.txt" "$MHD_URL/healthz")
-    plans+=("$p") pgbs+=("$g") healths+=("$h") mins+=("$m")
-    printf '| %d | %.0f | %.0f | %s | %.0f | %.0f | %s |\n' "$r" "$p" "$g" "$(bench_ratio "$p" "$g" 2)" \
-        "$h" "$m" "$(bench_ratio "$h" "$m" 2)"
+    plans+=("$p") pgbs+=("$g") stmts+=("$st") healths+=("$h") mins+=("$m")
+    printf '| %d | %.0f | %.0f | %s | %.0f | %s | %.0f | %.0f | %s |\n' "$r" "$p" "$g" "$(bench_ratio "$p" "$g" 2)" \
+        "$st" "$(bench_ratio "$p" "$st" 2)" "$h" "$m" "$(bench_ratio "$h" "$m" 2)"
 done
-P=$(bench_median "${plans[@]}") G=$(bench_median "${pgbs[@]}")
+P=$(bench_median "${plans[@]}") G=$(bench_median "${pgbs[@]}") F=$(bench_median "${stmts[@]}")
 H=$(bench_median "${healths[@]}") M=$(bench_median "${mins[@]}")
-printf '| median | **%.0f** | **%.0f** | **%s** | **%.0f** | **%.0f** | **%s** |\n' "$P" "$G" \
-    "$(bench_ratio "$P" "$G" 2)" "$H" "$M" "$(bench_ratio "$H" "$M" 2)"
+printf '| median | **%.0f** | **%.0f** | **%s** | **%.0f** | **%s** | **%.0f** | **%.0f** | **%s** |\n' "$P" "$G" \
+    "$(bench_ratio "$P" "$G" 2)" "$F" "$(bench_ratio "$P" "$F" 2)" "$H" "$M" "$(bench_ratio "$H" "$M" 2)"
 echo
-BENCH_COMMAND="${BENCH_QUICK:+BENCH_QUICK=$BENCH_QUICK }BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECS BENCH_CONNECTIONS=$CONNS BENCH_SCALE=$SCALE BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/reads.sh"
+BENCH_COMMAND="${BENCH_QUICK:+BENCH_QUICK=$BENCH_QUICK }BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECS BENCH_CONNECTIONS=$CONNS BENCH_SCALE=$SCALE ${THREADS:+BENCH_THREADS=$THREADS }BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/reads.sh"
 bench_result reads "GET /api/v1/plans/{id} (3 jobs, wrk -c$CONNS)" "$(printf %.0f "$P")" req/s \
     "pgbench -S -M prepared -c $CONNS" "$(printf %.0f "$G")" "$(bench_ratio "$P" "$G")" ">=0.5" "$ROUNDS" \
     "goal 0.8; same cluster"
+bench_result reads "GET /api/v1/plans/{id} vs its statement alone" "$(printf %.0f "$P")" req/s \
+    "pgbench -f (the server's statement) -c $CONNS" "$(printf %.0f "$F")" "$(bench_ratio "$P" "$F")" - "$ROUNDS" \
+    "the server's overhead over its own SQL"
 bench_result reads "GET /healthz (wrk -c$CONNS)" "$(printf %.0f "$H")" req/s \
     "minimal libmicrohttpd responder" "$(printf %.0f "$M")" "$(bench_ratio "$H" "$M")" ">=0.9" "$ROUNDS"
 echo "reproduce: make bench-progs && $BENCH_COMMAND"
