@@ -126,13 +126,6 @@ bench_plan() {
                                    params: {copies: 1, seconds: 1}}]}'
 }
 
-# bench_median NUMBERS...: the median (the mean of the middle two for an
-# even count).
-bench_median() {
-    printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1}
-        END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'
-}
-
 # bench_http_median PATH N: N GETs of $URL$PATH on one kept-alive
 # connection, timed by curl; prints the median in ms.
 bench_http_median() {

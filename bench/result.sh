@@ -41,7 +41,10 @@ bench_result() {
     fi
     if [[ $BENCH_RESULT_STARTED == 0 || ! -f $file ]]; then
         commit=$(git -C "$BENCH_RESULTS_DIR/.." rev-parse --short HEAD 2>/dev/null || echo unknown)
-        if [[ -n $(git -C "$BENCH_RESULTS_DIR/.." status --porcelain --untracked-files=no 2>/dev/null) ]]; then
+        # "-dirty": the code measured differs from the commit (changes to
+        # the benchmarks themselves and to BENCHMARKS.md do not count).
+        if [[ -n $(git -C "$BENCH_RESULTS_DIR/.." status --porcelain --untracked-files=no -- . \
+            ':!bench' ':!BENCHMARKS.md' 2>/dev/null) ]]; then
             commit+=-dirty
         fi
         cmd=${BENCH_COMMAND:-$([[ $BENCH_QUICK == 1 ]] && printf 'BENCH_QUICK=1 ')bench/$(basename "$0")}
@@ -65,6 +68,13 @@ bench_result() {
             met: (if $met == "-" then null else $met end), rounds: ($rounds | num),
             note: $note, load: ($load | num)}])' "$file" >"$file.tmp" && mv "$file.tmp" "$file"
     echo "# result $name: $figure = $value $unit${peer:+, $peer $peer_value}, ratio $ratio (goal $goal: $met)"
+}
+
+# bench_median NUMBERS...: the median (the mean of the middle two for an
+# even count).
+bench_median() {
+    printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1}
+        END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }
 
 # bench_ratio A B [DIGITS]: A / B with DIGITS decimals (3), "-" when B is 0.
