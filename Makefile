@@ -329,7 +329,7 @@ MHDMIN := $(BUILD)/bench/mhd_min
 # tests/tools/hookrecv.c: a webhook receiver (tests/integration/test_webhooks.sh).
 HOOKRECV := $(BUILD)/tools/hookrecv
 .PHONY: bench bench-progs test-tools
-bench-progs: $(PROGS) $(HVLOAD) $(ENGINERUN) $(NETRUN) $(CURLIDLE) $(SLOWCLIENTS) $(MHDMIN)
+bench-progs: $(PROGS) $(HVLOAD) $(ENGINERUN) $(NETRUN) $(CURLIDLE) $(SLOWCLIENTS) $(MHDMIN) $(HOOKRECV)
 bench: bench-progs
 	BUILD=$(BUILD) bench/all.sh
 test-tools: $(SLOWCLIENTS) $(HOOKRECV)

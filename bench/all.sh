@@ -18,7 +18,9 @@ cd "$(dirname "$0")/.." || exit 1
 export BUILD=${BUILD:-build}
 export BENCH_QUICK=${BENCH_QUICK:-0}
 
-ALL=(reads claims ingest worker_idle agent_cost report web disk-vs-fio net-vs-iperf cpu-stability)
+# bench/guest_agent_cost.sh boots a guest (one guest run at a time on a
+# shared machine): BENCH_ONLY=guest_agent_cost runs it on purpose.
+ALL=(reads claims ingest worker_idle agent_cost report web webhooks disk-vs-fio net-vs-iperf cpu-stability)
 read -ra ONLY <<<"${BENCH_ONLY:-${ALL[*]}}"
 
 deploy/deps.sh bench || { echo "bench: deploy/deps.sh bench failed" >&2; exit 1; }
@@ -32,9 +34,12 @@ for name in "${ONLY[@]}"; do
         skipped+=("$name (needs root)")
         continue
     fi
-    # report.sh keeps its own defaults; its quick sizes are given here.
+    # report.sh and webhooks.sh keep their own defaults; their quick sizes
+    # are given here.
     if [[ $name == report && $BENCH_QUICK == 1 ]]; then
         env=(BENCH_ROUNDS="${BENCH_ROUNDS:-2}" BENCH_REQUESTS="${BENCH_REQUESTS:-3}" BENCH_REPS="${BENCH_REPS:-200}")
+    elif [[ $name == webhooks && $BENCH_QUICK == 1 ]]; then
+        env=(BENCH_RUNS="${BENCH_RUNS:-2}" BENCH_DELIVERIES="${BENCH_DELIVERIES:-100}")
     fi
     echo "=== bench/$name.sh (load $(cut -d' ' -f1-3 /proc/loadavg))"
     t0=$(date +%s)

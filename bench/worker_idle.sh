@@ -18,14 +18,14 @@
 #
 #   make bench && bench/worker_idle.sh
 #
-# Env: BENCH_SECONDS (60; quick 10), BENCH_SETTLE (5; quick 2),
+# Env: BENCH_SECONDS (60; quick 6), BENCH_SETTLE (5; quick 2),
 # BENCH_PG_FAST (0), BENCH_QUICK, KEEP (0).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
 
-SECONDS_SAMPLED=${BENCH_SECONDS:-$(bench_quick 10 60)}
+SECONDS_SAMPLED=${BENCH_SECONDS:-$(bench_quick 6 60)}
 SETTLE=${BENCH_SETTLE:-$(bench_quick 2 5)}
 
 bench_setup
