@@ -14,7 +14,7 @@
 # worker's own. VmRSS is the largest seen each second. Goal of the issue:
 # the worker's own threads under 0.1 % of the engine's.
 #
-#   make bench && bench/agent_cost.sh
+#   make bench-progs && bench/agent_cost.sh
 #
 # The net job (builtin stream, 1 stream) pairs the worker with a second
 # worker, agent-peer, that runs the server side; only the first worker (the

@@ -11,7 +11,7 @@
 # machine minus the engine's own, and steal, from /proc/stat), as a share
 # of the run's CPU capacity.
 #
-#   make bench && bench/cpu-stability.sh
+#   make bench-progs && bench/cpu-stability.sh
 #   BENCH_RUNS=10 BENCH_SECONDS=10 BENCH_COPIES=1 BENCH_PIN=true bench/cpu-stability.sh
 #
 # Env: BENCH_RUNS (10; quick 4), BENCH_SECONDS (10, quick 3: measured seconds of each run),
@@ -86,4 +86,4 @@ BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK BENCH_RUNS=$RUNS BENCH_SECONDS=$SECS BEN
 bench_result cpu-stability "cpu.score standard deviation over $RUNS runs (pin $PIN)" "$(printf %.2f "$sd")" "" \
     "cpu.score mean" "$(printf %.2f "$mean")" "$(bench_ratio "$sd" "$mean" 4)" "<=0.01" "$RUNS" \
     "the ratio is the coefficient of variation; load $(cut -d' ' -f1 /proc/loadavg) at the end"
-echo "reproduce: make bench && BENCH_RUNS=$RUNS BENCH_SECONDS=$SECS BENCH_COPIES=$COPIES BENCH_PIN=$PIN bench/cpu-stability.sh"
+echo "reproduce: make bench-progs && BENCH_RUNS=$RUNS BENCH_SECONDS=$SECS BENCH_COPIES=$COPIES BENCH_PIN=$PIN bench/cpu-stability.sh"

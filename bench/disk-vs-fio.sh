@@ -23,7 +23,7 @@
 # the ratios builtin/fio and builtin/fio matched, median latencies, and
 # each round's MB/s; the raw JSON stays in the work directory when KEEP=1.
 #
-#   make bench && bench/disk-vs-fio.sh
+#   make bench-progs && bench/disk-vs-fio.sh
 #
 # Needs fio (Debian: apt-get install fio) and jq. The engine runs through
 # build/bench/enginerun (bench/enginerun.c).

@@ -61,7 +61,7 @@ bench_start_server() {
 bench_setup() {
     local b
     for b in "$SERVER" "$WORKER" "$HVLOAD"; do
-        [[ -x $b ]] || hv_die "$b not built; run: make bench"
+        [[ -x $b ]] || hv_die "$b not built; run: make bench-progs"
     done
     if ! command -v curl >/dev/null || ! command -v jq >/dev/null; then
         hv_die "curl and jq needed (deploy/deps.sh)"

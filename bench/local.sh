@@ -16,9 +16,9 @@ die() {
     exit 1
 }
 
-# bench_built PROGRAM: dies unless PROGRAM was built (make bench).
+# bench_built PROGRAM: dies unless PROGRAM was built (make bench-progs).
 bench_built() {
-    [[ -x $1 ]] || die "$1 not built; run: make bench"
+    [[ -x $1 ]] || die "$1 not built; run: make bench-progs"
 }
 
 # bench_workdir PARENT: WORK, a new directory under PARENT, removed on exit

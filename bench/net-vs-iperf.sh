@@ -22,7 +22,7 @@
 # the ratio builtin / the better of the two peers, the same ratio of the
 # means, and each round's values.
 #
-#   make bench && bench/net-vs-iperf.sh
+#   make bench-progs && bench/net-vs-iperf.sh
 #
 # Needs root (network namespaces), ip (iproute2), iperf3, iperf (2.x) and
 # jq. The engine runs through build/bench/netrun (bench/netrun.c).

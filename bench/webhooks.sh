@@ -23,7 +23,7 @@ source bench/lib.sh
 RUNS=${BENCH_RUNS:-3}
 N=${BENCH_DELIVERIES:-500}
 RECV=$BUILD/tools/hookrecv
-[[ -x $RECV ]] || hv_die "$RECV not built; run: make bench"
+[[ -x $RECV ]] || hv_die "$RECV not built; run: make bench-progs"
 command -v openssl >/dev/null || hv_die "openssl needed (deploy/deps.sh)"
 
 bench_setup

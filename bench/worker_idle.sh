@@ -16,7 +16,7 @@
 # --poll 1, and with plain polling (--wait 0, every 2 s and every 1 s) for
 # comparison. Goal of the issue: < 0.1 % of one core and < 10 MB.
 #
-#   make bench && bench/worker_idle.sh
+#   make bench-progs && bench/worker_idle.sh
 #
 # Env: BENCH_SECONDS (60; quick 6), BENCH_SETTLE (5; quick 2),
 # BENCH_PG_FAST (0), BENCH_QUICK, KEEP (0).
@@ -37,7 +37,7 @@ echo "# server $URL, no work queued; settle ${SETTLE} s, sample ${SECONDS_SAMPLE
 rss_kb() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 pss_kb() { awk '$1 == "Pss:" {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
 CURLIDLE=$BUILD/bench/curlidle
-[[ -x $CURLIDLE ]] || hv_die "$CURLIDLE is not built: make bench"
+[[ -x $CURLIDLE ]] || hv_die "$CURLIDLE is not built: make bench-progs"
 
 
 # measure LABEL [worker options...]: sets ROW. LABEL "no worker" measures
@@ -114,6 +114,6 @@ bench_result worker_idle "idle worker's CPU (default options)" "$(printf %.4f "$
 bench_result worker_idle "idle worker's VmRSS (default options)" "$(printf %.1f "$DEF_RSS")" MB \
     "libcurl floor (curlidle) VmRSS" "$(printf %.1f "$M_RSS")" "$(bench_ratio "$DEF_RSS" "$M_RSS" 2)" \
     - 1 "goal < 10 MB"
-echo "reproduce: make bench && BENCH_SECONDS=$SECONDS_SAMPLED BENCH_SETTLE=$SETTLE BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/worker_idle.sh"
+echo "reproduce: make bench-progs && BENCH_SECONDS=$SECONDS_SAMPLED BENCH_SETTLE=$SETTLE BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/worker_idle.sh"
 echo "floor:     $CURLIDLE $URL/healthz"
 echo "worker:    $WORKER --server $URL --token <worker token> --name idle-host [options above]"
