@@ -8,7 +8,8 @@
 #   make WERROR=1         warnings are errors (CI)
 #   make format-check     clang-format must agree with the tree
 #   make install PREFIX=/usr DESTDIR=/tmp/pkg
-#   make bench            build the load generator; then bench/*.sh (BENCHMARKS.md)
+#   make bench-progs      build the load generator and the bench programs
+#   make bench            every bench/*.sh, then the table of BENCHMARKS.md (BENCH_QUICK=1: < 10 min)
 #   make fuzz FUZZ_SECONDS=600   each libFuzzer target that long (fuzz/README.md)
 
 VERSION  := 0.1.0
@@ -308,8 +309,10 @@ man-check: $(MAN_PAGES)
 clean:
 	rm -rf build
 
-# make bench: the load generator bench/hvload.c (BENCHMARKS.md) and the
-# programs the bench scripts start.
+# make bench-progs: the load generator bench/hvload.c (BENCHMARKS.md) and the
+# programs the bench scripts start. make bench builds them, runs every
+# benchmark (bench/all.sh: each writes bench/results/NAME.json) and rewrites
+# the table at the top of BENCHMARKS.md (tools/bench-table.py).
 HVLOAD := $(BUILD)/bench/hvload
 # bench/enginerun.c runs a built-in engine in-process (bench/disk-vs-fio.sh,
 # bench/cpu-stability.sh).
@@ -321,10 +324,14 @@ CURLIDLE := $(BUILD)/bench/curlidle
 # tests/tools/slowclients.c: slow clients on loopback
 # (tests/integration/test_slow_clients.sh).
 SLOWCLIENTS := $(BUILD)/tools/slowclients
+# bench/mhd_min.c: the minimal libmicrohttpd responder (bench/reads.sh).
+MHDMIN := $(BUILD)/bench/mhd_min
 # tests/tools/hookrecv.c: a webhook receiver (tests/integration/test_webhooks.sh).
 HOOKRECV := $(BUILD)/tools/hookrecv
-.PHONY: bench test-tools
-bench: $(PROGS) $(HVLOAD) $(ENGINERUN) $(NETRUN) $(CURLIDLE) $(SLOWCLIENTS)
+.PHONY: bench bench-progs test-tools
+bench-progs: $(PROGS) $(HVLOAD) $(ENGINERUN) $(NETRUN) $(CURLIDLE) $(SLOWCLIENTS) $(MHDMIN) $(HOOKRECV)
+bench: bench-progs
+	BUILD=$(BUILD) bench/all.sh
 test-tools: $(SLOWCLIENTS) $(HOOKRECV)
 
 $(HOOKRECV): $(BUILD)/obj/tests/tools/hookrecv.o
@@ -342,6 +349,10 @@ $(ENGINERUN): $(BUILD)/obj/bench/enginerun.o $(WORKER_A) $(LIB_A)
 $(NETRUN): $(BUILD)/obj/bench/netrun.o $(WORKER_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(sort $(PKGS_WORKER) $(PKGS_LIB))) $(LDLIBS_COMMON)
+
+$(MHDMIN): $(BUILD)/obj/bench/mhd_min.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,libmicrohttpd)
 
 $(CURLIDLE): $(BUILD)/obj/bench/curlidle.o
 	@mkdir -p $(dir $@)

@@ -1,69 +1,116 @@
 #!/usr/bin/env bash
-# Claim throughput: a queue of 10,000 jobs (10 cpu workloads x 1000
-# repetitions on one host target), drained by 50 simulated workers (hvload,
-# --samples 0: each job is claim + a one-metric result). Reports jobs
-# claimed per second and the claim latency p50/p99, per run and the median
-# of the runs. There is no outside peer for claims; the latency percentiles
-# say how a single claim fares under that load.
+# Claim throughput against `pgbench -N` on the same cluster. Each run
+# queues a plan of 10 cpu workloads x REPS repetitions on one host target
+# and drains it with 50 simulated workers (hvload, --samples 0: each job is
+# claim + a one-metric result) through one server, then queues another and
+# drains it through two servers on the same database (the workers split
+# round-robin), then runs `pgbench -N -c 50 -j 2` (the same number of
+# clients) on its own database of the same cluster. Every drain must hand
+# out each job once (0 duplicates) and leave none undone. Reports jobs
+# drained per second, the claim latency p50/p99, and the ratios to
+# pgbench's tps (goal >= 0.5), per run and the median of the runs.
 #
-#   make bench && bench/claims.sh
+#   make bench-progs && bench/claims.sh
 #
-# Env: BENCH_RUNS (3), BENCH_WORKERS (50), BENCH_REPS (1000; x10 workloads),
-# BENCH_WAIT (0: claim long-poll seconds), BENCH_PG_FAST (0), KEEP (0).
+# Env: BENCH_RUNS (3; quick 2), BENCH_WORKERS (50), BENCH_REPS (1000; quick
+# 100; x10 workloads), BENCH_WAIT (0: claim long-poll seconds),
+# BENCH_PGB_SECONDS (10; quick 5), BENCH_SCALE (pgbench scale, 10; quick 4),
+# BENCH_PG_FAST (0), BENCH_QUICK, KEEP (0).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
 
-RUNS=${BENCH_RUNS:-3}
+RUNS=${BENCH_RUNS:-$(bench_quick 2 3)}
 WORKERS=${BENCH_WORKERS:-50}
-REPS=${BENCH_REPS:-1000}
+REPS=${BENCH_REPS:-$(bench_quick 100 1000)}
 WAIT=${BENCH_WAIT:-0}
+PGB_SECS=${BENCH_PGB_SECONDS:-$(bench_quick 5 10)}
+SCALE=${BENCH_SCALE:-$(bench_quick 4 10)}
 WORKLOADS=10
 JOBS=$((WORKLOADS * REPS))
 TARGET=bench-host
 
+command -v pgbench >/dev/null || hv_die "pgbench needed (postgresql-client-15)"
 bench_setup
+bench_start_server
 echo "# $(bench_machine)"
-echo "# server $URL, $JOBS jobs per run, $WORKERS simulated workers, wait $WAIT s"
+echo "# servers ${URLS[*]}, $JOBS jobs per drain, $WORKERS simulated workers, wait $WAIT s;" \
+    "pgbench -N -c $WORKERS -j 2 -T $PGB_SECS (scale $SCALE)"
 
-rates=() p50s=() p99s=()
-rows=()
-for ((run = 1; run <= RUNS; run++)); do
-    bench_plan "claims-$run" "$TARGET" "$WORKLOADS" "$REPS" >"$BENCH_TMP/plan.json"
+bench_sql "CREATE DATABASE pgbench" || hv_die "CREATE DATABASE pgbench failed"
+[[ $DB =~ dbname=([^ ]*) ]] || hv_die "no dbname in $DB"
+PGB_DB=${DB/dbname=${BASH_REMATCH[1]}/dbname=pgbench}
+pgbench -q -i -s "$SCALE" "$PGB_DB" >"$BENCH_TMP/pgbench-init.log" 2>&1 ||
+    { hv_tail "$BENCH_TMP/pgbench-init.log"; hv_die "pgbench -i failed"; }
+
+# drain RUN NSERVERS: queue a plan, drain it through the first NSERVERS
+# servers; sets rate p50 p99 and appends a row.
+drain() {
+    local run=$1 n=$2 plan t0 submit_s queued srv0=0 srv1=0 pg0 pg1 rc i claimed dups secs client_cpu left
+    local servers=()
+    for ((i = 0; i < n; i++)); do servers+=(--server "${URLS[i]}"); done
+    bench_plan "claims-$run-$n" "$TARGET" "$WORKLOADS" "$REPS" >"$BENCH_TMP/plan.json"
     t0=$(date +%s.%N)
     plan=$(bench_submit "$BENCH_TMP/plan.json")
     submit_s=$(echo "$(date +%s.%N) - $t0" | bc)
     queued=$(bench_sql "SELECT count(*) FROM jobs WHERE plan_id = $plan AND status = 'queued'")
     [[ $queued == "$JOBS" ]] || hv_die "plan $plan queued $queued jobs, expected $JOBS"
 
-    srv0=$(bench_ticks "${BENCH_SERVER_PIDS[0]}") pg0=$(bench_pg_ticks)
-    HVBENCH_TOKEN=$WORKER_TOKEN timeout -k 5 660 "$HVLOAD" --server "$URL" --workers "$WORKERS" \
+    for ((i = 0; i < n; i++)); do srv0=$((srv0 + $(bench_ticks "${BENCH_SERVER_PIDS[i]}"))); done
+    pg0=$(bench_pg_ticks)
+    HVBENCH_TOKEN=$WORKER_TOKEN timeout -k 5 660 "$HVLOAD" "${servers[@]}" --workers "$WORKERS" \
         --target "$TARGET" --samples 0 --metrics 1 --wait "$WAIT" --duration-limit 600 \
-        --quiet --json >"$BENCH_TMP/hvload-$run.json" 2>"$BENCH_TMP/hvload-$run.err"
+        --quiet --json >"$BENCH_TMP/hvload-$run-$n.json" 2>"$BENCH_TMP/hvload-$run-$n.err"
     rc=$?
-    srv1=$(bench_ticks "${BENCH_SERVER_PIDS[0]}") pg1=$(bench_pg_ticks)
-    cat "$BENCH_TMP/hvload-$run.err" >&2
-    [[ $rc -eq 0 ]] || hv_die "hvload exited $rc in run $run: $(cat "$BENCH_TMP/hvload-$run.json")"
+    for ((i = 0; i < n; i++)); do srv1=$((srv1 + $(bench_ticks "${BENCH_SERVER_PIDS[i]}"))); done
+    pg1=$(bench_pg_ticks)
+    cat "$BENCH_TMP/hvload-$run-$n.err" >&2
+    [[ $rc -eq 0 ]] || hv_die "hvload exited $rc in run $run: $(cat "$BENCH_TMP/hvload-$run-$n.json")"
     read -r claimed dups rate p50 p99 secs client_cpu < <(jq -r \
         '[.jobs_claimed, .duplicates, .claims_per_s, .claim_ms.p50, .claim_ms.p99,
-          .work_elapsed_s, .cpu_s] | @tsv' "$BENCH_TMP/hvload-$run.json")
+          .work_elapsed_s, .cpu_s] | @tsv' "$BENCH_TMP/hvload-$run-$n.json")
     [[ $claimed == "$JOBS" && $dups == 0 ]] || hv_die "run $run: claimed $claimed of $JOBS, $dups duplicates"
     left=$(bench_sql "SELECT count(*) FROM jobs WHERE plan_id = $plan AND status <> 'done'")
     [[ $left == 0 ]] || hv_die "run $run: $left jobs not done"
-    rates+=("$rate") p50s+=("$p50") p99s+=("$p99")
-    rows+=("$(printf '| %d | %d | %.1f | %.2f | **%.0f** | %.2f | %.2f | %.1f / %.1f / %.1f |' \
-        "$run" "$JOBS" "$submit_s" "$secs" "$rate" "$p50" "$p99" \
+    rows+=("$(printf '| %d | %d | %d | %.1f | %.2f | **%.0f** | %.2f | %.2f | %.1f / %.1f / %.1f |' \
+        "$run" "$n" "$JOBS" "$submit_s" "$secs" "$rate" "$p50" "$p99" \
         "$(echo "($srv1 - $srv0) / $CLK_TCK" | bc -l)" "$(echo "($pg1 - $pg0) / $CLK_TCK" | bc -l)" \
         "$client_cpu")")
+}
+
+rates1=() rates2=() p99s1=() p99s2=() p50s1=() tpss=()
+rows=()
+for ((run = 1; run <= RUNS; run++)); do
+    drain "$run" 1
+    rates1+=("$rate") p50s1+=("$p50") p99s1+=("$p99")
+    drain "$run" 2
+    rates2+=("$rate") p99s2+=("$p99")
+    pgbench -n -N -c "$WORKERS" -j 2 -T "$PGB_SECS" "$PGB_DB" >"$BENCH_TMP/pgbench-$run.txt" 2>&1 ||
+        { hv_tail "$BENCH_TMP/pgbench-$run.txt"; hv_die "pgbench -N failed"; }
+    tpss+=("$(awk '/^tps = / {print $3; exit}' "$BENCH_TMP/pgbench-$run.txt")")
 done
 
+R1=$(bench_median "${rates1[@]}") R2=$(bench_median "${rates2[@]}") T=$(bench_median "${tpss[@]}")
+Q1=$(bench_median "${p99s1[@]}") Q2=$(bench_median "${p99s2[@]}")
 echo
-echo "| run | jobs | submit s | drain s | claims/s | claim p50 ms | claim p99 ms | CPU s server / PostgreSQL / hvload |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| run | servers | jobs | submit s | drain s | jobs/s | claim p50 ms | claim p99 ms | CPU s servers / PostgreSQL / hvload |"
+echo "|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
-printf '| median | | | | **%.0f** | %.2f | %.2f | |\n' "$(bench_median "${rates[@]}")" \
-    "$(bench_median "${p50s[@]}")" "$(bench_median "${p99s[@]}")"
+printf '| median | 1 | | | | **%.0f** | %.2f | %.2f | |\n' "$R1" "$(bench_median "${p50s1[@]}")" "$Q1"
+printf '| median | 2 | | | | **%.0f** | | %.2f | |\n' "$R2" "$Q2"
 echo
-echo "reproduce: make bench && BENCH_RUNS=$RUNS BENCH_WORKERS=$WORKERS BENCH_REPS=$REPS BENCH_WAIT=$WAIT BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/claims.sh"
-echo "each run:  HVBENCH_TOKEN=<worker token> $HVLOAD --server $URL --workers $WORKERS --target $TARGET --samples 0 --metrics 1 --wait $WAIT --duration-limit 600 --json"
+echo "| run | pgbench -N tps (-c $WORKERS) |"
+echo "|---|---|"
+for ((run = 1; run <= RUNS; run++)); do printf '| %d | %.0f |\n' "$run" "${tpss[run - 1]}"; done
+printf '| median | **%.0f** |\n' "$T"
+echo
+BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK BENCH_RUNS=$RUNS BENCH_WORKERS=$WORKERS BENCH_REPS=$REPS BENCH_WAIT=$WAIT BENCH_PGB_SECONDS=$PGB_SECS BENCH_SCALE=$SCALE BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/claims.sh"
+bench_result claims "jobs drained/s, 1 server ($WORKERS workers)" "$(printf %.0f "$R1")" jobs/s \
+    "pgbench -N -c $WORKERS" "$(printf %.0f "$T")" "$(bench_ratio "$R1" "$T")" ">=0.5" "$RUNS" \
+    "claim p99 $(printf %.1f "$Q1") ms; 0 duplicates"
+bench_result claims "jobs drained/s, 2 servers ($WORKERS workers)" "$(printf %.0f "$R2")" jobs/s \
+    "pgbench -N -c $WORKERS" "$(printf %.0f "$T")" "$(bench_ratio "$R2" "$T")" ">=0.5" "$RUNS" \
+    "claim p99 $(printf %.1f "$Q2") ms; 0 duplicates"
+echo "reproduce: make bench-progs && $BENCH_COMMAND"
+echo "each drain: HVBENCH_TOKEN=<worker token> $HVLOAD --server URL [--server URL2] --workers $WORKERS --target $TARGET --samples 0 --metrics 1 --wait $WAIT --duration-limit 600 --json"

@@ -10,7 +10,7 @@
 # pool (1024 / 2 = 512 per thread by default) and the pool threads accept
 # unevenly; the table shows the per-thread share next to the outcome.
 #
-#   make bench && bench/connections.sh
+#   make bench-progs && bench/connections.sh
 #   BENCH_THREADS=4 BENCH_WORKERS=600 bench/connections.sh   # 256 per thread
 #
 # Env: BENCH_WORKERS (1000), BENCH_THREADS (2), BENCH_MAX_CONNECTIONS (1024),
@@ -57,5 +57,5 @@ echo "| run | workers | jobs | claimed | requests without answer | jobs not done
 echo "|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 echo
-echo "reproduce: make bench && BENCH_WORKERS=$WORKERS BENCH_THREADS=$THREADS BENCH_MAX_CONNECTIONS=$MAXCONN BENCH_RUNS=$RUNS BENCH_PG_FAST=$BENCH_PG_FAST bench/connections.sh"
+echo "reproduce: make bench-progs && BENCH_WORKERS=$WORKERS BENCH_THREADS=$THREADS BENCH_MAX_CONNECTIONS=$MAXCONN BENCH_RUNS=$RUNS BENCH_PG_FAST=$BENCH_PG_FAST bench/connections.sh"
 echo "each run:  HVBENCH_TOKEN=<worker token> $HVLOAD --server $URL --workers $WORKERS --target conn-N --samples 1 --duration-limit 150 --json"

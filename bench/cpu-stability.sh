@@ -11,10 +11,10 @@
 # machine minus the engine's own, and steal, from /proc/stat), as a share
 # of the run's CPU capacity.
 #
-#   make bench && bench/cpu-stability.sh
+#   make bench-progs && bench/cpu-stability.sh
 #   BENCH_RUNS=10 BENCH_SECONDS=10 BENCH_COPIES=1 BENCH_PIN=true bench/cpu-stability.sh
 #
-# Env: BENCH_RUNS (10), BENCH_SECONDS (10: measured seconds of each run),
+# Env: BENCH_RUNS (10; quick 4), BENCH_SECONDS (10, quick 3: measured seconds of each run),
 # BENCH_COPIES (1; or per-vcpu), BENCH_PIN (false), BUILD (build), KEEP
 # (0: keep each run's JSON).
 set -uo pipefail
@@ -23,8 +23,8 @@ cd "$(dirname "$0")/.." || exit 1
 source bench/local.sh
 
 ENGINERUN=$BUILD/bench/enginerun
-RUNS=${BENCH_RUNS:-10}
-SECS=${BENCH_SECONDS:-10}
+RUNS=${BENCH_RUNS:-$(bench_quick 4 10)}
+SECS=${BENCH_SECONDS:-$(bench_quick 3 10)}
 COPIES=${BENCH_COPIES:-1}
 PIN=${BENCH_PIN:-false}
 
@@ -79,4 +79,11 @@ for metric in cpu.score cpu.int.rate cpu.fp.rate cpu.mem.rate cpu.branch.rate; d
 done
 echo
 echo "goal: CV <= 1 % on an idle machine"
-echo "reproduce: make bench && BENCH_RUNS=$RUNS BENCH_SECONDS=$SECS BENCH_COPIES=$COPIES BENCH_PIN=$PIN bench/cpu-stability.sh"
+read -r mean sd < <(jq -s -r '[.[] | .metrics[] | select(.name == "cpu.score") | .value] as $v
+    | ($v | add / length) as $mean
+    | "\($mean) \([$v[] | (. - $mean) * (. - $mean)] | add / (length - 1) | sqrt)"' "$WORK"/run-*.json)
+BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK BENCH_RUNS=$RUNS BENCH_SECONDS=$SECS BENCH_COPIES=$COPIES BENCH_PIN=$PIN bench/cpu-stability.sh"
+bench_result cpu-stability "cpu.score standard deviation over $RUNS runs (pin $PIN)" "$(printf %.2f "$sd")" "" \
+    "cpu.score mean" "$(printf %.2f "$mean")" "$(bench_ratio "$sd" "$mean" 4)" "<=0.01" "$RUNS" \
+    "the ratio is the coefficient of variation; load $(cut -d' ' -f1 /proc/loadavg) at the end"
+echo "reproduce: make bench-progs && BENCH_RUNS=$RUNS BENCH_SECONDS=$SECS BENCH_COPIES=$COPIES BENCH_PIN=$PIN bench/cpu-stability.sh"

@@ -23,7 +23,7 @@
 # the ratios builtin/fio and builtin/fio matched, median latencies, and
 # each round's MB/s; the raw JSON stays in the work directory when KEEP=1.
 #
-#   make bench && bench/disk-vs-fio.sh
+#   make bench-progs && bench/disk-vs-fio.sh
 #
 # Needs fio (Debian: apt-get install fio) and jq. The engine runs through
 # build/bench/enginerun (bench/enginerun.c).
@@ -36,9 +36,9 @@ cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/local.sh
 source bench/local.sh
 ENGINERUN=$BUILD/bench/enginerun
-SIZE=${BENCH_SIZE:-1073741824}
-SECS=${BENCH_SECONDS:-20}
-ROUNDS=${BENCH_ROUNDS:-2}
+SIZE=${BENCH_SIZE:-$(bench_quick 268435456 1073741824)}
+SECS=${BENCH_SECONDS:-$(bench_quick 2 20)}
+ROUNDS=${BENCH_ROUNDS:-$(bench_quick 1 2)}
 
 command -v fio >/dev/null || die "fio is not installed (Debian: apt-get install fio)"
 command -v jq >/dev/null || die "jq is not installed (Debian: apt-get install jq)"
@@ -133,6 +133,7 @@ echo "fio: --ioengine=libaio, fio's defaults otherwise; fio matched: the engine'
 echo
 echo "| workload | builtin MB/s | fio MB/s | fio matched MB/s | builtin IOPS | fio IOPS | fio matched IOPS | builtin / fio | builtin / fio matched | p50 builtin / fio / matched | rounds MB/s: builtin; fio; matched |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
+DISK_RESULTS=()
 for w in seq-write-overwrite seq-write-new seq-read rand-read-qd1 rand-read-qd32; do
     workload "$w"
     b=() f=() m=()
@@ -148,4 +149,13 @@ for w in seq-write-overwrite seq-write-new seq-read rand-read-qd1 rand-read-qd32
         "$(echo "$(col 1 "${b[@]}") / $(col 1 "${m[@]}")" | bc -l)" \
         "$(col 3 "${b[@]}")" "$(col 3 "${f[@]}")" "$(col 3 "${m[@]}")" \
         "$(each "${b[@]}")" "$(each "${f[@]}")" "$(each "${m[@]}")"
+    DISK_RESULTS+=("$w $(col 1 "${b[@]}") $(col 1 "${f[@]}") $(col 1 "${m[@]}")")
+done
+echo
+BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECS BENCH_SIZE=$SIZE bench/disk-vs-fio.sh"
+for x in "${DISK_RESULTS[@]}"; do
+    read -r w bm fm mm <<<"$x"
+    bench_result disk-vs-fio "builtin disk engine, $w" "$(printf %.1f "$bm")" MB/s \
+        "fio (libaio)" "$(printf %.1f "$fm")" "$(bench_ratio "$bm" "$fm")" ">=0.95" "$ROUNDS" \
+        "fio matched: $(printf %.1f "$mm") MB/s"
 done

@@ -20,7 +20,7 @@
 # ratio (A / B) are reported per round and overall. The goal: A within
 # 1.5 x B, and under 100 ms.
 #
-#   make bench && bench/history.sh
+#   make bench-progs && bench/history.sh
 #
 # Env: BENCH_ROUNDS (3), BENCH_REQUESTS (30), BENCH_POINTS (10000, a
 # multiple of 10), BENCH_PG_FAST (0), KEEP (0).

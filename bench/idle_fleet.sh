@@ -6,7 +6,7 @@
 # re-run on every fallback tick of the server and a claim's cost may grow
 # with the jobs table.
 #
-#   make bench && bench/idle_fleet.sh
+#   make bench-progs && bench/idle_fleet.sh
 #
 # Env: BENCH_FLEET (200), BENCH_SECONDS (60), BENCH_HISTORY (20000, a
 # multiple of 10000), BENCH_WAIT (25), BENCH_PG_FAST (1: CPU is the subject,
@@ -64,5 +64,5 @@ echo "| database | done jobs | idle workers | seconds | claims answered 204 | se
 echo "|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 echo
-echo "reproduce: make bench && BENCH_FLEET=$FLEET BENCH_SECONDS=$SECS BENCH_HISTORY=$HISTORY BENCH_WAIT=$WAIT BENCH_PG_FAST=$BENCH_PG_FAST bench/idle_fleet.sh"
+echo "reproduce: make bench-progs && BENCH_FLEET=$FLEET BENCH_SECONDS=$SECS BENCH_HISTORY=$HISTORY BENCH_WAIT=$WAIT BENCH_PG_FAST=$BENCH_PG_FAST bench/idle_fleet.sh"
 echo "the fleet: HVBENCH_TOKEN=<worker token> $HVLOAD --server $URL --workers $FLEET --target idle-fleet --wait $WAIT --empty-claims 100000 --duration-limit $SECS --json"

@@ -16,18 +16,19 @@
 # reports each run, the HTTP/COPY ratio per round and overall. The goal of
 # the issue: HTTP at least half of raw COPY speed (ratio >= 0.5).
 #
-#   make bench && bench/ingest.sh
+#   make bench-progs && bench/ingest.sh
 #
-# Env: BENCH_ROUNDS (2), BENCH_JOBS (1000, a multiple of 10), BENCH_SAMPLES
-# (3600), BENCH_WORKERS (8), BENCH_WAIT (0), BENCH_PG_FAST (0), KEEP (0).
+# Env: BENCH_ROUNDS (2), BENCH_JOBS (1000, quick 200; a multiple of 10),
+# BENCH_SAMPLES (3600, quick 1200), BENCH_WORKERS (8), BENCH_WAIT (0),
+# BENCH_PG_FAST (0), BENCH_QUICK, KEEP (0).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
 
 ROUNDS=${BENCH_ROUNDS:-2}
-JOBS=${BENCH_JOBS:-1000}
-SAMPLES=${BENCH_SAMPLES:-3600}
+JOBS=${BENCH_JOBS:-$(bench_quick 200 1000)}
+SAMPLES=${BENCH_SAMPLES:-$(bench_quick 1200 3600)}
 WORKERS=${BENCH_WORKERS:-8}
 WAIT=${BENCH_WAIT:-0}
 METRICS=4
@@ -124,6 +125,9 @@ done
 mh=$(bench_median "${http[@]}") mc=$(bench_median "${copy[@]}")
 printf '| median | %.0f | %.0f | **%.2f** (goal >= 0.50) |\n' "$mh" "$mc" "$(secs "$mh / $mc")"
 echo
-echo "reproduce: make bench && BENCH_ROUNDS=$ROUNDS BENCH_JOBS=$JOBS BENCH_SAMPLES=$SAMPLES BENCH_WORKERS=$WORKERS BENCH_WAIT=$WAIT BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/ingest.sh"
+BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK BENCH_ROUNDS=$ROUNDS BENCH_JOBS=$JOBS BENCH_SAMPLES=$SAMPLES BENCH_WORKERS=$WORKERS BENCH_WAIT=$WAIT BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/ingest.sh"
+bench_result ingest "samples/s through HTTP ($WORKERS workers, $SAMPLES a result)" "$(printf %.0f "$mh")" \
+    samples/s "psql \\copy of the same rows" "$(printf %.0f "$mc")" "$(bench_ratio "$mh" "$mc")" ">=0.5" "$ROUNDS"
+echo "reproduce: make bench-progs && BENCH_ROUNDS=$ROUNDS BENCH_JOBS=$JOBS BENCH_SAMPLES=$SAMPLES BENCH_WORKERS=$WORKERS BENCH_WAIT=$WAIT BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/ingest.sh"
 echo "A: HVBENCH_TOKEN=<worker token> $HVLOAD --server $URL --workers $WORKERS --target ingest-host --samples $SAMPLES --metrics $METRICS --wait $WAIT --duration-limit 900 --json"
 echo "B: $PSQL \"$DB\" -c \"\\copy samples(result_id, metric, t, value) FROM 'samples.tsv'\""

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Sourced by the bench scripts. bench_setup gives a benchmark its own
 # PostgreSQL cluster, a migrated database, tokens and one running server
-# (bench_start_server starts more); bench_teardown (an EXIT trap) takes it all
+# (bench_start_server starts more); bench_result (bench/result.sh) records
+# a figure in bench/results/NAME.json; bench_teardown (an EXIT trap) takes it all
 # down again. Everything listens on 127.0.0.1 only and lives under
 # var/bench/NAME.XXXX (KEEP=1 keeps it).
 #
@@ -16,6 +17,8 @@
 
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../tests/integration/lib.sh"
+# shellcheck source=bench/result.sh
+source "$(dirname "${BASH_SOURCE[0]}")/result.sh"
 
 HVLOAD=$BUILD/bench/hvload
 BENCH_NAME=$(basename "$0" .sh)
@@ -58,7 +61,7 @@ bench_start_server() {
 bench_setup() {
     local b
     for b in "$SERVER" "$WORKER" "$HVLOAD"; do
-        [[ -x $b ]] || hv_die "$b not built; run: make bench"
+        [[ -x $b ]] || hv_die "$b not built; run: make bench-progs"
     done
     if ! command -v curl >/dev/null || ! command -v jq >/dev/null; then
         hv_die "curl and jq needed (deploy/deps.sh)"
@@ -121,13 +124,6 @@ bench_plan() {
         '{name: $name, targets: {host: $target}, repetitions: {min: $reps},
           workloads: [range($w) | {id: "cpu-\(.)", kind: "cpu", engine: "builtin",
                                    params: {copies: 1, seconds: 1}}]}'
-}
-
-# bench_median NUMBERS...: the median (the mean of the middle two for an
-# even count).
-bench_median() {
-    printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1}
-        END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }
 
 # bench_http_median PATH N: N GETs of $URL$PATH on one kept-alive

@@ -2,11 +2,13 @@
 # Sourced by the benchmarks that run engines and tools on this machine
 # alone, without a server or a database (cpu-stability.sh, disk-vs-fio.sh,
 # net-vs-iperf.sh): their messages, the build's programs and a work
-# directory. bench/lib.sh is the server benchmarks' counterpart.
+# directory, and bench_result (bench/result.sh). bench/lib.sh is the server benchmarks' counterpart.
 
 BUILD=${BUILD:-build}
 BENCH_NAME=$(basename "$0" .sh)
 WORK=
+# shellcheck source=bench/result.sh
+source "$(dirname "${BASH_SOURCE[0]}")/result.sh"
 
 # die MESSAGE: "NAME: MESSAGE" on stderr, then exit 1.
 die() {
@@ -14,9 +16,9 @@ die() {
     exit 1
 }
 
-# bench_built PROGRAM: dies unless PROGRAM was built (make bench).
+# bench_built PROGRAM: dies unless PROGRAM was built (make bench-progs).
 bench_built() {
-    [[ -x $1 ]] || die "$1 not built; run: make bench"
+    [[ -x $1 ]] || die "$1 not built; run: make bench-progs"
 }
 
 # bench_workdir PARENT: WORK, a new directory under PARENT, removed on exit

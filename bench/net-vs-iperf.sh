@@ -22,7 +22,7 @@
 # the ratio builtin / the better of the two peers, the same ratio of the
 # means, and each round's values.
 #
-#   make bench && bench/net-vs-iperf.sh
+#   make bench-progs && bench/net-vs-iperf.sh
 #
 # Needs root (network namespaces), ip (iproute2), iperf3, iperf (2.x) and
 # jq. The engine runs through build/bench/netrun (bench/netrun.c).
@@ -35,9 +35,9 @@ cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/local.sh
 source bench/local.sh
 NETRUN=$PWD/$BUILD/bench/netrun
-SECS=${BENCH_SECONDS:-10}
-WARM=${BENCH_WARMUP:-2}
-ROUNDS=${BENCH_ROUNDS:-2}
+SECS=${BENCH_SECONDS:-$(bench_quick 3 10)}
+WARM=${BENCH_WARMUP:-$(bench_quick 1 2)}
+ROUNDS=${BENCH_ROUNDS:-$(bench_quick 1 2)}
 PATHS=${BENCH_PATHS:-loopback veth}
 STREAMS=${BENCH_STREAMS:-1 4}
 
@@ -168,6 +168,7 @@ run_iperf2() { # STREAMS OUT
 }
 
 make_veth
+NET_RESULTS=()
 TOOLS=(builtin iperf3 iperf2)
 {
     echo "net-vs-iperf: $(nproc) CPUs, kernel $(uname -r), $(iperf3 --version | head -1), $(iperf --version 2>&1 | head -1)"
@@ -177,7 +178,7 @@ printf '| path | streams | builtin Gbit/s | iperf3 Gbit/s | iperf 2 Gbit/s | bui
 printf '|---|---|---|---|---|---|---|---|\n'
 for path in $PATHS; do
     for p in $STREAMS; do
-        declare -A sum=() rounds=()
+        declare -A sum=() rounds=() vals=()
         for ((r = 1; r <= ROUNDS; r++)); do
             for t in "${TOOLS[@]}"; do
                 out=$WORK/$path-$p-$t-$r.out
@@ -186,6 +187,7 @@ for path in $PATHS; do
                 [[ -n $v ]] || die "$t on $path with $p stream(s) gave no figure (see $WORK)"
                 sum[$t]=$(awk -v a="${sum[$t]:-0}" -v b="$v" 'BEGIN { print a + b }')
                 rounds[$t]="${rounds[$t]:-}${rounds[$t]:+/}$(printf '%.2f' "$v")"
+                vals[$t]="${vals[$t]:-} $v"
                 echo "# $path P$p round $r $t: $v Gbit/s" >&2
             done
         done
@@ -203,6 +205,17 @@ for path in $PATHS; do
                 mb = median(rb); m3 = median(r3); m2 = median(r2); mbest = m3 > m2 ? m3 : m2
                 printf "| %s | %d | %.2f | %.2f | %.2f | **%.3f** | %.3f | %s, %s, %s |\n",
                     path, p, mb, m3, m2, mb / mbest, b / best, rb, r3, r2 }'
-        unset sum rounds
+        # shellcheck disable=SC2086 # the lists of values
+        NET_RESULTS+=("$path $p $(bench_median ${vals[builtin]}) $(bench_median ${vals[iperf3]}) $(bench_median ${vals[iperf2]})")
+        unset sum rounds vals
     done
+done
+echo
+BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECS BENCH_WARMUP=$WARM bench/net-vs-iperf.sh"
+for x in "${NET_RESULTS[@]}"; do
+    read -r path p mb m3 m2 <<<"$x"
+    if awk -v a="$m3" -v b="$m2" 'BEGIN {exit !(a >= b)}'; then best=$m3 peer=iperf3; else best=$m2 peer="iperf 2"; fi
+    bench_result net-vs-iperf "builtin net engine, $path, $p stream(s)" "$(printf %.2f "$mb")" Gbit/s \
+        "$peer (the better peer)" "$(printf %.2f "$best")" "$(bench_ratio "$mb" "$best")" ">=0.95" "$ROUNDS" \
+        "iperf3 $(printf %.2f "$m3"), iperf 2 $(printf %.2f "$m2")"
 done

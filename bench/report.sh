@@ -226,3 +226,8 @@ t1=$(date +%s.%N)
 printf '# running plan, report GET after one more job ended (the answer kept): %.1f ms; as_of %s, status %s\n' \
     "$(echo "($t1 - $t0) * 1000" | bc -l)" "$(jq -r .as_of "$BENCH_TMP/running.json")" \
     "$(jq -r .status "$BENCH_TMP/running.json")"
+BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK BENCH_ROUNDS=$ROUNDS BENCH_REQUESTS=$REQUESTS BENCH_REPS=$REPS BENCH_POINTS=$POINTS bench/report.sh"
+bench_result report "GET a plan's report ($RESULTS results)" "$(printf %.1f "$a")" ms "its GROUP BY floor (psql)" \
+    "$(printf %.1f "$b")" "$(bench_ratio "$a" "$b" 2)" "<=1.5" "$ROUNDS" "goal also < 100 ms"
+bench_result report "GET a history ($POINTS points)" "$(printf %.1f "$c")" ms "its GROUP BY floor (psql)" \
+    "$(printf %.1f "$d")" "$(bench_ratio "$c" "$d" 2)" "<=1.5" "$ROUNDS" "goal also < 100 ms"

@@ -6,7 +6,7 @@
 # 127.0.0.1 every 0.5 s. Prints how the probes were answered and what the
 # server did with the slow connections.
 #
-#   make bench && bench/slow_clients.sh
+#   make bench-progs && bench/slow_clients.sh
 #   BENCH_SERVER_ARGS="--header-timeout 5" bench/slow_clients.sh
 #
 # A server built from another tree (one without these limits, say) runs
@@ -25,7 +25,7 @@ ADDRS=${BENCH_ADDRESSES:-20}
 SECS=${BENCH_SECONDS:-30}
 BENCH_PG_FAST=${BENCH_PG_FAST:-1}
 SLOW=${SLOWCLIENTS:-$BUILD/tools/slowclients}
-[[ -x $SLOW ]] || hv_die "$SLOW not built; run: make bench"
+[[ -x $SLOW ]] || hv_die "$SLOW not built; run: make bench-progs"
 read -r -a server_args <<<"${BENCH_SERVER_ARGS:-}"
 
 bench_setup "${server_args[@]}"
@@ -59,5 +59,5 @@ printf '| %d | %d | %d | %d | %d | %d | %d | %d | %d | %s / %s / %s |\n' "$probe
     "${codes[503]:-0}" "${codes["000"]:-0}" "$attempts" "$closed" "$answered408" "$unanswered" \
     "$open" "$cmin" "$cmed" "$cmax"
 echo
-echo "reproduce: make bench && BENCH_CONNECTIONS=$CONNS BENCH_ADDRESSES=$ADDRS BENCH_SECONDS=$SECS" \
+echo "reproduce: make bench-progs && BENCH_CONNECTIONS=$CONNS BENCH_ADDRESSES=$ADDRS BENCH_SECONDS=$SECS" \
     "BENCH_SERVER_ARGS='${BENCH_SERVER_ARGS:-}' bench/slow_clients.sh"

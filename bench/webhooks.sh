@@ -23,7 +23,7 @@ source bench/lib.sh
 RUNS=${BENCH_RUNS:-3}
 N=${BENCH_DELIVERIES:-500}
 RECV=$BUILD/tools/hookrecv
-[[ -x $RECV ]] || hv_die "$RECV not built; run: make bench"
+[[ -x $RECV ]] || hv_die "$RECV not built; run: make bench-progs"
 command -v openssl >/dev/null || hv_die "openssl needed (deploy/deps.sh)"
 
 bench_setup
@@ -107,3 +107,6 @@ S=$(bench_median "${server_rates[@]}")
 L=$(bench_median "${loop_rates[@]}")
 echo "server: $S deliveries/s (median of $RUNS), curl loop: $L/s, ratio $(awk -v a="$S" -v b="$L" \
     'BEGIN {printf "%.2f", a / b}'); every signature valid, $dups delivery ids seen twice"
+BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK BENCH_RUNS=$RUNS BENCH_DELIVERIES=$N BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/webhooks.sh"
+bench_result webhooks "signed webhook deliveries/s, the server's sender" "$S" deliveries/s \
+    "a shell loop of openssl and curl" "$L" "$(bench_ratio "$S" "$L" 2)" - "$RUNS" "every signature valid"

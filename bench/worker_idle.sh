@@ -16,16 +16,17 @@
 # --poll 1, and with plain polling (--wait 0, every 2 s and every 1 s) for
 # comparison. Goal of the issue: < 0.1 % of one core and < 10 MB.
 #
-#   make bench && bench/worker_idle.sh
+#   make bench-progs && bench/worker_idle.sh
 #
-# Env: BENCH_SECONDS (60), BENCH_SETTLE (5), BENCH_PG_FAST (0), KEEP (0).
+# Env: BENCH_SECONDS (60; quick 6), BENCH_SETTLE (5; quick 2),
+# BENCH_PG_FAST (0), BENCH_QUICK, KEEP (0).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
 
-SECONDS_SAMPLED=${BENCH_SECONDS:-60}
-SETTLE=${BENCH_SETTLE:-5}
+SECONDS_SAMPLED=${BENCH_SECONDS:-$(bench_quick 6 60)}
+SETTLE=${BENCH_SETTLE:-$(bench_quick 2 5)}
 
 bench_setup
 echo "# $(bench_machine)"
@@ -36,7 +37,7 @@ echo "# server $URL, no work queued; settle ${SETTLE} s, sample ${SECONDS_SAMPLE
 rss_kb() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 pss_kb() { awk '$1 == "Pss:" {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
 CURLIDLE=$BUILD/bench/curlidle
-[[ -x $CURLIDLE ]] || hv_die "$CURLIDLE is not built: make bench"
+[[ -x $CURLIDLE ]] || hv_die "$CURLIDLE is not built: make bench-progs"
 
 
 # measure LABEL [worker options...]: sets ROW. LABEL "no worker" measures
@@ -79,6 +80,7 @@ measure() {
     fi
     hv_stop_pid "$pid" 10
     cpu=$(echo "($w1 - $w0) / $CLK_TCK" | bc -l)
+    M_CPU=$cpu M_SPAN=$span M_RSS=$(echo "$max_rss / 1024" | bc -l)
     ROW=$(printf '| %s | %.1f | %d | %.3f | **%.3f %%** | **%.1f** | %.1f | %.1f | %s' \
         "$label" "$span" $((w1 - w0)) "$(echo "$cpu * 60 / $span" | bc -l)" \
         "$(echo "$cpu * 100 / $span" | bc -l)" "$(echo "$max_rss / 1024" | bc -l)" \
@@ -94,6 +96,7 @@ for v in "${VARIANTS[@]}"; do
     read -ra args <<<"$v"
     measure "${v:-default options}" "${args[@]}"
     rows+=("$ROW")
+    if [[ -z $v ]]; then DEF_CPU=$M_CPU DEF_SPAN=$M_SPAN DEF_RSS=$M_RSS; fi
 done
 measure "libcurl floor"
 rows+=("$ROW")
@@ -104,6 +107,13 @@ echo "|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 echo
 echo "goal: < 0.1 % of one core and < 10 MB RSS (one tick is $(echo "100 / $CLK_TCK / $SECONDS_SAMPLED" | bc -l | xargs printf '%.3f') % over ${SECONDS_SAMPLED} s)"
-echo "reproduce: make bench && BENCH_SECONDS=$SECONDS_SAMPLED BENCH_SETTLE=$SETTLE BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/worker_idle.sh"
+BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK BENCH_SECONDS=$SECONDS_SAMPLED BENCH_SETTLE=$SETTLE BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/worker_idle.sh"
+bench_result worker_idle "idle worker's CPU (default options)" "$(printf %.4f "$DEF_CPU")" "CPU s" \
+    "one core over the same span" "$(printf %.1f "$DEF_SPAN")" "$(bench_ratio "$DEF_CPU" "$DEF_SPAN" 5)" \
+    "<=0.001" 1 "share of one core"
+bench_result worker_idle "idle worker's VmRSS (default options)" "$(printf %.1f "$DEF_RSS")" MB \
+    "libcurl floor (curlidle) VmRSS" "$(printf %.1f "$M_RSS")" "$(bench_ratio "$DEF_RSS" "$M_RSS" 2)" \
+    - 1 "goal < 10 MB"
+echo "reproduce: make bench-progs && BENCH_SECONDS=$SECONDS_SAMPLED BENCH_SETTLE=$SETTLE BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/worker_idle.sh"
 echo "floor:     $CURLIDLE $URL/healthz"
 echo "worker:    $WORKER --server $URL --token <worker token> --name idle-host [options above]"

@@ -2,6 +2,9 @@
 # Install the Debian packages that building, testing and the demo need.
 # Only missing packages are installed; when everything is present this is a
 # single dpkg-query call, so `make check` can run it every time.
+#
+#   deploy/deps.sh         building, testing, the demo
+#   deploy/deps.sh bench   ... and the benchmarks' peers (`make bench`)
 set -euo pipefail
 
 PACKAGES=(
@@ -51,6 +54,16 @@ PACKAGES=(
     groff-base           # ... and the roff that man renders them with
     systemd              # systemd-analyze verify: the units of deploy/systemd (test_install)
 )
+
+# deploy/deps.sh bench: also what `make bench` needs beyond the above (pgbench
+# comes with postgresql-client-15, fio and iperf3/iperf are above); CI does
+# not install these.
+BENCH_PACKAGES=(
+    wrk                  # bench/reads.sh: the HTTP load generator against the server and its peer
+)
+if [[ ${1:-} == bench ]]; then
+    PACKAGES+=("${BENCH_PACKAGES[@]}")
+fi
 
 # A package is present only when dpkg says "install ok installed"; unknown
 # packages print nothing on stdout and an error on stderr, hence the 2>/dev/null.

@@ -7,7 +7,7 @@
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 HVLOAD=$BUILD/bench/hvload
-[[ -x $HVLOAD ]] || hv_skip "$HVLOAD not built (make bench)"
+[[ -x $HVLOAD ]] || hv_skip "$HVLOAD not built (make bench-progs)"
 hv_setup
 
 JOBS=2000 WORKERS=200 TARGET=scale-host
