@@ -82,6 +82,8 @@ struct counts {
 /* One simulated worker. Only its own thread writes it until it is joined. */
 struct sim {
     int index;
+    char name[160];      /* its target: opt.target, or NAME-NNN with --hosts */
+    char credential[96]; /* its worker credential with --hosts */
     size_t server_idx;
     pthread_t thread;
     struct hv_httpc *http;
@@ -214,32 +216,47 @@ static void report_unexpected(const struct sim *w, const char *what,
             desc);
 }
 
-/* The worker credential every simulated worker uses (hvw_...). */
+/* The worker credential every simulated worker uses (hvw_...), unless
+ * each is a host of its own (--hosts). */
 static char credential[96];
 
-/* Registers opt.target once with the worker token and keeps the credential
- * the server issues. Returns 0, or -1 with the reason printed. */
-static int acquire_credential(void)
+/* The registration body of target name: a simulated host, with the
+ * --label given. */
+static json_t *register_body(const char *name)
+{
+    json_t *body = json_pack("{s:s,s:s,s:{s:b,s:s},s:s}", "name", name, "kind", "host", "facts",
+                             "simulated", 1, "tool", "hvload", "fingerprint", "hvload");
+    const char *eq = opt.label != NULL ? strchr(opt.label, '=') : NULL;
+    if (body != NULL && eq != NULL) {
+        char key[128];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - opt.label), opt.label);
+        json_object_set_new(body, "labels", json_pack("{s:s}", key, eq + 1));
+    }
+    return body;
+}
+
+/* Registers target name with the worker token and keeps the credential
+ * the server issues in out. Returns 0, or -1 with the reason printed. */
+static int acquire_credential(const char *name, char *out, size_t len)
 {
     struct hv_httpc *h = hv_httpc_new(opt.servers[0], opt.token, (long)ceil(opt.timeout));
     if (h == NULL) {
         fprintf(stderr, "hvload: cannot create an HTTP client\n");
         return -1;
     }
-    json_t *body = json_pack("{s:s,s:s,s:{s:b,s:s},s:s}", "name", opt.target, "kind", "host",
-                             "facts", "simulated", 1, "tool", "hvload", "fingerprint", "hvload");
+    json_t *body = register_body(name);
     struct hv_http_response r;
     hv_httpc_request(h, "POST", "/api/v1/workers/register", body, &r);
     json_decref(body);
     const char *tok = json_string_value(json_object_get(r.body, "worker_token"));
     int rc = 0;
-    if (r.status != 200 || tok == NULL || strlen(tok) >= sizeof credential) {
+    if (r.status != 200 || tok == NULL || strlen(tok) >= len) {
         char desc[512];
         hv_http_response_describe(&r, desc, sizeof desc);
-        fprintf(stderr, "hvload: registering %s: %s\n", opt.target, desc);
+        fprintf(stderr, "hvload: registering %s: %s\n", name, desc);
         rc = -1;
     } else {
-        snprintf(credential, sizeof credential, "%s", tok);
+        snprintf(out, len, "%s", tok);
     }
     hv_http_response_clear(&r);
     hv_httpc_free(h);
@@ -248,8 +265,7 @@ static int acquire_credential(void)
 
 static bool do_register(struct sim *w)
 {
-    json_t *body = json_pack("{s:s,s:s,s:{s:b,s:s},s:s}", "name", opt.target, "kind", "host",
-                             "facts", "simulated", 1, "tool", "hvload", "fingerprint", "hvload");
+    json_t *body = register_body(w->name);
     struct hv_http_response r;
     hv_httpc_request(w->http, "POST", "/api/v1/workers/register", body, &r);
     json_decref(body);
@@ -410,7 +426,16 @@ static void *sim_main(void *arg)
 {
     struct sim *w = arg;
     double timeout = opt.timeout + opt.wait;
-    w->http = hv_httpc_new(opt.servers[w->server_idx], credential, (long)ceil(timeout));
+    const char *cred = credential;
+    if (opt.hosts) {
+        snprintf(w->name, sizeof w->name, "%s-%03d", opt.target, w->index);
+        cred = acquire_credential(w->name, w->credential, sizeof w->credential) == 0 ? w->credential
+                                                                                     : NULL;
+    } else {
+        snprintf(w->name, sizeof w->name, "%s", opt.target);
+    }
+    w->http =
+        cred != NULL ? hv_httpc_new(opt.servers[w->server_idx], cred, (long)ceil(timeout)) : NULL;
     bool ready = w->http != NULL && do_register(w);
     if (w->http == NULL) {
         w->c.errors++;
@@ -743,7 +768,7 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    if (acquire_credential() != 0)
+    if (!opt.hosts && acquire_credential(opt.target, credential, sizeof credential) != 0)
         return EXIT_BAD;
     sims = calloc((size_t)opt.workers, sizeof *sims);
     if (sims == NULL) {
@@ -793,11 +818,14 @@ int main(int argc, char **argv)
     else
         print_text(&s, status);
 
-    /* Sign off, so the next run may register the same target at once. */
-    if (started > 0 && sims[0].http != NULL) {
+    /* Sign off, so the next run may register the same targets at once:
+     * the shared credential once, or each host's. */
+    for (long i = 0; i < (opt.hosts ? started : started > 0 ? 1 : 0); i++) {
+        if (sims[i].http == NULL)
+            continue;
         struct hv_http_response r;
         json_t *none = json_object();
-        hv_httpc_request(sims[0].http, "POST", "/api/v1/workers/deregister", none, &r);
+        hv_httpc_request(sims[i].http, "POST", "/api/v1/workers/deregister", none, &r);
         json_decref(none);
         hv_http_response_clear(&r);
     }

@@ -32,6 +32,8 @@ struct options {
     double timeout;
     double limit;
     bool heartbeat;
+    bool hosts;        /* --hosts: each worker its own target NAME-NNN */
+    const char *label; /* --label k=v: the hosts' label */
     bool quiet;
     bool json;
 };

@@ -23,6 +23,10 @@ static const char usage_text[] =
     "  --token TOKEN         token with the worker role (default: $HVBENCH_TOKEN)\n"
     "  --workers N           simulated workers, one thread each (default 1)\n"
     "  --target NAME         the target the workers claim for (default hvload)\n"
+    "  --hosts               each worker is a host of its own, target NAME-000,\n"
+    "                        NAME-001 ... with a credential of its own, as a\n"
+    "                        fleet's hosts are (one worker per host)\n"
+    "  --label K=V           with --hosts: the label each host registers with\n"
     "  --samples K           per-second samples per result (default 0)\n"
     "  --metrics M           metrics per result, at least 1 (default 1)\n"
     "  --wait S              long-poll seconds sent with each claim, 0..30 (default 0)\n"
@@ -122,6 +126,8 @@ enum {
     OPT_EMPTY,
     OPT_TIMEOUT,
     OPT_LIMIT,
+    OPT_HOSTS,
+    OPT_LABEL,
     OPT_QUIET,
     OPT_JSON,
 };
@@ -179,6 +185,14 @@ static int take_option(int c, struct options *o)
         if (!parse_double(optarg, 1, 86400, &o->limit))
             return usage_error("--duration-limit needs 1..86400 seconds, not '%s'", optarg);
         break;
+    case OPT_HOSTS:
+        o->hosts = true;
+        break;
+    case OPT_LABEL:
+        if (strchr(optarg, '=') == NULL || *optarg == '=' || strlen(optarg) > 200)
+            return usage_error("--label needs KEY=VALUE, not '%s'", optarg);
+        o->label = optarg;
+        break;
     case OPT_QUIET:
         o->quiet = true;
         break;
@@ -208,6 +222,8 @@ int hvload_parse_options(int argc, char **argv, struct options *o)
         {"empty-claims", required_argument, NULL, OPT_EMPTY},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"duration-limit", required_argument, NULL, OPT_LIMIT},
+        {"hosts", no_argument, NULL, OPT_HOSTS},
+        {"label", required_argument, NULL, OPT_LABEL},
         {"quiet", no_argument, NULL, OPT_QUIET},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
