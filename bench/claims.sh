@@ -9,12 +9,20 @@
 # out each job once (0 duplicates) and leave none undone. Reports jobs
 # drained per second, the claim latency p50/p99, and the ratios to
 # pgbench's tps (goal >= 0.5), per run and the median of the runs.
+# Each run also drains the same number of jobs as a fleet holds them: each
+# of the 50 workers a host of its own (hvload --hosts) with a plan of its
+# own (REPS / 50 repetitions of the 10 workloads). A target's jobs are
+# meant for its one worker: 50 workers on one target, as the first drains
+# have it, also queue on that target's row of kept plan counts
+# (migrations/016), which a fleet never does.
 #
 #   make bench-progs && bench/claims.sh
 #
 # Env: BENCH_RUNS (3; quick 2), BENCH_WORKERS (50), BENCH_REPS (1000; quick
 # 100; x10 workloads), BENCH_WAIT (0: claim long-poll seconds),
-# BENCH_PGB_SECONDS (10; quick 5), BENCH_SCALE (pgbench scale, 10; quick 4),
+# BENCH_THREADS (the servers' --threads; default theirs: one a CPU, at
+# least 2; each thread holds one PostgreSQL connection, so it bounds the
+# commits in flight), BENCH_PGB_SECONDS (10; quick 5), BENCH_SCALE (pgbench scale, 10; quick 4),
 # BENCH_PG_FAST (0), BENCH_QUICK, KEEP (0).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -30,10 +38,13 @@ SCALE=${BENCH_SCALE:-$(bench_quick 4 10)}
 WORKLOADS=10
 JOBS=$((WORKLOADS * REPS))
 TARGET=bench-host
+THREADS=${BENCH_THREADS:-}
+SERVER_ARGS=()
+[[ -n $THREADS ]] && SERVER_ARGS=(--threads "$THREADS")
 
 command -v pgbench >/dev/null || hv_die "pgbench needed (postgresql-client-15)"
-bench_setup
-bench_start_server
+bench_setup "${SERVER_ARGS[@]}"
+bench_start_server "${SERVER_ARGS[@]}"
 echo "# $(bench_machine)"
 echo "# servers ${URLS[*]}, $JOBS jobs per drain, $WORKERS simulated workers, wait $WAIT s;" \
     "pgbench -N -c $WORKERS -j 2 -T $PGB_SECS (scale $SCALE)"
@@ -44,23 +55,35 @@ PGB_DB=${DB/dbname=${BASH_REMATCH[1]}/dbname=pgbench}
 pgbench -q -i -s "$SCALE" "$PGB_DB" >"$BENCH_TMP/pgbench-init.log" 2>&1 ||
     { hv_tail "$BENCH_TMP/pgbench-init.log"; hv_die "pgbench -i failed"; }
 
-# drain RUN NSERVERS: queue a plan, drain it through the first NSERVERS
-# servers; sets rate p50 p99 and appends a row.
+# drain RUN NSERVERS [hosts]: queue a plan, drain it through the first
+# NSERVERS servers; sets rate p50 p99 and appends a row. With "hosts" each
+# simulated worker is a host of its own (hvload --hosts) with a plan of its
+# own, JOBS / WORKERS jobs each: a fleet's layout, one worker per host.
 drain() {
-    local run=$1 n=$2 plan t0 submit_s queued srv0=0 srv1=0 pg0 pg1 rc i claimed dups secs client_cpu left
-    local servers=()
+    local run=$1 n=$2 layout=${3:-one} plan t0 submit_s queued srv0=0 srv1=0 pg0 pg1 rc i claimed dups secs client_cpu left
+    local servers=() hosts=() plans=()
     for ((i = 0; i < n; i++)); do servers+=(--server "${URLS[i]}"); done
-    bench_plan "claims-$run-$n" "$TARGET" "$WORKLOADS" "$REPS" >"$BENCH_TMP/plan.json"
     t0=$(date +%s.%N)
-    plan=$(bench_submit "$BENCH_TMP/plan.json")
+    if [[ $layout == hosts ]]; then
+        hosts=(--hosts)
+        for ((i = 0; i < WORKERS; i++)); do
+            bench_plan "claims-$run-$n-$i" "$(printf '%s-%03d' "$TARGET" "$i")" "$WORKLOADS" \
+                "$((REPS / WORKERS))" >"$BENCH_TMP/plan.json"
+            plans+=("$(bench_submit "$BENCH_TMP/plan.json")")
+        done
+    else
+        bench_plan "claims-$run-$n" "$TARGET" "$WORKLOADS" "$REPS" >"$BENCH_TMP/plan.json"
+        plans=("$(bench_submit "$BENCH_TMP/plan.json")")
+    fi
     submit_s=$(echo "$(date +%s.%N) - $t0" | bc)
-    queued=$(bench_sql "SELECT count(*) FROM jobs WHERE plan_id = $plan AND status = 'queued'")
-    [[ $queued == "$JOBS" ]] || hv_die "plan $plan queued $queued jobs, expected $JOBS"
+    plan=$(IFS=,; echo "${plans[*]}")
+    queued=$(bench_sql "SELECT count(*) FROM jobs WHERE plan_id IN ($plan) AND status = 'queued'")
+    [[ $queued == "$JOBS" ]] || hv_die "plans $plan queued $queued jobs, expected $JOBS"
 
     for ((i = 0; i < n; i++)); do srv0=$((srv0 + $(bench_ticks "${BENCH_SERVER_PIDS[i]}"))); done
     pg0=$(bench_pg_ticks)
     HVBENCH_TOKEN=$WORKER_TOKEN timeout -k 5 660 "$HVLOAD" "${servers[@]}" --workers "$WORKERS" \
-        --target "$TARGET" --samples 0 --metrics 1 --wait "$WAIT" --duration-limit 600 \
+        --target "$TARGET" "${hosts[@]}" --samples 0 --metrics 1 --wait "$WAIT" --duration-limit 600 \
         --quiet --json >"$BENCH_TMP/hvload-$run-$n.json" 2>"$BENCH_TMP/hvload-$run-$n.err"
     rc=$?
     for ((i = 0; i < n; i++)); do srv1=$((srv1 + $(bench_ticks "${BENCH_SERVER_PIDS[i]}"))); done
@@ -71,21 +94,23 @@ drain() {
         '[.jobs_claimed, .duplicates, .claims_per_s, .claim_ms.p50, .claim_ms.p99,
           .work_elapsed_s, .cpu_s] | @tsv' "$BENCH_TMP/hvload-$run-$n.json")
     [[ $claimed == "$JOBS" && $dups == 0 ]] || hv_die "run $run: claimed $claimed of $JOBS, $dups duplicates"
-    left=$(bench_sql "SELECT count(*) FROM jobs WHERE plan_id = $plan AND status <> 'done'")
+    left=$(bench_sql "SELECT count(*) FROM jobs WHERE plan_id IN ($plan) AND status <> 'done'")
     [[ $left == 0 ]] || hv_die "run $run: $left jobs not done"
-    rows+=("$(printf '| %d | %d | %d | %.1f | %.2f | **%.0f** | %.2f | %.2f | %.1f / %.1f / %.1f |' \
-        "$run" "$n" "$JOBS" "$submit_s" "$secs" "$rate" "$p50" "$p99" \
+    rows+=("$(printf '| %d | %d%s | %d | %.1f | %.2f | **%.0f** | %.2f | %.2f | %.1f / %.1f / %.1f |' \
+        "$run" "$n" "$([[ $layout == hosts ]] && echo ", $WORKERS hosts")" "$JOBS" "$submit_s" "$secs" "$rate" "$p50" "$p99" \
         "$(echo "($srv1 - $srv0) / $CLK_TCK" | bc -l)" "$(echo "($pg1 - $pg0) / $CLK_TCK" | bc -l)" \
         "$client_cpu")")
 }
 
-rates1=() rates2=() p99s1=() p99s2=() p50s1=() tpss=()
+rates1=() rates2=() rates3=() p99s1=() p99s2=() p99s3=() p50s1=() tpss=()
 rows=()
 for ((run = 1; run <= RUNS; run++)); do
     drain "$run" 1
     rates1+=("$rate") p50s1+=("$p50") p99s1+=("$p99")
     drain "$run" 2
     rates2+=("$rate") p99s2+=("$p99")
+    drain "$run" 1 hosts
+    rates3+=("$rate") p99s3+=("$p99")
     pgbench -n -N -c "$WORKERS" -j 2 -T "$PGB_SECS" "$PGB_DB" >"$BENCH_TMP/pgbench-$run.txt" 2>&1 ||
         { hv_tail "$BENCH_TMP/pgbench-$run.txt"; hv_die "pgbench -N failed"; }
     tpss+=("$(awk '/^tps = / {print $3; exit}' "$BENCH_TMP/pgbench-$run.txt")")
@@ -93,24 +118,29 @@ done
 
 R1=$(bench_median "${rates1[@]}") R2=$(bench_median "${rates2[@]}") T=$(bench_median "${tpss[@]}")
 Q1=$(bench_median "${p99s1[@]}") Q2=$(bench_median "${p99s2[@]}")
+R3=$(bench_median "${rates3[@]}") Q3=$(bench_median "${p99s3[@]}")
 echo
 echo "| run | servers | jobs | submit s | drain s | jobs/s | claim p50 ms | claim p99 ms | CPU s servers / PostgreSQL / hvload |"
 echo "|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 printf '| median | 1 | | | | **%.0f** | %.2f | %.2f | |\n' "$R1" "$(bench_median "${p50s1[@]}")" "$Q1"
 printf '| median | 2 | | | | **%.0f** | | %.2f | |\n' "$R2" "$Q2"
+printf '| median | 1, %d hosts | | | | **%.0f** | | %.2f | |\n' "$WORKERS" "$R3" "$Q3"
 echo
 echo "| run | pgbench -N tps (-c $WORKERS) |"
 echo "|---|---|"
 for ((run = 1; run <= RUNS; run++)); do printf '| %d | %.0f |\n' "$run" "${tpss[run - 1]}"; done
 printf '| median | **%.0f** |\n' "$T"
 echo
-BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK BENCH_RUNS=$RUNS BENCH_WORKERS=$WORKERS BENCH_REPS=$REPS BENCH_WAIT=$WAIT BENCH_PGB_SECONDS=$PGB_SECS BENCH_SCALE=$SCALE BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/claims.sh"
+BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK ${THREADS:+BENCH_THREADS=$THREADS }BENCH_RUNS=$RUNS BENCH_WORKERS=$WORKERS BENCH_REPS=$REPS BENCH_WAIT=$WAIT BENCH_PGB_SECONDS=$PGB_SECS BENCH_SCALE=$SCALE BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/claims.sh"
 bench_result claims "jobs drained/s, 1 server ($WORKERS workers)" "$(printf %.0f "$R1")" jobs/s \
     "pgbench -N -c $WORKERS" "$(printf %.0f "$T")" "$(bench_ratio "$R1" "$T")" ">=0.5" "$RUNS" \
     "claim p99 $(printf %.1f "$Q1") ms; 0 duplicates"
 bench_result claims "jobs drained/s, 2 servers ($WORKERS workers)" "$(printf %.0f "$R2")" jobs/s \
     "pgbench -N -c $WORKERS" "$(printf %.0f "$T")" "$(bench_ratio "$R2" "$T")" ">=0.5" "$RUNS" \
     "claim p99 $(printf %.1f "$Q2") ms; 0 duplicates"
+bench_result claims "jobs drained/s, 1 server, $WORKERS hosts (a worker and a plan each)" \
+    "$(printf %.0f "$R3")" jobs/s "pgbench -N -c $WORKERS" "$(printf %.0f "$T")" \
+    "$(bench_ratio "$R3" "$T")" ">=0.5" "$RUNS" "claim p99 $(printf %.1f "$Q3") ms; 0 duplicates"
 echo "reproduce: make bench-progs && $BENCH_COMMAND"
 echo "each drain: HVBENCH_TOKEN=<worker token> $HVLOAD --server URL [--server URL2] --workers $WORKERS --target $TARGET --samples 0 --metrics 1 --wait $WAIT --duration-limit 600 --json"
