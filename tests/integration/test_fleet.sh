@@ -10,7 +10,7 @@
 # runs the twenty hosts, four rounds each, seven at a time (fl07 in the
 # first seven, so other hosts run beside it until it ends and the
 # machine's other work weighs on all of them alike), each worker held by a
-# CPU quota of its own (a cpu cgroup): 12 % of a CPU, 4 % for fl07, which
+# CPU quota of its own (a cpu cgroup): 12 % of a CPU, 2 % for fl07, which
 # is slowed for real. A quota rather than a CPU hog beside it: on a machine
 # shared with other work what a hog takes changes with that work. Without
 # a writable cgroup v1 cpu controller (root) that part is skipped.
@@ -35,7 +35,9 @@ cap() {
     local d=$CG/hvbench-test-fleet-$$-$1
     mkdir "$d" 2>/dev/null || return 1
     CGROUPS+=("$d")
-    echo 100000 >"$d/cpu.cfs_period_us" && echo $(($2 * 1000)) >"$d/cpu.cfs_quota_us" &&
+    # A short period (the quota is at least 1 ms): the quota's bursts then
+    # come often enough to weigh alike on each measured second.
+    echo 50000 >"$d/cpu.cfs_period_us" && echo $(($2 * 500)) >"$d/cpu.cfs_quota_us" &&
         echo "$1" >"$d/cgroup.procs"
 }
 # Back to the root group, then the groups removed (before the usual
@@ -83,11 +85,11 @@ api GET "/api/v1/targets?label=pool=batch" "${R[@]}"
 assert_status 200 GET "/api/v1/targets/$(json ".items[] | select(.name == \"$SLOW\") | .id")" "${R[@]}"
 assert_eq "the test's facts override the probed ones" "6.8.0-odd" "$(json -r .facts.kernel)"
 
-plan() { # SELECTOR MAX_PARALLEL REPETITIONS [extra members]
+plan() { # SELECTOR MAX_PARALLEL REPETITIONS [extra members] [SECONDS]
     printf '{"name":"fleet","targets":{"host":{"label":"%s"}},"max_parallel_hosts":%s,
       "repetitions":{"min":%s,"max":%s}%s,
-      "workloads":[{"id":"c","kind":"cpu","engine":"builtin","params":{"seconds":1,"copies":1}}]}' \
-        "$1" "$2" "$3" "$3" "${4:-}"
+      "workloads":[{"id":"c","kind":"cpu","engine":"builtin","params":{"seconds":%s,"copies":1}}]}' \
+        "$1" "$2" "$3" "$3" "${4:-}" "${5:-1}"
 }
 
 # Selectors: a dry run lists the hosts matched; none matched is a 422.
@@ -159,14 +161,14 @@ hv_check $((! $?)) "never more than max_parallel_hosts=5 hosts ran at once" "$at
 capped=1
 for name in "${!PIDS[@]}"; do
     pct=12
-    [[ $name == "$SLOW" ]] && pct=4
+    [[ $name == "$SLOW" ]] && pct=2
     cap "${PIDS[$name]}" "$pct" || capped=0
 done
 if ((capped == 0)); then
     hv_log "no writable cgroup v1 cpu controller: the outlier plan is skipped"
 else
     assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
-        "$(plan pool=batch 7 4 ',"margin_pct":20')"
+        "$(plan pool=batch 7 4 ',"margin_pct":20' 2)"
     B=$(json .id)
     wait_for "fleet plan B done" 240 done_plan "$B"
     assert_status 200 GET "/api/v1/plans/$B/report" "${R[@]}"
