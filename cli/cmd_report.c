@@ -201,6 +201,62 @@ static int print_sections(const json_t *body)
     return rc;
 }
 
+/** A fleet plan's per-host view: one line per series and host against
+ *  the fleet's median, then the outliers and what differs in their facts. */
+static void print_hosts(const json_t *body)
+{
+    const json_t *h = json_object_get(body, "hosts");
+    if (!json_is_object(h))
+        return;
+    putchar('\n');
+    cli_out("Hosts: %zu, each against the fleet's median (outliers beyond +-%g %%)",
+            json_array_size(json_object_get(h, "hosts")),
+            json_number_value(json_object_get(h, "margin_pct")));
+    cli_out("  %-20s %-20s %-24s %4s %12s %24s %s", "workload", "metric", "host", "n", "mean",
+            "ratio (95 % interval)", "outlier");
+    size_t i, k;
+    const json_t *s, *x;
+    json_array_foreach(json_object_get(h, "series"), i, s)
+    {
+        json_array_foreach(json_object_get(s, "hosts"), k, x)
+        {
+            char ratio[64];
+            snprintf(ratio, sizeof ratio, "%.3f (%.3f-%.3f)",
+                     json_number_value(json_object_get(x, "ratio")),
+                     json_number_value(json_object_get(x, "ratio_lo")),
+                     json_number_value(json_object_get(x, "ratio_hi")));
+            cli_out("  %-20s %-20s %-24s %4lld %12.4g %24s %s", str(s, "workload"),
+                    str(s, "metric"), str(x, "host"),
+                    (long long)json_integer_value(json_object_get(x, "n")),
+                    json_number_value(json_object_get(x, "mean")), ratio,
+                    json_is_true(json_object_get(x, "outlier")) ? "yes" : "");
+        }
+    }
+    const json_t *outliers = json_object_get(h, "outliers");
+    putchar('\n');
+    if (json_array_size(outliers) == 0)
+        cli_out("Outliers: none");
+    json_array_foreach(outliers, i, x)
+    {
+        char why[1024] = "";
+        size_t n = 0;
+        json_array_foreach(json_object_get(x, "differs"), k, s)
+        {
+            char *v = json_dumps(json_object_get(s, "value"), JSON_ENCODE_ANY | JSON_COMPACT);
+            char *t = json_dumps(json_object_get(s, "typical"), JSON_ENCODE_ANY | JSON_COMPACT);
+            if (n < sizeof why)
+                n +=
+                    (size_t)snprintf(why + n, sizeof why - n, "%s%s %s (typical %s)", n ? ", " : "",
+                                     str(s, "fact"), v ? v : "null", t ? t : "null");
+            free(v);
+            free(t);
+        }
+        cli_out("Outlier %s: %zu series beyond the margin; %s%s", str(x, "host"),
+                json_array_size(json_object_get(x, "series")),
+                why[0] ? "differs in " : "facts as the typical host's", why);
+    }
+}
+
 /** Prints the header line, the summary table and the sections. */
 static int print_report(const json_t *body)
 {
@@ -216,7 +272,10 @@ static int print_report(const json_t *body)
             name != NULL ? name : "", status != NULL ? status : "unknown");
     if (status != NULL && !cli_plan_finished(status))
         cli_out("(partial: the plan is still %s)", status);
+    print_hosts(body);
     if (json_array_size(rows) == 0) {
+        if (json_object_get(body, "hosts") != NULL)
+            return CLI_EXIT_OK;
         cli_err("no results yet");
         return CLI_EXIT_OK;
     }

@@ -11,6 +11,7 @@
 #include "cli/common.h"
 #include "errors.h"
 #include "plan.h"
+#include "plan_fleet.h"
 
 /* Names a list line shows before it says "and N more". */
 #define LIST_SHOWN 10
@@ -146,8 +147,35 @@ static int print_summary(const json_t *x, bool remote)
     return CLI_EXIT_OK;
 }
 
-/** Validates doc here. Returns an exit code. */
+static int validate_one(const struct cli_ctx *ctx, const json_t *doc);
+
+/** Validates doc here; a fleet plan (lib/plan_fleet.h) as the plan of one
+ *  of its hosts. Returns an exit code. */
 static int validate_locally(const struct cli_ctx *ctx, const json_t *doc)
+{
+    json_t *errors = json_array();
+    const char *fleet = NULL;
+    int f = hv_plan_fleet_label(doc, &fleet, errors);
+    if (f < 0) {
+        json_t *problem = hv_problem_new(HV_E_INVALID_PLAN, "errors in the plan", errors);
+        cli_print_problem(ctx, problem, 0);
+        json_decref(problem);
+        return CLI_EXIT_FAIL;
+    }
+    json_decref(errors);
+    if (f == 0)
+        return validate_one(ctx, doc);
+    json_t *child = hv_plan_fleet_child(doc, "fleet-host", 0);
+    int rc = child != NULL ? validate_one(ctx, child) : CLI_EXIT_FAIL;
+    json_decref(child);
+    cli_note("note: a fleet plan, checked as the plan of one of its hosts; the hosts of label "
+             "%s are resolved by the server ('hvbench validate --remote')",
+             fleet);
+    return rc;
+}
+
+/** Validates one host's plan here. Returns an exit code. */
+static int validate_one(const struct cli_ctx *ctx, const json_t *doc)
 {
     json_t *errors = json_array();
     struct hv_plan plan;

@@ -39,6 +39,8 @@ static const struct hv_jfield plan_fields[] = {
     {.name = "order", .type = HV_J_STRING, .choices = orders},
     {.name = "seed", .type = HV_J_INTEGER, .min = 0, .max = 9007199254740991.0},
     {.name = "margin_pct", .type = HV_J_NUMBER, .min = 0.1, .max = 50},
+    /* A fleet plan's (plan_fleet.h): how many of its hosts run at once. */
+    {.name = "max_parallel_hosts", .type = HV_J_INTEGER, .min = 1, .max = 10000},
     {.name = "weights", .type = HV_J_OBJECT},
     {.name = "allow_restart", .type = HV_J_BOOL},
     {.name = "tuning", .type = HV_J_OBJECT},

@@ -339,6 +339,79 @@ static void md_runs(struct sb *b, const json_t *report)
     }
 }
 
+/* A JSON value as text ("null" for null, a string bare) into buf. */
+static const char *value_text(const json_t *v, char *buf, size_t len)
+{
+    if (json_is_string(v))
+        return json_string_value(v);
+    char *t = v != NULL ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    snprintf(buf, len, "%s", t != NULL ? t : "null");
+    free(t);
+    return buf;
+}
+
+/* A fleet plan's per-host view: each host against the fleet's median,
+ * then the outliers with the facts in which they differ. */
+static void md_hosts(struct sb *b, const json_t *report)
+{
+    const json_t *h = json_object_get(report, "hosts");
+    if (!json_is_object(h))
+        return;
+    sb_printf(b,
+              "\n## Hosts\n\n%zu hosts, each against the fleet's median; an outlier's interval "
+              "lies wholly beyond \xc2\xb1%g %% of it.\n",
+              json_array_size(json_object_get(h, "hosts")), num(h, "margin_pct"));
+    static const char *const cols[] = {"workload",      "metric",          "host",    "n", "mean",
+                                       "95 % interval", "ratio to median", "outlier", NULL};
+    md_head(b, cols);
+    size_t i, k;
+    const json_t *s, *x;
+    json_array_foreach(json_object_get(h, "series"), i, s)
+    {
+        json_array_foreach(json_object_get(s, "hosts"), k, x)
+        {
+            char n[24], mean[32], ci[64], ratio[64];
+            snprintf(n, sizeof n, "%lld", (long long)json_integer_value(json_object_get(x, "n")));
+            snprintf(mean, sizeof mean, "%.4g", num(x, "mean"));
+            snprintf(ci, sizeof ci, "%.4g to %.4g", num(x, "lo"), num(x, "hi"));
+            snprintf(ratio, sizeof ratio, "%.3f (%.3f to %.3f)", num(x, "ratio"),
+                     num(x, "ratio_lo"), num(x, "ratio_hi"));
+            const char *cells[] = {str(s, "workload"),
+                                   str(s, "metric"),
+                                   str(x, "host"),
+                                   n,
+                                   mean,
+                                   ci,
+                                   ratio,
+                                   json_is_true(json_object_get(x, "outlier")) ? "yes" : ""};
+            md_row(b, cells, sizeof cells / sizeof cells[0]);
+        }
+    }
+    const json_t *outliers = json_object_get(h, "outliers");
+    sb_puts(b, "\n### Outliers\n\n");
+    if (json_array_size(outliers) == 0)
+        sb_puts(b, "None.\n");
+    json_array_foreach(outliers, i, x)
+    {
+        sb_printf(b, "- %s:", str(x, "host"));
+        json_array_foreach(json_object_get(x, "series"), k, s)
+            sb_printf(b, "%s %s %s %s the median (ratio %.3f, %.3f to %.3f)", k ? ";" : "",
+                      str(s, "workload"), str(s, "metric"), str(s, "side"), num(s, "ratio"),
+                      num(s, "ratio_lo"), num(s, "ratio_hi"));
+        const json_t *d = json_object_get(x, "differs");
+        if (json_array_size(d) == 0)
+            sb_puts(b, ". Its facts are the typical host's");
+        json_array_foreach(d, k, s)
+        {
+            char v1[256], v2[256];
+            sb_printf(b, "%s %s %s (typical %s)", k ? "," : ". Differs in", str(s, "fact"),
+                      value_text(json_object_get(s, "value"), v1, sizeof v1),
+                      value_text(json_object_get(s, "typical"), v2, sizeof v2));
+        }
+        sb_puts(b, ".\n");
+    }
+}
+
 char *hv_report_md(const json_t *report)
 {
     struct sb b = {0};
@@ -366,6 +439,7 @@ char *hv_report_md(const json_t *report)
     md_efficiency(&b, report);
     sb_puts(&b, "\n## Repetitions\n\n");
     md_bullets(&b, json_object_get(report, "repetitions"), "configurations", "sentence");
+    md_hosts(&b, report);
     md_summaries(&b, report);
     md_runs(&b, report);
     return sb_done(&b);

@@ -56,6 +56,9 @@ static const struct hv_stmt claim = {
      * off) takes nothing: its answer would go nowhere and the job would
      * wait for its lease. */
     " AND EXISTS (SELECT 1 FROM workers w WHERE w.id = $3 AND w.ended_at IS NULL)"
+    /* A fleet plan's child waits for a slot among its siblings
+     * (migrations/022_fleet_plans.sql). */
+    " AND hv_plan_admitted(j.plan_id)"
     " AND (j.block IS NULL OR EXISTS (SELECT 1 FROM plans p WHERE p.id = j.plan_id"
     "  AND p.current_block = j.block AND p.block_ready))"
     /* Nothing of a plan runs before its before_host hook succeeded. */

@@ -53,6 +53,12 @@ static const struct hv_stmt insert_jobs = {
     "' and ' || (cardinality(unregistered) - 5) || ' more' ELSE '' END || ' (never "               \
     "registered)') END"
 
+/* What a fleet plan's child waits for while older siblings hold every
+ * slot (migrations/022_fleet_plans.sql). */
+#define WAITING_SLOT                                                                               \
+    "CASE WHEN slot_wait IS NOT NULL THEN json_build_object('reason', 'waiting_for_slot', "        \
+    "'since', created_at, 'detail', slot_wait) END"
+
 /* A plan as the API shows it (a row of plan_summaries). updated_at moves
  * with every job's change of state; finished_at is the last one's time
  * once the plan ended (the cancellation's for a cancelled plan). */
@@ -64,7 +70,8 @@ static const struct hv_stmt insert_jobs = {
     "json_build_object('total', total, 'queued', queued, 'running', running, 'done', done, "       \
     "'failed', failed, 'cancelled', cancelled_jobs), 'progress', CASE WHEN total = 0 THEN 0 "      \
     "ELSE round((done + failed + cancelled_jobs)::numeric / total, 4) END, 'waiting', CASE WHEN "  \
-    "status IN ('queued', 'running') THEN coalesce(waiting::json, " WAITING_UNREGISTERED ") END, " \
+    "status IN ('queued', 'running') THEN coalesce(waiting::json, " WAITING_SLOT                   \
+    ", " WAITING_UNREGISTERED ") END, "                                                            \
     "'rounds', adaptive)"
 
 static const struct hv_stmt get_plan = {
@@ -94,7 +101,7 @@ static const struct hv_stmt lock_plan = {"plan_lock",
 static const struct hv_stmt open_jobs = {
     "plan_open_jobs",
     "SELECT count(*) FILTER (WHERE status IN ('queued', 'running')), count(*) FROM jobs "
-    "WHERE plan_id = $1",
+    "WHERE plan_id = $1 OR plan_id IN (SELECT id FROM plans WHERE parent_id = $1)",
     1};
 static const struct hv_stmt cancel_plan = {
     "plan_cancel",
@@ -104,6 +111,33 @@ static const struct hv_stmt cancel_jobs = {
     "UPDATE jobs SET status = 'cancelled', lease_until = NULL, finished_at = now(), "
     "error = 'plan cancelled' WHERE plan_id = $1 AND status IN ('queued', 'running')",
     1};
+
+/* A fleet plan's children, cancelled with it: their ids. */
+static const struct hv_stmt cancel_children = {
+    "plan_cancel_children",
+    "WITH c AS (UPDATE plans SET cancelled = true, cancelled_at = now(), updated_at = now() "
+    " WHERE parent_id = $1 AND NOT cancelled RETURNING id), "
+    "j AS (UPDATE jobs SET status = 'cancelled', lease_until = NULL, finished_at = now(), "
+    " error = 'plan cancelled' WHERE plan_id IN (SELECT id FROM c) "
+    " AND status IN ('queued', 'running') RETURNING 1) "
+    "SELECT id FROM c ORDER BY id",
+    1};
+
+/* A fleet plan's side of its summary: the parent of a child; a parent's
+ * max_parallel_hosts and its children (id, host, status, progress,
+ * waiting). */
+static const struct hv_stmt fleet_of = {
+    "plan_fleet_of",
+    "SELECT json_strip_nulls(json_build_object('parent_id', p.parent_id, 'max_parallel_hosts', "
+    "p.max_parallel_hosts, 'children', (SELECT json_agg(json_build_object('id', s.id, 'host', "
+    "s.spec->'targets'->>'host', 'status', s.status, 'progress', CASE WHEN s.total = 0 THEN 0 "
+    "ELSE round((s.done + s.failed + s.cancelled_jobs)::numeric / s.total, 4) END, 'waiting', "
+    "s.slot_wait) ORDER BY s.id) FROM plan_summaries s WHERE s.parent_id = p.id)))::text "
+    "FROM plans p WHERE p.id = $1",
+    1};
+
+static const struct hv_stmt set_fleet = {
+    "plan_set_fleet", "UPDATE plans SET parent_id = $2, max_parallel_hosts = $3 WHERE id = $1", 3};
 
 /* The report's view of a plan besides its values. The caller names the
  * state of the plan's done jobs in $2 (NULL: no digest wanted); a digest
@@ -443,31 +477,41 @@ static enum hv_db_status insert_rows(struct hv_db *db, struct create_args *a, co
     return st;
 }
 
-static enum hv_db_status create_txn(struct hv_db *db, void *arg)
+/* Inserts the plans row of spec (JSON text): *id its id. */
+static enum hv_db_status insert_plan_row(struct hv_db *db, const char *name, const char *spec,
+                                         uint64_t seed_v, const char *tok, const char *key,
+                                         const char *sha, int64_t *id)
 {
-    struct create_args *a = arg;
-    const struct hv_plan_submit *s = a->s;
-    char tok[24], seed[24], id[24];
-    hv_db_int(tok, sizeof tok, s->token_id);
-    a->replayed = false;
-    if (s->idem_key != NULL) {
-        enum hv_db_status st = find_replay(db, a, tok);
-        if (st != HV_DB_NONE)
-            return st;
-    }
-    char *spec = json_dumps(s->plan->doc, JSON_COMPACT);
-    snprintf(seed, sizeof seed, "%llu", (unsigned long long)s->plan->seed);
-    const char *p1[] = {s->plan->name, spec,          seed, s->token_id > 0 ? tok : NULL,
-                        s->idem_key,   s->body_sha256};
+    char seed[24];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)seed_v);
+    const char *p1[] = {name, spec, seed, tok, key, sha};
     PGresult *r;
     enum hv_db_status st = hv_db_exec(db, &insert_plan, p1, &r);
-    free(spec);
     if (st != HV_DB_OK) {
         PQclear(r);
         return hv_db_must(st);
     }
-    a->id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    *id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
+    return HV_DB_OK;
+}
+
+/* Stores a->s's plan with its configurations, groups, jobs and steps;
+ * a->id is its id. */
+static enum hv_db_status insert_one(struct hv_db *db, struct create_args *a, const char *tok,
+                                    const char *key)
+{
+    const struct hv_plan_submit *s = a->s;
+    char seed[24], id[24];
+    char *spec = json_dumps(s->plan->doc, JSON_COMPACT);
+    if (spec == NULL)
+        return HV_DB_ERROR;
+    enum hv_db_status st =
+        insert_plan_row(db, s->plan->name, spec, s->plan->seed, tok, key, s->body_sha256, &a->id);
+    free(spec);
+    if (st != HV_DB_OK)
+        return st;
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)s->plan->seed);
     st = insert_rows(db, a, hv_db_int(id, sizeof id, a->id));
     /* A plan with factors runs in blocks, each applied on its host first. */
     if (st == HV_DB_OK && json_object_size(json_object_get(s->plan->doc, "factors")) > 0 &&
@@ -480,6 +524,79 @@ static enum hv_db_status create_txn(struct hv_db *db, void *arg)
         st = text != NULL ? hv_db_hooks_create(db, id, s->plan->host, text) : HV_DB_ERROR;
         free(text);
     }
+    return st;
+}
+
+static enum hv_db_status create_txn(struct hv_db *db, void *arg)
+{
+    struct create_args *a = arg;
+    const struct hv_plan_submit *s = a->s;
+    char tok[24];
+    hv_db_int(tok, sizeof tok, s->token_id);
+    a->replayed = false;
+    if (s->idem_key != NULL) {
+        enum hv_db_status st = find_replay(db, a, tok);
+        if (st != HV_DB_NONE)
+            return st;
+    }
+    return insert_one(db, a, s->token_id > 0 ? tok : NULL, s->idem_key);
+}
+
+struct fleet_args {
+    const struct hv_fleet_submit *f;
+    struct create_args a;
+};
+
+/* The parent (no jobs of its own), then one child per host. */
+static enum hv_db_status fleet_txn(struct hv_db *db, void *arg)
+{
+    struct fleet_args *fa = arg;
+    const struct hv_fleet_submit *f = fa->f;
+    struct hv_plan_submit head = {NULL, NULL, f->token_id, f->idem_key, f->body_sha256};
+    char tok[24], pid[24], cid[24], maxp[16];
+    hv_db_int(tok, sizeof tok, f->token_id);
+    fa->a = (struct create_args){&head, 0, false};
+    if (f->idem_key != NULL) {
+        enum hv_db_status st = find_replay(db, &fa->a, tok);
+        if (st != HV_DB_NONE)
+            return st;
+    }
+    char *spec = json_dumps(f->doc, JSON_COMPACT);
+    if (spec == NULL)
+        return HV_DB_ERROR;
+    int64_t parent = 0;
+    enum hv_db_status st =
+        insert_plan_row(db, json_string_value(json_object_get(f->doc, "name")), spec, f->seed,
+                        f->token_id > 0 ? tok : NULL, f->idem_key, f->body_sha256, &parent);
+    free(spec);
+    hv_db_int(pid, sizeof pid, parent);
+    const char *pp[] = {pid, NULL,
+                        f->max_parallel > 0 ? hv_db_int(maxp, sizeof maxp, f->max_parallel) : NULL};
+    if (st == HV_DB_OK)
+        st = hv_db_must(hv_db_exec(db, &set_fleet, pp, NULL));
+    for (size_t i = 0; st == HV_DB_OK && i < f->n; i++) {
+        struct hv_plan_submit child = {&f->plans[i], &f->xs[i], f->token_id, NULL, f->body_sha256};
+        struct create_args ca = {&child, 0, false};
+        st = insert_one(db, &ca, f->token_id > 0 ? tok : NULL, NULL);
+        const char *cp[] = {hv_db_int(cid, sizeof cid, ca.id), pid, NULL};
+        if (st == HV_DB_OK)
+            st = hv_db_must(hv_db_exec(db, &set_fleet, cp, NULL));
+    }
+    fa->a.id = parent;
+    return st;
+}
+
+enum hv_db_status hv_db_fleet_create(const struct hv_fleet_submit *f, int64_t *id, bool *replayed)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    struct fleet_args fa = {f, {NULL, 0, false}};
+    enum hv_db_status st = hv_db_txn(db, fleet_txn, &fa);
+    if (st == HV_DB_CONFLICT && f->idem_key != NULL && !fa.a.replayed)
+        st = hv_db_txn(db, fleet_txn, &fa);
+    *id = fa.a.id;
+    *replayed = fa.a.replayed;
     return st;
 }
 
@@ -505,6 +622,12 @@ enum hv_db_status hv_db_plan_get(int64_t id, bool with_spec, json_t **out)
     const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
     json_t *spec = NULL;
     enum hv_db_status s = hv_db_json(&get_plan, params, out, &spec);
+    json_t *fleet = NULL;
+    if (s == HV_DB_OK)
+        s = hv_db_json(&fleet_of, params, &fleet, NULL);
+    if (s == HV_DB_OK)
+        json_object_update(*out, fleet);
+    json_decref(fleet);
     if (s == HV_DB_OK && with_spec)
         json_object_set_new(*out, "plan", spec);
     else
@@ -563,6 +686,15 @@ static enum hv_db_status cancel_txn(struct hv_db *db, void *arg)
         s = hv_db_exec(db, &cancel_jobs, params, NULL);
     if (s == HV_DB_OK || s == HV_DB_NONE)
         s = hv_db_steps_cancel(db, params[0]);
+    if (s == HV_DB_OK || s == HV_DB_NONE) {
+        /* A fleet plan's children go with it. */
+        s = hv_db_exec(db, &cancel_children, params, &r);
+        for (int i = 0; s == HV_DB_OK && i < PQntuples(r); i++) {
+            enum hv_db_status c = hv_db_steps_cancel(db, PQgetvalue(r, i, 0));
+            s = c == HV_DB_NONE ? HV_DB_OK : c;
+        }
+        PQclear(r);
+    }
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 

@@ -24,8 +24,28 @@ struct hv_plan_submit {
  *  first plan's id; for another body returns HV_DB_CONFLICT. */
 enum hv_db_status hv_db_plan_create(const struct hv_plan_submit *s, int64_t *id, bool *replayed);
 
-/** The summary of plan id as a new JSON object in *out (see docs/api.md);
- *  with_spec adds the normalised plan under "plan". HV_DB_NONE when there
+/** A fleet plan to store (lib/plan_fleet.h): the parent's normalised
+ *  document and seed, and one parsed plan with its expansion per host. */
+struct hv_fleet_submit {
+    const json_t *doc;
+    uint64_t seed;
+    int max_parallel; /**< max_parallel_hosts, 0: every child at once */
+    size_t n;
+    const struct hv_plan *plans;
+    const struct hv_expansion *xs;
+    int64_t token_id;
+    const char *idem_key;
+    const char *body_sha256;
+};
+
+/** Stores a fleet plan in one transaction: the parent (no jobs of its
+ *  own) and its children, each as hv_db_plan_create() stores a plan, with
+ *  parent_id set; *id is the parent's. Idempotency keys as there. */
+enum hv_db_status hv_db_fleet_create(const struct hv_fleet_submit *f, int64_t *id, bool *replayed);
+
+/** The summary of plan id as a new JSON object in *out (see docs/api.md;
+ *  a fleet plan's child adds "parent_id", its parent "max_parallel_hosts"
+ *  and "children"); with_spec adds the normalised plan under "plan". HV_DB_NONE when there
  *  is no such plan. */
 enum hv_db_status hv_db_plan_get(int64_t id, bool with_spec, json_t **out);
 

@@ -60,8 +60,8 @@ static const struct hv_stmt get = {
 static const struct hv_stmt by_label = {
     "target_names_by_label",
     "SELECT coalesce(json_agg(t.name ORDER BY t.name), '[]')::text FROM targets t "
-    "WHERE t.kind = 'guest' AND (t.labels || t.admin_labels) @> $1::jsonb",
-    1};
+    "WHERE t.kind = $2 AND (t.labels || t.admin_labels) @> $1::jsonb",
+    2};
 
 /* The administrator's labels replaced; the answer is the target as GET
  * shows it. */
@@ -163,15 +163,27 @@ enum hv_db_status hv_db_target_get(int64_t id, json_t **out)
     return hv_db_json(&get, params, out, NULL);
 }
 
-enum hv_db_status hv_db_target_names_by_label(const json_t *selector, json_t **out)
+/* The names of the targets of kind whose labels hold every pair of
+ * selector. */
+static enum hv_db_status names_by_label(const json_t *selector, const char *kind, json_t **out)
 {
     char *sel = json_dumps(selector, JSON_COMPACT);
     if (sel == NULL)
         return HV_DB_ERROR;
-    const char *params[] = {sel};
+    const char *params[] = {sel, kind};
     enum hv_db_status s = hv_db_json(&by_label, params, out, NULL);
     free(sel);
     return s;
+}
+
+enum hv_db_status hv_db_target_names_by_label(const json_t *selector, json_t **out)
+{
+    return names_by_label(selector, "guest", out);
+}
+
+enum hv_db_status hv_db_host_names_by_label(const json_t *selector, json_t **out)
+{
+    return names_by_label(selector, "host", out);
 }
 
 enum hv_db_status hv_db_target_set_labels(int64_t id, const json_t *labels, json_t **out)

@@ -31,6 +31,9 @@ enum hv_db_status hv_db_target_get(int64_t id, json_t **out);
  *  strings (possibly empty). */
 enum hv_db_status hv_db_target_names_by_label(const json_t *selector, json_t **out);
 
+/** The same for the host targets: the hosts a fleet plan runs on. */
+enum hv_db_status hv_db_host_names_by_label(const json_t *selector, json_t **out);
+
 /** Replaces target id's administrator labels (a JSON object of strings)
  *  and sets *out to the target as hv_db_target_list() shows one;
  *  HV_DB_NONE when there is no such target. */

@@ -8,6 +8,8 @@
 #include "handlers.h"
 #include "jspec.h"
 #include "plan.h"
+#include "plan_fleet.h"
+#include "selector.h"
 #include "query.h"
 #include "site_bench.h"
 #include "webhooks.h"
@@ -194,6 +196,8 @@ static bool idempotency_key(struct hv_request *req, const char **key)
     return ok;
 }
 
+static void reply_stored(struct hv_request *req, enum hv_db_status s, int64_t id, bool replayed);
+
 /* Stores the plan and answers with its summary. */
 static void store(struct hv_request *req, const struct hv_plan *plan, const struct hv_expansion *x,
                   const char *key)
@@ -204,6 +208,12 @@ static void store(struct hv_request *req, const struct hv_plan *plan, const stru
     int64_t id = 0;
     bool replayed = false;
     enum hv_db_status s = hv_db_plan_create(&sub, &id, &replayed);
+    reply_stored(req, s, id, replayed);
+}
+
+/* The answer to a submission stored (or replayed) as plan id. */
+static void reply_stored(struct hv_request *req, enum hv_db_status s, int64_t id, bool replayed)
+{
     if (s == HV_DB_CONFLICT && replayed) {
         hv_reply_problem(req, HV_E_IDEMPOTENCY_REUSED,
                          "this Idempotency-Key was used for a different plan body", NULL);
@@ -539,6 +549,129 @@ static bool hooks_usable(struct hv_request *req, const struct hv_plan *plan)
     return n_bad == 0 && n_impossible == 0;
 }
 
+/* Answers a 400 or 422 with the plan's errors (taken). */
+static void reply_plan_errors(struct hv_request *req, enum hv_plan_verdict v, json_t *errors)
+{
+    char detail[64];
+    snprintf(detail, sizeof detail, "%zu error%s in the plan", json_array_size(errors),
+             json_array_size(errors) == 1 ? "" : "s");
+    hv_reply_problem(req, v == HV_PLAN_INVALID ? HV_E_INVALID_PLAN : HV_E_IMPOSSIBLE_PLAN, detail,
+                     errors);
+}
+
+/* The registered hosts a fleet plan's selector picks, as a new JSON array
+ * of names; otherwise answers (422 when none) and returns NULL. */
+static json_t *fleet_hosts(struct hv_request *req, const char *label)
+{
+    char why[200];
+    json_t *sel = hv_selector_parse(label, why, sizeof why), *names = NULL;
+    enum hv_db_status s = sel != NULL ? hv_db_host_names_by_label(sel, &names) : HV_DB_ERROR;
+    json_decref(sel);
+    if (s != HV_DB_OK) {
+        json_decref(names);
+        hv_reply_db_failure(req, s);
+        return NULL;
+    }
+    if (json_array_size(names) > 0)
+        return names;
+    json_decref(names);
+    json_t *errors = json_array();
+    hv_errors_add(errors, "/targets/host",
+                  "no registered host carries the labels %s (a host worker's --label, or "
+                  "PUT /api/v1/targets/{id}/labels)",
+                  label);
+    hv_reply_problem(req, HV_E_IMPOSSIBLE_PLAN, "no host matches the fleet plan's selector",
+                     errors);
+    return NULL;
+}
+
+/* The dry run of a fleet plan: the first host's expansion, the hosts
+ * matched and each one's job count. */
+static json_t *fleet_dry_json(const json_t *parent, const struct hv_plan *plans,
+                              const struct hv_expansion *xs, size_t n)
+{
+    json_t *out = expansion_json(&plans[0], &xs[0]);
+    json_t *hosts = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(
+            hosts, json_pack("{s:s,s:I}", "host", plans[i].host, "jobs", (json_int_t)xs[i].n_jobs));
+    json_object_set(out, "plan", (json_t *)parent);
+    json_object_set_new(out, "hosts", hosts);
+    return out;
+}
+
+/* A fleet plan (lib/plan_fleet.h): one child per matching host, each
+ * checked as an ordinary plan, stored together with their parent. */
+static void fleet_create(struct hv_request *req, json_t *doc, const char *label, bool dry,
+                         const char *key)
+{
+    json_t *hosts = fleet_hosts(req, label);
+    if (hosts == NULL)
+        return;
+    size_t n = json_array_size(hosts), parsed = 0, expanded = 0;
+    struct hv_plan *plans = calloc(n, sizeof *plans);
+    struct hv_expansion *xs = calloc(n, sizeof *xs);
+    json_int_t seed = (json_int_t)(fresh_seed() >> 11);
+    struct hv_plan_env env = {guests_by_label, NULL};
+    bool ok = plans != NULL && xs != NULL;
+    if (!ok)
+        hv_reply_problem(req, HV_E_INTERNAL, "out of memory checking the plan", NULL);
+    for (size_t i = 0; ok && i < n; i++) {
+        json_t *child = hv_plan_fleet_child(doc, json_string_value(json_array_get(hosts, i)), seed);
+        json_t *errors = json_array();
+        enum hv_plan_verdict v =
+            child != NULL ? hv_plan_parse(child, 0, &env, &plans[i], errors) : HV_PLAN_NO_MEMORY;
+        json_decref(child);
+        if (v == HV_PLAN_VALID)
+            parsed++;
+        ok = v == HV_PLAN_VALID;
+        if (v == HV_PLAN_NO_MEMORY) {
+            json_decref(errors);
+            hv_reply_problem(req, HV_E_INTERNAL, "out of memory checking the plan", NULL);
+        } else if (!ok) {
+            reply_plan_errors(req, v, errors);
+        } else {
+            json_decref(errors);
+        }
+        if (ok && hv_plan_expand(&plans[i], &xs[i]) != 0) {
+            ok = false;
+            hv_reply_problem(req, HV_E_INTERNAL, "out of memory expanding the plan", NULL);
+        } else if (ok) {
+            expanded++;
+        }
+        ok = ok && targets_registered(req, &plans[i]) && host_can_apply(req, &plans[i]) &&
+             hooks_usable(req, &plans[i]) && site_benchmarks_declared(req, &plans[i], &xs[i]);
+    }
+    if (ok) {
+        /* The parent keeps the plan as the first child normalised it, its
+         * host the selector. */
+        json_t *parent = json_deep_copy(plans[0].doc);
+        json_object_set(json_object_get(parent, "targets"), "host",
+                        json_object_get(json_object_get(doc, "targets"), "host"));
+        if (dry) {
+            hv_reply_json(req, 200, fleet_dry_json(parent, plans, xs, n));
+        } else {
+            char sha[65];
+            hv_sha256_hex(req->body, req->body_len, sha);
+            json_int_t maxp = json_integer_value(json_object_get(parent, "max_parallel_hosts"));
+            struct hv_fleet_submit f = {parent, plans[0].seed, (int)maxp, n,  plans,
+                                        xs,     req->token_id, key,       sha};
+            int64_t id = 0;
+            bool replayed = false;
+            enum hv_db_status s = hv_db_fleet_create(&f, &id, &replayed);
+            reply_stored(req, s, id, replayed);
+        }
+        json_decref(parent);
+    }
+    for (size_t i = 0; i < expanded; i++)
+        hv_expansion_free(&xs[i]);
+    for (size_t i = 0; i < parsed; i++)
+        hv_plan_free(&plans[i]);
+    free(plans);
+    free(xs);
+    json_decref(hosts);
+}
+
 void hv_h_plans_create(struct hv_request *req)
 {
     const char *key;
@@ -553,6 +686,18 @@ void hv_h_plans_create(struct hv_request *req)
     if (doc == NULL)
         return;
     errors = json_array();
+    const char *label = NULL;
+    int fleet = hv_plan_fleet_label(doc, &label, errors);
+    if (fleet != 0) {
+        if (fleet > 0)
+            fleet_create(req, doc, label, dry, key);
+        else
+            reply_plan_errors(req, HV_PLAN_INVALID, errors);
+        if (fleet > 0)
+            json_decref(errors);
+        json_decref(doc);
+        return;
+    }
     struct hv_plan plan;
     struct hv_plan_env env = {guests_by_label, NULL};
     enum hv_plan_verdict v = hv_plan_parse(doc, fresh_seed(), &env, &plan, errors);

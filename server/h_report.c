@@ -5,6 +5,7 @@
 #include "handlers.h"
 #include "query.h"
 #include "report.h"
+#include "report_hosts.h"
 #include "report_render.h"
 
 #include <string.h>
@@ -22,7 +23,15 @@ void hv_h_plan_report(struct hv_request *req)
         return;
     bool runs_all = runs != NULL && strcmp(runs, "all") == 0;
     bool json = format == NULL || strcmp(format, "json") == 0;
-    if (json && !runs_all) {
+    /* A fleet plan's parent has no jobs of its own: its report is built
+     * each time, with its children's per-host view. */
+    bool fleet = false;
+    enum hv_db_status fs = hv_report_hosts_parent(req->ids[0], &fleet);
+    if (fs != HV_DB_OK) {
+        hv_reply_db_failure(req, fs);
+        return;
+    }
+    if (json && !runs_all && !fleet) {
         /* The default form: the answer as kept, sent without parsing it. */
         char *text = NULL;
         enum hv_db_status s = hv_report_answer(req->ids[0], &text);
@@ -36,7 +45,10 @@ void hv_h_plan_report(struct hv_request *req)
     }
     json_t *report = NULL;
     enum hv_db_status s = hv_report_get(req->ids[0], runs_all, &report);
+    if (s == HV_DB_OK && fleet)
+        s = hv_report_hosts_add(req->ids[0], report); /* a fleet plan's per-host view */
     if (s != HV_DB_OK) {
+        json_decref(report);
         if (s == HV_DB_NONE)
             hv_reply_problem(req, HV_E_NOT_FOUND, "no plan with this id", NULL);
         else

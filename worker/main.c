@@ -79,7 +79,8 @@ static const char usage_text[] =
     "\n"
     "SIGTERM/SIGINT: stop claiming, stop and release a running job, exit 0;\n"
     "a second signal exits at once. HVBENCH_LOG=debug|info|warn|error sets the\n"
-    "log level. Exit status: 0 after a shutdown or a --once job, 1 on a refused\n"
+    "log level. HVBENCH_TEST_FACTS=FILE (tests only) merges FILE's JSON object over\n"
+    "the probed facts. Exit status: 0 after a shutdown or a --once job, 1 on a refused\n"
     "token or another failure, 2 on a usage error.\n";
 
 /* An address or host name as clients will resolve it: letters, digits,
@@ -427,6 +428,28 @@ static void add_kvm_probe(const struct options *o, json_t *facts)
                 : " (probed on another kernel or /dev/kvm)");
 }
 
+/* Tests only: $HVBENCH_TEST_FACTS names a JSON object merged over the
+ * probed facts, so workers on one machine register as machines that
+ * differ (tests/integration/test_fleet.sh). Read only when set. Returns
+ * facts, or NULL after a message. */
+static json_t *test_facts(json_t *facts)
+{
+    const char *path = getenv("HVBENCH_TEST_FACTS");
+    if (facts == NULL || path == NULL || path[0] == '\0')
+        return facts;
+    json_error_t err;
+    json_t *over = json_load_file(path, 0, &err);
+    if (!json_is_object(over) || json_object_update(facts, over) != 0) {
+        hv_error("HVBENCH_TEST_FACTS=%s: not a JSON object (%s)", path, err.text);
+        json_decref(over);
+        json_decref(facts);
+        return NULL;
+    }
+    hv_warn("facts overridden from %s (HVBENCH_TEST_FACTS: for tests only)", path);
+    json_decref(over);
+    return facts;
+}
+
 /* The facts this worker registers with: the machine's, its site
  * benchmarks, libvirt's view with --libvirt, and on a host what each
  * actuator can do here (so a plan the host cannot run is refused at
@@ -466,7 +489,7 @@ static json_t *collect_facts(const struct options *o, const struct hv_conf *conf
             json_object_set_new(facts, "actuators", acts);
         add_kvm_probe(o, facts);
     }
-    return facts;
+    return test_facts(facts);
 }
 
 /* --check-config: prints the settings the worker would run with, checks
