@@ -86,3 +86,16 @@ b=$(bench_median "${BS[@]}")
 printf '| all | **%.1f** | **%.1f** | **%.2f** |\n' "$a" "$b" "$(echo "$a / $b" | bc -l)"
 echo
 echo "# goal: A / B <= 1.5 and A < 100 ms"
+
+# The server's own CPU (user + system, /proc/PID/stat) per history read
+# over 5 x REQUESTS reads: what the machine's load changes least.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+c0=$(cpu_ticks "${BENCH_SERVER_PIDS[0]}")
+run_http >/dev/null
+run_http >/dev/null
+run_http >/dev/null
+run_http >/dev/null
+run_http >/dev/null
+c1=$(cpu_ticks "${BENCH_SERVER_PIDS[0]}")
+printf '# server CPU per history read: %.2f ms (%d reads)\n' \
+    "$(echo "($c1 - $c0) * 1000 / $(getconf CLK_TCK) / (5 * $REQUESTS)" | bc -l)" $((5 * REQUESTS))

@@ -136,6 +136,14 @@ static const struct hv_stmt quick_series = {
                       "WHERE EXISTS (SELECT 1 FROM targets t WHERE t.id = $1) ORDER BY 1",
     5};
 
+/* The target's name and its history mark (migrations/028): what changes
+ * whenever anything its history answers read may have changed. */
+static const struct hv_stmt read_mark = {
+    "history_mark",
+    "SELECT t.name || ':' || coalesce(h.mark, 0) FROM targets t "
+    "LEFT JOIN history_marks h ON h.target_name = t.name WHERE t.id = $1",
+    1};
+
 static const struct hv_stmt keep_points = {
     "history_keep_points",
     "UPDATE history_series SET points_max = $2, points_state = $3, points = $4 WHERE id = $1", 4};
@@ -312,6 +320,22 @@ enum hv_db_status hv_db_history_quick(const struct hv_history_query *q, json_t *
         *out = NULL;
         hv_history_kept_free(kept);
     }
+    return s;
+}
+
+enum hv_db_status hv_db_history_mark(int64_t target_id, char **mark)
+{
+    *mark = NULL;
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char tid[24];
+    const char *p[] = {hv_db_int(tid, sizeof tid, target_id)};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &read_mark, p, &r);
+    if (s == HV_DB_OK && (*mark = strdup(PQgetvalue(r, 0, 0))) == NULL)
+        s = HV_DB_ERROR;
+    PQclear(r);
     return s;
 }
 

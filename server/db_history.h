@@ -68,6 +68,12 @@ enum hv_db_status hv_db_history_quick(const struct hv_history_query *q, json_t *
 /** Frees what *k holds (not k). */
 void hv_history_kept_free(struct hv_history_kept *k);
 
+/** The mark of target_id's history (its name and a number that moves
+ *  whenever anything its history answers read may have changed:
+ *  migrations/028_history_marks.sql), as new text in *mark (free it).
+ *  HV_DB_NONE when there is no such target. */
+enum hv_db_status hv_db_history_mark(int64_t target_id, char **mark);
+
 /** Keeps points (a series' points as hv_db_history_read gave them for
  *  max_points in state) with series series_id, for hv_db_history_quick. */
 enum hv_db_status hv_db_history_keep_points(int64_t series_id, long max_points, const char *state,

@@ -7,7 +7,15 @@
  * Change points are computed when a series is read and its points changed
  * since the last computation (db_history.h keeps them with the state of
  * the points), and the points as answered are kept with them, so a read of
- * an unchanged series costs one statement that counts its points. */
+ * an unchanged series costs one statement that counts its points.
+ *
+ * Above that, the answers rendered are kept in memory (a bounded number,
+ * the least recently sent dropped first) per target and query, with the
+ * target's history mark read before rendering them
+ * (migrations/028_history_marks.sql: it moves with every result, import,
+ * job done, change point found or acknowledged of the target): while the
+ * mark is the same the kept text is sent, and the common read costs one
+ * lookup of one row. */
 #include "db_history.h"
 #include "handlers.h"
 #include "history_cp.h"
@@ -15,6 +23,7 @@
 #include "query.h"
 #include "timeutil.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +33,124 @@
 #define HISTORY_MAX_POINTS_DEFAULT 2000
 #define HISTORY_MAX_POINTS_MIN     10
 #define HISTORY_MAX_POINTS_MAX     100000
+
+/** History answers kept in memory, and the bytes they may take. */
+#define ANSWERS_MAX   64
+#define ANSWERS_BYTES (64u << 20)
+
+/* An answer kept: the text sent for key (target and query) while the
+ * target's history mark was mark. */
+struct kept_answer {
+    char *key, *mark, *text;
+    size_t len;
+    unsigned long used; /* when it was last kept or sent */
+};
+
+static struct kept_answer answers[ANSWERS_MAX];
+static size_t answers_bytes;
+static unsigned long answers_clock;
+static pthread_mutex_t answers_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void answer_drop(struct kept_answer *a)
+{
+    answers_bytes -= a->len;
+    free(a->key);
+    free(a->mark);
+    free(a->text);
+    memset(a, 0, sizeof *a);
+}
+
+/* The key of q's answers: every parameter that shapes the answer, each
+ * with its length (NULL as "-"), so no two queries share one. */
+static char *answer_key(const struct hv_history_query *q)
+{
+    const char *part[] = {q->metric, q->workload, q->configuration, q->from, q->to};
+    char *key = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&key, &len);
+    if (f == NULL)
+        return NULL;
+    fprintf(f, "%lld/%ld", (long long)q->target_id, q->max_points);
+    for (size_t i = 0; i < sizeof part / sizeof *part; i++) {
+        if (part[i] == NULL)
+            fputs("/-", f);
+        else
+            fprintf(f, "/%zu:%s", strlen(part[i]), part[i]);
+    }
+    if (fclose(f) != 0) {
+        free(key);
+        return NULL;
+    }
+    return key;
+}
+
+/* A copy of the answer kept for key at mark, or NULL. */
+static char *answer_find(const char *key, const char *mark)
+{
+    char *text = NULL;
+    pthread_mutex_lock(&answers_lock);
+    for (size_t i = 0; i < ANSWERS_MAX; i++) {
+        struct kept_answer *a = &answers[i];
+        if (a->key == NULL || strcmp(a->key, key) != 0)
+            continue;
+        if (strcmp(a->mark, mark) == 0) {
+            a->used = ++answers_clock;
+            text = strdup(a->text);
+        } else {
+            answer_drop(a); /* of a state gone */
+        }
+        break;
+    }
+    pthread_mutex_unlock(&answers_lock);
+    return text;
+}
+
+/* Keeps a copy of text as the answer for key at mark, in place of the one
+ * kept for key, else of the least recently used, and drops the least
+ * recently used others while they take more than ANSWERS_BYTES. */
+static void answer_keep(const char *key, const char *mark, const char *text)
+{
+    size_t len = strlen(text);
+    if (len > ANSWERS_BYTES / 4)
+        return;
+    struct kept_answer n = {strdup(key), strdup(mark), strdup(text), len, 0};
+    if (n.key == NULL || n.mark == NULL || n.text == NULL) {
+        free(n.key);
+        free(n.mark);
+        free(n.text);
+        return;
+    }
+    pthread_mutex_lock(&answers_lock);
+    size_t slot = ANSWERS_MAX;
+    for (size_t i = 0; i < ANSWERS_MAX && slot == ANSWERS_MAX; i++)
+        if (answers[i].key != NULL && strcmp(answers[i].key, key) == 0)
+            slot = i;
+    for (size_t i = 0; i < ANSWERS_MAX && slot == ANSWERS_MAX; i++)
+        if (answers[i].key == NULL)
+            slot = i;
+    if (slot == ANSWERS_MAX) {
+        slot = 0;
+        for (size_t i = 1; i < ANSWERS_MAX; i++)
+            if (answers[i].used < answers[slot].used)
+                slot = i;
+    }
+    if (answers[slot].key != NULL)
+        answer_drop(&answers[slot]);
+    n.used = ++answers_clock;
+    answers[slot] = n;
+    answers_bytes += len;
+    while (answers_bytes > ANSWERS_BYTES) {
+        size_t old = ANSWERS_MAX;
+        for (size_t i = 0; i < ANSWERS_MAX; i++)
+            if (i != slot && answers[i].key != NULL &&
+                (old == ANSWERS_MAX || answers[i].used < answers[old].used))
+                old = i;
+        if (old == ANSWERS_MAX)
+            break;
+        answer_drop(&answers[old]);
+    }
+    pthread_mutex_unlock(&answers_lock);
+}
 
 /* Computes and stores the change points of series (its points changed
  * since they were last computed), with its state, count and time range. */
@@ -227,9 +354,26 @@ void hv_h_target_history(struct hv_request *req)
         hv_errors_add(errors, "metric", "must not be empty");
     if (hv_query_failed(req, errors))
         return;
+    /* The target's mark is read before anything else: an answer rendered
+     * from what a later write changed is kept with the mark before it, so
+     * it is never sent once that write is seen. */
+    char *key = answer_key(&q), *mark = NULL;
+    enum hv_db_status s = key != NULL ? hv_db_history_mark(q.target_id, &mark) : HV_DB_ERROR;
+    char *text = s == HV_DB_OK ? answer_find(key, mark) : NULL;
+    if (text != NULL || s != HV_DB_OK) {
+        if (text != NULL)
+            hv_reply_text(req, 200, "application/json", text);
+        else if (s == HV_DB_NONE)
+            hv_reply_problem(req, HV_E_NOT_FOUND, "no target with this id", NULL);
+        else
+            hv_reply_db_failure(req, s);
+        free(key);
+        free(mark);
+        return;
+    }
     json_t *doc = NULL;
     struct hv_history_kept kept;
-    enum hv_db_status s = hv_db_history_quick(&q, &doc, &kept);
+    s = hv_db_history_quick(&q, &doc, &kept);
     /* A window is read from the points each time; the series' change
      * points are brought up to date first all the same. */
     bool window = q.from != NULL || q.to != NULL;
@@ -239,6 +383,8 @@ void hv_h_target_history(struct hv_request *req)
     if (s != HV_DB_OK) {
         json_decref(doc);
         hv_history_kept_free(&kept);
+        free(key);
+        free(mark);
         if (s == HV_DB_NONE)
             hv_reply_problem(req, HV_E_NOT_FOUND, "no target with this id", NULL);
         else
@@ -261,18 +407,21 @@ void hv_h_target_history(struct hv_request *req)
     if (answer != NULL && q.to != NULL)
         json_object_set_new(answer, "to", json_string(q.to));
     if (quick) {
-        char *text = answer != NULL ? splice(answer, list, &kept) : NULL;
-        if (text != NULL)
-            hv_reply_text(req, 200, "application/json", text);
-        else
-            hv_reply_problem(req, HV_E_INTERNAL, "out of memory", NULL);
-        json_decref(answer);
+        text = answer != NULL ? splice(answer, list, &kept) : NULL;
+    } else if (answer != NULL && json_object_set(answer, "series", list) == 0) {
+        text = json_dumps(answer, JSON_COMPACT);
+    }
+    json_decref(answer);
+    if (text != NULL) {
+        answer_keep(key, mark, text);
+        hv_reply_text(req, 200, "application/json", text);
     } else {
-        json_object_set(answer, "series", list);
-        hv_reply_json(req, 200, answer);
+        hv_reply_problem(req, HV_E_INTERNAL, "out of memory", NULL);
     }
     json_decref(doc);
     hv_history_kept_free(&kept);
+    free(key);
+    free(mark);
 }
 
 void hv_h_change_point_ack(struct hv_request *req)

@@ -9,8 +9,9 @@
 # points; acknowledging one (submit role) stops it being new, and hvbench
 # history exits 4 only while a change point is new; long series are cut
 # into time buckets; an unchanged series is not searched again and answers
-# the same; each plan's default configuration counts unless another is
-# asked for; bad queries get 400, unknown targets and change points 404.
+# the same, kept until a new point or an ack moves the target's mark; each
+# plan's default configuration counts unless another is asked for; bad
+# queries get 400, unknown targets and change points 404.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 hv_setup
@@ -128,8 +129,17 @@ assert_status 200 POST "/api/v1/change-points/$CP_ID/ack" "${S[@]}"
 assert_eq "acknowledging again keeps the first" "acknowledged test-submit true hist-host" \
     "$(json -r '"\(.status) \(.acknowledged_by) \(.active) \(.series.target)"')"
 history ''
-assert_eq "no longer new" "acknowledged 0" \
+assert_eq "no longer new: the ack changed the answer kept before it at once" "acknowledged 0" \
     "$(json -r '"\(.series[0].change_points[0].status) \(.new_change_points)"')"
+# The answer kept for the target's mark (migrations/028) is the one sent
+# again, and the same as one rendered afresh once the mark moved with
+# nothing changed.
+ACKED=$BODY
+history ''
+assert_eq "read again: the kept answer, byte for byte" "$ACKED" "$BODY"
+sql "UPDATE history_marks SET mark = mark + 1 WHERE target_name = 'hist-host'" >/dev/null
+history ''
+assert_eq "the kept answer equals one rendered afresh" "$(jq -S . <<<"$ACKED")" "$(jq -S . <<<"$BODY")"
 hv_cli history hist-host "$METRIC"
 assert_eq "hvbench history exits 0 when every change point is acknowledged" 0 "$RC"
 hv_cli ack x12
@@ -143,7 +153,11 @@ sql "INSERT INTO target_changes (target_name, factor, scope, object, from_value,
      VALUES ('hist-host', 'thp', 'host', '/sys/kernel/mm/transparent_hugepage/enabled', 'madvise', 'never', now())" >/dev/null
 sql "INSERT INTO target_changes (target_name, factor, scope, object, from_value, to_value, changed_at, restored_at)
      VALUES ('hist-host', 'halt_poll_ns', 'host', 'kvm', '200000', '0', now() - interval '1 day', now() - interval '23 hours')" >/dev/null
-for i in $(seq 12); do import_at hist-host 76000; done
+import_at hist-host 76000
+history ''
+assert_eq "a new point changes the kept answer at once" '25 25 true' \
+    "$(json -r '"\(.series[0].n) \(.series[0].points | length) \(.series[0].points[-1].value > 74)"')"
+for i in $(seq 11); do import_at hist-host 76000; done
 history ''
 assert_eq "36 points, two change points" '36 2' \
     "$(json '"\(.series[0].n) \(.series[0].change_points | length)"')"
