@@ -282,6 +282,8 @@ static atomic_bool stopping;
  * (sync_done). */
 static pthread_mutex_t sync_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t sync_cv = PTHREAD_COND_INITIALIZER;
+/* Wakes the thread's wait for its next pass: a pass asked for, a stop. */
+static pthread_cond_t tick_cv = PTHREAD_COND_INITIALIZER;
 static atomic_ulong sync_asked;
 static unsigned long sync_done;
 
@@ -685,19 +687,26 @@ static bool refresh_jobs(void)
     return true;
 }
 
-/* Sleeps until next (a monotonic time), waking early on shutdown or when
- * a pass is asked for (after pass `done`). */
+/* Sleeps until next (a monotonic time), waking early when a pass is asked
+ * for (after pass `done`) or the thread is stopped; a shutdown signal is
+ * seen within a second. One wake-up a pass, not a poll. */
 static void sleep_until(double next, unsigned long done)
 {
+    pthread_mutex_lock(&sync_mu);
     while (!should_stop() && atomic_load(&sync_asked) == done) {
         double left = next - hv_monotonic();
         if (left <= 0)
-            return;
-        if (left > 0.2)
-            left = 0.2;
-        struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(left * 1e9)};
-        nanosleep(&ts, NULL);
+            break;
+        if (left > 1.0)
+            left = 1.0;
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        double end = (double)until.tv_nsec / 1e9 + left;
+        until.tv_sec += (time_t)end;
+        until.tv_nsec = (long)((end - (double)(time_t)end) * 1e9);
+        pthread_cond_timedwait(&tick_cv, &sync_mu, &until);
     }
+    pthread_mutex_unlock(&sync_mu);
 }
 
 static void *run(void *arg)
@@ -785,6 +794,7 @@ void hv_telemetry_sync(double timeout)
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += (time_t)timeout;
     pthread_mutex_lock(&sync_mu);
+    pthread_cond_broadcast(&tick_cv);
     int rc = 0;
     while (sync_done < want && rc == 0)
         rc = pthread_cond_timedwait(&sync_cv, &sync_mu, &until);
@@ -799,6 +809,9 @@ void hv_telemetry_stop(void)
     if (!tel.started)
         return;
     atomic_store(&stopping, true);
+    pthread_mutex_lock(&sync_mu);
+    pthread_cond_broadcast(&tick_cv);
+    pthread_mutex_unlock(&sync_mu);
     pthread_join(tel.thread, NULL);
     tel.started = false;
     hv_httpc_free(tel.http);
