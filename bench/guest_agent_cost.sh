@@ -12,7 +12,8 @@
 # process ("CPU n/TCG" or "CPU n/KVM") is read twice BENCH_SECONDS apart from
 # /proc/PID/task/TID/schedstat. Goal of the issue: under 0.1 %.
 #
-#   make bench && bench/guest_agent_cost.sh
+#   make bench-progs && bench/guest_agent_cost.sh
+#   (or BENCH_ONLY=guest_agent_cost make bench)
 #
 # Needs root, libvirt and QEMU (deploy/deps.sh); starts libvirtd when none
 # answers and stops it after only then. Env: BENCH_SECONDS (20),
@@ -122,6 +123,11 @@ done
 w1=$(ns "$WPID" '.') v1=$(ns "$QPID" '^CPU [0-9]+/')
 guest_job_running || hv_die "the guest's job ended during the measurement"
 
+share=$(awk -v w="$((w1 - w0))" -v v="$((v1 - v0))" 'BEGIN {printf "%.6f", w / v}')
+bench_result guest_agent_cost "host worker's CPU while a $accel guest runs the cpu engine" \
+    "$(awk -v w="$((w1 - w0))" 'BEGIN {printf "%.2f", w / 1e6}')" "CPU ms" "the guest's vCPU threads" \
+    "$(awk -v v="$((v1 - v0))" 'BEGIN {printf "%.0f", v / 1e6}')" "$share" "<=0.001" 1 \
+    "host worker VmRSS max $(awk -v r="$max_rss" 'BEGIN {printf "%.1f", r / 1024}') MB"
 awk -v w="$((w1 - w0))" -v v="$((v1 - v0))" -v rss="$max_rss" -v accel="$accel" -v s="$SAMPLE" 'BEGIN {
     printf "\n| guest (%s), cpu engine | guest vCPU threads CPU (ms) | host worker CPU (ms) | host worker / vCPU | host worker VmRSS max (MB) |\n", accel
     print "|---|---|---|---|---|"

@@ -32,7 +32,7 @@
 # ratios A / B and C / D are reported per round and overall. The goal: each
 # within 1.5 x its floor, and under 100 ms.
 #
-#   make bench && bench/report.sh
+#   make bench-progs && bench/report.sh
 #
 # Env: BENCH_ROUNDS (3), BENCH_REQUESTS (10), BENCH_REPS (1000: the
 # repetitions, 100 results each), BENCH_POINTS (10000, a multiple of 10),
