@@ -19,7 +19,9 @@ static const struct hv_stmt after_due = {"hooks_after_due", "SELECT hv_hooks_aft
 
 static const struct hv_stmt take = {
     "hooks_take",
-    "WITH due AS (SELECT s.id FROM plan_steps s WHERE s.hook ? 'url' AND ((s.status = 'queued' "
+    "WITH due AS (SELECT s.id FROM plan_steps s WHERE s.hook ? 'url' "
+    /* A fleet plan's child drains its host only once it has a slot. */
+    " AND (s.kind <> 'before_host' OR hv_plan_admitted(s.plan_id)) AND ((s.status = 'queued' "
     " AND (s.not_before IS NULL OR s.not_before <= now())) OR (s.status = 'running' "
     " AND s.lease_until < now())) ORDER BY s.id LIMIT $1 "
     " FOR UPDATE SKIP LOCKED), "

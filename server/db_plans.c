@@ -54,7 +54,8 @@ static const struct hv_stmt insert_jobs = {
     "registered)') END"
 
 /* What a fleet plan's child waits for while older siblings hold every
- * slot (migrations/022_fleet_plans.sql). */
+ * slot (migrations/022_fleet_plans.sql): first, for nothing of it (its
+ * before_host hook, its apply steps, its jobs) starts before that. */
 #define WAITING_SLOT                                                                               \
     "CASE WHEN slot_wait IS NOT NULL THEN json_build_object('reason', 'waiting_for_slot', "        \
     "'since', created_at, 'detail', slot_wait) END"
@@ -70,8 +71,8 @@ static const struct hv_stmt insert_jobs = {
     "json_build_object('total', total, 'queued', queued, 'running', running, 'done', done, "       \
     "'failed', failed, 'cancelled', cancelled_jobs), 'progress', CASE WHEN total = 0 THEN 0 "      \
     "ELSE round((done + failed + cancelled_jobs)::numeric / total, 4) END, 'waiting', CASE WHEN "  \
-    "status IN ('queued', 'running') THEN coalesce(waiting::json, " WAITING_SLOT                   \
-    ", " WAITING_UNREGISTERED ") END, "                                                            \
+    "status IN ('queued', 'running') THEN coalesce(" WAITING_SLOT                                  \
+    ", waiting::json, " WAITING_UNREGISTERED ") END, "                                             \
     "'rounds', adaptive)"
 
 static const struct hv_stmt get_plan = {

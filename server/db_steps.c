@@ -90,6 +90,9 @@ static const struct hv_stmt claim = {
     "WITH next AS (SELECT s.id FROM plan_steps s JOIN plans p ON p.id = s.plan_id "
     " WHERE s.target_name = (SELECT name FROM targets WHERE id = $1) AND s.status = 'queued' "
     " AND (s.hook IS NULL OR s.hook ? 'local') "
+    /* A fleet plan's child waiting for a slot neither drains nor tunes its
+     * host yet; what puts a host back always runs. */
+    " AND (s.kind IN ('after_host', 'restore') OR hv_plan_admitted(s.plan_id)) "
     " AND (s.kind IN ('before_host', 'after_host') OR (NOT EXISTS (SELECT 1 FROM plans q "
     "  WHERE q.host_name = s.target_name AND q.holds_host AND q.id <> s.plan_id) "
     "  AND NOT EXISTS (SELECT 1 FROM plan_steps h WHERE h.plan_id = s.plan_id "

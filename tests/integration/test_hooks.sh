@@ -10,7 +10,8 @@
 # plan, and still calls after_host; a local hook runs the command the host
 # worker's configuration names, in order around the plan's job; refusals:
 # a bad url (400), a local name the registered host does not declare
-# (422), url hooks on a server without a signing key (422).
+# (422), url hooks on a server without a signing key (422). A fleet plan's
+# child waiting for its slot (max_parallel_hosts) does not drain its host.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 hv_setup
@@ -197,4 +198,30 @@ before_end=$(json -r '.hooks[0].finished_at')
 assert_status 200 GET "/api/v1/plans/$P5/steps"
 assert_eq "before_host ended before the first apply step, after_host began after the restore step" "true true" \
     "$(json -r --arg b "$before_end" --arg a "$after_start" '"\($b <= ([.items[] | select(.kind == "apply") | .claimed_at] | min)) \(([.items[] | select(.kind == "restore")][0].finished_at) <= $a)"')"
+# --- a fleet plan: only a child that has its slot drains its host ------------------
+# Two hosts with the label pool=hooks (hook-host, and hook-z2, registered
+# without a worker), max_parallel_hosts 1: the first child's before_host is
+# called, the second's is not while the first holds the slot.
+A=(-H "Authorization: Bearer $ADMIN_TOKEN")
+hv_register hook-z2 host
+assert_status 200 PUT "/api/v1/targets/$TARGET/labels" "${A[@]}" --data-binary '{"labels": {"pool": "hooks"}}'
+api GET /api/v1/targets
+HOST_ID=$(json -r '.items[] | select(.name == "hook-host") | .id')
+assert_status 200 PUT "/api/v1/targets/$HOST_ID/labels" "${A[@]}" --data-binary '{"labels": {"pool": "hooks"}}'
+start_receiver fleet
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$(jq -c '.targets.host = {"label": "pool=hooks"}
+    | .max_parallel_hosts = 1 | .workloads[0].params.seconds = 30' <<<"$(plan_json fleet-hooks x "$(url_hooks "$RECV_PORT")")")"
+PF=$(json .id)
+assert_status 200 GET "/api/v1/plans/$PF"
+FIRST=$(json '.children[0].id')
+SECOND=$(json '.children[1].id')
+fleet_drains() { [[ -s $HV_TMP/fleet.log ]] && [[ $(jq -s '[.[] | select(.event == "hook.before_host")] | length' "$HV_TMP/fleet.log") -ge 1 ]]; }
+wait_for "the first child's before_host called" 30 fleet_drains
+sleep 3
+assert_eq "only the child with the slot drained its host" "$FIRST" \
+    "$(jq -s -r '[.[] | select(.event == "hook.before_host") | .body.plan.id] | unique | map(tostring) | join(" ")' "$HV_TMP/fleet.log")"
+assert_status 200 GET "/api/v1/plans/$SECOND"
+assert_eq "the other waits for its slot" waiting_for_slot "$(json -r .waiting.reason)"
+assert_status 200 POST "/api/v1/plans/$PF/cancel" "${S[@]}"
+wait_for "the first child's after_host called after the cancel" 30 after_done "$FIRST"
 hv_finish
