@@ -29,8 +29,31 @@ export async function history(ctx, t, slot) {
     if (m) location.hash = href('/targets/' + t.id, { metric: m });
   });
   put(slot, form, body);
-  suggestMetrics(ctx, t, list, metric, body);
-  if (!metric) return;
+  // The metric suggestions read the target's recent reports: with a metric
+  // asked for they wait until its chart is drawn, so they do not compete
+  // with it for the server and the page.
+  let suggested = false;
+  const suggest = () => {
+    if (suggested || !ctx.current()) return;
+    suggested = true;
+    suggestMetrics(ctx, t, list, metric, body);
+  };
+  if (!metric) {
+    suggest();
+    return;
+  }
+  let charted = false;
+  try {
+    charted = await drawHistory(ctx, t, slot, body, metric, suggest);
+  } finally {
+    if (!charted) suggest();
+  }
+}
+
+/** The history of metric in body; true when a chart is to be drawn, which
+ *  calls suggest once it is. */
+async function drawHistory(ctx, t, slot, body, metric, suggest) {
+  const { params } = current();
   const from = Number(params.get('from'));
   const to = Number(params.get('to'));
   const range = from > 0 && to > from ? [from, to] : null;
@@ -73,13 +96,16 @@ export async function history(ctx, t, slot) {
       f.chart.draw();
       if (first) {
         first = false;
-        requestAnimationFrame(() => performance.mark('hv-first-chart'));
+        requestAnimationFrame(() => {
+          performance.mark('hv-first-chart');
+          suggest();
+        });
       }
     }
   });
+  return true;
 }
 
-/** Offers the metrics of the target's latest plans and site benchmarks. */
 async function suggestMetrics(ctx, t, list, metric, body) {
   const names = new Set((t.benchmarks || []).map((b) => b.metric));
   try {
