@@ -28,9 +28,10 @@ SETTLE=${BENCH_SETTLE:-5}
 RUN=$((SETTLE + SAMPLE + 10))
 GUEST=hvbench-agent-$$
 HOST=agent-host
-GUEST_SH=$HV_ROOT/deploy/guest-image/guest.sh
-LIBVIRTD_SH=$HV_ROOT/deploy/libvirtd.sh
-virsh_() { virsh -q -c qemu:///system "$@"; }
+# GUEST_SH, LIBVIRTD_SH, virsh_ and guest_libvirtd_start, as the guest tests
+# have them (its exit trap is not used: this script sets its own).
+# shellcheck source=tests/integration/guest.sh
+source tests/integration/guest.sh
 
 [[ $(id -u) -eq 0 ]] || hv_die "needs root (the system libvirt daemon)"
 for tool in virsh libvirtd qemu-system-x86_64; do
@@ -40,12 +41,7 @@ done
 bench_setup
 echo "# $(bench_machine)"
 
-LIBVIRTD_STARTED=0 DEFINED=0
-pidfile=$HV_ROOT/var/libvirtd/libvirtd.pid
-had=0
-[[ -f $pidfile ]] && had=1
-"$LIBVIRTD_SH" start >/dev/null || hv_die "libvirtd did not start"
-[[ $had == 0 && -f $pidfile ]] && LIBVIRTD_STARTED=1
+guest_libvirtd_start
 guest_cleanup() {
     local rc=$? pid
     for pid in "${BENCH_PIDS[@]}"; do [[ $pid == "$WPID" ]] && hv_stop_pid "$pid" 10; done
