@@ -310,10 +310,11 @@ static const struct hv_stmt job_results = {
  * buckets are $3 equal spans of the metric's time range (within $4..$5),
  * width_bucket puts the last sample (t = hi) in bucket $3 + 1, least()
  * takes it back into the last one. A metric whose samples all share one t
- * is one bucket. The samples are read twice, never copied: once for each
- * metric's range and count, once grouped per metric (LATERAL, so the
- * grouping key is the bucket alone and hashes in memory). Ties in t keep
- * the columns alike (ordered by t, then value). */
+ * is one bucket. Each metric's range and count come from sample_series
+ * (kept as samples are written) when no window is asked, else from the
+ * samples within it; the samples are then read once, grouped per metric
+ * (LATERAL, so the grouping key is the bucket alone and hashes in memory).
+ * Ties in t keep the columns alike (ordered by t, then value). */
 #define SAMPLES_OF_R                                                                               \
     "samples s WHERE s.result_id = (SELECT id FROM r) AND ($4::float8 IS NULL OR s.t >= "          \
     "$4::float8) AND ($5::float8 IS NULL OR s.t <= $5::float8)"
@@ -321,8 +322,10 @@ static const struct hv_stmt job_samples = {
     "job_samples",
     "WITH r AS (SELECT id, attempt FROM results WHERE job_id = $1::bigint AND ($2::int = 0 OR "
     " attempt = $2::int) ORDER BY attempt DESC LIMIT 1), "
-    "m AS (SELECT s.metric, min(s.t) AS lo, max(s.t) AS hi, count(*) AS n FROM " SAMPLES_OF_R
-    " GROUP BY s.metric), "
+    "m AS (SELECT k.metric, k.t_first AS lo, k.t_last AS hi, k.n FROM sample_series k WHERE "
+    " k.result_id = (SELECT id FROM r) AND $4::float8 IS NULL AND $5::float8 IS NULL "
+    " UNION ALL SELECT s.metric, min(s.t), max(s.t), count(*) FROM " SAMPLES_OF_R
+    " AND NOT ($4::float8 IS NULL AND $5::float8 IS NULL) GROUP BY s.metric), "
     "b AS (SELECT m.metric, g.* FROM m CROSS JOIN LATERAL (SELECT avg(s.t) AS t, avg(s.value) AS "
     "v, "
     " min(s.value) AS vmin, max(s.value) AS vmax, count(*) AS c FROM " SAMPLES_OF_R

@@ -80,11 +80,16 @@ assert_match "a dry run counts: 5 samples, 1 raw output" \
     "^would purge before $FUTURE: 0 plans .* 5 samples, 0 telemetry rows, 1 raw outputs; [1-9][0-9]* bytes$" "$out"
 api GET "/api/v1/jobs/$J2/results?raw=1"
 assert_eq "and deletes nothing" "5 the output" "$(json -r '.items[-1] | "\(.samples | length) \(.raw)"')"
+api GET "/api/v1/jobs/$J2/samples"
+assert_eq "the series as the samples endpoint reads it: 5 samples, t 0..4" "5 0 4" \
+    "$(json -r '.series[0] | "\(.n) \(.first) \(.last)"')"
 assert_status 200 POST /api/v1/purge "${A[@]}" --data-binary "{\"before\": \"$FUTURE\", \"samples\": true, \"raw\": true}"
 assert_eq "purged: 5 samples, 1 raw output" "5 1 false" "$(json -r '"\(.samples) \(.raw_outputs) \(.dry_run)"')"
 api GET "/api/v1/jobs/$J2/results?raw=1"
 assert_eq "samples and raw output gone, the metric kept" "0 null 100" \
     "$(json -r '.items[-1] | "\(.samples | length) \(.raw) \(.metrics[0].value)"')"
+api GET "/api/v1/jobs/$J2/samples"
+assert_eq "and no series left to chart" "[]" "$(json -c .series)"
 out=$(HVBENCH_TOKEN=$ADMIN_TOKEN cli --json purge --before "$FUTURE" --plans)
 assert_eq "old plans purged: the one ended" "1 1" "$(jq -r '"\(.plans) \(.results)"' <<<"$out")"
 assert_status 404 GET "/api/v1/plans/$P2"
