@@ -58,6 +58,16 @@ async function measure(browser, hash, api, extra = []) {
     start.push(await page.evaluate(() => Math.min(...performance.getEntriesByType('resource')
       .filter((e) => e.name.includes('/api/')).map((e) => e.startTime))));
     asked = r[r.length - 1].name;
+    if (process.env.BENCH_TRACE === '1') {
+      // Where the time went in this load: every resource and mark, in ms.
+      const t = await page.evaluate(() => [...performance.getEntriesByType('navigation'),
+        ...performance.getEntriesByType('resource'), ...performance.getEntriesByType('mark')]
+        .map((e) => [e.startTime, e.responseStart || e.startTime, e.responseEnd || e.startTime, e.name.replace(/^.*\/\/[^/]*\//, '')]));
+      console.log(`trace ${hash} run ${i + 1}`);
+      console.log(JSON.stringify(await page.evaluate(() => { const n = performance.getEntriesByType('navigation')[0];
+        return { domInteractive: n.domInteractive, dcl: n.domContentLoadedEventStart, dclEnd: n.domContentLoadedEventEnd, load: n.loadEventStart }; })));
+      for (const [s0, s1, s2, n] of t.sort((x, y) => x[0] - y[0])) console.log(`  ${s0.toFixed(0).padStart(5)} ${s1.toFixed(0).padStart(5)} ${s2.toFixed(0).padStart(5)}  ${n}`);
+    }
     json.push(await fetchJson(page, asked));
     for (let k = 0; k < extra.length; k++) more[k].push(await fetchJson(page, extra[k]));
     await context.close();

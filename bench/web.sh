@@ -19,7 +19,8 @@
 #
 # Env: BENCH_RUNS (7, quick 3; medians are reported), BENCH_POINTS (10000, a
 # multiple of 10), BENCH_SAMPLES (100000), CHROMIUM (/usr/bin/chromium),
-# KEEP (0).
+# KEEP (0), BENCH_TRACE (0; 1 prints each load's resources and marks with their
+# start, first byte and end in ms: where the time went).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/lib.sh

@@ -20,10 +20,14 @@ export function show(ctx, id) {
   put(ctx.view, el('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, el('a', { href: '#/targets' }, '← All targets')),
     title, head, ui.section('history', 'History', hist), ui.section('changes', 'Tuning changes', changes));
 
+  // The history's request goes out beside the target's, not after it: the
+  // metric and the target's id are in the URL.
+  const target = api('api/v1/targets/' + id);
+  history(ctx, id, target, hist);
   (async () => {
     let t;
     try {
-      t = await api('api/v1/targets/' + id);
+      t = await target;
     } catch (err) {
       if (!ctx.current()) return;
       put(head, ui.sectionError(err));
@@ -36,7 +40,6 @@ export function show(ctx, id) {
     title.textContent = 'Target ' + t.name;
     document.title = t.name + ' — hvbench';
     put(head, targetHead(t));
-    history(ctx, t, hist);
     try {
       const c = await api('api/v1/targets/' + id + '/changes');
       if (ctx.current()) put(changes, changesTable(c.items || []));

@@ -14,8 +14,11 @@ import * as ui from './ui.js';
 
 const RECENT_PLANS = 5; // whose report rows suggest metrics
 
-/** Draws the history section of target t into slot. */
-export async function history(ctx, t, slot) {
+/** Draws the history section of target id into slot; target is the
+ *  promise of the target itself (GET /api/v1/targets/{id}), whose name and
+ *  benchmarks the section's words and metric suggestions need, but not its
+ *  chart. A target that cannot be read leaves the section to the page. */
+export async function history(ctx, id, target, slot) {
   const { params } = current();
   const metric = params.get('metric') || '';
   const input = el('input', { id: 'history-metric', name: 'metric', list: 'history-metrics', value: metric, autocomplete: 'off', required: true });
@@ -26,7 +29,7 @@ export async function history(ctx, t, slot) {
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const m = input.value.trim();
-    if (m) location.hash = href('/targets/' + t.id, { metric: m });
+    if (m) location.hash = href('/targets/' + id, { metric: m });
   });
   put(slot, form, body);
   // The metric suggestions read the target's recent reports: with a metric
@@ -36,7 +39,7 @@ export async function history(ctx, t, slot) {
   const suggest = () => {
     if (suggested || !ctx.current()) return;
     suggested = true;
-    suggestMetrics(ctx, t, list, metric, body);
+    target.then((t) => suggestMetrics(ctx, t, list, metric, body), () => {});
   };
   if (!metric) {
     suggest();
@@ -44,7 +47,7 @@ export async function history(ctx, t, slot) {
   }
   let charted = false;
   try {
-    charted = await drawHistory(ctx, t, slot, body, metric, suggest);
+    charted = await drawHistory(ctx, id, target, slot, body, metric, suggest);
   } finally {
     if (!charted) suggest();
   }
@@ -52,7 +55,7 @@ export async function history(ctx, t, slot) {
 
 /** The history of metric in body; true when a chart is to be drawn, which
  *  calls suggest once it is. */
-async function drawHistory(ctx, t, slot, body, metric, suggest) {
+async function drawHistory(ctx, id, target, slot, body, metric, suggest) {
   const { params } = current();
   const from = Number(params.get('from'));
   const to = Number(params.get('to'));
@@ -64,7 +67,7 @@ async function drawHistory(ctx, t, slot, body, metric, suggest) {
     // time buckets (mean, min, max), which draw the same and arrive sooner.
     // A zoom (from/to in the URL, seconds) is asked of the server: the
     // window's own points, or finer buckets of it, not the whole range's.
-    res = await apiOptional('api/v1/targets/' + t.id + '/history' + query({
+    res = await apiOptional('api/v1/targets/' + id + '/history' + query({
       metric, workload: params.get('workload'), configuration: params.get('configuration'), max_points: chartPoints(body),
       from: range ? new Date(range[0] * 1000).toISOString() : null,
       to: range ? new Date(range[1] * 1000).toISOString() : null,
@@ -78,6 +81,13 @@ async function drawHistory(ctx, t, slot, body, metric, suggest) {
     put(body, ui.unavailable('History', 'GET /api/v1/targets/{id}/history'));
     return;
   }
+  let t;
+  try {
+    t = await target;
+  } catch (err) {
+    return;
+  }
+  if (!ctx.current()) return;
   const h = res.data;
   const series = Array.isArray(h.series) ? h.series : [];
   if (series.length === 0) {
@@ -136,7 +146,7 @@ function zoomReload(ctx, t, slot, range) {
     if (r && range && r[0] === range[0] && r[1] === range[1]) return;
     setParams({ from: r ? r[0] : null, to: r ? r[1] : null });
     clearTimeout(timer);
-    timer = setTimeout(() => { if (ctx.current()) history(ctx, t, slot); }, 300);
+    timer = setTimeout(() => { if (ctx.current()) history(ctx, t.id, Promise.resolve(t), slot); }, 300);
   };
 }
 
