@@ -12,6 +12,7 @@
 //   FAIL_ID      a failed plan (its job's error names stress-ng)
 //   TUNE_ID      a done tuning plan with two levels of thp, guests and a host
 //   WAITS_ID     a plan waiting for a target that never registered
+//   FLEET_ID     a done fleet plan over three hosts (optional)
 //   TUNE_TARGET  the id of the tuning plan's host target
 //   SHOTS        folder for a screenshot of each page (optional)
 //   CLI_MEAN     the quick plan's cpu.score mean as `hvbench report` prints it
@@ -32,6 +33,7 @@ const FAIL = required('FAIL_ID');
 const TUNE = required('TUNE_ID');
 const WAITS = required('WAITS_ID');
 const TUNE_TARGET = required('TUNE_TARGET');
+const FLEET = process.env.FLEET_ID || '';
 const AUTH_URL = (process.env.AUTH_URL || '').replace(/\/+$/, '');
 const READ_TOKEN = process.env.READ_TOKEN || '';
 const SHOTS = process.env.SHOTS || '';
@@ -300,6 +302,47 @@ test('the failed plan page shows the whole error of its failed job', async () =>
   await item.waitFor();
   assert.equal((await item.innerText()).trim(), jobs[0].error.trim());
   await shot(p, 'plan-fail');
+  await p.context().close();
+});
+
+test('the fleet plan page: its hosts, their plans and the per-host view as the API gives them', { skip: !FLEET && 'no FLEET_ID' }, async () => {
+  const p = await newPage('fleet');
+  await p.goto(`${BASE}/#/plans/${FLEET}`);
+  const plan = await rest(`api/v1/plans/${FLEET}`);
+  const report = await rest(`api/v1/plans/${FLEET}/report`);
+  await p.locator('#children-table tbody tr').first().waitFor();
+  const rows = p.locator('#children-table tbody tr');
+  assert.equal(await rows.count(), plan.children.length, 'one row per child plan');
+  for (const c of plan.children) {
+    const [host, child, status] = await cellTexts(p.locator(`#children-table tr[data-plan-id="${c.id}"]`));
+    assert.deepEqual([host, child, status], [c.host, `Plan ${c.id}`, c.status]);
+  }
+  // Per series a chart and a table: each host's mean, ratio and interval.
+  const wrong = [];
+  for (const s of report.hosts.series) {
+    const fig = p.locator(`#hosts-view figure[data-metric="${s.metric}"][data-workload="${s.workload}"]`);
+    await fig.waitFor();
+    assert.equal((await fig.locator('.median').innerText()).trim(), cliFmtNum(s.median), `${s.metric} median`);
+    for (const h of s.hosts) {
+      const cells = await cellTexts(fig.locator(`tr[data-host="${h.host}"]`));
+      const want = [h.host, String(h.n), cliFmtNum(h.mean), typeof h.lo === 'number' ? `[${cliFmtNum(h.lo)}, ${cliFmtNum(h.hi)}]` : '-',
+        cliFmtNum(h.ratio), typeof h.ratio_lo === 'number' ? `[${cliFmtNum(h.ratio_lo)}, ${cliFmtNum(h.ratio_hi)}]` : '-', h.outlier ? 'outlier' : ''];
+      if (JSON.stringify(cells) !== JSON.stringify(want)) wrong.push(`${s.metric} ${h.host}: page ${JSON.stringify(cells)}, API ${JSON.stringify(want)}`);
+    }
+  }
+  assert.deepEqual(wrong, [], 'per-host cells that differ from the API');
+  const outliers = report.hosts.outliers || [];
+  assert.equal(await p.locator('#outliers li').count(), outliers.length, 'one line per outlier the API names');
+  for (const o of outliers) {
+    const text = await p.locator(`#outliers li[data-host="${o.host}"]`).innerText();
+    for (const d of o.differs || []) assert.ok(text.includes(`${d.fact} ${d.value}`), `${o.host}'s line names ${d.fact} ${d.value}`);
+  }
+  await shot(p, 'plan-fleet');
+  // A child plan's page names its fleet plan and links back to it.
+  await p.locator(`#children-table tr[data-plan-id="${plan.children[0].id}"] a`).click();
+  await p.locator('#fleet-parent a').waitFor();
+  await p.locator('#fleet-parent a').click();
+  await p.waitForFunction((h) => location.hash === h, `#/plans/${FLEET}`);
   await p.context().close();
 });
 

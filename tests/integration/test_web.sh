@@ -6,7 +6,8 @@
 # runs (the host's apply and restore steps and its baseline jobs are
 # answered by a small loop here, as the host worker would: this machine's
 # settings are never changed), and a plan waiting for a target that never
-# registered. tests/browser/web.test.js (playwright-core driving Debian's
+# registered, and a fleet plan over three hosts chosen by label, each run by
+# its own real worker. tests/browser/web.test.js (playwright-core driving Debian's
 # /usr/bin/chromium) then checks every page against the REST API, clicks
 # plan → job → target → history → compare, and saves a screenshot of each
 # page in build/test-logs/web/.
@@ -112,6 +113,33 @@ steps_ran() {
 }
 wait_for "every step of plan $TUNE ran" 60 steps_ran
 
+# --- a fleet plan over three hosts by label, each its own real worker ----------------
+# One host reports another kernel (the test-only facts override), so an
+# outlier, when the noise makes one, names it.
+printf '{"kernel":"6.1.0-fleet","microcode":"0x2a","thp":"madvise"}' >"$HV_TMP/facts.json"
+printf '{"kernel":"6.8.0-odd","microcode":"0x2a","thp":"madvise"}' >"$HV_TMP/facts-odd.json"
+for name in web-fl1 web-fl2 web-fl3; do
+    file=$HV_TMP/facts.json
+    [[ $name == web-fl3 ]] && file=$HV_TMP/facts-odd.json
+    HVBENCH_TEST_FACTS=$file hv_start_worker "$name" --kind host --label pool=webfleet --poll 1
+done
+# shellcheck disable=SC2317 # called through wait_for
+fleet_registered() {
+    api GET "/api/v1/targets?label=pool=webfleet"
+    [[ $(json '.items | length') == 3 ]]
+}
+wait_for "the three fleet hosts registered" 60 fleet_registered
+plan='{"name":"web-fleet","targets":{"host":{"label":"pool=webfleet"}},"max_parallel_hosts":2,
+  "repetitions":{"min":2,"max":2},
+  "workloads":[{"id":"c","kind":"cpu","engine":"builtin","params":{"seconds":1,"copies":1}}]}'
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$plan"
+FLEET=$(json .id)
+assert_eq "the fleet plan has a child per host" 3 "$(json '.children | length')"
+wait_for "fleet plan $FLEET ends" 180 plan_ended "$FLEET"
+assert_eq "fleet plan $FLEET is done" "done" "$(json .status)"
+api GET "/api/v1/plans/$FLEET/report"
+assert_eq "its report has the three hosts' view" '["web-fl1","web-fl2","web-fl3"]' "$(json -c '.hosts.hosts')"
+
 # --- a plan waiting for a target that never registered ------------------------------
 plan=$(jq -c '.name = "web-waits" | .targets.host = "web-nowhere"' "$HV_ROOT/examples/quick.json")
 assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$plan"
@@ -156,7 +184,7 @@ web_teardown() {
 }
 trap web_teardown EXIT
 hv_log "browser test: node --test web.test.js"
-(cd "$BROWSER_DIR" && URL=$URL QUICK_ID=$QUICK FAIL_ID=$FAIL TUNE_ID=$TUNE WAITS_ID=$WAITS \
+(cd "$BROWSER_DIR" && URL=$URL QUICK_ID=$QUICK FAIL_ID=$FAIL TUNE_ID=$TUNE WAITS_ID=$WAITS FLEET_ID=$FLEET \
     TUNE_TARGET=$TUNE_TARGET SHOTS=$shots CLI_MEAN=$cli_mean SUBMIT_TOKEN=$SUBMIT_TOKEN \
     AUTH_URL=$AUTH_URL READ_TOKEN=$READ_TOKEN CHROMIUM=$CHROMIUM TMPDIR=$profile_dir \
     timeout -k 10 400 node --test --test-reporter=spec web.test.js)
@@ -178,7 +206,7 @@ if compgen -G "$shots/*.png" >/dev/null; then
     cp -- "$shots"/*.png "$BUILD/test-logs/web/"
     hv_log "screenshots: $BUILD/test-logs/web/"
 fi
-for page in plans plan-quick plan-tune plan-fail jobs job target compare targets; do
+for page in plans plan-quick plan-tune plan-fail plan-fleet jobs job target compare targets; do
     assert_eq "screenshot of the $page page taken" yes "$([[ -s $shots/$page.png ]] && echo yes || echo no)"
 done
 

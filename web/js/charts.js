@@ -222,11 +222,11 @@ export function historyChart(spec) {
   return fig;
 }
 
-/** A dot-and-whisker chart of one metric: per item (configuration) its
- *  centre and 95 % interval on a shared axis. items: [{label, center, lo,
- *  hi, cls}] (lo/hi null: the dot alone). Values are the API's; the axis
- *  spans them. */
-export function intervalChart(title, unit, items) {
+/** A dot-and-whisker chart of one metric: per item (a configuration, or
+ *  what per names) its centre and 95 % interval on a shared axis. items:
+ *  [{label, center, lo, hi, cls}] (lo/hi null: the dot alone). Values are
+ *  the API's; the axis spans them. */
+export function intervalChart(title, unit, items, per = 'configuration') {
   const rowH = 26;
   const left = 170;
   const right = 16;
@@ -247,7 +247,7 @@ export function intervalChart(title, unit, items) {
   lo -= pad;
   hi += pad;
   const x = (v) => left + ((v - lo) / (hi - lo)) * (width - left - right);
-  const kids = [svg('title', {}, title + ': centre and 95 % interval per configuration')];
+  const kids = [svg('title', {}, title + ': centre and 95 % interval per ' + per)];
   // Axis: five ticks.
   const axisY = top + items.length * rowH + 4;
   kids.push(svg('line', { class: 'axis', x1: left, x2: width - right, y1: axisY, y2: axisY }));
@@ -271,5 +271,5 @@ export function intervalChart(title, unit, items) {
   });
   return el('figure', { class: 'interval-chart' },
     el('figcaption', {}, title, unit ? el('span', { class: 'unit' }, ' (' + unit + ')') : null),
-    svg('svg', { viewBox: '0 0 ' + width + ' ' + height, role: 'img', 'aria-label': title + ' per configuration with 95 % intervals', preserveAspectRatio: 'xMinYMin meet' }, kids));
+    svg('svg', { viewBox: '0 0 ' + width + ' ' + height, role: 'img', 'aria-label': title + ' per ' + per + ' with 95 % intervals', preserveAspectRatio: 'xMinYMin meet' }, kids));
 }

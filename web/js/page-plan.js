@@ -1,5 +1,6 @@
 // page-plan.js — #/plans/ID : one plan. Its status (progress, what it
-// waits for, the rounds), then what its report says — recommendations,
+// waits for, the rounds; a fleet plan's hosts and their per-host view, a
+// fleet child's parent), then what its report says — recommendations,
 // warnings, overhead, verdicts, a chart per primary metric, the full table
 // — the settings each configuration read back, the failed jobs with their
 // whole error, and the plan as submitted.
@@ -8,6 +9,7 @@ import { el, put } from './dom.js';
 import { api, apiOptional } from './api.js';
 import * as ui from './ui.js';
 import * as rep from './plan-report.js';
+import * as fleet from './plan-hosts.js';
 import { waitingWords } from './page-plans.js';
 import { href } from './route.js';
 
@@ -27,18 +29,27 @@ export function show(ctx, id) {
     table: el('div', { class: 'report' }, ui.loading('the report')),
     settings: el('div', {}, ui.loading('the steps')),
     failed: el('div', {}),
+    hosts: el('div', {}, ui.loading('the hosts')),
   };
-  const planCode = el('code', {});
-  // Hidden until the plan has loaded once: a plan that does not exist
-  // shows the error box and no empty frames.
-  const content = el('div', { hidden: true }, status,
+  // A fleet plan's hosts, shown once the plan says it has children.
+  const hostsSection = ui.section('hosts', 'Hosts', slots.hosts);
+  hostsSection.hidden = true;
+  // What a plan with jobs of its own shows; a fleet plan's parent has none
+  // (its children have them), so it shows its hosts instead.
+  const ownSections = [
     ui.section('recommendations', 'Recommendations', slots.recs),
     slots.warnings,
     ui.section('overhead', 'Overhead', slots.overhead),
     ui.section('verdicts', 'Verdicts', slots.verdicts),
     ui.section('charts', 'Primary metrics', slots.charts),
     ui.section('results', 'Results', slots.table),
-    ui.section('settings', 'Settings read back', slots.settings),
+    ui.section('settings', 'Settings read back', slots.settings)];
+  const planCode = el('code', {});
+  // Hidden until the plan has loaded once: a plan that does not exist
+  // shows the error box and no empty frames.
+  const content = el('div', { hidden: true }, status,
+    hostsSection,
+    ...ownSections,
     slots.failed,
     el('details', { id: 'plan-json' }, el('summary', {}, 'Submitted plan (JSON)'), el('pre', {}, planCode)));
   put(ctx.view, el('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, el('a', { href: '#/' }, '← All plans')),
@@ -62,6 +73,12 @@ export function show(ctx, id) {
       plan = planRes.value;
       header(title, status, plan);
       content.hidden = false;
+      if (Array.isArray(plan.children)) {
+        hostsSection.hidden = false;
+        for (const sec of ownSections) sec.hidden = true;
+        put(slots.hosts, fleet.children(plan), el('div', { id: 'hosts-view' },
+          reportRes.status === 'fulfilled' ? fleet.hostsView(reportRes.value) : ui.sectionError(reportRes.reason)));
+      }
       if (!planCode.textContent && plan.plan !== undefined) planCode.textContent = JSON.stringify(plan.plan, null, 2);
       again = ui.ACTIVE.has(plan.status);
     } else {
@@ -141,6 +158,8 @@ function header(title, status, plan) {
       el('a', { href: '#/plans/' + plan.id + '/jobs', id: 'jobs-link' }, 'Jobs'),
       el('a', { href: href('/compare', { a: String(plan.id) }) }, 'Compare…')),
     plan.waiting && plan.waiting.detail ? el('p', { class: 'waiting', id: 'plan-waiting' }, waitingWords(plan.waiting)) : null,
+    Number.isSafeInteger(plan.parent_id) ? el('p', { id: 'fleet-parent' }, 'One host of fleet plan ',
+      ui.planLink(plan.parent_id, String(plan.parent_id)), ': the same workloads on every host its selector matched.') : null,
     el('dl', { class: 'counts' }, counts.map(([k, v]) => el('div', { class: 'count count-' + k + (v > 0 ? ' nonzero' : '') },
       el('dt', {}, k), el('dd', {}, String(v))))),
     roundsWords(plan),
