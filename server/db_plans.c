@@ -166,7 +166,8 @@ static const struct hv_stmt report_meta = {
     "'emulated', (SELECT coalesce(json_agg(DISTINCT t.name ORDER BY t.name), '[]') FROM "
     "json_array_elements_text(t.targets) t(name), targets h, "
     "jsonb_array_elements(coalesce(h.facts->'libvirt'->'domains', '[]')) d "
-    "WHERE h.name = p.spec->'targets'->>'host' AND t.name <> h.name AND d->>'name' = t.name "
+    "WHERE h.name = p.spec->'targets'->>'host' AND t.name <> h.name AND d->>'name' = "
+    "hv_domain_name(t.name) "
     "AND d->>'type' = 'qemu'))::text, CASE WHEN $3 THEN rd.digest END "
     "FROM plans p LEFT JOIN report_digests rd ON rd.plan_id = p.id AND rd.version = $2, "
     "LATERAL (SELECT CASE WHEN rd.plan_id IS NOT NULL THEN rd.targets ELSE " REPORT_TARGETS

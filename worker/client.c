@@ -148,8 +148,8 @@ static enum hv_call post(struct hv_client *c, const char *path, json_t *body, js
 }
 
 enum hv_call hv_client_register(struct hv_client *c, const char *name, const char *kind,
-                                const json_t *facts, const char *fingerprint, const json_t *labels,
-                                struct hv_registration *out)
+                                const char *host, const json_t *facts, const char *fingerprint,
+                                const json_t *labels, struct hv_registration *out)
 {
     memset(out, 0, sizeof *out);
     json_t *body =
@@ -157,6 +157,8 @@ enum hv_call hv_client_register(struct hv_client *c, const char *name, const cha
                   "fingerprint", fingerprint, "version", HVBENCH_VERSION, "protocol", HV_PROTOCOL);
     if (body != NULL && labels != NULL)
         json_object_set(body, "labels", (json_t *)labels);
+    if (body != NULL && host != NULL)
+        json_object_set_new(body, "host", json_string(host));
     if (body == NULL) {
         snprintf(c->last_error, sizeof c->last_error, "cannot build the registration");
         return HV_CALL_REJECTED;

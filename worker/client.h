@@ -127,14 +127,15 @@ struct hv_registration {
     long long max_raw_bytes;
 };
 
-/** POST /api/v1/workers/register with name, kind, facts, fingerprint and
- *  labels (borrowed; labels may be NULL), with the token the client was
+/** POST /api/v1/workers/register with name, kind, a guest's host (NULL:
+ *  none given), facts, fingerprint and labels (borrowed; labels may be
+ *  NULL), with the token the client was
  *  made with or the credential set by hv_client_use_credential(). Fills
  *  *out on HV_CALL_OK. A 409 (another live worker holds the target) is
  *  HV_CALL_STALE. */
 enum hv_call hv_client_register(struct hv_client *c, const char *name, const char *kind,
-                                const json_t *facts, const char *fingerprint, const json_t *labels,
-                                struct hv_registration *out);
+                                const char *host, const json_t *facts, const char *fingerprint,
+                                const json_t *labels, struct hv_registration *out);
 
 /** Sends credential (a worker credential, or NULL to go back to the worker
  *  token the client was made with) on every later call. Returns 0 or -1

@@ -96,7 +96,7 @@ static int register_worker(struct hv_client *c, const struct hv_worker_config *c
     bool held_logged = false;
     while (!hv_shutdown_requested()) {
         struct hv_registration reg;
-        enum hv_call call = hv_client_register(c, cfg->name, cfg->kind, cfg->facts,
+        enum hv_call call = hv_client_register(c, cfg->name, cfg->kind, cfg->host, cfg->facts,
                                                cfg->fingerprint, cfg->labels, &reg);
         if (call == HV_CALL_OK) {
             outage_over(&o, "register");
