@@ -257,7 +257,8 @@ static const struct hv_stmt plan_observations_alone = {
 /* A job as the API shows it. */
 #define JOB_JSON                                                                                   \
     "json_build_object('id', j.id, 'configuration', c.name, 'workload', j.workload_id, "           \
-    "'target', j.target_name, 'repetition', j.repetition, 'run_order', j.run_order, "              \
+    "'target', j.target_name, 'target_id', j.target_id, 'repetition', j.repetition, 'run_order', " \
+    "j.run_order, "                                                                                \
     "'group', g.idx, 'role', j.role, 'status', j.status, 'attempt', j.attempt, 'failures', "       \
     "j.failures, 'claimed_at', j.claimed_at, 'finished_at', j.finished_at, 'error', j.error)"
 
