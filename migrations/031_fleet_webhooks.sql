@@ -10,7 +10,9 @@
 -- before it is looked at, so of two children ending at once exactly one
 -- sends the parent's event.
 
--- A plan event's payload: a parent's job counts are its children's.
+-- A plan event's payload: a parent's job counts are its children's. The
+-- jobs of a plan being cancelled count as cancelled (the cancellation's
+-- event is built before they are).
 CREATE OR REPLACE FUNCTION hv_webhook_plan(pid bigint) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
     SELECT jsonb_build_object('plan', jsonb_build_object('id', p.id, 'name', p.name,
@@ -27,13 +29,14 @@ LANGUAGE sql STABLE AS $$
         'total', c.total, 'done', c.done, 'failed', c.failed, 'cancelled', c.cancelled)))
     FROM plans p CROSS JOIN LATERAL (
         SELECT count(*) AS total,
-               count(*) FILTER (WHERE j.status = 'queued') AS queued,
-               count(*) FILTER (WHERE j.status = 'running') AS running,
+               count(*) FILTER (WHERE j.status = 'queued' AND NOT o.cancelled) AS queued,
+               count(*) FILTER (WHERE j.status = 'running' AND NOT o.cancelled) AS running,
                count(*) FILTER (WHERE j.status = 'done') AS done,
                count(*) FILTER (WHERE j.status = 'failed') AS failed,
-               count(*) FILTER (WHERE j.status = 'cancelled') AS cancelled
-        FROM jobs j WHERE j.plan_id = p.id
-           OR j.plan_id IN (SELECT ch.id FROM plans ch WHERE ch.parent_id = p.id)) c
+               count(*) FILTER (WHERE j.status = 'cancelled' OR (o.cancelled
+                                AND j.status IN ('queued', 'running'))) AS cancelled
+        FROM jobs j JOIN plans o ON o.id = j.plan_id
+        WHERE o.id = p.id OR o.parent_id = p.id) c
     WHERE p.id = pid;
 $$;
 
