@@ -7,23 +7,21 @@
 -- name, and what jobs, steps and history name it by. short_name is the
 -- name its worker registered under (the guest's name on its host); for
 -- hosts and for guests of no known host it is the name itself, as before.
-ALTER TABLE targets
-    ADD COLUMN host_id bigint REFERENCES targets (id),
-    ADD COLUMN short_name text;
-UPDATE targets SET short_name = name;
-ALTER TABLE targets ALTER COLUMN short_name SET NOT NULL;
-ALTER TABLE targets ADD CONSTRAINT targets_host_guest
-    CHECK (host_id IS NULL OR (kind = 'guest' AND name = split_part(name, '/', 1) || '/' || short_name));
--- Guest names are unique per host; host names (and those of guests of no
--- known host) server-wide, as targets.name always was.
-CREATE UNIQUE INDEX targets_host_short_idx ON targets (host_id, short_name) WHERE host_id IS NOT NULL;
-CREATE INDEX targets_host_idx ON targets (host_id) WHERE host_id IS NOT NULL;
 
 -- The libvirt domain a target name stands for on its host: "vm0" for
 -- "h1/vm0" and for "vm0" (neither host nor domain names hold a "/").
 CREATE FUNCTION hv_domain_name(n text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
     SELECT regexp_replace(n, '^.*/', '');
 $$;
+
+ALTER TABLE targets
+    ADD COLUMN host_id bigint REFERENCES targets (id),
+    ADD COLUMN short_name text GENERATED ALWAYS AS (hv_domain_name(name)) STORED;
+ALTER TABLE targets ADD CONSTRAINT targets_host_guest
+    CHECK (host_id IS NULL OR (kind = 'guest' AND position('/' IN name) > 0));
+-- Guest names are unique per host; host names (and those of guests of no
+-- known host) server-wide, as targets.name always was.
+CREATE UNIQUE INDEX targets_host_short_idx ON targets (host_id, short_name) WHERE host_id IS NOT NULL;
 
 -- The target a plan on host h means by guest name g: that host's own
 -- guest g when one registered, else a guest of no known host called g

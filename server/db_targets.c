@@ -3,17 +3,16 @@
 
 #include <stdlib.h>
 
-/* $7 names a guest's host, $8 is the name its worker registered under. */
+/* $7 names a guest's host. */
 static const struct hv_stmt upsert = {
     "target_upsert",
-    "INSERT INTO targets (name, kind, facts, fingerprint, dmi_uuid, labels, host_id, short_name) "
+    "INSERT INTO targets (name, kind, facts, fingerprint, dmi_uuid, labels, host_id) "
     "VALUES ($1, $2, $3::jsonb, $4, $5, coalesce($6::jsonb, '{}'), "
-    "(SELECT h.id FROM targets h WHERE h.name = $7 AND h.kind = 'host'), $8) "
+    "(SELECT h.id FROM targets h WHERE h.name = $7 AND h.kind = 'host')) "
     "ON CONFLICT (name) DO UPDATE SET kind = EXCLUDED.kind, facts = EXCLUDED.facts, "
     "fingerprint = EXCLUDED.fingerprint, dmi_uuid = EXCLUDED.dmi_uuid, "
-    "labels = EXCLUDED.labels, host_id = EXCLUDED.host_id, short_name = EXCLUDED.short_name, "
-    "last_seen = now() RETURNING id",
-    8};
+    "labels = EXCLUDED.labels, host_id = EXCLUDED.host_id, last_seen = now() RETURNING id",
+    7};
 
 /* A new version of the target's facts when they (without the libvirt
  * domains, whose states come and go) or the fingerprint differ from the
@@ -143,14 +142,12 @@ enum hv_db_status hv_db_target_site_factors(const char *name, json_t **out)
 
 enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,
                                       const char *fingerprint, const char *dmi_uuid,
-                                      const char *labels_json, const char *host,
-                                      const char *short_name, int64_t *id)
+                                      const char *labels_json, const char *host, int64_t *id)
 {
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
-    const char *params[] = {name,     kind,        facts_json, fingerprint,
-                            dmi_uuid, labels_json, host,       short_name};
+    const char *params[] = {name, kind, facts_json, fingerprint, dmi_uuid, labels_json, host};
     PGresult *r;
     enum hv_db_status s = hv_db_exec(db, &upsert, params, &r);
     if (s == HV_DB_OK)

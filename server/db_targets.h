@@ -10,17 +10,15 @@
 #include <stdint.h>
 
 /** Registers (or refreshes) the target called name with its facts,
- *  fingerprint and labels (JSON texts), a guest's host (the host target's
- *  name, or NULL) and the name its worker registered under (short_name:
- *  name is "HOST/SHORT_NAME" for a guest of a known host); *id is its id, the same on every
- *  re-registration. Facts or a fingerprint that differ from the target's
+ *  fingerprint and labels (JSON texts) and a guest's host (the host
+ *  target's name, or NULL; name is then "HOST/GUEST"); *id is its id, the
+ *  same on every re-registration. Facts or a fingerprint that differ from the target's
  *  latest version start a new version in its facts history (table
  *  target_facts); the same ones move that version's last_seen. Call it
  *  inside the registration's transaction. */
 enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,
                                       const char *fingerprint, const char *dmi_uuid,
-                                      const char *labels_json, const char *host,
-                                      const char *short_name, int64_t *id);
+                                      const char *labels_json, const char *host, int64_t *id);
 
 /** Targets, ordered by name, as a new JSON array in *out; kind, the label
  *  selector (lib/selector.h, a JSON object) and host (a host's name: its

@@ -38,14 +38,16 @@ static const struct hv_stmt holder = {
 
 /* The host of a guest: the host target its worker named ($1), else the
  * one whose facts list a libvirt domain with the guest's DMI product UUID
- * ($2), the one seen last when several do. */
+ * ($2), the one seen last when several do, unless the guest registered
+ * before as a guest of no known host ($3): it keeps that target. */
 static const struct hv_stmt guest_host = {
     "worker_guest_host",
     "SELECT h.name FROM targets h WHERE h.kind = 'host' AND CASE WHEN $1::text IS NOT NULL "
-    "THEN h.name = $1 ELSE $2::text IS NOT NULL AND EXISTS (SELECT 1 FROM "
+    "THEN h.name = $1 ELSE $2::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM targets o "
+    "WHERE o.name = $3 AND o.kind = 'guest') AND EXISTS (SELECT 1 FROM "
     "jsonb_array_elements(coalesce(h.facts->'libvirt'->'domains', '[]')) d "
     "WHERE lower(d->>'uuid') = lower($2)) END ORDER BY h.last_seen DESC, h.id DESC LIMIT 1",
-    2};
+    3};
 
 static const struct hv_stmt own_target = {
     "worker_own_target",
@@ -144,7 +146,7 @@ static enum hv_db_status find_host(struct hv_db *db, const struct hv_worker_regi
     if (g->kind == NULL || strcmp(g->kind, "guest") != 0 ||
         (g->host == NULL && g->dmi_uuid == NULL))
         return HV_DB_OK;
-    const char *p[] = {g->host, g->dmi_uuid};
+    const char *p[] = {g->host, g->dmi_uuid, g->name};
     PGresult *r;
     enum hv_db_status s = hv_db_exec(db, &guest_host, p, &r);
     if (s == HV_DB_OK) {
@@ -163,7 +165,7 @@ static enum hv_db_status upsert(const struct hv_worker_registration *g,
                                 struct hv_worker_registered *out)
 {
     return hv_db_target_upsert(out->name, g->kind, g->facts, g->fingerprint, g->dmi_uuid, g->labels,
-                               out->host[0] != '\0' ? out->host : NULL, g->name, &out->target_id);
+                               out->host[0] != '\0' ? out->host : NULL, &out->target_id);
 }
 
 /* Re-registration with the caller's own credential: the name must be the
