@@ -25,13 +25,19 @@ CREATE UNIQUE INDEX targets_host_short_idx ON targets (host_id, short_name) WHER
 
 -- The target a plan on host h means by guest name g: that host's own
 -- guest g when one registered, else a guest of no known host called g
--- (as before hosts were known), else — nothing registered yet — h's
--- guest g when fleet is set (a fleet's hosts all have a g), g otherwise.
+-- (as before hosts were known); else, in a plan of its own (not a fleet's
+-- child: fleet unset), the one guest g of another host when only one host
+-- has one (a plan may name a guest its host does not list); else —
+-- nothing registered yet — h's guest g in a fleet's child (a fleet's
+-- hosts all have a g), g otherwise.
 CREATE FUNCTION hv_guest_ref(h text, g text, fleet boolean) RETURNS text LANGUAGE sql STABLE AS $$
     SELECT CASE
         WHEN h IS NULL OR position('/' IN g) > 0 THEN g
         WHEN EXISTS (SELECT 1 FROM targets t WHERE t.name = h || '/' || g) THEN h || '/' || g
         WHEN EXISTS (SELECT 1 FROM targets t WHERE t.name = g) THEN g
+        WHEN NOT fleet AND (SELECT count(*) FROM targets t WHERE t.short_name = g
+                            AND t.host_id IS NOT NULL) = 1
+            THEN (SELECT t.name FROM targets t WHERE t.short_name = g AND t.host_id IS NOT NULL)
         WHEN fleet THEN h || '/' || g
         ELSE g
     END;

@@ -40,8 +40,9 @@ enum hv_db_status hv_db_target_names_by_label(const json_t *selector, const char
 /** The target names a plan on host (NULL: none) means by the guest names
  *  in names (a JSON array of strings), as a new JSON array in the same
  *  order: "HOST/NAME" when that host's guest NAME registered, else NAME
- *  when a guest of no known host did, else "HOST/NAME" for a fleet plan's
- *  child (fleet) and NAME otherwise (migrations/029_guest_hosts.sql). */
+ *  when a guest of no known host did, else (not fleet) the one guest NAME
+ *  of another host, else "HOST/NAME" for a fleet plan's child (fleet) and
+ *  NAME otherwise (migrations/029_guest_hosts.sql, hv_guest_ref). */
 enum hv_db_status hv_db_guest_refs(const char *host, const json_t *names, bool fleet, json_t **out);
 
 /** The same for the host targets: the hosts a fleet plan runs on. */
