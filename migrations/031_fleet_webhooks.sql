@@ -65,60 +65,50 @@ BEGIN
 END;
 $$;
 
-CREATE OR REPLACE FUNCTION hv_webhook_job_trigger() RETURNS trigger
+-- The parent's side of a child's job changing state, after the child's
+-- own events (011_webhooks.sql's jobs_webhooks fires first: triggers fire
+-- in name order): plan.started with the first job claimed in any child,
+-- the parent's end once a child has no job left to run.
+CREATE FUNCTION hv_webhook_parent_job_trigger() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
-    p plans%ROWTYPE;
-    open_jobs bigint;
-    not_done bigint;
+    c plans%ROWTYPE;
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM webhooks WHERE deleted_at IS NULL) THEN
         RETURN NULL;
     END IF;
-    SELECT * INTO p FROM plans WHERE id = NEW.plan_id FOR UPDATE;
-    IF p.cancelled THEN
+    SELECT * INTO c FROM plans WHERE id = NEW.plan_id;
+    IF c.parent_id IS NULL OR c.cancelled THEN
         RETURN NULL;
     END IF;
     IF OLD.status = 'queued' AND NEW.status = 'running' AND NEW.attempt = 1 THEN
-        IF NOT EXISTS (SELECT 1 FROM jobs WHERE plan_id = NEW.plan_id AND id <> NEW.id
-                       AND (attempt > 0 OR status <> 'queued')) THEN
-            PERFORM hv_webhook_enqueue('plan.started', hv_webhook_plan(NEW.plan_id));
-            -- The parent starts with its first child.
-            IF p.parent_id IS NOT NULL THEN
-                PERFORM 1 FROM plans WHERE id = p.parent_id FOR UPDATE;
-                IF NOT EXISTS (SELECT 1 FROM plans ch JOIN jobs j ON j.plan_id = ch.id
-                               WHERE ch.parent_id = p.parent_id AND ch.id <> p.id
-                                 AND (j.attempt > 0 OR j.status <> 'queued'))
-                   AND NOT (SELECT cancelled FROM plans WHERE id = p.parent_id) THEN
-                    PERFORM hv_webhook_enqueue('plan.started', hv_webhook_plan(p.parent_id));
-                END IF;
-            END IF;
+        PERFORM 1 FROM plans WHERE id = c.parent_id AND NOT cancelled FOR UPDATE;
+        IF FOUND AND NOT EXISTS (SELECT 1 FROM plans ch JOIN jobs j ON j.plan_id = ch.id
+                                 WHERE ch.parent_id = c.parent_id AND j.id <> NEW.id
+                                   AND (j.attempt > 0 OR j.status <> 'queued')) THEN
+            PERFORM hv_webhook_enqueue('plan.started', hv_webhook_plan(c.parent_id));
         END IF;
-    ELSIF OLD.status IN ('queued', 'running') AND NEW.status NOT IN ('queued', 'running') THEN
-        SELECT count(*) FILTER (WHERE status IN ('queued', 'running')),
-               count(*) FILTER (WHERE status <> 'done')
-          INTO open_jobs, not_done FROM jobs WHERE plan_id = NEW.plan_id;
-        IF open_jobs = 0 THEN
-            PERFORM hv_webhook_enqueue(CASE WHEN not_done = 0 THEN 'plan.finished'
-                                       ELSE 'plan.failed' END, hv_webhook_plan(NEW.plan_id));
-            IF p.parent_id IS NOT NULL THEN
-                PERFORM hv_webhook_parent_ended(p.parent_id);
-            END IF;
-        END IF;
+    ELSIF OLD.status IN ('queued', 'running') AND NEW.status NOT IN ('queued', 'running')
+          AND NOT EXISTS (SELECT 1 FROM jobs WHERE plan_id = NEW.plan_id
+                          AND status IN ('queued', 'running')) THEN
+        PERFORM hv_webhook_parent_ended(c.parent_id);
     END IF;
     RETURN NULL;
 END;
 $$;
+CREATE TRIGGER jobs_webhooks_parent AFTER UPDATE OF status ON jobs
+    FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status)
+    EXECUTE FUNCTION hv_webhook_parent_job_trigger();
 
 -- A child cancelled alone (not with its parent) may be the parent's last
 -- open child.
-CREATE OR REPLACE FUNCTION hv_webhook_plan_trigger() RETURNS trigger
+CREATE FUNCTION hv_webhook_parent_cancel_trigger() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM hv_webhook_enqueue('plan.failed', hv_webhook_plan(NEW.id));
-    IF NEW.parent_id IS NOT NULL THEN
-        PERFORM hv_webhook_parent_ended(NEW.parent_id);
-    END IF;
+    PERFORM hv_webhook_parent_ended(NEW.parent_id);
     RETURN NULL;
 END;
 $$;
+CREATE TRIGGER plans_cancel_webhooks_parent AFTER UPDATE OF cancelled ON plans
+    FOR EACH ROW WHEN (NEW.cancelled AND NOT OLD.cancelled AND NEW.parent_id IS NOT NULL)
+    EXECUTE FUNCTION hv_webhook_parent_cancel_trigger();
