@@ -169,7 +169,8 @@ static enum hv_db_status upsert(const struct hv_worker_registration *g,
 }
 
 /* Re-registration with the caller's own credential: the name must be the
- * one it holds. */
+ * one it holds; the same guest name under another host (the guest moved)
+ * is another target, which the credential does not hold (moved). */
 static enum hv_db_status confirm_session(struct hv_db *db, const struct hv_worker_registration *g,
                                          struct hv_worker_registered *out)
 {
@@ -178,7 +179,9 @@ static enum hv_db_status confirm_session(struct hv_db *db, const struct hv_worke
     PGresult *r;
     enum hv_db_status s = hv_db_exec(db, &own_target, p, &r);
     if (s == HV_DB_OK && strcmp(PQgetvalue(r, 0, 0), out->name) != 0) {
+        const char *held = PQgetvalue(r, 0, 0), *slash = strrchr(held, '/');
         out->wrong_target = true;
+        out->moved = strcmp(slash != NULL ? slash + 1 : held, g->name) == 0;
         s = HV_DB_CONFLICT;
     }
     PQclear(r);

@@ -48,6 +48,7 @@ struct hv_worker_registered {
     double holder_idle; /**< seconds since it was last seen */
     bool holder_busy;   /**< it holds a running job */
     bool wrong_target;  /**< on HV_DB_CONFLICT with session_id: it holds another target */
+    bool moved;         /**< and that target is the same guest under another host */
     bool unknown_host;  /**< on HV_DB_NONE: no host target is called reg->host */
     char name[300];     /**< the target's name: "HOST/NAME" for a guest of a known host */
     char host[160];     /**< that host's name, or "" */

@@ -187,7 +187,16 @@ void hv_h_worker_register(struct hv_request *req)
     enum hv_db_status s = hv_db_worker_register(&reg, &out);
     free(facts_text);
     free(labels_text);
-    if (s == HV_DB_CONFLICT) {
+    if (s == HV_DB_CONFLICT && out.moved) {
+        /* 401: the worker forgets the credential and registers anew with
+         * the worker token, as the guest of its new host. */
+        char detail[512];
+        snprintf(detail, sizeof detail,
+                 "this worker credential holds the guest \"%s\" of another host; it is now "
+                 "\"%s\": register with the worker token",
+                 name, out.name);
+        hv_reply_problem(req, HV_E_UNAUTHORIZED, detail, NULL);
+    } else if (s == HV_DB_CONFLICT) {
         reply_held(req, out.name[0] != '\0' ? out.name : name, &out);
     } else if (s == HV_DB_NONE && out.unknown_host) {
         char detail[300];

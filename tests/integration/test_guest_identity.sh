@@ -92,6 +92,17 @@ assert_eq "registering again (its host named) is the same target" "200 $DB1" "$S
 reg "{\"name\":\"db1\",\"kind\":\"guest\",\"host\":\"gi-h1\",\"facts\":{}}"
 assert_eq "the same name under another host is another target" "200 gi-h1/db1" "$STATUS $(json -r .name)"
 assert_eq "with an id of its own" 1 "$(($(json .target_id) != DB1))"
+# A guest that moved to another host: its credential holds the old host's
+# target, so it is told to register anew (401, as the worker then does
+# with the worker token) and becomes the new host's guest.
+reg '{"name":"mv","kind":"guest","host":"gi-h1","facts":{}}'
+MV=$(json .target_id) MV_AUTH=(-H "Authorization: Bearer $(json -r .worker_token)")
+api POST /api/v1/workers/register "${MV_AUTH[@]}" --data-binary '{"name":"mv","kind":"guest","host":"gi-h2","facts":{}}'
+assert_eq "a moved guest's credential: 401" 401 "$STATUS"
+assert_match "saying what it is now" 'it is now \\"gi-h2/mv\\": register with the worker token' "$BODY"
+reg '{"name":"mv","kind":"guest","host":"gi-h2","facts":{}}'
+assert_eq "with the worker token it is gi-h2's guest, another target" "200 gi-h2/mv 1" \
+    "$STATUS $(json -r .name) $(($(json .target_id) != MV))"
 reg '{"name":"lone","kind":"guest","facts":{}}'
 assert_eq "a guest of no known host keeps its name" "200 lone null" "$STATUS $(json -r '"\(.name) \(.host)"')"
 
