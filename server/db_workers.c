@@ -38,15 +38,19 @@ static const struct hv_stmt holder = {
 
 /* The host of a guest: the host target its worker named ($1), else the
  * one whose facts list a libvirt domain with the guest's DMI product UUID
- * ($2), the one seen last when several do, unless the guest registered
- * before as a guest of no known host ($3): it keeps that target. */
+ * ($2) — of several, one it is a guest of already (a domain that moved
+ * stays listed by its old host until that host registers again), else
+ * the one seen last —, unless the guest registered before as a guest of
+ * no known host ($3): it keeps that target. */
 static const struct hv_stmt guest_host = {
     "worker_guest_host",
     "SELECT h.name FROM targets h WHERE h.kind = 'host' AND CASE WHEN $1::text IS NOT NULL "
     "THEN h.name = $1 ELSE $2::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM targets o "
     "WHERE o.name = $3 AND o.kind = 'guest') AND EXISTS (SELECT 1 FROM "
     "jsonb_array_elements(coalesce(h.facts->'libvirt'->'domains', '[]')) d "
-    "WHERE lower(d->>'uuid') = lower($2)) END ORDER BY h.last_seen DESC, h.id DESC LIMIT 1",
+    "WHERE lower(d->>'uuid') = lower($2)) END ORDER BY EXISTS (SELECT 1 FROM targets o WHERE "
+    "o.name = h.name || '/' || $3) DESC, "
+    "h.last_seen DESC, h.id DESC LIMIT 1",
     3};
 
 static const struct hv_stmt own_target = {
