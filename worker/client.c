@@ -185,6 +185,8 @@ enum hv_call hv_client_register(struct hv_client *c, const char *name, const cha
     snprintf(out->credential, sizeof out->credential, "%s", cred ? json_string_value(cred) : "");
     snprintf(out->fingerprint, sizeof out->fingerprint, "%s",
              json_is_string(fp) ? json_string_value(fp) : "");
+    const char *target = json_string_value(json_object_get(answer, "name"));
+    snprintf(out->name, sizeof out->name, "%s", target != NULL ? target : "");
     out->max_result_bytes = json_integer_value(json_object_get(limits, "max_result_bytes"));
     out->max_samples = json_integer_value(json_object_get(limits, "max_samples"));
     out->max_raw_bytes = json_integer_value(json_object_get(limits, "max_raw_bytes"));

@@ -122,6 +122,8 @@ struct hv_registration {
     char credential[80];        /**< a new worker credential (hvw_...); "" when the
                                      caller's own was confirmed */
     char fingerprint[128];      /**< as the server computed it; "" when absent */
+    char name[300];             /**< the target's name ("HOST/NAME" for a guest of a
+                                     known host); "" when the server did not say */
     long long max_result_bytes; /**< the server's limits for result uploads, */
     long long max_samples;      /**< 0 when it did not say */
     long long max_raw_bytes;

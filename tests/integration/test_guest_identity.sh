@@ -48,6 +48,7 @@ wait_for "the two guest workers named vm0 registered" 30 guests_up
 assert_eq "each is a guest of its host: HOST/vm0" \
     '[{"host":"gi-h1","name":"gi-h1/vm0","short_name":"vm0"},{"host":"gi-h2","name":"gi-h2/vm0","short_name":"vm0"}]' \
     "$(json -c '[.items[] | {host, name, short_name}]')"
+assert_match "the worker logs the name it got" 'registered as "gi-h2/vm0"' "$(cat "$HV_TMP/worker-s-g2-vm0.log")"
 G1=$(json '.items[] | select(.host == "gi-h1") | .id')
 G2=$(json '.items[] | select(.host == "gi-h2") | .id')
 assert_eq "two targets" 1 "$(((G1 != G2) && G1 > 0 && G2 > 0))"
