@@ -67,9 +67,10 @@ BENCH_PIDS+=("$WPID")
 "$GUEST_SH" start "$GUEST" >/dev/null || hv_die "the guest did not start"
 accel=$(virsh_ dumpxml "$GUEST" | sed -n "s/.*<domain type='\([a-z]*\)'.*/\1/p")
 
+# The host worker lists the domain: the guest is its host's, HOST/GUEST.
 registered() {
     curl -fsS --max-time 5 "$URL/api/v1/targets?kind=guest" |
-        jq -e --arg n "$GUEST" '.items[] | select(.name == $n)' >/dev/null
+        jq -e --arg n "$HOST/$GUEST" '.items[] | select(.name == $n)' >/dev/null
 }
 for ((i = 0; i < 300; i++)); do
     registered && break
@@ -87,7 +88,7 @@ P=$(bench_submit "$BENCH_TMP/plan.json")
 
 guest_job_running() {
     curl -fsS --max-time 5 "$URL/api/v1/plans/$P/jobs" |
-        jq -e --arg g "$GUEST" '.items[] | select(.target == $g and .status == "running")' >/dev/null
+        jq -e --arg g "$HOST/$GUEST" '.items[] | select(.target == $g and .status == "running")' >/dev/null
 }
 for ((i = 0; i < 600; i++)); do
     guest_job_running && break

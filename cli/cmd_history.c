@@ -85,23 +85,14 @@ static int parse_id(const char *s, const char *what, long long *id)
     return 0;
 }
 
-/** Finds the id of the target called name (GET /api/v1/targets). */
+/** Finds the id of the target called name (GET /api/v1/targets): a guest
+ *  by its name alone when no other host has a guest of that name. */
 static int target_id(struct cli_ctx *ctx, const char *name, long long *id)
 {
     if (name[0] >= '1' && name[0] <= '9' && strspn(name, "0123456789") == strlen(name))
         return parse_id(name, "target", id) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-    struct hv_http_response resp;
-    memset(&resp, 0, sizeof resp);
-    int rc = cli_request(ctx, "GET", "/api/v1/targets", NULL, &resp);
-    *id = 0;
-    size_t i;
-    json_t *t;
-    json_array_foreach(rc == CLI_EXIT_OK ? json_object_get(resp.body, "items") : NULL, i, t)
-    {
-        if (strcmp(str(t, "name"), name) == 0)
-            *id = (long long)json_integer_value(json_object_get(t, "id"));
-    }
-    hv_http_response_clear(&resp);
+    char full[300];
+    int rc = cli_target_name(ctx, name, full, sizeof full, id);
     if (rc == CLI_EXIT_OK && *id == 0) {
         cli_err("no target called '%s' (hvbench targets lists them)", name);
         rc = CLI_EXIT_FAIL;

@@ -20,7 +20,9 @@ const struct cli_command cli_cmd_list = {
     .summary = "list the newest plans",
     .help = "  -s, --status S     only plans in state S (queued, running, done, failed,\n"
             "                     cancelled)\n"
-            "  -t, --target NAME  only plans with a job on the target NAME\n"
+            "  -t, --target NAME  only plans with a job on the target NAME (a guest's\n"
+            "                     name, or HOST/GUEST when guests of several hosts\n"
+            "                     share it)\n"
             "  -n, --name NAME    only plans called NAME (exact)\n"
             "      --since TIME   only plans created at or after TIME (YYYY-MM-DD or\n"
             "                     YYYY-MM-DDTHH:MM:SSZ)\n"
@@ -100,6 +102,14 @@ static int cmd_list_exec(struct cli_ctx *ctx, int argc, char **argv)
     }
     if (optind != argc)
         return cli_usage(&cli_cmd_list);
+    /* A guest's name alone means the one guest of that name on any host. */
+    char target[300];
+    if (values[1] != NULL) {
+        int rc = cli_target_name(ctx, values[1], target, sizeof target, NULL);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+        values[1] = target;
+    }
 
     char path[1024] = "/api/v1/plans";
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {

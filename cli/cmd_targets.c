@@ -27,14 +27,16 @@ const struct cli_command cli_cmd_label = {
 
 const struct cli_command cli_cmd_targets = {
     .name = "targets",
-    .usage = "[--kind host|guest] [--label KEY=VALUE[,KEY=VALUE...]]",
+    .usage = "[--kind host|guest] [--label KEY=VALUE[,KEY=VALUE...]] [--host NAME]",
     .summary = "list the registered targets (hosts and guests)",
     .help = "  -k, --kind K            only hosts or only guests\n"
             "  -L, --label SELECTOR    only targets carrying every label of SELECTOR\n"
             "                          (KEY=VALUE[,KEY=VALUE...])\n"
+            "  -H, --host NAME         only the guests of host NAME\n"
             "\n"
-            "A target is what a worker registered as (its --name). Plans name\n"
-            "targets; a plan's guests may be chosen by label. \"site benchmarks\"\n"
+            "A target is what a worker registered as (its --name); a guest whose\n"
+            "host is known is HOST/GUEST, as guest names repeat across hosts.\n"
+            "Plans name targets; a plan's guests may be chosen by label. \"site benchmarks\"\n"
             "are those the worker's configuration declares (a plan may name them\n"
             "with engine \"custom\"). \"last seen\" is the worker's latest request,\n"
             "in local time.\n",
@@ -127,17 +129,18 @@ static int add_target(struct cli_table *t, const json_t *item)
     return added;
 }
 
-/** hvbench targets [--kind host|guest] [--label KEY=VALUE] */
+/** hvbench targets [--kind host|guest] [--label KEY=VALUE] [--host NAME] */
 static int cmd_targets_exec(struct cli_ctx *ctx, int argc, char **argv)
 {
     static const struct option options[] = {
         {"kind", required_argument, NULL, 'k'},
         {"label", required_argument, NULL, 'L'},
+        {"host", required_argument, NULL, 'H'},
         {NULL, 0, NULL, 0},
     };
-    const char *kind = NULL, *label = NULL;
+    const char *kind = NULL, *label = NULL, *host = NULL;
     int opt;
-    while ((opt = getopt_long(argc, argv, "k:L:", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "k:L:H:", options, NULL)) != -1) {
         switch (opt) {
         case 'k':
             if (strcmp(optarg, "host") != 0 && strcmp(optarg, "guest") != 0) {
@@ -153,6 +156,13 @@ static int cmd_targets_exec(struct cli_ctx *ctx, int argc, char **argv)
             }
             label = optarg;
             break;
+        case 'H':
+            if (optarg[0] == '\0' || strchr(optarg, '/') != NULL) {
+                cli_err("--host must be a host's name");
+                return CLI_EXIT_USAGE;
+            }
+            host = optarg;
+            break;
         default:
             return cli_usage(&cli_cmd_targets);
         }
@@ -162,8 +172,9 @@ static int cmd_targets_exec(struct cli_ctx *ctx, int argc, char **argv)
 
     char path[1024] = "/api/v1/targets";
     if ((kind != NULL && cli_add_query(path, sizeof path, "kind", kind) != 0) ||
-        (label != NULL && cli_add_query(path, sizeof path, "label", label) != 0)) {
-        cli_err("--label is too long");
+        (label != NULL && cli_add_query(path, sizeof path, "label", label) != 0) ||
+        (host != NULL && cli_add_query(path, sizeof path, "host", host) != 0)) {
+        cli_err("--label or --host is too long");
         return CLI_EXIT_USAGE;
     }
     static const struct cli_column cols[] = {

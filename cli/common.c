@@ -384,3 +384,49 @@ bool cli_plan_finished(const char *status)
     return strcmp(status, "done") == 0 || strcmp(status, "failed") == 0 ||
            strcmp(status, "cancelled") == 0;
 }
+
+int cli_target_name(struct cli_ctx *ctx, const char *name, char *out, size_t len, long long *id)
+{
+    struct hv_http_response resp;
+    memset(&resp, 0, sizeof resp);
+    snprintf(out, len, "%s", name);
+    if (id != NULL)
+        *id = 0;
+    int rc = cli_request(ctx, "GET", "/api/v1/targets", NULL, &resp);
+    const json_t *items = rc == CLI_EXIT_OK ? json_object_get(resp.body, "items") : NULL;
+    const json_t *exact = NULL, *t;
+    json_t *guests = json_array();
+    size_t i;
+    json_array_foreach(items, i, t)
+    {
+        const char *n = json_string_value(json_object_get(t, "name"));
+        const char *s = json_string_value(json_object_get(t, "short_name"));
+        if (n != NULL && strcmp(n, name) == 0)
+            exact = t;
+        else if (s != NULL && strcmp(s, name) == 0 && json_is_string(json_object_get(t, "host")))
+            json_array_append(guests, (json_t *)t);
+    }
+    const json_t *found = exact != NULL                  ? exact
+                          : json_array_size(guests) == 1 ? json_array_get(guests, 0)
+                                                         : NULL;
+    if (found != NULL) {
+        snprintf(out, len, "%s", json_string_value(json_object_get(found, "name")));
+        if (id != NULL)
+            *id = (long long)json_integer_value(json_object_get(found, "id"));
+    } else if (json_array_size(guests) > 1) {
+        char list[1024] = "";
+        size_t used = 0;
+        json_array_foreach(guests, i, t)
+        {
+            if (used < sizeof list)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                                         json_string_value(json_object_get(t, "name")));
+        }
+        cli_err("'%s' is a guest of %zu hosts: %s; give HOST/GUEST", name, json_array_size(guests),
+                list);
+        rc = CLI_EXIT_USAGE;
+    }
+    json_decref(guests);
+    hv_http_response_clear(&resp);
+    return rc;
+}

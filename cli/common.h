@@ -126,6 +126,15 @@ int cli_watch_plan(struct cli_ctx *ctx, long long id, double interval);
  *  message naming s. */
 int cli_parse_id(const char *s, long long *id);
 
+/** The registered target a name given on the command line means, written
+ *  into out: the target called name, else the one guest of that name on
+ *  its host (guests are "HOST/GUEST"; GET /api/v1/targets), else name as
+ *  given (a target not registered yet). When guests of several hosts
+ *  share the name, says so naming each and returns CLI_EXIT_USAGE;
+ *  otherwise CLI_EXIT_OK, or cli_request()'s code. *id is the target's id
+ *  (0 when none is registered); id may be NULL. */
+int cli_target_name(struct cli_ctx *ctx, const char *name, char *out, size_t len, long long *id);
+
 /** Writes v to stdout as indented JSON and a newline. Returns 0 or -1. */
 int cli_print_json(const json_t *v);
 

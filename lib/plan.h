@@ -108,9 +108,17 @@ struct hv_expansion {
  *  guests unresolved, which only a local validation should do. */
 struct hv_plan_env {
     /** Sets *names to a new JSON array of the guest target names whose
-     *  labels hold every pair of selector (lib/selector.h, a JSON object);
-     *  returns 0, or -1 when the lookup failed. */
-    int (*guests_by_label)(void *arg, const json_t *selector, json_t **names);
+     *  labels hold every pair of selector (lib/selector.h, a JSON object),
+     *  among the guests of host (the plan's targets.host, NULL when it has
+     *  none) and those of no known host; returns 0, or -1 when the lookup
+     *  failed. */
+    int (*guests_by_label)(void *arg, const char *host, const json_t *selector, json_t **names);
+    /** Sets *names to a new JSON array of the target names a plan on host
+     *  means by the guest names of domains (a JSON array of strings), in
+     *  their order: "HOST/NAME" for a guest of that host (guest names
+     *  repeat across hosts); returns 0, or -1 when the lookup failed. NULL
+     *  keeps the names as written. */
+    int (*guests_by_domain)(void *arg, const char *host, const json_t *domains, json_t **names);
     void *arg;
 };
 

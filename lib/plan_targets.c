@@ -245,8 +245,19 @@ int hv_plan_resolve_guests(struct hv_plan *plan, const json_t *guests,
         return 0;
     int rc = 0;
     const json_t *domains = json_object_get(guests, "domains");
+    json_t *refs = NULL;
+    if (json_array_size(domains) > 0 && env != NULL && env->guests_by_domain != NULL &&
+        env->guests_by_domain(env->arg, plan->host, domains, &refs) != 0) {
+        json_decref(refs);
+        hv_errors_add(errors, "/targets/guests/domains", "the targets could not be looked up");
+        (*impossible)++;
+        return 0;
+    }
+    if (refs != NULL && json_array_size(refs) == json_array_size(domains))
+        domains = refs;
     for (size_t i = 0; i < json_array_size(domains); i++)
         rc |= add_guest(plan, json_string_value(json_array_get(domains, i)));
+    json_decref(refs);
     const json_t *tmpl = json_object_get(guests, "template");
     if (tmpl != NULL) {
         const char *prefix = json_string_value(json_object_get(tmpl, "prefix"));
@@ -262,7 +273,7 @@ int hv_plan_resolve_guests(struct hv_plan *plan, const json_t *guests,
         return rc;
     char why[200];
     json_t *sel = hv_selector_parse(label, why, sizeof why), *names = NULL;
-    int looked = sel != NULL ? env->guests_by_label(env->arg, sel, &names) : -1;
+    int looked = sel != NULL ? env->guests_by_label(env->arg, plan->host, sel, &names) : -1;
     json_decref(sel);
     if (looked != 0) {
         json_decref(names);

@@ -46,12 +46,20 @@ static const struct hv_stmt expire = {
  * UUID of the domain its target names: the UUID the plan's host worker
  * reported when it made the clone (its change "template" from "absent"),
  * else the one its facts list for a domain of that name; a guest whose
- * domain is unknown is not checked. */
+ * domain is unknown is not checked. A guest of a known host ("HOST/NAME")
+ * also takes the jobs that name it NAME in plans on that host, resolved
+ * before it registered, while no target is called NAME. */
 static const struct hv_stmt claim = {
     "job_claim",
     "WITH next AS ("
     " SELECT j.id FROM jobs j"
-    " WHERE j.target_name = (SELECT name FROM targets WHERE id = $1) AND j.status = 'queued'"
+    " WHERE j.target_name IN (SELECT name FROM targets WHERE id = $1 UNION ALL SELECT g.short_name"
+    "  FROM targets g WHERE g.id = $1 AND g.host_id IS NOT NULL"
+    "  AND NOT EXISTS (SELECT 1 FROM targets o WHERE o.name = g.short_name))"
+    " AND j.status = 'queued'"
+    " AND (j.target_name = (SELECT name FROM targets WHERE id = $1) OR EXISTS (SELECT 1"
+    "  FROM plans hp, targets g JOIN targets h ON h.id = g.host_id WHERE g.id = $1"
+    "  AND hp.id = j.plan_id AND hp.spec->'targets'->>'host' = h.name))"
     /* A long poll parked before its worker signed off (a guest powering
      * off) takes nothing: its answer would go nowhere and the job would
      * wait for its lease. */
@@ -69,10 +77,11 @@ static const struct hv_stmt claim = {
     "  AND (j.group_id IS NULL OR o.group_id IS DISTINCT FROM j.group_id))"
     " AND NOT EXISTS (SELECT 1 FROM targets me, plans p, LATERAL (SELECT coalesce("
     "  (SELECT c.to_value FROM target_changes c WHERE c.plan_id = p.id AND c.factor = 'template'"
-    "   AND c.object = j.target_name AND c.from_value = 'absent' ORDER BY c.id DESC LIMIT 1), "
+    "   AND c.object = hv_domain_name(j.target_name) AND c.from_value = 'absent' ORDER BY c.id "
+    "DESC LIMIT 1), "
     "  (SELECT d->>'uuid' FROM targets h, jsonb_array_elements(coalesce(h.facts->'libvirt'->"
     "   'domains', '[]')) d WHERE h.name = p.spec->'targets'->>'host' AND d->>'name' = "
-    "   j.target_name LIMIT 1)) AS uuid) dom "
+    "   hv_domain_name(j.target_name) LIMIT 1)) AS uuid) dom "
     "  WHERE me.id = $1 AND p.id = j.plan_id AND j.target_name <> p.spec->'targets'->>'host' "
     "  AND dom.uuid IS NOT NULL AND lower(dom.uuid) IS DISTINCT FROM lower(me.dmi_uuid))"
     " ORDER BY j.plan_id, j.run_order LIMIT 1 FOR UPDATE SKIP LOCKED) "
@@ -91,7 +100,8 @@ static const struct hv_stmt claim = {
      * reads the levels again when the job ends. */
     "'tuning', (SELECT json_build_object('settings', s.settings, 'disk', p.spec->'tuning'->'disk', "
     "'nic', p.spec->'tuning'->'nic', 'domains', (SELECT coalesce(json_agg(DISTINCT "
-    "o.target_name), '[]') FROM jobs o WHERE o.plan_id = p.id AND o.target_name <> p.host_name)) "
+    "hv_domain_name(o.target_name)), '[]') FROM jobs o WHERE o.plan_id = p.id AND o.target_name <> "
+    "p.host_name)) "
     "FROM plans p JOIN plan_steps s ON s.plan_id = p.id "
     "AND s.kind = 'apply' AND s.block = j.block WHERE p.id = j.plan_id "
     "AND p.host_name = j.target_name AND s.settings IS NOT NULL))::text AS doc), "

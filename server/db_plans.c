@@ -166,7 +166,8 @@ static const struct hv_stmt report_meta = {
     "'emulated', (SELECT coalesce(json_agg(DISTINCT t.name ORDER BY t.name), '[]') FROM "
     "json_array_elements_text(t.targets) t(name), targets h, "
     "jsonb_array_elements(coalesce(h.facts->'libvirt'->'domains', '[]')) d "
-    "WHERE h.name = p.spec->'targets'->>'host' AND t.name <> h.name AND d->>'name' = t.name "
+    "WHERE h.name = p.spec->'targets'->>'host' AND t.name <> h.name AND d->>'name' = "
+    "hv_domain_name(t.name) "
     "AND d->>'type' = 'qemu'))::text, CASE WHEN $3 THEN rd.digest END "
     "FROM plans p LEFT JOIN report_digests rd ON rd.plan_id = p.id AND rd.version = $2, "
     "LATERAL (SELECT CASE WHEN rd.plan_id IS NOT NULL THEN rd.targets ELSE " REPORT_TARGETS
@@ -256,7 +257,8 @@ static const struct hv_stmt plan_observations_alone = {
 /* A job as the API shows it. */
 #define JOB_JSON                                                                                   \
     "json_build_object('id', j.id, 'configuration', c.name, 'workload', j.workload_id, "           \
-    "'target', j.target_name, 'repetition', j.repetition, 'run_order', j.run_order, "              \
+    "'target', j.target_name, 'target_id', j.target_id, 'repetition', j.repetition, 'run_order', " \
+    "j.run_order, "                                                                                \
     "'group', g.idx, 'role', j.role, 'status', j.status, 'attempt', j.attempt, 'failures', "       \
     "j.failures, 'claimed_at', j.claimed_at, 'finished_at', j.finished_at, 'error', j.error)"
 

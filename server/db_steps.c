@@ -107,7 +107,7 @@ static const struct hv_stmt claim = {
     "SELECT json_build_object('id', c.id, 'kind', c.kind, 'plan_id', c.plan_id, 'attempt', "
     "c.attempt, 'block', c.block, 'configuration', cf.name, 'levels', "
     "coalesce(cf.levels, '{}'::jsonb), 'domains', (SELECT coalesce(json_agg(DISTINCT "
-    "j.target_name), "
+    "hv_domain_name(j.target_name)), "
     "'[]') FROM jobs j WHERE j.plan_id = c.plan_id AND j.target_name <> c.target_name), 'disk', "
     "p.spec->'tuning'->'disk', 'nic', p.spec->'tuning'->'nic', 'allow_restart', "
     "coalesce((p.spec->>'allow_restart')::bool, false), 'template', "

@@ -3,14 +3,16 @@
 
 #include <stdlib.h>
 
+/* $7 names a guest's host. */
 static const struct hv_stmt upsert = {
     "target_upsert",
-    "INSERT INTO targets (name, kind, facts, fingerprint, dmi_uuid, labels) "
-    "VALUES ($1, $2, $3::jsonb, $4, $5, coalesce($6::jsonb, '{}')) "
+    "INSERT INTO targets (name, kind, facts, fingerprint, dmi_uuid, labels, host_id) "
+    "VALUES ($1, $2, $3::jsonb, $4, $5, coalesce($6::jsonb, '{}'), "
+    "(SELECT h.id FROM targets h WHERE h.name = $7 AND h.kind = 'host')) "
     "ON CONFLICT (name) DO UPDATE SET kind = EXCLUDED.kind, facts = EXCLUDED.facts, "
     "fingerprint = EXCLUDED.fingerprint, dmi_uuid = EXCLUDED.dmi_uuid, "
-    "labels = EXCLUDED.labels, last_seen = now() RETURNING id",
-    6};
+    "labels = EXCLUDED.labels, host_id = EXCLUDED.host_id, last_seen = now() RETURNING id",
+    7};
 
 /* A new version of the target's facts when they (without the libvirt
  * domains, whose states come and go) or the fingerprint differ from the
@@ -36,14 +38,17 @@ static const struct hv_stmt facts_version = {
     "t.fingerprint, 'dmi_uuid', t.dmi_uuid, 'labels', t.labels || t.admin_labels, "                \
     "'worker_labels', t.labels, 'admin_labels', t.admin_labels, 'benchmarks', "                    \
     "coalesce(t.facts->'benchmarks', '[]'), 'registered_at', t.registered_at, 'last_seen', "       \
-    "t.last_seen)"
+    "t.last_seen, 'host', (SELECT h.name FROM targets h WHERE h.id = t.host_id), 'short_name', "   \
+    "t.short_name)"
 
 static const struct hv_stmt list = {
     "target_list",
     "SELECT coalesce(json_agg(" TARGET_JSON " ORDER BY t.name), '[]')::text FROM targets t "
     "WHERE ($1::text IS NULL OR t.kind = $1) "
-    "AND ($2::jsonb IS NULL OR (t.labels || t.admin_labels) @> $2::jsonb)",
-    2};
+    "AND ($2::jsonb IS NULL OR (t.labels || t.admin_labels) @> $2::jsonb) "
+    "AND ($3::text IS NULL OR t.host_id = (SELECT h.id FROM targets h WHERE h.name = $3 "
+    " AND h.kind = 'host'))",
+    3};
 
 /* A guest is linked to its domain by the DMI product UUID its worker
  * reads, which KVM sets to the libvirt domain UUID a host worker lists. */
@@ -57,11 +62,22 @@ static const struct hv_stmt get = {
     "FROM targets t WHERE t.id = $1",
     1};
 
+/* With $3, a host's name: only its own guests and those of no known
+ * host. */
 static const struct hv_stmt by_label = {
     "target_names_by_label",
     "SELECT coalesce(json_agg(t.name ORDER BY t.name), '[]')::text FROM targets t "
-    "WHERE t.kind = $2 AND (t.labels || t.admin_labels) @> $1::jsonb",
-    2};
+    "WHERE t.kind = $2 AND (t.labels || t.admin_labels) @> $1::jsonb "
+    "AND ($3::text IS NULL OR t.host_id IS NULL "
+    " OR t.host_id = (SELECT h.id FROM targets h WHERE h.name = $3 AND h.kind = 'host'))",
+    3};
+
+/* migrations/029_guest_hosts.sql, hv_guest_ref. */
+static const struct hv_stmt guest_refs = {
+    "target_guest_refs",
+    "SELECT coalesce(json_agg(hv_guest_ref($1, d.n, $3::bool) ORDER BY d.i), '[]')::text "
+    "FROM json_array_elements_text($2::json) WITH ORDINALITY AS d(n, i)",
+    3};
 
 /* The administrator's labels replaced; the answer is the target as GET
  * shows it. */
@@ -126,12 +142,12 @@ enum hv_db_status hv_db_target_site_factors(const char *name, json_t **out)
 
 enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,
                                       const char *fingerprint, const char *dmi_uuid,
-                                      const char *labels_json, int64_t *id)
+                                      const char *labels_json, const char *host, int64_t *id)
 {
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
-    const char *params[] = {name, kind, facts_json, fingerprint, dmi_uuid, labels_json};
+    const char *params[] = {name, kind, facts_json, fingerprint, dmi_uuid, labels_json, host};
     PGresult *r;
     enum hv_db_status s = hv_db_exec(db, &upsert, params, &r);
     if (s == HV_DB_OK)
@@ -145,12 +161,13 @@ enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const 
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 
-enum hv_db_status hv_db_target_list(const char *kind, const json_t *selector, json_t **out)
+enum hv_db_status hv_db_target_list(const char *kind, const json_t *selector, const char *host,
+                                    json_t **out)
 {
     char *sel = selector != NULL ? json_dumps(selector, JSON_COMPACT) : NULL;
     if (selector != NULL && sel == NULL)
         return HV_DB_ERROR;
-    const char *params[] = {kind, sel};
+    const char *params[] = {kind, sel, host};
     enum hv_db_status s = hv_db_json(&list, params, out, NULL);
     free(sel);
     return s;
@@ -165,25 +182,38 @@ enum hv_db_status hv_db_target_get(int64_t id, json_t **out)
 
 /* The names of the targets of kind whose labels hold every pair of
  * selector. */
-static enum hv_db_status names_by_label(const json_t *selector, const char *kind, json_t **out)
+static enum hv_db_status names_by_label(const json_t *selector, const char *kind, const char *host,
+                                        json_t **out)
 {
     char *sel = json_dumps(selector, JSON_COMPACT);
     if (sel == NULL)
         return HV_DB_ERROR;
-    const char *params[] = {sel, kind};
+    const char *params[] = {sel, kind, host};
     enum hv_db_status s = hv_db_json(&by_label, params, out, NULL);
     free(sel);
     return s;
 }
 
-enum hv_db_status hv_db_target_names_by_label(const json_t *selector, json_t **out)
+enum hv_db_status hv_db_target_names_by_label(const json_t *selector, const char *host,
+                                              json_t **out)
 {
-    return names_by_label(selector, "guest", out);
+    return names_by_label(selector, "guest", host, out);
 }
 
 enum hv_db_status hv_db_host_names_by_label(const json_t *selector, json_t **out)
 {
-    return names_by_label(selector, "host", out);
+    return names_by_label(selector, "host", NULL, out);
+}
+
+enum hv_db_status hv_db_guest_refs(const char *host, const json_t *names, bool fleet, json_t **out)
+{
+    char *arr = json_dumps(names, JSON_COMPACT);
+    if (arr == NULL)
+        return HV_DB_ERROR;
+    const char *params[] = {host, arr, fleet ? "true" : "false"};
+    enum hv_db_status s = hv_db_json(&guest_refs, params, out, NULL);
+    free(arr);
+    return s;
 }
 
 enum hv_db_status hv_db_target_set_labels(int64_t id, const json_t *labels, json_t **out)

@@ -5,22 +5,26 @@
 #include "db.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /** Registers (or refreshes) the target called name with its facts,
- *  fingerprint and labels (JSON texts); *id is its id, the same on every
- *  re-registration. Facts or a fingerprint that differ from the target's
+ *  fingerprint and labels (JSON texts) and a guest's host (the host
+ *  target's name, or NULL; name is then "HOST/GUEST"); *id is its id, the
+ *  same on every re-registration. Facts or a fingerprint that differ from the target's
  *  latest version start a new version in its facts history (table
  *  target_facts); the same ones move that version's last_seen. Call it
  *  inside the registration's transaction. */
 enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,
                                       const char *fingerprint, const char *dmi_uuid,
-                                      const char *labels_json, int64_t *id);
+                                      const char *labels_json, const char *host, int64_t *id);
 
-/** Targets, ordered by name, as a new JSON array in *out; kind and the
- *  label selector (lib/selector.h, a JSON object) filter when not NULL. */
-enum hv_db_status hv_db_target_list(const char *kind, const json_t *selector, json_t **out);
+/** Targets, ordered by name, as a new JSON array in *out; kind, the label
+ *  selector (lib/selector.h, a JSON object) and host (a host's name: its
+ *  guests) filter when not NULL. */
+enum hv_db_status hv_db_target_list(const char *kind, const json_t *selector, const char *host,
+                                    json_t **out);
 
 /** One target with its facts as a new JSON object; HV_DB_NONE when
  *  unknown. */
@@ -28,8 +32,18 @@ enum hv_db_status hv_db_target_get(int64_t id, json_t **out);
 
 /** The names of the guest targets whose labels (the worker's and the
  *  administrator's) hold every pair of selector, as a new JSON array of
- *  strings (possibly empty). */
-enum hv_db_status hv_db_target_names_by_label(const json_t *selector, json_t **out);
+ *  strings (possibly empty); with host (a host's name), only that host's
+ *  guests and those of no known host. */
+enum hv_db_status hv_db_target_names_by_label(const json_t *selector, const char *host,
+                                              json_t **out);
+
+/** The target names a plan on host (NULL: none) means by the guest names
+ *  in names (a JSON array of strings), as a new JSON array in the same
+ *  order: "HOST/NAME" when that host's guest NAME registered, else NAME
+ *  when a guest of no known host did, else (not fleet) the one guest NAME
+ *  of another host, else "HOST/NAME" for a fleet plan's child (fleet) and
+ *  NAME otherwise (migrations/029_guest_hosts.sql, hv_guest_ref). */
+enum hv_db_status hv_db_guest_refs(const char *host, const json_t *names, bool fleet, json_t **out);
 
 /** The same for the host targets: the hosts a fleet plan runs on. */
 enum hv_db_status hv_db_host_names_by_label(const json_t *selector, json_t **out);

@@ -29,13 +29,15 @@
 static const struct hv_stmt running = {
     "telemetry_running",
     "SELECT coalesce(json_agg(json_build_object('job_id', j.id, 'attempt', j.attempt, 'target', "
-    "g.name, 'domain', json_build_object('name', coalesce(dd.d->>'name', g.name), 'uuid', "
+    "g.name, 'domain', json_build_object('name', coalesce(dd.d->>'name', hv_domain_name(g.name)), "
+    "'uuid', "
     "lower(g.dmi_uuid)), "
     "'claimed_at', j.claimed_at, 'tuning', (SELECT json_build_object('plan_id', p.id, 'levels', "
     "(SELECT coalesce(jsonb_object_agg(e.key, e.value), '{}') FROM jsonb_each(c.levels) e "
     " WHERE jsonb_typeof(s.settings->e.key->'read_back') = 'string' AND e.key <> 'process_pin'), "
     "'disk', p.spec->'tuning'->'disk', 'nic', p.spec->'tuning'->'nic', 'domains', (SELECT "
-    "coalesce(json_agg(DISTINCT o.target_name), '[]') FROM jobs o WHERE o.plan_id = p.id "
+    "coalesce(json_agg(DISTINCT hv_domain_name(o.target_name)), '[]') FROM jobs o WHERE o.plan_id "
+    "= p.id "
     "AND o.target_name <> p.host_name)) FROM plans p "
     "JOIN plan_steps s ON s.plan_id = p.id AND s.kind = 'apply' AND s.block = j.block "
     "JOIN configurations c ON c.id = j.config_id WHERE p.id = j.plan_id AND p.host_name = h.name "
@@ -49,7 +51,7 @@ static const struct hv_stmt running = {
  * the job's guest (NULL when the caller is not that guest's host). */
 static const struct hv_stmt link = {
     "telemetry_link",
-    "SELECT j.attempt, (SELECT coalesce(dd.d->>'name', g.name) FROM workers w "
+    "SELECT j.attempt, (SELECT coalesce(dd.d->>'name', hv_domain_name(g.name)) FROM workers w "
     "JOIN targets h ON h.id = w.target_id " GUEST_ON_HOST
     "WHERE w.id = $2 AND w.ended_at IS NULL AND " ON_HOST " LIMIT 1), "
     "(SELECT w.target_id FROM workers w WHERE w.id = $2) FROM jobs j WHERE j.id = $1",

@@ -36,6 +36,23 @@ static const struct hv_stmt holder = {
     "FROM workers w WHERE w.target_id = $1 AND w.ended_at IS NULL FOR UPDATE OF w",
     1};
 
+/* The host of a guest: the host target its worker named ($1), else the
+ * one whose facts list a libvirt domain with the guest's DMI product UUID
+ * ($2) — of several, one it is a guest of already (a domain that moved
+ * stays listed by its old host until that host registers again), else
+ * the one seen last —, unless the guest registered before as a guest of
+ * no known host ($3): it keeps that target. */
+static const struct hv_stmt guest_host = {
+    "worker_guest_host",
+    "SELECT h.name FROM targets h WHERE h.kind = 'host' AND CASE WHEN $1::text IS NOT NULL "
+    "THEN h.name = $1 ELSE $2::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM targets o "
+    "WHERE o.name = $3 AND o.kind = 'guest') AND EXISTS (SELECT 1 FROM "
+    "jsonb_array_elements(coalesce(h.facts->'libvirt'->'domains', '[]')) d "
+    "WHERE lower(d->>'uuid') = lower($2)) END ORDER BY EXISTS (SELECT 1 FROM targets o WHERE "
+    "o.name = h.name || '/' || $3) DESC, "
+    "h.last_seen DESC, h.id DESC LIMIT 1",
+    3};
+
 static const struct hv_stmt own_target = {
     "worker_own_target",
     "SELECT t.name, t.id FROM workers w JOIN targets t ON t.id = w.target_id "
@@ -47,7 +64,7 @@ static const struct hv_stmt own_target = {
 static const struct hv_stmt guest_registration = {
     "worker_guest_registration",
     "SELECT json_build_object('host', h.kind = 'host', 'registration', (SELECT "
-    "json_build_object('worker_id', w.id, 'target', g.name, 'registered_at', w.created_at) "
+    "json_build_object('worker_id', w.id, 'target', g.short_name, 'registered_at', w.created_at) "
     "FROM workers w JOIN targets g ON g.id = w.target_id WHERE g.kind = 'guest' "
     "AND g.dmi_uuid IS NOT NULL AND lower(g.dmi_uuid) = lower($2) ORDER BY w.id DESC LIMIT 1))"
     "::text FROM targets h WHERE h.id = $1",
@@ -124,8 +141,40 @@ static enum hv_db_status host_registered(struct hv_db *db, const struct hv_worke
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 
+/* Sets out->name and out->host: a guest's host found, its target is
+ * "HOST/NAME". HV_DB_NONE when the host its worker named is unknown. */
+static enum hv_db_status find_host(struct hv_db *db, const struct hv_worker_registration *g,
+                                   struct hv_worker_registered *out)
+{
+    snprintf(out->name, sizeof out->name, "%s", g->name);
+    if (g->kind == NULL || strcmp(g->kind, "guest") != 0 ||
+        (g->host == NULL && g->dmi_uuid == NULL))
+        return HV_DB_OK;
+    const char *p[] = {g->host, g->dmi_uuid, g->name};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &guest_host, p, &r);
+    if (s == HV_DB_OK) {
+        snprintf(out->host, sizeof out->host, "%s", PQgetvalue(r, 0, 0));
+        snprintf(out->name, sizeof out->name, "%s/%s", out->host, g->name);
+    }
+    PQclear(r);
+    if (s == HV_DB_NONE && g->host == NULL)
+        return HV_DB_OK;
+    out->unknown_host = s == HV_DB_NONE;
+    return s;
+}
+
+/* hv_db_target_upsert() under the name find_host() gave. */
+static enum hv_db_status upsert(const struct hv_worker_registration *g,
+                                struct hv_worker_registered *out)
+{
+    return hv_db_target_upsert(out->name, g->kind, g->facts, g->fingerprint, g->dmi_uuid, g->labels,
+                               out->host[0] != '\0' ? out->host : NULL, &out->target_id);
+}
+
 /* Re-registration with the caller's own credential: the name must be the
- * one it holds. */
+ * one it holds; the same guest name under another host (the guest moved)
+ * is another target, which the credential does not hold (moved). */
 static enum hv_db_status confirm_session(struct hv_db *db, const struct hv_worker_registration *g,
                                          struct hv_worker_registered *out)
 {
@@ -133,15 +182,16 @@ static enum hv_db_status confirm_session(struct hv_db *db, const struct hv_worke
     const char *p[] = {hv_db_int(wid, sizeof wid, g->session_id)};
     PGresult *r;
     enum hv_db_status s = hv_db_exec(db, &own_target, p, &r);
-    if (s == HV_DB_OK && strcmp(PQgetvalue(r, 0, 0), g->name) != 0) {
+    if (s == HV_DB_OK && strcmp(PQgetvalue(r, 0, 0), out->name) != 0) {
+        const char *held = PQgetvalue(r, 0, 0), *slash = strrchr(held, '/');
         out->wrong_target = true;
+        out->moved = strcmp(slash != NULL ? slash + 1 : held, g->name) == 0;
         s = HV_DB_CONFLICT;
     }
     PQclear(r);
     if (s != HV_DB_OK)
         return s == HV_DB_NONE ? HV_DB_CONFLICT : s;
-    s = hv_db_target_upsert(g->name, g->kind, g->facts, g->fingerprint, g->dmi_uuid, g->labels,
-                            &out->target_id);
+    s = upsert(g, out);
     out->worker_id = g->session_id;
     out->reused = true;
     return s == HV_DB_OK ? host_registered(db, g) : s;
@@ -179,11 +229,14 @@ static enum hv_db_status register_txn(struct hv_db *db, void *arg)
     const struct hv_worker_registration *g = a[0];
     struct hv_worker_registered *out = a[1];
     memset(out, 0, sizeof *out);
+    enum hv_db_status s = find_host(db, g, out);
+    if (s != HV_DB_OK)
+        return s;
     if (g->session_id != 0)
         return confirm_session(db, g, out);
-    const char *pn[] = {g->name};
+    const char *pn[] = {out->name};
     PGresult *r;
-    enum hv_db_status s = hv_db_exec(db, &lock_target, pn, &r);
+    s = hv_db_exec(db, &lock_target, pn, &r);
     if (s == HV_DB_OK) {
         char tid[24];
         snprintf(tid, sizeof tid, "%s", PQgetvalue(r, 0, 0));
@@ -195,8 +248,7 @@ static enum hv_db_status register_txn(struct hv_db *db, void *arg)
     }
     if (s != HV_DB_OK)
         return s;
-    s = hv_db_target_upsert(g->name, g->kind, g->facts, g->fingerprint, g->dmi_uuid, g->labels,
-                            &out->target_id);
+    s = upsert(g, out);
     if (s == HV_DB_OK)
         s = host_registered(db, g);
     if (s != HV_DB_OK)

@@ -32,6 +32,7 @@ enum hv_db_status hv_db_worker_lookup(const char *hash_hex, struct hv_worker_ses
  *  are JSON text (labels may be NULL). */
 struct hv_worker_registration {
     const char *name, *kind, *facts, *fingerprint, *dmi_uuid, *labels, *version;
+    const char *host;     /**< a guest's host as its worker names it, or NULL */
     int64_t token_id;     /**< the registering token */
     int64_t session_id;   /**< the caller's own worker id when it re-registers, else 0 */
     const char *hash_hex; /**< hash of the new credential (unused when session_id != 0) */
@@ -47,13 +48,21 @@ struct hv_worker_registered {
     double holder_idle; /**< seconds since it was last seen */
     bool holder_busy;   /**< it holds a running job */
     bool wrong_target;  /**< on HV_DB_CONFLICT with session_id: it holds another target */
+    bool moved;         /**< and that target is the same guest under another host */
+    bool unknown_host;  /**< on HV_DB_NONE: no host target is called reg->host */
+    char name[300];     /**< the target's name: "HOST/NAME" for a guest of a known host */
+    char host[160];     /**< that host's name, or "" */
 };
 
 /** Registers a worker in one transaction: stores the target's facts and
+ *  (a guest) links it to its host: reg->host, else the host target whose
+ *  facts list a libvirt domain of the guest's DMI product UUID; a guest of
+ *  a known host is target "HOST/NAME". It
  *  either confirms the caller's own credential (session_id) or records a
  *  new one. HV_DB_CONFLICT when another live worker holds the target (out
  *  says which) or, with session_id, when that worker holds another target;
- *  a holder silent for live_seconds without a running job is replaced. */
+ *  a holder silent for live_seconds without a running job is replaced.
+ *  HV_DB_NONE when reg->host names no registered host. */
 enum hv_db_status hv_db_worker_register(const struct hv_worker_registration *reg,
                                         struct hv_worker_registered *out);
 

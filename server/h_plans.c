@@ -35,10 +35,19 @@ static uint64_t fresh_seed(void)
     return s;
 }
 
-/* Guests by label, from the targets the workers registered. */
-static int guests_by_label(void *arg, const json_t *selector, json_t **names)
+/* Guests by label, from the targets the workers registered: the plan's
+ * host's own and those of no known host. */
+static int guests_by_label(void *arg, const char *host, const json_t *selector, json_t **names)
 {
-    return hv_db_target_names_by_label(selector, names) == HV_DB_OK ? 0 : -1;
+    return hv_db_target_names_by_label(selector, host, names) == HV_DB_OK ? 0 : -1;
+}
+
+/* Guests by name, told apart by their host (arg points to true for a
+ * fleet plan's child: a guest not registered yet is the host's own). */
+static int guests_by_domain(void *arg, const char *host, const json_t *domains, json_t **names)
+{
+    bool fleet = arg != NULL && *(const bool *)arg;
+    return hv_db_guest_refs(host, domains, fleet, names) == HV_DB_OK ? 0 : -1;
 }
 
 /* What a restart of a guest costs the plan, seconds: the guest powering
@@ -283,8 +292,12 @@ static void target_path(const struct hv_plan *plan, const char *name, char *buf,
         snprintf(buf, len, "/targets/host");
         return;
     }
+    /* A guest of a known host is "HOST/NAME" where the plan wrote NAME. */
+    const char *slash = strrchr(name, '/');
     for (size_t i = 0; i < json_array_size(domains); i++)
-        if (strcmp(json_string_value(json_array_get(domains, i)), name) == 0) {
+        if (strcmp(json_string_value(json_array_get(domains, i)), name) == 0 ||
+            (slash != NULL &&
+             strcmp(json_string_value(json_array_get(domains, i)), slash + 1) == 0)) {
             hv_jpath_index(buf, len, "/targets/guests/domains", i);
             return;
         }
@@ -612,7 +625,8 @@ static void fleet_create(struct hv_request *req, json_t *doc, const char *label,
     struct hv_plan *plans = calloc(n, sizeof *plans);
     struct hv_expansion *xs = calloc(n, sizeof *xs);
     json_int_t seed = (json_int_t)(fresh_seed() >> 11);
-    struct hv_plan_env env = {guests_by_label, NULL};
+    static const bool fleet = true;
+    struct hv_plan_env env = {guests_by_label, guests_by_domain, (void *)&fleet};
     bool ok = plans != NULL && xs != NULL;
     if (!ok)
         hv_reply_problem(req, HV_E_INTERNAL, "out of memory checking the plan", NULL);
@@ -699,7 +713,7 @@ void hv_h_plans_create(struct hv_request *req)
         return;
     }
     struct hv_plan plan;
-    struct hv_plan_env env = {guests_by_label, NULL};
+    struct hv_plan_env env = {guests_by_label, guests_by_domain, NULL};
     enum hv_plan_verdict v = hv_plan_parse(doc, fresh_seed(), &env, &plan, errors);
     json_decref(doc);
     if (v == HV_PLAN_NO_MEMORY) {

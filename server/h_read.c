@@ -60,9 +60,10 @@ void hv_h_job_samples(struct hv_request *req)
 void hv_h_targets_list(struct hv_request *req)
 {
     json_t *errors = json_array();
-    const char *kind, *label;
+    const char *kind, *label, *host;
     hv_query_enum(req, "kind", target_kinds, &kind, errors);
     hv_query_str(req, "label", 600, &label, errors);
+    hv_query_str(req, "host", 128, &host, errors);
     char why[200];
     json_t *sel = label != NULL ? hv_selector_parse(label, why, sizeof why) : NULL;
     if (label != NULL && sel == NULL)
@@ -73,7 +74,7 @@ void hv_h_targets_list(struct hv_request *req)
         return;
     }
     json_t *items = NULL;
-    enum hv_db_status s = hv_db_target_list(kind, sel, &items);
+    enum hv_db_status s = hv_db_target_list(kind, sel, host, &items);
     json_decref(sel);
     hv_reply_items(req, s, items, NULL);
 }

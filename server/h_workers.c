@@ -26,7 +26,7 @@ static const char *const target_kinds[] = {"host", "guest", NULL};
 
 /* A registration's body, bound by register_fields. */
 struct register_body {
-    const char *name, *kind, *version;
+    const char *name, *kind, *version, *host;
     const json_t *facts, *fingerprint, *labels;
     int64_t protocol;
 };
@@ -40,6 +40,8 @@ static const struct hv_jfield register_fields[] = {
     {.name = "fingerprint", .type = HV_J_STRING, .max_len = 128, TO(fingerprint)},
     {.name = "version", .type = HV_J_STRING, .max_len = 64, TO(version)},
     {.name = "labels", .type = HV_J_OBJECT, TO(labels)},
+    /* A guest's host, as its host worker registered it. */
+    {.name = "host", .type = HV_J_STRING, .max_len = 128, TO(host)},
     /* Workers before protocol versions sent none: they speak version 1. */
     {.name = "protocol", .type = HV_J_INTEGER, .min = 1, .max = 1e6, TO(protocol)},
     {0},
@@ -96,6 +98,13 @@ static void check_registration(const json_t *doc, const void *dest, json_t *erro
     check_site_factors(json_object_get(b->facts, "site_factors"), errors);
     if (json_array_size(errors) == 0 && b->name[0] == '\0')
         hv_errors_add(errors, "/name", "must not be empty");
+    /* "/" parts a guest's host from its name (HOST/GUEST). */
+    if (json_array_size(errors) == 0 && strchr(b->name, '/') != NULL)
+        hv_errors_add(errors, "/name", "must not hold \"/\"");
+    if (b->host != NULL && (b->host[0] == '\0' || strchr(b->host, '/') != NULL))
+        hv_errors_add(errors, "/host", "must be a host's name (not empty, no \"/\")");
+    if (b->host != NULL && strcmp(b->kind, "guest") != 0)
+        hv_errors_add(errors, "/host", "only a guest names its host");
 }
 
 /* What the server accepts in a result upload, so a worker can fit its
@@ -166,6 +175,7 @@ void hv_h_worker_register(struct hv_request *req)
         .facts = facts_text,
         .fingerprint = json_string_value(b.fingerprint),
         .dmi_uuid = json_string_value(json_object_get(b.facts, "dmi_product_uuid")),
+        .host = b.host,
         .labels = labels_text,
         .version = b.version,
         .token_id = req->token_id,
@@ -177,16 +187,36 @@ void hv_h_worker_register(struct hv_request *req)
     enum hv_db_status s = hv_db_worker_register(&reg, &out);
     free(facts_text);
     free(labels_text);
-    if (s == HV_DB_CONFLICT) {
-        reply_held(req, name, &out);
+    if (s == HV_DB_CONFLICT && out.moved) {
+        /* 401: the worker forgets the credential and registers anew with
+         * the worker token, as the guest of its new host. */
+        char detail[512];
+        snprintf(detail, sizeof detail,
+                 "this worker credential holds the guest \"%s\" of another host; it is now "
+                 "\"%s\": register with the worker token",
+                 name, out.name);
+        hv_reply_problem(req, HV_E_UNAUTHORIZED, detail, NULL);
+    } else if (s == HV_DB_CONFLICT) {
+        reply_held(req, out.name[0] != '\0' ? out.name : name, &out);
+    } else if (s == HV_DB_NONE && out.unknown_host) {
+        char detail[300];
+        snprintf(detail, sizeof detail,
+                 "no host worker registered as \"%s\": start the host's worker first, or leave "
+                 "the host out (the server then finds it by the guest's DMI UUID)",
+                 b.host);
+        json_t *errors = json_array();
+        hv_errors_add(errors, "/host", "no such host");
+        hv_reply_problem(req, HV_E_CONFLICT, detail, errors);
     } else if (s != HV_DB_OK) {
         hv_reply_db_failure(req, s);
     } else {
         json_t *answer =
             json_pack("{s:I,s:s,s:O,s:I,s:o,s:s,s:i}", "target_id", (json_int_t)out.target_id,
-                      "name", name, "fingerprint", b.fingerprint ? b.fingerprint : json_null(),
+                      "name", out.name, "fingerprint", b.fingerprint ? b.fingerprint : json_null(),
                       "worker_id", (json_int_t)out.worker_id, "limits", limits_json(),
                       "server_version", HVBENCH_VERSION, "protocol", HV_PROTOCOL);
+        json_object_set_new(answer, "host",
+                            out.host[0] != '\0' ? json_string(out.host) : json_null());
         if (!out.reused)
             json_object_set_new(answer, "worker_token", json_string(credential));
         hv_reply_json(req, 200, answer);

@@ -148,8 +148,8 @@ static enum hv_call post(struct hv_client *c, const char *path, json_t *body, js
 }
 
 enum hv_call hv_client_register(struct hv_client *c, const char *name, const char *kind,
-                                const json_t *facts, const char *fingerprint, const json_t *labels,
-                                struct hv_registration *out)
+                                const char *host, const json_t *facts, const char *fingerprint,
+                                const json_t *labels, struct hv_registration *out)
 {
     memset(out, 0, sizeof *out);
     json_t *body =
@@ -157,6 +157,8 @@ enum hv_call hv_client_register(struct hv_client *c, const char *name, const cha
                   "fingerprint", fingerprint, "version", HVBENCH_VERSION, "protocol", HV_PROTOCOL);
     if (body != NULL && labels != NULL)
         json_object_set(body, "labels", (json_t *)labels);
+    if (body != NULL && host != NULL)
+        json_object_set_new(body, "host", json_string(host));
     if (body == NULL) {
         snprintf(c->last_error, sizeof c->last_error, "cannot build the registration");
         return HV_CALL_REJECTED;
@@ -183,6 +185,8 @@ enum hv_call hv_client_register(struct hv_client *c, const char *name, const cha
     snprintf(out->credential, sizeof out->credential, "%s", cred ? json_string_value(cred) : "");
     snprintf(out->fingerprint, sizeof out->fingerprint, "%s",
              json_is_string(fp) ? json_string_value(fp) : "");
+    const char *target = json_string_value(json_object_get(answer, "name"));
+    snprintf(out->name, sizeof out->name, "%s", target != NULL ? target : "");
     out->max_result_bytes = json_integer_value(json_object_get(limits, "max_result_bytes"));
     out->max_samples = json_integer_value(json_object_get(limits, "max_samples"));
     out->max_raw_bytes = json_integer_value(json_object_get(limits, "max_raw_bytes"));

@@ -122,19 +122,22 @@ struct hv_registration {
     char credential[80];        /**< a new worker credential (hvw_...); "" when the
                                      caller's own was confirmed */
     char fingerprint[128];      /**< as the server computed it; "" when absent */
+    char name[300];             /**< the target's name ("HOST/NAME" for a guest of a
+                                     known host); "" when the server did not say */
     long long max_result_bytes; /**< the server's limits for result uploads, */
     long long max_samples;      /**< 0 when it did not say */
     long long max_raw_bytes;
 };
 
-/** POST /api/v1/workers/register with name, kind, facts, fingerprint and
- *  labels (borrowed; labels may be NULL), with the token the client was
+/** POST /api/v1/workers/register with name, kind, a guest's host (NULL:
+ *  none given), facts, fingerprint and labels (borrowed; labels may be
+ *  NULL), with the token the client was
  *  made with or the credential set by hv_client_use_credential(). Fills
  *  *out on HV_CALL_OK. A 409 (another live worker holds the target) is
  *  HV_CALL_STALE. */
 enum hv_call hv_client_register(struct hv_client *c, const char *name, const char *kind,
-                                const json_t *facts, const char *fingerprint, const json_t *labels,
-                                struct hv_registration *out);
+                                const char *host, const json_t *facts, const char *fingerprint,
+                                const json_t *labels, struct hv_registration *out);
 
 /** Sends credential (a worker credential, or NULL to go back to the worker
  *  token the client was made with) on every later call. Returns 0 or -1

@@ -72,9 +72,9 @@ static void take_registration(struct hv_client *c, const struct hv_worker_config
     if (reg->max_raw_bytes > 0)
         l.max_raw = (size_t)reg->max_raw_bytes;
     hv_deliver_set_limits(&l);
-    hv_info("registered as \"%s\" (target %lld, worker %lld%s, %s, fingerprint %s)", cfg->name,
-            reg->target_id, reg->worker_id, reg->credential[0] ? "" : ", credential kept",
-            cfg->kind, cfg->fingerprint);
+    hv_info("registered as \"%s\" (target %lld, worker %lld%s, %s, fingerprint %s)",
+            reg->name[0] != '\0' ? reg->name : cfg->name, reg->target_id, reg->worker_id,
+            reg->credential[0] ? "" : ", credential kept", cfg->kind, cfg->fingerprint);
     if (reg->fingerprint[0] != '\0' && strcmp(reg->fingerprint, cfg->fingerprint) != 0)
         hv_info("the server computed fingerprint %s for these facts", reg->fingerprint);
 }
@@ -96,7 +96,7 @@ static int register_worker(struct hv_client *c, const struct hv_worker_config *c
     bool held_logged = false;
     while (!hv_shutdown_requested()) {
         struct hv_registration reg;
-        enum hv_call call = hv_client_register(c, cfg->name, cfg->kind, cfg->facts,
+        enum hv_call call = hv_client_register(c, cfg->name, cfg->kind, cfg->host, cfg->facts,
                                                cfg->fingerprint, cfg->labels, &reg);
         if (call == HV_CALL_OK) {
             outage_over(&o, "register");

@@ -21,6 +21,7 @@ struct hv_worker_config {
     const char *token;       /**< worker token */
     const char *name;        /**< target name to register as */
     const char *kind;        /**< "host" or "guest" */
+    const char *host;        /**< --host: a guest's host, or NULL */
     const json_t *facts;     /**< from hv_facts_collect() */
     const char *fingerprint; /**< hv_facts_fingerprint(facts) */
     const json_t *labels;    /**< --label key=value pairs, or NULL */

@@ -35,6 +35,9 @@ static const char usage_text[] =
     "  --token TOKEN     token with the worker role (default: $HVBENCH_TOKEN)\n"
     "  --name NAME       target name (default: $HVBENCH_WORKER_NAME, else the hostname)\n"
     "  --kind host|guest what this machine is (default: guessed from its facts)\n"
+    "  --host NAME       a guest's host, as its host worker registered it (guests\n"
+    "                    are told apart by host and name; default: the host whose\n"
+    "                    worker lists a libvirt domain of this guest's DMI UUID)\n"
     "  --once            run one job, then exit (waits for a job if none is queued)\n"
     "  --wait SECONDS    long-poll claims: the server holds an empty claim up to\n"
     "                    this long (default 25, 0..60; 0: claim every --poll seconds)\n"
@@ -113,6 +116,7 @@ static bool nic_name_ok(const char *s)
 struct options {
     const char *server, *token, *name, *kind, *libvirt, *config, *advertise, *state_dir;
     const char *sysfs_root;
+    const char *host;      /* --host: a guest's host, or NULL */
     const char *nic;       /* --nic: a guest's own NIC, or NULL */
     const char *kvm_probe; /* NULL: the default, when it exists */
     json_t *labels;        /* NULL without --label */
@@ -153,6 +157,7 @@ enum {
     OPT_SYSFS_ROOT,
     OPT_KVM_PROBE,
     OPT_NIC,
+    OPT_HOST,
     OPT_CHECK_CONFIG
 };
 
@@ -181,6 +186,12 @@ static int take_option(int opt, char **argv, struct options *o)
         break;
     case OPT_KIND:
         o->kind = optarg;
+        break;
+    case OPT_HOST:
+        if (*optarg == '\0' || strchr(optarg, '/') != NULL)
+            return usage_error("--host needs the name of the guest's host (no '/'), not '%s'",
+                               optarg);
+        o->host = optarg;
         break;
     case OPT_ONCE:
         o->once = true;
@@ -302,6 +313,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"token", required_argument, NULL, OPT_TOKEN},
         {"name", required_argument, NULL, OPT_NAME},
         {"kind", required_argument, NULL, OPT_KIND},
+        {"host", required_argument, NULL, OPT_HOST},
         {"once", no_argument, NULL, OPT_ONCE},
         {"poll", required_argument, NULL, OPT_POLL},
         {"wait", required_argument, NULL, OPT_WAIT},
@@ -355,6 +367,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         return usage_error("no token: give --token TOKEN or set HVBENCH_TOKEN");
     if (o->kind != NULL && strcmp(o->kind, "host") != 0 && strcmp(o->kind, "guest") != 0)
         return usage_error("--kind must be host or guest, not '%s'", o->kind);
+    if (o->host != NULL && o->kind != NULL && strcmp(o->kind, "guest") != 0)
+        return usage_error("--host names a guest's host: it needs --kind guest");
     return -1;
 }
 
@@ -501,11 +515,11 @@ static int check_config(const struct options *o)
     state_dir_of(o, state, sizeof state);
     char *labels = o->labels != NULL ? json_dumps(o->labels, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     printf("server = %s\nname = %s\nkind = %s\nlibvirt = %s\nconfig = %s\nstate-dir = %s\n"
-           "sysfs-root = %s\npoll = %g\nwait = %g\nlabels = %s\n",
+           "sysfs-root = %s\npoll = %g\nwait = %g\nlabels = %s\nhost = %s\n",
            o->server, o->name != NULL ? o->name : "(the host name)",
            o->kind != NULL ? o->kind : "(from the facts)", o->libvirt ? o->libvirt : "(none)",
            o->config ? o->config : "(none)", state, o->sysfs_root, o->poll, o->wait,
-           labels != NULL ? labels : "{}");
+           labels != NULL ? labels : "{}", o->host != NULL ? o->host : "(by DMI UUID)");
     free(labels);
     int problems = 0;
     if (o->config != NULL) {
@@ -593,6 +607,7 @@ int main(int argc, char **argv)
         .token = o.token,
         .name = o.name != NULL && *o.name != '\0' ? o.name : hostname,
         .kind = kind,
+        .host = o.host,
         .facts = facts,
         .fingerprint = fingerprint,
         .labels = o.labels,

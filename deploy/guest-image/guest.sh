@@ -21,6 +21,9 @@
 #   --accel auto|kvm|tcg   domain type; auto (default) asks probe-kvm.sh
 #   --disk fs|device|none  the benchmark disk's use in the guest (default fs)
 #   --net dhcp|static, --label KEY=VALUE (repeatable), --log LEVEL
+#   --host NAME      the host worker's name, given to the guest's worker as
+#                    --host (default: the server finds the host by the
+#                    domain's UUID among the domains host workers list)
 #   --image DIR      an image build.sh made (default: the one it made last
 #                    for $BUILD, building it when there is none)
 #
@@ -84,7 +87,7 @@ auto_type() {
 # Parse define/xml options into the OPT_* variables.
 parse_options() {
     OPT_SERVER='' OPT_TOKEN=${HVBENCH_TOKEN:-} OPT_UUID='' OPT_MEMORY=384 OPT_VCPUS=1
-    OPT_ACCEL=auto OPT_DISK=fs OPT_NET=dhcp OPT_LABELS=() OPT_LOG='' OPT_IMAGE=''
+    OPT_ACCEL=auto OPT_DISK=fs OPT_NET=dhcp OPT_LABELS=() OPT_LOG='' OPT_IMAGE='' OPT_HOST=''
     while [[ $# -gt 0 ]]; do
         [[ $# -ge 2 ]] || die "$1 needs a value"
         case $1 in
@@ -98,6 +101,7 @@ parse_options() {
         --net) OPT_NET=$2 ;;
         --label) OPT_LABELS+=("$2") ;;
         --log) OPT_LOG=$2 ;;
+        --host) OPT_HOST=$2 ;;
         --image) OPT_IMAGE=$2 ;;
         *) die "unknown option $1" ;;
         esac
@@ -105,7 +109,7 @@ parse_options() {
     done
     # Kernel command line words: no blanks, no quotes.
     local v
-    for v in "$OPT_SERVER" "$OPT_TOKEN" "${OPT_LABELS[@]}" "$OPT_LOG"; do
+    for v in "$OPT_SERVER" "$OPT_TOKEN" "${OPT_LABELS[@]}" "$OPT_LOG" "$OPT_HOST"; do
         [[ $v =~ ^[^[:space:]\"\']*$ ]] || die "'$v' cannot go on a kernel command line (blank or quote)"
     done
     [[ -z $OPT_SERVER || $OPT_SERVER =~ ^https?:// ]] || die "--server takes an http:// or https:// URL"
@@ -120,6 +124,7 @@ parse_options() {
     [[ $OPT_ACCEL =~ ^(auto|kvm|tcg)$ ]] || die "--accel takes auto, kvm or tcg"
     [[ $OPT_DISK =~ ^(fs|device|none)$ ]] || die "--disk takes fs, device or none"
     [[ $OPT_NET =~ ^(dhcp|static)$ ]] || die "--net takes dhcp or static"
+    [[ $OPT_HOST != */* ]] || die "--host takes a host worker's name (no '/')"
     for v in "${OPT_LABELS[@]}"; do
         [[ $v == ?*=* ]] || die "--label takes KEY=VALUE"
     done
@@ -131,6 +136,7 @@ cmdline() {
     [[ -n $OPT_SERVER ]] && c+=" hvbench.server=$OPT_SERVER"
     [[ -n $OPT_TOKEN ]] && c+=" hvbench.token=$OPT_TOKEN"
     [[ -n $OPT_LOG ]] && c+=" hvbench.log=$OPT_LOG"
+    [[ -n $OPT_HOST ]] && c+=" hvbench.host=$OPT_HOST"
     for l in "${OPT_LABELS[@]}"; do c+=" hvbench.label=$l"; done
     printf '%s' "$c"
 }

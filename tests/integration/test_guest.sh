@@ -65,15 +65,18 @@ assert_match "the ready marker: name, DHCP address, benchmark disk mounted" \
     "^HVBENCH-GUEST-READY name=$NAME ip=10\.0\.2\.15/24 disk=fs" "$ready"
 
 # --- registration over 10.0.2.2 -----------------------------------------------------
+# The host worker lists the domain, so the server makes the guest its host's:
+# target HOST/NAME.
+GN=$HOST/$NAME
 guest_target() {
     api GET "/api/v1/targets?kind=guest"
-    GUEST_ID=$(json --arg n "$NAME" '.items[] | select(.name == $n) | .id')
+    GUEST_ID=$(json --arg n "$GN" '.items[] | select(.name == $n) | .id')
     [[ -n $GUEST_ID ]]
 }
 wait_for "the guest's worker registers" 90 guest_target
 t_register=$((SECONDS - t_define))
 api GET "/api/v1/targets/$GUEST_ID"
-assert_eq "registered as a guest" guest "$(json .kind)"
+assert_eq "registered as a guest of its host" "guest $HOST $NAME" "$(json -r '"\(.kind) \(.host) \(.short_name)"')"
 assert_eq "facts.dmi_product_uuid is the domain's UUID" "$UUID" "$(json .facts.dmi_product_uuid)"
 assert_eq "the server links it to the host's domain" "$HOST $NAME $UUID" \
     "$(json '[.domain.host, .domain.name, .domain.uuid] | join(" ")')"
@@ -99,7 +102,7 @@ wait_for "the plan ends" 120 plan_ended
 assert_eq "the plan is done" "done" "$(json .status)"
 api GET "/api/v1/plans/$PLAN/jobs"
 jobs=$BODY
-guest_job() { jq -r --arg g "$NAME" --arg w "$1" '.items[] | select(.target == $g and .workload == $w) | .id' <<<"$jobs"; }
+guest_job() { jq -r --arg g "$GN" --arg w "$1" '.items[] | select(.target == $g and .workload == $w) | .id' <<<"$jobs"; }
 api GET "/api/v1/targets?kind=host"
 HOST_ID=$(json --arg n "$HOST" '.items[] | select(.name == $n) | .id')
 api GET "/api/v1/targets/$HOST_ID"
@@ -107,7 +110,7 @@ assert_eq "the host's facts give the domain's type: qemu (TCG)" qemu \
     "$(json --arg n "$NAME" '.facts.libvirt.domains[] | select(.name == $n) | .type')"
 api GET "/api/v1/plans/$PLAN/report"
 assert_match "the report says the guest ran under TCG, not KVM" \
-    "^$NAME ran under QEMU's TCG emulation \\(domain type qemu\\), not KVM" \
+    "^$GN ran under QEMU's TCG emulation \\(domain type qemu\\), not KVM" \
     "$(json -r '.warnings[] | select(.kind == "emulated") | .message')"
 JOB=$(guest_job cpu)
 assert_match "the cpu workload ran on the guest" '^[0-9]+$' "$JOB"

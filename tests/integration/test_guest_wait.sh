@@ -2,7 +2,8 @@
 # An apply step that restarts a guest succeeds only once the guest's worker
 # registered again. The host worker runs against libvirt's test driver
 # (test:///default, whose domain "test" runs; its restart is immediate);
-# the guest's worker is played with curl, registered by the domain's UUID.
+# the guest's worker is played with curl, registered by the domain's UUID
+# (so as the host's guest: target gw-host/test).
 # Block 0 (iothreads=0, the domain's own level) restarts nothing; block 1
 # (iothreads=1) restarts "test", and its step stays running until the
 # guest signs off and registers again, newer than the restart. A second
@@ -25,7 +26,7 @@ host_registered() { [[ $(sql "SELECT count(*) FROM targets WHERE name = 'gw-host
 wait_for "the host worker registers with its domains" 30 host_registered
 hv_register test guest "{\"dmi_product_uuid\":\"$UUID\"}"
 GUEST_AUTH=${W[1]}
-FIRST=$(sql "SELECT max(w.id) FROM workers w JOIN targets t ON t.id = w.target_id WHERE t.name = 'test'")
+FIRST=$(sql "SELECT max(w.id) FROM workers w JOIN targets t ON t.id = w.target_id WHERE t.name = 'gw-host/test'")
 
 # --- the route: host workers only ------------------------------------------------
 hv_register gw-other-host host
@@ -77,13 +78,13 @@ wait_for "block 1's step restarted the guest and waits for its worker" 90 waitin
 assert_eq "block 0 restarted nothing and is done; block 1's step runs while it waits" "done running" \
     "$(step "$P" 0) $(step "$P" 1)"
 assert_eq "block 1's job waits too" queued \
-    "$(sql "SELECT j.status FROM jobs j WHERE j.plan_id = $P AND j.block = 1 AND j.target_name = 'test'")"
+    "$(sql "SELECT j.status FROM jobs j WHERE j.plan_id = $P AND j.block = 1 AND j.target_name = 'gw-host/test'")"
 # The guest's worker signs off as the guest powers off, and registers again
 # once it is up.
 api POST /api/v1/workers/deregister -H "$GUEST_AUTH"
 hv_register test guest "{\"dmi_product_uuid\":\"$UUID\"}"
 echo "${W[1]}" >"$HV_TMP/guest-auth"
-SECOND=$(sql "SELECT max(w.id) FROM workers w JOIN targets t ON t.id = w.target_id WHERE t.name = 'test'")
+SECOND=$(sql "SELECT max(w.id) FROM workers w JOIN targets t ON t.id = w.target_id WHERE t.name = 'gw-host/test'")
 # shellcheck disable=SC2317 # called through wait_for
 plan_done() { [[ $(sql "SELECT status FROM plan_steps WHERE plan_id = $P AND kind = 'restore'") =~ ^(done|failed)$ ]]; }
 wait_for "the plan runs to its restore step" 120 plan_done

@@ -24,6 +24,8 @@ host_registered() {
 }
 wait_for "the host worker registered" 30 host_registered
 
+# Its UUID is tel-host's domain's: it is tel-host's guest, tel-host/tel-guest
+# (the plan on tel-other below names it alone, as the one guest of that name).
 hv_register tel-guest guest "{\"dmi_product_uuid\":\"$UUID\"}"
 GUEST=$TARGET WG=("${W[@]}")
 api GET "/api/v1/targets/$GUEST" "${R[@]}"
@@ -119,12 +121,12 @@ sql "UPDATE telemetry SET observed = jsonb_set(observed, '{host_busy}', observed
 sql "UPDATE targets SET facts = facts || '{\"libvirt\": {\"domains\": [{\"name\": \"tel-guest\", \"type\": \"qemu\"}]}, \"kvm_probe\": {\"answer\": \"tcg\", \"why\": \"no ready marker from a kvm guest within 60s\", \"probed_at\": \"2026-12-01T19:43:53Z\", \"current\": true}}' WHERE name = 'tel-other'" >/dev/null
 assert_status 200 GET "/api/v1/plans/$P/report" "${R[@]}"
 assert_eq "a host_busy warning names the busy job of its configuration" \
-    "configuration default: 1 job ran while tel-other was busy with other work (job $JOB1 (tel-guest); other domains up to 40.0 % of a CPU, steal up to 0.5 %, the host's own work up to 12.0 % of a CPU): their values carry that work's noise" \
+    "configuration default: 1 job ran while tel-other was busy with other work (job $JOB1 (tel-host/tel-guest); other domains up to 40.0 % of a CPU, steal up to 0.5 %, the host's own work up to 12.0 % of a CPU): their values carry that work's noise" \
     "$(json -r '[.warnings[] | select(.kind == "host_busy") | .message] | join("; ")')"
 assert_match "the emulated warning says what the host's KVM probe found" \
-    "^tel-guest ran under QEMU's TCG emulation .*\. The KVM probe of tel-other found KVM unusable there: no ready marker from a kvm guest within 60s \(probed 2026-12-01T19:43:53Z\)$" \
+    "^tel-host/tel-guest ran under QEMU's TCG emulation .*\. The KVM probe of tel-other found KVM unusable there: no ready marker from a kvm guest within 60s \(probed 2026-12-01T19:43:53Z\)$" \
     "$(json -r '.warnings[] | select(.kind == "emulated") | .message')"
 HVBENCH_SERVER=$URL HVBENCH_TOKEN=$READ_TOKEN "$CLI" report "$P" >"$HV_TMP/report.md"
-assert_match "hvbench report prints it" "job $JOB1 \(tel-guest\)" "$(grep 'busy with other work' "$HV_TMP/report.md")"
+assert_match "hvbench report prints it" "job $JOB1 \(tel-host/tel-guest\)" "$(grep 'busy with other work' "$HV_TMP/report.md")"
 
 hv_finish

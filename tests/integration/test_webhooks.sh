@@ -7,7 +7,10 @@
 # receiver (tests/tools/hookrecv) that fails twice first, each signed with
 # the subscription's secret; a delivery queued while the receiver is down
 # survives a server restart and arrives once; a cancelled plan sends
-# plan.failed; a deleted subscription gets nothing more.
+# plan.failed; a fleet plan's parent sends plan.started with its first
+# child and plan.failed or plan.finished after its last, its events and
+# its children's naming each other; a deleted subscription gets nothing
+# more.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 hv_setup
@@ -128,19 +131,74 @@ wait_for "delivered after the server's restart" 60 arrived_after_restart
 assert_eq "it is plan $P2's, once" "$P2 1" \
     "$(jq -s -r '[.[] | select(.event == "plan.finished")] | "\(.[0].body.plan.id) \(length)"' "$HV_TMP/recv3.log")"
 
+# --- a fleet plan: the parent's events ---------------------------------------------------
+# Two hosts with workers and one without: the parent starts with its first
+# child, and ends (failed: a child was cancelled) once the last child did;
+# each event names its parent or children.
+hv_start_worker hook-f1 --kind host --poll 1 --label fleet=hook --label live=yes
+hv_start_worker hook-f2 --kind host --poll 1 --label fleet=hook --label live=yes
+api POST /api/v1/workers/register -H "Authorization: Bearer $WORKER_TOKEN" --data-binary \
+    '{"name":"hook-f3","kind":"host","facts":{},"labels":{"fleet":"hook"}}'
+fleet_hosts() {
+    api GET "/api/v1/targets?label=fleet=hook" "${S[@]}"
+    [[ $(json '.items | length') == 3 ]]
+}
+wait_for "three fleet hosts registered" 30 fleet_hosts
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
+    "$(jq -c '.targets.host = {label: "fleet=hook"} | .max_parallel_hosts = 3' <<<"$(plan_json hook-fleet)")"
+F=$(json .id)
+KIDS=$(json -c '[.children[].id]')
+F3=$(json '.children[] | select(.host == "hook-f3") | .id')
+# events LOG PLAN: the events delivered for plan PLAN, in the order sent.
+events() {
+    jq -s -r --argjson p "$2" '[.[] | select(.answered == 204 and .body.plan.id == $p)]
+        | unique_by(.delivery) | sort_by(.n) | map(.event) | join(" ")' "$1"
+}
+kids_done() {
+    local k
+    for k in $(jq '.[]' <<<"$KIDS"); do
+        [[ $k == "$F3" ]] && continue
+        [[ $(events "$HV_TMP/recv3.log" "$k") == "plan.started plan.finished" ]] || return 1
+    done
+}
+wait_for "the children with workers started and finished" 60 kids_done
+assert_eq "the parent started once, with its first child" "plan.started" "$(events "$HV_TMP/recv3.log" "$F")"
+assert_eq "the parent's plan.started lists its children" "$KIDS null" \
+    "$(jq -s -c --argjson p "$F" '[.[] | select(.body.plan.id == $p)][0].body.plan | [.children, .parent_id]' "$HV_TMP/recv3.log" | jq -c '"\(.[0]) \(.[1])"' -r)"
+assert_eq "a child's events name its parent" "$F" \
+    "$(jq -s -r --argjson k "$(jq '.[0]' <<<"$KIDS")" '[.[] | select(.body.plan.id == $k) | .body.plan.parent_id] | unique | join(",")' "$HV_TMP/recv3.log")"
+assert_status 200 POST "/api/v1/plans/$F3/cancel" "${S[@]}"
+parent_ended() { [[ $(events "$HV_TMP/recv3.log" "$F") == "plan.started plan.failed" ]]; }
+wait_for "the parent's plan.failed once its last child (cancelled) ended" 30 parent_ended
+assert_eq "it counts its children's jobs" "2 2 1" \
+    "$(jq -s -r --argjson p "$F" '[.[] | select(.event == "plan.failed" and .body.plan.id == $p)][0].body.plan.jobs
+        | "\(.done) \(.total - .cancelled) \(.cancelled)"' "$HV_TMP/recv3.log")"
+assert_eq "the cancelled child sent plan.failed" "plan.failed" "$(events "$HV_TMP/recv3.log" "$F3")"
+
+# A fleet whose every child finishes, one host at a time: the parent's
+# plan.finished.
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
+    "$(jq -c '.targets.host = {label: "live=yes"} | .max_parallel_hosts = 1' <<<"$(plan_json hook-fleet-2)")"
+F=$(json .id)
+parent_finished() { [[ $(events "$HV_TMP/recv3.log" "$F") == "plan.started plan.finished" ]]; }
+wait_for "the parent's plan.started and plan.finished, each once" 90 parent_finished
+assert_eq "every child finished" "2" \
+    "$(jq -s -r --argjson p "$F" '[.[] | select(.answered == 204 and .event == "plan.finished" and .body.plan.parent_id == $p)] | unique_by(.delivery) | length' "$HV_TMP/recv3.log")"
+
 # --- a cancelled plan, then a deleted subscription -------------------------------------
 assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
     "$(jq -c '.targets.host = "hook-nowhere"' <<<"$(plan_json hook-3)")"
 P3=$(json .id)
 assert_status 200 POST "/api/v1/plans/$P3/cancel" "${S[@]}"
-cancelled_sent() { [[ $(received "$HV_TMP/recv3.log" plan.failed) == 1 ]]; }
+cancelled_sent() { [[ $(events "$HV_TMP/recv3.log" "$P3") == plan.failed ]]; }
 wait_for "plan.failed for the cancelled plan" 30 cancelled_sent
 assert_eq "it says cancelled" "$P3 cancelled" \
-    "$(jq -s -r '[.[] | select(.event == "plan.failed")][0].body.plan | "\(.id) \(.status)"' "$HV_TMP/recv3.log")"
+    "$(jq -s -r --argjson p "$P3" '[.[] | select(.event == "plan.failed" and .body.plan.id == $p)][0].body.plan | "\(.id) \(.status)"' "$HV_TMP/recv3.log")"
+failed_before=$(received "$HV_TMP/recv3.log" plan.failed)
 assert_status 200 DELETE "/api/v1/webhooks/$H" "${A[@]}"
 assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
     "$(jq -c '.targets.host = "hook-nowhere"' <<<"$(plan_json hook-4)")"
 assert_status 200 POST "/api/v1/plans/$(json .id)/cancel" "${S[@]}"
 sleep 3
-assert_eq "a deleted subscription gets nothing more" 1 "$(received "$HV_TMP/recv3.log" plan.failed)"
+assert_eq "a deleted subscription gets nothing more" "$failed_before" "$(received "$HV_TMP/recv3.log" plan.failed)"
 hv_finish

@@ -460,6 +460,26 @@ static void test_guests(void)
     CHECK_STR(plan.guests[7], "nb8");
     json_decref(errors);
     hv_plan_free(&plan);
+
+    /* Guest names repeat across hosts: the environment names the host's
+     * own guests (plan_env.h: "fleet1/vm0"), the jobs follow. */
+    CHECK(parse("{\"name\":\"t\",\"targets\":{\"host\":\"fleet1\",\"guests\":{\"domains\":"
+                "[\"vm0\",\"vm1\"]}}," WL(CPU) "}",
+                &plan, &errors) == HV_PLAN_VALID);
+    CHECK(plan.n_guests == 2);
+    CHECK_STR(plan.guests[0], "fleet1/vm0");
+    CHECK_STR(plan.guests[1], "fleet1/vm1");
+    hv_plan_expand(&plan, &x);
+    int on_vm0 = 0;
+    on_host = 0;
+    for (size_t i = 0; i < x.n_jobs; i++) {
+        on_vm0 += strcmp(x.jobs[i].target, "fleet1/vm0") == 0;
+        on_host += strcmp(x.jobs[i].target, "fleet1") == 0;
+    }
+    CHECK(on_vm0 > 0 && on_vm0 == on_host && (size_t)on_vm0 * 3 == x.n_jobs);
+    hv_expansion_free(&x);
+    json_decref(errors);
+    hv_plan_free(&plan);
 }
 
 static void test_net_ramp_sweep(void)
