@@ -46,15 +46,6 @@ static const struct hv_stmt done = {
     "AND u.status IN ('done', 'failed')",
     6};
 
-static const struct hv_stmt list = {
-    "hooks_list",
-    "SELECT coalesce(json_agg(json_build_object('id', s.id, 'kind', s.kind, 'target', "
-    "s.target_name, 'hook', s.hook, 'status', s.status, 'attempts', s.attempt, 'started_at', "
-    "s.claimed_at, 'finished_at', s.finished_at, 'error', s.error, 'answer', s.answer) "
-    "ORDER BY s.kind = 'after_host', s.id), '[]')::text FROM plan_steps s "
-    "WHERE s.plan_id = $1 AND s.kind IN ('before_host', 'after_host')",
-    1};
-
 enum hv_db_status hv_db_hooks_create(struct hv_db *db, const char *plan_id, const char *host,
                                      const char *hooks)
 {
@@ -121,13 +112,6 @@ enum hv_db_status hv_db_hook_done(int64_t id, int attempt, bool ok, const char *
                        hv_db_int(ab, sizeof ab, attempt)};
     enum hv_db_status s = hv_db_exec(db, &done, p, NULL);
     return s == HV_DB_NONE ? HV_DB_OK : s;
-}
-
-enum hv_db_status hv_db_plan_hooks(int64_t id, json_t **out)
-{
-    char pid[24];
-    const char *p[] = {hv_db_int(pid, sizeof pid, id)};
-    return hv_db_json(&list, p, out, NULL);
 }
 
 /* The local hooks the target's worker declares (facts.hooks, names). */

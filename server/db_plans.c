@@ -60,10 +60,12 @@ static const struct hv_stmt insert_jobs = {
     "CASE WHEN slot_wait IS NOT NULL THEN json_build_object('reason', 'waiting_for_slot', "        \
     "'since', created_at, 'detail', slot_wait) END"
 
-/* A plan as the API shows it (a row of plan_summaries). updated_at moves
- * with every job's change of state; finished_at is the last one's time
- * once the plan ended (the cancellation's for a cancelled plan). */
-#define SUMMARY_JSON                                                                               \
+/* A plan as the API shows it (a row of plan_summaries, or of PLAN_ROW),
+ * what it waits for when nothing set plans.waiting being unregistered.
+ * updated_at moves with every job's change of state; finished_at is the
+ * last one's time once the plan ended (the cancellation's for a cancelled
+ * plan). */
+#define SUMMARY_JSON_OF(unregistered)                                                              \
     "json_build_object('id', id, 'name', name, 'status', status, 'created_at', created_at, "       \
     "'updated_at', greatest(updated_at, state_at), 'started_at', started_at, 'finished_at', "      \
     "CASE WHEN status IN ('done', 'failed', 'cancelled') THEN coalesce(cancelled_at, state_at, "   \
@@ -71,9 +73,45 @@ static const struct hv_stmt insert_jobs = {
     "json_build_object('total', total, 'queued', queued, 'running', running, 'done', done, "       \
     "'failed', failed, 'cancelled', cancelled_jobs), 'progress', CASE WHEN total = 0 THEN 0 "      \
     "ELSE round((done + failed + cancelled_jobs)::numeric / total, 4) END, 'waiting', CASE WHEN "  \
-    "status IN ('queued', 'running') THEN coalesce(" WAITING_SLOT                                  \
-    ", waiting::json, " WAITING_UNREGISTERED ") END, "                                             \
-    "'rounds', adaptive)"
+    "status IN ('queued', 'running') THEN coalesce(" WAITING_SLOT ", waiting::json, " unregistered \
+    ") END, 'rounds', adaptive)"
+#define SUMMARY_JSON SUMMARY_JSON_OF(WAITING_UNREGISTERED)
+
+/* One plan's row with plan_summaries's columns (those a summary reads),
+ * read from the plan and its kept counts (migrations/016) alone: the
+ * queued targets instead of the unregistered ones, and a fleet child's
+ * slot asked for only when it can wait for one (migrations/030). */
+#define PLAN_ROW                                                                                   \
+    "SELECT p.id, p.name, p.spec, p.seed, p.cancelled, p.created_at, p.updated_at, "               \
+    "p.cancelled_at, p.waiting, p.adaptive, p.parent_id, p.max_parallel_hosts, c.*, CASE WHEN "    \
+    "p.cancelled THEN 'cancelled' WHEN c.total > 0 AND c.done = c.total THEN 'done' WHEN c.total " \
+    "> 0 AND c.queued + c.running = 0 THEN 'failed' WHEN c.running + c.done + c.failed > 0 THEN "  \
+    "'running' ELSE 'queued' END AS status, CASE WHEN p.parent_id IS NOT NULL AND NOT "            \
+    "p.cancelled AND c.queued > 0 AND c.running = 0 THEN hv_plan_slot_wait(p.id) END AS "          \
+    "slot_wait FROM plans p CROSS JOIN LATERAL (SELECT coalesce(sum(k.total), 0)::bigint AS "      \
+    "total, coalesce(sum(k.queued), 0)::bigint AS queued, coalesce(sum(k.running), 0)::bigint AS " \
+    "running, coalesce(sum(k.done), 0)::bigint AS done, coalesce(sum(k.failed), 0)::bigint AS "    \
+    "failed, coalesce(sum(k.cancelled), 0)::bigint AS cancelled_jobs, min(k.started_at) AS "       \
+    "started_at, max(k.state_at) AS state_at, max(k.finished_max) AS finished_max, "               \
+    "array_agg(k.target_name) FILTER (WHERE k.queued > 0) AS queued_targets FROM (SELECT * FROM "  \
+    "plan_job_counts k0 WHERE k0.plan_id = p.id UNION ALL SELECT k1.* FROM plans ch JOIN "         \
+    "plan_job_counts k1 ON k1.plan_id = ch.id WHERE ch.parent_id = p.id) k) c WHERE p.id = $1"
+
+/* GET /api/v1/plans/{id}'s whole answer as one text, in one statement: the
+ * summary, a fleet's side of it (migrations/030, hv_plan_fleet) for a plan
+ * of a fleet, the plan as stored (its jsonb's text, never parsed here) and
+ * its drain hooks for a plan that has any. */
+#define PLAN_READ_REST                                                                             \
+    "CASE WHEN parent_id IS NOT NULL OR max_parallel_hosts IS NOT NULL OR EXISTS (SELECT 1 FROM "  \
+    "plans ch WHERE ch.parent_id = r.id) THEN coalesce(', ' || nullif(btrim(hv_plan_fleet(r.id)"   \
+    "::text, '{}'), ''), '') ELSE '' END || ', \"plan\" : ' || spec::text || coalesce(', "         \
+    "\"hooks\" : ' || CASE WHEN spec ? 'hooks' THEN hv_plan_hooks(id)::text END, '') || '}'"
+#define PLAN_READ_UNREGISTERED "hv_plan_waiting_unregistered(created_at, queued_targets)"
+static const struct hv_stmt plan_read = {
+    "plan_read",
+    "SELECT left((" SUMMARY_JSON_OF(PLAN_READ_UNREGISTERED) ")::text, -1) || " PLAN_READ_REST
+                                                            " FROM (" PLAN_ROW ") r",
+    1};
 
 static const struct hv_stmt get_plan = {
     "plan_get", "SELECT (" SUMMARY_JSON ")::text, spec::text FROM plan_summaries WHERE id = $1", 1};
@@ -124,18 +162,8 @@ static const struct hv_stmt cancel_children = {
     "SELECT id FROM c ORDER BY id",
     1};
 
-/* A fleet plan's side of its summary: the parent of a child; a parent's
- * max_parallel_hosts and its children (id, host, status, progress,
- * waiting). */
-static const struct hv_stmt fleet_of = {
-    "plan_fleet_of",
-    "SELECT json_strip_nulls(json_build_object('parent_id', p.parent_id, 'max_parallel_hosts', "
-    "p.max_parallel_hosts, 'children', (SELECT json_agg(json_build_object('id', s.id, 'host', "
-    "s.spec->'targets'->>'host', 'status', s.status, 'progress', CASE WHEN s.total = 0 THEN 0 "
-    "ELSE round((s.done + s.failed + s.cancelled_jobs)::numeric / s.total, 4) END, 'waiting', "
-    "s.slot_wait) ORDER BY s.id) FROM plan_summaries s WHERE s.parent_id = p.id)))::text "
-    "FROM plans p WHERE p.id = $1",
-    1};
+/* A fleet plan's side of its summary (migrations/030, hv_plan_fleet). */
+static const struct hv_stmt fleet_of = {"plan_fleet_of", "SELECT hv_plan_fleet($1)::text", 1};
 
 static const struct hv_stmt set_fleet = {
     "plan_set_fleet", "UPDATE plans SET parent_id = $2, max_parallel_hosts = $3 WHERE id = $1", 3};
@@ -756,6 +784,13 @@ static enum hv_db_status answer_text(const struct hv_stmt *st, const char *const
     }
     PQclear(r);
     return s;
+}
+
+enum hv_db_status hv_db_plan_read(int64_t id, char **answer)
+{
+    char idtxt[24];
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
+    return answer_text(&plan_read, params, answer);
 }
 
 enum hv_db_status hv_db_plan_report_answer(int64_t id, const char *version, const char *inputs,
