@@ -1,6 +1,8 @@
 /* db_hooks.c — see db_hooks.h. */
 #include "db_hooks.h"
 
+#include "db_admit.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,11 +19,12 @@ static const struct hv_stmt create = {
 
 static const struct hv_stmt after_due = {"hooks_after_due", "SELECT hv_hooks_after_due()", 0};
 
+#define HOOK_ADMITTED HV_SQL_PLAN_ADMITTED("s.plan_id")
 static const struct hv_stmt take = {
     "hooks_take",
     "WITH due AS (SELECT s.id FROM plan_steps s WHERE s.hook ? 'url' "
     /* A fleet plan's child drains its host only once it has a slot. */
-    " AND (s.kind <> 'before_host' OR hv_plan_admitted(s.plan_id)) AND ((s.status = 'queued' "
+    " AND (s.kind <> 'before_host' OR " HOOK_ADMITTED ") AND ((s.status = 'queued' "
     " AND (s.not_before IS NULL OR s.not_before <= now())) OR (s.status = 'running' "
     " AND s.lease_until < now())) ORDER BY s.id LIMIT $1 "
     " FOR UPDATE SKIP LOCKED), "
