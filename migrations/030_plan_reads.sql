@@ -73,3 +73,10 @@ BEGIN
         ORDER BY s.kind = 'after_host', s.id) FROM plan_steps s
         WHERE s.plan_id = pid AND s.kind IN ('before_host', 'after_host'));
 END $$;
+
+-- The children of a fleet plan, in id order.
+CREATE FUNCTION hv_plan_children(pid bigint) RETURNS bigint[]
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN ARRAY(SELECT id FROM plans WHERE parent_id = pid ORDER BY id);
+END $$;

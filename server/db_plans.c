@@ -60,57 +60,74 @@ static const struct hv_stmt insert_jobs = {
     "CASE WHEN slot_wait IS NOT NULL THEN json_build_object('reason', 'waiting_for_slot', "        \
     "'since', created_at, 'detail', slot_wait) END"
 
-/* A plan as the API shows it (a row of plan_summaries, or of PLAN_ROW),
- * what it waits for when nothing set plans.waiting being unregistered.
- * updated_at moves with every job's change of state; finished_at is the
- * last one's time once the plan ended (the cancellation's for a cancelled
- * plan). */
-#define SUMMARY_JSON_OF(unregistered)                                                              \
+/* A plan's share of jobs ended. */
+#define PROGRESS                                                                                   \
+    "CASE WHEN total = 0 THEN 0 ELSE round((done + failed + cancelled_jobs)::numeric / total, 4) " \
+    "END"
+
+/* A plan as the API shows it (a row of plan_summaries). updated_at moves
+ * with every job's change of state; finished_at is the last one's time
+ * once the plan ended (the cancellation's for a cancelled plan). plan_read
+ * below gives the same members as columns. */
+#define SUMMARY_JSON                                                                               \
     "json_build_object('id', id, 'name', name, 'status', status, 'created_at', created_at, "       \
     "'updated_at', greatest(updated_at, state_at), 'started_at', started_at, 'finished_at', "      \
     "CASE WHEN status IN ('done', 'failed', 'cancelled') THEN coalesce(cancelled_at, state_at, "   \
     "finished_max, updated_at) END, 'cancelled_at', cancelled_at, 'seed', seed, 'jobs', "          \
     "json_build_object('total', total, 'queued', queued, 'running', running, 'done', done, "       \
-    "'failed', failed, 'cancelled', cancelled_jobs), 'progress', CASE WHEN total = 0 THEN 0 "      \
-    "ELSE round((done + failed + cancelled_jobs)::numeric / total, 4) END, 'waiting', CASE WHEN "  \
-    "status IN ('queued', 'running') THEN coalesce(" WAITING_SLOT ", waiting::json, " unregistered \
-    ") END, 'rounds', adaptive)"
-#define SUMMARY_JSON SUMMARY_JSON_OF(WAITING_UNREGISTERED)
+    "'failed', failed, 'cancelled', cancelled_jobs), 'progress', " PROGRESS ", 'waiting', CASE "   \
+    "WHEN status IN ('queued', 'running') THEN coalesce(" WAITING_SLOT                             \
+    ", waiting::json, " WAITING_UNREGISTERED ") END, 'rounds', adaptive)"
+
+/* Whether plan p is a fleet's parent: its targets.host is a label
+ * selector (lib/plan_fleet.h). */
+#define FLEET_PARENT "jsonb_typeof(p.spec->'targets'->'host') = 'object'"
 
 /* One plan's row with plan_summaries's columns (those a summary reads),
- * read from the plan and its kept counts (migrations/016) alone: the
- * queued targets instead of the unregistered ones, and a fleet child's
- * slot asked for only when it can wait for one (migrations/030). */
+ * read from the plan and its kept counts (migrations/016) alone, a fleet
+ * parent's being its children's: the queued targets instead of the
+ * unregistered ones, and a fleet child's slot asked for only when it can
+ * wait for one. No subquery: PostgreSQL sets up every subquery of a
+ * statement each time it runs it, run or not, and for a read that was
+ * most of its cost; what only some plans need is a function
+ * (migrations/030), which costs nothing where it is not called. */
 #define PLAN_ROW                                                                                   \
     "SELECT p.id, p.name, p.spec, p.seed, p.cancelled, p.created_at, p.updated_at, "               \
     "p.cancelled_at, p.waiting, p.adaptive, p.parent_id, p.max_parallel_hosts, c.*, CASE WHEN "    \
     "p.cancelled THEN 'cancelled' WHEN c.total > 0 AND c.done = c.total THEN 'done' WHEN c.total " \
     "> 0 AND c.queued + c.running = 0 THEN 'failed' WHEN c.running + c.done + c.failed > 0 THEN "  \
-    "'running' ELSE 'queued' END AS status, CASE WHEN p.parent_id IS NOT NULL AND NOT "            \
+    "'running' ELSE 'queued' END AS status, " FLEET_PARENT                                         \
+    " AS fleet_parent, CASE WHEN p.parent_id IS NOT NULL AND NOT "                                 \
     "p.cancelled AND c.queued > 0 AND c.running = 0 THEN hv_plan_slot_wait(p.id) END AS "          \
     "slot_wait FROM plans p CROSS JOIN LATERAL (SELECT coalesce(sum(k.total), 0)::bigint AS "      \
     "total, coalesce(sum(k.queued), 0)::bigint AS queued, coalesce(sum(k.running), 0)::bigint AS " \
     "running, coalesce(sum(k.done), 0)::bigint AS done, coalesce(sum(k.failed), 0)::bigint AS "    \
     "failed, coalesce(sum(k.cancelled), 0)::bigint AS cancelled_jobs, min(k.started_at) AS "       \
     "started_at, max(k.state_at) AS state_at, max(k.finished_max) AS finished_max, "               \
-    "array_agg(k.target_name) FILTER (WHERE k.queued > 0) AS queued_targets FROM (SELECT * FROM "  \
-    "plan_job_counts k0 WHERE k0.plan_id = p.id UNION ALL SELECT k1.* FROM plans ch JOIN "         \
-    "plan_job_counts k1 ON k1.plan_id = ch.id WHERE ch.parent_id = p.id) k) c WHERE p.id = $1"
+    "array_agg(k.target_name) FILTER (WHERE k.queued > 0) AS queued_targets FROM plan_job_counts " \
+    "k WHERE k.plan_id = ANY (CASE WHEN " FLEET_PARENT " THEN hv_plan_children(p.id) ELSE "        \
+    "ARRAY[p.id] END)) c WHERE p.id = $1"
 
-/* GET /api/v1/plans/{id}'s whole answer as one text, in one statement: the
- * summary, a fleet's side of it (migrations/030, hv_plan_fleet) for a plan
- * of a fleet, the plan as stored (its jsonb's text, never parsed here) and
- * its drain hooks for a plan that has any. */
-#define PLAN_READ_REST                                                                             \
-    "CASE WHEN parent_id IS NOT NULL OR max_parallel_hosts IS NOT NULL OR EXISTS (SELECT 1 FROM "  \
-    "plans ch WHERE ch.parent_id = r.id) THEN coalesce(', ' || nullif(btrim(hv_plan_fleet(r.id)"   \
-    "::text, '{}'), ''), '') ELSE '' END || ', \"plan\" : ' || spec::text || coalesce(', "         \
-    "\"hooks\" : ' || CASE WHEN spec ? 'hooks' THEN hv_plan_hooks(id)::text END, '') || '}'"
-#define PLAN_READ_UNREGISTERED "hv_plan_waiting_unregistered(created_at, queued_targets)"
+/* GET /api/v1/plans/{id}'s answer, in one statement: the summary's members
+ * as columns of JSON text (timestamps and the name through to_json, so
+ * their text is what json_build_object gives), a fleet's side of it
+ * (migrations/030, hv_plan_fleet) for a plan of a fleet, the plan as stored
+ * and its drain hooks for a plan that has any. hv_db_plan_read() joins the
+ * texts into the answer: built here, one json_build_object of thirty
+ * members cost PostgreSQL more than everything else the read does. */
 static const struct hv_stmt plan_read = {
     "plan_read",
-    "SELECT left((" SUMMARY_JSON_OF(PLAN_READ_UNREGISTERED) ")::text, -1) || " PLAN_READ_REST
-                                                            " FROM (" PLAN_ROW ") r",
+    "SELECT id, to_json(name)::text, status, to_json(created_at)::text, to_json(greatest("
+    "updated_at, state_at))::text, to_json(started_at)::text, CASE WHEN status IN ('done', "
+    "'failed', 'cancelled') THEN to_json(coalesce(cancelled_at, state_at, finished_max, "
+    "updated_at))::text END, to_json(cancelled_at)::text, seed, total, queued, running, done, "
+    "failed, cancelled_jobs, " PROGRESS ", CASE WHEN status IN ('queued', 'running') THEN "
+    "coalesce(" WAITING_SLOT ", waiting::json, hv_plan_waiting_unregistered(created_at, "
+    "queued_targets))::text END, adaptive::text, CASE WHEN parent_id IS NOT NULL OR "
+    "fleet_parent THEN nullif(btrim(hv_plan_fleet(id)::text, '{} '), '') END, spec::text, CASE "
+    "WHEN spec ? "
+    "'hooks' THEN "
+    "hv_plan_hooks(id)::text END FROM (" PLAN_ROW ") r",
     1};
 
 static const struct hv_stmt get_plan = {
@@ -786,11 +803,59 @@ static enum hv_db_status answer_text(const struct hv_stmt *st, const char *const
     return s;
 }
 
+/* Cell c of row 0 of r, or "null" for an SQL NULL. */
+static const char *cell(const PGresult *r, int c)
+{
+    return PQgetisnull(r, 0, c) ? "null" : PQgetvalue(r, 0, c);
+}
+
+/* Writes plan_read's row r as the answer's JSON to f. */
+static void plan_read_json(FILE *f, const PGresult *r)
+{
+    fprintf(f,
+            "{\"id\":%s,\"name\":%s,\"status\":\"%s\",\"created_at\":%s,\"updated_at\":%s,"
+            "\"started_at\":%s,\"finished_at\":%s,\"cancelled_at\":%s,\"seed\":%s,",
+            cell(r, 0), cell(r, 1), cell(r, 2), cell(r, 3), cell(r, 4), cell(r, 5), cell(r, 6),
+            cell(r, 7), cell(r, 8));
+    fprintf(f,
+            "\"jobs\":{\"total\":%s,\"queued\":%s,\"running\":%s,\"done\":%s,\"failed\":%s,"
+            "\"cancelled\":%s},\"progress\":%s,\"waiting\":%s,\"rounds\":%s",
+            cell(r, 9), cell(r, 10), cell(r, 11), cell(r, 12), cell(r, 13), cell(r, 14),
+            cell(r, 15), cell(r, 16), cell(r, 17));
+    /* A fleet's members, without their braces (none outside a fleet). */
+    if (!PQgetisnull(r, 0, 18))
+        fprintf(f, ",%s", PQgetvalue(r, 0, 18));
+    fprintf(f, ",\"plan\":%s", cell(r, 19));
+    if (!PQgetisnull(r, 0, 20))
+        fprintf(f, ",\"hooks\":%s", PQgetvalue(r, 0, 20));
+    fputc('}', f);
+}
+
 enum hv_db_status hv_db_plan_read(int64_t id, char **answer)
 {
+    *answer = NULL;
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
     char idtxt[24];
     const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
-    return answer_text(&plan_read, params, answer);
+    PGresult *r = NULL;
+    enum hv_db_status s = hv_db_exec(db, &plan_read, params, &r);
+    if (s == HV_DB_OK) {
+        size_t len = 0;
+        FILE *f = open_memstream(answer, &len);
+        if (f != NULL) {
+            plan_read_json(f, r);
+            if (fclose(f) != 0) {
+                free(*answer);
+                *answer = NULL;
+            }
+        }
+        if (*answer == NULL)
+            s = HV_DB_ERROR;
+    }
+    PQclear(r);
+    return s;
 }
 
 enum hv_db_status hv_db_plan_report_answer(int64_t id, const char *version, const char *inputs,
