@@ -7,10 +7,11 @@
 -- each of the five places the answer names it) and a fleet child's slot were
 -- part of every execution's plan even for a plan that ended. The read is now
 -- one statement over plans and plan_job_counts (server/db_plans.c,
--- plan_read); what a plan waits for, and a fleet's side of its summary, come
--- from these functions, called only for a plan that can need them: plpgsql
--- keeps their plans, and a read that does not call them pays nothing for
--- them.
+-- plan_read); what a plan waits for, a fleet's side of its summary, a fleet
+-- parent's children and a plan's hooks come from these functions, called
+-- only for a plan that can need them: PostgreSQL sets up every subquery of
+-- a statement on each execution, run or not, while plpgsql keeps its
+-- functions' plans and a read that does not call them pays nothing.
 
 -- What a plan whose queued jobs name the targets names waits for when no
 -- worker ever registered some of them (since: the plan's creation): five
