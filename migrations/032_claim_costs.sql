@@ -20,48 +20,34 @@ END $$;
 
 -- The webhook trigger of 011_webhooks.sql locked the plan's row on every
 -- change of a job's status while any subscription existed, so the claims
--- of one plan queued on it until each committed. A claim can start the
--- plan only when no other job of it was ever claimed: when one was, the
--- claim that started the plan sent plan.started (or will, having taken the
--- lock first), and nothing is left to do or to lock. Only a job that may be
--- the plan's first claim or that ends takes the lock, as before.
-CREATE OR REPLACE FUNCTION hv_webhook_job_trigger() RETURNS trigger
+-- of one plan queued on it until each committed. It now fires only for a
+-- job that ends (its function unchanged: the lock makes exactly one of two
+-- last jobs ending at once send the event), and a first claim has a
+-- trigger of its own: a claim can start the plan only when no other job of
+-- it was ever claimed, and when one was (seen without any lock: that
+-- claim committed), the claim that started the plan sent plan.started, so
+-- nothing is left to do or to lock. Only a claim that may be the plan's
+-- first takes the lock and looks again.
+CREATE FUNCTION hv_webhook_job_started() RETURNS trigger
 LANGUAGE plpgsql AS $$
-DECLARE
-    p plans%ROWTYPE;
-    open_jobs bigint;
-    not_done bigint;
-    starts boolean := OLD.status = 'queued' AND NEW.status = 'running' AND NEW.attempt = 1;
 BEGIN
-    IF NOT EXISTS (SELECT 1 FROM webhooks WHERE deleted_at IS NULL) THEN
+    IF NOT EXISTS (SELECT 1 FROM webhooks WHERE deleted_at IS NULL)
+       OR EXISTS (SELECT 1 FROM jobs WHERE plan_id = NEW.plan_id AND id <> NEW.id
+                  AND (attempt > 0 OR status <> 'queued')) THEN
         RETURN NULL;
     END IF;
-    IF starts AND EXISTS (SELECT 1 FROM jobs WHERE plan_id = NEW.plan_id AND id <> NEW.id
-                          AND (attempt > 0 OR status <> 'queued')) THEN
-        RETURN NULL;
-    END IF;
-    IF NOT starts AND NOT (OLD.status IN ('queued', 'running')
-                           AND NEW.status NOT IN ('queued', 'running')) THEN
-        RETURN NULL;
-    END IF;
-    SELECT * INTO p FROM plans WHERE id = NEW.plan_id FOR UPDATE;
-    IF p.cancelled THEN
-        RETURN NULL;
-    END IF;
-    IF starts THEN
-        IF NOT EXISTS (SELECT 1 FROM jobs WHERE plan_id = NEW.plan_id AND id <> NEW.id
-                       AND (attempt > 0 OR status <> 'queued')) THEN
-            PERFORM hv_webhook_enqueue('plan.started', hv_webhook_plan(NEW.plan_id));
-        END IF;
-    ELSE
-        SELECT count(*) FILTER (WHERE status IN ('queued', 'running')),
-               count(*) FILTER (WHERE status <> 'done')
-          INTO open_jobs, not_done FROM jobs WHERE plan_id = NEW.plan_id;
-        IF open_jobs = 0 THEN
-            PERFORM hv_webhook_enqueue(CASE WHEN not_done = 0 THEN 'plan.finished'
-                                       ELSE 'plan.failed' END, hv_webhook_plan(NEW.plan_id));
-        END IF;
+    PERFORM 1 FROM plans WHERE id = NEW.plan_id AND NOT cancelled FOR UPDATE;
+    IF FOUND AND NOT EXISTS (SELECT 1 FROM jobs WHERE plan_id = NEW.plan_id AND id <> NEW.id
+                             AND (attempt > 0 OR status <> 'queued')) THEN
+        PERFORM hv_webhook_enqueue('plan.started', hv_webhook_plan(NEW.plan_id));
     END IF;
     RETURN NULL;
-END;
-$$;
+END $$;
+
+DROP TRIGGER jobs_webhooks ON jobs;
+CREATE TRIGGER jobs_webhooks AFTER UPDATE OF status ON jobs
+    FOR EACH ROW WHEN (OLD.status IN ('queued', 'running') AND NEW.status NOT IN ('queued', 'running'))
+    EXECUTE FUNCTION hv_webhook_job_trigger();
+CREATE TRIGGER jobs_webhooks_started AFTER UPDATE OF status ON jobs
+    FOR EACH ROW WHEN (OLD.status = 'queued' AND NEW.status = 'running' AND NEW.attempt = 1)
+    EXECUTE FUNCTION hv_webhook_job_started();
