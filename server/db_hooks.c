@@ -1,6 +1,8 @@
 /* db_hooks.c — see db_hooks.h. */
 #include "db_hooks.h"
 
+#include "db_admit.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,11 +19,12 @@ static const struct hv_stmt create = {
 
 static const struct hv_stmt after_due = {"hooks_after_due", "SELECT hv_hooks_after_due()", 0};
 
+#define HOOK_ADMITTED HV_SQL_PLAN_ADMITTED("s.plan_id")
 static const struct hv_stmt take = {
     "hooks_take",
     "WITH due AS (SELECT s.id FROM plan_steps s WHERE s.hook ? 'url' "
     /* A fleet plan's child drains its host only once it has a slot. */
-    " AND (s.kind <> 'before_host' OR hv_plan_admitted(s.plan_id)) AND ((s.status = 'queued' "
+    " AND (s.kind <> 'before_host' OR " HOOK_ADMITTED ") AND ((s.status = 'queued' "
     " AND (s.not_before IS NULL OR s.not_before <= now())) OR (s.status = 'running' "
     " AND s.lease_until < now())) ORDER BY s.id LIMIT $1 "
     " FOR UPDATE SKIP LOCKED), "
@@ -45,15 +48,6 @@ static const struct hv_stmt done = {
     "SELECT hv_hook_before_ended(u.id) FROM u WHERE u.kind = 'before_host' "
     "AND u.status IN ('done', 'failed')",
     6};
-
-static const struct hv_stmt list = {
-    "hooks_list",
-    "SELECT coalesce(json_agg(json_build_object('id', s.id, 'kind', s.kind, 'target', "
-    "s.target_name, 'hook', s.hook, 'status', s.status, 'attempts', s.attempt, 'started_at', "
-    "s.claimed_at, 'finished_at', s.finished_at, 'error', s.error, 'answer', s.answer) "
-    "ORDER BY s.kind = 'after_host', s.id), '[]')::text FROM plan_steps s "
-    "WHERE s.plan_id = $1 AND s.kind IN ('before_host', 'after_host')",
-    1};
 
 enum hv_db_status hv_db_hooks_create(struct hv_db *db, const char *plan_id, const char *host,
                                      const char *hooks)
@@ -121,13 +115,6 @@ enum hv_db_status hv_db_hook_done(int64_t id, int attempt, bool ok, const char *
                        hv_db_int(ab, sizeof ab, attempt)};
     enum hv_db_status s = hv_db_exec(db, &done, p, NULL);
     return s == HV_DB_NONE ? HV_DB_OK : s;
-}
-
-enum hv_db_status hv_db_plan_hooks(int64_t id, json_t **out)
-{
-    char pid[24];
-    const char *p[] = {hv_db_int(pid, sizeof pid, id)};
-    return hv_db_json(&list, p, out, NULL);
 }
 
 /* The local hooks the target's worker declares (facts.hooks, names). */

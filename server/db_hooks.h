@@ -42,10 +42,6 @@ enum hv_db_status hv_db_hooks_take(struct hv_hook_due *due, int max, int lock_s,
 enum hv_db_status hv_db_hook_done(int64_t id, int attempt, bool ok, const char *error,
                                   const char *answer, int retry_s);
 
-/** The hooks of plan id and what they answered, before_host first, as a
- *  new JSON array in *out (empty for a plan without hooks). */
-enum hv_db_status hv_db_plan_hooks(int64_t id, json_t **out);
-
 /** Arms plan_id's hooks again for a retry (inside its transaction on
  *  db): before_host queued, after_host waiting, their log cleared.
  *  HV_DB_CONFLICT while one of them is queued or running (the plan's

@@ -1,6 +1,7 @@
 /* db_jobs.c — see db_jobs.h. */
 #include "db_jobs.h"
 
+#include "db_admit.h"
 #include "db_rounds.h"
 #include "log.h"
 
@@ -35,6 +36,13 @@ static const struct hv_stmt expire = {
     "SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM peers)",
     0};
 
+/* Whether a lease ran out, asked first: the sweep is an UPDATE of jobs,
+ * whose statement triggers (kept counts, history marks, notifications)
+ * run even when it changes no row, and every claim sweeps. */
+static const struct hv_stmt expire_due = {
+    "leases_expire_due",
+    "SELECT 1 FROM jobs WHERE status = 'running' AND lease_until < now() LIMIT 1", 0};
+
 /* The target's name is looked up first so the partial index of queued
  * jobs (jobs_queue_idx) serves the claim: a join on targets made the
  * planner walk every job ever run. A job of a tuning plan is claimable
@@ -49,6 +57,7 @@ static const struct hv_stmt expire = {
  * domain is unknown is not checked. A guest of a known host ("HOST/NAME")
  * also takes the jobs that name it NAME in plans on that host, resolved
  * before it registered, while no target is called NAME. */
+#define JOB_ADMITTED HV_SQL_PLAN_ADMITTED("j.plan_id")
 static const struct hv_stmt claim = {
     "job_claim",
     "WITH next AS ("
@@ -66,7 +75,7 @@ static const struct hv_stmt claim = {
     " AND EXISTS (SELECT 1 FROM workers w WHERE w.id = $3 AND w.ended_at IS NULL)"
     /* A fleet plan's child waits for a slot among its siblings
      * (migrations/022_fleet_plans.sql). */
-    " AND hv_plan_admitted(j.plan_id)"
+    " AND " JOB_ADMITTED
     " AND (j.block IS NULL OR EXISTS (SELECT 1 FROM plans p WHERE p.id = j.plan_id"
     "  AND p.current_block = j.block AND p.block_ready))"
     /* Nothing of a plan runs before its before_host hook succeeded. */
@@ -90,7 +99,8 @@ static const struct hv_stmt claim = {
     "lease_until = now() + make_interval(secs => $2::int), claimed_at = now(), ready_at = NULL, "
     "lapsed_attempt = NULL "
     "FROM next, configurations c WHERE j.id = next.id AND c.id = j.config_id "
-    "RETURNING j.id, j.attempt, json_build_object('id', j.id, 'attempt', j.attempt, 'plan_id', "
+    "RETURNING j.id, j.attempt, j.plan_id, j.target_name, json_build_object('id', j.id, 'attempt', "
+    "j.attempt, 'plan_id', "
     "j.plan_id, 'configuration', c.name, 'levels', c.levels, 'repetition', j.repetition, "
     "'workload', j.workload, "
     "'role', j.role, 'group', (SELECT json_build_object('id', g.id, 'size', g.size) "
@@ -107,7 +117,10 @@ static const struct hv_stmt claim = {
     "AND p.host_name = j.target_name AND s.settings IS NOT NULL))::text AS doc), "
     "mine AS (INSERT INTO job_claims (job_id, attempt, worker_id) "
     " SELECT id, attempt, $3 FROM claimed) "
-    "SELECT doc FROM claimed",
+    /* Whether the plan has jobs on another target (its kept counts,
+     * migrations/016): only then can two claims overlap (below). */
+    "SELECT doc, EXISTS (SELECT 1 FROM plan_job_counts k WHERE k.plan_id = claimed.plan_id "
+    " AND k.target_name <> claimed.target_name) FROM claimed",
     3};
 
 /* A cancelled job answers with cancel = true instead of a conflict, so
@@ -219,11 +232,15 @@ static const struct hv_stmt finish_job = {
 
 enum hv_db_status hv_db_leases_expire(long *n)
 {
+    *n = 0;
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
+    enum hv_db_status s = hv_db_exec(db, &expire_due, NULL, NULL);
+    if (s != HV_DB_OK)
+        return s == HV_DB_NONE ? HV_DB_OK : s;
     PGresult *r;
-    enum hv_db_status s = hv_db_exec(db, &expire, NULL, &r);
+    s = hv_db_exec(db, &expire, NULL, &r);
     *n = s == HV_DB_OK ? atol(PQgetvalue(r, 0, 0)) : 0;
     PQclear(r);
     return s == HV_DB_NONE ? HV_DB_OK : s;
@@ -235,7 +252,9 @@ enum hv_db_status hv_db_leases_expire(long *n)
  * plan's claim lock (a transaction-scoped advisory lock, which nothing
  * else takes) and looks again with a fresh snapshot: the claim that comes
  * second sees the first one's job running on another target and is
- * rolled back. */
+ * rolled back. A plan whose jobs all run on one target (most, and every
+ * host of a fleet) has no other target to overlap with: its claims take
+ * neither, so they do not queue on the lock until each commits. */
 static const struct hv_stmt claim_lock = {
     "job_claim_lock",
     "SELECT pg_advisory_xact_lock(742199, (SELECT plan_id FROM jobs WHERE id = $1)::int)", 1};
@@ -258,14 +277,16 @@ static enum hv_db_status claim_txn(struct hv_db *db, void *arg)
     a->job = NULL;
     PGresult *r;
     enum hv_db_status s = hv_db_exec(db, &claim, a->params, &r);
+    bool shared = false;
     if (s == HV_DB_OK) {
         a->job = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
+        shared = PQgetvalue(r, 0, 1)[0] == 't';
         if (a->job == NULL)
             s = HV_DB_ERROR;
     }
     PQclear(r);
-    if (s != HV_DB_OK)
-        return s;
+    if (s != HV_DB_OK || !shared)
+        return s; /* a plan of one target: no other target's claim to look for */
     char idtxt[24];
     const char *id[] = {
         hv_db_int(idtxt, sizeof idtxt, json_integer_value(json_object_get(a->job, "id")))};

@@ -60,20 +60,75 @@ static const struct hv_stmt insert_jobs = {
     "CASE WHEN slot_wait IS NOT NULL THEN json_build_object('reason', 'waiting_for_slot', "        \
     "'since', created_at, 'detail', slot_wait) END"
 
+/* A plan's share of jobs ended. */
+#define PROGRESS                                                                                   \
+    "CASE WHEN total = 0 THEN 0 ELSE round((done + failed + cancelled_jobs)::numeric / total, 4) " \
+    "END"
+
 /* A plan as the API shows it (a row of plan_summaries). updated_at moves
  * with every job's change of state; finished_at is the last one's time
- * once the plan ended (the cancellation's for a cancelled plan). */
+ * once the plan ended (the cancellation's for a cancelled plan). plan_read
+ * below gives the same members as columns. */
 #define SUMMARY_JSON                                                                               \
     "json_build_object('id', id, 'name', name, 'status', status, 'created_at', created_at, "       \
     "'updated_at', greatest(updated_at, state_at), 'started_at', started_at, 'finished_at', "      \
     "CASE WHEN status IN ('done', 'failed', 'cancelled') THEN coalesce(cancelled_at, state_at, "   \
     "finished_max, updated_at) END, 'cancelled_at', cancelled_at, 'seed', seed, 'jobs', "          \
     "json_build_object('total', total, 'queued', queued, 'running', running, 'done', done, "       \
-    "'failed', failed, 'cancelled', cancelled_jobs), 'progress', CASE WHEN total = 0 THEN 0 "      \
-    "ELSE round((done + failed + cancelled_jobs)::numeric / total, 4) END, 'waiting', CASE WHEN "  \
-    "status IN ('queued', 'running') THEN coalesce(" WAITING_SLOT                                  \
-    ", waiting::json, " WAITING_UNREGISTERED ") END, "                                             \
-    "'rounds', adaptive)"
+    "'failed', failed, 'cancelled', cancelled_jobs), 'progress', " PROGRESS ", 'waiting', CASE "   \
+    "WHEN status IN ('queued', 'running') THEN coalesce(" WAITING_SLOT                             \
+    ", waiting::json, " WAITING_UNREGISTERED ") END, 'rounds', adaptive)"
+
+/* Whether plan p is a fleet's parent: its targets.host is a label
+ * selector (lib/plan_fleet.h). */
+#define FLEET_PARENT "jsonb_typeof(p.spec->'targets'->'host') = 'object'"
+
+/* One plan's row with plan_summaries's columns (those a summary reads),
+ * read from the plan and its kept counts (migrations/016) alone, a fleet
+ * parent's being its children's: the queued targets instead of the
+ * unregistered ones, and a fleet child's slot asked for only when it can
+ * wait for one. No subquery: PostgreSQL sets up every subquery of a
+ * statement each time it runs it, run or not, and for a read that was
+ * most of its cost; what only some plans need is a function
+ * (migrations/030), which costs nothing where it is not called. */
+#define PLAN_ROW                                                                                   \
+    "SELECT p.id, p.name, p.spec, p.seed, p.cancelled, p.created_at, p.updated_at, "               \
+    "p.cancelled_at, p.waiting, p.adaptive, p.parent_id, p.max_parallel_hosts, c.*, CASE WHEN "    \
+    "p.cancelled THEN 'cancelled' WHEN c.total > 0 AND c.done = c.total THEN 'done' WHEN c.total " \
+    "> 0 AND c.queued + c.running = 0 THEN 'failed' WHEN c.running + c.done + c.failed > 0 THEN "  \
+    "'running' ELSE 'queued' END AS status, " FLEET_PARENT                                         \
+    " AS fleet_parent, CASE WHEN p.parent_id IS NOT NULL AND NOT "                                 \
+    "p.cancelled AND c.queued > 0 AND c.running = 0 THEN hv_plan_slot_wait(p.id) END AS "          \
+    "slot_wait FROM plans p CROSS JOIN LATERAL (SELECT coalesce(sum(k.total), 0)::bigint AS "      \
+    "total, coalesce(sum(k.queued), 0)::bigint AS queued, coalesce(sum(k.running), 0)::bigint AS " \
+    "running, coalesce(sum(k.done), 0)::bigint AS done, coalesce(sum(k.failed), 0)::bigint AS "    \
+    "failed, coalesce(sum(k.cancelled), 0)::bigint AS cancelled_jobs, min(k.started_at) AS "       \
+    "started_at, max(k.state_at) AS state_at, max(k.finished_max) AS finished_max, "               \
+    "array_agg(k.target_name) FILTER (WHERE k.queued > 0) AS queued_targets FROM plan_job_counts " \
+    "k WHERE k.plan_id = ANY (CASE WHEN " FLEET_PARENT " THEN hv_plan_children(p.id) ELSE "        \
+    "ARRAY[p.id] END)) c WHERE p.id = $1"
+
+/* GET /api/v1/plans/{id}'s answer, in one statement: the summary's members
+ * as columns of JSON text (timestamps and the name through to_json, so
+ * their text is what json_build_object gives), a fleet's side of it
+ * (migrations/030, hv_plan_fleet) for a plan of a fleet, the plan as stored
+ * and its drain hooks for a plan that has any. hv_db_plan_read() joins the
+ * texts into the answer: built here, one json_build_object of thirty
+ * members cost PostgreSQL more than everything else the read does. */
+static const struct hv_stmt plan_read = {
+    "plan_read",
+    "SELECT id, to_json(name)::text, status, to_json(created_at)::text, to_json(greatest("
+    "updated_at, state_at))::text, to_json(started_at)::text, CASE WHEN status IN ('done', "
+    "'failed', 'cancelled') THEN to_json(coalesce(cancelled_at, state_at, finished_max, "
+    "updated_at))::text END, to_json(cancelled_at)::text, seed, total, queued, running, done, "
+    "failed, cancelled_jobs, " PROGRESS ", CASE WHEN status IN ('queued', 'running') THEN "
+    "coalesce(" WAITING_SLOT ", waiting::json, hv_plan_waiting_unregistered(created_at, "
+    "queued_targets))::text END, adaptive::text, CASE WHEN parent_id IS NOT NULL OR "
+    "fleet_parent THEN nullif(btrim(hv_plan_fleet(id)::text, '{} '), '') END, spec::text, CASE "
+    "WHEN spec ? "
+    "'hooks' THEN "
+    "hv_plan_hooks(id)::text END FROM (" PLAN_ROW ") r",
+    1};
 
 static const struct hv_stmt get_plan = {
     "plan_get", "SELECT (" SUMMARY_JSON ")::text, spec::text FROM plan_summaries WHERE id = $1", 1};
@@ -124,18 +179,8 @@ static const struct hv_stmt cancel_children = {
     "SELECT id FROM c ORDER BY id",
     1};
 
-/* A fleet plan's side of its summary: the parent of a child; a parent's
- * max_parallel_hosts and its children (id, host, status, progress,
- * waiting). */
-static const struct hv_stmt fleet_of = {
-    "plan_fleet_of",
-    "SELECT json_strip_nulls(json_build_object('parent_id', p.parent_id, 'max_parallel_hosts', "
-    "p.max_parallel_hosts, 'children', (SELECT json_agg(json_build_object('id', s.id, 'host', "
-    "s.spec->'targets'->>'host', 'status', s.status, 'progress', CASE WHEN s.total = 0 THEN 0 "
-    "ELSE round((s.done + s.failed + s.cancelled_jobs)::numeric / s.total, 4) END, 'waiting', "
-    "s.slot_wait) ORDER BY s.id) FROM plan_summaries s WHERE s.parent_id = p.id)))::text "
-    "FROM plans p WHERE p.id = $1",
-    1};
+/* A fleet plan's side of its summary (migrations/030, hv_plan_fleet). */
+static const struct hv_stmt fleet_of = {"plan_fleet_of", "SELECT hv_plan_fleet($1)::text", 1};
 
 static const struct hv_stmt set_fleet = {
     "plan_set_fleet", "UPDATE plans SET parent_id = $2, max_parallel_hosts = $3 WHERE id = $1", 3};
@@ -757,6 +802,61 @@ static enum hv_db_status answer_text(const struct hv_stmt *st, const char *const
         if (*answer != NULL)
             memcpy(*answer, PQgetvalue(r, 0, 0), len + 1);
         else
+            s = HV_DB_ERROR;
+    }
+    PQclear(r);
+    return s;
+}
+
+/* Cell c of row 0 of r, or "null" for an SQL NULL. */
+static const char *cell(const PGresult *r, int c)
+{
+    return PQgetisnull(r, 0, c) ? "null" : PQgetvalue(r, 0, c);
+}
+
+/* Writes plan_read's row r as the answer's JSON to f. */
+static void plan_read_json(FILE *f, const PGresult *r)
+{
+    fprintf(f,
+            "{\"id\":%s,\"name\":%s,\"status\":\"%s\",\"created_at\":%s,\"updated_at\":%s,"
+            "\"started_at\":%s,\"finished_at\":%s,\"cancelled_at\":%s,\"seed\":%s,",
+            cell(r, 0), cell(r, 1), cell(r, 2), cell(r, 3), cell(r, 4), cell(r, 5), cell(r, 6),
+            cell(r, 7), cell(r, 8));
+    fprintf(f,
+            "\"jobs\":{\"total\":%s,\"queued\":%s,\"running\":%s,\"done\":%s,\"failed\":%s,"
+            "\"cancelled\":%s},\"progress\":%s,\"waiting\":%s,\"rounds\":%s",
+            cell(r, 9), cell(r, 10), cell(r, 11), cell(r, 12), cell(r, 13), cell(r, 14),
+            cell(r, 15), cell(r, 16), cell(r, 17));
+    /* A fleet's members, without their braces (none outside a fleet). */
+    if (!PQgetisnull(r, 0, 18))
+        fprintf(f, ",%s", PQgetvalue(r, 0, 18));
+    fprintf(f, ",\"plan\":%s", cell(r, 19));
+    if (!PQgetisnull(r, 0, 20))
+        fprintf(f, ",\"hooks\":%s", PQgetvalue(r, 0, 20));
+    fputc('}', f);
+}
+
+enum hv_db_status hv_db_plan_read(int64_t id, char **answer)
+{
+    *answer = NULL;
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char idtxt[24];
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
+    PGresult *r = NULL;
+    enum hv_db_status s = hv_db_exec(db, &plan_read, params, &r);
+    if (s == HV_DB_OK) {
+        size_t len = 0;
+        FILE *f = open_memstream(answer, &len);
+        if (f != NULL) {
+            plan_read_json(f, r);
+            if (fclose(f) != 0) {
+                free(*answer);
+                *answer = NULL;
+            }
+        }
+        if (*answer == NULL)
             s = HV_DB_ERROR;
     }
     PQclear(r);

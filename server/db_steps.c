@@ -1,6 +1,7 @@
 /* db_steps.c — see db_steps.h. */
 #include "db_steps.h"
 
+#include "db_admit.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -65,17 +66,19 @@ static const struct hv_stmt recheck = {
     "WHERE status = 'waiting_for_operator' AND lease_until < now()",
     0};
 
-/* A plan whose current block ended (no open job in it, no open step)
- * moves to the next block's apply step, or to its restore step after the
- * last block. */
+/* Plan p's current block ended: no open job in it, no open step. */
+#define BLOCK_ENDED                                                                                \
+    "p.current_block IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.plan_id = p.id AND " \
+    "j.block = p.current_block AND j.status IN ('queued', 'running')) AND NOT EXISTS (SELECT 1 "   \
+    "FROM plan_steps s WHERE s.plan_id = p.id AND s.status IN ('queued', 'running', "              \
+    "'waiting_for_operator'))"
+
+/* A plan whose current block ended moves to the next block's apply step,
+ * or to its restore step after the last block. */
 static const struct hv_stmt advance = {
     "steps_advance",
-    "WITH due AS (SELECT p.id, p.current_block AS k FROM plans p "
-    " WHERE p.current_block IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jobs j "
-    "  WHERE j.plan_id = p.id AND j.block = p.current_block AND j.status IN ('queued', 'running')) "
-    " AND NOT EXISTS (SELECT 1 FROM plan_steps s WHERE s.plan_id = p.id "
-    "  AND s.status IN ('queued', 'running', 'waiting_for_operator')) FOR UPDATE OF p SKIP "
-    "LOCKED), "
+    "WITH due AS (SELECT p.id, p.current_block AS k FROM plans p WHERE " BLOCK_ENDED
+    " FOR UPDATE OF p SKIP LOCKED), "
     "nxt AS (SELECT d.id, d.k, EXISTS (SELECT 1 FROM plan_steps s WHERE s.plan_id = d.id "
     " AND s.kind = 'apply' AND s.block = d.k + 1) AS more FROM due d), "
     "moved AS (UPDATE plans p SET current_block = CASE WHEN n.more THEN n.k + 1 END, "
@@ -85,6 +88,7 @@ static const struct hv_stmt advance = {
     " OR (NOT n.more AND s.kind = 'restore'))",
     0};
 
+#define STEP_ADMITTED HV_SQL_PLAN_ADMITTED("s.plan_id")
 static const struct hv_stmt claim = {
     "step_claim",
     "WITH next AS (SELECT s.id FROM plan_steps s JOIN plans p ON p.id = s.plan_id "
@@ -92,7 +96,7 @@ static const struct hv_stmt claim = {
     " AND (s.hook IS NULL OR s.hook ? 'local') "
     /* A fleet plan's child waiting for a slot neither drains nor tunes its
      * host yet; what puts a host back always runs. */
-    " AND (s.kind IN ('after_host', 'restore') OR hv_plan_admitted(s.plan_id)) "
+    " AND (s.kind IN ('after_host', 'restore') OR " STEP_ADMITTED ") "
     " AND (s.kind IN ('before_host', 'after_host') OR (NOT EXISTS (SELECT 1 FROM plans q "
     "  WHERE q.host_name = s.target_name AND q.holds_host AND q.id <> s.plan_id) "
     "  AND NOT EXISTS (SELECT 1 FROM plan_steps h WHERE h.plan_id = s.plan_id "
@@ -258,6 +262,18 @@ enum hv_db_status hv_db_steps_create(struct hv_db *db, const char *plan_id, cons
 static const struct hv_stmt tick_lock = {"steps_tick_lock",
                                          "SELECT pg_advisory_xact_lock(742199, 0)", 0};
 
+/* Whether a tick has anything to do, asked first without its lock: every
+ * claim ticks, and a tick's lock and its UPDATE of jobs (whose statement
+ * triggers run even when it changes no row) are for the steps of tuning
+ * and hooked plans, which most claims have none of. A change this does not
+ * see yet commits later and wakes the claims that tick again. */
+static const struct hv_stmt tick_due = {
+    "steps_tick_due",
+    "SELECT 1 WHERE EXISTS (SELECT 1 FROM plan_steps WHERE status = 'running' AND lease_until < "
+    "now()) OR EXISTS (SELECT 1 FROM plan_steps WHERE status = 'waiting_for_operator' AND "
+    "lease_until < now()) OR EXISTS (SELECT 1 FROM plans p WHERE " BLOCK_ENDED ")",
+    0};
+
 static enum hv_db_status tick_txn(struct hv_db *db, void *arg)
 {
     (void)arg;
@@ -277,6 +293,9 @@ enum hv_db_status hv_db_steps_tick(void)
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
+    enum hv_db_status s = hv_db_exec(db, &tick_due, NULL, NULL);
+    if (s != HV_DB_OK)
+        return s == HV_DB_NONE ? HV_DB_OK : s;
     return hv_db_txn(db, tick_txn, NULL);
 }
 

@@ -791,15 +791,15 @@ void hv_h_plans_list(struct hv_request *req)
 
 void hv_h_plan_get(struct hv_request *req)
 {
-    json_t *summary = NULL;
-    enum hv_db_status s = hv_db_plan_get(req->ids[0], true, &summary);
-    /* Its drain hooks and what they answered, when it has any. */
-    json_t *hooks = NULL;
-    if (s == HV_DB_OK && hv_db_plan_hooks(req->ids[0], &hooks) == HV_DB_OK &&
-        json_array_size(hooks) > 0)
-        json_object_set(summary, "hooks", hooks);
-    json_decref(hooks);
-    hv_reply_one(req, s, summary, "no plan with this id");
+    /* The answer is PostgreSQL's text, sent as it comes. */
+    char *answer = NULL;
+    enum hv_db_status s = hv_db_plan_read(req->ids[0], &answer);
+    if (s == HV_DB_OK)
+        hv_reply_text(req, 200, "application/json", answer);
+    else if (s == HV_DB_NONE)
+        hv_reply_problem(req, HV_E_NOT_FOUND, "no plan with this id", NULL);
+    else
+        hv_reply_db_failure(req, s);
 }
 
 void hv_h_plan_cancel(struct hv_request *req)
