@@ -238,7 +238,7 @@ if [[ $GUEST_DEFINED == 1 ]]; then
     registered=''
     for ((i = 0; i < 120; i++)); do
         tid=$(curl -fsS --max-time 5 "$URL/api/v1/targets?kind=guest" 2>/dev/null |
-            jq -r --arg n "$GUEST" '.items[] | select(.name == $n) | .id' || true)
+            jq -r --arg n "$GUEST" '.items[] | select((.short_name // .name) == $n) | .id' || true)
         [[ $tid =~ ^[0-9]+$ ]] &&
             registered=$(curl -fsS --max-time 5 "$URL/api/v1/targets/$tid" 2>/dev/null |
                 jq -r '.domain.host // empty' || true)
