@@ -8,6 +8,7 @@
 #include "worker/loop.h"
 #include "worker/state.h"
 #include "worker/virt/actuator.h"
+#include "worker/virt.h"
 #include "worker/virt/step.h"
 #include "worker/wake.h"
 
@@ -506,6 +507,22 @@ static json_t *collect_facts(const struct options *o, const struct hv_conf *conf
     return test_facts(facts);
 }
 
+/* libvirt's test driver (test:///default) keeps what was done to its
+ * domains only while a connection of the process is open: once the last
+ * one closes, the next starts from the driver's defaults again. The
+ * worker opens a connection per task (facts, a step, a telemetry pass), so
+ * a setting a step made could read back as the default in the next task.
+ * Holding one connection for the worker's life keeps the driver's state as
+ * a hypervisor keeps its own. NULL for any other URI. */
+static virConnectPtr hold_test_driver(const char *uri)
+{
+    if (uri == NULL || strncmp(uri, "test:", 5) != 0)
+        return NULL;
+    char err[256];
+    const struct hv_virt *lv = hv_virt_load(err, sizeof err);
+    return lv != NULL ? lv->ConnectOpen(uri) : NULL;
+}
+
 /* --check-config: prints the settings the worker would run with, checks
  * its configuration file's sections and asks the server's /healthz.
  * Returns 0 when all is well, else 1 after naming each problem. */
@@ -637,7 +654,10 @@ int main(int argc, char **argv)
             hv_warn("%zu tuning setting%s of an earlier run could not be restored; they stay in "
                     "%s/journal for the plan's restore step or --restore",
                     left, left == 1 ? "" : "s", hv_state_path());
+        virConnectPtr held = hold_test_driver(o.libvirt);
         status = hv_worker_loop(&cfg);
+        if (held != NULL)
+            hv_virt_load(NULL, 0)->ConnectClose(held);
     }
     free(fingerprint);
     json_decref(facts);
