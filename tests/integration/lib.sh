@@ -87,9 +87,13 @@ hv_tail() {
 # Port on 127.0.0.1 that nothing listens on, from a random base. Uses bash's
 # /dev/tcp: a refused connection means the port is free.
 hv_free_port() {
-    local port i
+    local port i lo=32768 _
+    # Below the kernel's ephemeral range: a port picked there can be taken
+    # by any outgoing connection's local end before the server binds it.
+    read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
+    ((lo > 12000)) || lo=32768
     for ((i = 0; i < 200; i++)); do
-        port=$((20000 + (RANDOM + i) % 30000))
+        port=$((10000 + (RANDOM + i) % (lo - 10000)))
         if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
             echo "$port"
             return 0
