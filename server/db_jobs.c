@@ -58,42 +58,54 @@ static const struct hv_stmt expire_due = {
  * also takes the jobs that name it NAME in plans on that host, resolved
  * before it registered, while no target is called NAME. */
 #define JOB_ADMITTED HV_SQL_PLAN_ADMITTED("j.plan_id")
+/* A long poll parked before its worker signed off (a guest powering off)
+ * takes nothing: its answer would go nowhere and the job would wait for
+ * its lease. A fleet plan's child waits for a slot among its siblings
+ * (migrations/022_fleet_plans.sql). Nothing of a plan runs before its
+ * before_host hook succeeded. */
+#define CLAIM_CONDITIONS                                                                           \
+    " AND j.status = 'queued'"                                                                     \
+    " AND EXISTS (SELECT 1 FROM workers w WHERE w.id = $3 AND w.ended_at IS NULL)"                 \
+    " AND " JOB_ADMITTED " AND (j.block IS NULL OR EXISTS (SELECT 1 FROM plans p"                  \
+    "  WHERE p.id = j.plan_id AND p.current_block = j.block AND p.block_ready))"                   \
+    " AND NOT EXISTS (SELECT 1 FROM plan_steps h WHERE h.plan_id = j.plan_id"                      \
+    "  AND h.kind = 'before_host' AND h.status IN ('waiting', 'queued', 'running'))"               \
+    " AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.plan_id = j.plan_id AND o.status = 'running'"   \
+    "  AND o.target_name <> j.target_name"                                                         \
+    "  AND (j.group_id IS NULL OR o.group_id IS DISTINCT FROM j.group_id))"                        \
+    " AND NOT EXISTS (SELECT 1 FROM targets me, plans p, LATERAL (SELECT coalesce("                \
+    "  (SELECT c.to_value FROM target_changes c WHERE c.plan_id = p.id AND c.factor = 'template'"  \
+    "   AND c.object = hv_domain_name(j.target_name) AND c.from_value = 'absent' ORDER BY c.id "   \
+    "DESC LIMIT 1), "                                                                              \
+    "  (SELECT d->>'uuid' FROM targets h, jsonb_array_elements(coalesce(h.facts->'libvirt'->"      \
+    "   'domains', '[]')) d WHERE h.name = p.spec->'targets'->>'host' AND d->>'name' = "           \
+    "   hv_domain_name(j.target_name) LIMIT 1)) AS uuid) dom "                                     \
+    "  WHERE me.id = $1 AND p.id = j.plan_id AND j.target_name <> p.spec->'targets'->>'host' "     \
+    "  AND dom.uuid IS NOT NULL AND lower(dom.uuid) IS DISTINCT FROM lower(me.dmi_uuid))"          \
+    " ORDER BY j.plan_id, j.run_order LIMIT 1 FOR UPDATE OF j SKIP LOCKED"
+
+/* The job is looked for twice, and one of the two looks runs. A target
+ * that is not a guest of a known host takes only jobs of its own name:
+ * compared with one value, the partial index of queued jobs hands them
+ * out in claim order and the first one admitted ends the scan. A list of
+ * names (below) makes the planner collect and sort every queued job of
+ * the target on each claim: some 18 ms a claim with 2,700 queued. A guest
+ * of a known host also takes the jobs of its short name (they are few). */
 static const struct hv_stmt claim = {
     "job_claim",
-    "WITH next AS ("
+    "WITH own AS ("
     " SELECT j.id FROM jobs j"
-    " WHERE j.target_name IN (SELECT name FROM targets WHERE id = $1 UNION ALL SELECT g.short_name"
+    " WHERE j.target_name = (SELECT name FROM targets WHERE id = $1 AND host_id IS "
+    "NULL)" CLAIM_CONDITIONS "), guest AS ("
+    " SELECT j.id FROM jobs j"
+    " WHERE (SELECT host_id IS NOT NULL FROM targets WHERE id = $1)"
+    " AND j.target_name IN (SELECT name FROM targets WHERE id = $1 UNION ALL SELECT g.short_name"
     "  FROM targets g WHERE g.id = $1 AND g.host_id IS NOT NULL"
     "  AND NOT EXISTS (SELECT 1 FROM targets o WHERE o.name = g.short_name))"
-    " AND j.status = 'queued'"
     " AND (j.target_name = (SELECT name FROM targets WHERE id = $1) OR EXISTS (SELECT 1"
     "  FROM plans hp, targets g JOIN targets h ON h.id = g.host_id WHERE g.id = $1"
-    "  AND hp.id = j.plan_id AND hp.spec->'targets'->>'host' = h.name))"
-    /* A long poll parked before its worker signed off (a guest powering
-     * off) takes nothing: its answer would go nowhere and the job would
-     * wait for its lease. */
-    " AND EXISTS (SELECT 1 FROM workers w WHERE w.id = $3 AND w.ended_at IS NULL)"
-    /* A fleet plan's child waits for a slot among its siblings
-     * (migrations/022_fleet_plans.sql). */
-    " AND " JOB_ADMITTED
-    " AND (j.block IS NULL OR EXISTS (SELECT 1 FROM plans p WHERE p.id = j.plan_id"
-    "  AND p.current_block = j.block AND p.block_ready))"
-    /* Nothing of a plan runs before its before_host hook succeeded. */
-    " AND NOT EXISTS (SELECT 1 FROM plan_steps h WHERE h.plan_id = j.plan_id"
-    "  AND h.kind = 'before_host' AND h.status IN ('waiting', 'queued', 'running'))"
-    " AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.plan_id = j.plan_id AND o.status = 'running'"
-    "  AND o.target_name <> j.target_name"
-    "  AND (j.group_id IS NULL OR o.group_id IS DISTINCT FROM j.group_id))"
-    " AND NOT EXISTS (SELECT 1 FROM targets me, plans p, LATERAL (SELECT coalesce("
-    "  (SELECT c.to_value FROM target_changes c WHERE c.plan_id = p.id AND c.factor = 'template'"
-    "   AND c.object = hv_domain_name(j.target_name) AND c.from_value = 'absent' ORDER BY c.id "
-    "DESC LIMIT 1), "
-    "  (SELECT d->>'uuid' FROM targets h, jsonb_array_elements(coalesce(h.facts->'libvirt'->"
-    "   'domains', '[]')) d WHERE h.name = p.spec->'targets'->>'host' AND d->>'name' = "
-    "   hv_domain_name(j.target_name) LIMIT 1)) AS uuid) dom "
-    "  WHERE me.id = $1 AND p.id = j.plan_id AND j.target_name <> p.spec->'targets'->>'host' "
-    "  AND dom.uuid IS NOT NULL AND lower(dom.uuid) IS DISTINCT FROM lower(me.dmi_uuid))"
-    " ORDER BY j.plan_id, j.run_order LIMIT 1 FOR UPDATE SKIP LOCKED) "
+    "  AND hp.id = j.plan_id AND hp.spec->'targets'->>'host' = h.name))" CLAIM_CONDITIONS
+    "), next AS (SELECT id FROM own UNION ALL SELECT id FROM guest)"
     ", claimed AS ("
     "UPDATE jobs j SET status = 'running', attempt = j.attempt + 1, target_id = $1, "
     "lease_until = now() + make_interval(secs => $2::int), claimed_at = now(), ready_at = NULL, "
