@@ -96,24 +96,36 @@ drain() {
     [[ $claimed == "$JOBS" && $dups == 0 ]] || hv_die "run $run: claimed $claimed of $JOBS, $dups duplicates"
     left=$(bench_sql "SELECT count(*) FROM jobs WHERE plan_id IN ($plan) AND status <> 'done'")
     [[ $left == 0 ]] || hv_die "run $run: $left jobs not done"
+    # CPU per job drained, every process of the drain: the servers,
+    # PostgreSQL and the load generator.
+    cpu_job=$(echo "(($srv1 - $srv0) + ($pg1 - $pg0)) / $CLK_TCK * 1000 / $JOBS + $client_cpu * 1000 / $JOBS" | bc -l)
     rows+=("$(printf '| %d | %d%s | %d | %.1f | %.2f | **%.0f** | %.2f | %.2f | %.1f / %.1f / %.1f |' \
         "$run" "$n" "$([[ $layout == hosts ]] && echo ", $WORKERS hosts")" "$JOBS" "$submit_s" "$secs" "$rate" "$p50" "$p99" \
         "$(echo "($srv1 - $srv0) / $CLK_TCK" | bc -l)" "$(echo "($pg1 - $pg0) / $CLK_TCK" | bc -l)" \
         "$client_cpu")")
 }
 
-rates1=() rates2=() rates3=() p99s1=() p99s2=() p99s3=() p50s1=() tpss=()
+rates1=() rates2=() rates3=() p99s1=() p99s2=() p99s3=() p50s1=() tpss=() cpus1=() cpus3=() pgcpus=()
 rows=()
 for ((run = 1; run <= RUNS; run++)); do
     drain "$run" 1
-    rates1+=("$rate") p50s1+=("$p50") p99s1+=("$p99")
+    rates1+=("$rate") p50s1+=("$p50") p99s1+=("$p99") cpus1+=("$cpu_job")
     drain "$run" 2
     rates2+=("$rate") p99s2+=("$p99")
     drain "$run" 1 hosts
-    rates3+=("$rate") p99s3+=("$p99")
+    rates3+=("$rate") p99s3+=("$p99") cpus3+=("$cpu_job")
+    # pgbench's CPU and PostgreSQL's while it runs, per transaction: the
+    # same accounting as a drain's (`times` reports this shell's children).
+    times >"$BENCH_TMP/times0"
+    pg0=$(bench_pg_ticks)
     pgbench -n -N -c "$WORKERS" -j 2 -T "$PGB_SECS" "$PGB_DB" >"$BENCH_TMP/pgbench-$run.txt" 2>&1 ||
         { hv_tail "$BENCH_TMP/pgbench-$run.txt"; hv_die "pgbench -N failed"; }
+    pg1=$(bench_pg_ticks)
+    times >"$BENCH_TMP/times1"
     tpss+=("$(awk '/^tps = / {print $3; exit}' "$BENCH_TMP/pgbench-$run.txt")")
+    txns=$(awk '/^number of transactions actually processed: / {print $6; exit}' "$BENCH_TMP/pgbench-$run.txt")
+    pgcpus+=("$(echo "(($pg1 - $pg0) / $CLK_TCK + $(bench_times_children "$BENCH_TMP/times1") -" \
+        "$(bench_times_children "$BENCH_TMP/times0")) * 1000 / $txns" | bc -l)")
 done
 
 R1=$(bench_median "${rates1[@]}") R2=$(bench_median "${rates2[@]}") T=$(bench_median "${tpss[@]}")
@@ -132,6 +144,12 @@ echo "|---|---|"
 for ((run = 1; run <= RUNS; run++)); do printf '| %d | %.0f |\n' "$run" "${tpss[run - 1]}"; done
 printf '| median | **%.0f** |\n' "$T"
 echo
+C1=$(bench_median "${cpus1[@]}") C3=$(bench_median "${cpus3[@]}") CP=$(bench_median "${pgcpus[@]}")
+printf 'CPU per job drained (servers + PostgreSQL + hvload), medians: %.3f ms with one target, %.3f ms with %d hosts;\n' \
+    "$C1" "$C3" "$WORKERS"
+printf 'CPU per pgbench -N transaction (pgbench + PostgreSQL): %.3f ms. On %d CPUs the drain cannot pass %.0f jobs/s.\n' \
+    "$CP" "$(nproc)" "$(echo "$(nproc) * 1000 / $C3" | bc -l)"
+echo
 BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK ${THREADS:+BENCH_THREADS=$THREADS }BENCH_RUNS=$RUNS BENCH_WORKERS=$WORKERS BENCH_REPS=$REPS BENCH_WAIT=$WAIT BENCH_PGB_SECONDS=$PGB_SECS BENCH_SCALE=$SCALE BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/claims.sh"
 bench_result claims "jobs drained/s, 1 server ($WORKERS workers)" "$(printf %.0f "$R1")" jobs/s \
     "pgbench -N -c $WORKERS" "$(printf %.0f "$T")" "$(bench_ratio "$R1" "$T")" ">=0.5" "$RUNS" \
@@ -142,5 +160,9 @@ bench_result claims "jobs drained/s, 2 servers ($WORKERS workers)" "$(printf %.0
 bench_result claims "jobs drained/s, 1 server, $WORKERS hosts (a worker and a plan each)" \
     "$(printf %.0f "$R3")" jobs/s "pgbench -N -c $WORKERS" "$(printf %.0f "$T")" \
     "$(bench_ratio "$R3" "$T")" ">=0.5" "$RUNS" "claim p99 $(printf %.1f "$Q3") ms; 0 duplicates"
+bench_result claims "CPU per job drained, 1 server, $WORKERS hosts (servers + PostgreSQL + hvload)" \
+    "$(printf %.3f "$C3")" "CPU ms" "CPU per pgbench -N transaction (pgbench + PostgreSQL)" \
+    "$(printf %.3f "$CP")" "$(bench_ratio "$C3" "$CP")" - "$RUNS" \
+    "one target: $(printf %.3f "$C1") ms a job; the ratio of CPU a job costs to what a transaction costs"
 echo "reproduce: make bench-progs && $BENCH_COMMAND"
 echo "each drain: HVBENCH_TOKEN=<worker token> $HVLOAD --server URL [--server URL2] --workers $WORKERS --target $TARGET --samples 0 --metrics 1 --wait $WAIT --duration-limit 600 --json"

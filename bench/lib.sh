@@ -220,6 +220,16 @@ bench_ticks() {
     echo $((f[11] + f[12]))
 }
 
+# bench_times_children FILE: the children's user + system CPU seconds of
+# the output of bash's `times` in FILE (its second line, "0m1.250s 0m0.310s").
+bench_times_children() {
+    awk 'NR == 2 {
+        t = 0
+        for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); t += a[1] * 60 + a[2] }
+        printf "%.3f\n", t
+    }' "$1"
+}
+
 # bench_pg_ticks: CPU ticks the whole PostgreSQL cluster has used so far:
 # every live process of it, plus the children the postmaster has reaped
 # (backends of connections that ended, such as psql's).
