@@ -84,55 +84,66 @@ static const struct hv_stmt expire_due = {
     "  AND dom.uuid IS NOT NULL AND lower(dom.uuid) IS DISTINCT FROM lower(me.dmi_uuid))"          \
     " ORDER BY j.plan_id, j.run_order LIMIT 1 FOR UPDATE OF j SKIP LOCKED"
 
-/* The job is looked for twice, and one of the two looks runs. A target
- * that is not a guest of a known host takes only jobs of its own name:
- * compared with one value, the partial index of queued jobs hands them
- * out in claim order and the first one admitted ends the scan. A list of
- * names (below) makes the planner collect and sort every queued job of
- * the target on each claim: some 18 ms a claim with 2,700 queued. A guest
- * of a known host also takes the jobs of its short name (they are few). */
+/* What a claim does with the job it found (next): runs it, under the
+ * claim's lease, records who has it, and answers the job's document and
+ * whether the plan has jobs on another target (its kept counts,
+ * migrations/016): only then can two claims overlap (claim_txn). A job
+ * on its tuning plan's host also carries what the block's apply step read
+ * back, the plan's disk and NIC and its guests' domains, so the worker
+ * reads the levels again when the job ends. */
+#define CLAIM_TAIL                                                                                 \
+    ", claimed AS ("                                                                               \
+    "UPDATE jobs j SET status = 'running', attempt = j.attempt + 1, target_id = $1, "              \
+    "lease_until = now() + make_interval(secs => $2::int), claimed_at = now(), ready_at = NULL, "  \
+    "lapsed_attempt = NULL "                                                                       \
+    "FROM next, configurations c WHERE j.id = next.id AND c.id = j.config_id "                     \
+    "RETURNING j.id, j.attempt, j.plan_id, j.target_name, json_build_object('id', j.id, "          \
+    "'attempt', j.attempt, 'plan_id', j.plan_id, 'configuration', c.name, 'levels', c.levels, "    \
+    "'repetition', j.repetition, 'workload', j.workload, 'role', j.role, 'group', "                \
+    "(SELECT json_build_object('id', g.id, 'size', g.size) FROM job_groups g "                     \
+    "WHERE g.id = j.group_id), 'tuning', (SELECT json_build_object('settings', s.settings, "       \
+    "'disk', p.spec->'tuning'->'disk', 'nic', p.spec->'tuning'->'nic', 'domains', "                \
+    "(SELECT coalesce(json_agg(DISTINCT hv_domain_name(o.target_name)), '[]') FROM jobs o "        \
+    "WHERE o.plan_id = p.id AND o.target_name <> p.host_name)) "                                   \
+    "FROM plans p JOIN plan_steps s ON s.plan_id = p.id "                                          \
+    "AND s.kind = 'apply' AND s.block = j.block WHERE p.id = j.plan_id "                           \
+    "AND p.host_name = j.target_name AND s.settings IS NOT NULL))::text AS doc), "                 \
+    "mine AS (INSERT INTO job_claims (job_id, attempt, worker_id) "                                \
+    " SELECT id, attempt, $3 FROM claimed), "                                                      \
+    "answer AS (SELECT doc, EXISTS (SELECT 1 FROM plan_job_counts k "                              \
+    " WHERE k.plan_id = claimed.plan_id AND k.target_name <> claimed.target_name) AS shared "      \
+    " FROM claimed) "
+
+/* A target that is not a guest of a known host takes only jobs of its own
+ * name: compared with one value, the partial index of queued jobs hands
+ * them out in claim order and the first one admitted ends the scan (a list
+ * of names, as a guest's below, makes the planner collect and sort every
+ * queued job of the target on each claim: some 18 ms a claim with 2,700
+ * queued). Its one row says, when no job was found, whether the target is
+ * a guest of a known host, which claim_guest serves. */
 static const struct hv_stmt claim = {
     "job_claim",
-    "WITH own AS ("
+    "WITH next AS ("
     " SELECT j.id FROM jobs j"
     " WHERE j.target_name = (SELECT name FROM targets WHERE id = $1 AND host_id IS "
-    "NULL)" CLAIM_CONDITIONS "), guest AS ("
+    "NULL)" CLAIM_CONDITIONS ")" CLAIM_TAIL
+    "SELECT a.doc, a.shared, t.host_id IS NOT NULL FROM targets t LEFT JOIN answer a ON true "
+    "WHERE t.id = $1",
+    3};
+
+/* A guest of a known host also takes the jobs that name it by its short
+ * name in plans on its host (they are few). */
+static const struct hv_stmt claim_guest = {
+    "job_claim_guest",
+    "WITH next AS ("
     " SELECT j.id FROM jobs j"
-    " WHERE (SELECT host_id IS NOT NULL FROM targets WHERE id = $1)"
-    " AND j.target_name IN (SELECT name FROM targets WHERE id = $1 UNION ALL SELECT g.short_name"
+    " WHERE j.target_name IN (SELECT name FROM targets WHERE id = $1 UNION ALL SELECT g.short_name"
     "  FROM targets g WHERE g.id = $1 AND g.host_id IS NOT NULL"
     "  AND NOT EXISTS (SELECT 1 FROM targets o WHERE o.name = g.short_name))"
     " AND (j.target_name = (SELECT name FROM targets WHERE id = $1) OR EXISTS (SELECT 1"
     "  FROM plans hp, targets g JOIN targets h ON h.id = g.host_id WHERE g.id = $1"
     "  AND hp.id = j.plan_id AND hp.spec->'targets'->>'host' = h.name))" CLAIM_CONDITIONS
-    "), next AS (SELECT id FROM own UNION ALL SELECT id FROM guest)"
-    ", claimed AS ("
-    "UPDATE jobs j SET status = 'running', attempt = j.attempt + 1, target_id = $1, "
-    "lease_until = now() + make_interval(secs => $2::int), claimed_at = now(), ready_at = NULL, "
-    "lapsed_attempt = NULL "
-    "FROM next, configurations c WHERE j.id = next.id AND c.id = j.config_id "
-    "RETURNING j.id, j.attempt, j.plan_id, j.target_name, json_build_object('id', j.id, 'attempt', "
-    "j.attempt, 'plan_id', "
-    "j.plan_id, 'configuration', c.name, 'levels', c.levels, 'repetition', j.repetition, "
-    "'workload', j.workload, "
-    "'role', j.role, 'group', (SELECT json_build_object('id', g.id, 'size', g.size) "
-    "FROM job_groups g WHERE g.id = j.group_id), "
-    /* A job on its tuning plan's host: what the block's apply step read
-     * back, the plan's disk and NIC and its guests' domains, so the worker
-     * reads the levels again when the job ends. */
-    "'tuning', (SELECT json_build_object('settings', s.settings, 'disk', p.spec->'tuning'->'disk', "
-    "'nic', p.spec->'tuning'->'nic', 'domains', (SELECT coalesce(json_agg(DISTINCT "
-    "hv_domain_name(o.target_name)), '[]') FROM jobs o WHERE o.plan_id = p.id AND o.target_name <> "
-    "p.host_name)) "
-    "FROM plans p JOIN plan_steps s ON s.plan_id = p.id "
-    "AND s.kind = 'apply' AND s.block = j.block WHERE p.id = j.plan_id "
-    "AND p.host_name = j.target_name AND s.settings IS NOT NULL))::text AS doc), "
-    "mine AS (INSERT INTO job_claims (job_id, attempt, worker_id) "
-    " SELECT id, attempt, $3 FROM claimed) "
-    /* Whether the plan has jobs on another target (its kept counts,
-     * migrations/016): only then can two claims overlap (below). */
-    "SELECT doc, EXISTS (SELECT 1 FROM plan_job_counts k WHERE k.plan_id = claimed.plan_id "
-    " AND k.target_name <> claimed.target_name) FROM claimed",
+    ")" CLAIM_TAIL "SELECT doc, shared FROM answer",
     3};
 
 /* A cancelled job answers with cancel = true instead of a conflict, so
@@ -289,6 +300,12 @@ static enum hv_db_status claim_txn(struct hv_db *db, void *arg)
     a->job = NULL;
     PGresult *r;
     enum hv_db_status s = hv_db_exec(db, &claim, a->params, &r);
+    if (s == HV_DB_OK && PQgetisnull(r, 0, 0)) {
+        bool guest = PQgetvalue(r, 0, 2)[0] == 't';
+        PQclear(r);
+        r = NULL;
+        s = guest ? hv_db_exec(db, &claim_guest, a->params, &r) : HV_DB_NONE;
+    }
     bool shared = false;
     if (s == HV_DB_OK) {
         a->job = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
