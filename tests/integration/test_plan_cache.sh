@@ -105,6 +105,50 @@ for name in one two three; do
 done
 assert_eq "--plan-cache-ms 0: nothing counted" "0 0" "$(reads "$URL2")"
 
+# The read sums a plan's count rows in C (server/db_plans.c); the list
+# builds each summary from the plan_summaries view in SQL. In every state
+# both say the same, member for member.
+sub() {
+    jq -c "$1" "$HV_TMP/plan.json" >"$HV_TMP/sub.json"
+    api POST /api/v1/plans "${S[@]}" --data-binary @"$HV_TMP/sub.json"
+    [[ $STATUS == 201 ]] || hv_die "submitting $1: $STATUS $BODY"
+    json .id
+}
+Q1=$(sub '.targets.host = "sum-h" | .targets.guests = {domains: ["g7", "g1", "g2", "g3", "g4", "g5", "g6"]}')
+Q2=$(sub '.targets.host = "sum-run" | .repetitions.min = 8')
+Q3=$(sub '.targets.host = "sum-ended" | .repetitions.min = 32')
+Q4=$(sub '.targets.host = "sum-wait"')
+Q5=$(sub '.targets.host = "sum-none"')
+Q6=$(sub '.targets.host = "sum-cancel"')
+hv_register sum-run
+api POST /api/v1/jobs/claim "${W[@]}" --data-binary '{}'
+sql "UPDATE jobs SET status = 'done', finished_at = now() WHERE plan_id = $Q2 AND run_order < 2"
+sql "UPDATE jobs SET status = 'done', finished_at = now() - interval '1 day' WHERE plan_id = $Q3 AND run_order < 1"
+sql "UPDATE jobs SET status = 'failed', finished_at = now() - interval '2 days' WHERE plan_id = $Q3 AND run_order >= 1"
+sql "UPDATE plans SET waiting = '{\"reason\": \"waiting_for_operator\", \"since\": \"2026-01-01T00:00:00Z\", \"detail\": \"run \\\"x\\\"\"}', adaptive = '{\"round\": 2}' WHERE id = $Q4"
+sql "INSERT INTO jobs (plan_id, config_id, workload_id, workload, target_name, repetition, run_order)
+     SELECT plan_id, config_id, workload_id, workload, E'odd \"name\"\\\t', 9, 99 FROM jobs WHERE plan_id = $Q1 LIMIT 1"
+sql "DELETE FROM jobs WHERE plan_id = $Q5"
+assert_status 200 POST "/api/v1/plans/$Q6/cancel" "${S[@]}"
+BODY=$(curl -fsS "${R[@]}" "$URL2/api/v1/plans?limit=500")
+LIST=$BODY
+for q in "$Q1" "$Q2" "$Q3" "$Q4" "$Q5" "$Q6"; do
+    BODY=$(curl -fsS "${R[@]}" "$URL2/api/v1/plans/$q")
+    read_one=$(json -S 'del(.plan)')
+    listed=$(jq -S --argjson id "$q" '.items[] | select(.id == $id)' <<<"$LIST")
+    assert_eq "plan $q ($(json '"\(.status), \(.jobs.total) jobs"')): the read's summary is the list's" \
+        "$listed" "$read_one"
+done
+BODY=$(curl -fsS "${R[@]}" "$URL2/api/v1/plans/$Q1")
+assert_eq "the unregistered targets, five named in order" \
+    'waiting for targets g1, g2, g3, g4, g5 and 4 more (never registered)' "$(json .waiting.detail)"
+BODY=$(curl -fsS "${R[@]}" "$URL2/api/v1/plans/$Q3")
+assert_eq "an ended plan's counts, progress and end" "failed 1 31 1 true" \
+    "$(json '"\(.status) \(.jobs.done) \(.jobs.failed) \(.progress) \(.finished_at == .updated_at)"')"
+BODY=$(curl -fsS "${R[@]}" "$URL2/api/v1/plans/$Q2")
+assert_eq "a running plan's progress, rounded to 4 places" "running 0.25" \
+    "$(json '"\(.status) \(.progress)"')"
+
 # The option: a config-file key and a variable like the others; bounds.
 conf=$HV_TMP/server.json
 jq -n '{"plan-cache-ms": 250}' >"$conf"
