@@ -928,36 +928,17 @@ static void sum_row(struct plan_sums *sum, const PGresult *r, int i)
  * escapes it (so the text is what json_build_object gave). */
 static void put_json_chars(FILE *f, const char *s)
 {
+    /* The characters written as a backslash and a letter, and the letters. */
+    static const char special[] = "\"\\\b\f\n\r\t", letter[] = "\"\\bfnrt";
     for (; *s != '\0'; s++) {
         unsigned char ch = (unsigned char)*s;
-        switch (ch) {
-        case '"':
-            fputs("\\\"", f);
-            break;
-        case '\\':
-            fputs("\\\\", f);
-            break;
-        case '\b':
-            fputs("\\b", f);
-            break;
-        case '\f':
-            fputs("\\f", f);
-            break;
-        case '\n':
-            fputs("\\n", f);
-            break;
-        case '\r':
-            fputs("\\r", f);
-            break;
-        case '\t':
-            fputs("\\t", f);
-            break;
-        default:
-            if (ch < ' ')
-                fprintf(f, "\\u%04x", ch);
-            else
-                fputc(ch, f);
-        }
+        const char *at = strchr(special, ch);
+        if (at != NULL)
+            fprintf(f, "\\%c", letter[at - special]);
+        else if (ch < ' ')
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
     }
 }
 
