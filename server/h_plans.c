@@ -18,7 +18,6 @@
 #include "webhooks.h"
 
 #include <pthread.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
