@@ -19,4 +19,5 @@ struct hv_server_config hv_cfg = {
     .n_trusted = 1,
     .lease_seconds = 60,
     .group_start_delay = 2.0,
+    .plan_cache_ms = 1000,
 };

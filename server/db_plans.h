@@ -51,8 +51,9 @@ enum hv_db_status hv_db_plan_get(int64_t id, bool with_spec, json_t **out);
 
 /** GET /api/v1/plans/{id}'s answer for plan id, as hv_db_plan_get() with
  *  with_spec and the plan's drain hooks under "hooks" when it has any give
- *  it, as JSON text read in one statement: a new string in *answer, the
- *  caller's to free. HV_DB_NONE when there is no such plan. */
+ *  it, as JSON text read in one statement (two for a plan of a fleet or
+ *  with drain hooks): a new string in *answer, the caller's to free.
+ *  HV_DB_NONE when there is no such plan. */
 enum hv_db_status hv_db_plan_read(int64_t id, char **answer);
 
 /** Filters of a plan listing; NULL / 0 members do not filter. */

@@ -1,4 +1,5 @@
 /* h_plans.c — submitting, listing, reading and cancelling plans. */
+#include "answer_cache.h"
 #include "auth.h"
 #include "config.h"
 #include "db_hooks.h"
@@ -7,13 +8,16 @@
 #include "factors.h"
 #include "handlers.h"
 #include "jspec.h"
+#include "metrics.h"
 #include "plan.h"
 #include "plan_fleet.h"
 #include "selector.h"
 #include "query.h"
 #include "site_bench.h"
+#include "timeutil.h"
 #include "webhooks.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -789,17 +793,57 @@ void hv_h_plans_list(struct hv_request *req)
     reply_page(req, items, limit, "id");
 }
 
-void hv_h_plan_get(struct hv_request *req)
+/* The plans' answers kept for --plan-cache-ms (answer_cache.h): the
+ * plans most recently read, and no answer over a mebibyte (a plan of many
+ * workloads and targets), which is read each time. */
+#define PLAN_CACHE_KEYS    256
+#define PLAN_CACHE_MAX_LEN ((size_t)1 << 20)
+
+static struct hv_answer_cache *plan_answers;
+static pthread_once_t plan_answers_once = PTHREAD_ONCE_INIT;
+
+static void plan_answers_make(void)
+{
+    plan_answers = hv_answer_cache_new(PLAN_CACHE_KEYS, PLAN_CACHE_MAX_LEN);
+}
+
+/* Answers plan req->ids[0] as read from the database now; with cache, the
+ * answer is kept there with gen and read_at (taken before the read). */
+static void reply_plan(struct hv_request *req, struct hv_answer_cache *cache, uint64_t gen,
+                       double read_at)
 {
     /* The answer is PostgreSQL's text, sent as it comes. */
     char *answer = NULL;
     enum hv_db_status s = hv_db_plan_read(req->ids[0], &answer);
-    if (s == HV_DB_OK)
+    if (s == HV_DB_OK) {
+        if (cache != NULL)
+            hv_answer_cache_put(cache, req->ids[0], gen, read_at, answer, strlen(answer));
         hv_reply_text(req, 200, "application/json", answer);
-    else if (s == HV_DB_NONE)
+    } else if (s == HV_DB_NONE) {
         hv_reply_problem(req, HV_E_NOT_FOUND, "no plan with this id", NULL);
-    else
+    } else {
         hv_reply_db_failure(req, s);
+    }
+}
+
+void hv_h_plan_get(struct hv_request *req)
+{
+    if (hv_cfg.plan_cache_ms <= 0) {
+        reply_plan(req, NULL, 0, 0);
+        return;
+    }
+    pthread_once(&plan_answers_once, plan_answers_make);
+    /* Both before the read: an answer kept is at most as new as they say. */
+    uint64_t gen = hv_write_gen();
+    double now = hv_monotonic();
+    char *kept = plan_answers != NULL ? hv_answer_cache_get(plan_answers, req->ids[0], gen, now,
+                                                            hv_cfg.plan_cache_ms / 1000.0)
+                                      : NULL;
+    hv_metrics_plan_cache(kept != NULL);
+    if (kept != NULL)
+        hv_reply_text(req, 200, "application/json", kept);
+    else
+        reply_plan(req, plan_answers, gen, now);
 }
 
 void hv_h_plan_cancel(struct hv_request *req)
@@ -817,7 +861,8 @@ void hv_h_plan_cancel(struct hv_request *req)
         hv_reply_db_failure(req, s);
         return;
     }
-    hv_h_plan_get(req);
+    /* Read anew: the cancellation is not yet counted in the generation. */
+    reply_plan(req, NULL, 0, 0);
 }
 
 void hv_h_plan_jobs(struct hv_request *req)

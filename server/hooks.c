@@ -1,6 +1,7 @@
 /* hooks.c — see hooks.h. */
 #include "hooks.h"
 
+#include "answer_cache.h"
 #include "config.h"
 #include "db_hooks.h"
 #include "httpc.h"
@@ -96,6 +97,7 @@ static void call_one(const struct hv_hook_due *d)
         hv_warn("hook %lld (%s) %s, attempt %d: %s%s", (long long)d->id, d->kind, d->url,
                 d->attempt, err, retry < 0 ? "; the hook failed" : "");
     hv_db_hook_done(d->id, d->attempt, ok, ok ? NULL : err, answer, retry);
+    hv_write_gen_bump(); /* a plan read shows its hooks */
     free(answer);
 }
 
@@ -106,6 +108,8 @@ static void *call_loop(void *arg)
         struct hv_hook_due due[BATCH];
         int n = 0;
         hv_db_hooks_take(due, BATCH, LOCK_SECONDS, &n);
+        if (n > 0)
+            hv_write_gen_bump(); /* taken hooks show as running */
         for (int i = 0; i < n; i++) {
             if (!stopping)
                 call_one(&due[i]);

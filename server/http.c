@@ -6,6 +6,7 @@
  * answer would drop the rest of the upload and turn keep-alive off. */
 #include "http.h"
 
+#include "answer_cache.h"
 #include "auth.h"
 #include "config.h"
 #include "conns.h"
@@ -282,6 +283,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         }
         dispatch(req);
     }
+    /* What the handler changed is committed: kept answers read before it
+     * are stale (answer_cache.h). A long poll's handler may change rows
+     * before it parks (a claim's lease sweep) and again when it answers. */
+    if (req->route != NULL && strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        hv_write_gen_bump();
     if (req->park) {
         /* Suspend first, then register: a wake-up can only come for a
          * connection that is really suspended. */

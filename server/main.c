@@ -97,7 +97,10 @@ static void usage(FILE *f)
         "  --hook-secret-file FILE   the key url drain hooks are signed with (plans' hooks;\n"
         "                            without it, plans with url hooks are refused)\n"
         "  --hook-addresses public|any  whether url hooks may call loopback, link-local and\n"
-        "                            private addresses (default public)\n\n"
+        "                            private addresses (default public)\n"
+        "  --plan-cache-ms N         GET /api/v1/plans/{id} answers kept up to N ms (0-1000,\n"
+        "                            default 1000; 0: none kept); changes made through this\n"
+        "                            server show at once, others within N ms\n\n"
         "token commands:\n"
         "  token create --role admin|submit|worker|read --name NAME   prints the token once\n"
         "  token list\n"
@@ -182,6 +185,8 @@ static const struct number_option serve_numbers[] = {
     {"header-timeout", CFG(header_timeout), 1, 3600},
     {"max-per-address", CFG(max_per_address), 0, 100000},
     {"lease", CFG(lease_seconds), 1, 86400},
+    /* At most a second: a change made elsewhere shows within it. */
+    {"plan-cache-ms", CFG(plan_cache_ms), 0, 1000},
 };
 
 #define N_NUMBERS (sizeof serve_numbers / sizeof serve_numbers[0])
@@ -365,12 +370,14 @@ static int check_config(void)
     printf("db = %s\nlisten = %s:%u\nthreads = %u\nweb-dir = %s\nmigrations-dir = %s\n"
            "max-body = %zu\nmax-result-body = %zu\nmax-connections = %u\n"
            "connection-timeout = %u\nheader-timeout = %u\ntrusted = %s\ntrusted-reserve = %u\n"
-           "max-per-address = %u\nlease = %d\nworker-live = %d\nread-auth = %s\n",
+           "max-per-address = %u\nlease = %d\nworker-live = %d\nread-auth = %s\n"
+           "plan-cache-ms = %d\n",
            hv_cfg.db, hv_cfg.listen_host, hv_cfg.listen_port, hv_cfg.threads, hv_cfg.web_dir,
            hv_cfg.migrations_dir, hv_cfg.max_body, hv_cfg.max_result_body, hv_cfg.max_connections,
            hv_cfg.conn_timeout, hv_cfg.header_timeout, trusted[0] ? trusted : "none",
            hv_cfg.trusted_reserve, hv_cfg.max_per_address, hv_cfg.lease_seconds,
-           hv_cfg.worker_live_seconds, hv_cfg.read_needs_token ? "token" : "open");
+           hv_cfg.worker_live_seconds, hv_cfg.read_needs_token ? "token" : "open",
+           hv_cfg.plan_cache_ms);
     int problems = 0;
     char index[4096];
     snprintf(index, sizeof index, "%s/index.html", hv_cfg.web_dir);

@@ -42,6 +42,7 @@ struct slot {
 static struct slot slots[N_SLOTS];
 static atomic_ulong claims_job, claims_empty, results_stored, samples_ingested, db_reconnects;
 static atomic_ulong refused_address, refused_room, head_timeouts;
+static atomic_ulong plan_cache_hits, plan_cache_misses;
 static atomic_ulong webhook_outcomes[3];
 /* Job durations by outcome (0 ok, 1 error): the one bucket each fell in. */
 static atomic_ulong job_buckets[2][N_JOB_BUCKETS];
@@ -85,6 +86,11 @@ void hv_metrics_request(int route, unsigned status, double seconds)
 void hv_metrics_claim(bool got_job)
 {
     add(got_job ? &claims_job : &claims_empty, 1);
+}
+
+void hv_metrics_plan_cache(bool hit)
+{
+    add(hit ? &plan_cache_hits : &plan_cache_misses, 1);
 }
 
 void hv_metrics_result_stored(size_t samples)
@@ -334,6 +340,11 @@ char *hv_metrics_render(const struct hv_metrics_db *db)
                "HTTP 204).");
     fprintf(f, "hvbench_job_claims_total{outcome=\"job\"} %lu\n", get(&claims_job));
     fprintf(f, "hvbench_job_claims_total{outcome=\"empty\"} %lu\n", get(&claims_empty));
+    put_family(f, "hvbench_plan_cache_reads_total", "counter",
+               "Plan reads (GET /api/v1/plans/{id}) while answers are kept: answered from the "
+               "cache (outcome hit) or from the database (outcome miss).");
+    fprintf(f, "hvbench_plan_cache_reads_total{outcome=\"hit\"} %lu\n", get(&plan_cache_hits));
+    fprintf(f, "hvbench_plan_cache_reads_total{outcome=\"miss\"} %lu\n", get(&plan_cache_misses));
     put_family(f, "hvbench_long_polls_waiting", "gauge",
                "Requests parked in a long poll now (claims waiting for a job, jobs waiting for "
                "their group).");

@@ -40,6 +40,11 @@ void hv_metrics_request(int route, unsigned status, double seconds);
  *  it answered 204 (nothing to run). */
 void hv_metrics_claim(bool got_job);
 
+/** Counts one GET /api/v1/plans/{id} while answers are kept
+ *  (--plan-cache-ms > 0): hit when a kept answer was sent, false when the
+ *  plan was read from the database. */
+void hv_metrics_plan_cache(bool hit);
+
 /** Counts one result stored (not a replayed upload) with its samples. */
 void hv_metrics_result_stored(size_t samples);
 

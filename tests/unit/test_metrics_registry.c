@@ -34,6 +34,8 @@ int main(void)
     CHECK_LINE(t, "hvbench_job_claims_total{outcome=\"job\"} 0");
     CHECK_LINE(t, "hvbench_job_claims_total{outcome=\"empty\"} 0");
     CHECK_LINE(t, "hvbench_long_polls_waiting 0");
+    CHECK_LINE(t, "hvbench_plan_cache_reads_total{outcome=\"hit\"} 0");
+    CHECK_LINE(t, "hvbench_plan_cache_reads_total{outcome=\"miss\"} 0");
     CHECK_LINE(t, "hvbench_results_stored_total 0");
     CHECK_LINE(t, "hvbench_samples_ingested_total 0");
     CHECK_LINE(t, "hvbench_db_reconnects_total 0");
@@ -62,6 +64,9 @@ int main(void)
     hv_metrics_result_stored(3);
     hv_metrics_result_stored(0);
     hv_metrics_db_reconnect();
+    hv_metrics_plan_cache(true);
+    hv_metrics_plan_cache(true);
+    hv_metrics_plan_cache(false);
 
     t = hv_metrics_render(NULL);
     CHECK(t != NULL);
@@ -74,6 +79,8 @@ int main(void)
     CHECK_LINE(t, "hvbench_http_requests_total{route=\"(web page)\",status=\"2xx\"} 1");
     CHECK_LINE(t, "hvbench_http_requests_total{route=\"(no route)\",status=\"4xx\"} 2");
     CHECK_LINE(t, "hvbench_http_requests_total{route=\"(no route)\",status=\"5xx\"} 1");
+    CHECK_LINE(t, "hvbench_plan_cache_reads_total{outcome=\"hit\"} 2");
+    CHECK_LINE(t, "hvbench_plan_cache_reads_total{outcome=\"miss\"} 1");
     /* Cumulative buckets: 1 at 0.001, 2 from 0.005 to 60, 3 at +Inf. */
     static const struct {
         const char *le;
