@@ -16,6 +16,8 @@
 BENCH_QUICK=${BENCH_QUICK:-0}
 BENCH_RESULTS_DIR=${BENCH_RESULTS_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/results}
 BENCH_RESULT_STARTED=0
+# The checkout whose code is measured: the one this file is in.
+BENCH_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # bench_quick QUICK FULL: prints QUICK under BENCH_QUICK=1, FULL otherwise.
 bench_quick() {
@@ -40,10 +42,10 @@ bench_result() {
             'BEGIN {ok = (op == ">=") ? (r >= g) : (r <= g); print ok ? "yes" : "no"}')
     fi
     if [[ $BENCH_RESULT_STARTED == 0 || ! -f $file ]]; then
-        commit=$(git -C "$BENCH_RESULTS_DIR/.." rev-parse --short HEAD 2>/dev/null || echo unknown)
+        commit=$(git -C "$BENCH_REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
         # "-dirty": the code measured differs from the commit (changes to
         # the benchmarks themselves and to BENCHMARKS.md do not count).
-        if [[ -n $(git -C "$BENCH_RESULTS_DIR/.." status --porcelain --untracked-files=no -- . \
+        if [[ -n $(git -C "$BENCH_REPO" status --porcelain --untracked-files=no -- . \
             ':!bench' ':!BENCHMARKS.md' 2>/dev/null) ]]; then
             commit+=-dirty
         fi
