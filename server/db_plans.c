@@ -866,13 +866,16 @@ static const char *cell(const PGresult *r, int c)
 }
 
 /* Writes plan_read's row r as the answer's JSON to f. */
+/* The summary's first members, as both writers of a plan read print them:
+ * id, name, status, created, updated, started, finished, cancelled, seed. */
+#define SUMMARY_HEAD                                                                               \
+    "{\"id\":%s,\"name\":%s,\"status\":\"%s\",\"created_at\":%s,\"updated_at\":%s,"                \
+    "\"started_at\":%s,\"finished_at\":%s,\"cancelled_at\":%s,\"seed\":%s,"
+
 static void plan_read_json(FILE *f, const PGresult *r)
 {
-    fprintf(f,
-            "{\"id\":%s,\"name\":%s,\"status\":\"%s\",\"created_at\":%s,\"updated_at\":%s,"
-            "\"started_at\":%s,\"finished_at\":%s,\"cancelled_at\":%s,\"seed\":%s,",
-            cell(r, 0), cell(r, 1), cell(r, 2), cell(r, 3), cell(r, 4), cell(r, 5), cell(r, 6),
-            cell(r, 7), cell(r, 8));
+    fprintf(f, SUMMARY_HEAD, cell(r, 0), cell(r, 1), cell(r, 2), cell(r, 3), cell(r, 4), cell(r, 5),
+            cell(r, 6), cell(r, 7), cell(r, 8));
     fprintf(f,
             "\"jobs\":{\"total\":%s,\"queued\":%s,\"running\":%s,\"done\":%s,\"failed\":%s,"
             "\"cancelled\":%s},\"progress\":%s,\"waiting\":%s,\"rounds\":%s",
@@ -987,10 +990,7 @@ static void plan_rows_json(FILE *f, const PGresult *r)
                    : sum.state_at != NULL              ? sum.state_at
                    : sum.finished_max != NULL          ? sum.finished_max
                                                        : updated;
-    fprintf(f,
-            "{\"id\":%s,\"name\":%s,\"status\":\"%s\",\"created_at\":%s,\"updated_at\":%s,"
-            "\"started_at\":%s,\"finished_at\":%s,\"cancelled_at\":%s,\"seed\":%s,",
-            cell(r, PR_ID), cell(r, PR_NAME), status, cell(r, PR_CREATED_AT),
+    fprintf(f, SUMMARY_HEAD, cell(r, PR_ID), cell(r, PR_NAME), status, cell(r, PR_CREATED_AT),
             sum.state_at != NULL && ts_later(sum.state_at, updated) ? sum.state_at : updated,
             sum.started_at != NULL ? sum.started_at : "null", finished, cancelled_at,
             cell(r, PR_SEED));
