@@ -136,12 +136,13 @@ static const struct hv_stmt quick_series = {
                       "WHERE EXISTS (SELECT 1 FROM targets t WHERE t.id = $1) ORDER BY 1",
     5};
 
-/* The target's name and its history mark (migrations/028): what changes
- * whenever anything its history answers read may have changed. */
+/* The target's name and its history mark (migrations/028; the sum of the
+ * target's shards, 035): what changes whenever anything its history
+ * answers read may have changed. */
 static const struct hv_stmt read_mark = {
     "history_mark",
-    "SELECT t.name || ':' || coalesce(h.mark, 0) FROM targets t "
-    "LEFT JOIN history_marks h ON h.target_name = t.name WHERE t.id = $1",
+    "SELECT t.name || ':' || coalesce((SELECT sum(h.mark) FROM history_marks h "
+    "WHERE h.target_name = t.name), 0) FROM targets t WHERE t.id = $1",
     1};
 
 static const struct hv_stmt keep_points = {
