@@ -65,12 +65,14 @@ pgbench -q -i -s "$SCALE" "$PGB_DB" >"$BENCH_TMP/pgbench-init.log" 2>&1 ||
     { hv_tail "$BENCH_TMP/pgbench-init.log"; hv_die "pgbench -i failed"; }
 
 # The plan read's own statement (plan_read_rows in server/db_plans.c, for
-# a plan outside a fleet and without hooks; plan_read in a server before
-# it), as the server prepares it (the string in its binary), run by
-# pgbench at the same concurrency: the floor the server stands on, beside
-# the pgbench -S peer.
+# a plan outside a fleet and without hooks, over the count shards or,
+# before them, the counts; plan_read in a server before it), as the
+# server prepares it (the string in its binary), run by pgbench at the
+# same concurrency: the floor the server stands on, beside the pgbench -S
+# peer.
 # shellcheck disable=SC2016 # a literal $1
-STMT=$(strings -n 20 "$SERVER" | grep -m1 'k.queued > 0 AND t.id IS NULL')
+STMT=$(strings -n 20 "$SERVER" | grep -m1 'FROM plan_job_count_shards k LEFT JOIN targets t')
+[[ -n $STMT ]] || STMT=$(strings -n 20 "$SERVER" | grep -m1 'k.queued > 0 AND t.id IS NULL')
 [[ -n $STMT ]] ||
     STMT=$(strings -n 20 "$SERVER" | grep -m1 'hv_plan_waiting_unregistered(created_at, queued_targets)')
 [[ -n $STMT ]] || hv_die "the plan read's statement is not in $SERVER"

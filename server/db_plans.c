@@ -132,9 +132,9 @@ static const struct hv_stmt plan_read = {
 
 /* GET /api/v1/plans/{id}'s answer for a plan outside a fleet and without
  * drain hooks (most plans), as rows instead of aggregates: first the
- * plan's own row (its first column true), then its rows of plan_job_counts
- * in target order, each saying whether its queued jobs wait for a target
- * no worker ever registered; hv_db_plan_read() sums them. Ten aggregates
+ * plan's own row (its first column true), then its shard rows of the kept
+ * counts (migrations/035) in target order, each saying whether its target
+ * is one no worker ever registered; hv_db_plan_read() sums them. Ten aggregates
  * and the function that looked the unregistered targets up cost
  * PostgreSQL, set up on every execution, about three times what this
  * does. A plan of a fleet or with hooks (the last column of its row says
@@ -149,8 +149,8 @@ static const struct hv_stmt plan_read_rows = {
     "NULL::text, NULL::bool FROM plans p WHERE p.id = $1 UNION ALL (SELECT false, NULL, NULL, "
     "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, k.total, k.queued, k.running, k.done, "
     "k.failed, k.cancelled, to_json(k.started_at)::text, to_json(k.state_at)::text, "
-    "to_json(k.finished_max)::text, k.target_name, k.queued > 0 AND t.id IS NULL FROM "
-    "plan_job_counts k LEFT JOIN targets t ON t.name = k.target_name AND k.queued > 0 WHERE "
+    "to_json(k.finished_max)::text, k.target_name, t.id IS NULL FROM "
+    "plan_job_count_shards k LEFT JOIN targets t ON t.name = k.target_name WHERE "
     "k.plan_id = $1 ORDER BY k.target_name)",
     1};
 
@@ -906,6 +906,20 @@ static bool ts_later(const char *a, const char *b)
     return strcmp(a, b) > 0;
 }
 
+/* Whether count row i of r is the first of its target's shard rows, and
+ * the target, never registered, has queued jobs (the sum of its rows). */
+static bool waits_unregistered(const PGresult *r, int i)
+{
+    const char *target = PQgetvalue(r, i, PR_TARGET);
+    if (PQgetvalue(r, i, PR_UNREGISTERED)[0] != 't' ||
+        (i > 1 && strcmp(PQgetvalue(r, i - 1, PR_TARGET), target) == 0))
+        return false;
+    long long queued = 0;
+    for (int k = i; k < PQntuples(r) && strcmp(PQgetvalue(r, k, PR_TARGET), target) == 0; k++)
+        queued += strtoll(PQgetvalue(r, k, PR_QUEUED), NULL, 10);
+    return queued > 0;
+}
+
 /* Adds count row i of r to *sum. */
 static void sum_row(struct plan_sums *sum, const PGresult *r, int i)
 {
@@ -923,7 +937,7 @@ static void sum_row(struct plan_sums *sum, const PGresult *r, int i)
         (sum->finished_max == NULL ||
          ts_later(PQgetvalue(r, i, PR_FINISHED_MAX), sum->finished_max)))
         sum->finished_max = PQgetvalue(r, i, PR_FINISHED_MAX);
-    if (PQgetvalue(r, i, PR_UNREGISTERED)[0] == 't')
+    if (waits_unregistered(r, i))
         sum->unregistered++;
 }
 
@@ -957,7 +971,7 @@ static void put_unregistered(FILE *f, const PGresult *r, const struct plan_sums 
     fputs(sum->unregistered > 1 ? "s " : " ", f);
     int named = 0;
     for (int i = 1; i < PQntuples(r) && named < 5; i++) {
-        if (PQgetvalue(r, i, PR_UNREGISTERED)[0] != 't')
+        if (!waits_unregistered(r, i))
             continue;
         if (named++ > 0)
             fputs(", ", f);

@@ -142,6 +142,24 @@ done
 BODY=$(curl -fsS "${R[@]}" "$URL2/api/v1/plans/$Q1")
 assert_eq "the unregistered targets, five named in order" \
     'waiting for targets g1, g2, g3, g4, g5 and 4 more (never registered)' "$(json .waiting.detail)"
+# Counts kept in several shards of a target (migrations/035), one of them
+# below zero, sum as one: the same summary and the same waiting targets.
+sql "INSERT INTO plan_job_count_shards (plan_id, target_name, shard, total, queued, running, done,
+       failed, cancelled) SELECT DISTINCT plan_id, target_name, 99, -5, -5, 0, 0, 0, 0
+     FROM plan_job_count_shards WHERE plan_id = $Q1;
+     UPDATE plan_job_count_shards SET total = total + 5, queued = queued + 5
+     WHERE (plan_id, target_name, shard) IN (SELECT DISTINCT ON (target_name) plan_id, target_name,
+       shard FROM plan_job_count_shards WHERE plan_id = $Q1 AND shard <> 99
+       ORDER BY target_name, shard)"
+assert_eq "every target of the plan has two shards" 0 \
+    "$(sql "SELECT count(*) FROM (SELECT target_name FROM plan_job_count_shards WHERE plan_id = $Q1
+            GROUP BY 1 HAVING count(*) < 2) x")"
+BODY=$(curl -fsS "${R[@]}" "$URL2/api/v1/plans/$Q1")
+assert_eq "in shards: the unregistered targets, five named in order" \
+    'waiting for targets g1, g2, g3, g4, g5 and 4 more (never registered)' "$(json .waiting.detail)"
+read_one=$(json -S 'del(.plan)')
+listed=$(curl -fsS "${R[@]}" "$URL2/api/v1/plans?limit=500" | jq -S --argjson id "$Q1" '.items[] | select(.id == $id)')
+assert_eq "in shards: the read's summary is the list's" "$listed" "$read_one"
 BODY=$(curl -fsS "${R[@]}" "$URL2/api/v1/plans/$Q3")
 assert_eq "an ended plan's counts, progress and end" "failed 1 31 1 true" \
     "$(json '"\(.status) \(.jobs.done) \(.jobs.failed) \(.progress) \(.finished_at == .updated_at)"')"
