@@ -137,7 +137,7 @@ static const struct hv_stmt quick_series = {
     5};
 
 /* The target's name and its history mark (migrations/028; the sum of the
- * target's shards, 035): what changes whenever anything its history
+ * target's shards, 034): what changes whenever anything its history
  * answers read may have changed. */
 static const struct hv_stmt read_mark = {
     "history_mark",

@@ -230,27 +230,29 @@ static const struct hv_stmt find_result = {
 /* A job of a tuning plan carries the levels its host worker read back
  * when it applied the block's configuration (observed.host_settings),
  * beside what the job's own worker read (observed.settings). */
+/* The result and its metrics (four arrays: names, values, units, whether
+ * higher is better), in one statement. */
 static const struct hv_stmt insert_result = {
     "result_insert",
-    "INSERT INTO results (job_id, attempt, status, error, started_at, finished_at, observed, raw) "
+    "WITH r AS (INSERT INTO results (job_id, attempt, status, error, started_at, finished_at, "
+    "observed, raw) "
     "SELECT $1, $2, $3, $4, $5::timestamptz, $6::timestamptz, coalesce($7::jsonb, '{}') || "
     "coalesce((SELECT jsonb_build_object('host_settings', s.settings) FROM jobs j "
     " JOIN plan_steps s ON s.plan_id = j.plan_id AND s.kind = 'apply' AND s.block = j.block "
     " WHERE j.id = $1 AND s.settings IS NOT NULL), '{}'), $8 "
-    "RETURNING id",
-    8};
-static const struct hv_stmt insert_metrics = {
-    "result_metrics",
-    "INSERT INTO metrics (result_id, name, value, unit, higher_is_better) "
-    "SELECT $1, u.n, u.v, u.u, u.h "
-    "FROM unnest($2::text[], $3::float8[], $4::text[], $5::bool[]) AS u(n, v, u, h)",
-    5};
+    "RETURNING id), "
+    "m AS (INSERT INTO metrics (result_id, name, value, unit, higher_is_better) "
+    "SELECT r.id, u.n, u.v, u.u, u.h "
+    "FROM r, unnest($9::text[], $10::float8[], $11::text[], $12::bool[]) AS u(n, v, u, h)) "
+    "SELECT id FROM r",
+    12};
 static const struct hv_stmt finish_job = {
     "result_finish_job",
     "UPDATE jobs SET status = CASE WHEN $2 = 'ok' THEN 'done' ELSE 'failed' END, "
     "lease_until = NULL, finished_at = now(), error = $3, "
     "failures = CASE WHEN lapsed_attempt = attempt THEN greatest(failures - 1, 0) "
-    " ELSE failures END, lapsed_attempt = NULL WHERE id = $1",
+    " ELSE failures END, lapsed_attempt = NULL WHERE id = $1 RETURNING " HV_SQL_ROUND_MAY_DECIDE(
+        "jobs"),
     3};
 
 enum hv_db_status hv_db_leases_expire(long *n)
@@ -528,17 +530,15 @@ static enum hv_db_status copy_samples(struct hv_db *db, const char *result_id,
     return ok ? HV_DB_OK : HV_DB_ERROR;
 }
 
-/* Builds the four array literals of the metrics. */
-static enum hv_db_status insert_metric_rows(struct hv_db *db, const char *result_id,
-                                            const json_t *metrics)
+/* The metrics as the four array literals insert_result takes; 0, or -1
+ * when out of memory. */
+static int metric_arrays(const json_t *metrics, char *arrays[4])
 {
     size_t n = json_array_size(metrics);
-    if (n == 0)
-        return HV_DB_OK;
-    const char **names = calloc(n, sizeof *names), **units = calloc(n, sizeof *units);
-    const char **vals = calloc(n, sizeof *vals), **hib = calloc(n, sizeof *hib);
-    char(*numbuf)[32] = calloc(n, sizeof *numbuf);
-    enum hv_db_status s = HV_DB_ERROR;
+    const char **names = calloc(n + 1, sizeof *names), **units = calloc(n + 1, sizeof *units);
+    const char **vals = calloc(n + 1, sizeof *vals), **hib = calloc(n + 1, sizeof *hib);
+    char(*numbuf)[32] = calloc(n + 1, sizeof *numbuf);
+    int rc = -1;
     if (names && units && vals && hib && numbuf) {
         for (size_t i = 0; i < n; i++) {
             const json_t *m = json_array_get(metrics, i);
@@ -550,22 +550,18 @@ static enum hv_db_status insert_metric_rows(struct hv_db *db, const char *result
             vals[i] = numbuf[i];
             hib[i] = json_is_false(json_object_get(m, "higher_is_better")) ? "f" : "t";
         }
-        char *a = hv_db_text_array(names, n), *b = hv_db_text_array(vals, n);
-        char *c = hv_db_text_array(units, n), *d = hv_db_text_array(hib, n);
-        const char *params[] = {result_id, a, b, c, d};
-        if (a && b && c && d)
-            s = hv_db_exec(db, &insert_metrics, params, NULL);
-        free(a);
-        free(b);
-        free(c);
-        free(d);
+        arrays[0] = hv_db_text_array(names, n);
+        arrays[1] = hv_db_text_array(vals, n);
+        arrays[2] = hv_db_text_array(units, n);
+        arrays[3] = hv_db_text_array(hib, n);
+        rc = arrays[0] && arrays[1] && arrays[2] && arrays[3] ? 0 : -1;
     }
     free(names);
     free(units);
     free(vals);
     free(hib);
     free(numbuf);
-    return s;
+    return rc;
 }
 
 struct store_args {
@@ -610,10 +606,18 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
         return HV_DB_CONFLICT;
 
     char *observed = u->observed ? json_dumps(u->observed, JSON_COMPACT) : NULL;
-    const char *p3[] = {id,       att,   u->status, u->error, u->started_at, u->finished_at,
-                        observed, u->raw};
-    s = hv_db_exec(db, &insert_result, p3, &r);
+    char *arrays[4] = {NULL, NULL, NULL, NULL};
+    if (metric_arrays(u->metrics, arrays) == 0) {
+        const char *p3[] = {id,       att,    u->status, u->error,  u->started_at, u->finished_at,
+                            observed, u->raw, arrays[0], arrays[1], arrays[2],     arrays[3]};
+        s = hv_db_exec(db, &insert_result, p3, &r);
+    } else {
+        s = HV_DB_ERROR;
+        r = NULL;
+    }
     free(observed);
+    for (int i = 0; i < 4; i++)
+        free(arrays[i]);
     if (s != HV_DB_OK) {
         PQclear(r);
         return hv_db_must(s);
@@ -622,21 +626,23 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
     PQclear(r);
     char rid[24];
     snprintf(rid, sizeof rid, "%lld", (long long)a->result_id);
-    s = insert_metric_rows(db, rid, u->metrics);
-    if ((s == HV_DB_OK || s == HV_DB_NONE) && json_array_size(u->samples) > 0)
+    if (json_array_size(u->samples) > 0)
         s = copy_samples(db, rid, u->samples);
     if (s != HV_DB_OK && s != HV_DB_NONE)
         return s;
     const char *p4[] = {id, u->status, u->error};
-    s = hv_db_exec(db, &finish_job, p4, NULL);
+    s = hv_db_exec(db, &finish_job, p4, &r);
+    bool may_decide = s == HV_DB_OK && PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
     if (s == HV_DB_NONE)
         return HV_DB_ERROR;
     if (s == HV_DB_OK && strcmp(u->status, "ok") != 0) {
         s = hv_db_exec(db, &fail_group, p1, NULL);
         s = s == HV_DB_NONE ? HV_DB_OK : s;
     }
-    /* The job that ends a round decides whether another round follows. */
-    return s == HV_DB_OK ? hv_db_round_check(db, id) : s;
+    /* The job that ends a round decides whether another round follows
+     * (finish_job said whether it may). */
+    return s == HV_DB_OK && may_decide ? hv_db_round_decide(db, id) : s;
 }
 
 enum hv_db_status hv_db_result_store(const struct hv_result_upload *u, int64_t *result_id,

@@ -133,7 +133,7 @@ static const struct hv_stmt plan_read = {
 /* GET /api/v1/plans/{id}'s answer for a plan outside a fleet and without
  * drain hooks (most plans), as rows instead of aggregates: first the
  * plan's own row (its first column true), then its shard rows of the kept
- * counts (migrations/035) in target order, each saying whether its target
+ * counts (migrations/034) in target order, each saying whether its target
  * is one no worker ever registered; hv_db_plan_read() sums them. Ten aggregates
  * and the function that looked the unregistered targets up cost
  * PostgreSQL, set up on every execution, about three times what this

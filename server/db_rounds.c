@@ -16,13 +16,7 @@
  * do not queue on the plan's row: a later round exists or the spec rules
  * a decision out, and no concurrent result changes either. */
 static const struct hv_stmt may_decide = {
-    "round_may_decide",
-    "SELECT j.repetition = (SELECT max(x.repetition) FROM jobs x WHERE x.plan_id = j.plan_id) "
-    "AND coalesce((p.spec->'repetitions'->>'min')::int, 1) >= 1 "
-    "AND coalesce((p.spec->'repetitions'->>'max')::int, 1) >= "
-    "coalesce((p.spec->'repetitions'->>'min')::int, 1) "
-    "FROM jobs j JOIN plans p ON p.id = j.plan_id WHERE j.id = $1",
-    1};
+    "round_may_decide", "SELECT " HV_SQL_ROUND_MAY_DECIDE("j") " FROM jobs j WHERE j.id = $1", 1};
 
 /* The plan of the job, locked (so the block advance and this decision do
  * not interleave), and whether the job's round was its latest and ended. */
@@ -215,7 +209,14 @@ enum hv_db_status hv_db_round_check(struct hv_db *db, const char *job_id)
     PQclear(r);
     if (!may)
         return s == HV_DB_OK || s == HV_DB_NONE ? HV_DB_OK : s;
-    s = hv_db_exec(db, &state, p, &r);
+    return hv_db_round_decide(db, job_id);
+}
+
+enum hv_db_status hv_db_round_decide(struct hv_db *db, const char *job_id)
+{
+    const char *p[] = {job_id};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &state, p, &r);
     if (s != HV_DB_OK) {
         PQclear(r);
         return s == HV_DB_NONE ? HV_DB_OK : s;

@@ -274,6 +274,17 @@ static const struct hv_stmt tick_due = {
     "lease_until < now()) OR EXISTS (SELECT 1 FROM plans p WHERE " BLOCK_ENDED ")",
     0};
 
+/* What a claim's sweeps have to do, in one statement: whether a job's
+ * lease ran out (hv_db_leases_expire) and whether a tick is due (as
+ * tick_due asks). */
+static const struct hv_stmt sweeps_due = {
+    "claim_sweeps_due",
+    "SELECT EXISTS (SELECT 1 FROM jobs WHERE status = 'running' AND lease_until < now()), "
+    "EXISTS (SELECT 1 FROM plan_steps WHERE status = 'running' AND lease_until < now()) OR "
+    "EXISTS (SELECT 1 FROM plan_steps WHERE status = 'waiting_for_operator' AND lease_until < "
+    "now()) OR EXISTS (SELECT 1 FROM plans p WHERE " BLOCK_ENDED ")",
+    0};
+
 static enum hv_db_status tick_txn(struct hv_db *db, void *arg)
 {
     (void)arg;
@@ -297,6 +308,22 @@ enum hv_db_status hv_db_steps_tick(void)
     if (s != HV_DB_OK)
         return s == HV_DB_NONE ? HV_DB_OK : s;
     return hv_db_txn(db, tick_txn, NULL);
+}
+
+enum hv_db_status hv_db_sweeps_due(bool *leases, bool *tick)
+{
+    *leases = *tick = true;
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &sweeps_due, NULL, &r);
+    if (s == HV_DB_OK) {
+        *leases = PQgetvalue(r, 0, 0)[0] == 't';
+        *tick = PQgetvalue(r, 0, 1)[0] == 't';
+    }
+    PQclear(r);
+    return s;
 }
 
 enum hv_db_status hv_db_step_claim(int64_t target_id, int64_t worker_id, int lease_s, json_t **step)

@@ -31,6 +31,12 @@ enum hv_db_status hv_db_steps_create(struct hv_db *db, const char *plan_id, cons
  *  nothing is due; run before claims. */
 enum hv_db_status hv_db_steps_tick(void);
 
+/** Whether a claim's sweeps have anything to do, asked in one statement:
+ *  *leases, a running job's lease ran out (hv_db_leases_expire); *tick, a
+ *  step's lease ran out or a block ended (hv_db_steps_tick). Both true
+ *  when the database could not say. */
+enum hv_db_status hv_db_sweeps_due(bool *leases, bool *tick);
+
 /** Claims the next queued step of target_id for worker_id, unless another
  *  plan holds the host. *step is a new JSON object (the step as the
  *  worker protocol describes it); HV_DB_NONE when there is none. */

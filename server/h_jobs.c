@@ -155,11 +155,14 @@ void hv_h_job_claim(struct hv_request *req)
      * and the park wakes this request at once. */
     req->wait_seq = hv_waiters_seq(HV_WAIT_JOBS);
     long expired = 0;
-    enum hv_db_status s = hv_db_leases_expire(&expired);
+    bool leases_due, tick_due;
+    enum hv_db_status s = hv_db_sweeps_due(&leases_due, &tick_due);
+    if (s == HV_DB_OK && leases_due)
+        s = hv_db_leases_expire(&expired);
     if (expired > 0)
         hv_info("%ld job%s back in the queue after an expired lease", expired,
                 expired == 1 ? "" : "s");
-    if (s == HV_DB_OK)
+    if (s == HV_DB_OK && tick_due)
         s = hv_db_steps_tick();
     /* A host's apply and restore steps go before its jobs. */
     json_t *step = NULL;

@@ -142,7 +142,7 @@ done
 BODY=$(curl -fsS "${R[@]}" "$URL2/api/v1/plans/$Q1")
 assert_eq "the unregistered targets, five named in order" \
     'waiting for targets g1, g2, g3, g4, g5 and 4 more (never registered)' "$(json .waiting.detail)"
-# Counts kept in several shards of a target (migrations/035), one of them
+# Counts kept in several shards of a target (migrations/034), one of them
 # below zero, sum as one: the same summary and the same waiting targets.
 sql "INSERT INTO plan_job_count_shards (plan_id, target_name, shard, total, queued, running, done,
        failed, cancelled) SELECT DISTINCT plan_id, target_name, 99, -5, -5, 0, 0, 0, 0
