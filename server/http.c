@@ -125,13 +125,50 @@ static void dispatch(struct hv_request *req)
     run_handler(req);
 }
 
+/* The headers every API answer carries. */
+static void common_headers(struct MHD_Response *resp)
+{
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+}
+
+/* Queues fixed answer a: its response, built on first use and then kept
+ * (libmicrohttpd counts the connections a response is queued on). Two
+ * threads building it at once keep the first one. */
+static enum MHD_Result respond_fixed(struct hv_request *req, struct hv_fixed_answer *a)
+{
+    struct MHD_Response *resp = atomic_load(&a->response);
+    if (resp == NULL) {
+        resp = MHD_create_response_from_buffer(strlen(a->text), (void *)a->text,
+                                               MHD_RESPMEM_PERSISTENT);
+        if (resp == NULL)
+            return MHD_NO;
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, a->content_type);
+        common_headers(resp);
+        void *none = NULL;
+        if (!atomic_compare_exchange_strong(&a->response, &none, resp)) {
+            MHD_destroy_response(resp);
+            resp = none;
+        }
+    }
+    return MHD_queue_response(req->conn, a->status, resp);
+}
+
 /* Turns the answer in req into an MHD response and queues it. */
 static enum MHD_Result respond(struct hv_request *req)
 {
+    /* A fixed answer's response is shared: one that needs a header of its
+     * own is built like any other. */
+    if (req->fixed != NULL && !req->close && req->location[0] == '\0' && req->allow == NULL &&
+        req->extra_header == NULL && req->status != 401)
+        return respond_fixed(req, req->fixed);
     struct MHD_Response *resp;
     char *text = NULL;
     size_t len = 0;
-    if (req->text != NULL) {
+    if (req->fixed != NULL) {
+        text = strdup(req->fixed->text);
+        len = text ? strlen(text) : 0;
+    } else if (req->text != NULL) {
         text = req->text; /* the response frees it */
         req->text = NULL;
         len = strlen(text);
@@ -147,8 +184,7 @@ static enum MHD_Result respond(struct hv_request *req)
     }
     if (text != NULL)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, req->content_type);
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    common_headers(resp);
     if (req->location[0] != '\0')
         MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, req->location);
     if (req->allow != NULL)

@@ -16,6 +16,15 @@ static void reply_clear(struct hv_request *req)
     req->reply = NULL;
     free(req->text);
     req->text = NULL;
+    req->fixed = NULL;
+}
+
+void hv_reply_fixed(struct hv_request *req, struct hv_fixed_answer *a)
+{
+    reply_clear(req);
+    req->status = a->status;
+    req->content_type = a->content_type;
+    req->fixed = a;
 }
 
 void hv_reply_json(struct hv_request *req, unsigned status, json_t *body)

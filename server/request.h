@@ -58,11 +58,12 @@ struct hv_request {
     int64_t worker_target;        /**< and the target it holds */
     /* The answer. */
     unsigned status;
-    json_t *reply;            /**< owned; NULL for an empty body */
-    char *text;               /**< owned; a text body instead of reply (hv_reply_text) */
-    const char *content_type; /**< static string */
-    char location[128];       /**< Location header when not empty */
-    const char *allow;        /**< Allow header for 405 */
+    json_t *reply;                 /**< owned; NULL for an empty body */
+    char *text;                    /**< owned; a text body instead of reply (hv_reply_text) */
+    struct hv_fixed_answer *fixed; /**< or a fixed answer (hv_reply_fixed) */
+    const char *content_type;      /**< static string */
+    char location[128];            /**< Location header when not empty */
+    const char *allow;             /**< Allow header for 405 */
     /* Long-polling (waiters.h): a handler with nothing to answer yet sets
      * park_kind/park_key, keeps wait_deadline and returns; the HTTP layer
      * suspends the connection and runs the handler again when woken. */
@@ -118,6 +119,19 @@ void hv_request_free(struct hv_request *req);
 
 /** Answers status with body (stolen; NULL for no body). */
 void hv_reply_json(struct hv_request *req, unsigned status, json_t *body);
+
+/** An answer that is the same every time (status, type and text all
+ *  static): the HTTP layer builds its response once, on first use, keeps
+ *  it in response and sends that one to every request (http.c). */
+struct hv_fixed_answer {
+    unsigned status;
+    const char *content_type;
+    const char *text;
+    void *_Atomic response; /**< the HTTP layer's; NULL until first sent */
+};
+
+/** Answers with the fixed answer a. */
+void hv_reply_fixed(struct hv_request *req, struct hv_fixed_answer *a);
 
 /** Answers status with text (stolen, NUL-terminated) as the body, of
  *  content_type (a static string): for the few answers that are not JSON. */
