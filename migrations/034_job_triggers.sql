@@ -102,7 +102,6 @@ CROSS JOIN LATERAL (
           WHERE ch.parent_id = p.id) k
 ) c;
 
-
 -- Counts the jobs of the (plan, target) pairs named again into one shard,
 -- in (plan, target) order; a pair left without jobs loses its rows.
 CREATE OR REPLACE FUNCTION hv_plan_job_recount(pids bigint[], names text[]) RETURNS void
@@ -253,17 +252,20 @@ BEGIN
     RETURN NULL;
 END $$;
 
+-- Moves the marks of the targets of those of the jobs named that are done.
+CREATE FUNCTION history_mark_done_jobs(ids bigint[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM history_mark_move(ARRAY(SELECT DISTINCT j.target_name FROM jobs j
+                                     WHERE j.id = ANY (ids) AND j.status = 'done'));
+END $$;
+
 CREATE OR REPLACE FUNCTION history_mark_results() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP <> 'DELETE' THEN
-        PERFORM history_mark_move(ARRAY(SELECT DISTINCT j.target_name FROM new_rows n
-                                          JOIN jobs j ON j.id = n.job_id
-                                         WHERE j.status = 'done'));
+        PERFORM history_mark_done_jobs(ARRAY(SELECT n.job_id FROM new_rows n));
     END IF;
     IF TG_OP <> 'INSERT' THEN
-        PERFORM history_mark_move(ARRAY(SELECT DISTINCT j.target_name FROM old_rows o
-                                          JOIN jobs j ON j.id = o.job_id
-                                         WHERE j.status = 'done'));
+        PERFORM history_mark_done_jobs(ARRAY(SELECT o.job_id FROM old_rows o));
     END IF;
     RETURN NULL;
 END $$;
@@ -271,16 +273,12 @@ END $$;
 CREATE OR REPLACE FUNCTION history_mark_metrics() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP <> 'DELETE' THEN
-        PERFORM history_mark_move(ARRAY(SELECT DISTINCT j.target_name FROM new_rows n
-                                          JOIN results r ON r.id = n.result_id
-                                          JOIN jobs j ON j.id = r.job_id
-                                         WHERE j.status = 'done'));
+        PERFORM history_mark_done_jobs(ARRAY(SELECT r.job_id FROM new_rows n
+                                             JOIN results r ON r.id = n.result_id));
     END IF;
     IF TG_OP <> 'INSERT' THEN
-        PERFORM history_mark_move(ARRAY(SELECT DISTINCT j.target_name FROM old_rows o
-                                          JOIN results r ON r.id = o.result_id
-                                          JOIN jobs j ON j.id = r.job_id
-                                         WHERE j.status = 'done'));
+        PERFORM history_mark_done_jobs(ARRAY(SELECT r.job_id FROM old_rows o
+                                             JOIN results r ON r.id = o.result_id));
     END IF;
     RETURN NULL;
 END $$;
@@ -295,8 +293,6 @@ DROP FUNCTION hv_plan_job_counts_update();
 CREATE TRIGGER jobs_updated
     AFTER UPDATE ON jobs REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION hv_jobs_updated();
-
-
 
 -- The history marks: a shard row per target and session; a target's mark
 -- is the sum of its shards, which every move makes larger.

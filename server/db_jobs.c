@@ -36,13 +36,6 @@ static const struct hv_stmt expire = {
     "SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM peers)",
     0};
 
-/* Whether a lease ran out, asked first: the sweep is an UPDATE of jobs,
- * whose statement triggers (kept counts, history marks, notifications)
- * run even when it changes no row, and every claim sweeps. */
-static const struct hv_stmt expire_due = {
-    "leases_expire_due",
-    "SELECT 1 FROM jobs WHERE status = 'running' AND lease_until < now() LIMIT 1", 0};
-
 /* The target's name is looked up first so the partial index of queued
  * jobs (jobs_queue_idx) serves the claim: a join on targets made the
  * planner walk every job ever run. A job of a tuning plan is claimable
@@ -261,11 +254,8 @@ enum hv_db_status hv_db_leases_expire(long *n)
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
-    enum hv_db_status s = hv_db_exec(db, &expire_due, NULL, NULL);
-    if (s != HV_DB_OK)
-        return s == HV_DB_NONE ? HV_DB_OK : s;
     PGresult *r;
-    s = hv_db_exec(db, &expire, NULL, &r);
+    enum hv_db_status s = hv_db_exec(db, &expire, NULL, &r);
     *n = s == HV_DB_OK ? atol(PQgetvalue(r, 0, 0)) : 0;
     PQclear(r);
     return s == HV_DB_NONE ? HV_DB_OK : s;

@@ -9,7 +9,8 @@
 #include <stdint.h>
 
 /** Puts running jobs whose lease expired back in the queue (or fails them
- *  after max_failures) and returns how many changed in *n. */
+ *  after max_failures) and returns how many changed in *n. Run when
+ *  hv_db_sweeps_due() (db_steps.h) says a lease ran out. */
 enum hv_db_status hv_db_leases_expire(long *n);
 
 /** Claims the next queued job of target_id for worker_id (recorded in

@@ -10,14 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether anything can follow the job's round: it is the plan's latest and
- * the plan's repetitions allow a decision. Without a lock, so the results
- * of every round but a plan's latest (all of a fixed-repetition plan's)
- * do not queue on the plan's row: a later round exists or the spec rules
- * a decision out, and no concurrent result changes either. */
-static const struct hv_stmt may_decide = {
-    "round_may_decide", "SELECT " HV_SQL_ROUND_MAY_DECIDE("j") " FROM jobs j WHERE j.id = $1", 1};
-
 /* The plan of the job, locked (so the block advance and this decision do
  * not interleave), and whether the job's round was its latest and ended. */
 static const struct hv_stmt state = {
@@ -198,18 +190,6 @@ static enum hv_db_status decide(struct hv_db *db, const char *plan, int round, i
                 : a == HV_ADAPT_PRECISE ? "every interval is within the width asked for"
                                         : "max rounds done");
     return s == HV_DB_NONE ? HV_DB_OK : s;
-}
-
-enum hv_db_status hv_db_round_check(struct hv_db *db, const char *job_id)
-{
-    const char *p[] = {job_id};
-    PGresult *r;
-    enum hv_db_status s = hv_db_exec(db, &may_decide, p, &r);
-    bool may = s == HV_DB_OK && PQgetvalue(r, 0, 0)[0] == 't';
-    PQclear(r);
-    if (!may)
-        return s == HV_DB_OK || s == HV_DB_NONE ? HV_DB_OK : s;
-    return hv_db_round_decide(db, job_id);
 }
 
 enum hv_db_status hv_db_round_decide(struct hv_db *db, const char *job_id)

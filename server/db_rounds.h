@@ -15,22 +15,21 @@
 
 /** An SQL condition over the jobs row job (an alias or the table's name):
  *  whether the job's round is the plan's latest and the plan's
- *  repetitions allow a decision, so that its end may call for one. */
+ *  repetitions allow a decision, so that its end may call for one. Asked
+ *  without a lock, so the results of every round but a plan's latest (all
+ *  of a fixed-repetition plan's) do not queue on the plan's row: a later
+ *  round exists or the spec rules a decision out, and no concurrent result
+ *  changes either. */
 #define HV_SQL_ROUND_MAY_DECIDE(job)                                                               \
     "(" job ".repetition = (SELECT max(x.repetition) FROM jobs x WHERE x.plan_id = " job           \
     ".plan_id) AND (SELECT coalesce((p.spec->'repetitions'->>'min')::int, 1) >= 1 AND "            \
     "coalesce((p.spec->'repetitions'->>'max')::int, 1) >= coalesce((p.spec->'repetitions'->>"      \
     "'min')::int, 1) FROM plans p WHERE p.id = " job ".plan_id))"
 
-/** Called inside the transaction that just ended job job_id (a result
- *  stored, or its block failed): when that ended the plan's latest round,
- *  decides whether to queue another and does it. Cheap when the round is
- *  still open. Returns HV_DB_OK (also when nothing was due) or a failure
- *  of the transaction. */
-enum hv_db_status hv_db_round_check(struct hv_db *db, const char *job_id);
-
-/** hv_db_round_check() for a job whose HV_SQL_ROUND_MAY_DECIDE the caller
- *  read already (true: asked no more). */
+/** Called inside the transaction that just ended job job_id, for a job
+ *  whose HV_SQL_ROUND_MAY_DECIDE was true: when that ended the plan's
+ *  latest round, decides whether to queue another and does it. Returns
+ *  HV_DB_OK (also when nothing was due) or a failure of the transaction. */
 enum hv_db_status hv_db_round_decide(struct hv_db *db, const char *job_id);
 
 #endif

@@ -262,21 +262,13 @@ enum hv_db_status hv_db_steps_create(struct hv_db *db, const char *plan_id, cons
 static const struct hv_stmt tick_lock = {"steps_tick_lock",
                                          "SELECT pg_advisory_xact_lock(742199, 0)", 0};
 
-/* Whether a tick has anything to do, asked first without its lock: every
- * claim ticks, and a tick's lock and its UPDATE of jobs (whose statement
- * triggers run even when it changes no row) are for the steps of tuning
- * and hooked plans, which most claims have none of. A change this does not
- * see yet commits later and wakes the claims that tick again. */
-static const struct hv_stmt tick_due = {
-    "steps_tick_due",
-    "SELECT 1 WHERE EXISTS (SELECT 1 FROM plan_steps WHERE status = 'running' AND lease_until < "
-    "now()) OR EXISTS (SELECT 1 FROM plan_steps WHERE status = 'waiting_for_operator' AND "
-    "lease_until < now()) OR EXISTS (SELECT 1 FROM plans p WHERE " BLOCK_ENDED ")",
-    0};
-
-/* What a claim's sweeps have to do, in one statement: whether a job's
- * lease ran out (hv_db_leases_expire) and whether a tick is due (as
- * tick_due asks). */
+/* What a claim's sweeps have to do, asked first in one statement without
+ * any lock: whether a job's lease ran out (hv_db_leases_expire) and
+ * whether a tick is due (a step's lease ran out, or a block ended). Both
+ * sweeps are UPDATEs of jobs, whose statement triggers run even when they
+ * change no row, and a tick takes a lock, all for the steps of tuning and
+ * hooked plans, which most claims have none of. A change this does not see
+ * yet commits later and wakes the claims that ask again. */
 static const struct hv_stmt sweeps_due = {
     "claim_sweeps_due",
     "SELECT EXISTS (SELECT 1 FROM jobs WHERE status = 'running' AND lease_until < now()), "
@@ -304,9 +296,6 @@ enum hv_db_status hv_db_steps_tick(void)
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
-    enum hv_db_status s = hv_db_exec(db, &tick_due, NULL, NULL);
-    if (s != HV_DB_OK)
-        return s == HV_DB_NONE ? HV_DB_OK : s;
     return hv_db_txn(db, tick_txn, NULL);
 }
 

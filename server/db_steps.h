@@ -27,8 +27,8 @@ enum hv_db_status hv_db_steps_create(struct hv_db *db, const char *plan_id, cons
 
 /** Moves tuning plans on: expires step leases, fails the jobs of a block
  *  whose apply step failed, and queues the next block's apply step (or
- *  the restore step) of every plan whose current block ended. Cheap when
- *  nothing is due; run before claims. */
+ *  the restore step) of every plan whose current block ended. Run before
+ *  claims when hv_db_sweeps_due() says a tick is due. */
 enum hv_db_status hv_db_steps_tick(void);
 
 /** Whether a claim's sweeps have anything to do, asked in one statement:
