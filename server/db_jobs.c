@@ -212,14 +212,17 @@ static const struct hv_stmt fail_group = {
 
 /* A lapsed attempt (its lease ran out, nothing claimed it since) of a job
  * outside a group may still deliver: the measurement is whole, and only
- * its heartbeats were lost. In a group the peers were sent back already. */
+ * its heartbeats were lost. In a group the peers were sent back already.
+ * The same row says who claimed the attempt (only its claimer may store,
+ * migrations/005) and whether its result is stored already (a replayed
+ * upload). */
 static const struct hv_stmt lock_job = {
     "result_lock_job",
     "SELECT status, attempt, status IN ('queued', 'failed') AND lapsed_attempt = attempt "
-    "AND group_id IS NULL FROM jobs WHERE id = $1 FOR UPDATE",
-    1};
-static const struct hv_stmt find_result = {
-    "result_find", "SELECT id FROM results WHERE job_id = $1 AND attempt = $2", 2};
+    "AND group_id IS NULL, (SELECT r.id FROM results r WHERE r.job_id = $1 AND r.attempt = $2), "
+    "(SELECT c.worker_id FROM job_claims c WHERE c.job_id = $1 AND c.attempt = $2) = $3 "
+    "FROM jobs WHERE id = $1 FOR UPDATE",
+    3};
 /* A job of a tuning plan carries the levels its host worker read back
  * when it applied the block's configuration (observed.host_settings),
  * beside what the job's own worker read (observed.settings). */
@@ -556,22 +559,22 @@ static int metric_arrays(const json_t *metrics, char *arrays[4])
 
 struct store_args {
     const struct hv_result_upload *u;
-    int64_t result_id;
-    bool replayed;
+    struct hv_result_stored *out;
 };
 
 static enum hv_db_status store_txn(struct hv_db *db, void *arg)
 {
     struct store_args *a = arg;
     const struct hv_result_upload *u = a->u;
-    char id[24], att[16];
+    char id[24], att[16], wid[24];
     snprintf(id, sizeof id, "%lld", (long long)u->job_id);
     snprintf(att, sizeof att, "%d", u->attempt);
-    a->replayed = false;
+    *a->out = (struct hv_result_stored){0};
 
     PGresult *r;
     const char *p1[] = {id};
-    enum hv_db_status s = hv_db_exec(db, &lock_job, p1, &r);
+    const char *p2[] = {id, att, hv_db_int(wid, sizeof wid, u->worker_id)};
+    enum hv_db_status s = hv_db_exec(db, &lock_job, p2, &r);
     if (s != HV_DB_OK) {
         PQclear(r);
         return s;
@@ -579,19 +582,18 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
     bool running = strcmp(PQgetvalue(r, 0, 0), "running") == 0;
     int current = atoi(PQgetvalue(r, 0, 1));
     bool lapsed = PQgetvalue(r, 0, 2)[0] == 't';
-    PQclear(r);
-
-    const char *p2[] = {id, att};
-    s = hv_db_exec(db, &find_result, p2, &r);
-    if (s == HV_DB_OK) {
-        a->result_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-        a->replayed = true;
+    if (PQgetvalue(r, 0, 4)[0] != 't') {
+        a->out->not_claimer = true;
+        PQclear(r);
+        return HV_DB_CONFLICT;
+    }
+    if (!PQgetisnull(r, 0, 3)) {
+        a->out->result_id = strtoll(PQgetvalue(r, 0, 3), NULL, 10);
+        a->out->replayed = true;
         PQclear(r);
         return HV_DB_OK;
     }
     PQclear(r);
-    if (s != HV_DB_NONE)
-        return s;
     if (!(running || lapsed) || current != u->attempt)
         return HV_DB_CONFLICT;
 
@@ -612,10 +614,10 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
         PQclear(r);
         return hv_db_must(s);
     }
-    a->result_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    a->out->result_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
     char rid[24];
-    snprintf(rid, sizeof rid, "%lld", (long long)a->result_id);
+    snprintf(rid, sizeof rid, "%lld", (long long)a->out->result_id);
     if (json_array_size(u->samples) > 0)
         s = copy_samples(db, rid, u->samples);
     if (s != HV_DB_OK && s != HV_DB_NONE)
@@ -635,15 +637,11 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
     return s == HV_DB_OK && may_decide ? hv_db_round_decide(db, id) : s;
 }
 
-enum hv_db_status hv_db_result_store(const struct hv_result_upload *u, int64_t *result_id,
-                                     bool *replayed)
+enum hv_db_status hv_db_result_store(const struct hv_result_upload *u, struct hv_result_stored *out)
 {
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
-    struct store_args a = {u, 0, false};
-    enum hv_db_status s = hv_db_txn(db, store_txn, &a);
-    *result_id = a.result_id;
-    *replayed = a.replayed;
-    return s;
+    struct store_args a = {u, out};
+    return hv_db_txn(db, store_txn, &a);
 }

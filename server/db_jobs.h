@@ -51,6 +51,7 @@ enum hv_db_status hv_db_job_ready(int64_t id, int attempt, int lease_s, double d
 struct hv_result_upload {
     int64_t job_id;
     int attempt;
+    int64_t worker_id;  /**< the caller: only the attempt's claimer stores */
     const char *status; /**< "ok" or "error" */
     const char *error;
     const char *started_at, *finished_at;
@@ -60,11 +61,19 @@ struct hv_result_upload {
     const char *raw;
 };
 
+/** What storing a result came to. */
+struct hv_result_stored {
+    int64_t result_id;
+    bool replayed;    /**< this (job, attempt) was stored before: nothing written */
+    bool not_claimer; /**< the caller did not claim this attempt: nothing written */
+};
+
 /** Stores a result in one transaction (result, metrics, samples by COPY,
- *  job state). *replayed is true when this (job, attempt) was stored
- *  before, in which case nothing is written again. HV_DB_NONE when the job
- *  does not exist, HV_DB_CONFLICT when the attempt is stale. */
-enum hv_db_status hv_db_result_store(const struct hv_result_upload *u, int64_t *result_id,
-                                     bool *replayed);
+ *  job state), once the job's row, locked, says that u->worker_id claimed
+ *  this attempt (out->not_claimer otherwise, with HV_DB_CONFLICT).
+ *  HV_DB_NONE when the job does not exist, HV_DB_CONFLICT when the attempt
+ *  is stale. */
+enum hv_db_status hv_db_result_store(const struct hv_result_upload *u,
+                                     struct hv_result_stored *out);
 
 #endif

@@ -274,8 +274,10 @@ static const struct hv_stmt sweeps_due = {
     "SELECT EXISTS (SELECT 1 FROM jobs WHERE status = 'running' AND lease_until < now()), "
     "EXISTS (SELECT 1 FROM plan_steps WHERE status = 'running' AND lease_until < now()) OR "
     "EXISTS (SELECT 1 FROM plan_steps WHERE status = 'waiting_for_operator' AND lease_until < "
-    "now()) OR EXISTS (SELECT 1 FROM plans p WHERE " BLOCK_ENDED ")",
-    0};
+    "now()) OR EXISTS (SELECT 1 FROM plans p WHERE " BLOCK_ENDED "), "
+    "EXISTS (SELECT 1 FROM plan_steps WHERE status = 'queued' AND target_name = "
+    "(SELECT name FROM targets WHERE id = $1))",
+    1};
 
 static enum hv_db_status tick_txn(struct hv_db *db, void *arg)
 {
@@ -299,17 +301,20 @@ enum hv_db_status hv_db_steps_tick(void)
     return hv_db_txn(db, tick_txn, NULL);
 }
 
-enum hv_db_status hv_db_sweeps_due(bool *leases, bool *tick)
+enum hv_db_status hv_db_sweeps_due(int64_t target_id, bool *leases, bool *tick, bool *steps)
 {
-    *leases = *tick = true;
+    *leases = *tick = *steps = true;
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
+    char tid[24];
+    const char *p[] = {hv_db_int(tid, sizeof tid, target_id)};
     PGresult *r;
-    enum hv_db_status s = hv_db_exec(db, &sweeps_due, NULL, &r);
+    enum hv_db_status s = hv_db_exec(db, &sweeps_due, p, &r);
     if (s == HV_DB_OK) {
         *leases = PQgetvalue(r, 0, 0)[0] == 't';
         *tick = PQgetvalue(r, 0, 1)[0] == 't';
+        *steps = PQgetvalue(r, 0, 2)[0] == 't';
     }
     PQclear(r);
     return s;

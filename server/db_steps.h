@@ -31,11 +31,12 @@ enum hv_db_status hv_db_steps_create(struct hv_db *db, const char *plan_id, cons
  *  claims when hv_db_sweeps_due() says a tick is due. */
 enum hv_db_status hv_db_steps_tick(void);
 
-/** Whether a claim's sweeps have anything to do, asked in one statement:
- *  *leases, a running job's lease ran out (hv_db_leases_expire); *tick, a
- *  step's lease ran out or a block ended (hv_db_steps_tick). Both true
- *  when the database could not say. */
-enum hv_db_status hv_db_sweeps_due(bool *leases, bool *tick);
+/** What a claim of target_id has to do before it looks for a job, asked
+ *  in one statement: *leases, a running job's lease ran out
+ *  (hv_db_leases_expire); *tick, a step's lease ran out or a block ended
+ *  (hv_db_steps_tick); *steps, the target has a queued step
+ *  (hv_db_step_claim). All true when the database could not say. */
+enum hv_db_status hv_db_sweeps_due(int64_t target_id, bool *leases, bool *tick, bool *steps);
 
 /** Claims the next queued step of target_id for worker_id, unless another
  *  plan holds the host. *step is a new JSON object (the step as the

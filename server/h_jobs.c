@@ -91,6 +91,14 @@ static void reply_stale(struct hv_request *req)
     hv_reply_problem(req, HV_E_STALE_ATTEMPT, stale, NULL);
 }
 
+static void reply_not_claimer(struct hv_request *req)
+{
+    hv_reply_problem(req, HV_E_FORBIDDEN,
+                     "this worker did not claim this attempt of the job; only its claimer "
+                     "may send its calls",
+                     NULL);
+}
+
 /* Whether the calling worker claimed this attempt of the job in the
  * path; answers 404, 403 or a database failure and returns false when
  * not. Only the claimer may touch an attempt (migrations/005). */
@@ -107,10 +115,7 @@ static bool caller_owns(struct hv_request *req, int attempt)
         return false;
     }
     if (who == HV_OWNER_OTHER) {
-        hv_reply_problem(req, HV_E_FORBIDDEN,
-                         "this worker did not claim this attempt of the job; only its claimer "
-                         "may send its calls",
-                         NULL);
+        reply_not_claimer(req);
         return false;
     }
     return true;
@@ -155,8 +160,8 @@ void hv_h_job_claim(struct hv_request *req)
      * and the park wakes this request at once. */
     req->wait_seq = hv_waiters_seq(HV_WAIT_JOBS);
     long expired = 0;
-    bool leases_due, tick_due;
-    enum hv_db_status s = hv_db_sweeps_due(&leases_due, &tick_due);
+    bool leases_due, tick_due, steps_queued;
+    enum hv_db_status s = hv_db_sweeps_due(target, &leases_due, &tick_due, &steps_queued);
     if (s == HV_DB_OK && leases_due)
         s = hv_db_leases_expire(&expired);
     if (expired > 0)
@@ -164,10 +169,13 @@ void hv_h_job_claim(struct hv_request *req)
                 expired == 1 ? "" : "s");
     if (s == HV_DB_OK && tick_due)
         s = hv_db_steps_tick();
-    /* A host's apply and restore steps go before its jobs. */
+    /* A host's apply and restore steps go before its jobs: looked for when
+     * the target had one queued or the tick may have queued one. */
     json_t *step = NULL;
     if (s == HV_DB_OK)
-        s = hv_db_step_claim(target, req->worker_id, hv_cfg.lease_seconds, &step);
+        s = steps_queued || tick_due
+                ? hv_db_step_claim(target, req->worker_id, hv_cfg.lease_seconds, &step)
+                : HV_DB_NONE;
     if (s == HV_DB_OK) {
         json_object_set_new(step, "lease_seconds", json_integer(hv_cfg.lease_seconds));
         char now[32];
@@ -299,17 +307,18 @@ void hv_h_job_result(struct hv_request *req)
         return;
     }
     json_decref(errors);
-    struct hv_result_upload u = {.job_id = req->ids[0]};
+    /* The store checks, on the job's locked row, that this worker claimed
+     * the attempt (what caller_owns() asks of the other calls). */
+    struct hv_result_upload u = {.job_id = req->ids[0], .worker_id = req->worker_id};
     hv_jspec_bind(doc, result_binding, &u);
-    if (!caller_owns(req, u.attempt)) {
-        json_decref(doc);
-        return;
-    }
-    int64_t result_id = 0;
-    bool replayed = false;
-    enum hv_db_status s = hv_db_result_store(&u, &result_id, &replayed);
+    struct hv_result_stored stored = {0};
+    enum hv_db_status s = hv_db_result_store(&u, &stored);
+    int64_t result_id = stored.result_id;
+    bool replayed = stored.replayed;
     if (s == HV_DB_NONE) {
         hv_reply_problem(req, HV_E_NOT_FOUND, "no job with this id", NULL);
+    } else if (s == HV_DB_CONFLICT && stored.not_claimer) {
+        reply_not_claimer(req);
     } else if (s == HV_DB_CONFLICT) {
         reply_stale(req);
     } else if (s != HV_DB_OK) {
