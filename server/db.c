@@ -19,6 +19,12 @@ struct hv_db {
     size_t n_prepared;
     /* It was open once: opening it again is a reconnect (for /metrics). */
     bool was_connected;
+    /* hv_db_txn() began a transaction whose BEGIN is not sent yet: it goes
+     * with the transaction's first statement (send_begin()). */
+    bool begin_pending;
+    /* The pending BEGIN went out and failed: nothing of the transaction
+     * ran, so it may be tried again on a new connection. */
+    bool begin_failed;
 };
 
 static char *db_conninfo;
@@ -92,8 +98,13 @@ struct hv_db *hv_db_thread(void)
     return db;
 }
 
+static enum hv_db_status send_begin(struct hv_db *db);
+
 PGconn *hv_db_pg(struct hv_db *db)
 {
+    /* Whatever the caller sends runs inside a transaction begun for it;
+     * a BEGIN that fails here fails the caller's first statement. */
+    send_begin(db);
     return db->conn;
 }
 
@@ -138,13 +149,10 @@ static enum hv_db_status prepare(struct hv_db *db, const struct hv_stmt *st)
     return s;
 }
 
-static enum hv_db_status exec_once(struct hv_db *db, const struct hv_stmt *st,
-                                   const char *const *params, PGresult **res)
+/* A statement's result as a status; r goes to *res or is cleared. */
+static enum hv_db_status take_result(struct hv_db *db, const struct hv_stmt *st, PGresult *r,
+                                     PGresult **res)
 {
-    enum hv_db_status s = prepare(db, st);
-    if (s != HV_DB_OK)
-        return s;
-    PGresult *r = PQexecPrepared(db->conn, st->name, st->nparams, params, NULL, NULL, 0);
     ExecStatusType es = PQresultStatus(r);
     if (es == PGRES_TUPLES_OK || es == PGRES_COMMAND_OK) {
         bool none = es == PGRES_TUPLES_OK ? PQntuples(r) == 0 : strcmp(PQcmdTuples(r), "0") == 0;
@@ -154,8 +162,99 @@ static enum hv_db_status exec_once(struct hv_db *db, const struct hv_stmt *st,
             PQclear(r);
         return none ? HV_DB_NONE : HV_DB_OK;
     }
-    s = classify(db, r, st->name);
+    enum hv_db_status s = classify(db, r, st->name);
     PQclear(r);
+    return s;
+}
+
+/* The result of the next query of a pipeline, and the NULL that ends it;
+ * NULL when the connection has none to give. */
+static PGresult *pipeline_result(PGconn *c)
+{
+    PGresult *r = PQgetResult(c);
+    if (r != NULL) {
+        PGresult *rest;
+        while ((rest = PQgetResult(c)) != NULL)
+            PQclear(rest);
+    }
+    return r;
+}
+
+/* A transaction's BEGIN and its first statement in one round trip (libpq's
+ * pipeline mode): a job's claim and its result are each one transaction
+ * whose BEGIN alone was a round trip, a wake-up of the database session
+ * and of the server thread, for nothing. */
+static enum hv_db_status begin_and_exec(struct hv_db *db, const struct hv_stmt *st,
+                                        const char *const *params, PGresult **res)
+{
+    db->begin_pending = false;
+    if (!PQenterPipelineMode(db->conn)) {
+        enum hv_db_status s = hv_db_command(db, "BEGIN");
+        if (s != HV_DB_OK)
+            db->begin_failed = true;
+        if (s != HV_DB_OK)
+            return s;
+        PGresult *r = PQexecPrepared(db->conn, st->name, st->nparams, params, NULL, NULL, 0);
+        return take_result(db, st, r, res);
+    }
+    bool sent = PQsendQueryParams(db->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0) &&
+                PQsendQueryPrepared(db->conn, st->name, st->nparams, params, NULL, NULL, 0) &&
+                PQpipelineSync(db->conn);
+    PGresult *begin = sent ? pipeline_result(db->conn) : NULL;
+    PGresult *r = sent ? pipeline_result(db->conn) : NULL;
+    PGresult *sync = sent ? PQgetResult(db->conn) : NULL;
+    bool synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC;
+    PQclear(sync);
+    if (!synced || !PQexitPipelineMode(db->conn)) {
+        /* The connection is in no state to go on: its transaction is lost,
+         * and the next call opens a new one. */
+        hv_warn("database: %s: the pipeline did not complete: %s", st->name,
+                PQerrorMessage(db->conn));
+        db->begin_failed = PQresultStatus(begin) != PGRES_COMMAND_OK;
+        PQclear(begin);
+        PQclear(r);
+        PQfinish(db->conn);
+        db->conn = NULL;
+        return HV_DB_UNAVAILABLE;
+    }
+    enum hv_db_status s = HV_DB_OK;
+    if (PQresultStatus(begin) != PGRES_COMMAND_OK) {
+        db->begin_failed = true;
+        s = classify(db, begin, "BEGIN");
+    }
+    PQclear(begin);
+    if (s != HV_DB_OK) {
+        PQclear(r);
+        return s;
+    }
+    return take_result(db, st, r, res);
+}
+
+static enum hv_db_status exec_once(struct hv_db *db, const struct hv_stmt *st,
+                                   const char *const *params, PGresult **res)
+{
+    enum hv_db_status s = prepare(db, st);
+    if (s != HV_DB_OK)
+        return s;
+    if (db->begin_pending)
+        return begin_and_exec(db, st, params, res);
+    PGresult *r = PQexecPrepared(db->conn, st->name, st->nparams, params, NULL, NULL, 0);
+    return take_result(db, st, r, res);
+}
+
+/* Sends a pending BEGIN on its own, for what does not go through
+ * exec_once(). */
+static enum hv_db_status send_begin(struct hv_db *db)
+{
+    if (!db->begin_pending)
+        return HV_DB_OK;
+    db->begin_pending = false;
+    PGresult *r = PQexec(db->conn, "BEGIN");
+    enum hv_db_status s =
+        PQresultStatus(r) == PGRES_COMMAND_OK ? HV_DB_OK : classify(db, r, "BEGIN");
+    PQclear(r);
+    if (s != HV_DB_OK)
+        db->begin_failed = true;
     return s;
 }
 
@@ -164,7 +263,9 @@ enum hv_db_status hv_db_exec(struct hv_db *db, const struct hv_stmt *st, const c
 {
     if (res != NULL)
         *res = NULL;
-    bool in_txn = PQtransactionStatus(db->conn) != PQTRANS_IDLE;
+    if (db->conn == NULL)
+        return HV_DB_UNAVAILABLE;
+    bool in_txn = db->begin_pending || PQtransactionStatus(db->conn) != PQTRANS_IDLE;
     enum hv_db_status s = exec_once(db, st, params, res);
     if (s == HV_DB_UNAVAILABLE && !in_txn) {
         /* The database restarted under us: reconnect and try once more. */
@@ -177,6 +278,11 @@ enum hv_db_status hv_db_exec(struct hv_db *db, const struct hv_stmt *st, const c
 
 enum hv_db_status hv_db_command(struct hv_db *db, const char *sql)
 {
+    if (db->conn == NULL)
+        return HV_DB_UNAVAILABLE;
+    enum hv_db_status b = send_begin(db);
+    if (b != HV_DB_OK)
+        return b;
     PGresult *r = PQexec(db->conn, sql);
     enum hv_db_status s = PQresultStatus(r) == PGRES_COMMAND_OK ? HV_DB_OK : classify(db, r, sql);
     PQclear(r);
@@ -187,15 +293,22 @@ enum hv_db_status hv_db_txn(struct hv_db *db, hv_db_txn_fn fn, void *arg)
 {
     enum hv_db_status s = HV_DB_RETRY;
     for (int attempt = 0; attempt < 3 && s == HV_DB_RETRY; attempt++) {
-        if (PQstatus(db->conn) != CONNECTION_OK && !db_connect(db))
+        if ((db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK) && !db_connect(db))
             return HV_DB_UNAVAILABLE;
-        s = hv_db_command(db, "BEGIN");
-        if (s != HV_DB_OK) {
-            if (s == HV_DB_UNAVAILABLE && db_connect(db))
+        db->begin_pending = true;
+        db->begin_failed = false;
+        s = fn(db, arg);
+        bool nothing_sent = db->begin_pending;
+        db->begin_pending = false;
+        if (s == HV_DB_UNAVAILABLE && (nothing_sent || db->begin_failed)) {
+            /* The database restarted under us before the transaction
+             * began: reconnect and try again. */
+            if (db_connect(db))
                 s = HV_DB_RETRY;
             continue;
         }
-        s = fn(db, arg);
+        if (nothing_sent || db->conn == NULL)
+            continue; /* nothing to end */
         if (s == HV_DB_OK || s == HV_DB_NONE) {
             enum hv_db_status c = hv_db_command(db, "COMMIT");
             if (c != HV_DB_OK)
