@@ -180,54 +180,70 @@ static PGresult *pipeline_result(PGconn *c)
     return r;
 }
 
-/* A transaction's BEGIN and its first statement in one round trip (libpq's
- * pipeline mode): a job's claim and its result are each one transaction
- * whose BEGIN alone was a round trip, a wake-up of the database session
- * and of the server thread, for nothing. */
-static enum hv_db_status begin_and_exec(struct hv_db *db, const struct hv_stmt *st,
-                                        const char *const *params, PGresult **res)
+/* Statements in one round trip (libpq's pipeline mode), after the pending
+ * BEGIN of their transaction if there is one: a job's claim and its result
+ * are each one transaction whose BEGIN alone was a round trip, a wake-up
+ * of the database session and of the server thread, for nothing. Each
+ * statement is prepared already. Returns the first status of the
+ * statements that is not HV_DB_OK (the rest ran unless it was a failure),
+ * or HV_DB_OK; res[i] as hv_db_exec() sets it. */
+static enum hv_db_status run_pipeline(struct hv_db *db, size_t n, const struct hv_stmt *const *st,
+                                      const char *const *const *params, PGresult **res)
 {
+    bool begin = db->begin_pending;
     db->begin_pending = false;
+    PGresult *rs[HV_DB_PIPELINE_MAX + 1] = {NULL};
+    size_t first = begin ? 1 : 0, total = first + n;
+    if (n > HV_DB_PIPELINE_MAX)
+        return HV_DB_ERROR;
     if (!PQenterPipelineMode(db->conn)) {
-        enum hv_db_status s = hv_db_command(db, "BEGIN");
-        if (s != HV_DB_OK)
-            db->begin_failed = true;
-        if (s != HV_DB_OK)
-            return s;
-        PGresult *r = PQexecPrepared(db->conn, st->name, st->nparams, params, NULL, NULL, 0);
-        return take_result(db, st, r, res);
+        db->begin_pending = begin;
+        enum hv_db_status s = send_begin(db);
+        for (size_t i = 0; i < n && s == HV_DB_OK; i++)
+            s = take_result(
+                db, st[i],
+                PQexecPrepared(db->conn, st[i]->name, st[i]->nparams, params[i], NULL, NULL, 0),
+                res ? &res[i] : NULL);
+        return s;
     }
-    bool sent = PQsendQueryParams(db->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0) &&
-                PQsendQueryPrepared(db->conn, st->name, st->nparams, params, NULL, NULL, 0) &&
-                PQpipelineSync(db->conn);
-    PGresult *begin = sent ? pipeline_result(db->conn) : NULL;
-    PGresult *r = sent ? pipeline_result(db->conn) : NULL;
+    bool sent = !begin || PQsendQueryParams(db->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
+    for (size_t i = 0; i < n && sent; i++)
+        sent = PQsendQueryPrepared(db->conn, st[i]->name, st[i]->nparams, params[i], NULL, NULL, 0);
+    sent = sent && PQpipelineSync(db->conn);
+    for (size_t i = 0; i < total && sent; i++)
+        rs[i] = pipeline_result(db->conn);
     PGresult *sync = sent ? PQgetResult(db->conn) : NULL;
     bool synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC;
     PQclear(sync);
+    if (begin && PQresultStatus(rs[0]) != PGRES_COMMAND_OK)
+        db->begin_failed = true;
     if (!synced || !PQexitPipelineMode(db->conn)) {
         /* The connection is in no state to go on: its transaction is lost,
          * and the next call opens a new one. */
-        hv_warn("database: %s: the pipeline did not complete: %s", st->name,
+        hv_warn("database: %s: the pipeline did not complete: %s", st[0]->name,
                 PQerrorMessage(db->conn));
-        db->begin_failed = PQresultStatus(begin) != PGRES_COMMAND_OK;
-        PQclear(begin);
-        PQclear(r);
+        for (size_t i = 0; i < total; i++)
+            PQclear(rs[i]);
         PQfinish(db->conn);
         db->conn = NULL;
         return HV_DB_UNAVAILABLE;
     }
     enum hv_db_status s = HV_DB_OK;
-    if (PQresultStatus(begin) != PGRES_COMMAND_OK) {
-        db->begin_failed = true;
-        s = classify(db, begin, "BEGIN");
+    if (begin) {
+        if (db->begin_failed)
+            s = classify(db, rs[0], "BEGIN");
+        PQclear(rs[0]);
     }
-    PQclear(begin);
-    if (s != HV_DB_OK) {
-        PQclear(r);
-        return s;
+    for (size_t i = 0; i < n; i++) {
+        if (s != HV_DB_OK && s != HV_DB_NONE) {
+            PQclear(rs[first + i]);
+            continue;
+        }
+        enum hv_db_status si = take_result(db, st[i], rs[first + i], res ? &res[i] : NULL);
+        if (s == HV_DB_OK)
+            s = si;
     }
-    return take_result(db, st, r, res);
+    return s;
 }
 
 static enum hv_db_status exec_once(struct hv_db *db, const struct hv_stmt *st,
@@ -237,7 +253,7 @@ static enum hv_db_status exec_once(struct hv_db *db, const struct hv_stmt *st,
     if (s != HV_DB_OK)
         return s;
     if (db->begin_pending)
-        return begin_and_exec(db, st, params, res);
+        return run_pipeline(db, 1, &st, &params, res);
     PGresult *r = PQexecPrepared(db->conn, st->name, st->nparams, params, NULL, NULL, 0);
     return take_result(db, st, r, res);
 }
@@ -274,6 +290,21 @@ enum hv_db_status hv_db_exec(struct hv_db *db, const struct hv_stmt *st, const c
             s = exec_once(db, st, params, res);
     }
     return s;
+}
+
+enum hv_db_status hv_db_exec_all(struct hv_db *db, size_t n, const struct hv_stmt *const *st,
+                                 const char *const *const *params, PGresult **res)
+{
+    for (size_t i = 0; res != NULL && i < n; i++)
+        res[i] = NULL;
+    if (db->conn == NULL)
+        return HV_DB_UNAVAILABLE;
+    for (size_t i = 0; i < n; i++) {
+        enum hv_db_status s = prepare(db, st[i]);
+        if (s != HV_DB_OK)
+            return s;
+    }
+    return run_pipeline(db, n, st, params, res);
 }
 
 enum hv_db_status hv_db_command(struct hv_db *db, const char *sql)

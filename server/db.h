@@ -49,6 +49,19 @@ PGconn *hv_db_pg(struct hv_db *db);
 enum hv_db_status hv_db_exec(struct hv_db *db, const struct hv_stmt *st, const char *const *params,
                              PGresult **res);
 
+/** The most statements hv_db_exec_all() sends at once. */
+#define HV_DB_PIPELINE_MAX 4
+
+/** Runs n (at most HV_DB_PIPELINE_MAX) prepared statements in one round
+ *  trip, in order, each with its params[i]; res[i] (res may be NULL) as
+ *  hv_db_exec() sets it, to PQclear. A statement that fails aborts the
+ *  rest (their res[i] stay NULL); one that finds no row does not. Returns
+ *  the first status that is not HV_DB_OK, or HV_DB_OK. For statements
+ *  whose parameters do not depend on each other's results, inside a
+ *  transaction (hv_db_txn()). */
+enum hv_db_status hv_db_exec_all(struct hv_db *db, size_t n, const struct hv_stmt *const *st,
+                                 const char *const *const *params, PGresult **res);
+
 /** Runs st on the calling thread's connection and parses the first row's
  *  first cell (JSON text) into *out, and its second cell into *second when
  *  second is not NULL (a cell that is SQL NULL gives NULL). New references.

@@ -597,35 +597,42 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
     if (!(running || lapsed) || current != u->attempt)
         return HV_DB_CONFLICT;
 
+    /* Without samples the job's end goes with its result in one round
+     * trip; samples are copied between the two. */
+    bool with_samples = json_array_size(u->samples) > 0;
+    const char *p4[] = {id, u->status, u->error};
+    const struct hv_stmt *sts[] = {&insert_result, &finish_job};
+    PGresult *rs[2] = {NULL, NULL};
     char *observed = u->observed ? json_dumps(u->observed, JSON_COMPACT) : NULL;
     char *arrays[4] = {NULL, NULL, NULL, NULL};
     if (metric_arrays(u->metrics, arrays) == 0) {
         const char *p3[] = {id,       att,    u->status, u->error,  u->started_at, u->finished_at,
                             observed, u->raw, arrays[0], arrays[1], arrays[2],     arrays[3]};
-        s = hv_db_exec(db, &insert_result, p3, &r);
+        const char *const *ps[] = {p3, p4};
+        s = hv_db_exec_all(db, with_samples ? 1 : 2, sts, ps, rs);
     } else {
         s = HV_DB_ERROR;
-        r = NULL;
     }
     free(observed);
     for (int i = 0; i < 4; i++)
         free(arrays[i]);
-    if (s != HV_DB_OK) {
-        PQclear(r);
-        return hv_db_must(s);
+    if (rs[0] == NULL || PQntuples(rs[0]) == 0 || (s != HV_DB_OK && s != HV_DB_NONE)) {
+        PQclear(rs[0]);
+        PQclear(rs[1]);
+        return s == HV_DB_OK ? HV_DB_ERROR : hv_db_must(s);
     }
-    a->out->result_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-    PQclear(r);
-    char rid[24];
-    snprintf(rid, sizeof rid, "%lld", (long long)a->out->result_id);
-    if (json_array_size(u->samples) > 0)
+    a->out->result_id = strtoll(PQgetvalue(rs[0], 0, 0), NULL, 10);
+    PQclear(rs[0]);
+    if (with_samples) {
+        char rid[24];
+        snprintf(rid, sizeof rid, "%lld", (long long)a->out->result_id);
         s = copy_samples(db, rid, u->samples);
-    if (s != HV_DB_OK && s != HV_DB_NONE)
-        return s;
-    const char *p4[] = {id, u->status, u->error};
-    s = hv_db_exec(db, &finish_job, p4, &r);
-    bool may_decide = s == HV_DB_OK && PQgetvalue(r, 0, 0)[0] == 't';
-    PQclear(r);
+        if (s != HV_DB_OK && s != HV_DB_NONE)
+            return s;
+        s = hv_db_exec(db, &finish_job, p4, &rs[1]);
+    }
+    bool may_decide = s == HV_DB_OK && PQgetvalue(rs[1], 0, 0)[0] == 't';
+    PQclear(rs[1]);
     if (s == HV_DB_NONE)
         return HV_DB_ERROR;
     if (s == HV_DB_OK && strcmp(u->status, "ok") != 0) {
