@@ -190,12 +190,12 @@ static PGresult *pipeline_result(PGconn *c)
 static enum hv_db_status run_pipeline(struct hv_db *db, size_t n, const struct hv_stmt *const *st,
                                       const char *const *const *params, PGresult **res)
 {
+    if (n > HV_DB_PIPELINE_MAX)
+        return HV_DB_ERROR;
     bool begin = db->begin_pending;
     db->begin_pending = false;
     PGresult *rs[HV_DB_PIPELINE_MAX + 1] = {NULL};
     size_t first = begin ? 1 : 0, total = first + n;
-    if (n > HV_DB_PIPELINE_MAX)
-        return HV_DB_ERROR;
     if (!PQenterPipelineMode(db->conn)) {
         db->begin_pending = begin;
         enum hv_db_status s = send_begin(db);
@@ -334,6 +334,7 @@ enum hv_db_status hv_db_txn(struct hv_db *db, hv_db_txn_fn fn, void *arg)
         if (s == HV_DB_UNAVAILABLE && (nothing_sent || db->begin_failed)) {
             /* The database restarted under us before the transaction
              * began: reconnect and try again. */
+            hv_warn("database connection lost before a transaction; reconnecting");
             if (db_connect(db))
                 s = HV_DB_RETRY;
             continue;

@@ -143,4 +143,17 @@ assert_status 200 GET /api/v1/plans
 assert_eq "the plan survived the restart" 1 "$(json '.items | length')"
 assert_status 200 GET /readyz
 
+# A transaction whose connection the restart closed, its token answered
+# from the cache (no lookup before it): its BEGIN, sent with its first
+# statement, fails, and it runs again on a new connection. Three
+# submissions, so each server thread's first call after the restart is one.
+"$PG" stop "$HV_TMP/pg" >/dev/null
+HVBENCH_PG_FAST=1 "$PG" start "$HV_TMP/pg" >/dev/null
+for i in 1 2 3; do
+    api POST /api/v1/plans -H "Authorization: Bearer $ADMIN_TOKEN" --data-binary "$PLAN"
+    assert_eq "submission $i after the second restart is stored" 201 "$STATUS"
+done
+plans=$("$PG" psql "$HV_TMP/pg" -- -Atc 'SELECT count(*) FROM plans')
+assert_eq "the three submissions are stored once each" 4 "$plans"
+
 hv_finish
