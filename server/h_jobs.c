@@ -313,8 +313,6 @@ void hv_h_job_result(struct hv_request *req)
     hv_jspec_bind(doc, result_binding, &u);
     struct hv_result_stored stored = {0};
     enum hv_db_status s = hv_db_result_store(&u, &stored);
-    int64_t result_id = stored.result_id;
-    bool replayed = stored.replayed;
     if (s == HV_DB_NONE) {
         hv_reply_problem(req, HV_E_NOT_FOUND, "no job with this id", NULL);
     } else if (s == HV_DB_CONFLICT && stored.not_claimer) {
@@ -325,17 +323,18 @@ void hv_h_job_result(struct hv_request *req)
         hv_reply_db_failure(req, s);
     } else {
         hv_info("job %lld attempt %d: result %lld %s", (long long)u.job_id, u.attempt,
-                (long long)result_id, replayed ? "(replayed upload, nothing stored)" : "stored");
-        if (!replayed) {
+                (long long)stored.result_id,
+                stored.replayed ? "(replayed upload, nothing stored)" : "stored");
+        if (!stored.replayed) {
             hv_metrics_result_stored(json_array_size(u.samples));
             hv_metrics_job_duration(u.status != NULL && strcmp(u.status, "ok") == 0,
                                     hv_iso8601_seconds(u.finished_at) -
                                         hv_iso8601_seconds(u.started_at));
         }
-        hv_reply_json(req, replayed ? 200 : 201,
+        hv_reply_json(req, stored.replayed ? 200 : 201,
                       json_pack("{s:I,s:i,s:I,s:b}", "job_id", (json_int_t)u.job_id, "attempt",
-                                u.attempt, "result_id", (json_int_t)result_id, "stored",
-                                !replayed));
+                                u.attempt, "result_id", (json_int_t)stored.result_id, "stored",
+                                !stored.replayed));
     }
     json_decref(doc);
 }
