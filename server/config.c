@@ -20,4 +20,5 @@ struct hv_server_config hv_cfg = {
     .lease_seconds = 60,
     .group_start_delay = 2.0,
     .plan_cache_ms = 1000,
+    .batch = 64,
 };

@@ -42,6 +42,7 @@ struct hv_server_config {
     char *hook_secret;                      /**< its content (first line), or NULL */
     bool hook_private;                      /**< url hooks may call private addresses */
     int plan_cache_ms; /**< max age of a kept plan read (answer_cache.h); 0: none kept */
+    unsigned batch;    /**< most claims or results in one batch (batch.h); 1: each alone */
 };
 
 /** The one configuration of this process. */

@@ -3,6 +3,7 @@
 
 #include "db_admit.h"
 #include "db_rounds.h"
+#include "db_steps.h"
 #include "log.h"
 
 #include <math.h>
@@ -56,9 +57,8 @@ static const struct hv_stmt expire = {
  * its lease. A fleet plan's child waits for a slot among its siblings
  * (migrations/022_fleet_plans.sql). Nothing of a plan runs before its
  * before_host hook succeeded. */
-#define CLAIM_CONDITIONS                                                                           \
+#define CLAIM_WHERE(target)                                                                        \
     " AND j.status = 'queued'"                                                                     \
-    " AND EXISTS (SELECT 1 FROM workers w WHERE w.id = $3 AND w.ended_at IS NULL)"                 \
     " AND " JOB_ADMITTED " AND (j.block IS NULL OR EXISTS (SELECT 1 FROM plans p"                  \
     "  WHERE p.id = j.plan_id AND p.current_block = j.block AND p.block_ready))"                   \
     " AND NOT EXISTS (SELECT 1 FROM plan_steps h WHERE h.plan_id = j.plan_id"                      \
@@ -73,24 +73,20 @@ static const struct hv_stmt expire = {
     "  (SELECT d->>'uuid' FROM targets h, jsonb_array_elements(coalesce(h.facts->'libvirt'->"      \
     "   'domains', '[]')) d WHERE h.name = p.spec->'targets'->>'host' AND d->>'name' = "           \
     "   hv_domain_name(j.target_name) LIMIT 1)) AS uuid) dom "                                     \
-    "  WHERE me.id = $1 AND p.id = j.plan_id AND j.target_name <> p.spec->'targets'->>'host' "     \
-    "  AND dom.uuid IS NOT NULL AND lower(dom.uuid) IS DISTINCT FROM lower(me.dmi_uuid))"          \
+    "  WHERE me.id = " target                                                                      \
+    " AND p.id = j.plan_id AND j.target_name <> p.spec->'targets'->>'host' "                       \
+    "  AND dom.uuid IS NOT NULL AND lower(dom.uuid) IS DISTINCT FROM lower(me.dmi_uuid))"
+#define CLAIM_CONDITIONS                                                                           \
+    CLAIM_WHERE("$1")                                                                              \
+    " AND EXISTS (SELECT 1 FROM workers w WHERE w.id = $3 AND w.ended_at IS NULL)"                 \
     " ORDER BY j.plan_id, j.run_order LIMIT 1 FOR UPDATE OF j SKIP LOCKED"
 
-/* What a claim does with the job it found (next): runs it, under the
- * claim's lease, records who has it, and answers the job's document and
- * whether the plan has jobs on another target (its kept counts,
- * migrations/016): only then can two claims overlap (claim_txn). A job
- * on its tuning plan's host also carries what the block's apply step read
- * back, the plan's disk and NIC and its guests' domains, so the worker
- * reads the levels again when the job ends. */
-#define CLAIM_TAIL                                                                                 \
-    ", claimed AS ("                                                                               \
-    "UPDATE jobs j SET status = 'running', attempt = j.attempt + 1, target_id = $1, "              \
-    "lease_until = now() + make_interval(secs => $2::int), claimed_at = now(), ready_at = NULL, "  \
-    "lapsed_attempt = NULL "                                                                       \
-    "FROM next, configurations c WHERE j.id = next.id AND c.id = j.config_id "                     \
-    "RETURNING j.id, j.attempt, j.plan_id, j.target_name, json_build_object('id', j.id, "          \
+/* The document a worker gets for the job j (of configuration c) it
+ * claimed. A job on its tuning plan's host also carries what the block's
+ * apply step read back, the plan's disk and NIC and its guests' domains,
+ * so the worker reads the levels again when the job ends. */
+#define JOB_DOC                                                                                    \
+    "json_build_object('id', j.id, "                                                               \
     "'attempt', j.attempt, 'plan_id', j.plan_id, 'configuration', c.name, 'levels', c.levels, "    \
     "'repetition', j.repetition, 'workload', j.workload, 'role', j.role, 'group', "                \
     "(SELECT json_build_object('id', g.id, 'size', g.size) FROM job_groups g "                     \
@@ -100,12 +96,30 @@ static const struct hv_stmt expire = {
     "WHERE o.plan_id = p.id AND o.target_name <> p.host_name)) "                                   \
     "FROM plans p JOIN plan_steps s ON s.plan_id = p.id "                                          \
     "AND s.kind = 'apply' AND s.block = j.block WHERE p.id = j.plan_id "                           \
-    "AND p.host_name = j.target_name AND s.settings IS NOT NULL))::text AS doc), "                 \
-    "mine AS (INSERT INTO job_claims (job_id, attempt, worker_id) "                                \
-    " SELECT id, attempt, $3 FROM claimed), "                                                      \
-    "answer AS (SELECT doc, EXISTS (SELECT 1 FROM plan_job_counts k "                              \
-    " WHERE k.plan_id = claimed.plan_id AND k.target_name <> claimed.target_name) AS shared "      \
-    " FROM claimed) "
+    "AND p.host_name = j.target_name AND s.settings IS NOT NULL))::text"
+
+/* What a claim does to the job it found, leased for lease seconds. */
+#define CLAIM_SET(lease)                                                                           \
+    "UPDATE jobs j SET status = 'running', attempt = j.attempt + 1, "                              \
+    "lease_until = now() + make_interval(secs => " lease "::int), claimed_at = now(), "            \
+    "ready_at = NULL, "                                                                            \
+    "lapsed_attempt = NULL, target_id = "
+
+/* What a claim does with the job it found (next): runs it, under the
+ * claim's lease, records who has it, and answers the job's document and
+ * whether the plan has jobs on another target (its kept counts,
+ * migrations/016): only then can two claims overlap (claim_txn). */
+#define CLAIM_TAIL                                                                                 \
+    ", claimed AS (" CLAIM_SET(                                                                    \
+        "$2") "$1 FROM next, configurations c "                                                    \
+              "WHERE j.id = next.id AND c.id = j.config_id "                                       \
+              "RETURNING j.id, j.attempt, j.plan_id, j.target_name, " JOB_DOC " AS doc), "         \
+              "mine AS (INSERT INTO job_claims (job_id, attempt, worker_id) "                      \
+              " SELECT id, attempt, $3 FROM claimed), "                                            \
+              "answer AS (SELECT doc, EXISTS (SELECT 1 FROM plan_job_counts k "                    \
+              " WHERE k.plan_id = claimed.plan_id AND k.target_name <> claimed.target_name) AS "   \
+              "shared "                                                                            \
+              " FROM claimed) "
 
 /* A target that is not a guest of a known host takes only jobs of its own
  * name: compared with one value, the partial index of queued jobs hands
@@ -138,6 +152,51 @@ static const struct hv_stmt claim_guest = {
     "  AND hp.id = j.plan_id AND hp.spec->'targets'->>'host' = h.name))" CLAIM_CONDITIONS
     ")" CLAIM_TAIL "SELECT doc, shared FROM answer",
     3};
+
+/* The claims of many workers in one statement (batch.h): $1 their
+ * targets and $2 the workers, one entry each in the order they asked, $3
+ * the lease, $4 the most entries of one target. It does only what a
+ * claim of one target alone would do: a guest of a known host, a target
+ * with a step queued, and the jobs of plans on more than one target (whose
+ * claims look again under the plan's lock, claim_txn) are left to the
+ * single claim above. Each target's first admitted jobs in claim order
+ * (up to $4, FOR UPDATE SKIP LOCKED) go to its entries by rank, which
+ * gives each entry at most one job and no job two entries. One row an
+ * entry, in order: the job's document or NULL, and whether the entry still
+ * needs the single claim (its target is one left to it, or has queued
+ * jobs this statement did not take). */
+static const struct hv_stmt claim_many = {
+    "job_claim_many",
+    "WITH w AS (SELECT e.target_id, e.worker_id, e.i, "
+    " row_number() OVER (PARTITION BY e.target_id ORDER BY e.i) AS k"
+    " FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS e(target_id, worker_id, i)"
+    " WHERE EXISTS (SELECT 1 FROM workers wk WHERE wk.id = e.worker_id AND wk.ended_at IS NULL)), "
+    "t AS (SELECT t.id, t.name FROM targets t WHERE t.id = ANY ($1::bigint[]) AND t.host_id IS NULL"
+    " AND NOT EXISTS (SELECT 1 FROM plan_steps s WHERE s.status = 'queued'"
+    "  AND s.target_name = t.name)), "
+    "next AS (SELECT t.id AS target_id, x.id, "
+    " row_number() OVER (PARTITION BY t.id ORDER BY x.plan_id, x.run_order) AS k"
+    " FROM t CROSS JOIN LATERAL (SELECT j.id, j.plan_id, j.run_order FROM jobs j"
+    " WHERE j.target_name = t.name" CLAIM_WHERE(
+        "t.id") " AND NOT EXISTS (SELECT 1 FROM plan_job_counts pk WHERE pk.plan_id = j.plan_id"
+                "  AND pk.target_name <> j.target_name)"
+                " ORDER BY j.plan_id, j.run_order LIMIT $4 FOR UPDATE OF j SKIP LOCKED) x), "
+                "pick AS (SELECT next.id, next.target_id, w.worker_id, w.i FROM next"
+                " JOIN w ON w.target_id = next.target_id AND w.k = next.k), "
+                "claimed AS (" CLAIM_SET(
+                    "$3") "pick.target_id FROM pick, configurations c "
+                          "WHERE j.id = pick.id AND c.id = j.config_id "
+                          "RETURNING pick.i, pick.worker_id, j.id, j.attempt, " JOB_DOC " AS doc), "
+                          "mine AS (INSERT INTO job_claims (job_id, attempt, worker_id) "
+                          " SELECT id, attempt, worker_id FROM claimed) "
+                          "SELECT c.doc, c.doc IS NULL AND (t.id IS NULL OR EXISTS (SELECT 1 FROM "
+                          "jobs q"
+                          " WHERE q.target_name = t.name AND q.status = 'queued' AND q.id NOT IN "
+                          "(SELECT id FROM pick)))"
+                          " FROM unnest($1::bigint[]) WITH ORDINALITY AS e(target_id, i)"
+                          " LEFT JOIN t ON t.id = e.target_id LEFT JOIN claimed c ON c.i = e.i "
+                          "ORDER BY e.i",
+    4};
 
 /* A cancelled job answers with cancel = true instead of a conflict, so
  * its worker stops the engine rather than treating it as a lost lease. */
@@ -228,28 +287,92 @@ static const struct hv_stmt lock_job = {
  * beside what the job's own worker read (observed.settings). */
 /* The result and its metrics (four arrays: names, values, units, whether
  * higher is better), in one statement. */
+/* What the block's apply step read back for the job whose id job gives
+ * (observed.host_settings), as a jsonb object, else {}. */
+#define HOST_SETTINGS(job)                                                                         \
+    "coalesce((SELECT jsonb_build_object('host_settings', s.settings) FROM jobs j "                \
+    " JOIN plan_steps s ON s.plan_id = j.plan_id AND s.kind = 'apply' AND s.block = j.block "      \
+    " WHERE j.id = " job " AND s.settings IS NOT NULL), '{}')"
 static const struct hv_stmt insert_result = {
     "result_insert",
     "WITH r AS (INSERT INTO results (job_id, attempt, status, error, started_at, finished_at, "
     "observed, raw) "
-    "SELECT $1, $2, $3, $4, $5::timestamptz, $6::timestamptz, coalesce($7::jsonb, '{}') || "
-    "coalesce((SELECT jsonb_build_object('host_settings', s.settings) FROM jobs j "
-    " JOIN plan_steps s ON s.plan_id = j.plan_id AND s.kind = 'apply' AND s.block = j.block "
-    " WHERE j.id = $1 AND s.settings IS NOT NULL), '{}'), $8 "
-    "RETURNING id), "
-    "m AS (INSERT INTO metrics (result_id, name, value, unit, higher_is_better) "
-    "SELECT r.id, u.n, u.v, u.u, u.h "
-    "FROM r, unnest($9::text[], $10::float8[], $11::text[], $12::bool[]) AS u(n, v, u, h)) "
-    "SELECT id FROM r",
+    "SELECT $1, $2, $3, $4, $5::timestamptz, $6::timestamptz, coalesce($7::jsonb, '{}') "
+    "|| " HOST_SETTINGS(
+        "$1") ", $8 "
+              "RETURNING id), "
+              "m AS (INSERT INTO metrics (result_id, name, value, unit, higher_is_better) "
+              "SELECT r.id, u.n, u.v, u.u, u.h "
+              "FROM r, unnest($9::text[], $10::float8[], $11::text[], $12::bool[]) AS u(n, v, u, "
+              "h)) "
+              "SELECT id FROM r",
     12};
+/* A job's end: done or failed as its result says, with that error. */
+#define FINISH_SET(status, error)                                                                  \
+    "status = CASE WHEN " status " = 'ok' THEN 'done' ELSE 'failed' END, "                         \
+    "lease_until = NULL, finished_at = now(), error = " error ", "                                 \
+    "failures = CASE WHEN lapsed_attempt = attempt THEN greatest(failures - 1, 0) "                \
+    " ELSE failures END, lapsed_attempt = NULL "
 static const struct hv_stmt finish_job = {
     "result_finish_job",
-    "UPDATE jobs SET status = CASE WHEN $2 = 'ok' THEN 'done' ELSE 'failed' END, "
-    "lease_until = NULL, finished_at = now(), error = $3, "
-    "failures = CASE WHEN lapsed_attempt = attempt THEN greatest(failures - 1, 0) "
-    " ELSE failures END, lapsed_attempt = NULL WHERE id = $1 RETURNING " HV_SQL_ROUND_MAY_DECIDE(
-        "jobs"),
+    "UPDATE jobs SET " FINISH_SET("$2",
+                                  "$3") "WHERE id = $1 RETURNING " HV_SQL_ROUND_MAY_DECIDE("jobs"),
     3};
+
+/* The same three for many results at once (hv_db_result_store_many),
+ * their jobs' rows locked in the order given (ascending ids, so two
+ * batches never wait on each other in a circle). */
+static const struct hv_stmt lock_many = {
+    "result_lock_many",
+    "SELECT j.status, j.attempt, j.status IN ('queued', 'failed') AND j.lapsed_attempt = j.attempt "
+    "AND j.group_id IS NULL, (SELECT r.id FROM results r WHERE r.job_id = e.job_id "
+    "AND r.attempt = e.attempt), (SELECT c.worker_id FROM job_claims c WHERE c.job_id = e.job_id "
+    "AND c.attempt = e.attempt) = e.worker_id "
+    "FROM unnest($1::bigint[], $2::int[], $3::bigint[]) WITH ORDINALITY AS e(job_id, attempt, "
+    "worker_id, i) LEFT JOIN LATERAL (SELECT status, attempt, lapsed_attempt, group_id FROM jobs "
+    "WHERE id = e.job_id FOR UPDATE) j ON true ORDER BY e.i",
+    3};
+static const struct hv_stmt insert_many = {
+    "result_insert_many",
+    "WITH e AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], "
+    "$5::timestamptz[], $6::timestamptz[], $7::jsonb[], $8::text[]) AS e(job_id, attempt, status, "
+    "error, started_at, finished_at, observed, raw)), "
+    "r AS (INSERT INTO results (job_id, attempt, status, error, started_at, finished_at, "
+    "observed, raw) "
+    "SELECT e.job_id, e.attempt, e.status, e.error, e.started_at, e.finished_at, "
+    "coalesce(e.observed, '{}') || " HOST_SETTINGS(
+        "e.job_id") ", e.raw FROM e "
+                    "RETURNING id, job_id), "
+                    "m AS (INSERT INTO metrics (result_id, name, value, unit, higher_is_better) "
+                    "SELECT r.id, u.n, u.v, u.u, u.h FROM unnest($9::bigint[], $10::text[], "
+                    "$11::float8[], "
+                    "$12::text[], $13::bool[]) WITH ORDINALITY AS u(job_id, n, v, u, h, k) "
+                    "JOIN r ON r.job_id = u.job_id ORDER BY u.k) "
+                    "SELECT job_id, id FROM r",
+    13};
+static const struct hv_stmt finish_many = {
+    "result_finish_many",
+    "UPDATE jobs SET " FINISH_SET(
+        "e.status", "e.error") "FROM unnest($1::bigint[], $2::text[], "
+                               "$3::text[]) AS e(id, status, error) WHERE jobs.id = e.id "
+                               "RETURNING jobs.id, " HV_SQL_ROUND_MAY_DECIDE("jobs"),
+    3};
+
+enum hv_db_status hv_db_claim_sweeps(int64_t target_id, bool *steps)
+{
+    bool leases_due, tick_due, steps_queued;
+    enum hv_db_status s = hv_db_sweeps_due(target_id, &leases_due, &tick_due, &steps_queued);
+    long expired = 0;
+    if (s == HV_DB_OK && leases_due)
+        s = hv_db_leases_expire(&expired);
+    if (expired > 0)
+        hv_info("%ld job%s back in the queue after an expired lease", expired,
+                expired == 1 ? "" : "s");
+    if (s == HV_DB_OK && tick_due)
+        s = hv_db_steps_tick();
+    *steps = steps_queued || tick_due;
+    return s;
+}
 
 enum hv_db_status hv_db_leases_expire(long *n)
 {
@@ -343,6 +466,58 @@ enum hv_db_status hv_db_job_claim(int64_t target_id, int64_t worker_id, int leas
         *job = a.job;
     else
         json_decref(a.job);
+    return s;
+}
+
+/* Appends v to the array literal being built in buf ("{1,2,3}"). */
+static void array_add(char *buf, size_t size, size_t *len, int64_t v, bool last)
+{
+    int n = snprintf(buf + *len, size - *len, "%lld%s", (long long)v, last ? "}" : ",");
+    *len += n > 0 ? (size_t)n : 0;
+}
+
+enum hv_db_status hv_db_job_claim_many(struct hv_claim_entry *e, size_t n, int lease_s)
+{
+    for (size_t i = 0; i < n; i++) {
+        e[i].outcome = HV_CLAIM_SINGLE;
+        e[i].job = NULL;
+    }
+    if (n == 0 || n > HV_CLAIM_MANY_MAX)
+        return n == 0 ? HV_DB_OK : HV_DB_ERROR;
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    /* Each id takes at most 20 digits and a separator. */
+    char targets[HV_CLAIM_MANY_MAX * 21 + 2] = "{", workers[sizeof targets] = "{";
+    size_t tl = 1, wl = 1;
+    long most = 1;
+    for (size_t i = 0; i < n; i++) {
+        array_add(targets, sizeof targets, &tl, e[i].target_id, i + 1 == n);
+        array_add(workers, sizeof workers, &wl, e[i].worker_id, i + 1 == n);
+        long same = 0;
+        for (size_t k = 0; k < n; k++)
+            same += e[k].target_id == e[i].target_id;
+        if (same > most)
+            most = same;
+    }
+    char lease[16], most_txt[16];
+    const char *params[] = {targets, workers, hv_db_int(lease, sizeof lease, lease_s),
+                            hv_db_int(most_txt, sizeof most_txt, most)};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &claim_many, params, &r);
+    if (s == HV_DB_OK && (size_t)PQntuples(r) != n)
+        s = HV_DB_ERROR;
+    for (size_t i = 0; s == HV_DB_OK && i < n; i++) {
+        if (!PQgetisnull(r, (int)i, 0)) {
+            e[i].job = json_loads(PQgetvalue(r, (int)i, 0), 0, NULL);
+            /* A document that does not parse goes to the single claim, which
+             * reports it; the job waits for its lease. */
+            e[i].outcome = e[i].job != NULL ? HV_CLAIM_JOB : HV_CLAIM_SINGLE;
+        } else {
+            e[i].outcome = PQgetvalue(r, (int)i, 1)[0] == 't' ? HV_CLAIM_SINGLE : HV_CLAIM_NONE;
+        }
+    }
+    PQclear(r);
     return s;
 }
 
@@ -523,37 +698,50 @@ static enum hv_db_status copy_samples(struct hv_db *db, const char *result_id,
     return ok ? HV_DB_OK : HV_DB_ERROR;
 }
 
-/* The metrics as the four array literals insert_result takes; 0, or -1
- * when out of memory. */
-static int metric_arrays(const json_t *metrics, char *arrays[4])
+/* The metrics of the n uploads u as five PostgreSQL array literals
+ * (malloc'd): the job each belongs to, names, values, units, whether
+ * higher is better. Returns 0, or -1 without memory. */
+static int metric_arrays(const struct hv_result_upload *const *u, size_t n, char *arrays[5])
 {
-    size_t n = json_array_size(metrics);
-    const char **names = calloc(n + 1, sizeof *names), **units = calloc(n + 1, sizeof *units);
-    const char **vals = calloc(n + 1, sizeof *vals), **hib = calloc(n + 1, sizeof *hib);
-    char(*numbuf)[32] = calloc(n + 1, sizeof *numbuf);
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += json_array_size(u[i]->metrics);
+    const char **jobs = calloc(total + 1, sizeof *jobs), **names = calloc(total + 1, sizeof *names);
+    const char **units = calloc(total + 1, sizeof *units), **vals = calloc(total + 1, sizeof *vals);
+    const char **hib = calloc(total + 1, sizeof *hib);
+    char(*numbuf)[32] = calloc(total + 1, sizeof *numbuf);
+    char(*idbuf)[24] = calloc(n + 1, sizeof *idbuf);
     int rc = -1;
-    if (names && units && vals && hib && numbuf) {
+    if (jobs && names && units && vals && hib && numbuf && idbuf) {
+        size_t k = 0;
         for (size_t i = 0; i < n; i++) {
-            const json_t *m = json_array_get(metrics, i);
-            names[i] = json_string_value(json_object_get(m, "name"));
-            const char *u = json_string_value(json_object_get(m, "unit"));
-            units[i] = u ? u : "";
-            snprintf(numbuf[i], sizeof numbuf[i], "%.17g",
-                     json_number_value(json_object_get(m, "value")));
-            vals[i] = numbuf[i];
-            hib[i] = json_is_false(json_object_get(m, "higher_is_better")) ? "f" : "t";
+            hv_db_int(idbuf[i], sizeof idbuf[i], u[i]->job_id);
+            for (size_t j = 0; j < json_array_size(u[i]->metrics); j++, k++) {
+                const json_t *m = json_array_get(u[i]->metrics, j);
+                jobs[k] = idbuf[i];
+                names[k] = json_string_value(json_object_get(m, "name"));
+                const char *unit = json_string_value(json_object_get(m, "unit"));
+                units[k] = unit ? unit : "";
+                snprintf(numbuf[k], sizeof numbuf[k], "%.17g",
+                         json_number_value(json_object_get(m, "value")));
+                vals[k] = numbuf[k];
+                hib[k] = json_is_false(json_object_get(m, "higher_is_better")) ? "f" : "t";
+            }
         }
-        arrays[0] = hv_db_text_array(names, n);
-        arrays[1] = hv_db_text_array(vals, n);
-        arrays[2] = hv_db_text_array(units, n);
-        arrays[3] = hv_db_text_array(hib, n);
-        rc = arrays[0] && arrays[1] && arrays[2] && arrays[3] ? 0 : -1;
+        arrays[0] = hv_db_text_array(jobs, total);
+        arrays[1] = hv_db_text_array(names, total);
+        arrays[2] = hv_db_text_array(vals, total);
+        arrays[3] = hv_db_text_array(units, total);
+        arrays[4] = hv_db_text_array(hib, total);
+        rc = arrays[0] && arrays[1] && arrays[2] && arrays[3] && arrays[4] ? 0 : -1;
     }
+    free(jobs);
     free(names);
     free(units);
     free(vals);
     free(hib);
     free(numbuf);
+    free(idbuf);
     return rc;
 }
 
@@ -604,17 +792,17 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
     const struct hv_stmt *sts[] = {&insert_result, &finish_job};
     PGresult *rs[2] = {NULL, NULL};
     char *observed = u->observed ? json_dumps(u->observed, JSON_COMPACT) : NULL;
-    char *arrays[4] = {NULL, NULL, NULL, NULL};
-    if (metric_arrays(u->metrics, arrays) == 0) {
+    char *arrays[5] = {NULL, NULL, NULL, NULL, NULL};
+    if (metric_arrays(&u, 1, arrays) == 0) {
         const char *p3[] = {id,       att,    u->status, u->error,  u->started_at, u->finished_at,
-                            observed, u->raw, arrays[0], arrays[1], arrays[2],     arrays[3]};
+                            observed, u->raw, arrays[1], arrays[2], arrays[3],     arrays[4]};
         const char *const *ps[] = {p3, p4};
         s = hv_db_exec_all(db, with_samples ? 1 : 2, sts, ps, rs);
     } else {
         s = HV_DB_ERROR;
     }
     free(observed);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         free(arrays[i]);
     if (rs[0] == NULL || PQntuples(rs[0]) == 0 || (s != HV_DB_OK && s != HV_DB_NONE)) {
         PQclear(rs[0]);
@@ -651,4 +839,228 @@ enum hv_db_status hv_db_result_store(const struct hv_result_upload *u, struct hv
         return HV_DB_UNAVAILABLE;
     struct store_args a = {u, out};
     return hv_db_txn(db, store_txn, &a);
+}
+
+void hv_result_item_free(void *item)
+{
+    struct hv_result_item *it = item;
+    if (it == NULL)
+        return;
+    json_decref(it->doc);
+    free(it);
+}
+
+/* Frees the n strings of a and a. */
+static void free_strings(char **a, size_t n)
+{
+    for (size_t i = 0; a != NULL && i < n; i++)
+        free(a[i]);
+    free(a);
+}
+
+struct store_many_args {
+    struct hv_result_item **items; /* those the batch stores, by ascending job id */
+    size_t n;
+};
+
+/* Sets it's outcome from its row k of lock_many; returns whether its
+ * result is to be written (what store_txn decides for one). */
+static bool lock_outcome(struct hv_result_item *it, PGresult *r, int k)
+{
+    if (PQgetisnull(r, k, 0)) {
+        it->status = HV_DB_NONE;
+        return false;
+    }
+    if (PQgetvalue(r, k, 4)[0] != 't') {
+        it->stored.not_claimer = true;
+        it->status = HV_DB_CONFLICT;
+        return false;
+    }
+    if (!PQgetisnull(r, k, 3)) {
+        it->stored.result_id = strtoll(PQgetvalue(r, k, 3), NULL, 10);
+        it->stored.replayed = true;
+        it->status = HV_DB_OK;
+        return false;
+    }
+    bool running = strcmp(PQgetvalue(r, k, 0), "running") == 0;
+    bool lapsed = PQgetvalue(r, k, 2)[0] == 't';
+    if (!(running || lapsed) || atoi(PQgetvalue(r, k, 1)) != it->u.attempt) {
+        it->status = HV_DB_CONFLICT;
+        return false;
+    }
+    return true;
+}
+
+/* The columns of the items w as the array literals insert_many ($1-$8)
+ * and finish_many take. */
+static int write_arrays(struct hv_result_item *const *w, size_t n, char *cols[8])
+{
+    const char **v[8];
+    char(*nums)[2][24] = calloc(n + 1, sizeof *nums);
+    char **observed = calloc(n + 1, sizeof *observed);
+    int rc = nums && observed ? 0 : -1;
+    for (int c = 0; c < 8; c++) {
+        v[c] = calloc(n + 1, sizeof *v[c]);
+        rc = v[c] == NULL ? -1 : rc;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const struct hv_result_upload *u = &w[i]->u;
+        v[0][i] = hv_db_int(nums[i][0], sizeof nums[i][0], u->job_id);
+        v[1][i] = hv_db_int(nums[i][1], sizeof nums[i][1], u->attempt);
+        v[2][i] = u->status;
+        v[3][i] = u->error;
+        v[4][i] = u->started_at;
+        v[5][i] = u->finished_at;
+        observed[i] = u->observed ? json_dumps(u->observed, JSON_COMPACT) : NULL;
+        v[6][i] = observed[i];
+        v[7][i] = u->raw;
+    }
+    for (int c = 0; c < 8; c++) {
+        cols[c] = rc == 0 ? hv_db_text_array(v[c], n) : NULL;
+        rc = cols[c] == NULL ? -1 : rc;
+        free(v[c]);
+    }
+    free(nums);
+    free_strings(observed, n);
+    return rc;
+}
+
+static enum hv_db_status store_many_txn(struct hv_db *db, void *arg)
+{
+    struct store_many_args *a = arg;
+    size_t n = a->n;
+    for (size_t i = 0; i < n; i++) {
+        a->items[i]->status = HV_DB_ERROR;
+        a->items[i]->stored = (struct hv_result_stored){0};
+    }
+    /* Lock the jobs, and see which results are to be written. */
+    char(*nums)[3][24] = calloc(n, sizeof *nums);
+    const char **ids = calloc(n, sizeof *ids), **atts = calloc(n, sizeof *atts);
+    const char **wids = calloc(n, sizeof *wids);
+    struct hv_result_item **w = calloc(n, sizeof *w);
+    char *lock_arrays[3] = {NULL, NULL, NULL}, *cols[8] = {0}, *metrics[5] = {0};
+    enum hv_db_status s = HV_DB_ERROR;
+    PGresult *r = NULL, *rs[2] = {NULL, NULL};
+    size_t nw = 0;
+    if (nums == NULL || ids == NULL || atts == NULL || wids == NULL || w == NULL)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        const struct hv_result_upload *u = &a->items[i]->u;
+        ids[i] = hv_db_int(nums[i][0], sizeof nums[i][0], u->job_id);
+        atts[i] = hv_db_int(nums[i][1], sizeof nums[i][1], u->attempt);
+        wids[i] = hv_db_int(nums[i][2], sizeof nums[i][2], u->worker_id);
+    }
+    lock_arrays[0] = hv_db_text_array(ids, n);
+    lock_arrays[1] = hv_db_text_array(atts, n);
+    lock_arrays[2] = hv_db_text_array(wids, n);
+    if (lock_arrays[0] == NULL || lock_arrays[1] == NULL || lock_arrays[2] == NULL)
+        goto out;
+    s = hv_db_exec(db, &lock_many, (const char *const *)lock_arrays, &r);
+    if (s != HV_DB_OK || (size_t)PQntuples(r) != n) {
+        s = s == HV_DB_OK ? HV_DB_ERROR : hv_db_must(s);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (lock_outcome(a->items[i], r, (int)i))
+            w[nw++] = a->items[i];
+    if (nw == 0)
+        goto out; /* s is HV_DB_OK: nothing to write */
+    /* The results, their metrics and their jobs' ends in one round trip. */
+    const struct hv_result_upload *us[HV_CLAIM_MANY_MAX];
+    for (size_t i = 0; i < nw && i < HV_CLAIM_MANY_MAX; i++)
+        us[i] = &w[i]->u;
+    if (nw > HV_CLAIM_MANY_MAX || write_arrays(w, nw, cols) != 0 ||
+        metric_arrays(us, nw, metrics) != 0) {
+        s = HV_DB_ERROR;
+        goto out;
+    }
+    const char *p_ins[] = {cols[0],    cols[1],    cols[2],   cols[3],    cols[4],
+                           cols[5],    cols[6],    cols[7],   metrics[0], metrics[1],
+                           metrics[2], metrics[3], metrics[4]};
+    const char *p_fin[] = {cols[0], cols[2], cols[3]};
+    const struct hv_stmt *sts[] = {&insert_many, &finish_many};
+    const char *const *ps[] = {p_ins, p_fin};
+    s = hv_db_exec_all(db, 2, sts, ps, rs);
+    if (s != HV_DB_OK || (size_t)PQntuples(rs[0]) != nw || (size_t)PQntuples(rs[1]) != nw) {
+        s = s == HV_DB_OK || s == HV_DB_NONE ? HV_DB_ERROR : s;
+        goto out;
+    }
+    for (size_t k = 0; k < nw; k++) {
+        int64_t job = strtoll(PQgetvalue(rs[0], (int)k, 0), NULL, 10);
+        for (size_t i = 0; i < nw; i++)
+            if (w[i]->u.job_id == job)
+                w[i]->stored.result_id = strtoll(PQgetvalue(rs[0], (int)k, 1), NULL, 10);
+    }
+    /* What store_txn does after a job's end: a failed member takes its
+     * group with it; the job that ends a round decides the next. */
+    for (size_t k = 0; s == HV_DB_OK && k < nw; k++) {
+        const char *id = PQgetvalue(rs[1], (int)k, 0);
+        struct hv_result_item *it = NULL;
+        for (size_t i = 0; i < nw && it == NULL; i++)
+            if (w[i]->u.job_id == strtoll(id, NULL, 10))
+                it = w[i];
+        if (it == NULL || it->stored.result_id == 0) {
+            s = HV_DB_ERROR;
+            break;
+        }
+        if (strcmp(it->u.status, "ok") != 0) {
+            const char *p1[] = {id};
+            s = hv_db_exec(db, &fail_group, p1, NULL);
+            s = s == HV_DB_NONE ? HV_DB_OK : s;
+        }
+        if (s == HV_DB_OK && PQgetvalue(rs[1], (int)k, 1)[0] == 't')
+            s = hv_db_round_decide(db, id);
+        it->status = HV_DB_OK;
+    }
+out:
+    PQclear(r);
+    PQclear(rs[0]);
+    PQclear(rs[1]);
+    for (int c = 0; c < 3; c++)
+        free(lock_arrays[c]);
+    for (int c = 0; c < 8; c++)
+        free(cols[c]);
+    for (int c = 0; c < 5; c++)
+        free(metrics[c]);
+    free(nums);
+    free(ids);
+    free(atts);
+    free(wids);
+    free(w);
+    return s;
+}
+
+static int by_job(const void *x, const void *y)
+{
+    const struct hv_result_item *a = *(struct hv_result_item *const *)x;
+    const struct hv_result_item *b = *(struct hv_result_item *const *)y;
+    return (a->u.job_id > b->u.job_id) - (a->u.job_id < b->u.job_id);
+}
+
+enum hv_db_status hv_db_result_store_many(struct hv_result_item *const *items, size_t n)
+{
+    struct hv_result_item *sorted[HV_CLAIM_MANY_MAX];
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        items[i]->single = true;
+        items[i]->status = HV_DB_ERROR;
+    }
+    if (n == 0 || n > HV_CLAIM_MANY_MAX)
+        return n == 0 ? HV_DB_OK : HV_DB_ERROR;
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = items[i];
+    qsort(sorted, n, sizeof sorted[0], by_job);
+    /* A second upload of a job in the batch is stored after it, alone:
+     * it is then a replay (or a stale attempt) of what the batch wrote. */
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || sorted[m - 1]->u.job_id != sorted[i]->u.job_id)
+            sorted[m++] = sorted[i];
+    struct store_many_args a = {sorted, m};
+    enum hv_db_status s = hv_db_txn(db, store_many_txn, &a);
+    for (size_t i = 0; i < m && s == HV_DB_OK; i++)
+        sorted[i]->single = false;
+    return s;
 }

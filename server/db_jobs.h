@@ -13,12 +13,44 @@
  *  hv_db_sweeps_due() (db_steps.h) says a lease ran out. */
 enum hv_db_status hv_db_leases_expire(long *n);
 
+/** Runs what a claim of target_id does before it looks (db_steps.h): the
+ *  sweeps hv_db_sweeps_due() says are due, logging the jobs whose lease
+ *  ran out. *steps says whether the claim should look for a step first
+ *  (the target has one queued, or the tick may have queued one). */
+enum hv_db_status hv_db_claim_sweeps(int64_t target_id, bool *steps);
+
 /** Claims the next queued job of target_id for worker_id (recorded in
  *  job_claims: only that worker may touch the attempt), leasing it for
  *  lease_s seconds, in one statement (FOR UPDATE SKIP LOCKED: no two callers get
  *  the same job). *job is a new JSON object {id, attempt, plan_id,
  *  configuration, workload}; HV_DB_NONE when there is no work. */
 enum hv_db_status hv_db_job_claim(int64_t target_id, int64_t worker_id, int lease_s, json_t **job);
+
+/** What a claim in a batch came to. */
+enum hv_claim_outcome {
+    HV_CLAIM_JOB = 1, /**< a job was claimed: hv_claim_entry.job */
+    HV_CLAIM_NONE,    /**< nothing queued for the target */
+    HV_CLAIM_SINGLE,  /**< left to hv_db_job_claim() (guests, steps, shared plans) */
+};
+
+/** One worker's claim in a batch. */
+struct hv_claim_entry {
+    int64_t target_id;
+    int64_t worker_id;
+    enum hv_claim_outcome outcome; /**< set by hv_db_job_claim_many() */
+    json_t *job;                   /**< with HV_CLAIM_JOB: the job, owned by the caller */
+};
+
+/** The most entries hv_db_job_claim_many() takes at once. */
+#define HV_CLAIM_MANY_MAX 64
+
+/** Claims for n workers in one statement, each as hv_db_job_claim()
+ *  would for its own target, where that claim needs nothing but the
+ *  target's queue: the rest (a guest's target, a target with a step
+ *  queued, jobs of plans on several targets, an ended worker) gets
+ *  HV_CLAIM_SINGLE, for hv_db_job_claim(). On a failure every entry has
+ *  HV_CLAIM_SINGLE and no job was claimed. */
+enum hv_db_status hv_db_job_claim_many(struct hv_claim_entry *e, size_t n, int lease_s);
 
 /** Extends the lease of (id, attempt) while it is running; *cancel tells
  *  whether its plan was cancelled. HV_DB_NONE when the attempt is stale. */
@@ -75,5 +107,27 @@ struct hv_result_stored {
  *  is stale. */
 enum hv_db_status hv_db_result_store(const struct hv_result_upload *u,
                                      struct hv_result_stored *out);
+
+/** A result handed to hv_db_result_store_many(): the upload (its strings
+ *  and JSON point into doc), and what came of it. */
+struct hv_result_item {
+    struct hv_result_upload u;
+    json_t *doc;                    /**< the body u points into (owned) */
+    enum hv_db_status status;       /**< what hv_db_result_store() would return */
+    struct hv_result_stored stored; /**< and what it would say */
+    bool single;                    /**< not handled: store it with hv_db_result_store() */
+};
+
+/** Stores the results of n items (at most HV_CLAIM_MANY_MAX, none with
+ *  samples) in one transaction: their jobs' rows locked in ascending id
+ *  order, then the results and metrics in one statement and the jobs'
+ *  ends in another. Each item's status and stored say what
+ *  hv_db_result_store() would have said for it alone. A second upload of
+ *  a job in the same batch, and every item when the transaction fails
+ *  (nothing is written then; the return says why), have single set. */
+enum hv_db_status hv_db_result_store_many(struct hv_result_item *const *items, size_t n);
+
+/** Frees a struct hv_result_item and its doc (for req->batch_item_free). */
+void hv_result_item_free(void *item);
 
 #endif

@@ -1,5 +1,6 @@
 /* h_jobs.c — the worker side of the job protocol: claim, heartbeat,
  * release, result. */
+#include "batch.h"
 #include "config.h"
 #include "db_jobs.h"
 #include "db_steps.h"
@@ -126,10 +127,15 @@ static bool caller_owns(struct hv_request *req, int attempt)
 
 /* Starts or continues a long poll: the first run sets the deadline; a
  * handler with nothing to answer calls park() and returns. */
-static bool may_wait(struct hv_request *req, double wait)
+static void set_deadline(struct hv_request *req, double wait)
 {
     if (req->wait_deadline == 0)
         req->wait_deadline = hv_monotonic() + (wait > MAX_WAIT ? MAX_WAIT : wait);
+}
+
+static bool may_wait(struct hv_request *req, double wait)
+{
+    set_deadline(req, wait);
     return !hv_waiters_stopping() && hv_monotonic() + 0.05 < req->wait_deadline;
 }
 
@@ -138,6 +144,35 @@ static void park(struct hv_request *req, enum hv_wait_kind kind, int64_t key)
     req->park = true;
     req->park_kind = kind;
     req->park_key = key;
+}
+
+/* Answers a claimed job (owned: given to the answer). */
+static void reply_job(struct hv_request *req, json_t *job, json_int_t target)
+{
+    json_object_set_new(job, "lease_seconds", json_integer(hv_cfg.lease_seconds));
+    char now[32];
+    hv_now_iso8601(now, sizeof now);
+    hv_info("job %lld attempt %lld claimed by target %lld",
+            (long long)json_integer_value(json_object_get(job, "id")),
+            (long long)json_integer_value(json_object_get(job, "attempt")), (long long)target);
+    hv_reply_json(req, 200, json_pack("{s:o,s:s}", "job", job, "server_time", now));
+    hv_metrics_claim(true);
+}
+
+/* The single claim: the sweeps that are due, a step of the target, else
+ * its next job. HV_DB_OK with *step or *job set, HV_DB_NONE with neither. */
+static enum hv_db_status claim_single(struct hv_request *req, json_t **step, json_t **job)
+{
+    json_int_t target = req->worker_target;
+    bool steps = true;
+    enum hv_db_status s = hv_db_claim_sweeps(target, &steps);
+    /* A host's apply and restore steps go before its jobs. */
+    if (s == HV_DB_OK)
+        s = steps ? hv_db_step_claim(target, req->worker_id, hv_cfg.lease_seconds, step)
+                  : HV_DB_NONE;
+    if (s != HV_DB_NONE)
+        return s;
+    return hv_db_job_claim(target, req->worker_id, hv_cfg.lease_seconds, job);
 }
 
 void hv_h_job_claim(struct hv_request *req)
@@ -156,27 +191,29 @@ void hv_h_job_claim(struct hv_request *req)
         return;
     }
     json_decref(doc);
-    /* Read before looking, so a notification that comes between the look
-     * and the park wakes this request at once. */
-    req->wait_seq = hv_waiters_seq(HV_WAIT_JOBS);
-    long expired = 0;
-    bool leases_due, tick_due, steps_queued;
-    enum hv_db_status s = hv_db_sweeps_due(target, &leases_due, &tick_due, &steps_queued);
-    if (s == HV_DB_OK && leases_due)
-        s = hv_db_leases_expire(&expired);
-    if (expired > 0)
-        hv_info("%ld job%s back in the queue after an expired lease", expired,
-                expired == 1 ? "" : "s");
-    if (s == HV_DB_OK && tick_due)
-        s = hv_db_steps_tick();
-    /* A host's apply and restore steps go before its jobs: looked for when
-     * the target had one queued or the tick may have queued one. */
-    json_t *step = NULL;
-    if (s == HV_DB_OK)
-        s = steps_queued || tick_due
-                ? hv_db_step_claim(target, req->worker_id, hv_cfg.lease_seconds, &step)
-                : HV_DB_NONE;
-    if (s == HV_DB_OK) {
+    set_deadline(req, wait);
+    int outcome = req->batch_outcome;
+    req->batch_outcome = 0;
+    if (outcome == 0) {
+        /* Read before looking, so a notification that comes between the
+         * look and the park wakes this request at once. */
+        req->wait_seq = hv_waiters_seq(HV_WAIT_JOBS);
+        if (hv_batch_on(HV_BATCH_CLAIM)) {
+            req->batch = HV_BATCH_CLAIM; /* batch.h: the answer comes on the next run */
+            req->park = true;
+            return;
+        }
+    }
+    json_t *step = NULL, *job = NULL;
+    enum hv_db_status s = HV_DB_NONE;
+    if (outcome == HV_CLAIM_JOB) {
+        job = req->batch_job;
+        req->batch_job = NULL;
+        s = HV_DB_OK;
+    } else if (outcome != HV_CLAIM_NONE) {
+        s = claim_single(req, &step, &job);
+    }
+    if (s == HV_DB_OK && step != NULL) {
         json_object_set_new(step, "lease_seconds", json_integer(hv_cfg.lease_seconds));
         char now[32];
         hv_now_iso8601(now, sizeof now);
@@ -189,11 +226,6 @@ void hv_h_job_claim(struct hv_request *req)
         hv_metrics_claim(true);
         return;
     }
-    if (s == HV_DB_NONE)
-        s = HV_DB_OK;
-    json_t *job = NULL;
-    if (s == HV_DB_OK)
-        s = hv_db_job_claim(target, req->worker_id, hv_cfg.lease_seconds, &job);
     if (s == HV_DB_NONE) {
         if (may_wait(req, wait)) {
             park(req, HV_WAIT_JOBS, 0);
@@ -207,14 +239,7 @@ void hv_h_job_claim(struct hv_request *req)
         hv_reply_db_failure(req, s);
         return;
     }
-    json_object_set_new(job, "lease_seconds", json_integer(hv_cfg.lease_seconds));
-    char now[32];
-    hv_now_iso8601(now, sizeof now);
-    hv_info("job %lld attempt %lld claimed by target %lld",
-            (long long)json_integer_value(json_object_get(job, "id")),
-            (long long)json_integer_value(json_object_get(job, "attempt")), (long long)target);
-    hv_reply_json(req, 200, json_pack("{s:o,s:s}", "job", job, "server_time", now));
-    hv_metrics_claim(true);
+    reply_job(req, job, target);
 }
 
 void hv_h_job_ready(struct hv_request *req)
@@ -295,46 +320,76 @@ void hv_h_job_release(struct hv_request *req)
         hv_reply_json(req, 200, json_pack("{s:s}", "status", "queued"));
 }
 
-void hv_h_job_result(struct hv_request *req)
+/* Answers what storing the upload u came to. */
+static void reply_stored(struct hv_request *req, const struct hv_result_upload *u,
+                         enum hv_db_status s, const struct hv_result_stored *stored)
 {
-    json_t *doc = hv_req_json(req);
-    if (doc == NULL)
-        return;
-    json_t *errors = json_array();
-    if (hv_result_body_check(doc, errors) > 0) {
-        hv_reply_problem(req, HV_E_INVALID_REQUEST, "the result does not fit", errors);
-        json_decref(doc);
-        return;
-    }
-    json_decref(errors);
-    /* The store checks, on the job's locked row, that this worker claimed
-     * the attempt (what caller_owns() asks of the other calls). */
-    struct hv_result_upload u = {.job_id = req->ids[0], .worker_id = req->worker_id};
-    hv_jspec_bind(doc, result_binding, &u);
-    struct hv_result_stored stored = {0};
-    enum hv_db_status s = hv_db_result_store(&u, &stored);
     if (s == HV_DB_NONE) {
         hv_reply_problem(req, HV_E_NOT_FOUND, "no job with this id", NULL);
-    } else if (s == HV_DB_CONFLICT && stored.not_claimer) {
+    } else if (s == HV_DB_CONFLICT && stored->not_claimer) {
         reply_not_claimer(req);
     } else if (s == HV_DB_CONFLICT) {
         reply_stale(req);
     } else if (s != HV_DB_OK) {
         hv_reply_db_failure(req, s);
     } else {
-        hv_info("job %lld attempt %d: result %lld %s", (long long)u.job_id, u.attempt,
-                (long long)stored.result_id,
-                stored.replayed ? "(replayed upload, nothing stored)" : "stored");
-        if (!stored.replayed) {
-            hv_metrics_result_stored(json_array_size(u.samples));
-            hv_metrics_job_duration(u.status != NULL && strcmp(u.status, "ok") == 0,
-                                    hv_iso8601_seconds(u.finished_at) -
-                                        hv_iso8601_seconds(u.started_at));
+        hv_info("job %lld attempt %d: result %lld %s", (long long)u->job_id, u->attempt,
+                (long long)stored->result_id,
+                stored->replayed ? "(replayed upload, nothing stored)" : "stored");
+        if (!stored->replayed) {
+            hv_metrics_result_stored(json_array_size(u->samples));
+            hv_metrics_job_duration(u->status != NULL && strcmp(u->status, "ok") == 0,
+                                    hv_iso8601_seconds(u->finished_at) -
+                                        hv_iso8601_seconds(u->started_at));
         }
-        hv_reply_json(req, stored.replayed ? 200 : 201,
-                      json_pack("{s:I,s:i,s:I,s:b}", "job_id", (json_int_t)u.job_id, "attempt",
-                                u.attempt, "result_id", (json_int_t)stored.result_id, "stored",
-                                !stored.replayed));
+        hv_reply_json(req, stored->replayed ? 200 : 201,
+                      json_pack("{s:I,s:i,s:I,s:b}", "job_id", (json_int_t)u->job_id, "attempt",
+                                u->attempt, "result_id", (json_int_t)stored->result_id, "stored",
+                                !stored->replayed));
     }
-    json_decref(doc);
+}
+
+void hv_h_job_result(struct hv_request *req)
+{
+    struct hv_result_item *it = req->batch_item;
+    int outcome = req->batch_outcome;
+    req->batch_outcome = 0;
+    if (outcome != 0 && it != NULL && !it->single) {
+        reply_stored(req, &it->u, it->status, &it->stored); /* the batch stored it */
+        return;
+    }
+    if (it == NULL) {
+        json_t *doc = hv_req_json(req);
+        if (doc == NULL)
+            return;
+        json_t *errors = json_array();
+        if (hv_result_body_check(doc, errors) > 0) {
+            hv_reply_problem(req, HV_E_INVALID_REQUEST, "the result does not fit", errors);
+            json_decref(doc);
+            return;
+        }
+        json_decref(errors);
+        it = calloc(1, sizeof *it);
+        if (it == NULL) {
+            json_decref(doc);
+            hv_reply_problem(req, HV_E_INTERNAL, "out of memory", NULL);
+            return;
+        }
+        /* The store checks, on the job's locked row, that this worker
+         * claimed the attempt (what caller_owns() asks of the other calls). */
+        it->doc = doc;
+        it->u = (struct hv_result_upload){.job_id = req->ids[0], .worker_id = req->worker_id};
+        hv_jspec_bind(doc, result_binding, &it->u);
+        req->batch_item = it;
+        req->batch_item_free = hv_result_item_free;
+        /* Results without samples are stored many at once (batch.h). */
+        if (json_array_size(it->u.samples) == 0 && hv_batch_on(HV_BATCH_RESULT)) {
+            req->batch = HV_BATCH_RESULT;
+            req->park = true;
+            return;
+        }
+    }
+    struct hv_result_stored stored = {0};
+    enum hv_db_status s = hv_db_result_store(&it->u, &stored);
+    reply_stored(req, &it->u, s, &stored);
 }

@@ -8,6 +8,7 @@
 
 #include "answer_cache.h"
 #include "auth.h"
+#include "batch.h"
 #include "config.h"
 #include "conns.h"
 #include "db.h"
@@ -41,6 +42,7 @@ static void run_handler(struct hv_request *req)
 {
     const struct hv_route *route = req->route;
     req->park = false;
+    req->batch = 0;
     route->handler(req);
     if (req->status == 0 && !req->park)
         hv_reply_problem(req, HV_E_INTERNAL, "the handler gave no answer", NULL);
@@ -328,7 +330,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         /* Suspend first, then register: a wake-up can only come for a
          * connection that is really suspended. */
         MHD_suspend_connection(conn);
-        hv_waiters_park(req, (enum hv_wait_kind)req->park_kind, req->park_key, req->wait_deadline);
+        if (req->batch)
+            hv_batch_enqueue(req);
+        else
+            hv_waiters_park(req, (enum hv_wait_kind)req->park_kind, req->park_key,
+                            req->wait_deadline);
         return MHD_YES;
     }
     hv_debug("%s %s -> %u", method, url, req->status);
@@ -434,6 +440,7 @@ void hv_http_stop(unsigned drain_s)
     MHD_socket s = MHD_quiesce_daemon(daemon_handle);
     /* Long polls answer now instead of at their deadline. */
     hv_waiters_stop();
+    hv_batch_stop();
     if (s != MHD_INVALID_SOCKET)
         close(s);
     struct timespec tick = {0, 50 * 1000 * 1000};

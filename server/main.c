@@ -4,6 +4,8 @@
 #include "config.h"
 #include "conns.h"
 #include "db.h"
+#include "batch.h"
+#include "db_jobs.h"
 #include "db_migrate.h"
 #include "db_tokens.h"
 #include "fileio.h"
@@ -100,7 +102,10 @@ static void usage(FILE *f)
         "                            private addresses (default public)\n"
         "  --plan-cache-ms N         GET /api/v1/plans/{id} answers kept up to N ms (0-1000,\n"
         "                            default 1000; 0: none kept); changes made through this\n"
-        "                            server show at once, others within N ms\n\n"
+        "                            server show at once, others within N ms\n"
+        "  --batch N                 most workers' claims taken in one statement, and most\n"
+        "                            results stored in one transaction (1-64, default 64;\n"
+        "                            1: each alone)\n\n"
         "token commands:\n"
         "  token create --role admin|submit|worker|read --name NAME   prints the token once\n"
         "  token list\n"
@@ -187,6 +192,7 @@ static const struct number_option serve_numbers[] = {
     {"lease", CFG(lease_seconds), 1, 86400},
     /* At most a second: a change made elsewhere shows within it. */
     {"plan-cache-ms", CFG(plan_cache_ms), 0, 1000},
+    {"batch", CFG(batch), 1, HV_CLAIM_MANY_MAX},
 };
 
 #define N_NUMBERS (sizeof serve_numbers / sizeof serve_numbers[0])
@@ -371,13 +377,13 @@ static int check_config(void)
            "max-body = %zu\nmax-result-body = %zu\nmax-connections = %u\n"
            "connection-timeout = %u\nheader-timeout = %u\ntrusted = %s\ntrusted-reserve = %u\n"
            "max-per-address = %u\nlease = %d\nworker-live = %d\nread-auth = %s\n"
-           "plan-cache-ms = %d\n",
+           "plan-cache-ms = %d\nbatch = %u\n",
            hv_cfg.db, hv_cfg.listen_host, hv_cfg.listen_port, hv_cfg.threads, hv_cfg.web_dir,
            hv_cfg.migrations_dir, hv_cfg.max_body, hv_cfg.max_result_body, hv_cfg.max_connections,
            hv_cfg.conn_timeout, hv_cfg.header_timeout, trusted[0] ? trusted : "none",
            hv_cfg.trusted_reserve, hv_cfg.max_per_address, hv_cfg.lease_seconds,
            hv_cfg.worker_live_seconds, hv_cfg.read_needs_token ? "token" : "open",
-           hv_cfg.plan_cache_ms);
+           hv_cfg.plan_cache_ms, hv_cfg.batch);
     int problems = 0;
     char index[4096];
     snprintf(index, sizeof index, "%s/index.html", hv_cfg.web_dir);
@@ -463,8 +469,8 @@ static int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
     hv_waiters_on_webhooks(hv_webhooks_wake);
-    if (hv_waiters_start(hv_cfg.db) != 0 || hv_webhooks_start() != 0 || hv_hooks_start() != 0 ||
-        hv_http_start() != 0)
+    if (hv_waiters_start(hv_cfg.db) != 0 || hv_batch_start() != 0 || hv_webhooks_start() != 0 ||
+        hv_hooks_start() != 0 || hv_http_start() != 0)
         return 1;
     hv_info("listening on http://%s:%u (%u threads, schema %d, web %s)", hv_cfg.listen_host,
             hv_cfg.listen_port, hv_cfg.threads, hv_cfg.expected_schema, hv_cfg.web_dir);

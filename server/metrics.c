@@ -43,6 +43,7 @@ static struct slot slots[N_SLOTS];
 static atomic_ulong claims_job, claims_empty, results_stored, samples_ingested, db_reconnects;
 static atomic_ulong refused_address, refused_room, head_timeouts;
 static atomic_ulong plan_cache_hits, plan_cache_misses;
+static atomic_ulong batches[HV_METRICS_BATCH_KINDS], batched[HV_METRICS_BATCH_KINDS];
 static atomic_ulong webhook_outcomes[3];
 /* Job durations by outcome (0 ok, 1 error): the one bucket each fell in. */
 static atomic_ulong job_buckets[2][N_JOB_BUCKETS];
@@ -86,6 +87,14 @@ void hv_metrics_request(int route, unsigned status, double seconds)
 void hv_metrics_claim(bool got_job)
 {
     add(got_job ? &claims_job : &claims_empty, 1);
+}
+
+void hv_metrics_batch(int kind, size_t requests)
+{
+    if (kind < 0 || kind >= HV_METRICS_BATCH_KINDS)
+        return;
+    add(&batches[kind], 1);
+    add(&batched[kind], requests);
 }
 
 void hv_metrics_plan_cache(bool hit)
@@ -340,6 +349,16 @@ char *hv_metrics_render(const struct hv_metrics_db *db)
                "HTTP 204).");
     fprintf(f, "hvbench_job_claims_total{outcome=\"job\"} %lu\n", get(&claims_job));
     fprintf(f, "hvbench_job_claims_total{outcome=\"empty\"} %lu\n", get(&claims_empty));
+    static const char *const kinds[HV_METRICS_BATCH_KINDS] = {"", "claim", "result"};
+    put_family(f, "hvbench_batches_total", "counter",
+               "Batches run (--batch): claims taken in one statement (kind claim), results "
+               "stored in one transaction (kind result).");
+    for (int k = 1; k < HV_METRICS_BATCH_KINDS; k++)
+        fprintf(f, "hvbench_batches_total{kind=\"%s\"} %lu\n", kinds[k], get(&batches[k]));
+    put_family(f, "hvbench_batched_requests_total", "counter",
+               "Requests those batches took; over hvbench_batches_total, the mean batch.");
+    for (int k = 1; k < HV_METRICS_BATCH_KINDS; k++)
+        fprintf(f, "hvbench_batched_requests_total{kind=\"%s\"} %lu\n", kinds[k], get(&batched[k]));
     put_family(f, "hvbench_plan_cache_reads_total", "counter",
                "Plan reads (GET /api/v1/plans/{id}) while answers are kept: answered from the "
                "cache (outcome hit) or from the database (outcome miss).");

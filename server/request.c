@@ -185,6 +185,9 @@ void hv_request_free(struct hv_request *req)
         return;
     free(req->body);
     json_decref(req->reply);
+    json_decref(req->batch_job);
+    if (req->batch_item != NULL && req->batch_item_free != NULL)
+        req->batch_item_free(req->batch_item);
     free(req->text);
     free(req->query.items);
     free(req->headers.items);

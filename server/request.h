@@ -67,17 +67,25 @@ struct hv_request {
     /* Long-polling (waiters.h): a handler with nothing to answer yet sets
      * park_kind/park_key, keeps wait_deadline and returns; the HTTP layer
      * suspends the connection and runs the handler again when woken. */
-    const void *route;        /**< the matched route, kept for re-runs */
-    bool park;                /**< the handler asks to wait */
-    bool parked;              /**< currently waiting (waiters.c) */
-    int park_kind;            /**< enum hv_wait_kind */
-    int64_t park_key;         /**< group id for HV_WAIT_GROUP */
-    double wait_deadline;     /**< monotonic deadline; 0 before the first run */
-    unsigned long wait_seq;   /**< notification counter at the last look */
-    const char *extra_header; /**< one more header name (a static string) */
-    const char *extra_value;  /**< and its value */
-    bool close;               /**< close the connection after the answer */
-    double started;           /**< hv_monotonic() when the headers came (for /metrics) */
+    const void *route;      /**< the matched route, kept for re-runs */
+    bool park;              /**< the handler asks to wait */
+    bool parked;            /**< currently waiting (waiters.c) */
+    int park_kind;          /**< enum hv_wait_kind */
+    int64_t park_key;       /**< group id for HV_WAIT_GROUP */
+    double wait_deadline;   /**< monotonic deadline; 0 before the first run */
+    unsigned long wait_seq; /**< notification counter at the last look */
+    /* A request handed to a batch (batch.h): the handler sets batch with
+     * park; when it runs again, batch_outcome says what came of it. */
+    int batch;                           /**< enum hv_batch_kind; 0: none */
+    int batch_outcome;                   /**< 0 until the batch answered */
+    json_t *batch_job;                   /**< owned: the job a claim got */
+    void *batch_item;                    /**< owned: what a result's batch stores */
+    void (*batch_item_free)(void *item); /**< frees batch_item */
+    struct hv_request *batch_next;       /**< the batch's queue */
+    const char *extra_header;            /**< one more header name (a static string) */
+    const char *extra_value;             /**< and its value */
+    bool close;                          /**< close the connection after the answer */
+    double started;                      /**< hv_monotonic() when the headers came (for /metrics) */
 };
 
 /** Parses the body as one JSON document (duplicate keys refused). On

@@ -3,7 +3,11 @@
 # asserted; speed is bench/'s business): two hvbench-server processes on one
 # database, 200 simulated workers (bench/hvload) spread over both, all
 # claiming at once from one plan of 2000 jobs, each uploading a result with
-# one sample. No job may be handed out twice, lost, or stored twice.
+# one sample. No job may be handed out twice, lost, or stored twice. The
+# first server takes the claims waiting at one moment in one statement
+# (--batch, server/batch.c), the second each claim alone (--batch 1): both
+# ways hand out the same queue at once. (Results with samples are stored
+# one by one either way.)
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 HVLOAD=$BUILD/bench/hvload
@@ -28,7 +32,7 @@ trap scale_teardown EXIT
 for attempt in 1 2 3; do
     port=$(hv_free_port) || hv_die "no free TCP port"
     "$SERVER" serve --db "$DB" --listen "127.0.0.1:$port" --web-dir "$HV_ROOT/web" \
-        >>"$HV_TMP/server.log" 2>&1 &
+        --batch 1 >>"$HV_TMP/server.log" 2>&1 &
     pid=$!
     for ((i = 0; i < 40; i++)); do
         if curl -fsS --max-time 2 -o /dev/null "http://127.0.0.1:$port/healthz" 2>/dev/null; then
@@ -93,6 +97,20 @@ assert_eq "one metric and one sample stored per result" "$JOBS $JOBS" \
     "$(sql "SELECT (SELECT count(*) FROM metrics) || ' ' || (SELECT count(*) FROM samples)")"
 assert_eq "no job left queued or running anywhere" 0 \
     "$(sql "SELECT count(*) FROM jobs WHERE status IN ('queued', 'running')")"
+
+# --- the first server batched its claims, the second did not ----------------------
+# metric NAME URL: the value of a counter in URL's /metrics.
+metric() { curl -fsS --max-time 5 "$2/metrics" | awk -v n="$1" '$1 == n {print $2}'; }
+claims1=$(json '.servers[0].claims')
+batched1=$(metric 'hvbench_batched_requests_total{kind="claim"}' "$URL1")
+batches1=$(metric 'hvbench_batches_total{kind="claim"}' "$URL1")
+hv_log "server 1: $claims1 jobs handed out, $batched1 claims in $batches1 statements"
+assert_eq "every claim the first server answered with a job went through its batches" true \
+    "$(jq -n "$batched1 >= $claims1")"
+assert_eq "some statement of the first server took several claims" true \
+    "$(jq -n "$batched1 > $batches1")"
+assert_eq "the second server (--batch 1) took each claim alone" "0 0" \
+    "$(metric 'hvbench_batched_requests_total{kind="claim"}' "$URL2") $(metric 'hvbench_batches_total{kind="claim"}' "$URL2")"
 
 # --- both servers survived ------------------------------------------------------
 for u in "$URL1" "$URL2"; do

@@ -37,6 +37,9 @@ int main(void)
     CHECK_LINE(t, "hvbench_plan_cache_reads_total{outcome=\"hit\"} 0");
     CHECK_LINE(t, "hvbench_plan_cache_reads_total{outcome=\"miss\"} 0");
     CHECK_LINE(t, "hvbench_results_stored_total 0");
+    CHECK_LINE(t, "# TYPE hvbench_batches_total counter");
+    CHECK_LINE(t, "hvbench_batches_total{kind=\"claim\"} 0");
+    CHECK_LINE(t, "hvbench_batched_requests_total{kind=\"result\"} 0");
     CHECK_LINE(t, "hvbench_samples_ingested_total 0");
     CHECK_LINE(t, "hvbench_db_reconnects_total 0");
     /* Nothing answered yet: no request series. */
@@ -67,6 +70,10 @@ int main(void)
     hv_metrics_plan_cache(true);
     hv_metrics_plan_cache(true);
     hv_metrics_plan_cache(false);
+    hv_metrics_batch(1, 5);
+    hv_metrics_batch(1, 1);
+    hv_metrics_batch(2, 3);
+    hv_metrics_batch(7, 9); /* not a kind: not counted */
 
     t = hv_metrics_render(NULL);
     CHECK(t != NULL);
@@ -81,6 +88,10 @@ int main(void)
     CHECK_LINE(t, "hvbench_http_requests_total{route=\"(no route)\",status=\"5xx\"} 1");
     CHECK_LINE(t, "hvbench_plan_cache_reads_total{outcome=\"hit\"} 2");
     CHECK_LINE(t, "hvbench_plan_cache_reads_total{outcome=\"miss\"} 1");
+    CHECK_LINE(t, "hvbench_batches_total{kind=\"claim\"} 2");
+    CHECK_LINE(t, "hvbench_batched_requests_total{kind=\"claim\"} 6");
+    CHECK_LINE(t, "hvbench_batches_total{kind=\"result\"} 1");
+    CHECK_LINE(t, "hvbench_batched_requests_total{kind=\"result\"} 3");
     /* Cumulative buckets: 1 at 0.001, 2 from 0.005 to 60, 3 at +Inf. */
     static const struct {
         const char *le;

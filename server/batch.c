@@ -1,0 +1,145 @@
+/* batch.c — see batch.h. */
+#include "batch.h"
+
+#include "config.h"
+#include "db_jobs.h"
+#include "log.h"
+#include "metrics.h"
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+/* The most requests one batch takes, whatever --batch says. */
+#define BATCH_MAX HV_CLAIM_MANY_MAX
+
+struct queue {
+    pthread_mutex_t lock;
+    pthread_cond_t more;
+    struct hv_request *head, *tail; /* linked by batch_next */
+    pthread_t thread;
+    bool running;
+    bool done; /* the thread ended: nothing queued is taken any more */
+    void (*run)(struct hv_request **reqs, size_t n);
+};
+
+static atomic_bool stopping;
+
+static void run_claims(struct hv_request **reqs, size_t n)
+{
+    struct hv_claim_entry e[BATCH_MAX] = {0};
+    for (size_t i = 0; i < n; i++)
+        e[i] = (struct hv_claim_entry){.target_id = reqs[i]->worker_target,
+                                       .worker_id = reqs[i]->worker_id};
+    /* The sweeps once for the batch (a target with a step queued is left
+     * to the single claim by the statement); when they fail, each claim
+     * runs them again alone and reports the failure. */
+    bool steps;
+    if (hv_db_claim_sweeps(e[0].target_id, &steps) == HV_DB_OK &&
+        hv_db_job_claim_many(e, n, hv_cfg.lease_seconds) != HV_DB_OK)
+        hv_warn("the claims of %zu workers in one statement failed; each claims alone", n);
+    hv_metrics_batch(HV_BATCH_CLAIM, n);
+    for (size_t i = 0; i < n; i++) {
+        reqs[i]->batch_outcome = (int)e[i].outcome;
+        reqs[i]->batch_job = e[i].job;
+    }
+}
+
+static void run_results(struct hv_request **reqs, size_t n)
+{
+    struct hv_result_item *items[BATCH_MAX] = {0};
+    for (size_t i = 0; i < n; i++)
+        items[i] = reqs[i]->batch_item;
+    if (hv_db_result_store_many(items, n) != HV_DB_OK)
+        hv_warn("the results of %zu jobs in one transaction failed; each is stored alone", n);
+    hv_metrics_batch(HV_BATCH_RESULT, n);
+    for (size_t i = 0; i < n; i++)
+        reqs[i]->batch_outcome = 1;
+}
+
+static struct queue queues[HV_BATCH_KINDS] = {
+    [HV_BATCH_CLAIM] = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, .run = run_claims},
+    [HV_BATCH_RESULT] = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, .run = run_results},
+};
+
+bool hv_batch_on(enum hv_batch_kind kind)
+{
+    return kind > HV_BATCH_NONE && kind < HV_BATCH_KINDS && queues[kind].running &&
+           !atomic_load(&stopping) && hv_cfg.batch > 1;
+}
+
+void hv_batch_enqueue(struct hv_request *req)
+{
+    struct queue *q = &queues[req->batch];
+    req->batch_next = NULL;
+    pthread_mutex_lock(&q->lock);
+    if (q->done) {
+        /* Stopped after the handler looked: it runs again at once and,
+         * batches being off, does the work itself. */
+        pthread_mutex_unlock(&q->lock);
+        MHD_resume_connection(req->conn);
+        return;
+    }
+    if (q->tail != NULL)
+        q->tail->batch_next = req;
+    else
+        q->head = req;
+    q->tail = req;
+    pthread_cond_signal(&q->more);
+    pthread_mutex_unlock(&q->lock);
+}
+
+static void *loop(void *arg)
+{
+    struct queue *q = arg;
+    struct hv_request *reqs[BATCH_MAX];
+    size_t most = hv_cfg.batch < BATCH_MAX ? hv_cfg.batch : BATCH_MAX;
+    for (;;) {
+        pthread_mutex_lock(&q->lock);
+        while (q->head == NULL && !atomic_load(&stopping))
+            pthread_cond_wait(&q->more, &q->lock);
+        size_t n = 0;
+        while (q->head != NULL && n < most) {
+            reqs[n++] = q->head;
+            q->head = q->head->batch_next;
+        }
+        if (q->head == NULL)
+            q->tail = NULL;
+        q->done = n == 0; /* stopping, nothing queued */
+        pthread_mutex_unlock(&q->lock);
+        if (n == 0)
+            break;
+        q->run(reqs, n);
+        for (size_t i = 0; i < n; i++)
+            MHD_resume_connection(reqs[i]->conn);
+    }
+    return NULL;
+}
+
+int hv_batch_start(void)
+{
+    if (hv_cfg.batch <= 1)
+        return 0;
+    for (int k = HV_BATCH_NONE + 1; k < HV_BATCH_KINDS; k++) {
+        if (pthread_create(&queues[k].thread, NULL, loop, &queues[k]) != 0)
+            return -1;
+        queues[k].running = true;
+    }
+    return 0;
+}
+
+void hv_batch_stop(void)
+{
+    atomic_store(&stopping, true);
+    for (int k = HV_BATCH_NONE + 1; k < HV_BATCH_KINDS; k++) {
+        struct queue *q = &queues[k];
+        if (!q->running)
+            continue;
+        pthread_mutex_lock(&q->lock);
+        pthread_cond_signal(&q->more);
+        pthread_mutex_unlock(&q->lock);
+        pthread_join(q->thread, NULL);
+        q->running = false;
+    }
+}

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Claims and results in batches (server/batch.c): requests that arrive
+# together share one statement (claims) or one transaction (results), and
+# each still gets the answer it would get alone. Bursts of concurrent
+# requests: every job handed out once, every claim beyond the queue a 204;
+# a result uploaded twice in one burst stored once (one 201, one 200); in
+# one burst, a released attempt answers 409, another worker's upload 403, an
+# unknown job 404, an error result fails its job, and the others are
+# stored. No timing is asserted.
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+hv_setup
+
+sql() { "$PG" psql "$HV_TMP/pg" -- -X -Atqc "$1"; }
+metric() { curl -fsS --max-time 5 "$URL/metrics" | awk -v n="$1" '$1 == n {print $2}'; }
+
+JOBS=30
+jq -n --argjson reps "$JOBS" '{name: "batch", targets: {host: "batch-host"},
+    repetitions: {min: $reps},
+    workloads: [{id: "cpu", kind: "cpu", engine: "builtin", params: {copies: 1, seconds: 1}}]}' \
+    >"$HV_TMP/plan.json"
+assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" \
+    --data-binary @"$HV_TMP/plan.json"
+PLAN=$(json .id)
+hv_register batch-host
+TID=$TARGET
+WA=("${W[@]}")
+hv_register other-host
+WB=("${W[@]}")
+
+# burst DIR N CMD...: runs CMD N times at once (CMD gets the index as its
+# last argument); each writes its HTTP status and body into DIR/INDEX.
+# Waits for those N only (the server is a child of this shell too).
+burst() {
+    local dir=$1 n=$2 i pids=()
+    shift 2
+    mkdir -p "$dir"
+    for ((i = 0; i < n; i++)); do
+        "$@" "$dir" "$i" &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+}
+# shellcheck disable=SC2317 # called through burst
+claim_one() {
+    curl -s --max-time 30 -o "$1/$2.body" -w '%{http_code}' -X POST "${WA[@]}" \
+        --data-binary "{\"target_id\":$TID}" "$URL/api/v1/jobs/claim" >"$1/$2.status"
+}
+
+# --- 40 claims at once for 30 jobs ------------------------------------------------
+burst "$HV_TMP/claims" 40 claim_one
+statuses=$(for f in "$HV_TMP"/claims/*.status; do echo "$(<"$f")"; done | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')
+assert_eq "40 claims at once: 30 with a job, 10 with none" "200:30 204:10 " "$statuses"
+for f in "$HV_TMP"/claims/*.status; do
+    [[ $(cat "$f") == 200 ]] && jq -r '"\(.job.id) \(.job.attempt)"' "${f%.status}.body"
+done | sort -n >"$HV_TMP/jobs.txt"
+assert_eq "30 distinct jobs, each at attempt 1" "$JOBS $JOBS 1" \
+    "$(wc -l <"$HV_TMP/jobs.txt") $(cut -d' ' -f1 "$HV_TMP/jobs.txt" | sort -u | wc -l) $(cut -d' ' -f2 "$HV_TMP/jobs.txt" | sort -u | tr '\n' ' ' | xargs)"
+assert_eq "the database agrees: 30 running, one claim each" "$JOBS $JOBS" \
+    "$(sql "SELECT count(*) FILTER (WHERE status = 'running') || ' ' || (SELECT count(*) FROM job_claims)
+            FROM jobs WHERE plan_id = $PLAN")"
+assert_eq "every claim went through a batch" true \
+    "$(jq -n "$(metric 'hvbench_batched_requests_total{kind="claim"}') >= 40")"
+mapfile -t JOB_IDS < <(cut -d' ' -f1 "$HV_TMP/jobs.txt")
+
+# result JOB ATTEMPT STATUS: a result body with one metric.
+result() {
+    jq -nc --argjson att "$2" --arg st "$3" '{attempt: $att, status: $st,
+        started_at: "2026-12-01T10:00:00Z", finished_at: "2026-12-01T10:00:05Z",
+        metrics: [{name: "cpu.score", value: (1000 + $att), unit: "score", higher_is_better: true}]}
+        + (if $st == "error" then {error: "the engine failed"} else {} end)'
+}
+# shellcheck disable=SC2317 # called through burst
+upload() { # DIR INDEX, uploads line INDEX of $HV_TMP/uploads.txt: JOB ATTEMPT STATUS WHO
+    local job att st who
+    read -r job att st who < <(sed -n "$(($2 + 1))p" "$HV_TMP/uploads.txt")
+    local auth=("${WA[@]}")
+    [[ $who == B ]] && auth=("${WB[@]}")
+    curl -s --max-time 30 -o "$1/$2.body" -w '%{http_code}' -X POST "${auth[@]}" \
+        --data-binary "$(result "$job" "$att" "$st")" "$URL/api/v1/jobs/$job/result" >"$1/$2.status"
+}
+
+# --- one burst: 24 results, 20 of them sent twice; a stale attempt, another
+# worker's upload, an unknown job, an error result -------------------------------
+# The worker gives job 20 back: its attempt 1 is stale from then on.
+assert_status 200 POST "/api/v1/jobs/${JOB_IDS[20]}/release" "${WA[@]}" --data-binary '{"attempt":1}'
+: >"$HV_TMP/uploads.txt"
+for ((i = 0; i < 20; i++)); do
+    echo "${JOB_IDS[$i]} 1 ok A" >>"$HV_TMP/uploads.txt"
+    echo "${JOB_IDS[$i]} 1 ok A" >>"$HV_TMP/uploads.txt"
+done
+{
+    echo "${JOB_IDS[20]} 1 ok A"     # 40: released, not running any more
+    echo "${JOB_IDS[21]} 1 ok B"     # 41: not its claimer
+    echo "999999 1 ok A"             # 42: no such job
+    echo "${JOB_IDS[22]} 1 error A"  # 43: the engine failed
+} >>"$HV_TMP/uploads.txt"
+burst "$HV_TMP/up" 44 upload
+st() { cat "$HV_TMP/up/$1.status"; }
+twice=''
+for ((i = 0; i < 20; i++)); do twice+="$(st $((2 * i)))+$(st $((2 * i + 1))) "; done
+assert_eq "each result sent twice at once: stored once (201), the other a replay (200)" \
+    "$(printf '201+200 %.0s' {1..20})" "$(sed -E 's/200\+201/201+200/g' <<<"$twice")"
+assert_eq "the same result id in both answers of each pair" 20 \
+    "$(for ((i = 0; i < 20; i++)); do
+           jq -r .result_id "$HV_TMP/up/$((2 * i)).body" "$HV_TMP/up/$((2 * i + 1)).body" | sort -u | wc -l
+       done | grep -c '^1$')"
+assert_eq "a stale attempt in the burst: 409 stale_attempt" "409 stale_attempt" \
+    "$(st 40) $(jq -r .type "$HV_TMP/up/40.body" | sed 's|.*/||')"
+assert_eq "another worker's upload in the burst: 403" 403 "$(st 41)"
+assert_eq "an unknown job in the burst: 404" 404 "$(st 42)"
+assert_eq "an error result in the burst: stored (201)" 201 "$(st 43)"
+assert_eq "the database: 21 results, 21 metrics, nothing twice" "21 21 0" \
+    "$(sql "SELECT (SELECT count(*) FROM results) || ' ' || (SELECT count(*) FROM metrics) || ' ' ||
+            (SELECT count(*) FROM (SELECT 1 FROM results GROUP BY job_id, attempt HAVING count(*) > 1) d)")"
+assert_eq "20 jobs done, the error's job failed with its error, the released one queued" \
+    "done:20 failed:1 queued:1 running:8 | the engine failed" \
+    "$(sql "SELECT string_agg(status || ':' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n
+            FROM jobs WHERE plan_id = $PLAN GROUP BY status) s") | $(sql "SELECT error FROM jobs WHERE id = ${JOB_IDS[22]}")"
+assert_eq "each stored metric is its result's" 21 \
+    "$(sql "SELECT count(*) FROM metrics m JOIN results r ON r.id = m.result_id
+            WHERE m.value = 1000 + r.attempt AND m.name = 'cpu.score'")"
+assert_eq "the results went through batches" true \
+    "$(jq -n "$(metric 'hvbench_batched_requests_total{kind="result"}') >= 44")"
+
+# --- the rest, one at a time: still stored ----------------------------------------
+api POST /api/v1/jobs/claim "${WA[@]}" --data-binary "{\"target_id\":$TID}"
+assert_eq "the released job is claimed again, attempt 2" "${JOB_IDS[20]} 2" "$(json '"\(.job.id) \(.job.attempt)"')"
+api POST "/api/v1/jobs/${JOB_IDS[20]}/result" "${WA[@]}" --data-binary "$(result "${JOB_IDS[20]}" 2 ok)"
+assert_eq "its attempt 2 is stored" 201 "$STATUS"
+for i in 21 23 24 25 26 27 28 29; do
+    api POST "/api/v1/jobs/${JOB_IDS[$i]}/result" "${WA[@]}" --data-binary "$(result "${JOB_IDS[$i]}" 1 ok)"
+    [[ $STATUS == 201 ]] || break
+done
+assert_eq "the other 8 results stored one by one" 201 "$STATUS"
+assert_eq "the plan is over: 29 done, 1 failed" "done:29 failed:1" \
+    "$(sql "SELECT string_agg(status || ':' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n
+            FROM jobs WHERE plan_id = $PLAN GROUP BY status) s")"
+assert_status 200 GET "/api/v1/plans/$PLAN"
+assert_eq "the plan reads 29 done, 1 failed" "29 1" "$(json '"\(.jobs.done) \(.jobs.failed)"')"
+assert_eq "the server logged no error" 0 "$(grep -cE 'Z error ' "$HV_TMP/server.log")"
+hv_finish
