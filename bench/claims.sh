@@ -5,7 +5,8 @@
 # claim + a one-metric result) through one server, then queues another and
 # drains it through two servers on the same database (the workers split
 # round-robin), then runs `pgbench -N -c 50 -j 2` (the same number of
-# clients) on its own database of the same cluster. Every drain must hand
+# clients) on its own database of the same cluster; before each drain and
+# before pgbench, a checkpoint and no autovacuum running. Every drain must hand
 # out each job once (0 duplicates) and leave none undone. Reports jobs
 # drained per second, the claim latency p50/p99, and the ratios to
 # pgbench's tps (goal >= 0.5), per run and the median of the runs.
@@ -26,7 +27,8 @@
 # 100; x10 workloads), BENCH_WAIT (0: claim long-poll seconds),
 # BENCH_THREADS (the servers' --threads; default theirs: one a CPU, at
 # least 2; each thread holds one PostgreSQL connection, so it bounds the
-# commits in flight), BENCH_PGB_SECONDS (10; quick 5), BENCH_SCALE (pgbench scale, 10; quick 4),
+# commits in flight), BENCH_BATCH (the servers' --batch; default theirs, 64; 1 runs each
+# claim and result alone), BENCH_PGB_SECONDS (10; quick 5), BENCH_SCALE (pgbench scale, 10; quick 4),
 # BENCH_PG_FAST (0), BENCH_QUICK, KEEP (0).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -45,6 +47,7 @@ TARGET=bench-host
 THREADS=${BENCH_THREADS:-}
 SERVER_ARGS=()
 [[ -n $THREADS ]] && SERVER_ARGS=(--threads "$THREADS")
+[[ -n ${BENCH_BATCH:-} ]] && SERVER_ARGS+=(--batch "$BENCH_BATCH")
 
 command -v pgbench >/dev/null || hv_die "pgbench needed (postgresql-client-15)"
 bench_setup "${SERVER_ARGS[@]}"
@@ -58,6 +61,19 @@ bench_sql "CREATE DATABASE pgbench" || hv_die "CREATE DATABASE pgbench failed"
 PGB_DB=${DB/dbname=${BASH_REMATCH[1]}/dbname=pgbench}
 pgbench -q -i -s "$SCALE" "$PGB_DB" >"$BENCH_TMP/pgbench-init.log" 2>&1 ||
     { hv_tail "$BENCH_TMP/pgbench-init.log"; hv_die "pgbench -i failed"; }
+
+# settle: a checkpoint, then until no autovacuum worker runs (30 s at
+# most), so neither a drain nor pgbench shares the machine with the
+# cleanup of the one before (a fast drain leaves more of it to the next).
+settle() {
+    local i
+    bench_sql "CHECKPOINT" >/dev/null
+    for ((i = 0; i < 60; i++)); do
+        [[ $(bench_sql "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'") == 0 ]] &&
+            return 0
+        sleep 0.5
+    done
+}
 
 # drain RUN NSERVERS [hosts]: queue a plan, drain it through the first
 # NSERVERS servers; sets rate p50 p99 and appends a row. With "hosts" each
@@ -83,6 +99,7 @@ drain() {
     plan=$(IFS=,; echo "${plans[*]}")
     queued=$(bench_sql "SELECT count(*) FROM jobs WHERE plan_id IN ($plan) AND status = 'queued'")
     [[ $queued == "$JOBS" ]] || hv_die "plans $plan queued $queued jobs, expected $JOBS"
+    settle
 
     for ((i = 0; i < n; i++)); do srv0=$((srv0 + $(bench_ticks "${BENCH_SERVER_PIDS[i]}"))); done
     pg0=$(bench_pg_ticks)
@@ -122,6 +139,7 @@ for ((run = 1; run <= RUNS; run++)); do
     rates4+=("$rate") p99s4+=("$p99")
     # pgbench's CPU and PostgreSQL's while it runs, per transaction: the
     # same accounting as a drain's (`times` reports this shell's children).
+    settle
     times >"$BENCH_TMP/times0"
     pg0=$(bench_pg_ticks)
     pgbench -n -N -c "$WORKERS" -j 2 -T "$PGB_SECS" "$PGB_DB" >"$BENCH_TMP/pgbench-$run.txt" 2>&1 ||
@@ -158,7 +176,7 @@ printf 'CPU per job drained (servers + PostgreSQL + hvload), medians: %.3f ms wi
 printf 'CPU per pgbench -N transaction (pgbench + PostgreSQL): %.3f ms. On %d CPUs the drain cannot pass %.0f jobs/s.\n' \
     "$CP" "$(nproc)" "$(echo "$(nproc) * 1000 / $C3" | bc -l)"
 echo
-BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK ${THREADS:+BENCH_THREADS=$THREADS }BENCH_RUNS=$RUNS BENCH_WORKERS=$WORKERS BENCH_REPS=$REPS BENCH_WAIT=$WAIT BENCH_PGB_SECONDS=$PGB_SECS BENCH_SCALE=$SCALE BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/claims.sh"
+BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK ${THREADS:+BENCH_THREADS=$THREADS }${BENCH_BATCH:+BENCH_BATCH=$BENCH_BATCH }BENCH_RUNS=$RUNS BENCH_WORKERS=$WORKERS BENCH_REPS=$REPS BENCH_WAIT=$WAIT BENCH_PGB_SECONDS=$PGB_SECS BENCH_SCALE=$SCALE BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/claims.sh"
 bench_result claims "jobs drained/s, 1 server ($WORKERS workers)" "$(printf %.0f "$R1")" jobs/s \
     "pgbench -N -c $WORKERS" "$(printf %.0f "$T")" "$(bench_ratio "$R1" "$T")" ">=0.5" "$RUNS" \
     "claim p99 $(printf %.1f "$Q1") ms; 0 duplicates"
