@@ -22,7 +22,8 @@
  * or `hvbench-server token revoke` is refused within that time, and one
  * revoked through this server's API at once (hv_auth_forget_tokens()).
  * Worker credentials are not kept: a registration that ends must refuse
- * its credential on the next call. Only valid tokens are kept. */
+ * its credential on the next call (a batched call's credential is looked
+ * up with its batch, hv_auth_resolve_many). Only valid tokens are kept. */
 #define TOKEN_CACHE_SLOTS 64
 #define HV_TOKEN_CACHE_NS 1000000000ull
 
@@ -117,12 +118,11 @@ int hv_worker_credential_generate(char out[HV_TOKEN_LEN + 1])
     return random_secret("hvw_", out);
 }
 
-/* A worker credential: the worker it names, and through it the target. */
-static enum hv_auth_result check_worker(struct hv_request *req, const char *hash, char *detail,
-                                        size_t len)
+/* What a lookup of a worker credential (s, w) says of req. */
+static enum hv_auth_result apply_worker(struct hv_request *req, enum hv_db_status s,
+                                        const struct hv_worker_session *w, char *detail, size_t len)
 {
-    struct hv_worker_session w;
-    switch (hv_db_worker_lookup(hash, &w)) {
+    switch (s) {
     case HV_DB_OK:
         break;
     case HV_DB_NONE:
@@ -130,16 +130,113 @@ static enum hv_auth_result check_worker(struct hv_request *req, const char *hash
     default:
         return HV_AUTH_DB_ERROR;
     }
-    if (w.ended) {
+    if (w->ended) {
         snprintf(detail, len, "this worker's registration has ended (%s); register again",
-                 w.ended_reason);
+                 w->ended_reason);
         return HV_AUTH_ENDED;
     }
     req->role = HV_ROLE_WORKER;
-    req->token_id = w.token_id;
-    req->worker_id = w.id;
-    req->worker_target = w.target_id;
+    req->token_id = w->token_id;
+    req->worker_id = w->id;
+    req->worker_target = w->target_id;
     return HV_AUTH_OK;
+}
+
+/* A worker credential: the worker it names, and through it the target. */
+static enum hv_auth_result check_worker(struct hv_request *req, const char *hash, char *detail,
+                                        size_t len)
+{
+    struct hv_worker_session w;
+    enum hv_db_status s = hv_db_worker_lookup(hash, &w);
+    return apply_worker(req, s, &w, detail, len);
+}
+
+/* The token of an Authorization header value, or NULL when the header is
+ * not a bearer token of the right length and prefix. */
+static const char *bearer(const char *header, bool *worker)
+{
+    if (header == NULL || strncasecmp(header, "Bearer ", 7) != 0)
+        return NULL;
+    const char *token = header + 7;
+    while (*token == ' ')
+        token++;
+    *worker = strncmp(token, "hvw_", 4) == 0;
+    if (strlen(token) != HV_TOKEN_LEN || (!*worker && strncmp(token, "hvb_", 4) != 0))
+        return NULL;
+    return token;
+}
+
+bool hv_auth_defer(struct hv_request *req, const char *header)
+{
+    bool worker = false;
+    const char *token = bearer(header, &worker);
+    if (token == NULL || !worker)
+        return false;
+    hv_token_hash_hex(token, req->auth_hash);
+    req->auth_deferred = true;
+    req->auth_refused = 0;
+    req->role = HV_ROLE_WORKER;
+    req->token_id = 0;
+    req->worker_id = req->worker_target = 0;
+    return true;
+}
+
+void hv_auth_resolve_many(struct hv_request *const *reqs, size_t n)
+{
+    const char *hashes[HV_AUTH_MANY_MAX];
+    struct hv_request *which[HV_AUTH_MANY_MAX];
+    struct hv_worker_session w[HV_AUTH_MANY_MAX];
+    bool found[HV_AUTH_MANY_MAX];
+    size_t m = 0;
+    for (size_t i = 0; i < n && m < HV_AUTH_MANY_MAX; i++) {
+        if (reqs[i]->auth_deferred) {
+            which[m] = reqs[i];
+            hashes[m++] = reqs[i]->auth_hash;
+        }
+    }
+    if (m == 0 || hv_db_worker_lookup_many(hashes, m, w, found) != HV_DB_OK)
+        return; /* each looks itself up alone (hv_auth_settle) */
+    for (size_t i = 0; i < m; i++) {
+        struct hv_request *req = which[i];
+        enum hv_auth_result r = apply_worker(req, found[i] ? HV_DB_OK : HV_DB_NONE, &w[i],
+                                             req->auth_detail, sizeof req->auth_detail);
+        req->auth_refused = r == HV_AUTH_OK ? 0 : (int)r;
+        req->auth_deferred = false;
+    }
+}
+
+bool hv_auth_reply_refusal(struct hv_request *req, enum hv_auth_result r, const char *detail)
+{
+    switch (r) {
+    case HV_AUTH_INVALID:
+        hv_reply_problem(req, HV_E_UNAUTHORIZED, "the token is malformed, unknown or revoked",
+                         NULL);
+        return true;
+    case HV_AUTH_ENDED:
+        hv_reply_problem(req, HV_E_UNAUTHORIZED, detail, NULL);
+        return true;
+    case HV_AUTH_DB_ERROR:
+        hv_reply_problem(req, HV_E_DB_UNAVAILABLE, "tokens cannot be checked", NULL);
+        return true;
+    case HV_AUTH_NONE:
+    case HV_AUTH_OK:
+        break;
+    }
+    return false;
+}
+
+enum hv_auth_result hv_auth_settle(struct hv_request *req, char *detail, size_t len)
+{
+    if (req->auth_deferred) {
+        req->auth_deferred = false;
+        enum hv_auth_result r = check_worker(req, req->auth_hash, detail, len);
+        req->auth_refused = r == HV_AUTH_OK ? 0 : (int)r;
+        return r;
+    }
+    if (req->auth_refused == 0)
+        return HV_AUTH_OK;
+    snprintf(detail, len, "%s", req->auth_detail);
+    return (enum hv_auth_result)req->auth_refused;
 }
 
 void hv_token_hash_hex(const char *token, char out[67])
@@ -167,13 +264,9 @@ enum hv_auth_result hv_auth_check(struct hv_request *req, const char *header, ch
     req->worker_id = req->worker_target = 0;
     if (header == NULL)
         return HV_AUTH_NONE;
-    if (strncasecmp(header, "Bearer ", 7) != 0)
-        return HV_AUTH_INVALID;
-    const char *token = header + 7;
-    while (*token == ' ')
-        token++;
-    bool worker = strncmp(token, "hvw_", 4) == 0;
-    if (strlen(token) != HV_TOKEN_LEN || (!worker && strncmp(token, "hvb_", 4) != 0))
+    bool worker = false;
+    const char *token = bearer(header, &worker);
+    if (token == NULL)
         return HV_AUTH_INVALID;
     char hash[67];
     hv_token_hash_hex(token, hash);

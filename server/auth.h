@@ -49,6 +49,31 @@ enum hv_auth_result {
 enum hv_auth_result hv_auth_check(struct hv_request *req, const char *header, char *detail,
                                   size_t len);
 
+/** The most requests hv_auth_resolve_many() looks up at once. */
+#define HV_AUTH_MANY_MAX 64
+
+/** For a route whose worker calls are batched (batch.h): when header holds
+ *  a well-formed worker credential, keeps its hash in req->auth_hash and
+ *  marks the request deferred (role worker, no worker yet) instead of
+ *  looking it up; returns false otherwise (hv_auth_check() it then). */
+bool hv_auth_defer(struct hv_request *req, const char *header);
+
+/** Looks up the deferred credentials among the n requests in one
+ *  statement, as hv_auth_check() would each: a valid one sets the worker,
+ *  a refused one req->auth_refused and req->auth_detail. When the
+ *  database cannot be asked, they stay deferred. */
+void hv_auth_resolve_many(struct hv_request *const *reqs, size_t n);
+
+/** What the credential of req came to: looked up now when still deferred,
+ *  else what hv_auth_resolve_many() found (HV_AUTH_OK for a request that
+ *  never was deferred). detail as for hv_auth_check(). */
+enum hv_auth_result hv_auth_settle(struct hv_request *req, char *detail, size_t len);
+
+/** Answers a refused credential (HV_AUTH_INVALID, HV_AUTH_ENDED with its
+ *  detail, HV_AUTH_DB_ERROR) and returns true; false, answering nothing,
+ *  for HV_AUTH_OK and HV_AUTH_NONE. */
+bool hv_auth_reply_refusal(struct hv_request *req, enum hv_auth_result r, const char *detail);
+
 /** Forgets every API token verified recently, so a token revoked through
  *  this server is refused at once. */
 void hv_auth_forget_tokens(void);

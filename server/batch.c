@@ -1,6 +1,7 @@
 /* batch.c — see batch.h. */
 #include "batch.h"
 
+#include "auth.h"
 #include "config.h"
 #include "db_jobs.h"
 #include "log.h"
@@ -26,36 +27,61 @@ struct queue {
 
 static atomic_bool stopping;
 
+/* Whether req's credential is known and holds, and a claim's body names
+ * no other target than its worker's: else its handler answers alone. */
+static bool admitted(const struct hv_request *req)
+{
+    return !req->auth_deferred && req->auth_refused == 0 && req->worker_id != 0 &&
+           (req->batch_target == 0 || req->batch_target == req->worker_target);
+}
+
 static void run_claims(struct hv_request **reqs, size_t n)
 {
     struct hv_claim_entry e[BATCH_MAX] = {0};
-    for (size_t i = 0; i < n; i++)
-        e[i] = (struct hv_claim_entry){.target_id = reqs[i]->worker_target,
-                                       .worker_id = reqs[i]->worker_id};
+    struct hv_request *in[BATCH_MAX];
+    size_t m = 0;
+    hv_auth_resolve_many(reqs, n);
+    for (size_t i = 0; i < n; i++) {
+        reqs[i]->batch_outcome = HV_CLAIM_SINGLE;
+        if (admitted(reqs[i])) {
+            in[m] = reqs[i];
+            e[m++] = (struct hv_claim_entry){.target_id = reqs[i]->worker_target,
+                                             .worker_id = reqs[i]->worker_id};
+        }
+    }
+    hv_metrics_batch(HV_BATCH_CLAIM, n);
+    if (m == 0)
+        return;
     /* The sweeps once for the batch (a target with a step queued is left
      * to the single claim by the statement); when they fail, each claim
      * runs them again alone and reports the failure. */
     bool steps;
     if (hv_db_claim_sweeps(e[0].target_id, &steps) == HV_DB_OK &&
-        hv_db_job_claim_many(e, n, hv_cfg.lease_seconds) != HV_DB_OK)
-        hv_warn("the claims of %zu workers in one statement failed; each claims alone", n);
-    hv_metrics_batch(HV_BATCH_CLAIM, n);
-    for (size_t i = 0; i < n; i++) {
-        reqs[i]->batch_outcome = (int)e[i].outcome;
-        reqs[i]->batch_job = e[i].job;
+        hv_db_job_claim_many(e, m, hv_cfg.lease_seconds) != HV_DB_OK)
+        hv_warn("the claims of %zu workers in one statement failed; each claims alone", m);
+    for (size_t i = 0; i < m; i++) {
+        in[i]->batch_outcome = (int)e[i].outcome;
+        in[i]->batch_job = e[i].job;
     }
 }
 
 static void run_results(struct hv_request **reqs, size_t n)
 {
     struct hv_result_item *items[BATCH_MAX] = {0};
-    for (size_t i = 0; i < n; i++)
-        items[i] = reqs[i]->batch_item;
-    if (hv_db_result_store_many(items, n) != HV_DB_OK)
-        hv_warn("the results of %zu jobs in one transaction failed; each is stored alone", n);
-    hv_metrics_batch(HV_BATCH_RESULT, n);
-    for (size_t i = 0; i < n; i++)
+    size_t m = 0;
+    hv_auth_resolve_many(reqs, n);
+    for (size_t i = 0; i < n; i++) {
+        struct hv_result_item *it = reqs[i]->batch_item;
         reqs[i]->batch_outcome = 1;
+        it->single = true; /* stored by its handler, unless stored here */
+        if (admitted(reqs[i])) {
+            it->u.worker_id = reqs[i]->worker_id;
+            items[m++] = it;
+        }
+    }
+    hv_metrics_batch(HV_BATCH_RESULT, n);
+    if (m > 0 && hv_db_result_store_many(items, m) != HV_DB_OK)
+        hv_warn("the results of %zu jobs in one transaction failed; each is stored alone", m);
 }
 
 static struct queue queues[HV_BATCH_KINDS] = {

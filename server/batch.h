@@ -4,9 +4,10 @@
  * A claim or result handler that may batch sets req->batch (the kind) and
  * req->park and returns; the HTTP layer suspends the connection and
  * queues it here. One thread a kind, on a PostgreSQL connection of its
- * own, takes everything queued (up to --batch), does the database
- * work of all of it at once (hv_db_job_claim_many, hv_db_result_store_many)
- * and resumes the connections; each handler runs again and answers from
+ * own, takes everything queued (up to --batch), looks up the requests'
+ * worker credentials (hv_auth_resolve_many; http.c only hashed them),
+ * does the database work of all of it at once (hv_db_job_claim_many,
+ * hv_db_result_store_many) and resumes the connections; each handler runs again and answers from
  * req->batch_outcome. While one batch runs, the next one gathers: the
  * busier the queue, the more requests share a statement and a commit, and
  * an idle server runs each request at once. */

@@ -23,6 +23,23 @@ static const struct hv_stmt lookup = {
     "FROM w",
     1};
 
+/* The same for the credentials of a batch (hv_db_worker_lookup_many), one
+ * row each in the order given; a worker named twice is seen once. */
+static const struct hv_stmt lookup_many = {
+    "worker_lookup_many",
+    "WITH e AS (SELECT * FROM unnest($1::bytea[]) WITH ORDINALITY AS e(hash, i)), "
+    "w AS (SELECT e.i, w.id, w.target_id, w.token_id, w.ended_at IS NOT NULL AS ended, "
+    " coalesce(w.ended_reason, '') AS reason, w.last_seen FROM e JOIN workers w ON w.hash = e.hash "
+    " JOIN tokens k ON k.id = w.token_id WHERE k.revoked_at IS NULL), "
+    "seen AS (UPDATE workers x SET last_seen = now() FROM (SELECT DISTINCT id FROM w "
+    " WHERE NOT ended AND last_seen < now() - interval '5 seconds') s WHERE x.id = s.id "
+    " RETURNING x.target_id), "
+    "tseen AS (UPDATE targets t SET last_seen = now() FROM (SELECT DISTINCT target_id FROM seen) s "
+    " WHERE t.id = s.target_id RETURNING 1) "
+    "SELECT w.id, w.target_id, w.token_id, w.ended, w.reason, (SELECT count(*) FROM tseen) "
+    "FROM e LEFT JOIN w ON w.i = e.i ORDER BY e.i",
+    1};
+
 static const struct hv_stmt lock_target = {"worker_lock_target",
                                            "SELECT id FROM targets WHERE name = $1 FOR UPDATE", 1};
 
@@ -112,6 +129,36 @@ enum hv_db_status hv_db_worker_lookup(const char *hash_hex, struct hv_worker_ses
         out->token_id = strtoll(PQgetvalue(r, 0, 2), NULL, 10);
         out->ended = PQgetvalue(r, 0, 3)[0] == 't';
         snprintf(out->ended_reason, sizeof out->ended_reason, "%s", PQgetvalue(r, 0, 4));
+    }
+    PQclear(r);
+    return s;
+}
+
+enum hv_db_status hv_db_worker_lookup_many(const char *const *hashes, size_t n,
+                                           struct hv_worker_session *out, bool *found)
+{
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char *array = hv_db_text_array(hashes, n);
+    if (array == NULL)
+        return HV_DB_ERROR;
+    const char *params[] = {array};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &lookup_many, params, &r);
+    free(array);
+    if (s == HV_DB_OK && (size_t)PQntuples(r) != n)
+        s = HV_DB_ERROR;
+    for (size_t i = 0; s == HV_DB_OK && i < n; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        found[i] = !PQgetisnull(r, (int)i, 0);
+        if (!found[i])
+            continue;
+        out[i].id = strtoll(PQgetvalue(r, (int)i, 0), NULL, 10);
+        out[i].target_id = strtoll(PQgetvalue(r, (int)i, 1), NULL, 10);
+        out[i].token_id = strtoll(PQgetvalue(r, (int)i, 2), NULL, 10);
+        out[i].ended = PQgetvalue(r, (int)i, 3)[0] == 't';
+        snprintf(out[i].ended_reason, sizeof out[i].ended_reason, "%s", PQgetvalue(r, (int)i, 4));
     }
     PQclear(r);
     return s;

@@ -28,6 +28,11 @@ struct hv_worker_session {
  *  HV_DB_OK with out->ended set. */
 enum hv_db_status hv_db_worker_lookup(const char *hash_hex, struct hv_worker_session *out);
 
+/** hv_db_worker_lookup() for n hashes in one statement: out[i] and found[i]
+ *  (false: no such live credential) for hashes[i]. */
+enum hv_db_status hv_db_worker_lookup_many(const char *const *hashes, size_t n,
+                                           struct hv_worker_session *out, bool *found);
+
 /** What a registration asks for. Strings are borrowed; facts and labels
  *  are JSON text (labels may be NULL). */
 struct hv_worker_registration {

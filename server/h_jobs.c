@@ -1,5 +1,6 @@
 /* h_jobs.c — the worker side of the job protocol: claim, heartbeat,
  * release, result. */
+#include "auth.h"
 #include "batch.h"
 #include "config.h"
 #include "db_jobs.h"
@@ -146,6 +147,14 @@ static void park(struct hv_request *req, enum hv_wait_kind kind, int64_t key)
     req->park_key = key;
 }
 
+/* A credential not looked up yet (hv_auth_defer) is looked up now; false,
+ * with the refusal answered, when it does not hold. */
+static bool settle_auth(struct hv_request *req)
+{
+    char detail[256];
+    return !hv_auth_reply_refusal(req, hv_auth_settle(req, detail, sizeof detail), detail);
+}
+
 /* Answers a claimed job (owned: given to the answer). */
 static void reply_job(struct hv_request *req, json_t *job, json_int_t target)
 {
@@ -181,15 +190,8 @@ void hv_h_job_claim(struct hv_request *req)
     json_t *doc = hv_req_body(req, claim_fields, &b, NULL, DOES_NOT_FIT);
     if (doc == NULL)
         return;
-    json_int_t target = req->worker_target;
     double wait = b.wait;
-    if (b.target_id != NULL && json_integer_value(b.target_id) != target) {
-        json_decref(doc);
-        hv_reply_problem(req, HV_E_FORBIDDEN,
-                         "this worker holds another target; it claims only that target's jobs",
-                         NULL);
-        return;
-    }
+    json_int_t asked = b.target_id != NULL ? json_integer_value(b.target_id) : 0;
     json_decref(doc);
     set_deadline(req, wait);
     int outcome = req->batch_outcome;
@@ -200,9 +202,19 @@ void hv_h_job_claim(struct hv_request *req)
         req->wait_seq = hv_waiters_seq(HV_WAIT_JOBS);
         if (hv_batch_on(HV_BATCH_CLAIM)) {
             req->batch = HV_BATCH_CLAIM; /* batch.h: the answer comes on the next run */
+            req->batch_target = asked;
             req->park = true;
             return;
         }
+    }
+    if (!settle_auth(req))
+        return;
+    json_int_t target = req->worker_target;
+    if (asked != 0 && asked != target) {
+        hv_reply_problem(req, HV_E_FORBIDDEN,
+                         "this worker holds another target; it claims only that target's jobs",
+                         NULL);
+        return;
     }
     json_t *step = NULL, *job = NULL;
     enum hv_db_status s = HV_DB_NONE;
@@ -389,6 +401,9 @@ void hv_h_job_result(struct hv_request *req)
             return;
         }
     }
+    if (!settle_auth(req))
+        return;
+    it->u.worker_id = req->worker_id;
     struct hv_result_stored stored = {0};
     enum hv_db_status s = hv_db_result_store(&it->u, &stored);
     reply_stored(req, &it->u, s, &stored);

@@ -32,6 +32,8 @@
 #include <unistd.h>
 
 #define MAX_URL_LEN 2048
+/* The largest body of a batched call whose credential waits for its batch. */
+#define DEFER_AUTH_MAX_BODY 65536
 
 static struct MHD_Daemon *daemon_handle;
 static atomic_int in_flight;
@@ -44,6 +46,13 @@ static void run_handler(struct hv_request *req)
     req->park = false;
     req->batch = 0;
     route->handler(req);
+    /* A handler that refused the body of a call whose credential was not
+     * looked up yet (hv_auth_defer): a refused credential comes first, as
+     * for any other call. */
+    if (req->status >= 400 && req->auth_deferred) {
+        char detail[256];
+        hv_auth_reply_refusal(req, hv_auth_settle(req, detail, sizeof detail), detail);
+    }
     if (req->status == 0 && !req->park)
         hv_reply_problem(req, HV_E_INTERNAL, "the handler gave no answer", NULL);
 }
@@ -95,22 +104,15 @@ static void dispatch(struct hv_request *req)
     if (route->access != HV_ACCESS_OPEN) {
         const char *authz = hv_req_header(req, MHD_HTTP_HEADER_AUTHORIZATION);
         char ended[256];
-        switch (hv_auth_check(req, authz, ended, sizeof ended)) {
-        case HV_AUTH_INVALID:
-            hv_reply_problem(req, HV_E_UNAUTHORIZED, "the token is malformed, unknown or revoked",
-                             NULL);
+        /* A batched worker call's credential is looked up with its batch
+         * (batch.h); its handler answers a refusal then. Only small bodies
+         * wait: a large one is not parsed before its sender is known. */
+        bool deferred = hv_route_batched(route) && req->body_len <= DEFER_AUTH_MAX_BODY &&
+                        hv_batch_on(HV_BATCH_CLAIM) && hv_auth_defer(req, authz);
+        if (!deferred &&
+            hv_auth_reply_refusal(req, hv_auth_check(req, authz, ended, sizeof ended), ended))
             return;
-        case HV_AUTH_ENDED:
-            hv_reply_problem(req, HV_E_UNAUTHORIZED, ended, NULL);
-            return;
-        case HV_AUTH_DB_ERROR:
-            hv_reply_problem(req, HV_E_DB_UNAVAILABLE, "tokens cannot be checked", NULL);
-            return;
-        case HV_AUTH_NONE:
-        case HV_AUTH_OK:
-            break;
-        }
-        if (!hv_access_allows(route->access, req->role, req->worker_id != 0,
+        if (!hv_access_allows(route->access, req->role, req->worker_id != 0 || req->auth_deferred,
                               hv_cfg.read_needs_token)) {
             if (req->role == HV_ROLE_NONE)
                 hv_reply_problem(req, HV_E_UNAUTHORIZED, "this endpoint needs a token", NULL);

@@ -79,13 +79,20 @@ struct hv_request {
     int batch;                           /**< enum hv_batch_kind; 0: none */
     int batch_outcome;                   /**< 0 until the batch answered */
     json_t *batch_job;                   /**< owned: the job a claim got */
+    int64_t batch_target;                /**< the target a claim's body names, 0: none */
     void *batch_item;                    /**< owned: what a result's batch stores */
     void (*batch_item_free)(void *item); /**< frees batch_item */
-    struct hv_request *batch_next;       /**< the batch's queue */
-    const char *extra_header;            /**< one more header name (a static string) */
-    const char *extra_value;             /**< and its value */
-    bool close;                          /**< close the connection after the answer */
-    double started;                      /**< hv_monotonic() when the headers came (for /metrics) */
+    /* A worker credential whose lookup waits for the request's batch
+     * (auth.h, hv_auth_defer): until then only its hash is known. */
+    bool auth_deferred;            /**< not looked up yet */
+    char auth_hash[67];            /**< its hash ("\\x...") */
+    int auth_refused;              /**< 0, or the enum hv_auth_result the batch's lookup came to */
+    char auth_detail[192];         /**< why, with HV_AUTH_ENDED */
+    struct hv_request *batch_next; /**< the batch's queue */
+    const char *extra_header;      /**< one more header name (a static string) */
+    const char *extra_value;       /**< and its value */
+    bool close;                    /**< close the connection after the answer */
+    double started;                /**< hv_monotonic() when the headers came (for /metrics) */
 };
 
 /** Parses the body as one JSON document (duplicate keys refused). On

@@ -181,3 +181,8 @@ bool hv_access_allows(enum hv_access access, enum hv_role role, bool worker_cred
     }
     return false;
 }
+
+bool hv_route_batched(const struct hv_route *route)
+{
+    return route->handler == hv_h_job_claim || route->handler == hv_h_job_result;
+}

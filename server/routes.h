@@ -23,6 +23,10 @@ struct hv_route {
     enum hv_access access;
 };
 
+/** Whether route's calls go through a batch (batch.h), whose thread looks
+ *  their worker credentials up: a claim, a result. */
+bool hv_route_batched(const struct hv_route *route);
+
 /** Finds the route for method and path, filling req->ids. Returns NULL
  *  when none matches; then *allow is set to the methods the path has (a
  *  static string) or NULL when the path is unknown. */

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Claims and results in batches (server/batch.c): requests that arrive
 # together share one statement (claims) or one transaction (results), and
-# each still gets the answer it would get alone. Bursts of concurrent
+# each still gets the answer it would get alone. A batched call's worker
+# credential is looked up with its batch: in one burst, a signed-off
+# worker's and an unknown credential answer 401 and the others are served;
+# a refused credential answers 401 before a refused body. Bursts of concurrent
 # requests: every job handed out once, every claim beyond the queue a 204;
 # a result uploaded twice in one burst stored once (one 201, one 200); in
 # one burst, a released attempt answers 409, another worker's upload 403, an
@@ -27,6 +30,11 @@ TID=$TARGET
 WA=("${W[@]}")
 hv_register other-host
 WB=("${W[@]}")
+OTHER_TID=$TARGET
+hv_register gone-host
+WG=("${W[@]}")
+assert_status 200 POST /api/v1/workers/deregister "${WG[@]}" --data-binary '{}'
+UNKNOWN=(-H "Authorization: Bearer hvw_$(printf '%064d' 7)")
 
 # burst DIR N CMD...: runs CMD N times at once (CMD gets the index as its
 # last argument); each writes its HTTP status and body into DIR/INDEX.
@@ -62,6 +70,30 @@ assert_eq "the database agrees: 30 running, one claim each" "$JOBS $JOBS" \
 assert_eq "every claim went through a batch" true \
     "$(jq -n "$(metric 'hvbench_batched_requests_total{kind="claim"}') >= 40")"
 mapfile -t JOB_IDS < <(cut -d' ' -f1 "$HV_TMP/jobs.txt")
+
+# --- credentials looked up with the batch ---------------------------------------
+# shellcheck disable=SC2317 # called through burst
+claim_as() { # DIR INDEX: 0-3 the live worker, 4-6 the signed-off one, 7-9 an unknown one
+    local auth=("${WA[@]}")
+    (($2 >= 4)) && auth=("${WG[@]}")
+    (($2 >= 7)) && auth=("${UNKNOWN[@]}")
+    curl -s --max-time 30 -o "$1/$2.body" -w '%{http_code}' -X POST "${auth[@]}" \
+        --data-binary '{}' "$URL/api/v1/jobs/claim" >"$1/$2.status"
+}
+burst "$HV_TMP/creds" 10 claim_as
+got=$(for i in {0..9}; do printf '%s ' "$(<"$HV_TMP/creds/$i.status")"; done)
+assert_eq "one burst: the live worker 204 (queue empty), the signed-off and unknown ones 401" \
+    "204 204 204 204 401 401 401 401 401 401 " "$got"
+assert_eq "the signed-off worker is told why" true \
+    "$(jq -r '.detail | test("registration has ended")' "$HV_TMP/creds/4.body")"
+api POST /api/v1/jobs/claim "${UNKNOWN[@]}" --data-binary '{"wait": "soon"}'
+assert_eq "a bad body with an unknown credential: 401 first" 401 "$STATUS"
+api POST /api/v1/jobs/claim "${WA[@]}" --data-binary '{"wait": "soon"}'
+assert_eq "a bad body with a live credential: 400" 400 "$STATUS"
+api POST /api/v1/jobs/claim "${WA[@]}" --data-binary "{\"target_id\":$OTHER_TID}"
+assert_eq "a claim naming another worker's target: 403" 403 "$STATUS"
+api POST "/api/v1/jobs/${JOB_IDS[0]}/result" "${UNKNOWN[@]}" --data-binary '{"attempt": 1}'
+assert_eq "a result with an unknown credential and a bad body: 401" 401 "$STATUS"
 
 # result JOB ATTEMPT STATUS: a result body with one metric.
 result() {
