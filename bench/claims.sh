@@ -29,7 +29,7 @@
 # least 2; each thread holds one PostgreSQL connection, so it bounds the
 # commits in flight), BENCH_BATCH (the servers' --batch; default theirs, 64; 1 runs each
 # claim and result alone), BENCH_PGB_SECONDS (10; quick 5), BENCH_SCALE (pgbench scale, 10; quick 4),
-# BENCH_PG_FAST (0), BENCH_QUICK, KEEP (0).
+# BENCH_PG_FAST (0), BENCH_SHARED_BUFFERS (1GB), BENCH_QUICK, KEEP (0).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/lib.sh
@@ -48,6 +48,10 @@ THREADS=${BENCH_THREADS:-}
 SERVER_ARGS=()
 [[ -n $THREADS ]] && SERVER_ARGS=(--threads "$THREADS")
 [[ -n ${BENCH_BATCH:-} ]] && SERVER_ARGS+=(--batch "$BENCH_BATCH")
+# Room in PostgreSQL's buffers for pgbench's tables and hvbench's together
+# (the default 128MB is not: each pgbench run evicted the jobs' pages, and
+# the drains after it read them back through the kernel).
+export HVBENCH_PG_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-1GB}
 
 command -v pgbench >/dev/null || hv_die "pgbench needed (postgresql-client-15)"
 bench_setup "${SERVER_ARGS[@]}"
@@ -176,7 +180,7 @@ printf 'CPU per job drained (servers + PostgreSQL + hvload), medians: %.3f ms wi
 printf 'CPU per pgbench -N transaction (pgbench + PostgreSQL): %.3f ms. On %d CPUs the drain cannot pass %.0f jobs/s.\n' \
     "$CP" "$(nproc)" "$(echo "$(nproc) * 1000 / $C3" | bc -l)"
 echo
-BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK ${THREADS:+BENCH_THREADS=$THREADS }${BENCH_BATCH:+BENCH_BATCH=$BENCH_BATCH }BENCH_RUNS=$RUNS BENCH_WORKERS=$WORKERS BENCH_REPS=$REPS BENCH_WAIT=$WAIT BENCH_PGB_SECONDS=$PGB_SECS BENCH_SCALE=$SCALE BENCH_PG_FAST=${BENCH_PG_FAST:-0} bench/claims.sh"
+BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK ${THREADS:+BENCH_THREADS=$THREADS }${BENCH_BATCH:+BENCH_BATCH=$BENCH_BATCH }BENCH_RUNS=$RUNS BENCH_WORKERS=$WORKERS BENCH_REPS=$REPS BENCH_WAIT=$WAIT BENCH_PGB_SECONDS=$PGB_SECS BENCH_SCALE=$SCALE BENCH_PG_FAST=${BENCH_PG_FAST:-0} BENCH_SHARED_BUFFERS=$HVBENCH_PG_SHARED_BUFFERS bench/claims.sh"
 bench_result claims "jobs drained/s, 1 server ($WORKERS workers)" "$(printf %.0f "$R1")" jobs/s \
     "pgbench -N -c $WORKERS" "$(printf %.0f "$T")" "$(bench_ratio "$R1" "$T")" ">=0.5" "$RUNS" \
     "claim p99 $(printf %.1f "$Q1") ms; 0 duplicates"

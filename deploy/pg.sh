@@ -11,7 +11,8 @@
 # string; `destroy` stops the cluster and deletes it.
 #
 # HVBENCH_PG_FAST=1 trades durability for speed (initdb --no-sync, fsync=off);
-# the tests set it.
+# the tests set it. HVBENCH_PG_SHARED_BUFFERS (e.g. 1GB) sets shared_buffers
+# (PostgreSQL's default is 128MB); the claims benchmark sets it.
 #
 # initdb and postgres refuse to run as root, so as root they run as the
 # "postgres" system user, which then must own data/ and be able to reach DIR.
@@ -211,6 +212,11 @@ cmd_start() {
             opts+=" -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         else
             opts+=" -c fsync=on"
+        fi
+        if [[ -n ${HVBENCH_PG_SHARED_BUFFERS:-} ]]; then
+            [[ $HVBENCH_PG_SHARED_BUFFERS =~ ^[0-9]+[kMG]B$ ]] ||
+                die "HVBENCH_PG_SHARED_BUFFERS: a size such as 1GB or 512MB"
+            opts+=" -c shared_buffers=$HVBENCH_PG_SHARED_BUFFERS"
         fi
         # 9>&-: the server must not inherit (and so hold forever) our lock.
         if ! as_owner "$BINDIR/pg_ctl" start -D "$DATA" -l "$LOG" -w -t 60 -s -o "$opts" 9>&-; then

@@ -108,7 +108,9 @@ static const struct hv_stmt expire = {
 /* What a claim does with the job it found (next): runs it, under the
  * claim's lease, records who has it, and answers the job's document and
  * whether the plan has jobs on another target (its kept counts,
- * migrations/016): only then can two claims overlap (claim_txn). */
+ * migrations/016, read by their key: the view plan_job_counts would sum
+ * every plan's shards first): only then can two claims overlap
+ * (claim_txn). */
 #define CLAIM_TAIL                                                                                 \
     ", claimed AS (" CLAIM_SET(                                                                    \
         "$2") "$1 FROM next, configurations c "                                                    \
@@ -116,7 +118,7 @@ static const struct hv_stmt expire = {
               "RETURNING j.id, j.attempt, j.plan_id, j.target_name, " JOB_DOC " AS doc), "         \
               "mine AS (INSERT INTO job_claims (job_id, attempt, worker_id) "                      \
               " SELECT id, attempt, $3 FROM claimed), "                                            \
-              "answer AS (SELECT doc, EXISTS (SELECT 1 FROM plan_job_counts k "                    \
+              "answer AS (SELECT doc, EXISTS (SELECT 1 FROM plan_job_count_shards k "              \
               " WHERE k.plan_id = claimed.plan_id AND k.target_name <> claimed.target_name) AS "   \
               "shared "                                                                            \
               " FROM claimed) "
@@ -178,7 +180,8 @@ static const struct hv_stmt claim_many = {
     " row_number() OVER (PARTITION BY t.id ORDER BY x.plan_id, x.run_order) AS k"
     " FROM t CROSS JOIN LATERAL (SELECT j.id, j.plan_id, j.run_order FROM jobs j"
     " WHERE j.target_name = t.name" CLAIM_WHERE(
-        "t.id") " AND NOT EXISTS (SELECT 1 FROM plan_job_counts pk WHERE pk.plan_id = j.plan_id"
+        "t.id") " AND NOT EXISTS (SELECT 1 FROM plan_job_count_shards pk WHERE pk.plan_id = "
+                "j.plan_id"
                 "  AND pk.target_name <> j.target_name)"
                 " ORDER BY j.plan_id, j.run_order LIMIT $4 FOR UPDATE OF j SKIP LOCKED) x), "
                 "pick AS (SELECT next.id, next.target_id, w.worker_id, w.i FROM next"
