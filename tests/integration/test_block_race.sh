@@ -85,6 +85,14 @@ wait_for "plan $P ends" 150 plan_ended
 assert_eq "plan $P is done" "done" "$(json -r .status)"
 assert_eq "every job done: $ROUNDS rounds x (2 guest configurations + the host's baseline)" \
     "$((ROUNDS * 3)) 0 0" "$(json -r '"\(.jobs.done) \(.jobs.queued) \(.jobs.failed)"')"
+# The plan reads done once its jobs are; its restore step runs after that
+# (the host worker stops once it answered it).
+# shellcheck disable=SC2317 # called through wait_for
+restore_done() {
+    api GET "/api/v1/plans/$P/steps"
+    [[ $(json '[.items[] | select(.kind == "restore" and .status == "done")] | length') == 1 ]]
+}
+wait_for "the restore step done after the plan's last job" 60 restore_done
 touch "$HV_TMP/ended"
 api GET "/api/v1/plans/$P/steps"
 assert_eq "every block's apply step and the restore step done" "$((ROUNDS * 2 + 1))" \
