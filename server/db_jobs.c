@@ -183,13 +183,6 @@ static const struct hv_stmt claim_many = {
         "t.id") " AND NOT EXISTS (SELECT 1 FROM plan_job_count_shards pk WHERE pk.plan_id = "
                 "j.plan_id"
                 "  AND pk.target_name <> j.target_name)"
-                /* With webhooks, a plan's first job is claimed alone: the
-                 * row trigger that sends plan.started (its own, and its
-                 * fleet parent's) asks whether another job of the plan
-                 * started, and would see the others of one statement. */
-                " AND (NOT EXISTS (SELECT 1 FROM webhooks wh WHERE wh.deleted_at IS NULL)"
-                "  OR EXISTS (SELECT 1 FROM jobs s WHERE s.plan_id = j.plan_id"
-                "   AND (s.attempt > 0 OR s.status <> 'queued')))"
                 " ORDER BY j.plan_id, j.run_order LIMIT $4 FOR UPDATE OF j SKIP LOCKED) x), "
                 "pick AS (SELECT next.id, next.target_id, w.worker_id, w.i FROM next"
                 " JOIN w ON w.target_id = next.target_id AND w.k = next.k), "
@@ -337,8 +330,7 @@ static const struct hv_stmt lock_many = {
     "SELECT j.status, j.attempt, j.status IN ('queued', 'failed') AND j.lapsed_attempt = j.attempt "
     "AND j.group_id IS NULL, (SELECT r.id FROM results r WHERE r.job_id = e.job_id "
     "AND r.attempt = e.attempt), (SELECT c.worker_id FROM job_claims c WHERE c.job_id = e.job_id "
-    "AND c.attempt = e.attempt) = e.worker_id, "
-    "EXISTS (SELECT 1 FROM webhooks WHERE deleted_at IS NULL) "
+    "AND c.attempt = e.attempt) = e.worker_id "
     "FROM unnest($1::bigint[], $2::int[], $3::bigint[]) WITH ORDINALITY AS e(job_id, attempt, "
     "worker_id, i) LEFT JOIN LATERAL (SELECT status, attempt, lapsed_attempt, group_id FROM jobs "
     "WHERE id = e.job_id FOR UPDATE) j ON true ORDER BY e.i",
@@ -936,34 +928,6 @@ static int write_arrays(struct hv_result_item *const *w, size_t n, char *cols[8]
     return rc;
 }
 
-/* The jobs' ends of the n items w, one finish_job statement each, their
- * rows gathered into one result like finish_many's (id, may decide). */
-static enum hv_db_status finish_each(struct hv_db *db, struct hv_result_item *const *w, size_t n,
-                                     PGresult **out)
-{
-    *out = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
-    PGresAttDesc cols[2] = {{.name = "id", .format = 0}, {.name = "may_decide", .format = 0}};
-    if (*out == NULL || !PQsetResultAttrs(*out, 2, cols))
-        return HV_DB_ERROR;
-    for (size_t i = 0; i < n; i++) {
-        char id[24];
-        const char *p[] = {hv_db_int(id, sizeof id, w[i]->u.job_id), w[i]->u.status, w[i]->u.error};
-        PGresult *r;
-        enum hv_db_status s = hv_db_exec(db, &finish_job, p, &r);
-        if (s != HV_DB_OK) {
-            PQclear(r);
-            return s == HV_DB_NONE ? HV_DB_ERROR : s;
-        }
-        const char *v = PQgetvalue(r, 0, 0);
-        bool ok = PQsetvalue(*out, (int)i, 0, id, (int)strlen(id)) &&
-                  PQsetvalue(*out, (int)i, 1, (char *)v, (int)strlen(v));
-        PQclear(r);
-        if (!ok)
-            return HV_DB_ERROR;
-    }
-    return HV_DB_OK;
-}
-
 static enum hv_db_status store_many_txn(struct hv_db *db, void *arg)
 {
     struct store_many_args *a = arg;
@@ -1004,10 +968,6 @@ static enum hv_db_status store_many_txn(struct hv_db *db, void *arg)
             w[nw++] = a->items[i];
     if (nw == 0)
         goto out; /* s is HV_DB_OK: nothing to write */
-    /* With webhooks the jobs end one statement each: the row triggers that
-     * send plan.finished (and a fleet parent's end) ask whether the plan
-     * has a job left open, and would all see the others of one statement. */
-    bool one_by_one = PQgetvalue(r, 0, 5)[0] == 't';
     /* The results, their metrics and their jobs' ends in one round trip. */
     const struct hv_result_upload *us[HV_CLAIM_MANY_MAX];
     for (size_t i = 0; i < nw && i < HV_CLAIM_MANY_MAX; i++)
@@ -1023,9 +983,7 @@ static enum hv_db_status store_many_txn(struct hv_db *db, void *arg)
     const char *p_fin[] = {cols[0], cols[2], cols[3]};
     const struct hv_stmt *sts[] = {&insert_many, &finish_many};
     const char *const *ps[] = {p_ins, p_fin};
-    s = hv_db_exec_all(db, one_by_one ? 1 : 2, sts, ps, rs);
-    if (s == HV_DB_OK && one_by_one)
-        s = finish_each(db, w, nw, &rs[1]);
+    s = hv_db_exec_all(db, 2, sts, ps, rs);
     if (s != HV_DB_OK || (size_t)PQntuples(rs[0]) != nw || (size_t)PQntuples(rs[1]) != nw) {
         s = s == HV_DB_OK || s == HV_DB_NONE ? HV_DB_ERROR : s;
         goto out;

@@ -185,6 +185,43 @@ wait_for "the parent's plan.started and plan.finished, each once" 90 parent_fini
 assert_eq "every child finished" "2" \
     "$(jq -s -r --argjson p "$F" '[.[] | select(.answered == 204 and .event == "plan.finished" and .body.plan.parent_id == $p)] | unique_by(.delivery) | length' "$HV_TMP/recv3.log")"
 
+# --- jobs of one plan changed by one statement -------------------------------------------
+# A batch of claims or of results changes several jobs of a plan in one
+# statement: the first ones claimed together send one plan.started, the
+# last ones ended together one plan.finished; a fleet parent's the same,
+# its children's jobs claimed and ended together. Done in SQL, so that each
+# statement holds every job of the plans, whatever batches would form.
+sql() { "$PG" psql "$HV_TMP/pg" -- -X -Atq -v ON_ERROR_STOP=1 -c "$1"; }
+for h in hook-b1 hook-b2; do
+    api POST /api/v1/workers/register -H "Authorization: Bearer $WORKER_TOKEN" --data-binary \
+        "{\"name\":\"$h\",\"kind\":\"host\",\"facts\":{},\"labels\":{\"fleet\":\"hook-batch\"}}"
+done
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
+    "$(jq -c '.targets.host = "hook-b0" | .repetitions.min = 3' <<<"$(plan_json hook-batch)")"
+PB=$(json .id)
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
+    "$(jq -c '.targets.host = {label: "fleet=hook-batch"} | .max_parallel_hosts = 2' <<<"$(plan_json hook-batch-fleet)")"
+FB=$(json .id)
+FB_KIDS=$(json -r '[.children[].id] | join(",")')
+IDS="$PB,$FB_KIDS"
+assert_eq "the plan has several jobs" "yes" "$(sql "SELECT CASE WHEN count(*) > 1 THEN 'yes' END FROM jobs WHERE plan_id = $PB")"
+sql "UPDATE jobs SET status = 'running', attempt = attempt + 1, claimed_at = now(),
+     lease_until = now() + interval '1 hour' WHERE plan_id IN ($IDS)" >/dev/null
+sql "UPDATE jobs SET status = 'done', lease_until = NULL, finished_at = now() WHERE plan_id IN ($IDS)" >/dev/null
+queued_events() { # PLAN: the events queued for PLAN, in order
+    sql "SELECT string_agg(event, ' ' ORDER BY id) FROM webhook_deliveries WHERE webhook_id = $H
+         AND (payload->'plan'->>'id')::bigint = $1"
+}
+assert_eq "one statement claimed the plan's first jobs, one ended its last: each event once" \
+    "plan.started plan.finished" "$(queued_events "$PB")"
+assert_eq "the fleet parent's, its children's jobs claimed and ended together: each once" \
+    "plan.started plan.finished" "$(queued_events "$FB")"
+for k in ${FB_KIDS//,/ }; do
+    assert_eq "child $k: each event once" "plan.started plan.finished" "$(queued_events "$k")"
+done
+batch_sent() { [[ $(events "$HV_TMP/recv3.log" "$PB") == "plan.started plan.finished" ]]; }
+wait_for "the plan's events delivered" 30 batch_sent
+
 # --- a cancelled plan, then a deleted subscription -------------------------------------
 assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
     "$(jq -c '.targets.host = "hook-nowhere"' <<<"$(plan_json hook-3)")"
