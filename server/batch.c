@@ -3,6 +3,7 @@
 
 #include "auth.h"
 #include "config.h"
+#include "db.h"
 #include "db_jobs.h"
 #include "log.h"
 #include "metrics.h"
@@ -121,6 +122,10 @@ static void *loop(void *arg)
     struct queue *q = arg;
     struct hv_request *reqs[BATCH_MAX];
     size_t most = hv_cfg.batch < BATCH_MAX ? hv_cfg.batch : BATCH_MAX;
+    /* A batch statement's plan costs more to make than to run, and its
+     * estimate of one plan for any batch (a LIMIT it cannot know) grows
+     * with the jobs table until PostgreSQL would make one for every call. */
+    hv_db_thread_generic_plans();
     for (;;) {
         pthread_mutex_lock(&q->lock);
         while (q->head == NULL && !atomic_load(&stopping))

@@ -28,6 +28,7 @@ struct hv_db {
 };
 
 static char *db_conninfo;
+static _Thread_local bool thread_generic_plans;
 static pthread_key_t db_key;
 static pthread_once_t db_key_once = PTHREAD_ONCE_INIT;
 
@@ -78,7 +79,16 @@ static bool db_connect(struct hv_db *db)
     PGresult *r = PQexec(db->conn, "SET TIME ZONE 'UTC'; SET lock_timeout = '10s'; "
                                    "SET statement_timeout = '60s'");
     PQclear(r);
+    if (thread_generic_plans) {
+        r = PQexec(db->conn, "SET plan_cache_mode = force_generic_plan");
+        PQclear(r);
+    }
     return true;
+}
+
+void hv_db_thread_generic_plans(void)
+{
+    thread_generic_plans = true;
 }
 
 struct hv_db *hv_db_thread(void)

@@ -192,10 +192,14 @@ static const struct hv_stmt claim_many = {
                           "RETURNING pick.i, pick.worker_id, j.id, j.attempt, " JOB_DOC " AS doc), "
                           "mine AS (INSERT INTO job_claims (job_id, attempt, worker_id) "
                           " SELECT id, attempt, worker_id FROM claimed) "
-                          "SELECT c.doc, c.doc IS NULL AND (t.id IS NULL OR EXISTS (SELECT 1 FROM "
-                          "jobs q"
-                          " WHERE q.target_name = t.name AND q.status = 'queued' AND q.id NOT IN "
-                          "(SELECT id FROM pick)))"
+                          /* A target's queued job the batch did not take,
+                           * looked for in its queue's index order: as an
+                           * EXISTS, PostgreSQL may expect one soon in a scan
+                           * of every job, which an empty queue reads whole. */
+                          "SELECT c.doc, c.doc IS NULL AND (t.id IS NULL OR (SELECT q.id "
+                          "FROM jobs q WHERE q.target_name = t.name AND q.status = 'queued' "
+                          "AND q.id NOT IN (SELECT id FROM pick) "
+                          "ORDER BY q.plan_id, q.run_order LIMIT 1) IS NOT NULL)"
                           " FROM unnest($1::bigint[]) WITH ORDINALITY AS e(target_id, i)"
                           " LEFT JOIN t ON t.id = e.target_id LEFT JOIN claimed c ON c.i = e.i "
                           "ORDER BY e.i",

@@ -268,10 +268,12 @@ static const struct hv_stmt tick_lock = {"steps_tick_lock",
  * sweeps are UPDATEs of jobs, whose statement triggers run even when they
  * change no row, and a tick takes a lock, all for the steps of tuning and
  * hooked plans, which most claims have none of. A change this does not see
- * yet commits later and wakes the claims that ask again. */
+ * yet commits later and wakes the claims that ask again. The earliest
+ * running job's lease is the first entry of jobs_lease_idx (an EXISTS may
+ * be planned as a scan of every job, on a guess that one is found soon). */
 static const struct hv_stmt sweeps_due = {
     "claim_sweeps_due",
-    "SELECT EXISTS (SELECT 1 FROM jobs WHERE status = 'running' AND lease_until < now()), "
+    "SELECT coalesce((SELECT min(lease_until) FROM jobs WHERE status = 'running') < now(), false), "
     "EXISTS (SELECT 1 FROM plan_steps WHERE status = 'running' AND lease_until < now()) OR "
     "EXISTS (SELECT 1 FROM plan_steps WHERE status = 'waiting_for_operator' AND lease_until < "
     "now()) OR EXISTS (SELECT 1 FROM plans p WHERE " BLOCK_ENDED "), "
