@@ -9,7 +9,9 @@
 # a result uploaded twice in one burst stored once (one 201, one 200); in
 # one burst, a released attempt answers 409, another worker's upload 403, an
 # unknown job 404, an error result fails its job, and the others are
-# stored. No timing is asserted.
+# stored. Claims that find nothing, while the statistics say the target's
+# queue is full, read jobs through an index, never whole. No timing is
+# asserted.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 hv_setup
@@ -170,5 +172,47 @@ assert_eq "the plan is over: 29 done, 1 failed" "done:29 failed:1" \
             FROM jobs WHERE plan_id = $PLAN GROUP BY status) s")"
 assert_status 200 GET "/api/v1/plans/$PLAN"
 assert_eq "the plan reads 29 done, 1 failed" "29 1" "$(json '"\(.jobs.done) \(.jobs.failed)"')"
+
+# --- claims that find nothing, the statistics saying the queue is full ------------
+# The last ANALYZE saw a target's 2,000 jobs queued; they are all done now
+# (the end of a drain, idle workers asking). A claim batch that takes
+# nothing asks whether the target has queued jobs it did not take, and its
+# sweeps whether a running job's lease ran out: both read an index, never
+# every job. Counted by PostgreSQL: index scans of jobs, no sequential one.
+jq -n '{name: "history", targets: {host: "history-host"}, repetitions: {min: 200},
+    workloads: [range(10) | {id: "cpu-\(.)", kind: "cpu", engine: "builtin",
+                             params: {copies: 1, seconds: 1}}]}' >"$HV_TMP/history.json"
+assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" \
+    --data-binary @"$HV_TMP/history.json"
+HPLAN=$(json .id)
+sql "ALTER TABLE jobs SET (autovacuum_enabled = off)" >/dev/null
+sql "ANALYZE jobs" >/dev/null
+sql "UPDATE jobs SET status = 'done', finished_at = now() WHERE plan_id = $HPLAN" >/dev/null
+hv_register history-host
+HTID=$TARGET
+WH=("${W[@]}")
+# shellcheck disable=SC2317 # called through burst
+claim_history() {
+    curl -s --max-time 30 -o "$1/$2.body" -w '%{http_code}' -X POST "${WH[@]}" \
+        --data-binary "{\"target_id\":$HTID}" "$URL/api/v1/jobs/claim" >"$1/$2.status"
+}
+scans() { sql "SELECT seq_scan || ' ' || coalesce(idx_scan, 0) FROM pg_stat_user_tables WHERE relname = 'jobs'"; }
+# A backend reports its counts when it ends: the server stops before each
+# count, so that the second holds the burst's reads and nothing else.
+# shellcheck disable=SC2317 # called through wait_for
+alone() { [[ $(sql "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'") == 1 ]]; }
+hv_stop_pid "$HV_SERVER_PID" 10
+wait_for "the server's database sessions ended" 30 alone
+read -r seq0 idx0 < <(scans)
+hv_start_server
+burst "$HV_TMP/empty" 20 claim_history
+assert_eq "20 claims at once on an empty queue: 20 answered 204" "204:20 " \
+    "$(for f in "$HV_TMP"/empty/*.status; do echo "$(<"$f")"; done | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')"
+hv_stop_pid "$HV_SERVER_PID" 10
+wait_for "the server's database sessions ended again" 30 alone
+read -r seq1 idx1 < <(scans)
+assert_eq "the claims read jobs through an index" true "$( ((idx1 > idx0)) && echo true)"
+assert_eq "no sequential scan of jobs" "$seq0" "$seq1"
+
 assert_eq "the server logged no error" 0 "$(grep -cE 'Z error ' "$HV_TMP/server.log")"
 hv_finish
