@@ -124,8 +124,9 @@ static void *loop(void *arg)
     size_t most = hv_cfg.batch < BATCH_MAX ? hv_cfg.batch : BATCH_MAX;
     /* A batch statement's plan costs more to make than to run, and its
      * estimate of one plan for any batch (a LIMIT it cannot know) grows
-     * with the jobs table until PostgreSQL would make one for every call. */
-    hv_db_thread_generic_plans();
+     * with the jobs table until PostgreSQL would make one for every call,
+     * and JIT-compile it on every call. */
+    hv_db_thread_batch_mode();
     for (;;) {
         pthread_mutex_lock(&q->lock);
         while (q->head == NULL && !atomic_load(&stopping))

@@ -28,7 +28,7 @@ struct hv_db {
 };
 
 static char *db_conninfo;
-static _Thread_local bool thread_generic_plans;
+static _Thread_local bool thread_batch_mode;
 static pthread_key_t db_key;
 static pthread_once_t db_key_once = PTHREAD_ONCE_INIT;
 
@@ -79,16 +79,16 @@ static bool db_connect(struct hv_db *db)
     PGresult *r = PQexec(db->conn, "SET TIME ZONE 'UTC'; SET lock_timeout = '10s'; "
                                    "SET statement_timeout = '60s'");
     PQclear(r);
-    if (thread_generic_plans) {
-        r = PQexec(db->conn, "SET plan_cache_mode = force_generic_plan");
+    if (thread_batch_mode) {
+        r = PQexec(db->conn, "SET plan_cache_mode = force_generic_plan; SET jit = off");
         PQclear(r);
     }
     return true;
 }
 
-void hv_db_thread_generic_plans(void)
+void hv_db_thread_batch_mode(void)
 {
-    thread_generic_plans = true;
+    thread_batch_mode = true;
 }
 
 struct hv_db *hv_db_thread(void)

@@ -38,12 +38,14 @@ void hv_db_configure(const char *conninfo);
  *  cannot be reached. The connection is closed when the thread exits. */
 struct hv_db *hv_db_thread(void);
 
-/** Makes the calling thread's connection (now and after a reconnect) use
- *  one plan for each prepared statement, whatever its parameters: for a
- *  thread whose statements take arrays of a batch (server/batch.c), whose
- *  plans PostgreSQL otherwise makes again on every call once its estimate
- *  of the one plan grows with the tables. */
-void hv_db_thread_generic_plans(void);
+/** Settings for the calling thread's connection (now and after a
+ *  reconnect) whose statements take the arrays of a batch (server/batch.c):
+ *  one plan for each prepared statement, whatever its parameters (else
+ *  PostgreSQL plans again on every call once its estimate of the one plan
+ *  grows with the tables), and no JIT compilation (that estimate also
+ *  crosses jit_above_cost, and compiling a claim statement took 1.4 s a
+ *  call for 2 ms of work). */
+void hv_db_thread_batch_mode(void);
 
 /** The underlying libpq connection (for COPY). */
 PGconn *hv_db_pg(struct hv_db *db);
