@@ -52,13 +52,14 @@ burst() {
     wait "${pids[@]}"
 }
 # shellcheck disable=SC2317 # called through burst
-claim_one() {
-    curl -s --max-time 30 -o "$1/$2.body" -w '%{http_code}' -X POST "${WA[@]}" \
-        --data-binary "{\"target_id\":$TID}" "$URL/api/v1/jobs/claim" >"$1/$2.status"
+claim_for() { # TARGET_ID AUTH_ARRAY_NAME DIR INDEX
+    local auth="$2[@]"
+    curl -s --max-time 30 -o "$3/$4.body" -w '%{http_code}' -X POST "${!auth}" \
+        --data-binary "{\"target_id\":$1}" "$URL/api/v1/jobs/claim" >"$3/$4.status"
 }
 
 # --- 40 claims at once for 30 jobs ------------------------------------------------
-burst "$HV_TMP/claims" 40 claim_one
+burst "$HV_TMP/claims" 40 claim_for "$TID" WA
 statuses=$(for f in "$HV_TMP"/claims/*.status; do echo "$(<"$f")"; done | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')
 assert_eq "40 claims at once: 30 with a job, 10 with none" "200:30 204:10 " "$statuses"
 for f in "$HV_TMP"/claims/*.status; do
@@ -190,12 +191,8 @@ sql "ANALYZE jobs" >/dev/null
 sql "UPDATE jobs SET status = 'done', finished_at = now() WHERE plan_id = $HPLAN" >/dev/null
 hv_register history-host
 HTID=$TARGET
+# shellcheck disable=SC2034 # read by claim_for, by name
 WH=("${W[@]}")
-# shellcheck disable=SC2317 # called through burst
-claim_history() {
-    curl -s --max-time 30 -o "$1/$2.body" -w '%{http_code}' -X POST "${WH[@]}" \
-        --data-binary "{\"target_id\":$HTID}" "$URL/api/v1/jobs/claim" >"$1/$2.status"
-}
 scans() { sql "SELECT seq_scan || ' ' || coalesce(idx_scan, 0) FROM pg_stat_user_tables WHERE relname = 'jobs'"; }
 # A backend reports its counts when it ends: the server stops before each
 # count, so that the second holds the burst's reads and nothing else.
@@ -205,7 +202,7 @@ hv_stop_pid "$HV_SERVER_PID" 10
 wait_for "the server's database sessions ended" 30 alone
 read -r seq0 idx0 < <(scans)
 hv_start_server
-burst "$HV_TMP/empty" 20 claim_history
+burst "$HV_TMP/empty" 20 claim_for "$HTID" WH
 assert_eq "20 claims at once on an empty queue: 20 answered 204" "204:20 " \
     "$(for f in "$HV_TMP"/empty/*.status; do echo "$(<"$f")"; done | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')"
 hv_stop_pid "$HV_SERVER_PID" 10
