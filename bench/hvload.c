@@ -1,8 +1,13 @@
-/* hvload.c — a load generator for hvbench-server: N simulated workers, one
- * thread each, drive the worker protocol (register, claim, optional
- * heartbeat, result) against one or more servers until the queue is empty.
+/* hvload.c — a load generator for hvbench-server: N simulated workers drive
+ * the worker protocol (register, claim, optional heartbeat, result) against
+ * one or more servers until the queue is empty. They are spread over a few
+ * threads (--threads, 2 by default), each running its workers' requests at
+ * once in one curl multi handle, as pgbench -j runs its clients: a thread
+ * per worker would cost the machine it shares with the server a context
+ * switch or two per request.
  *
  *   hvload --server URL [--server URL ...] --token T --workers N --target NAME
+ *          [--threads T]
  *          [--samples K] [--metrics M] [--wait S] [--heartbeat]
  *          [--duration-limit S] [--quiet] [--json]
  *
@@ -24,6 +29,7 @@
 #include "httpc.h"
 #include "timeutil.h"
 
+#include <curl/curl.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -79,15 +85,29 @@ struct counts {
     long samples_stored;
 };
 
-/* One simulated worker. Only its own thread writes it until it is joined. */
+/* One simulated worker. Only its loop's thread writes it until that
+ * thread is joined. */
 struct sim {
     int index;
     char name[160];      /* its target: opt.target, or NAME-NNN with --hosts */
     char credential[96]; /* its worker credential with --hosts */
     size_t server_idx;
-    pthread_t thread;
-    struct hv_httpc *http;
+    char url[256];         /* its server's base URL */
+    struct hv_httpc *http; /* registering and signing off */
+    CURL *easy;            /* its claims, heartbeats and uploads */
+    struct curl_slist *headers;
+    char curl_err[CURL_ERROR_SIZE];
     long long target_id;
+    int step;         /* enum step: what it asks next */
+    bool in_flight;   /* a request of it runs */
+    double wake_at;   /* monotonic time it may ask again */
+    double t0;        /* when the request in flight started */
+    char started[40]; /* when its job was claimed (ISO 8601) */
+    int64_t job;
+    int attempt;
+    long empty, failures; /* empty claims and failed requests in a row */
+    char small[96];       /* a claim's or heartbeat's body */
+    struct sbuf answer;   /* the answer's body */
     struct counts c;
     struct crec_vec claims;
     struct dvec claim_ms, upload_ms;
@@ -314,175 +334,347 @@ static void build_result(struct sim *w, int attempt, const char *started, const 
     sbuf_printf(b, "]}");
 }
 
-/* Claims once. Returns the HTTP status (0: no answer); on 200 fills *job
- * and *attempt, or returns -1 when the body is not a job. */
-static long claim(struct sim *w, int64_t *job, int *attempt)
+/* ---- the event loops --------------------------------------------------- */
+
+/* What a simulated worker asks next, or that it is done. */
+enum step { STEP_CLAIM, STEP_HEARTBEAT, STEP_UPLOAD, STEP_DONE };
+
+/* One thread: its workers (every threads-th from first) and the curl
+ * multi handle their requests run in, all at once. */
+struct loop {
+    long first;
+    pthread_t thread;
+    CURLM *multi;
+};
+
+static size_t collect_answer(char *ptr, size_t size, size_t n, void *userdata)
 {
-    json_t *body = opt.wait > 0 ? json_pack("{s:I,s:f}", "target_id", (json_int_t)w->target_id,
-                                            "wait", opt.wait)
-                                : json_pack("{s:I}", "target_id", (json_int_t)w->target_id);
-    struct hv_http_response r;
-    double t0 = hv_monotonic();
-    hv_httpc_request(w->http, "POST", "/api/v1/jobs/claim", body, &r);
-    double ms = (hv_monotonic() - t0) * 1000.0;
-    json_decref(body);
-    long status = r.status;
-    if (status == 200) {
-        json_t *j = json_object_get(r.body, "job");
-        json_t *id = json_object_get(j, "id"), *att = json_object_get(j, "attempt");
-        if (json_is_integer(id) && json_is_integer(att)) {
-            *job = json_integer_value(id);
-            *attempt = (int)json_integer_value(att);
-            w->c.claims_200++;
-            dvec_push(&w->claim_ms, ms);
-        } else {
-            w->c.bad_answers++;
-            report_unexpected(w, "claim answered 200 without a job", &r);
-            status = -1;
-        }
-    } else if (status == 204) {
-        w->c.claims_204++;
-    } else if (status == 0) {
-        w->c.errors++;
-        report_unexpected(w, "claim", &r);
-    } else {
-        w->c.claims_other++;
-        report_unexpected(w, "claim", &r);
+    struct sbuf *b = userdata;
+    size_t len = size * n;
+    if (b->len + len + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < b->len + len + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (p == NULL)
+            return 0; /* curl fails the request: counted as no answer */
+        b->p = p;
+        b->cap = cap;
     }
-    hv_http_response_clear(&r);
-    return status;
+    memcpy(b->p + b->len, ptr, len);
+    b->len += len;
+    b->p[b->len] = '\0';
+    return len;
 }
 
-/* One heartbeat for the attempt; returns whether it was answered 200. */
-static bool heartbeat(struct sim *w, int64_t job, int attempt)
+/* The request handle of w: the options every request of w shares, set once
+ * (curl keeps the connection alive between them). Returns false when curl
+ * or memory fails. */
+static bool sim_easy(struct sim *w, const char *cred)
 {
-    char path[96];
-    snprintf(path, sizeof path, "/api/v1/jobs/%" PRId64 "/heartbeat", job);
-    json_t *body = json_pack("{s:i}", "attempt", attempt);
-    struct hv_http_response r;
-    hv_httpc_request(w->http, "POST", path, body, &r);
-    json_decref(body);
-    bool ok = r.status == 200;
-    if (ok) {
-        w->c.heartbeats_200++;
-    } else {
-        if (r.status == 0)
-            w->c.errors++;
-        else
-            w->c.heartbeats_other++;
-        report_unexpected(w, "heartbeat", &r);
+    char auth[128];
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", cred);
+    const char *lines[] = {"Content-Type: application/json",
+                           "Accept: application/json, application/problem+json", "Expect:", auth};
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        struct curl_slist *h = curl_slist_append(w->headers, lines[i]);
+        if (h == NULL)
+            return false;
+        w->headers = h;
     }
-    hv_http_response_clear(&r);
-    return ok;
-}
-
-/* Uploads the result of the attempt; returns whether it was stored. */
-static bool upload(struct sim *w, int64_t job, int attempt, const char *started)
-{
-    char finished[40], path[96];
-    hv_now_iso8601(finished, sizeof finished);
-    build_result(w, attempt, started, finished);
-    if (w->body.failed) {
-        w->c.errors++;
-        fprintf(stderr, "hvload: worker %d: out of memory building a result\n", w->index);
+    explicit_bzero(auth, sizeof auth);
+    w->easy = curl_easy_init();
+    if (w->easy == NULL)
         return false;
+    CURL *e = w->easy;
+    long timeout_ms = (long)ceil((opt.timeout + opt.wait) * 1000.0);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, w->headers);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 10000 ? timeout_ms : 10000L);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "hvload/1");
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, w->curl_err);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect_answer);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &w->answer);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, w);
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    return true;
+}
+
+/* Starts w's next request (a claim, a heartbeat or an upload), or ends w
+ * when the run stops or the duration limit passed. */
+static void start_request(struct loop *l, struct sim *w)
+{
+    if (stopping()) {
+        w->step = STEP_DONE;
+        return;
     }
-    snprintf(path, sizeof path, "/api/v1/jobs/%" PRId64 "/result", job);
-    struct hv_http_response r;
-    double t0 = hv_monotonic();
-    hv_httpc_request_raw(w->http, "POST", path, "application/json", w->body.p, w->body.len, &r);
-    double t1 = hv_monotonic();
-    bool ok = false;
-    switch (r.status) {
+    char path[96];
+    const char *data = w->small;
+    size_t len;
+    switch (w->step) {
+    case STEP_CLAIM:
+        if (hv_monotonic() >= deadline) {
+            atomic_store(&limit_passed, true);
+            w->step = STEP_DONE;
+            return;
+        }
+        hv_now_iso8601(w->started, sizeof w->started);
+        snprintf(path, sizeof path, "/api/v1/jobs/claim");
+        len =
+            opt.wait > 0
+                ? (size_t)snprintf(w->small, sizeof w->small, "{\"target_id\":%lld,\"wait\":%g}",
+                                   w->target_id, opt.wait)
+                : (size_t)snprintf(w->small, sizeof w->small, "{\"target_id\":%lld}", w->target_id);
+        break;
+    case STEP_HEARTBEAT:
+        snprintf(path, sizeof path, "/api/v1/jobs/%" PRId64 "/heartbeat", w->job);
+        len = (size_t)snprintf(w->small, sizeof w->small, "{\"attempt\":%d}", w->attempt);
+        break;
+    case STEP_UPLOAD: {
+        char finished[40];
+        hv_now_iso8601(finished, sizeof finished);
+        build_result(w, w->attempt, w->started, finished);
+        if (w->body.failed) {
+            w->c.errors++;
+            fprintf(stderr, "hvload: worker %d: out of memory building a result\n", w->index);
+            w->step = STEP_DONE;
+            return;
+        }
+        snprintf(path, sizeof path, "/api/v1/jobs/%" PRId64 "/result", w->job);
+        data = w->body.p;
+        len = w->body.len;
+        break;
+    }
+    default:
+        return;
+    }
+    char url[sizeof w->url + sizeof path];
+    snprintf(url, sizeof url, "%s%s", w->url, path);
+    w->answer.len = 0;
+    w->curl_err[0] = '\0';
+    curl_easy_setopt(w->easy, CURLOPT_URL, url);
+    curl_easy_setopt(w->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    curl_easy_setopt(w->easy, CURLOPT_POSTFIELDS, data);
+    w->t0 = hv_monotonic();
+    if (curl_multi_add_handle(l->multi, w->easy) != CURLM_OK) {
+        w->c.errors++;
+        fprintf(stderr, "hvload: worker %d: cannot start a request\n", w->index);
+        w->step = STEP_DONE;
+        return;
+    }
+    w->in_flight = true;
+}
+
+/* A failed request: w asks again after pause seconds, or ends after
+ * MAX_FAILURES_IN_ROW of them. */
+static void failed(struct sim *w, double pause)
+{
+    if (++w->failures >= MAX_FAILURES_IN_ROW) {
+        w->step = STEP_DONE;
+        return;
+    }
+    w->step = STEP_CLAIM;
+    w->wake_at = hv_monotonic() + pause;
+}
+
+/* The answer to a claim. */
+static void claimed(struct sim *w, struct hv_http_response *r, double ms)
+{
+    if (r->status == 200) {
+        json_t *j = json_object_get(r->body, "job");
+        json_t *id = json_object_get(j, "id"), *att = json_object_get(j, "attempt");
+        if (!json_is_integer(id) || !json_is_integer(att)) {
+            w->c.bad_answers++;
+            report_unexpected(w, "claim answered 200 without a job", r);
+            failed(w, 0.1);
+            return;
+        }
+        w->job = json_integer_value(id);
+        w->attempt = (int)json_integer_value(att);
+        w->c.claims_200++;
+        dvec_push(&w->claim_ms, ms);
+        w->empty = 0;
+        atomic_fetch_add(&progress_claimed, 1);
+        if (!crec_push(&w->claims, (struct claim_rec){w->job, w->attempt, w->index})) {
+            w->c.errors++;
+            fprintf(stderr, "hvload: worker %d: out of memory recording a claim\n", w->index);
+            w->step = STEP_DONE;
+            return;
+        }
+        w->step = opt.heartbeat ? STEP_HEARTBEAT : STEP_UPLOAD;
+        return;
+    }
+    if (r->status == 204) {
+        w->c.claims_204++;
+        w->failures = 0;
+        if (++w->empty >= opt.empty_claims)
+            w->step = STEP_DONE;
+        else if (opt.wait <= 0)
+            w->wake_at = hv_monotonic() + 0.05; /* let running claims finish first */
+        return;
+    }
+    if (r->status == 0)
+        w->c.errors++;
+    else
+        w->c.claims_other++;
+    report_unexpected(w, "claim", r);
+    failed(w, 0.1);
+}
+
+/* The answer to a heartbeat: the upload follows only after a 200. */
+static void heartbeaten(struct sim *w, struct hv_http_response *r)
+{
+    if (r->status == 200) {
+        w->c.heartbeats_200++;
+        w->step = STEP_UPLOAD;
+        return;
+    }
+    if (r->status == 0)
+        w->c.errors++;
+    else
+        w->c.heartbeats_other++;
+    report_unexpected(w, "heartbeat", r);
+    failed(w, 0);
+}
+
+/* The answer to an upload. */
+static void uploaded(struct sim *w, struct hv_http_response *r, double t1)
+{
+    switch (r->status) {
     case 201:
         w->c.uploads_201++;
         w->c.samples_stored += opt.samples;
-        dvec_push(&w->upload_ms, (t1 - t0) * 1000.0);
+        dvec_push(&w->upload_ms, (t1 - w->t0) * 1000.0);
         w->last_work = t1;
         atomic_fetch_add(&progress_uploaded, 1);
-        ok = true;
-        break;
+        w->failures = 0;
+        w->step = STEP_CLAIM;
+        return;
     case 200:
         w->c.uploads_200++;
-        report_unexpected(w, "upload replayed (this attempt was uploaded before)", &r);
+        report_unexpected(w, "upload replayed (this attempt was uploaded before)", r);
         break;
     case 409:
         w->c.uploads_409++;
-        report_unexpected(w, "upload", &r);
+        report_unexpected(w, "upload", r);
         break;
     case 0:
         w->c.errors++;
-        report_unexpected(w, "upload", &r);
+        report_unexpected(w, "upload", r);
         break;
     default:
         w->c.uploads_other++;
-        report_unexpected(w, "upload", &r);
+        report_unexpected(w, "upload", r);
     }
-    hv_http_response_clear(&r);
-    return ok;
+    failed(w, 0);
 }
 
-static void *sim_main(void *arg)
+/* A request of w ended with rc: its answer goes to the step that asked. */
+static void finish_request(struct loop *l, struct sim *w, CURLcode rc)
 {
-    struct sim *w = arg;
-    double timeout = opt.timeout + opt.wait;
-    const char *cred = credential;
-    if (opt.hosts) {
-        snprintf(w->name, sizeof w->name, "%s-%03d", opt.target, w->index);
-        cred = acquire_credential(w->name, w->credential, sizeof w->credential) == 0 ? w->credential
-                                                                                     : NULL;
+    double t1 = hv_monotonic();
+    curl_multi_remove_handle(l->multi, w->easy);
+    w->in_flight = false;
+    struct hv_http_response r = {0};
+    if (rc != CURLE_OK) {
+        snprintf(r.error, sizeof r.error, "%s",
+                 w->curl_err[0] != '\0' ? w->curl_err : curl_easy_strerror(rc));
     } else {
-        snprintf(w->name, sizeof w->name, "%s", opt.target);
+        curl_easy_getinfo(w->easy, CURLINFO_RESPONSE_CODE, &r.status);
+        char *ct = NULL;
+        curl_easy_getinfo(w->easy, CURLINFO_CONTENT_TYPE, &ct);
+        if (w->answer.len > 0 && ct != NULL && strstr(ct, "json") != NULL)
+            r.body = json_loadb(w->answer.p, w->answer.len, 0, NULL);
     }
-    w->http =
-        cred != NULL ? hv_httpc_new(opt.servers[w->server_idx], cred, (long)ceil(timeout)) : NULL;
-    bool ready = w->http != NULL && do_register(w);
-    if (w->http == NULL) {
-        w->c.errors++;
-        fprintf(stderr, "hvload: worker %d: cannot create an HTTP client\n", w->index);
+    switch (w->step) {
+    case STEP_CLAIM:
+        claimed(w, &r, (t1 - w->t0) * 1000.0);
+        break;
+    case STEP_HEARTBEAT:
+        heartbeaten(w, &r);
+        break;
+    case STEP_UPLOAD:
+        uploaded(w, &r, t1);
+        break;
+    default:
+        break;
+    }
+    json_decref(r.body);
+}
+
+/* Registers l's workers, waits at the gate, then runs their requests until
+ * each is done. */
+static void *loop_main(void *arg)
+{
+    struct loop *l = arg;
+    long mine = 0;
+    for (long i = l->first; i < opt.workers; i += opt.threads) {
+        struct sim *w = &sims[i];
+        const char *cred = credential;
+        if (opt.hosts) {
+            snprintf(w->name, sizeof w->name, "%s-%03d", opt.target, w->index);
+            cred = acquire_credential(w->name, w->credential, sizeof w->credential) == 0
+                       ? w->credential
+                       : NULL;
+        } else {
+            snprintf(w->name, sizeof w->name, "%s", opt.target);
+        }
+        snprintf(w->url, sizeof w->url, "%s", opt.servers[w->server_idx]);
+        w->http = cred != NULL ? hv_httpc_new(opt.servers[w->server_idx], cred,
+                                              (long)ceil(opt.timeout + opt.wait))
+                               : NULL;
+        bool ready = w->http != NULL && sim_easy(w, cred) && do_register(w);
+        if (w->http == NULL || w->easy == NULL) {
+            w->c.errors++;
+            fprintf(stderr, "hvload: worker %d: cannot create an HTTP client\n", w->index);
+        }
+        w->step = ready ? STEP_CLAIM : STEP_DONE;
+        mine++;
     }
     pthread_mutex_lock(&gate_lock);
-    gate_arrived++;
+    gate_arrived += mine;
     pthread_cond_broadcast(&gate_cond);
     while (!gate_open)
         pthread_cond_wait(&gate_cond, &gate_lock);
     pthread_mutex_unlock(&gate_lock);
-    long empty = 0, failures = 0;
-    while (ready && !stopping() && failures < MAX_FAILURES_IN_ROW) {
-        if (hv_monotonic() >= deadline) {
-            atomic_store(&limit_passed, true);
+    for (;;) {
+        double now = hv_monotonic(), wake = now + 0.1;
+        long active = 0;
+        for (long i = l->first; i < opt.workers; i += opt.threads) {
+            struct sim *w = &sims[i];
+            if (w->step != STEP_DONE && !w->in_flight && w->wake_at <= now)
+                start_request(l, w);
+            if (w->step == STEP_DONE && !w->in_flight) {
+                atomic_store(&w->done, true);
+                continue;
+            }
+            active++;
+            if (!w->in_flight && w->wake_at < wake)
+                wake = w->wake_at;
+        }
+        if (active == 0)
             break;
+        int running;
+        curl_multi_perform(l->multi, &running);
+        CURLMsg *m;
+        int left;
+        bool ended = false;
+        while ((m = curl_multi_info_read(l->multi, &left)) != NULL) {
+            if (m->msg != CURLMSG_DONE)
+                continue;
+            struct sim *w = NULL;
+            CURL *e = m->easy_handle;
+            CURLcode rc = m->data.result;
+            curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&w);
+            finish_request(l, w, rc);
+            ended = true;
         }
-        int64_t job = 0;
-        int attempt = 0;
-        char started[40];
-        hv_now_iso8601(started, sizeof started);
-        long st = claim(w, &job, &attempt);
-        if (st == 204) {
-            failures = 0;
-            if (++empty >= opt.empty_claims)
-                break;
-            if (opt.wait <= 0)
-                usleep(50 * 1000); /* let running claims finish before asking again */
-            continue;
-        }
-        if (st != 200) {
-            failures++;
-            usleep(100 * 1000);
-            continue;
-        }
-        empty = 0;
-        atomic_fetch_add(&progress_claimed, 1);
-        if (!crec_push(&w->claims, (struct claim_rec){job, attempt, w->index})) {
-            w->c.errors++;
-            fprintf(stderr, "hvload: worker %d: out of memory recording a claim\n", w->index);
-            break;
-        }
-        bool ok = !opt.heartbeat || heartbeat(w, job, attempt);
-        ok = ok && upload(w, job, attempt, started);
-        failures = ok ? 0 : failures + 1;
+        if (ended)
+            continue; /* their next requests start at once */
+        int ms = (int)ceil((wake - hv_monotonic()) * 1000.0);
+        curl_multi_poll(l->multi, NULL, 0, ms > 0 ? ms : 0, NULL);
     }
-    atomic_store(&w->done, true);
     return NULL;
 }
 
@@ -723,38 +915,47 @@ static bool wait_workers(double hard_stop)
     }
 }
 
-/* Starts one thread per simulated worker; returns how many started. When
- * not all of them could, none is let run (a smaller load than asked for
- * would mislead): the stop flag is set and the missing ones count an
+static struct loop loops[MAX_THREADS];
+
+/* Starts the event loop threads; returns how many workers they hold. When
+ * not all of them could start, none is let run (a smaller load than asked
+ * for would mislead): the stop flag is set and the missing ones count an
  * error. */
-static long start_workers(void)
+static long start_loops(long *threads)
 {
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, (size_t)1 << 20);
-    long started = 0;
     for (long i = 0; i < opt.workers; i++) {
         struct sim *w = &sims[i];
         w->index = (int)i;
         w->server_idx = (size_t)i % opt.n_servers;
         w->rng = 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1);
+        w->step = STEP_DONE;
         atomic_init(&w->done, false);
-        if (pthread_create(&w->thread, &attr, sim_main, w) != 0) {
-            fprintf(stderr, "hvload: cannot start worker thread %ld\n", i);
+    }
+    long started = 0, held = 0;
+    for (long t = 0; t < opt.threads; t++) {
+        loops[t].first = t;
+        loops[t].multi = curl_multi_init();
+        if (loops[t].multi == NULL ||
+            pthread_create(&loops[t].thread, NULL, loop_main, &loops[t]) != 0) {
+            fprintf(stderr, "hvload: cannot start event loop %ld\n", t);
+            curl_multi_cleanup(loops[t].multi);
+            loops[t].multi = NULL;
             break;
         }
         started++;
+        for (long i = t; i < opt.workers; i += opt.threads)
+            held++;
     }
-    pthread_attr_destroy(&attr);
-    if (started < opt.workers) {
-        /* Run nothing rather than a smaller load than asked for. */
+    *threads = started;
+    if (started < opt.threads) {
         atomic_store(&stop_flag, true);
-        for (long i = started; i < opt.workers; i++) {
-            sims[i].c.errors++;
-            atomic_store(&sims[i].done, true);
-        }
+        for (long t = started; t < opt.threads; t++)
+            for (long i = t; i < opt.workers; i += opt.threads) {
+                sims[i].c.errors++;
+                atomic_store(&sims[i].done, true);
+            }
     }
-    return started;
+    return held;
 }
 
 int main(int argc, char **argv)
@@ -775,9 +976,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "hvload: out of memory\n");
         return EXIT_BAD;
     }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        fprintf(stderr, "hvload: cannot initialise libcurl\n");
+        return EXIT_BAD;
+    }
     double t_begin = hv_monotonic();
     deadline = t_begin + opt.limit;
-    long started = start_workers();
+    long threads = 0;
+    long started = start_loops(&threads);
     /* Registration is bounded by the request timeout; open the gate when
      * every started worker has arrived. */
     pthread_mutex_lock(&gate_lock);
@@ -788,7 +994,7 @@ int main(int argc, char **argv)
     pthread_mutex_unlock(&gate_lock);
     double t_start = hv_monotonic();
     long registered = 0;
-    for (long i = 0; i < started; i++)
+    for (long i = 0; i < opt.workers; i++)
         registered += sims[i].c.registered; /* written before the gate opened */
     note("%ld of %ld workers registered in %.2f s; claiming", registered, opt.workers,
          t_start - t_begin);
@@ -803,8 +1009,8 @@ int main(int argc, char **argv)
         _exit(EXIT_LIMIT);
     }
     double t_end = hv_monotonic();
-    for (long i = 0; i < started; i++)
-        pthread_join(sims[i].thread, NULL);
+    for (long t = 0; t < threads; t++)
+        pthread_join(loops[t].thread, NULL);
 
     struct summary s;
     summarise(&s, t_start, t_end);
@@ -820,7 +1026,7 @@ int main(int argc, char **argv)
 
     /* Sign off, so the next run may register the same targets at once:
      * the shared credential once, or each host's. */
-    for (long i = 0; i < (opt.hosts ? started : started > 0 ? 1 : 0); i++) {
+    for (long i = 0; i < (opt.hosts ? opt.workers : started > 0 ? 1 : 0); i++) {
         if (sims[i].http == NULL)
             continue;
         struct hv_http_response r;
@@ -831,6 +1037,9 @@ int main(int argc, char **argv)
     }
     for (long i = 0; i < opt.workers; i++) {
         hv_httpc_free(sims[i].http);
+        curl_easy_cleanup(sims[i].easy);
+        curl_slist_free_all(sims[i].headers);
+        free(sims[i].answer.p);
         free(sims[i].claims.v);
         free(sims[i].claim_ms.v);
         free(sims[i].upload_ms.v);
@@ -839,5 +1048,7 @@ int main(int argc, char **argv)
     free(s.claim_ms.v);
     free(s.upload_ms.v);
     free(sims);
+    for (long t = 0; t < threads; t++)
+        curl_multi_cleanup(loops[t].multi);
     return status;
 }

@@ -12,6 +12,7 @@
 
 #define MAX_SERVERS 16
 #define MAX_WORKERS 4096
+#define MAX_THREADS 64
 /* The server refuses more samples than this in one result (h_jobs.c). */
 #define MAX_SAMPLES 200000
 /* A simulated worker gives up after this many failed requests in a row:
@@ -25,6 +26,7 @@ struct options {
     const char *token;
     const char *target;
     long workers;
+    long threads; /* event loops the workers are spread over */
     long samples;
     long metrics;
     double wait;

@@ -21,7 +21,10 @@ static const char usage_text[] =
     "  --server URL          server base URL, loopback only; repeat it to spread\n"
     "                        the workers round-robin over several servers\n"
     "  --token TOKEN         token with the worker role (default: $HVBENCH_TOKEN)\n"
-    "  --workers N           simulated workers, one thread each (default 1)\n"
+    "  --workers N           simulated workers (default 1)\n"
+    "  --threads T           threads the workers are spread over, each driving\n"
+    "                        its workers' requests at once, as pgbench -j does\n"
+    "                        its clients' (default 2, at most N)\n"
     "  --target NAME         the target the workers claim for (default hvload)\n"
     "  --hosts               each worker is a host of its own, target NAME-000,\n"
     "                        NAME-001 ... with a credential of its own, as a\n"
@@ -118,6 +121,7 @@ enum {
     OPT_SERVER = 256,
     OPT_TOKEN,
     OPT_WORKERS,
+    OPT_THREADS,
     OPT_TARGET,
     OPT_SAMPLES,
     OPT_METRICS,
@@ -152,6 +156,10 @@ static int take_option(int c, struct options *o)
     case OPT_WORKERS:
         if (!parse_long(optarg, 1, MAX_WORKERS, &o->workers))
             return usage_error("--workers needs 1..%d, not '%s'", MAX_WORKERS, optarg);
+        break;
+    case OPT_THREADS:
+        if (!parse_long(optarg, 1, MAX_THREADS, &o->threads))
+            return usage_error("--threads needs 1..%d, not '%s'", MAX_THREADS, optarg);
         break;
     case OPT_TARGET:
         if (*optarg == '\0' || strlen(optarg) > 128)
@@ -214,6 +222,7 @@ int hvload_parse_options(int argc, char **argv, struct options *o)
         {"server", required_argument, NULL, OPT_SERVER},
         {"token", required_argument, NULL, OPT_TOKEN},
         {"workers", required_argument, NULL, OPT_WORKERS},
+        {"threads", required_argument, NULL, OPT_THREADS},
         {"target", required_argument, NULL, OPT_TARGET},
         {"samples", required_argument, NULL, OPT_SAMPLES},
         {"metrics", required_argument, NULL, OPT_METRICS},
@@ -232,6 +241,7 @@ int hvload_parse_options(int argc, char **argv, struct options *o)
     *o = (struct options){.token = getenv("HVBENCH_TOKEN"),
                           .target = "hvload",
                           .workers = 1,
+                          .threads = 2,
                           .samples = 0,
                           .metrics = 1,
                           .wait = 0,
@@ -250,6 +260,8 @@ int hvload_parse_options(int argc, char **argv, struct options *o)
         return usage_error("--server is required");
     if (o->token == NULL || *o->token == '\0')
         return usage_error("--token (or HVBENCH_TOKEN) is required");
+    if (o->threads > o->workers)
+        o->threads = o->workers;
     if (o->empty_claims == 0)
         o->empty_claims = o->wait > 0 ? 1 : 3;
     return -1;
