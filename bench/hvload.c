@@ -935,6 +935,11 @@ static long start_loops(long *threads)
     for (long t = 0; t < opt.threads; t++) {
         loops[t].first = t;
         loops[t].multi = curl_multi_init();
+        long mine = (opt.workers - t + opt.threads - 1) / opt.threads;
+        /* Room for every worker's connection to stay open between its
+         * requests (curl's default keeps fewer when few requests run). */
+        if (loops[t].multi != NULL)
+            curl_multi_setopt(loops[t].multi, CURLMOPT_MAXCONNECTS, mine + 4);
         if (loops[t].multi == NULL ||
             pthread_create(&loops[t].thread, NULL, loop_main, &loops[t]) != 0) {
             fprintf(stderr, "hvload: cannot start event loop %ld\n", t);
@@ -943,8 +948,7 @@ static long start_loops(long *threads)
             break;
         }
         started++;
-        for (long i = t; i < opt.workers; i += opt.threads)
-            held++;
+        held += mine;
     }
     *threads = started;
     if (started < opt.threads) {
