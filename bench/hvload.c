@@ -347,24 +347,13 @@ struct loop {
     CURLM *multi;
 };
 
+/* curl's write callback: appends to the answer (answers hold no NUL). */
 static size_t collect_answer(char *ptr, size_t size, size_t n, void *userdata)
 {
     struct sbuf *b = userdata;
     size_t len = size * n;
-    if (b->len + len + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->len + len + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (p == NULL)
-            return 0; /* curl fails the request: counted as no answer */
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, ptr, len);
-    b->len += len;
-    b->p[b->len] = '\0';
-    return len;
+    sbuf_printf(b, "%.*s", (int)len, ptr);
+    return b->failed ? 0 : len; /* 0: curl fails the request, counted as no answer */
 }
 
 /* The request handle of w: the options every request of w shares, set once
@@ -452,6 +441,7 @@ static void start_request(struct loop *l, struct sim *w)
     char url[sizeof w->url + sizeof path];
     snprintf(url, sizeof url, "%s%s", w->url, path);
     w->answer.len = 0;
+    w->answer.failed = false;
     w->curl_err[0] = '\0';
     curl_easy_setopt(w->easy, CURLOPT_URL, url);
     curl_easy_setopt(w->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
