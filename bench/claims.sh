@@ -29,7 +29,10 @@
 # least 2; each thread holds one PostgreSQL connection, so it bounds the
 # commits in flight), BENCH_BATCH (the servers' --batch; default theirs, 64; 1 runs each
 # claim and result alone), BENCH_PGB_SECONDS (10; quick 5), BENCH_SCALE (pgbench scale, 10; quick 4),
-# BENCH_PG_FAST (0), BENCH_SHARED_BUFFERS (1GB), BENCH_QUICK, KEEP (0).
+# BENCH_PG_FAST (0), BENCH_SHARED_BUFFERS (1GB), BENCH_WEBHOOK (0; 1 registers a
+# subscription to plan.started and plan.finished, delivered to a local
+# receiver, before the drains: the plan events' triggers then do their
+# work), BENCH_QUICK, KEEP (0).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/lib.sh
@@ -56,6 +59,22 @@ export HVBENCH_PG_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-1GB}
 command -v pgbench >/dev/null || hv_die "pgbench needed (postgresql-client-15)"
 bench_setup "${SERVER_ARGS[@]}"
 bench_start_server "${SERVER_ARGS[@]}"
+if [[ ${BENCH_WEBHOOK:-0} == 1 ]]; then
+    RECV=$BUILD/tools/hookrecv
+    [[ -x $RECV ]] || hv_die "$RECV not built; run: make bench-progs"
+    "$RECV" --port-file "$BENCH_TMP/recv.port" --log "$BENCH_TMP/recv.log" >"$BENCH_TMP/recv.out" 2>&1 &
+    BENCH_PIDS+=("$!")
+    for ((i = 0; i < 50; i++)); do
+        [[ -s $BENCH_TMP/recv.port ]] && break
+        sleep 0.1
+    done
+    [[ -s $BENCH_TMP/recv.port ]] || hv_die "hookrecv did not start"
+    ADMIN_TOKEN=$("$SERVER" token create --db "$DB" --role admin --name bench-admin) ||
+        hv_die "token create --role admin failed"
+    curl -fsS -o /dev/null -H "Authorization: Bearer $ADMIN_TOKEN" --data-binary \
+        "{\"url\": \"http://127.0.0.1:$(cat "$BENCH_TMP/recv.port")/hook\", \"events\": [\"plan.started\", \"plan.finished\"], \"allow_private\": true}" \
+        "$URL/api/v1/webhooks" || hv_die "webhook subscription refused"
+fi
 echo "# $(bench_machine)"
 echo "# servers ${URLS[*]}, $JOBS jobs per drain, $WORKERS simulated workers, wait $WAIT s;" \
     "pgbench -N -c $WORKERS -j 2 -T $PGB_SECS (scale $SCALE)"
@@ -180,7 +199,7 @@ printf 'CPU per job drained (servers + PostgreSQL + hvload), medians: %.3f ms wi
 printf 'CPU per pgbench -N transaction (pgbench + PostgreSQL): %.3f ms. On %d CPUs the drain cannot pass %.0f jobs/s.\n' \
     "$CP" "$(nproc)" "$(echo "$(nproc) * 1000 / $C3" | bc -l)"
 echo
-BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK ${THREADS:+BENCH_THREADS=$THREADS }${BENCH_BATCH:+BENCH_BATCH=$BENCH_BATCH }BENCH_RUNS=$RUNS BENCH_WORKERS=$WORKERS BENCH_REPS=$REPS BENCH_WAIT=$WAIT BENCH_PGB_SECONDS=$PGB_SECS BENCH_SCALE=$SCALE BENCH_PG_FAST=${BENCH_PG_FAST:-0} BENCH_SHARED_BUFFERS=$HVBENCH_PG_SHARED_BUFFERS bench/claims.sh"
+BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK ${THREADS:+BENCH_THREADS=$THREADS }${BENCH_BATCH:+BENCH_BATCH=$BENCH_BATCH }${BENCH_WEBHOOK:+BENCH_WEBHOOK=$BENCH_WEBHOOK }BENCH_RUNS=$RUNS BENCH_WORKERS=$WORKERS BENCH_REPS=$REPS BENCH_WAIT=$WAIT BENCH_PGB_SECONDS=$PGB_SECS BENCH_SCALE=$SCALE BENCH_PG_FAST=${BENCH_PG_FAST:-0} BENCH_SHARED_BUFFERS=$HVBENCH_PG_SHARED_BUFFERS bench/claims.sh"
 bench_result claims "jobs drained/s, 1 server ($WORKERS workers)" "$(printf %.0f "$R1")" jobs/s \
     "pgbench -N -c $WORKERS" "$(printf %.0f "$T")" "$(bench_ratio "$R1" "$T")" ">=0.5" "$RUNS" \
     "claim p99 $(printf %.1f "$Q1") ms; 0 duplicates"
