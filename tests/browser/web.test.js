@@ -423,6 +423,8 @@ test('job → target: facts, fingerprint, tuning changes; → history → compar
   await page.locator('#target-head dl.facts').waitFor();
   assert.equal((await page.locator('h1').innerText()).trim(), `Target ${t.name}`);
   const changes = (await rest(`api/v1/targets/${TUNE_TARGET}/changes`)).items;
+  // The changes come in a request of their own, after the facts.
+  if (changes.length > 0) await page.locator('#changes-table tbody tr').nth(changes.length - 1).waitFor();
   assert.equal(await page.locator('#changes-table tbody tr').count(), changes.length, 'a row per change');
   await page.locator('#history ul.metric-links a', { hasText: /^cpu\.score$/ }).click();
   await page.waitForFunction(() => /metric=cpu.score/.test(location.hash));
