@@ -360,9 +360,10 @@ static const struct hv_stmt insert_many = {
 static const struct hv_stmt finish_many = {
     "result_finish_many",
     "UPDATE jobs SET " FINISH_SET(
-        "e.status", "e.error") "FROM unnest($1::bigint[], $2::text[], "
-                               "$3::text[]) AS e(id, status, error) WHERE jobs.id = e.id "
-                               "RETURNING jobs.id, " HV_SQL_ROUND_MAY_DECIDE("jobs"),
+        "e.status",
+        "e.error") "FROM unnest($1::bigint[], $2::text[], "
+                   "$3::text[]) AS e(id, status, error) WHERE jobs.id = e.id "
+                   "RETURNING jobs.id, " HV_SQL_ROUND_MAY_DECIDE("jobs") ", jobs.plan_id",
     3};
 
 enum hv_db_status hv_db_claim_sweeps(int64_t target_id, bool *steps)
@@ -999,7 +1000,11 @@ static enum hv_db_status store_many_txn(struct hv_db *db, void *arg)
                 w[i]->stored.result_id = strtoll(PQgetvalue(rs[0], (int)k, 1), NULL, 10);
     }
     /* What store_txn does after a job's end: a failed member takes its
-     * group with it; the job that ends a round decides the next. */
+     * group with it; the job that ends a round decides the next. The
+     * batch may end the last jobs of a round together: each then sees
+     * the round ended, and the plan is decided once, after the first. */
+    int64_t decided[HV_CLAIM_MANY_MAX];
+    size_t nd = 0;
     for (size_t k = 0; s == HV_DB_OK && k < nw; k++) {
         const char *id = PQgetvalue(rs[1], (int)k, 0);
         struct hv_result_item *it = NULL;
@@ -1015,8 +1020,16 @@ static enum hv_db_status store_many_txn(struct hv_db *db, void *arg)
             s = hv_db_exec(db, &fail_group, p1, NULL);
             s = s == HV_DB_NONE ? HV_DB_OK : s;
         }
-        if (s == HV_DB_OK && PQgetvalue(rs[1], (int)k, 1)[0] == 't')
-            s = hv_db_round_decide(db, id);
+        if (s == HV_DB_OK && PQgetvalue(rs[1], (int)k, 1)[0] == 't') {
+            int64_t plan = strtoll(PQgetvalue(rs[1], (int)k, 2), NULL, 10);
+            bool seen = false;
+            for (size_t d = 0; d < nd && !seen; d++)
+                seen = decided[d] == plan;
+            if (!seen) {
+                decided[nd++] = plan;
+                s = hv_db_round_decide(db, id);
+            }
+        }
         it->status = HV_DB_OK;
     }
 out:

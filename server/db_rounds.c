@@ -10,8 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The plan of the job, locked (so the block advance and this decision do
- * not interleave), and whether the job's round was its latest and ended. */
+/* The plan of the job, locked so that the block advance and this
+ * decision do not interleave, nor two transactions that end a round's last
+ * jobs at once (two servers' batches): the second waits here for the first
+ * to commit, and its next statement, with a snapshot taken after that,
+ * sees the round ended. */
+static const struct hv_stmt lock_plan = {
+    "round_lock_plan",
+    "SELECT p.id FROM jobs j JOIN plans p ON p.id = j.plan_id WHERE j.id = $1 FOR UPDATE OF p", 1};
+
+/* Whether the job's round was its plan's latest and ended. */
 static const struct hv_stmt state = {
     "round_state",
     "SELECT j.plan_id, j.repetition, (SELECT max(x.repetition) FROM jobs x WHERE x.plan_id = "
@@ -21,7 +29,7 @@ static const struct hv_stmt state = {
     "coalesce((p.spec->'repetitions'->>'max')::int, 1), "
     "coalesce((p.spec->'repetitions'->>'ci_pct')::float8, 0), p.seed::text, "
     "coalesce(p.spec->>'order', 'randomized') <> 'sequential' "
-    "FROM jobs j JOIN plans p ON p.id = j.plan_id WHERE j.id = $1 FOR UPDATE OF p",
+    "FROM jobs j JOIN plans p ON p.id = j.plan_id WHERE j.id = $1",
     1};
 
 /* One value per series and round: the mean over the round's jobs of the
@@ -195,8 +203,10 @@ static enum hv_db_status decide(struct hv_db *db, const char *plan, int round, i
 enum hv_db_status hv_db_round_decide(struct hv_db *db, const char *job_id)
 {
     const char *p[] = {job_id};
-    PGresult *r;
-    enum hv_db_status s = hv_db_exec(db, &state, p, &r);
+    PGresult *r = NULL;
+    enum hv_db_status s = hv_db_exec(db, &lock_plan, p, NULL);
+    if (s == HV_DB_OK)
+        s = hv_db_exec(db, &state, p, &r);
     if (s != HV_DB_OK) {
         PQclear(r);
         return s == HV_DB_NONE ? HV_DB_OK : s;

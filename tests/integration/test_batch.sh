@@ -9,7 +9,8 @@
 # a result uploaded twice in one burst stored once (one 201, one 200); in
 # one burst, a released attempt answers 409, another worker's upload 403, an
 # unknown job 404, an error result fails its job, and the others are
-# stored. Claims that find nothing, while the statistics say the target's
+# stored. A round's last jobs ended in one burst decide their plan once.
+# Claims that find nothing, while the statistics say the target's
 # queue is full, read jobs through an index, never whole. No timing is
 # asserted.
 # shellcheck source=tests/integration/lib.sh
@@ -173,6 +174,40 @@ assert_eq "the plan is over: 29 done, 1 failed" "done:29 failed:1" \
             FROM jobs WHERE plan_id = $PLAN GROUP BY status) s")"
 assert_status 200 GET "/api/v1/plans/$PLAN"
 assert_eq "the plan reads 29 done, 1 failed" "29 1" "$(json '"\(.jobs.done) \(.jobs.failed)"')"
+
+# --- a round's last jobs ended by one burst: the plan decided once ----------------
+# Eight jobs make the plan's one round; their results arrive together, and
+# each job a batch ends sees the round over. The plan is decided after the
+# first of them only: one decision in the log, one record on the plan.
+jq -n '{name: "round", targets: {host: "round-host"}, repetitions: {min: 1, max: 1},
+    workloads: [range(8) | {id: "cpu-\(.)", kind: "cpu", engine: "builtin",
+                            params: {copies: 1, seconds: 1}}]}' >"$HV_TMP/round.json"
+assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" \
+    --data-binary @"$HV_TMP/round.json"
+RPLAN=$(json .id)
+hv_register round-host
+WR=("${W[@]}")
+: >"$HV_TMP/round-jobs.txt"
+for ((i = 0; i < 8; i++)); do
+    api POST /api/v1/jobs/claim "${WR[@]}" --data-binary '{}'
+    [[ $STATUS == 200 ]] && json .job.id >>"$HV_TMP/round-jobs.txt"
+done
+assert_eq "the round's 8 jobs claimed" 8 "$(sort -u "$HV_TMP/round-jobs.txt" | wc -l)"
+# shellcheck disable=SC2317 # called through burst
+round_upload() { # DIR INDEX
+    local job
+    job=$(sed -n "$(($2 + 1))p" "$HV_TMP/round-jobs.txt")
+    curl -s --max-time 30 -o "$1/$2.body" -w '%{http_code}' -X POST "${WR[@]}" \
+        --data-binary "$(result "$job" 1 ok)" "$URL/api/v1/jobs/$job/result" >"$1/$2.status"
+}
+burst "$HV_TMP/round-up" 8 round_upload
+assert_eq "the 8 results stored" "201:8 " \
+    "$(for f in "$HV_TMP"/round-up/*.status; do echo "$(<"$f")"; done | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')"
+assert_status 200 GET "/api/v1/plans/$RPLAN"
+assert_eq "the plan is done, decided after its one round" "done max 1" \
+    "$(json -r '"\(.status) \(.rounds.decision) \(.rounds.rounds)"')"
+assert_eq "the decision was made once" 1 \
+    "$(grep -c "plan $RPLAN: after 1 round: max rounds done" "$HV_TMP/server.log")"
 
 # --- claims that find nothing, the statistics saying the queue is full ------------
 # The last ANALYZE saw a target's 2,000 jobs queued; they are all done now
