@@ -53,14 +53,19 @@ static void run_claims(struct hv_request **reqs, size_t n)
     hv_metrics_batch(HV_BATCH_CLAIM, n);
     if (m == 0)
         return;
-    /* The sweeps once for the batch (a target with a step queued is left
-     * to the single claim by the statement); when they fail, each claim
-     * runs them again alone and reports the failure. */
-    bool steps;
-    if (hv_db_claim_sweeps(e[0].target_id, &steps) == HV_DB_OK &&
-        hv_db_job_claim_many(e, m, hv_cfg.lease_seconds) != HV_DB_OK)
+    /* The statement also asks whether the sweeps are due (a target with a
+     * step queued is left to the single claim by it). They rarely are;
+     * when they are, they run after it, and each entry that got no job
+     * claims alone, after them (also when they fail: it runs them again
+     * and reports the failure). */
+    bool leases_due, tick_due;
+    if (hv_db_job_claim_many(e, m, hv_cfg.lease_seconds, &leases_due, &tick_due) != HV_DB_OK)
         hv_warn("the claims of %zu workers in one statement failed; each claims alone", m);
+    else if (leases_due || tick_due)
+        (void)hv_db_sweeps_run(leases_due, tick_due);
     for (size_t i = 0; i < m; i++) {
+        if ((leases_due || tick_due) && e[i].outcome == HV_CLAIM_NONE)
+            e[i].outcome = HV_CLAIM_SINGLE;
         in[i]->batch_outcome = (int)e[i].outcome;
         in[i]->batch_job = e[i].job;
     }

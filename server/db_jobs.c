@@ -155,7 +155,8 @@ static const struct hv_stmt claim_guest = {
     ")" CLAIM_TAIL "SELECT doc, shared FROM answer",
     3};
 
-/* The claims of many workers in one statement (batch.h): $1 their
+/* The claims of many workers in one statement (batch.h), which also asks
+ * the sweeps' questions (HV_SQL_SWEEPS_DUE) for the batch: $1 their
  * targets and $2 the workers, one entry each in the order they asked, $3
  * the lease, $4 the most entries of one target. It does only what a
  * claim of one target alone would do: a guest of a known host, a target
@@ -166,7 +167,8 @@ static const struct hv_stmt claim_guest = {
  * gives each entry at most one job and no job two entries. One row an
  * entry, in order: the job's document or NULL, and whether the entry still
  * needs the single claim (its target is one left to it, or has queued
- * jobs this statement did not take). */
+ * jobs this statement did not take), and in every row the two answers of
+ * HV_SQL_SWEEPS_DUE. */
 static const struct hv_stmt claim_many = {
     "job_claim_many",
     "WITH w AS (SELECT e.target_id, e.worker_id, e.i, "
@@ -199,8 +201,9 @@ static const struct hv_stmt claim_many = {
                           "SELECT c.doc, c.doc IS NULL AND (t.id IS NULL OR (SELECT q.id "
                           "FROM jobs q WHERE q.target_name = t.name AND q.status = 'queued' "
                           "AND q.id NOT IN (SELECT id FROM pick) "
-                          "ORDER BY q.plan_id, q.run_order LIMIT 1) IS NOT NULL)"
+                          "ORDER BY q.plan_id, q.run_order LIMIT 1) IS NOT NULL), due.*"
                           " FROM unnest($1::bigint[]) WITH ORDINALITY AS e(target_id, i)"
+                          " CROSS JOIN (SELECT " HV_SQL_SWEEPS_DUE ") due"
                           " LEFT JOIN t ON t.id = e.target_id LEFT JOIN claimed c ON c.i = e.i "
                           "ORDER BY e.i",
     4};
@@ -366,18 +369,24 @@ static const struct hv_stmt finish_many = {
                    "RETURNING jobs.id, " HV_SQL_ROUND_MAY_DECIDE("jobs") ", jobs.plan_id",
     3};
 
-enum hv_db_status hv_db_claim_sweeps(int64_t target_id, bool *steps)
+enum hv_db_status hv_db_sweeps_run(bool leases_due, bool tick_due)
 {
-    bool leases_due, tick_due, steps_queued;
-    enum hv_db_status s = hv_db_sweeps_due(target_id, &leases_due, &tick_due, &steps_queued);
     long expired = 0;
-    if (s == HV_DB_OK && leases_due)
-        s = hv_db_leases_expire(&expired);
+    enum hv_db_status s = leases_due ? hv_db_leases_expire(&expired) : HV_DB_OK;
     if (expired > 0)
         hv_info("%ld job%s back in the queue after an expired lease", expired,
                 expired == 1 ? "" : "s");
     if (s == HV_DB_OK && tick_due)
         s = hv_db_steps_tick();
+    return s;
+}
+
+enum hv_db_status hv_db_claim_sweeps(int64_t target_id, bool *steps)
+{
+    bool leases_due, tick_due, steps_queued;
+    enum hv_db_status s = hv_db_sweeps_due(target_id, &leases_due, &tick_due, &steps_queued);
+    if (s == HV_DB_OK)
+        s = hv_db_sweeps_run(leases_due, tick_due);
     *steps = steps_queued || tick_due;
     return s;
 }
@@ -484,8 +493,10 @@ static void array_add(char *buf, size_t size, size_t *len, int64_t v, bool last)
     *len += n > 0 ? (size_t)n : 0;
 }
 
-enum hv_db_status hv_db_job_claim_many(struct hv_claim_entry *e, size_t n, int lease_s)
+enum hv_db_status hv_db_job_claim_many(struct hv_claim_entry *e, size_t n, int lease_s,
+                                       bool *leases_due, bool *tick_due)
 {
+    *leases_due = *tick_due = false;
     for (size_t i = 0; i < n; i++) {
         e[i].outcome = HV_CLAIM_SINGLE;
         e[i].job = NULL;
@@ -515,6 +526,10 @@ enum hv_db_status hv_db_job_claim_many(struct hv_claim_entry *e, size_t n, int l
     enum hv_db_status s = hv_db_exec(db, &claim_many, params, &r);
     if (s == HV_DB_OK && (size_t)PQntuples(r) != n)
         s = HV_DB_ERROR;
+    if (s == HV_DB_OK) {
+        *leases_due = PQgetvalue(r, 0, 2)[0] == 't';
+        *tick_due = PQgetvalue(r, 0, 3)[0] == 't';
+    }
     for (size_t i = 0; s == HV_DB_OK && i < n; i++) {
         if (!PQgetisnull(r, (int)i, 0)) {
             e[i].job = json_loads(PQgetvalue(r, (int)i, 0), 0, NULL);

@@ -13,6 +13,11 @@
  *  hv_db_sweeps_due() (db_steps.h) says a lease ran out. */
 enum hv_db_status hv_db_leases_expire(long *n);
 
+/** Runs the sweeps that are due (db_steps.h): expires leases when
+ *  leases_due (logging the jobs whose lease ran out), ticks the steps when
+ *  tick_due. */
+enum hv_db_status hv_db_sweeps_run(bool leases_due, bool tick_due);
+
 /** Runs what a claim of target_id does before it looks (db_steps.h): the
  *  sweeps hv_db_sweeps_due() says are due, logging the jobs whose lease
  *  ran out. *steps says whether the claim should look for a step first
@@ -49,8 +54,12 @@ struct hv_claim_entry {
  *  target's queue: the rest (a guest's target, a target with a step
  *  queued, jobs of plans on several targets, an ended worker) gets
  *  HV_CLAIM_SINGLE, for hv_db_job_claim(). On a failure every entry has
- *  HV_CLAIM_SINGLE and no job was claimed. */
-enum hv_db_status hv_db_job_claim_many(struct hv_claim_entry *e, size_t n, int lease_s);
+ *  HV_CLAIM_SINGLE and no job was claimed. The same statement asks
+ *  whether the sweeps are due (hv_db_sweeps_due()'s *leases and *tick):
+ *  the caller runs them after (hv_db_sweeps_run()), and an entry that got
+ *  no job then claims alone, after them. */
+enum hv_db_status hv_db_job_claim_many(struct hv_claim_entry *e, size_t n, int lease_s,
+                                       bool *leases_due, bool *tick_due);
 
 /** Extends the lease of (id, attempt) while it is running; *cancel tells
  *  whether its plan was cancelled. HV_DB_NONE when the attempt is stale. */

@@ -66,18 +66,11 @@ static const struct hv_stmt recheck = {
     "WHERE status = 'waiting_for_operator' AND lease_until < now()",
     0};
 
-/* Plan p's current block ended: no open job in it, no open step. */
-#define BLOCK_ENDED                                                                                \
-    "p.current_block IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.plan_id = p.id AND " \
-    "j.block = p.current_block AND j.status IN ('queued', 'running')) AND NOT EXISTS (SELECT 1 "   \
-    "FROM plan_steps s WHERE s.plan_id = p.id AND s.status IN ('queued', 'running', "              \
-    "'waiting_for_operator'))"
-
 /* A plan whose current block ended moves to the next block's apply step,
  * or to its restore step after the last block. */
 static const struct hv_stmt advance = {
     "steps_advance",
-    "WITH due AS (SELECT p.id, p.current_block AS k FROM plans p WHERE " BLOCK_ENDED
+    "WITH due AS (SELECT p.id, p.current_block AS k FROM plans p WHERE " HV_SQL_BLOCK_ENDED
     " FOR UPDATE OF p SKIP LOCKED), "
     "nxt AS (SELECT d.id, d.k, EXISTS (SELECT 1 FROM plan_steps s WHERE s.plan_id = d.id "
     " AND s.kind = 'apply' AND s.block = d.k + 1) AS more FROM due d), "
@@ -263,20 +256,14 @@ static const struct hv_stmt tick_lock = {"steps_tick_lock",
                                          "SELECT pg_advisory_xact_lock(742199, 0)", 0};
 
 /* What a claim's sweeps have to do, asked first in one statement without
- * any lock: whether a job's lease ran out (hv_db_leases_expire) and
- * whether a tick is due (a step's lease ran out, or a block ended). Both
- * sweeps are UPDATEs of jobs, whose statement triggers run even when they
- * change no row, and a tick takes a lock, all for the steps of tuning and
- * hooked plans, which most claims have none of. A change this does not see
- * yet commits later and wakes the claims that ask again. The earliest
- * running job's lease is the first entry of jobs_lease_idx (an EXISTS may
- * be planned as a scan of every job, on a guess that one is found soon). */
+ * any lock (HV_SQL_SWEEPS_DUE): both sweeps are UPDATEs of jobs, whose
+ * statement triggers run even when they change no row, and a tick takes a
+ * lock, all for the steps of tuning and hooked plans, which most claims
+ * have none of. A change this does not see yet commits later and wakes
+ * the claims that ask again. */
 static const struct hv_stmt sweeps_due = {
     "claim_sweeps_due",
-    "SELECT coalesce((SELECT min(lease_until) FROM jobs WHERE status = 'running') < now(), false), "
-    "EXISTS (SELECT 1 FROM plan_steps WHERE status = 'running' AND lease_until < now()) OR "
-    "EXISTS (SELECT 1 FROM plan_steps WHERE status = 'waiting_for_operator' AND lease_until < "
-    "now()) OR EXISTS (SELECT 1 FROM plans p WHERE " BLOCK_ENDED "), "
+    "SELECT " HV_SQL_SWEEPS_DUE ", "
     "EXISTS (SELECT 1 FROM plan_steps WHERE status = 'queued' AND target_name = "
     "(SELECT name FROM targets WHERE id = $1))",
     1};

@@ -31,6 +31,24 @@ enum hv_db_status hv_db_steps_create(struct hv_db *db, const char *plan_id, cons
  *  claims when hv_db_sweeps_due() says a tick is due. */
 enum hv_db_status hv_db_steps_tick(void);
 
+/* Plan p's current block ended: no open job in it, no open step. */
+#define HV_SQL_BLOCK_ENDED                                                                         \
+    "p.current_block IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.plan_id = p.id AND " \
+    "j.block = p.current_block AND j.status IN ('queued', 'running')) AND NOT EXISTS (SELECT 1 "   \
+    "FROM plan_steps s WHERE s.plan_id = p.id AND s.status IN ('queued', 'running', "              \
+    "'waiting_for_operator'))"
+
+/* The two sweeps' questions as two boolean columns, asked without any
+ * lock: whether a running job's lease ran out (its earliest lease is the
+ * first entry of jobs_lease_idx: an EXISTS may be planned as a scan of
+ * every job, on a guess that one is found soon), and whether a tick is due
+ * (a step's lease ran out, or a block ended). */
+#define HV_SQL_SWEEPS_DUE                                                                          \
+    "coalesce((SELECT min(lease_until) FROM jobs WHERE status = 'running') < now(), false), "      \
+    "EXISTS (SELECT 1 FROM plan_steps WHERE status = 'running' AND lease_until < now()) OR "       \
+    "EXISTS (SELECT 1 FROM plan_steps WHERE status = 'waiting_for_operator' AND lease_until < "    \
+    "now()) OR EXISTS (SELECT 1 FROM plans p WHERE " HV_SQL_BLOCK_ENDED ")"
+
 /** What a claim of target_id has to do before it looks for a job, asked
  *  in one statement: *leases, a running job's lease ran out
  *  (hv_db_leases_expire); *tick, a step's lease ran out or a block ended
