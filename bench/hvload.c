@@ -343,6 +343,7 @@ enum step { STEP_CLAIM, STEP_HEARTBEAT, STEP_UPLOAD, STEP_DONE };
  * multi handle their requests run in, all at once. */
 struct loop {
     long first;
+    long count; /* its workers: first, first + threads, ... */
     pthread_t thread;
     CURLM *multi;
 };
@@ -598,7 +599,6 @@ static void finish_request(struct loop *l, struct sim *w, CURLcode rc)
 static void *loop_main(void *arg)
 {
     struct loop *l = arg;
-    long mine = 0;
     for (long i = l->first; i < opt.workers; i += opt.threads) {
         struct sim *w = &sims[i];
         const char *cred = credential;
@@ -620,10 +620,9 @@ static void *loop_main(void *arg)
             fprintf(stderr, "hvload: worker %d: cannot create an HTTP client\n", w->index);
         }
         w->step = ready ? STEP_CLAIM : STEP_DONE;
-        mine++;
     }
     pthread_mutex_lock(&gate_lock);
-    gate_arrived += mine;
+    gate_arrived += l->count;
     pthread_cond_broadcast(&gate_cond);
     while (!gate_open)
         pthread_cond_wait(&gate_cond, &gate_lock);
@@ -925,11 +924,11 @@ static long start_loops(long *threads)
     for (long t = 0; t < opt.threads; t++) {
         loops[t].first = t;
         loops[t].multi = curl_multi_init();
-        long mine = (opt.workers - t + opt.threads - 1) / opt.threads;
+        loops[t].count = (opt.workers - t + opt.threads - 1) / opt.threads;
         /* Room for every worker's connection to stay open between its
          * requests (curl's default keeps fewer when few requests run). */
         if (loops[t].multi != NULL)
-            curl_multi_setopt(loops[t].multi, CURLMOPT_MAXCONNECTS, mine + 4);
+            curl_multi_setopt(loops[t].multi, CURLMOPT_MAXCONNECTS, loops[t].count + 4);
         if (loops[t].multi == NULL ||
             pthread_create(&loops[t].thread, NULL, loop_main, &loops[t]) != 0) {
             fprintf(stderr, "hvload: cannot start event loop %ld\n", t);
@@ -938,7 +937,7 @@ static long start_loops(long *threads)
             break;
         }
         started++;
-        held += mine;
+        held += loops[t].count;
     }
     *threads = started;
     if (started < opt.threads) {
