@@ -25,6 +25,9 @@ struct hv_db {
     /* The pending BEGIN went out and failed: nothing of the transaction
      * ran, so it may be tried again on a new connection. */
     bool begin_failed;
+    /* The transaction's COMMIT went with its last statements
+     * (hv_db_exec_all_commit()) and succeeded: hv_db_txn() sends none. */
+    bool committed;
 };
 
 static char *db_conninfo;
@@ -198,14 +201,14 @@ static PGresult *pipeline_result(PGconn *c)
  * statements that is not HV_DB_OK (the rest ran unless it was a failure),
  * or HV_DB_OK; res[i] as hv_db_exec() sets it. */
 static enum hv_db_status run_pipeline(struct hv_db *db, size_t n, const struct hv_stmt *const *st,
-                                      const char *const *const *params, PGresult **res)
+                                      const char *const *const *params, PGresult **res, bool commit)
 {
     if (n > HV_DB_PIPELINE_MAX)
         return HV_DB_ERROR;
     bool begin = db->begin_pending;
     db->begin_pending = false;
-    PGresult *rs[HV_DB_PIPELINE_MAX + 1] = {NULL};
-    size_t first = begin ? 1 : 0, total = first + n;
+    PGresult *rs[HV_DB_PIPELINE_MAX + 2] = {NULL};
+    size_t first = begin ? 1 : 0, total = first + n + (commit ? 1 : 0);
     if (!PQenterPipelineMode(db->conn)) {
         db->begin_pending = begin;
         enum hv_db_status s = send_begin(db);
@@ -214,11 +217,18 @@ static enum hv_db_status run_pipeline(struct hv_db *db, size_t n, const struct h
                 db, st[i],
                 PQexecPrepared(db->conn, st[i]->name, st[i]->nparams, params[i], NULL, NULL, 0),
                 res ? &res[i] : NULL);
+        if (commit && (s == HV_DB_OK || s == HV_DB_NONE)) {
+            enum hv_db_status c = hv_db_command(db, "COMMIT");
+            db->committed = c == HV_DB_OK;
+            s = c == HV_DB_OK ? s : c;
+        }
         return s;
     }
     bool sent = !begin || PQsendQueryParams(db->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
     for (size_t i = 0; i < n && sent; i++)
         sent = PQsendQueryPrepared(db->conn, st[i]->name, st[i]->nparams, params[i], NULL, NULL, 0);
+    if (commit)
+        sent = sent && PQsendQueryParams(db->conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0);
     sent = sent && PQpipelineSync(db->conn);
     for (size_t i = 0; i < total && sent; i++)
         rs[i] = pipeline_result(db->conn);
@@ -253,6 +263,18 @@ static enum hv_db_status run_pipeline(struct hv_db *db, size_t n, const struct h
         if (s == HV_DB_OK)
             s = si;
     }
+    if (commit) {
+        /* After a statement that failed, the COMMIT was skipped: the
+         * transaction is aborted, and hv_db_txn() rolls it back. */
+        PGresult *c = rs[first + n];
+        if (s == HV_DB_OK || s == HV_DB_NONE) {
+            if (PQresultStatus(c) == PGRES_COMMAND_OK)
+                db->committed = true;
+            else
+                s = classify(db, c, "COMMIT");
+        }
+        PQclear(c);
+    }
     return s;
 }
 
@@ -263,7 +285,7 @@ static enum hv_db_status exec_once(struct hv_db *db, const struct hv_stmt *st,
     if (s != HV_DB_OK)
         return s;
     if (db->begin_pending)
-        return run_pipeline(db, 1, &st, &params, res);
+        return run_pipeline(db, 1, &st, &params, res, false);
     PGresult *r = PQexecPrepared(db->conn, st->name, st->nparams, params, NULL, NULL, 0);
     return take_result(db, st, r, res);
 }
@@ -302,8 +324,8 @@ enum hv_db_status hv_db_exec(struct hv_db *db, const struct hv_stmt *st, const c
     return s;
 }
 
-enum hv_db_status hv_db_exec_all(struct hv_db *db, size_t n, const struct hv_stmt *const *st,
-                                 const char *const *const *params, PGresult **res)
+static enum hv_db_status exec_all(struct hv_db *db, size_t n, const struct hv_stmt *const *st,
+                                  const char *const *const *params, PGresult **res, bool commit)
 {
     for (size_t i = 0; res != NULL && i < n; i++)
         res[i] = NULL;
@@ -314,7 +336,19 @@ enum hv_db_status hv_db_exec_all(struct hv_db *db, size_t n, const struct hv_stm
         if (s != HV_DB_OK)
             return s;
     }
-    return run_pipeline(db, n, st, params, res);
+    return run_pipeline(db, n, st, params, res, commit);
+}
+
+enum hv_db_status hv_db_exec_all(struct hv_db *db, size_t n, const struct hv_stmt *const *st,
+                                 const char *const *const *params, PGresult **res)
+{
+    return exec_all(db, n, st, params, res, false);
+}
+
+enum hv_db_status hv_db_exec_all_commit(struct hv_db *db, size_t n, const struct hv_stmt *const *st,
+                                        const char *const *const *params, PGresult **res)
+{
+    return exec_all(db, n, st, params, res, true);
 }
 
 enum hv_db_status hv_db_command(struct hv_db *db, const char *sql)
@@ -338,9 +372,13 @@ enum hv_db_status hv_db_txn(struct hv_db *db, hv_db_txn_fn fn, void *arg)
             return HV_DB_UNAVAILABLE;
         db->begin_pending = true;
         db->begin_failed = false;
+        db->committed = false;
         s = fn(db, arg);
-        bool nothing_sent = db->begin_pending;
+        bool nothing_sent = db->begin_pending, committed = db->committed;
         db->begin_pending = false;
+        db->committed = false;
+        if (committed && (s == HV_DB_OK || s == HV_DB_NONE))
+            break;
         if (s == HV_DB_UNAVAILABLE && (nothing_sent || db->begin_failed)) {
             /* The database restarted under us before the transaction
              * began: reconnect and try again. */

@@ -71,6 +71,15 @@ enum hv_db_status hv_db_exec(struct hv_db *db, const struct hv_stmt *st, const c
 enum hv_db_status hv_db_exec_all(struct hv_db *db, size_t n, const struct hv_stmt *const *st,
                                  const char *const *const *params, PGresult **res);
 
+/** hv_db_exec_all(), and the transaction's COMMIT in the same round trip,
+ *  for the last statements of a transaction of hv_db_txn() whose outcome
+ *  needs nothing more: once they and the COMMIT succeeded, hv_db_txn()
+ *  sends no COMMIT of its own. The function passed to hv_db_txn() runs no
+ *  statement after it, and returns HV_DB_OK or HV_DB_NONE only when it
+ *  did; on any other status the transaction was not committed. */
+enum hv_db_status hv_db_exec_all_commit(struct hv_db *db, size_t n, const struct hv_stmt *const *st,
+                                        const char *const *const *params, PGresult **res);
+
 /** Runs st on the calling thread's connection and parses the first row's
  *  first cell (JSON text) into *out, and its second cell into *second when
  *  second is not NULL (a cell that is SQL NULL gives NULL). New references.

@@ -331,16 +331,22 @@ static const struct hv_stmt finish_job = {
 
 /* The same three for many results at once (hv_db_result_store_many),
  * their jobs' rows locked in the order given (ascending ids, so two
- * batches never wait on each other in a circle). */
+ * batches never wait on each other in a circle). The lock says too
+ * whether each job's end may decide its plan's round: the job is of the
+ * plan's latest round then, and a round only ever comes after it (the
+ * decision looks again under the plan's lock). */
 static const struct hv_stmt lock_many = {
     "result_lock_many",
     "SELECT j.status, j.attempt, j.status IN ('queued', 'failed') AND j.lapsed_attempt = j.attempt "
     "AND j.group_id IS NULL, (SELECT r.id FROM results r WHERE r.job_id = e.job_id "
     "AND r.attempt = e.attempt), (SELECT c.worker_id FROM job_claims c WHERE c.job_id = e.job_id "
-    "AND c.attempt = e.attempt) = e.worker_id "
-    "FROM unnest($1::bigint[], $2::int[], $3::bigint[]) WITH ORDINALITY AS e(job_id, attempt, "
-    "worker_id, i) LEFT JOIN LATERAL (SELECT status, attempt, lapsed_attempt, group_id FROM jobs "
-    "WHERE id = e.job_id FOR UPDATE) j ON true ORDER BY e.i",
+    "AND c.attempt = e.attempt) = e.worker_id, "
+    "j.status IS NOT NULL AND " HV_SQL_ROUND_MAY_DECIDE(
+        "j") " FROM unnest($1::bigint[], "
+             "$2::int[], $3::bigint[]) WITH ORDINALITY AS e(job_id, attempt, worker_id, i) "
+             "LEFT JOIN LATERAL (SELECT status, attempt, lapsed_attempt, group_id, plan_id, "
+             "repetition "
+             "FROM jobs WHERE id = e.job_id FOR UPDATE) j ON true ORDER BY e.i",
     3};
 static const struct hv_stmt insert_many = {
     "result_insert_many",
@@ -363,10 +369,9 @@ static const struct hv_stmt insert_many = {
 static const struct hv_stmt finish_many = {
     "result_finish_many",
     "UPDATE jobs SET " FINISH_SET(
-        "e.status",
-        "e.error") "FROM unnest($1::bigint[], $2::text[], "
-                   "$3::text[]) AS e(id, status, error) WHERE jobs.id = e.id "
-                   "RETURNING jobs.id, " HV_SQL_ROUND_MAY_DECIDE("jobs") ", jobs.plan_id",
+        "e.status", "e.error") "FROM unnest($1::bigint[], $2::text[], "
+                               "$3::text[]) AS e(id, status, error) WHERE jobs.id = e.id "
+                               "RETURNING jobs.id, jobs.plan_id",
     3};
 
 enum hv_db_status hv_db_sweeps_run(bool leases_due, bool tick_due)
@@ -983,12 +988,20 @@ static enum hv_db_status store_many_txn(struct hv_db *db, void *arg)
         s = s == HV_DB_OK ? HV_DB_ERROR : hv_db_must(s);
         goto out;
     }
-    for (size_t i = 0; i < n; i++)
-        if (lock_outcome(a->items[i], r, (int)i))
+    /* Whether a job written needs more than its end: a failed member
+     * takes its group with it, a round's end decides the next. */
+    bool more = false, decide[HV_CLAIM_MANY_MAX];
+    for (size_t i = 0; i < n && i < HV_CLAIM_MANY_MAX; i++) {
+        if (lock_outcome(a->items[i], r, (int)i)) {
+            decide[nw] = PQgetvalue(r, (int)i, 5)[0] == 't';
+            more = more || decide[nw] || strcmp(a->items[i]->u.status, "ok") != 0;
             w[nw++] = a->items[i];
+        }
+    }
     if (nw == 0)
         goto out; /* s is HV_DB_OK: nothing to write */
-    /* The results, their metrics and their jobs' ends in one round trip. */
+    /* The results, their metrics and their jobs' ends in one round trip,
+     * with the COMMIT when nothing more is to be done. */
     const struct hv_result_upload *us[HV_CLAIM_MANY_MAX];
     for (size_t i = 0; i < nw && i < HV_CLAIM_MANY_MAX; i++)
         us[i] = &w[i]->u;
@@ -1003,7 +1016,7 @@ static enum hv_db_status store_many_txn(struct hv_db *db, void *arg)
     const char *p_fin[] = {cols[0], cols[2], cols[3]};
     const struct hv_stmt *sts[] = {&insert_many, &finish_many};
     const char *const *ps[] = {p_ins, p_fin};
-    s = hv_db_exec_all(db, 2, sts, ps, rs);
+    s = more ? hv_db_exec_all(db, 2, sts, ps, rs) : hv_db_exec_all_commit(db, 2, sts, ps, rs);
     if (s != HV_DB_OK || (size_t)PQntuples(rs[0]) != nw || (size_t)PQntuples(rs[1]) != nw) {
         s = s == HV_DB_OK || s == HV_DB_NONE ? HV_DB_ERROR : s;
         goto out;
@@ -1017,15 +1030,20 @@ static enum hv_db_status store_many_txn(struct hv_db *db, void *arg)
     /* What store_txn does after a job's end: a failed member takes its
      * group with it; the job that ends a round decides the next. The
      * batch may end the last jobs of a round together: each then sees
-     * the round ended, and the plan is decided once, after the first. */
+     * the round ended, and the plan is decided once, after the first.
+     * Without either, the transaction is committed already. */
     int64_t decided[HV_CLAIM_MANY_MAX];
     size_t nd = 0;
     for (size_t k = 0; s == HV_DB_OK && k < nw; k++) {
         const char *id = PQgetvalue(rs[1], (int)k, 0);
         struct hv_result_item *it = NULL;
-        for (size_t i = 0; i < nw && it == NULL; i++)
-            if (w[i]->u.job_id == strtoll(id, NULL, 10))
+        bool may_decide = false;
+        for (size_t i = 0; i < nw && it == NULL; i++) {
+            if (w[i]->u.job_id == strtoll(id, NULL, 10)) {
                 it = w[i];
+                may_decide = decide[i];
+            }
+        }
         if (it == NULL || it->stored.result_id == 0) {
             s = HV_DB_ERROR;
             break;
@@ -1035,8 +1053,8 @@ static enum hv_db_status store_many_txn(struct hv_db *db, void *arg)
             s = hv_db_exec(db, &fail_group, p1, NULL);
             s = s == HV_DB_NONE ? HV_DB_OK : s;
         }
-        if (s == HV_DB_OK && PQgetvalue(rs[1], (int)k, 1)[0] == 't') {
-            int64_t plan = strtoll(PQgetvalue(rs[1], (int)k, 2), NULL, 10);
+        if (s == HV_DB_OK && may_decide) {
+            int64_t plan = strtoll(PQgetvalue(rs[1], (int)k, 1), NULL, 10);
             bool seen = false;
             for (size_t d = 0; d < nd && !seen; d++)
                 seen = decided[d] == plan;
