@@ -63,9 +63,6 @@ static const struct hv_stmt expire = {
     "  WHERE p.id = j.plan_id AND p.current_block = j.block AND p.block_ready))"                   \
     " AND NOT EXISTS (SELECT 1 FROM plan_steps h WHERE h.plan_id = j.plan_id"                      \
     "  AND h.kind = 'before_host' AND h.status IN ('waiting', 'queued', 'running'))"               \
-    " AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.plan_id = j.plan_id AND o.status = 'running'"   \
-    "  AND o.target_name <> j.target_name"                                                         \
-    "  AND (j.group_id IS NULL OR o.group_id IS DISTINCT FROM j.group_id))"                        \
     " AND NOT EXISTS (SELECT 1 FROM targets me, plans p, LATERAL (SELECT coalesce("                \
     "  (SELECT c.to_value FROM target_changes c WHERE c.plan_id = p.id AND c.factor = 'template'"  \
     "   AND c.object = hv_domain_name(j.target_name) AND c.from_value = 'absent' ORDER BY c.id "   \
@@ -76,10 +73,18 @@ static const struct hv_stmt expire = {
     "  WHERE me.id = " target                                                                      \
     " AND p.id = j.plan_id AND j.target_name <> p.spec->'targets'->>'host' "                       \
     "  AND dom.uuid IS NOT NULL AND lower(dom.uuid) IS DISTINCT FROM lower(me.dmi_uuid))"
+/* No job of the plan runs on another of its targets (a group's members
+ * excepted): asked by the single claim only, since the batch takes jobs
+ * of plans on one target alone. */
+#define CLAIM_NOT_ELSEWHERE                                                                        \
+    " AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.plan_id = j.plan_id AND o.status = 'running'"   \
+    "  AND o.target_name <> j.target_name"                                                         \
+    "  AND (j.group_id IS NULL OR o.group_id IS DISTINCT FROM j.group_id))"
 #define CLAIM_CONDITIONS                                                                           \
     CLAIM_WHERE("$1")                                                                              \
-    " AND EXISTS (SELECT 1 FROM workers w WHERE w.id = $3 AND w.ended_at IS NULL)"                 \
-    " ORDER BY j.plan_id, j.run_order LIMIT 1 FOR UPDATE OF j SKIP LOCKED"
+    CLAIM_NOT_ELSEWHERE                                                                            \
+        " AND EXISTS (SELECT 1 FROM workers w WHERE w.id = $3 AND w.ended_at IS NULL)"             \
+        " ORDER BY j.plan_id, j.run_order LIMIT 1 FOR UPDATE OF j SKIP LOCKED"
 
 /* The document a worker gets for the job j (of configuration c) it
  * claimed. A job on its tuning plan's host also carries what the block's
