@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* The most requests one batch takes, whatever --batch says. */
 #define BATCH_MAX HV_CLAIM_MANY_MAX
@@ -20,6 +21,7 @@ struct queue {
     pthread_mutex_t lock;
     pthread_cond_t more;
     struct hv_request *head, *tail; /* linked by batch_next */
+    size_t queued;                  /* requests from head to tail */
     pthread_t thread;
     bool running;
     bool done; /* the thread ended: nothing queued is taken any more */
@@ -118,15 +120,30 @@ void hv_batch_enqueue(struct hv_request *req)
     else
         q->head = req;
     q->tail = req;
+    q->queued++;
     pthread_cond_signal(&q->more);
     pthread_mutex_unlock(&q->lock);
+}
+
+/* Waits (q->lock held) until want requests are queued, up to
+ * --batch-linger-us, or the server stops. */
+static void linger(struct queue *q, size_t want)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    long ns = until.tv_nsec + (long)hv_cfg.batch_linger_us * 1000;
+    until.tv_sec += ns / 1000000000;
+    until.tv_nsec = ns % 1000000000;
+    while (q->queued < want && !atomic_load(&stopping))
+        if (pthread_cond_timedwait(&q->more, &q->lock, &until) != 0)
+            break;
 }
 
 static void *loop(void *arg)
 {
     struct queue *q = arg;
     struct hv_request *reqs[BATCH_MAX];
-    size_t most = hv_cfg.batch < BATCH_MAX ? hv_cfg.batch : BATCH_MAX;
+    size_t most = hv_cfg.batch < BATCH_MAX ? hv_cfg.batch : BATCH_MAX, last = 0;
     /* A batch statement's plan costs more to make than to run, and its
      * estimate of one plan for any batch (a LIMIT it cannot know) grows
      * with the jobs table until PostgreSQL would make one for every call,
@@ -136,10 +153,17 @@ static void *loop(void *arg)
         pthread_mutex_lock(&q->lock);
         while (q->head == NULL && !atomic_load(&stopping))
             pthread_cond_wait(&q->more, &q->lock);
+        /* Workers whose requests made the last batch mostly ask again
+         * together, a little after it ended: the batch waits for as many
+         * a short while, rather than taking the first ones alone and
+         * the rest in another batch, at the same cost each. */
+        if (last > 1 && q->queued < last && hv_cfg.batch_linger_us > 0)
+            linger(q, last < most ? last : most);
         size_t n = 0;
         while (q->head != NULL && n < most) {
             reqs[n++] = q->head;
             q->head = q->head->batch_next;
+            q->queued--;
         }
         if (q->head == NULL)
             q->tail = NULL;
@@ -147,6 +171,7 @@ static void *loop(void *arg)
         pthread_mutex_unlock(&q->lock);
         if (n == 0)
             break;
+        last = n;
         q->run(reqs, n);
         for (size_t i = 0; i < n; i++)
             MHD_resume_connection(reqs[i]->conn);

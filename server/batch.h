@@ -10,7 +10,9 @@
  * hv_db_result_store_many) and resumes the connections; each handler runs again and answers from
  * req->batch_outcome. While one batch runs, the next one gathers: the
  * busier the queue, the more requests share a statement and a commit, and
- * an idle server runs each request at once. */
+ * an idle server runs each request at once. A batch that follows one of
+ * several requests waits up to --batch-linger-us until as many are
+ * queued. */
 #ifndef HV_SERVER_BATCH_H
 #define HV_SERVER_BATCH_H
 

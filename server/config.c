@@ -21,4 +21,5 @@ struct hv_server_config hv_cfg = {
     .group_start_delay = 2.0,
     .plan_cache_ms = 1000,
     .batch = 64,
+    .batch_linger_us = 2000,
 };

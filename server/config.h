@@ -41,8 +41,9 @@ struct hv_server_config {
     const char *hook_secret_file;           /**< signing key of plans' url hooks, or NULL */
     char *hook_secret;                      /**< its content (first line), or NULL */
     bool hook_private;                      /**< url hooks may call private addresses */
-    int plan_cache_ms; /**< max age of a kept plan read (answer_cache.h); 0: none kept */
-    unsigned batch;    /**< most claims or results in one batch (batch.h); 1: each alone */
+    int plan_cache_ms;   /**< max age of a kept plan read (answer_cache.h); 0: none kept */
+    unsigned batch;      /**< most claims or results in one batch (batch.h); 1: each alone */
+    int batch_linger_us; /**< how long a batch waits for as many as the last one took */
 };
 
 /** The one configuration of this process. */
