@@ -83,8 +83,8 @@ static const struct hv_stmt expire = {
 #define CLAIM_CONDITIONS                                                                           \
     CLAIM_WHERE("$1")                                                                              \
     CLAIM_NOT_ELSEWHERE                                                                            \
-        " AND EXISTS (SELECT 1 FROM workers w WHERE w.id = $3 AND w.ended_at IS NULL)"             \
-        " ORDER BY j.plan_id, j.run_order LIMIT 1 FOR UPDATE OF j SKIP LOCKED"
+    " AND EXISTS (SELECT 1 FROM workers w WHERE w.id = $3 AND w.ended_at IS NULL)"                 \
+    " ORDER BY j.plan_id, j.run_order LIMIT 1 FOR UPDATE OF j SKIP LOCKED"
 
 /* The document a worker gets for the job j (of configuration c) it
  * claimed. A job on its tuning plan's host also carries what the block's
