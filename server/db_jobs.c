@@ -345,13 +345,13 @@ static const struct hv_stmt lock_many = {
     "SELECT j.status, j.attempt, j.status IN ('queued', 'failed') AND j.lapsed_attempt = j.attempt "
     "AND j.group_id IS NULL, (SELECT r.id FROM results r WHERE r.job_id = e.job_id "
     "AND r.attempt = e.attempt), (SELECT c.worker_id FROM job_claims c WHERE c.job_id = e.job_id "
-    "AND c.attempt = e.attempt) = e.worker_id, "
-    "j.status IS NOT NULL AND " HV_SQL_ROUND_MAY_DECIDE(
-        "j") " FROM unnest($1::bigint[], "
-             "$2::int[], $3::bigint[]) WITH ORDINALITY AS e(job_id, attempt, worker_id, i) "
-             "LEFT JOIN LATERAL (SELECT status, attempt, lapsed_attempt, group_id, plan_id, "
-             "repetition "
-             "FROM jobs WHERE id = e.job_id FOR UPDATE) j ON true ORDER BY e.i",
+    "AND c.attempt = e.attempt) = e.worker_id, " HV_SQL_ROUND_MAY_DECIDE(
+        "j") " "
+             "FROM unnest($1::bigint[], $2::int[], $3::bigint[]) WITH ORDINALITY AS e(job_id, "
+             "attempt, "
+             "worker_id, i) LEFT JOIN LATERAL (SELECT status, attempt, lapsed_attempt, group_id, "
+             "plan_id, "
+             "repetition FROM jobs WHERE id = e.job_id FOR UPDATE) j ON true ORDER BY e.i",
     3};
 static const struct hv_stmt insert_many = {
     "result_insert_many",

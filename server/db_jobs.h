@@ -130,8 +130,10 @@ struct hv_result_item {
 /** Stores the results of n items (at most HV_CLAIM_MANY_MAX, none with
  *  samples) in one transaction: their jobs' rows locked in ascending id
  *  order, then the results and metrics in one statement and the jobs'
- *  ends in another. Each item's status and stored say what
- *  hv_db_result_store() would have said for it alone. A second upload of
+ *  ends in another, sent with the COMMIT when no job needs more (a failed
+ *  group member, a round to decide; a plan is decided once). Each item's
+ *  status and stored say what hv_db_result_store() would have said for it
+ *  alone. A second upload of
  *  a job in the same batch, and every item when the transaction fails
  *  (nothing is written then; the return says why), have single set. */
 enum hv_db_status hv_db_result_store_many(struct hv_result_item *const *items, size_t n);
