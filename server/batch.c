@@ -38,6 +38,17 @@ static bool admitted(const struct hv_request *req)
            (req->batch_target == 0 || req->batch_target == req->worker_target);
 }
 
+/* Gives req what its claim came to: a claim's answer, or the next job of
+ * a result that asked for one (req->claim_next). */
+static void claimed(struct hv_request *req, int outcome, json_t *job)
+{
+    if (req->claim_next)
+        req->claim_outcome = outcome;
+    else
+        req->batch_outcome = outcome;
+    req->batch_job = job;
+}
+
 static void run_claims(struct hv_request **reqs, size_t n)
 {
     struct hv_claim_entry e[BATCH_MAX] = {0};
@@ -45,7 +56,7 @@ static void run_claims(struct hv_request **reqs, size_t n)
     size_t m = 0;
     hv_auth_resolve_many(reqs, n);
     for (size_t i = 0; i < n; i++) {
-        reqs[i]->batch_outcome = HV_CLAIM_SINGLE;
+        claimed(reqs[i], HV_CLAIM_SINGLE, NULL);
         if (admitted(reqs[i])) {
             in[m] = reqs[i];
             e[m++] = (struct hv_claim_entry){.target_id = reqs[i]->worker_target,
@@ -68,8 +79,7 @@ static void run_claims(struct hv_request **reqs, size_t n)
     for (size_t i = 0; i < m; i++) {
         if ((leases_due || tick_due) && e[i].outcome == HV_CLAIM_NONE)
             e[i].outcome = HV_CLAIM_SINGLE;
-        in[i]->batch_outcome = (int)e[i].outcome;
-        in[i]->batch_job = e[i].job;
+        claimed(in[i], (int)e[i].outcome, e[i].job);
     }
 }
 
@@ -90,6 +100,16 @@ static void run_results(struct hv_request **reqs, size_t n)
     hv_metrics_batch(HV_BATCH_RESULT, n);
     if (m > 0 && hv_db_result_store_many(items, m) != HV_DB_OK)
         hv_warn("the results of %zu jobs in one transaction failed; each is stored alone", m);
+    /* A stored result that asks for its worker's next job goes on to the
+     * claims' batch (loop() queues it there) instead of back to its
+     * handler, which would claim alone. */
+    if (!hv_batch_on(HV_BATCH_CLAIM))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const struct hv_result_item *it = reqs[i]->batch_item;
+        if (reqs[i]->claim_next && !it->single && it->status == HV_DB_OK)
+            reqs[i]->batch = HV_BATCH_CLAIM;
+    }
 }
 
 static struct queue queues[HV_BATCH_KINDS] = {
@@ -142,6 +162,7 @@ static void linger(struct queue *q, size_t want)
 static void *loop(void *arg)
 {
     struct queue *q = arg;
+    int kind = (int)(q - queues);
     struct hv_request *reqs[BATCH_MAX];
     size_t most = hv_cfg.batch < BATCH_MAX ? hv_cfg.batch : BATCH_MAX, last = 0;
     /* A batch statement's plan costs more to make than to run, and its
@@ -173,8 +194,12 @@ static void *loop(void *arg)
             break;
         last = n;
         q->run(reqs, n);
-        for (size_t i = 0; i < n; i++)
-            MHD_resume_connection(reqs[i]->conn);
+        for (size_t i = 0; i < n; i++) {
+            if (reqs[i]->batch != kind)
+                hv_batch_enqueue(reqs[i]); /* on to another kind's batch */
+            else
+                MHD_resume_connection(reqs[i]->conn);
+        }
     }
     return NULL;
 }

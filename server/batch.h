@@ -12,7 +12,9 @@
  * busier the queue, the more requests share a statement and a commit, and
  * an idle server runs each request at once. A batch that follows one of
  * several requests waits up to --batch-linger-us until as many are
- * queued. */
+ * queued. A stored result that also claims its worker's next job
+ * (req->claim_next, ?claim=true) goes on from the result thread to the
+ * claim thread, which gives its handler req->claim_outcome. */
 #ifndef HV_SERVER_BATCH_H
 #define HV_SERVER_BATCH_H
 

@@ -10,6 +10,7 @@
 #include "jspec.h"
 #include "log.h"
 #include "metrics.h"
+#include "query.h"
 #include "result.h"
 #include "timeutil.h"
 #include "waiters.h"
@@ -155,15 +156,22 @@ static bool settle_auth(struct hv_request *req)
     return !hv_auth_reply_refusal(req, hv_auth_settle(req, detail, sizeof detail), detail);
 }
 
-/* Answers a claimed job (owned: given to the answer). */
-static void reply_job(struct hv_request *req, json_t *job, json_int_t target)
+/* A claimed job as it is answered (returned), logged and counted. */
+static json_t *job_claimed(json_t *job, json_int_t target)
 {
     json_object_set_new(job, "lease_seconds", json_integer(hv_cfg.lease_seconds));
-    char now[32];
-    hv_now_iso8601(now, sizeof now);
     hv_info("job %lld attempt %lld claimed by target %lld",
             (long long)json_integer_value(json_object_get(job, "id")),
             (long long)json_integer_value(json_object_get(job, "attempt")), (long long)target);
+    return job;
+}
+
+/* Answers a claimed job (owned: given to the answer). */
+static void reply_job(struct hv_request *req, json_t *job, json_int_t target)
+{
+    char now[32];
+    hv_now_iso8601(now, sizeof now);
+    job = job_claimed(job, target);
     hv_reply_json(req, 200, json_pack("{s:o,s:s}", "job", job, "server_time", now));
     hv_metrics_claim(true);
 }
@@ -332,7 +340,36 @@ void hv_h_job_release(struct hv_request *req)
         hv_reply_json(req, 200, json_pack("{s:s}", "status", "queued"));
 }
 
-/* Answers what storing the upload u came to. */
+/* The next job of a result stored with ?claim=true, or NULL: what its
+ * claim batch got, else a claim of its own. A tuning step is never
+ * handed out here: with one queued (or the sweeps failing) there is no
+ * next job, and the worker's claim takes the step. */
+static json_t *next_job(struct hv_request *req)
+{
+    int outcome = req->claim_outcome;
+    req->claim_outcome = 0;
+    json_int_t target = req->worker_target;
+    json_t *job = NULL;
+    if (outcome == HV_CLAIM_JOB) {
+        job = req->batch_job;
+        req->batch_job = NULL;
+    } else if (outcome != HV_CLAIM_NONE && target != 0) {
+        bool steps = true;
+        enum hv_db_status s = hv_db_claim_sweeps(target, &steps);
+        if (s == HV_DB_OK && !steps)
+            s = hv_db_job_claim(target, req->worker_id, hv_cfg.lease_seconds, &job);
+        if (s != HV_DB_OK && s != HV_DB_NONE)
+            hv_warn("target %lld: claiming with a result failed; its worker claims alone",
+                    (long long)target);
+    }
+    if (job == NULL)
+        return NULL;
+    hv_metrics_claim_with_result();
+    return job_claimed(job, target);
+}
+
+/* Answers what storing the upload u came to; with ?claim=true also the
+ * worker's next job ("next", null when there is none now). */
 static void reply_stored(struct hv_request *req, const struct hv_result_upload *u,
                          enum hv_db_status s, const struct hv_result_stored *stored)
 {
@@ -354,10 +391,17 @@ static void reply_stored(struct hv_request *req, const struct hv_result_upload *
                                     hv_iso8601_seconds(u->finished_at) -
                                         hv_iso8601_seconds(u->started_at));
         }
-        hv_reply_json(req, stored->replayed ? 200 : 201,
-                      json_pack("{s:I,s:i,s:I,s:b}", "job_id", (json_int_t)u->job_id, "attempt",
-                                u->attempt, "result_id", (json_int_t)stored->result_id, "stored",
-                                !stored->replayed));
+        json_t *answer =
+            json_pack("{s:I,s:i,s:I,s:b}", "job_id", (json_int_t)u->job_id, "attempt", u->attempt,
+                      "result_id", (json_int_t)stored->result_id, "stored", !stored->replayed);
+        if (req->claim_next) {
+            json_t *job = next_job(req);
+            char now[32];
+            hv_now_iso8601(now, sizeof now);
+            json_object_set_new(answer, "next", job ? json_pack("{s:o}", "job", job) : json_null());
+            json_object_set_new(answer, "server_time", json_string(now));
+        }
+        hv_reply_json(req, stored->replayed ? 200 : 201, answer);
     }
 }
 
@@ -371,10 +415,14 @@ void hv_h_job_result(struct hv_request *req)
         return;
     }
     if (it == NULL) {
+        json_t *errors = json_array();
+        hv_query_bool(req, "claim", false, &req->claim_next, errors);
+        if (hv_query_failed(req, errors))
+            return;
         json_t *doc = hv_req_json(req);
         if (doc == NULL)
             return;
-        json_t *errors = json_array();
+        errors = json_array();
         if (hv_result_body_check(doc, errors) > 0) {
             hv_reply_problem(req, HV_E_INVALID_REQUEST, "the result does not fit", errors);
             json_decref(doc);

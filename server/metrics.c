@@ -40,7 +40,8 @@ struct slot {
 };
 
 static struct slot slots[N_SLOTS];
-static atomic_ulong claims_job, claims_empty, results_stored, samples_ingested, db_reconnects;
+static atomic_ulong claims_job, claims_empty, claims_with_result, results_stored, samples_ingested,
+    db_reconnects;
 static atomic_ulong refused_address, refused_room, head_timeouts;
 static atomic_ulong plan_cache_hits, plan_cache_misses;
 static atomic_ulong batches[HV_METRICS_BATCH_KINDS], batched[HV_METRICS_BATCH_KINDS];
@@ -87,6 +88,11 @@ void hv_metrics_request(int route, unsigned status, double seconds)
 void hv_metrics_claim(bool got_job)
 {
     add(got_job ? &claims_job : &claims_empty, 1);
+}
+
+void hv_metrics_claim_with_result(void)
+{
+    add(&claims_with_result, 1);
 }
 
 void hv_metrics_batch(int kind, size_t requests)
@@ -346,9 +352,11 @@ char *hv_metrics_render(const struct hv_metrics_db *db)
     put_durations(f);
     put_family(f, "hvbench_job_claims_total", "counter",
                "Claims answered: with a job to run (outcome job) or with none (outcome empty, "
-               "HTTP 204).");
+               "HTTP 204); jobs handed out with a result's answer (?claim=true, outcome "
+               "with_result).");
     fprintf(f, "hvbench_job_claims_total{outcome=\"job\"} %lu\n", get(&claims_job));
     fprintf(f, "hvbench_job_claims_total{outcome=\"empty\"} %lu\n", get(&claims_empty));
+    fprintf(f, "hvbench_job_claims_total{outcome=\"with_result\"} %lu\n", get(&claims_with_result));
     static const char *const kinds[HV_METRICS_BATCH_KINDS] = {"", "claim", "result"};
     put_family(f, "hvbench_batches_total", "counter",
                "Batches run (--batch): claims taken in one statement (kind claim), results "

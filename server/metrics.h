@@ -39,6 +39,9 @@ void hv_metrics_request(int route, unsigned status, double seconds);
 /** Counts one answered claim: got_job when it handed out a job, false when
  *  it answered 204 (nothing to run). */
 void hv_metrics_claim(bool got_job);
+
+/** A job handed out with a result's answer (?claim=true). */
+void hv_metrics_claim_with_result(void);
 /** Kinds of batch counted (enum hv_batch_kind of batch.h: 1 claim, 2 result). */
 #define HV_METRICS_BATCH_KINDS 3
 /** Counts one batch of kind (batch.h) and the requests it took. */

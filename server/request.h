@@ -82,6 +82,8 @@ struct hv_request {
     int64_t batch_target;                /**< the target a claim's body names, 0: none */
     void *batch_item;                    /**< owned: what a result's batch stores */
     void (*batch_item_free)(void *item); /**< frees batch_item */
+    bool claim_next;   /**< a result that also claims the next job (?claim=true) */
+    int claim_outcome; /**< its claim's enum hv_claim_outcome once a claim batch ran, else 0 */
     /* A worker credential whose lookup waits for the request's batch
      * (auth.h, hv_auth_defer): until then only its hash is known. */
     bool auth_deferred;            /**< not looked up yet */

@@ -10,6 +10,8 @@
 # one burst, a released attempt answers 409, another worker's upload 403, an
 # unknown job 404, an error result fails its job, and the others are
 # stored. A round's last jobs ended in one burst decide their plan once.
+# Results sent with ?claim=true bring the worker's next job, each job to
+# one of them, and null once the queue is empty.
 # Claims that find nothing, while the statistics say the target's
 # queue is full, read jobs through an index, never whole. No timing is
 # asserted.
@@ -208,6 +210,80 @@ assert_eq "the plan is done, decided after its one round" "done max 1" \
     "$(json -r '"\(.status) \(.rounds.decision) \(.rounds.rounds)"')"
 assert_eq "the decision was made once" 1 \
     "$(grep -c "plan $RPLAN: after 1 round: max rounds done" "$HV_TMP/server.log")"
+
+# --- results that claim the worker's next job (?claim=true) -----------------------
+# Twelve jobs; eight claimed, then their eight results sent at once, each
+# asking for the worker's next job: the four left go to four of them, once
+# each, and the other four hear there is none. The stored results and the
+# next jobs' claims are those of the worker. A result with samples (stored
+# alone) claims too; a stale attempt and a bad argument claim nothing.
+jq -n '{name: "next", targets: {host: "next-host"}, repetitions: {min: 12},
+    workloads: [{id: "cpu", kind: "cpu", engine: "builtin", params: {copies: 1, seconds: 1}}]}' \
+    >"$HV_TMP/next.json"
+assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" \
+    --data-binary @"$HV_TMP/next.json"
+NPLAN=$(json .id)
+hv_register next-host
+WN=("${W[@]}")
+NWORKER=$(sql "SELECT w.id FROM workers w JOIN targets t ON t.id = w.target_id
+               WHERE t.name = 'next-host' AND w.ended_at IS NULL")
+: >"$HV_TMP/next-jobs.txt"
+for ((i = 0; i < 8; i++)); do
+    api POST /api/v1/jobs/claim "${WN[@]}" --data-binary '{}'
+    [[ $STATUS == 200 ]] && json .job.id >>"$HV_TMP/next-jobs.txt"
+done
+assert_eq "8 of the 12 jobs claimed" 8 "$(sort -u "$HV_TMP/next-jobs.txt" | wc -l)"
+api POST "/api/v1/jobs/$(head -n1 "$HV_TMP/next-jobs.txt")/result?claim=maybe" "${WN[@]}" \
+    --data-binary "$(result 0 1 ok)"
+assert_eq "?claim=maybe: 400 naming the argument" "400 claim" \
+    "$STATUS $(json -r '.errors[0].path')"
+# shellcheck disable=SC2317 # called through burst
+next_upload() { # DIR INDEX
+    local job
+    job=$(sed -n "$(($2 + 1))p" "$HV_TMP/next-jobs.txt")
+    curl -s --max-time 30 -o "$1/$2.body" -w '%{http_code}' -X POST "${WN[@]}" \
+        --data-binary "$(result "$job" 1 ok)" "$URL/api/v1/jobs/$job/result?claim=true" >"$1/$2.status"
+}
+burst "$HV_TMP/next-up" 8 next_upload
+assert_eq "the 8 results stored" "201:8 " \
+    "$(for f in "$HV_TMP"/next-up/*.status; do echo "$(<"$f")"; done | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')"
+jq -r '.next.job | select(. != null) | "\(.id) \(.attempt) \(.plan_id) \(.lease_seconds > 0)"' \
+    "$HV_TMP"/next-up/*.body | sort -n >"$HV_TMP/next-next.txt"
+assert_eq "4 answers bring a next job: distinct, attempt 1, of the plan, with a lease" \
+    "4 4 1 $NPLAN true" \
+    "$(wc -l <"$HV_TMP/next-next.txt") $(cut -d' ' -f1 "$HV_TMP/next-next.txt" | sort -u | wc -l) $(cut -d' ' -f2- "$HV_TMP/next-next.txt" | sort -u | tr '\n' ' ' | xargs)"
+assert_eq "4 answers say there is none (next: null), every answer has server_time" "4 8" \
+    "$(jq -s '[.[] | select(has("next") and .next == null)] | length' "$HV_TMP"/next-up/*.body) $(jq -s '[.[] | select(.server_time | type == "string")] | length' "$HV_TMP"/next-up/*.body)"
+assert_eq "none of the next jobs is one just ended" 0 \
+    "$(cut -d' ' -f1 "$HV_TMP/next-next.txt" | grep -cxFf "$HV_TMP/next-jobs.txt")"
+assert_eq "the database: 8 done, 4 running, each claimed once, by the worker" "8 4 4" \
+    "$(sql "SELECT count(*) FILTER (WHERE status = 'done') || ' ' ||
+                   count(*) FILTER (WHERE status = 'running') || ' ' ||
+                   (SELECT count(*) FROM job_claims c JOIN jobs j ON j.id = c.job_id
+                    WHERE j.plan_id = $NPLAN AND j.status = 'running' AND c.worker_id = $NWORKER)
+            FROM jobs WHERE plan_id = $NPLAN")"
+mapfile -t NEXT_IDS < <(cut -d' ' -f1 "$HV_TMP/next-next.txt")
+# The worker gives one back: its attempt is stale, and its upload claims nothing.
+assert_status 200 POST "/api/v1/jobs/${NEXT_IDS[0]}/release" "${WN[@]}" --data-binary '{"attempt":1}'
+api POST "/api/v1/jobs/${NEXT_IDS[0]}/result?claim=true" "${WN[@]}" --data-binary "$(result 0 1 ok)"
+assert_eq "a stale attempt with ?claim=true: 409, the released job still queued" "409 queued" \
+    "$STATUS $(sql "SELECT status FROM jobs WHERE id = ${NEXT_IDS[0]}")"
+samples=$(jq -nc '[range(3) | {t: ., metric: "cpu.score", value: 1000}]')
+api POST "/api/v1/jobs/${NEXT_IDS[1]}/result?claim=true" "${WN[@]}" \
+    --data-binary "$(result 0 1 ok | jq -c --argjson s "$samples" '. + {samples: $s}')"
+assert_eq "a result with samples, stored alone, also brings the next job: the released one, attempt 2" \
+    "201 ${NEXT_IDS[0]} 2" "$STATUS $(json -r '"\(.next.job.id) \(.next.job.attempt)"')"
+for id in "${NEXT_IDS[@]:2}" "${NEXT_IDS[0]}"; do
+    att=1
+    [[ $id == "${NEXT_IDS[0]}" ]] && att=2
+    api POST "/api/v1/jobs/$id/result?claim=true" "${WN[@]}" --data-binary "$(result 0 "$att" ok)"
+    [[ $STATUS == 201 && $(json -c .next) == null ]] || break
+done
+assert_eq "the last results: stored, nothing left to bring" "201 null" "$STATUS $(json -c .next)"
+api POST "/api/v1/jobs/$id/result?claim=true" "${WN[@]}" --data-binary "$(result 0 "$att" ok)"
+assert_eq "a replayed upload: 200, and no job to bring" "200 null" "$STATUS $(json -c .next)"
+assert_status 200 GET "/api/v1/plans/$NPLAN"
+assert_eq "the plan is done: 12 jobs done" "done 12" "$(json -r '"\(.status) \(.jobs.done)"')"
 
 # --- claims that find nothing, the statistics saying the queue is full ------------
 # The last ANALYZE saw a target's 2,000 jobs queued; they are all done now

@@ -77,6 +77,7 @@ version=$("$SERVER" version | awk '{print $2}')
 assert_eq "build info names this server's version" 1 \
     "$(value "$HV_TMP/before.txt" "hvbench_build_info{version=\"$version\"}")"
 for series in 'hvbench_job_claims_total{outcome="job"}' 'hvbench_job_claims_total{outcome="empty"}' \
+    'hvbench_job_claims_total{outcome="with_result"}' \
     hvbench_long_polls_waiting hvbench_results_stored_total hvbench_samples_ingested_total \
     hvbench_db_reconnects_total; do
     assert_eq "$series is there, at 0" "$series 0" "$(grep -Fx "$series 0" "$HV_TMP/before.txt")"

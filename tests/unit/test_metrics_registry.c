@@ -33,6 +33,7 @@ int main(void)
     CHECK_LINE(t, "# TYPE hvbench_build_info gauge");
     CHECK_LINE(t, "hvbench_job_claims_total{outcome=\"job\"} 0");
     CHECK_LINE(t, "hvbench_job_claims_total{outcome=\"empty\"} 0");
+    CHECK_LINE(t, "hvbench_job_claims_total{outcome=\"with_result\"} 0");
     CHECK_LINE(t, "hvbench_long_polls_waiting 0");
     CHECK_LINE(t, "hvbench_plan_cache_reads_total{outcome=\"hit\"} 0");
     CHECK_LINE(t, "hvbench_plan_cache_reads_total{outcome=\"miss\"} 0");
@@ -64,6 +65,7 @@ int main(void)
     hv_metrics_claim(true);
     hv_metrics_claim(false);
     hv_metrics_claim(false);
+    hv_metrics_claim_with_result();
     hv_metrics_result_stored(3);
     hv_metrics_result_stored(0);
     hv_metrics_db_reconnect();
@@ -120,6 +122,7 @@ int main(void)
     CHECK_MSG(strstr(t, line) == NULL, "%s has series", line);
     CHECK_LINE(t, "hvbench_job_claims_total{outcome=\"job\"} 1");
     CHECK_LINE(t, "hvbench_job_claims_total{outcome=\"empty\"} 2");
+    CHECK_LINE(t, "hvbench_job_claims_total{outcome=\"with_result\"} 1");
     CHECK_LINE(t, "hvbench_results_stored_total 2");
     CHECK_LINE(t, "hvbench_samples_ingested_total 3");
     CHECK_LINE(t, "hvbench_db_reconnects_total 1");
