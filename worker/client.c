@@ -34,6 +34,10 @@ struct hv_client {
     char *advertise; /* --advertise, or NULL */
     long last_status;
     char last_error[512];
+    volatile sig_atomic_t *abort_flag; /* a shutdown signal came */
+    bool claim_next;            /* result uploads also claim (hv_client_claim_with_results) */
+    json_t *next;               /* {"job": ...} an upload's answer brought, or NULL */
+    struct hv_clock next_clock; /* and that answer's clock sample */
 };
 
 struct hv_client *hv_client_new(const char *base_url, const char *token, double max_wait,
@@ -54,6 +58,7 @@ struct hv_client *hv_client_new(const char *base_url, const char *token, double 
         return NULL;
     }
     hv_httpc_set_abort_flag(c->poll, abort_flag);
+    c->abort_flag = abort_flag;
     return c;
 }
 
@@ -68,6 +73,7 @@ void hv_client_free(struct hv_client *c)
         memset(c->token, 0, strlen(c->token));
     free(c->token);
     free(c->advertise);
+    json_decref(c->next);
     free(c);
 }
 
@@ -597,11 +603,45 @@ enum hv_call hv_client_release(struct hv_client *c, const struct hv_job *job, co
     return job_call(c, job, "release", json_pack("{s:s}", "reason", reason), false, NULL, NULL);
 }
 
+void hv_client_claim_with_results(struct hv_client *c, bool on)
+{
+    c->claim_next = on;
+}
+
 enum hv_call hv_client_upload_result(struct hv_client *c, long long job_id, json_t *body)
 {
-    char path[96];
-    snprintf(path, sizeof path, "/api/v1/jobs/%lld/result", job_id);
-    return post(c, path, body, NULL);
+    /* One next job at a time, and none once the worker is shutting down. */
+    bool ask = c->claim_next && c->next == NULL && !(c->abort_flag != NULL && *c->abort_flag);
+    char path[112];
+    snprintf(path, sizeof path, "/api/v1/jobs/%lld/result%s", job_id, ask ? "?claim=true" : "");
+    if (!ask)
+        return post(c, path, body, NULL);
+    json_t *answer;
+    struct hv_clock clock = {0};
+    enum hv_call call = post_ex(c, path, body, false, &clock, &answer);
+    json_t *next = json_object_get(answer, "next");
+    if (call == HV_CALL_OK && json_is_object(next)) {
+        c->next = json_incref(next);
+        c->next_clock = clock;
+    }
+    json_decref(answer);
+    return call;
+}
+
+bool hv_client_take_next(struct hv_client *c, struct hv_claim *claim)
+{
+    if (c->next == NULL)
+        return false;
+    memset(claim, 0, sizeof *claim);
+    claim->what = HV_CLAIMED_JOB;
+    json_t *next = c->next;
+    c->next = NULL;
+    if (parse_job(c, next, &c->next_clock, &claim->job) == HV_CALL_OK)
+        return true;
+    hv_warn("the job an upload's answer brought is not one this worker knows how to read (%s); "
+            "its lease will lapse",
+            c->last_error);
+    return false;
 }
 
 /* attempt_call() for a step's attempt. */

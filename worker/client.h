@@ -224,7 +224,22 @@ enum hv_call hv_client_release(struct hv_client *c, const struct hv_job *job, co
 
 /** POST /api/v1/jobs/{job_id}/result with body (borrowed; see
  *  hv_engine_result_to_json()). 200 (a repeated upload) counts as
- *  HV_CALL_OK like 201, so uploads can be retried safely. */
+ *  HV_CALL_OK like 201, so uploads can be retried safely. With
+ *  hv_client_claim_with_results() on, no next job held and no shutdown
+ *  signal, it asks with ?claim=true, and a job the answer brings is held
+ *  for hv_client_take_next(). */
 enum hv_call hv_client_upload_result(struct hv_client *c, long long job_id, json_t *body);
+
+/** Whether result uploads also claim this worker's next job (off when the
+ *  client is made): one request a job instead of two while work is
+ *  queued. */
+void hv_client_claim_with_results(struct hv_client *c, bool on);
+
+/** Takes the job an upload's answer brought: true with *claim filled
+ *  (claim->what is HV_CLAIMED_JOB; release it with hv_claim_clear()),
+ *  false when none is held (or its document could not be read: logged,
+ *  its lease lapses). The caller runs it as a claimed job, or releases it
+ *  (hv_client_release()). */
+bool hv_client_take_next(struct hv_client *c, struct hv_claim *claim);
 
 #endif

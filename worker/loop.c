@@ -162,6 +162,21 @@ static int guest_registration(void *arg, const char *uuid, long long *worker)
     return -1;
 }
 
+/* Gives back a job the last upload brought that will not run now. */
+static void release_next(struct hv_client *c)
+{
+    struct hv_claim left;
+    if (!hv_client_take_next(c, &left))
+        return;
+    if (hv_client_release(c, &left.job, "released by the worker: it is stopping") == HV_CALL_OK)
+        hv_info("job %lld attempt %d released: the worker is stopping", left.job.id,
+                left.job.attempt);
+    else
+        hv_warn("job %lld attempt %d: release failed (%s); its lease will lapse", left.job.id,
+                left.job.attempt, hv_client_last_error(c));
+    hv_claim_clear(&left);
+}
+
 int hv_worker_loop(const struct hv_worker_config *cfg)
 {
     struct hv_client *c =
@@ -175,6 +190,8 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
         hv_client_free(c);
         return 1;
     }
+    /* A worker that runs one job takes no next one with its result. */
+    hv_client_claim_with_results(c, !cfg->once);
     int status = 0;
     long long target_id = 0;
     bool registered = false;
@@ -207,7 +224,10 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
         }
         struct hv_claim claim;
         double t0 = hv_monotonic();
-        enum hv_call call = hv_client_claim_work(c, target_id, cfg->wait_seconds, &claim);
+        /* The last upload may have brought the next job already. */
+        enum hv_call call = hv_client_take_next(c, &claim)
+                                ? HV_CALL_OK
+                                : hv_client_claim_work(c, target_id, cfg->wait_seconds, &claim);
         double took = hv_monotonic() - t0;
         if (call == HV_CALL_OK && claim.what == HV_CLAIMED_STEP) {
             outage_over(&o, "claim");
@@ -259,6 +279,7 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
     }
     if (hv_shutdown_requested())
         hv_info("shutting down");
+    release_next(c);
     hv_telemetry_stop();
     if (registered)
         sign_off(c);

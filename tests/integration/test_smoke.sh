@@ -45,6 +45,11 @@ plan_ended() {
 }
 wait_for "plan $ID ends" 120 plan_ended
 assert_eq "plan $ID .status" "done" "$(json .status)"
+# The worker claims its first job; each result it uploads brings the next
+# (?claim=true), so its second and third jobs came with its results.
+with_result=$(curl -fsS --max-time 5 "$URL/metrics" |
+    awk '$1 == "hvbench_job_claims_total{outcome=\"with_result\"}" {print $2}')
+assert_eq "the worker's 2nd and 3rd jobs came with its results' answers" 2 "$with_result"
 
 # The cpu workload reports several metrics; the row order is not part of the
 # API, so the cpu.score row is picked by name.
