@@ -1,6 +1,7 @@
 /* hvload.c — a load generator for hvbench-server: N simulated workers drive
- * the worker protocol (register, claim, optional heartbeat, result) against
- * one or more servers until the queue is empty. They are spread over a few
+ * the worker protocol (register, claim, optional heartbeat, a result that
+ * also claims the next job) against one or more servers until the queue
+ * is empty. They are spread over a few
  * threads (--threads, 2 by default), each running its workers' requests at
  * once in one curl multi handle, as pgbench -j runs its clients: a thread
  * per worker would cost the machine it shares with the server a context
@@ -8,7 +9,7 @@
  *
  *   hvload --server URL [--server URL ...] --token T --workers N --target NAME
  *          [--threads T]
- *          [--samples K] [--metrics M] [--wait S] [--heartbeat]
+ *          [--samples K] [--metrics M] [--wait S] [--heartbeat] [--claim-alone]
  *          [--duration-limit S] [--quiet] [--json]
  *
  * It records every (job id, attempt) it was given and every answer, and
@@ -78,6 +79,7 @@ struct sbuf {
 struct counts {
     long registered, register_other;
     long claims_200, claims_204, claims_other;
+    long claims_with_uploads; /* jobs an upload's answer brought (?claim=true) */
     long uploads_201, uploads_200, uploads_409, uploads_other;
     long heartbeats_200, heartbeats_other;
     long errors;      /* requests that got no answer */
@@ -431,7 +433,10 @@ static void start_request(struct loop *l, struct sim *w)
             w->step = STEP_DONE;
             return;
         }
-        snprintf(path, sizeof path, "/api/v1/jobs/%" PRId64 "/result", w->job);
+        /* The worker's next job comes with the answer, unless the run is
+         * over: a job claimed then would stay claimed. */
+        snprintf(path, sizeof path, "/api/v1/jobs/%" PRId64 "/result%s", w->job,
+                 opt.claim_next && hv_monotonic() < deadline ? "?claim=true" : "");
         data = w->body.p;
         len = w->body.len;
         break;
@@ -469,31 +474,39 @@ static void failed(struct sim *w, double pause)
     w->wake_at = hv_monotonic() + pause;
 }
 
+/* Takes the job j that a claim's or an upload's answer r (what) holds,
+ * ms after it was asked for; false when r holds none. */
+static bool take_job(struct sim *w, const json_t *j, struct hv_http_response *r, const char *what,
+                     double ms)
+{
+    json_t *id = json_object_get(j, "id"), *att = json_object_get(j, "attempt");
+    if (!json_is_integer(id) || !json_is_integer(att)) {
+        w->c.bad_answers++;
+        report_unexpected(w, what, r);
+        failed(w, 0.1);
+        return false;
+    }
+    w->job = json_integer_value(id);
+    w->attempt = (int)json_integer_value(att);
+    dvec_push(&w->claim_ms, ms);
+    w->empty = 0;
+    atomic_fetch_add(&progress_claimed, 1);
+    if (!crec_push(&w->claims, (struct claim_rec){w->job, w->attempt, w->index})) {
+        w->c.errors++;
+        fprintf(stderr, "hvload: worker %d: out of memory recording a claim\n", w->index);
+        w->step = STEP_DONE;
+        return false;
+    }
+    w->step = opt.heartbeat ? STEP_HEARTBEAT : STEP_UPLOAD;
+    return true;
+}
+
 /* The answer to a claim. */
 static void claimed(struct sim *w, struct hv_http_response *r, double ms)
 {
     if (r->status == 200) {
-        json_t *j = json_object_get(r->body, "job");
-        json_t *id = json_object_get(j, "id"), *att = json_object_get(j, "attempt");
-        if (!json_is_integer(id) || !json_is_integer(att)) {
-            w->c.bad_answers++;
-            report_unexpected(w, "claim answered 200 without a job", r);
-            failed(w, 0.1);
-            return;
-        }
-        w->job = json_integer_value(id);
-        w->attempt = (int)json_integer_value(att);
-        w->c.claims_200++;
-        dvec_push(&w->claim_ms, ms);
-        w->empty = 0;
-        atomic_fetch_add(&progress_claimed, 1);
-        if (!crec_push(&w->claims, (struct claim_rec){w->job, w->attempt, w->index})) {
-            w->c.errors++;
-            fprintf(stderr, "hvload: worker %d: out of memory recording a claim\n", w->index);
-            w->step = STEP_DONE;
-            return;
-        }
-        w->step = opt.heartbeat ? STEP_HEARTBEAT : STEP_UPLOAD;
+        if (take_job(w, json_object_get(r->body, "job"), r, "claim answered 200 without a job", ms))
+            w->c.claims_200++;
         return;
     }
     if (r->status == 204) {
@@ -541,6 +554,13 @@ static void uploaded(struct sim *w, struct hv_http_response *r, double t1)
         atomic_fetch_add(&progress_uploaded, 1);
         w->failures = 0;
         w->step = STEP_CLAIM;
+        json_t *next = json_object_get(r->body, "next");
+        if (json_is_object(next)) {
+            hv_now_iso8601(w->started, sizeof w->started);
+            if (take_job(w, json_object_get(next, "job"), r,
+                         "upload answered a next member without a job", (t1 - w->t0) * 1000.0))
+                w->c.claims_with_uploads++;
+        }
         return;
     case 200:
         w->c.uploads_200++;
@@ -710,6 +730,7 @@ static void add_counts(struct counts *t, const struct counts *c)
     t->claims_200 += c->claims_200;
     t->claims_204 += c->claims_204;
     t->claims_other += c->claims_other;
+    t->claims_with_uploads += c->claims_with_uploads;
     t->uploads_201 += c->uploads_201;
     t->uploads_200 += c->uploads_200;
     t->uploads_409 += c->uploads_409;
@@ -740,7 +761,7 @@ static void summarise(struct summary *s, double t_start, double t_end)
                 s->c.errors++;
         dvec_append(&s->claim_ms, &w->claim_ms);
         dvec_append(&s->upload_ms, &w->upload_ms);
-        s->per_server_claims[w->server_idx] += w->c.claims_200;
+        s->per_server_claims[w->server_idx] += w->c.claims_200 + w->c.claims_with_uploads;
         if (w->last_work > last_work)
             last_work = w->last_work;
     }
@@ -793,7 +814,7 @@ static void print_json(const struct summary *s, int status)
     json_t *doc = json_pack(
         "{s:I,s:o,s:s,s:I,s:I,s:f,s:b,"
         "s:I,s:I,s:I,s:I,s:I,"
-        "s:{s:I,s:I,s:I},"
+        "s:{s:I,s:I,s:I,s:I},"
         "s:{s:I,s:I,s:I,s:I},"
         "s:{s:I,s:I},"
         "s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,"
@@ -804,13 +825,13 @@ static void print_json(const struct summary *s, int status)
         (json_int_t)s->jobs_claimed, "distinct_jobs", (json_int_t)s->distinct_jobs, "duplicates",
         (json_int_t)s->duplicate_jobs, "duplicate_attempts", (json_int_t)s->duplicate_attempts,
         "claims", "200", (json_int_t)s->c.claims_200, "204", (json_int_t)s->c.claims_204, "other",
-        (json_int_t)s->c.claims_other, "uploads", "201", (json_int_t)s->c.uploads_201, "200",
-        (json_int_t)s->c.uploads_200, "409", (json_int_t)s->c.uploads_409, "other",
-        (json_int_t)s->c.uploads_other, "heartbeats", "200", (json_int_t)s->c.heartbeats_200,
-        "other", (json_int_t)s->c.heartbeats_other, "unexpected", (json_int_t)s->unexpected,
-        "errors", (json_int_t)s->c.errors, "samples_stored", (json_int_t)s->c.samples_stored,
-        "elapsed_s", s->elapsed, "work_elapsed_s", s->work_elapsed, "claims_per_s",
-        rate((double)s->jobs_claimed, s->work_elapsed), "uploads_per_s",
+        (json_int_t)s->c.claims_other, "with_uploads", (json_int_t)s->c.claims_with_uploads,
+        "uploads", "201", (json_int_t)s->c.uploads_201, "200", (json_int_t)s->c.uploads_200, "409",
+        (json_int_t)s->c.uploads_409, "other", (json_int_t)s->c.uploads_other, "heartbeats", "200",
+        (json_int_t)s->c.heartbeats_200, "other", (json_int_t)s->c.heartbeats_other, "unexpected",
+        (json_int_t)s->unexpected, "errors", (json_int_t)s->c.errors, "samples_stored",
+        (json_int_t)s->c.samples_stored, "elapsed_s", s->elapsed, "work_elapsed_s", s->work_elapsed,
+        "claims_per_s", rate((double)s->jobs_claimed, s->work_elapsed), "uploads_per_s",
         rate((double)s->c.uploads_201, s->work_elapsed), "samples_per_s",
         rate((double)s->c.samples_stored, s->work_elapsed), "claim_ms", "p50",
         json_ms(percentile(&s->claim_ms, 50)), "p99", json_ms(percentile(&s->claim_ms, 99)), "max",
@@ -842,8 +863,10 @@ static void print_text(const struct summary *s, int status)
     printf("hvload: %ld workers on %zu server%s, target %s, %ld samples x %ld metrics, wait %g s\n",
            opt.workers, opt.n_servers, opt.n_servers == 1 ? "" : "s", opt.target, opt.samples,
            opt.metrics, opt.wait);
-    printf("  jobs claimed        %ld (claims answered 200: %ld, 204: %ld, other: %ld)\n",
-           s->jobs_claimed, s->c.claims_200, s->c.claims_204, s->c.claims_other);
+    printf("  jobs claimed        %ld (claims answered 200: %ld, 204: %ld, other: %ld; "
+           "with uploads: %ld)\n",
+           s->jobs_claimed, s->c.claims_200, s->c.claims_204, s->c.claims_other,
+           s->c.claims_with_uploads);
     printf("  duplicates          %ld job ids claimed again, %ld same (job, attempt)\n",
            s->duplicate_jobs, s->duplicate_attempts);
     printf("  uploads             201: %ld  200: %ld  409: %ld  other: %ld\n", s->c.uploads_201,

@@ -34,6 +34,7 @@ struct options {
     double timeout;
     double limit;
     bool heartbeat;
+    bool claim_next;   /* an upload also claims the next job (not --claim-alone) */
     bool hosts;        /* --hosts: each worker its own target NAME-NNN */
     const char *label; /* --label k=v: the hosts' label */
     bool quiet;

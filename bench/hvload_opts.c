@@ -34,6 +34,10 @@ static const char usage_text[] =
     "  --metrics M           metrics per result, at least 1 (default 1)\n"
     "  --wait S              long-poll seconds sent with each claim, 0..30 (default 0)\n"
     "  --heartbeat           send one heartbeat per job before uploading\n"
+    "  --claim-alone         claim every job with a claim of its own; by default\n"
+    "                        an upload also claims the worker's next job\n"
+    "                        (?claim=true), as hvbench-worker does, and a worker\n"
+    "                        claims alone only when an upload brought none\n"
     "  --empty-claims N      stop a worker after N empty claims in a row\n"
     "                        (default 3 with --wait 0, else 1)\n"
     "  --timeout S           per-request timeout on top of --wait (default 15)\n"
@@ -127,6 +131,7 @@ enum {
     OPT_METRICS,
     OPT_WAIT,
     OPT_HEARTBEAT,
+    OPT_CLAIM_ALONE,
     OPT_EMPTY,
     OPT_TIMEOUT,
     OPT_LIMIT,
@@ -181,6 +186,9 @@ static int take_option(int c, struct options *o)
     case OPT_HEARTBEAT:
         o->heartbeat = true;
         break;
+    case OPT_CLAIM_ALONE:
+        o->claim_next = false;
+        break;
     case OPT_EMPTY:
         if (!parse_long(optarg, 1, 1000000, &o->empty_claims))
             return usage_error("--empty-claims needs 1..1000000, not '%s'", optarg);
@@ -228,6 +236,7 @@ int hvload_parse_options(int argc, char **argv, struct options *o)
         {"metrics", required_argument, NULL, OPT_METRICS},
         {"wait", required_argument, NULL, OPT_WAIT},
         {"heartbeat", no_argument, NULL, OPT_HEARTBEAT},
+        {"claim-alone", no_argument, NULL, OPT_CLAIM_ALONE},
         {"empty-claims", required_argument, NULL, OPT_EMPTY},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"duration-limit", required_argument, NULL, OPT_LIMIT},
@@ -247,6 +256,7 @@ int hvload_parse_options(int argc, char **argv, struct options *o)
                           .wait = 0,
                           .empty_claims = 0,
                           .timeout = 15,
+                          .claim_next = true,
                           .limit = 300};
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
