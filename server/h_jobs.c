@@ -454,5 +454,15 @@ void hv_h_job_result(struct hv_request *req)
     it->u.worker_id = req->worker_id;
     struct hv_result_stored stored = {0};
     enum hv_db_status s = hv_db_result_store(&it->u, &stored);
+    if (s == HV_DB_OK && req->claim_next && req->worker_id != 0 && hv_batch_on(HV_BATCH_CLAIM)) {
+        /* Stored; its next job is claimed with the others (batch.h). */
+        it->status = s;
+        it->stored = stored;
+        it->single = false;
+        req->batch_outcome = 1;
+        req->batch = HV_BATCH_CLAIM;
+        req->park = true;
+        return;
+    }
     reply_stored(req, &it->u, s, &stored);
 }
