@@ -2,13 +2,16 @@
 # Claim throughput against `pgbench -N` on the same cluster. Each run
 # queues a plan of 10 cpu workloads x REPS repetitions on one host target
 # and drains it with 50 simulated workers (hvload, --samples 0: each job is
-# claim + a one-metric result) through one server, then queues another and
+# claimed and gets a one-metric result; as hvbench-worker does, each result
+# asks for the worker's next job, ?claim=true, so a worker claims alone only
+# when an answer brought none) through one server, then queues another and
 # drains it through two servers on the same database (the workers split
 # round-robin), then runs `pgbench -N -c 50 -j 2` (the same number of
 # clients) on its own database of the same cluster; before each drain and
 # before pgbench, a checkpoint and no autovacuum running. Every drain must hand
 # out each job once (0 duplicates) and leave none undone. Reports jobs
-# drained per second, the claim latency p50/p99, and the ratios to
+# drained per second, the claim latency p50/p99 (the answer of the claim or
+# of the upload that brought the job), and the ratios to
 # pgbench's tps (goal >= 0.5), per run and the median of the runs.
 # Each run also drains the same number of jobs as a fleet holds them: each
 # of the 50 workers a host of its own (hvload --hosts) with a plan of its
@@ -32,7 +35,8 @@
 # BENCH_PG_FAST (0), BENCH_SHARED_BUFFERS (1GB), BENCH_WEBHOOK (0; 1 registers a
 # subscription to plan.started and plan.finished, delivered to a local
 # receiver, before the drains: the plan events' triggers then do their
-# work), BENCH_QUICK, KEEP (0).
+# work), BENCH_CLAIM_ALONE (0; 1 runs hvload --claim-alone: every job claimed
+# with a request of its own), BENCH_QUICK, KEEP (0).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/lib.sh
@@ -59,6 +63,8 @@ export HVBENCH_PG_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-1GB}
 command -v pgbench >/dev/null || hv_die "pgbench needed (postgresql-client-15)"
 bench_setup "${SERVER_ARGS[@]}"
 bench_start_server "${SERVER_ARGS[@]}"
+ALONE=
+[[ ${BENCH_CLAIM_ALONE:-0} == 1 ]] && ALONE=--claim-alone
 if [[ ${BENCH_WEBHOOK:-0} == 1 ]]; then
     RECV=$BUILD/tools/hookrecv
     [[ -x $RECV ]] || hv_die "$RECV not built; run: make bench-progs"
@@ -127,7 +133,7 @@ drain() {
     for ((i = 0; i < n; i++)); do srv0=$((srv0 + $(bench_ticks "${BENCH_SERVER_PIDS[i]}"))); done
     pg0=$(bench_pg_ticks)
     HVBENCH_TOKEN=$WORKER_TOKEN timeout -k 5 660 "$HVLOAD" "${servers[@]}" --workers "$WORKERS" \
-        --target "$TARGET" "${hosts[@]}" --samples 0 --metrics 1 --wait "$WAIT" --duration-limit 600 \
+        --target "$TARGET" "${hosts[@]}" ${ALONE:+"$ALONE"} --samples 0 --metrics 1 --wait "$WAIT" --duration-limit 600 \
         --quiet --json >"$BENCH_TMP/hvload-$run-$n.json" 2>"$BENCH_TMP/hvload-$run-$n.err"
     rc=$?
     for ((i = 0; i < n; i++)); do srv1=$((srv1 + $(bench_ticks "${BENCH_SERVER_PIDS[i]}"))); done
@@ -199,7 +205,7 @@ printf 'CPU per job drained (servers + PostgreSQL + hvload), medians: %.3f ms wi
 printf 'CPU per pgbench -N transaction (pgbench + PostgreSQL): %.3f ms. On %d CPUs the drain cannot pass %.0f jobs/s.\n' \
     "$CP" "$(nproc)" "$(echo "$(nproc) * 1000 / $C3" | bc -l)"
 echo
-BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK ${THREADS:+BENCH_THREADS=$THREADS }${BENCH_BATCH:+BENCH_BATCH=$BENCH_BATCH }${BENCH_WEBHOOK:+BENCH_WEBHOOK=$BENCH_WEBHOOK }BENCH_RUNS=$RUNS BENCH_WORKERS=$WORKERS BENCH_REPS=$REPS BENCH_WAIT=$WAIT BENCH_PGB_SECONDS=$PGB_SECS BENCH_SCALE=$SCALE BENCH_PG_FAST=${BENCH_PG_FAST:-0} BENCH_SHARED_BUFFERS=$HVBENCH_PG_SHARED_BUFFERS bench/claims.sh"
+BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK ${THREADS:+BENCH_THREADS=$THREADS }${BENCH_BATCH:+BENCH_BATCH=$BENCH_BATCH }${BENCH_WEBHOOK:+BENCH_WEBHOOK=$BENCH_WEBHOOK }${BENCH_CLAIM_ALONE:+BENCH_CLAIM_ALONE=$BENCH_CLAIM_ALONE }BENCH_RUNS=$RUNS BENCH_WORKERS=$WORKERS BENCH_REPS=$REPS BENCH_WAIT=$WAIT BENCH_PGB_SECONDS=$PGB_SECS BENCH_SCALE=$SCALE BENCH_PG_FAST=${BENCH_PG_FAST:-0} BENCH_SHARED_BUFFERS=$HVBENCH_PG_SHARED_BUFFERS bench/claims.sh"
 bench_result claims "jobs drained/s, 1 server ($WORKERS workers)" "$(printf %.0f "$R1")" jobs/s \
     "pgbench -N -c $WORKERS" "$(printf %.0f "$T")" "$(bench_ratio "$R1" "$T")" ">=0.5" "$RUNS" \
     "claim p99 $(printf %.1f "$Q1") ms; 0 duplicates"
@@ -217,4 +223,4 @@ bench_result claims "CPU per job drained, 1 server, $WORKERS hosts (servers + Po
     "$(printf %.3f "$CP")" "$(bench_ratio "$C3" "$CP")" - "$RUNS" \
     "one target: $(printf %.3f "$C1") ms a job; the ratio of CPU a job costs to what a transaction costs"
 echo "reproduce: make bench-progs && $BENCH_COMMAND"
-echo "each drain: HVBENCH_TOKEN=<worker token> $HVLOAD --server URL [--server URL2] --workers $WORKERS --target $TARGET --samples 0 --metrics 1 --wait $WAIT --duration-limit 600 --json"
+echo "each drain: HVBENCH_TOKEN=<worker token> $HVLOAD --server URL [--server URL2] --workers $WORKERS --target $TARGET ${ALONE:+$ALONE }--samples 0 --metrics 1 --wait $WAIT --duration-limit 600 --json"
