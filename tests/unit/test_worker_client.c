@@ -1,8 +1,8 @@
 /* test_worker_client.c — the address a worker announces when it serves a
  * net workload: the source address of its route to the server, or what
  * --advertise says; and, against a stand-in server on loopback, a claim
- * that hands out a job or a tuning step, and the step's heartbeat and
- * result calls. */
+ * that hands out a job or a tuning step, the step's heartbeat and
+ * result calls, and a result upload that brings the next job. */
 #include "tests/unit/check.h"
 #include "worker/client.h"
 
@@ -55,7 +55,7 @@ static void test_advertise(void)
 
 static struct {
     pthread_mutex_t mu;
-    char path[256], auth[256], body[8192];
+    char path[256], auth[256], body[8192], claim[16]; /* claim: the ?claim= argument */
     int status;
     char reply[8192];
 } srv = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -84,6 +84,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     }
     pthread_mutex_lock(&srv.mu);
     const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    const char *claim = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "claim");
+    snprintf(srv.claim, sizeof srv.claim, "%s", claim != NULL ? claim : "");
     snprintf(srv.path, sizeof srv.path, "%s", url);
     snprintf(srv.auth, sizeof srv.auth, "%s", auth != NULL ? auth : "");
     snprintf(srv.body, sizeof srv.body, "%.*s", (int)u->n, u->buf);
@@ -250,6 +252,57 @@ static void test_step_calls(struct hv_client *c)
     json_decref(body);
 }
 
+/* A result upload that also claims the next job (?claim=true): asked only
+ * when turned on, with no job held and no shutdown signal; the job the
+ * answer brings is held for hv_client_take_next(), once. */
+static void test_upload_claims_next(const char *url)
+{
+    static volatile sig_atomic_t stop;
+    struct hv_client *c = hv_client_new(url, "hvt_worker", 0, &stop);
+    json_t *body = check_json("{\"attempt\": 1, \"status\": \"ok\"}");
+    struct hv_claim claim;
+    static const char with_next[] =
+        "{\"job_id\": 40, \"attempt\": 1, \"result_id\": 7, \"stored\": true, "
+        "\"server_time\": \"2026-01-01T00:00:00Z\", \"next\": {\"job\": {\"id\": 42, "
+        "\"attempt\": 2, \"lease_seconds\": 90, \"workload\": {\"kind\": \"cpu\"}}}}";
+    reply(201, with_next);
+    CHECK(hv_client_upload_result(c, 40, body) == HV_CALL_OK);
+    CHECK_STR(srv.path, "/api/v1/jobs/40/result");
+    CHECK_STR(srv.claim, ""); /* off until turned on */
+    CHECK(!hv_client_take_next(c, &claim));
+
+    hv_client_claim_with_results(c, true);
+    CHECK(hv_client_upload_result(c, 40, body) == HV_CALL_OK);
+    CHECK_STR(srv.claim, "true");
+    CHECK(hv_client_upload_result(c, 40, body) == HV_CALL_OK);
+    CHECK_STR(srv.claim, ""); /* one job held: the next upload asks for none */
+    CHECK(hv_client_take_next(c, &claim));
+    CHECK(claim.what == HV_CLAIMED_JOB && claim.job.id == 42 && claim.job.attempt == 2);
+    CHECK(claim.job.lease_seconds == 90);
+    CHECK_STR(claim.job.kind, "cpu");
+    CHECK(claim.job.clock.valid &&
+          claim.job.clock.samples == 1); /* the answer's server_time is a clock sample */
+    hv_claim_clear(&claim);
+    CHECK(!hv_client_take_next(c, &claim)); /* taken once */
+
+    reply(201, "{\"job_id\": 40, \"attempt\": 1, \"result_id\": 7, \"stored\": true, "
+               "\"server_time\": \"2026-01-01T00:00:00Z\", \"next\": null}");
+    CHECK(hv_client_upload_result(c, 40, body) == HV_CALL_OK);
+    CHECK_STR(srv.claim, "true");
+    CHECK(!hv_client_take_next(c, &claim)); /* none to bring */
+    reply(409, "{\"title\": \"stale attempt\"}");
+    CHECK(hv_client_upload_result(c, 40, body) == HV_CALL_STALE);
+    CHECK(!hv_client_take_next(c, &claim));
+
+    stop = 1; /* a shutdown signal: no next job is asked for */
+    reply(201, with_next);
+    CHECK(hv_client_upload_result(c, 40, body) == HV_CALL_OK);
+    CHECK_STR(srv.claim, "");
+    CHECK(!hv_client_take_next(c, &claim));
+    json_decref(body);
+    hv_client_free(c);
+}
+
 static void test_protocol(void)
 {
     struct MHD_Daemon *d =
@@ -267,6 +320,7 @@ static void test_protocol(void)
     test_claim_job(c);
     test_step_calls(c);
     hv_client_free(c);
+    test_upload_claims_next(url);
     MHD_stop_daemon(d);
 }
 
