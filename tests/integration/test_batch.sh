@@ -54,6 +54,10 @@ burst() {
     done
     wait "${pids[@]}"
 }
+# tally DIR: the HTTP statuses of a burst, "STATUS:COUNT " each.
+tally() {
+    for f in "$1"/*.status; do echo "$(<"$f")"; done | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}'
+}
 # shellcheck disable=SC2317 # called through burst
 claim_for() { # TARGET_ID AUTH_ARRAY_NAME DIR INDEX
     local auth="$2[@]"
@@ -63,7 +67,7 @@ claim_for() { # TARGET_ID AUTH_ARRAY_NAME DIR INDEX
 
 # --- 40 claims at once for 30 jobs ------------------------------------------------
 burst "$HV_TMP/claims" 40 claim_for "$TID" WA
-statuses=$(for f in "$HV_TMP"/claims/*.status; do echo "$(<"$f")"; done | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')
+statuses=$(tally "$HV_TMP/claims")
 assert_eq "40 claims at once: 30 with a job, 10 with none" "200:30 204:10 " "$statuses"
 for f in "$HV_TMP"/claims/*.status; do
     [[ $(cat "$f") == 200 ]] && jq -r '"\(.job.id) \(.job.attempt)"' "${f%.status}.body"
@@ -196,15 +200,15 @@ for ((i = 0; i < 8; i++)); do
 done
 assert_eq "the round's 8 jobs claimed" 8 "$(sort -u "$HV_TMP/round-jobs.txt" | wc -l)"
 # shellcheck disable=SC2317 # called through burst
-round_upload() { # DIR INDEX
-    local job
-    job=$(sed -n "$(($2 + 1))p" "$HV_TMP/round-jobs.txt")
-    curl -s --max-time 30 -o "$1/$2.body" -w '%{http_code}' -X POST "${WR[@]}" \
-        --data-binary "$(result "$job" 1 ok)" "$URL/api/v1/jobs/$job/result" >"$1/$2.status"
+upload_listed() { # LIST AUTH_ARRAY_NAME QUERY DIR INDEX: the result of line INDEX of LIST
+    local job creds="$2[@]"
+    job=$(sed -n "$(($5 + 1))p" "$1")
+    curl -s --max-time 30 -o "$4/$5.body" -w '%{http_code}' -X POST "${!creds}" \
+        --data-binary "$(result "$job" 1 ok)" "$URL/api/v1/jobs/$job/result$3" >"$4/$5.status"
 }
-burst "$HV_TMP/round-up" 8 round_upload
+burst "$HV_TMP/round-up" 8 upload_listed "$HV_TMP/round-jobs.txt" WR ''
 assert_eq "the 8 results stored" "201:8 " \
-    "$(for f in "$HV_TMP"/round-up/*.status; do echo "$(<"$f")"; done | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')"
+    "$(tally "$HV_TMP/round-up")"
 assert_status 200 GET "/api/v1/plans/$RPLAN"
 assert_eq "the plan is done, decided after its one round" "done max 1" \
     "$(json -r '"\(.status) \(.rounds.decision) \(.rounds.rounds)"')"
@@ -237,16 +241,9 @@ api POST "/api/v1/jobs/$(head -n1 "$HV_TMP/next-jobs.txt")/result?claim=maybe" "
     --data-binary "$(result 0 1 ok)"
 assert_eq "?claim=maybe: 400 naming the argument" "400 claim" \
     "$STATUS $(json -r '.errors[0].path')"
-# shellcheck disable=SC2317 # called through burst
-next_upload() { # DIR INDEX
-    local job
-    job=$(sed -n "$(($2 + 1))p" "$HV_TMP/next-jobs.txt")
-    curl -s --max-time 30 -o "$1/$2.body" -w '%{http_code}' -X POST "${WN[@]}" \
-        --data-binary "$(result "$job" 1 ok)" "$URL/api/v1/jobs/$job/result?claim=true" >"$1/$2.status"
-}
-burst "$HV_TMP/next-up" 8 next_upload
+burst "$HV_TMP/next-up" 8 upload_listed "$HV_TMP/next-jobs.txt" WN '?claim=true'
 assert_eq "the 8 results stored" "201:8 " \
-    "$(for f in "$HV_TMP"/next-up/*.status; do echo "$(<"$f")"; done | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')"
+    "$(tally "$HV_TMP/next-up")"
 jq -r '.next.job | select(. != null) | "\(.id) \(.attempt) \(.plan_id) \(.lease_seconds > 0)"' \
     "$HV_TMP"/next-up/*.body | sort -n >"$HV_TMP/next-next.txt"
 assert_eq "4 answers bring a next job: distinct, attempt 1, of the plan, with a lease" \
@@ -315,7 +312,7 @@ read -r seq0 idx0 < <(scans)
 hv_start_server
 burst "$HV_TMP/empty" 20 claim_for "$HTID" WH
 assert_eq "20 claims at once on an empty queue: 20 answered 204" "204:20 " \
-    "$(for f in "$HV_TMP"/empty/*.status; do echo "$(<"$f")"; done | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')"
+    "$(tally "$HV_TMP/empty")"
 hv_stop_pid "$HV_SERVER_PID" 10
 wait_for "the server's database sessions ended again" 30 alone
 read -r seq1 idx1 < <(scans)
