@@ -183,7 +183,10 @@ static enum hv_db_status claim_single(struct hv_request *req, json_t **step, jso
     json_int_t target = req->worker_target;
     bool steps = true;
     enum hv_db_status s = hv_db_claim_sweeps(target, &steps);
-    /* A host's apply and restore steps go before its jobs. */
+    /* A host's apply and restore steps go before its jobs: a caller that
+     * takes no step (step NULL) gets no job while one may be queued. */
+    if (s == HV_DB_OK && steps && step == NULL)
+        return HV_DB_NONE;
     if (s == HV_DB_OK)
         s = steps ? hv_db_step_claim(target, req->worker_id, hv_cfg.lease_seconds, step)
                   : HV_DB_NONE;
@@ -354,10 +357,7 @@ static json_t *next_job(struct hv_request *req)
         job = req->batch_job;
         req->batch_job = NULL;
     } else if (outcome != HV_CLAIM_NONE && target != 0) {
-        bool steps = true;
-        enum hv_db_status s = hv_db_claim_sweeps(target, &steps);
-        if (s == HV_DB_OK && !steps)
-            s = hv_db_job_claim(target, req->worker_id, hv_cfg.lease_seconds, &job);
+        enum hv_db_status s = claim_single(req, NULL, &job);
         if (s != HV_DB_OK && s != HV_DB_NONE)
             hv_warn("target %lld: claiming with a result failed; its worker claims alone",
                     (long long)target);

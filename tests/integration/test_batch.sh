@@ -22,13 +22,30 @@ hv_setup
 sql() { "$PG" psql "$HV_TMP/pg" -- -X -Atqc "$1"; }
 metric() { curl -fsS --max-time 5 "$URL/metrics" | awk -v n="$1" '$1 == n {print $2}'; }
 
+# submit_cpu NAME HOST WORKLOADS REPETITIONS_JSON: submits a plan of
+# WORKLOADS one-second cpu workloads on HOST; its id is $(json .id).
+submit_cpu() {
+    jq -n --arg name "$1" --arg host "$2" --argjson n "$3" --argjson reps "$4" \
+        '{name: $name, targets: {host: $host}, repetitions: $reps,
+          workloads: [range($n) | {id: "cpu-\(.)", kind: "cpu", engine: "builtin",
+                                   params: {copies: 1, seconds: 1}}]}' >"$HV_TMP/$1.json"
+    assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" \
+        --data-binary @"$HV_TMP/$1.json"
+}
+
+# claim_list FILE N AUTH_ARRAY_NAME: N claims one after another; the ids
+# of the jobs they got, a line each, into FILE.
+claim_list() {
+    local i creds="$3[@]"
+    : >"$1"
+    for ((i = 0; i < $2; i++)); do
+        api POST /api/v1/jobs/claim "${!creds}" --data-binary '{}'
+        [[ $STATUS == 200 ]] && json .job.id >>"$1"
+    done
+}
+
 JOBS=30
-jq -n --argjson reps "$JOBS" '{name: "batch", targets: {host: "batch-host"},
-    repetitions: {min: $reps},
-    workloads: [{id: "cpu", kind: "cpu", engine: "builtin", params: {copies: 1, seconds: 1}}]}' \
-    >"$HV_TMP/plan.json"
-assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" \
-    --data-binary @"$HV_TMP/plan.json"
+submit_cpu batch batch-host 1 "{\"min\": $JOBS}"
 PLAN=$(json .id)
 hv_register batch-host
 TID=$TARGET
@@ -185,19 +202,12 @@ assert_eq "the plan reads 29 done, 1 failed" "29 1" "$(json '"\(.jobs.done) \(.j
 # Eight jobs make the plan's one round; their results arrive together, and
 # each job a batch ends sees the round over. The plan is decided after the
 # first of them only: one decision in the log, one record on the plan.
-jq -n '{name: "round", targets: {host: "round-host"}, repetitions: {min: 1, max: 1},
-    workloads: [range(8) | {id: "cpu-\(.)", kind: "cpu", engine: "builtin",
-                            params: {copies: 1, seconds: 1}}]}' >"$HV_TMP/round.json"
-assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" \
-    --data-binary @"$HV_TMP/round.json"
+submit_cpu round round-host 8 '{"min": 1, "max": 1}'
 RPLAN=$(json .id)
 hv_register round-host
+# shellcheck disable=SC2034 # read by claim_list and upload_listed, by name
 WR=("${W[@]}")
-: >"$HV_TMP/round-jobs.txt"
-for ((i = 0; i < 8; i++)); do
-    api POST /api/v1/jobs/claim "${WR[@]}" --data-binary '{}'
-    [[ $STATUS == 200 ]] && json .job.id >>"$HV_TMP/round-jobs.txt"
-done
+claim_list "$HV_TMP/round-jobs.txt" 8 WR
 assert_eq "the round's 8 jobs claimed" 8 "$(sort -u "$HV_TMP/round-jobs.txt" | wc -l)"
 # shellcheck disable=SC2317 # called through burst
 upload_listed() { # LIST AUTH_ARRAY_NAME QUERY DIR INDEX: the result of line INDEX of LIST
@@ -221,21 +231,13 @@ assert_eq "the decision was made once" 1 \
 # each, and the other four hear there is none. The stored results and the
 # next jobs' claims are those of the worker. A result with samples (stored
 # alone) claims too; a stale attempt and a bad argument claim nothing.
-jq -n '{name: "next", targets: {host: "next-host"}, repetitions: {min: 12},
-    workloads: [{id: "cpu", kind: "cpu", engine: "builtin", params: {copies: 1, seconds: 1}}]}' \
-    >"$HV_TMP/next.json"
-assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" \
-    --data-binary @"$HV_TMP/next.json"
+submit_cpu next next-host 1 '{"min": 12}'
 NPLAN=$(json .id)
 hv_register next-host
 WN=("${W[@]}")
 NWORKER=$(sql "SELECT w.id FROM workers w JOIN targets t ON t.id = w.target_id
                WHERE t.name = 'next-host' AND w.ended_at IS NULL")
-: >"$HV_TMP/next-jobs.txt"
-for ((i = 0; i < 8; i++)); do
-    api POST /api/v1/jobs/claim "${WN[@]}" --data-binary '{}'
-    [[ $STATUS == 200 ]] && json .job.id >>"$HV_TMP/next-jobs.txt"
-done
+claim_list "$HV_TMP/next-jobs.txt" 8 WN
 assert_eq "8 of the 12 jobs claimed" 8 "$(sort -u "$HV_TMP/next-jobs.txt" | wc -l)"
 api POST "/api/v1/jobs/$(head -n1 "$HV_TMP/next-jobs.txt")/result?claim=maybe" "${WN[@]}" \
     --data-binary "$(result 0 1 ok)"
@@ -288,11 +290,7 @@ assert_eq "the plan is done: 12 jobs done" "done 12" "$(json -r '"\(.status) \(.
 # nothing asks whether the target has queued jobs it did not take, and its
 # sweeps whether a running job's lease ran out: both read an index, never
 # every job. Counted by PostgreSQL: index scans of jobs, no sequential one.
-jq -n '{name: "history", targets: {host: "history-host"}, repetitions: {min: 200},
-    workloads: [range(10) | {id: "cpu-\(.)", kind: "cpu", engine: "builtin",
-                             params: {copies: 1, seconds: 1}}]}' >"$HV_TMP/history.json"
-assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" \
-    --data-binary @"$HV_TMP/history.json"
+submit_cpu history history-host 10 '{"min": 200}'
 HPLAN=$(json .id)
 sql "ALTER TABLE jobs SET (autovacuum_enabled = off)" >/dev/null
 sql "ANALYZE jobs" >/dev/null
