@@ -6,7 +6,9 @@
 # asks for the worker's next job, ?claim=true, so a worker claims alone only
 # when an answer brought none) through one server, then queues another and
 # drains it through two servers on the same database (the workers split
-# round-robin), then runs `pgbench -N -c 50 -j 2` (the same number of
+# round-robin; the two are other servers than the first, each with
+# --result-lanes 1, so that both together run as many batches at once as
+# the one does with its default 2: BENCHMARKS.md, "Result lanes"), then runs `pgbench -N -c 50 -j 2` (the same number of
 # clients) on its own database of the same cluster; before each drain and
 # before pgbench, a checkpoint and no autovacuum running. Every drain must hand
 # out each job once (0 duplicates) and leave none undone. Reports jobs
@@ -36,7 +38,9 @@
 # subscription to plan.started and plan.finished, delivered to a local
 # receiver, before the drains: the plan events' triggers then do their
 # work), BENCH_CLAIM_ALONE (0; 1 runs hvload --claim-alone: every job claimed
-# with a request of its own), BENCH_QUICK, KEEP (0).
+# with a request of its own), BENCH_LANES (the one server's --result-lanes;
+# default theirs, 2), BENCH_LANES_2 (each of the two servers'; 1),
+# BENCH_QUICK, KEEP (0).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/lib.sh
@@ -60,9 +64,13 @@ SERVER_ARGS=()
 # the drains after it read them back through the kernel).
 export HVBENCH_PG_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-1GB}
 
+LANES=${BENCH_LANES:-} LANES_2=${BENCH_LANES_2:-1}
+
 command -v pgbench >/dev/null || hv_die "pgbench needed (postgresql-client-15)"
-bench_setup "${SERVER_ARGS[@]}"
-bench_start_server "${SERVER_ARGS[@]}"
+# URLS[0] drains alone, URLS[1] and URLS[2] together.
+bench_setup "${SERVER_ARGS[@]}" ${LANES:+--result-lanes "$LANES"}
+bench_start_server "${SERVER_ARGS[@]}" --result-lanes "$LANES_2"
+bench_start_server "${SERVER_ARGS[@]}" --result-lanes "$LANES_2"
 ALONE=
 [[ ${BENCH_CLAIM_ALONE:-0} == 1 ]] && ALONE=--claim-alone
 if [[ ${BENCH_WEBHOOK:-0} == 1 ]]; then
@@ -104,14 +112,14 @@ settle() {
     done
 }
 
-# drain RUN NSERVERS [hosts]: queue a plan, drain it through the first
-# NSERVERS servers; sets rate p50 p99 and appends a row. With "hosts" each
+# drain RUN NSERVERS [hosts]: queue a plan, drain it through the one
+# server (URLS[0]) or the two (URLS[1], URLS[2]); sets rate p50 p99 and appends a row. With "hosts" each
 # simulated worker is a host of its own (hvload --hosts) with a plan of its
 # own, JOBS / WORKERS jobs each: a fleet's layout, one worker per host.
 drain() {
     local run=$1 n=$2 layout=${3:-one} plan t0 submit_s queued srv0=0 srv1=0 pg0 pg1 rc i claimed dups secs client_cpu left
-    local servers=() hosts=() plans=()
-    for ((i = 0; i < n; i++)); do servers+=(--server "${URLS[i]}"); done
+    local servers=() hosts=() plans=() first=$((n == 1 ? 0 : 1))
+    for ((i = first; i < first + n; i++)); do servers+=(--server "${URLS[i]}"); done
     t0=$(date +%s.%N)
     if [[ $layout == hosts ]]; then
         hosts=(--hosts)
@@ -130,13 +138,13 @@ drain() {
     [[ $queued == "$JOBS" ]] || hv_die "plans $plan queued $queued jobs, expected $JOBS"
     settle
 
-    for ((i = 0; i < n; i++)); do srv0=$((srv0 + $(bench_ticks "${BENCH_SERVER_PIDS[i]}"))); done
+    for ((i = first; i < first + n; i++)); do srv0=$((srv0 + $(bench_ticks "${BENCH_SERVER_PIDS[i]}"))); done
     pg0=$(bench_pg_ticks)
     HVBENCH_TOKEN=$WORKER_TOKEN timeout -k 5 660 "$HVLOAD" "${servers[@]}" --workers "$WORKERS" \
         --target "$TARGET" "${hosts[@]}" ${ALONE:+"$ALONE"} --samples 0 --metrics 1 --wait "$WAIT" --duration-limit 600 \
         --quiet --json >"$BENCH_TMP/hvload-$run-$n.json" 2>"$BENCH_TMP/hvload-$run-$n.err"
     rc=$?
-    for ((i = 0; i < n; i++)); do srv1=$((srv1 + $(bench_ticks "${BENCH_SERVER_PIDS[i]}"))); done
+    for ((i = first; i < first + n; i++)); do srv1=$((srv1 + $(bench_ticks "${BENCH_SERVER_PIDS[i]}"))); done
     pg1=$(bench_pg_ticks)
     cat "$BENCH_TMP/hvload-$run-$n.err" >&2
     [[ $rc -eq 0 ]] || hv_die "hvload exited $rc in run $run: $(cat "$BENCH_TMP/hvload-$run-$n.json")"
@@ -205,19 +213,19 @@ printf 'CPU per job drained (servers + PostgreSQL + hvload), medians: %.3f ms wi
 printf 'CPU per pgbench -N transaction (pgbench + PostgreSQL): %.3f ms. On %d CPUs the drain cannot pass %.0f jobs/s.\n' \
     "$CP" "$(nproc)" "$(echo "$(nproc) * 1000 / $C3" | bc -l)"
 echo
-BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK ${THREADS:+BENCH_THREADS=$THREADS }${BENCH_BATCH:+BENCH_BATCH=$BENCH_BATCH }${BENCH_WEBHOOK:+BENCH_WEBHOOK=$BENCH_WEBHOOK }${BENCH_CLAIM_ALONE:+BENCH_CLAIM_ALONE=$BENCH_CLAIM_ALONE }BENCH_RUNS=$RUNS BENCH_WORKERS=$WORKERS BENCH_REPS=$REPS BENCH_WAIT=$WAIT BENCH_PGB_SECONDS=$PGB_SECS BENCH_SCALE=$SCALE BENCH_PG_FAST=${BENCH_PG_FAST:-0} BENCH_SHARED_BUFFERS=$HVBENCH_PG_SHARED_BUFFERS bench/claims.sh"
+BENCH_COMMAND="BENCH_QUICK=$BENCH_QUICK ${THREADS:+BENCH_THREADS=$THREADS }${BENCH_BATCH:+BENCH_BATCH=$BENCH_BATCH }${BENCH_WEBHOOK:+BENCH_WEBHOOK=$BENCH_WEBHOOK }${BENCH_CLAIM_ALONE:+BENCH_CLAIM_ALONE=$BENCH_CLAIM_ALONE }${LANES:+BENCH_LANES=$LANES }BENCH_LANES_2=$LANES_2 BENCH_RUNS=$RUNS BENCH_WORKERS=$WORKERS BENCH_REPS=$REPS BENCH_WAIT=$WAIT BENCH_PGB_SECONDS=$PGB_SECS BENCH_SCALE=$SCALE BENCH_PG_FAST=${BENCH_PG_FAST:-0} BENCH_SHARED_BUFFERS=$HVBENCH_PG_SHARED_BUFFERS bench/claims.sh"
 bench_result claims "jobs drained/s, 1 server ($WORKERS workers)" "$(printf %.0f "$R1")" jobs/s \
     "pgbench -N -c $WORKERS" "$(printf %.0f "$T")" "$(bench_ratio "$R1" "$T")" ">=0.5" "$RUNS" \
     "claim p99 $(printf %.1f "$Q1") ms; 0 duplicates"
 bench_result claims "jobs drained/s, 2 servers ($WORKERS workers)" "$(printf %.0f "$R2")" jobs/s \
     "pgbench -N -c $WORKERS" "$(printf %.0f "$T")" "$(bench_ratio "$R2" "$T")" ">=0.5" "$RUNS" \
-    "claim p99 $(printf %.1f "$Q2") ms; 0 duplicates"
+    "claim p99 $(printf %.1f "$Q2") ms; 0 duplicates; --result-lanes $LANES_2 each"
 bench_result claims "jobs drained/s, 1 server, $WORKERS hosts (a worker and a plan each)" \
     "$(printf %.0f "$R3")" jobs/s "pgbench -N -c $WORKERS" "$(printf %.0f "$T")" \
     "$(bench_ratio "$R3" "$T")" ">=0.5" "$RUNS" "claim p99 $(printf %.1f "$Q3") ms; 0 duplicates"
 bench_result claims "jobs drained/s, 2 servers, $WORKERS hosts (a worker and a plan each)" \
     "$(printf %.0f "$R4")" jobs/s "pgbench -N -c $WORKERS" "$(printf %.0f "$T")" \
-    "$(bench_ratio "$R4" "$T")" ">=0.5" "$RUNS" "claim p99 $(printf %.1f "$Q4") ms; 0 duplicates"
+    "$(bench_ratio "$R4" "$T")" ">=0.5" "$RUNS" "claim p99 $(printf %.1f "$Q4") ms; 0 duplicates; --result-lanes $LANES_2 each"
 bench_result claims "CPU per job drained, 1 server, $WORKERS hosts (servers + PostgreSQL + hvload)" \
     "$(printf %.3f "$C3")" "CPU ms" "CPU per pgbench -N transaction (pgbench + PostgreSQL)" \
     "$(printf %.3f "$CP")" "$(bench_ratio "$C3" "$CP")" - "$RUNS" \

@@ -22,9 +22,9 @@ struct queue {
     pthread_cond_t more;
     struct hv_request *head, *tail; /* linked by batch_next */
     size_t queued;                  /* requests from head to tail */
-    pthread_t thread;
-    bool running;
-    bool done; /* the thread ended: nothing queued is taken any more */
+    pthread_t threads[HV_BATCH_LANES_MAX];
+    size_t lanes; /* threads taking from the queue: running while above 0 */
+    bool done;    /* a thread ended: nothing queued is taken any more */
     void (*run)(struct hv_request **reqs, size_t n);
 };
 
@@ -49,23 +49,13 @@ static void claimed(struct hv_request *req, int outcome, json_t *job)
     req->batch_job = job;
 }
 
-static void run_claims(struct hv_request **reqs, size_t n)
+/* Claims a job for each of the m admitted requests in one statement. */
+static void claim_many(struct hv_request **in, size_t m)
 {
     struct hv_claim_entry e[BATCH_MAX] = {0};
-    struct hv_request *in[BATCH_MAX];
-    size_t m = 0;
-    hv_auth_resolve_many(reqs, n);
-    for (size_t i = 0; i < n; i++) {
-        claimed(reqs[i], HV_CLAIM_SINGLE, NULL);
-        if (admitted(reqs[i])) {
-            in[m] = reqs[i];
-            e[m++] = (struct hv_claim_entry){.target_id = reqs[i]->worker_target,
-                                             .worker_id = reqs[i]->worker_id};
-        }
-    }
-    hv_metrics_batch(HV_BATCH_CLAIM, n);
-    if (m == 0)
-        return;
+    for (size_t i = 0; i < m; i++)
+        e[i] = (struct hv_claim_entry){.target_id = in[i]->worker_target,
+                                       .worker_id = in[i]->worker_id};
     /* The statement also asks whether the sweeps are due (a target with a
      * step queued is left to the single claim by it). They rarely are;
      * when they are, they run after it, and each entry that got no job
@@ -81,6 +71,21 @@ static void run_claims(struct hv_request **reqs, size_t n)
             e[i].outcome = HV_CLAIM_SINGLE;
         claimed(in[i], (int)e[i].outcome, e[i].job);
     }
+}
+
+static void run_claims(struct hv_request **reqs, size_t n)
+{
+    struct hv_request *in[BATCH_MAX];
+    size_t m = 0;
+    hv_auth_resolve_many(reqs, n);
+    for (size_t i = 0; i < n; i++) {
+        claimed(reqs[i], HV_CLAIM_SINGLE, NULL);
+        if (admitted(reqs[i]))
+            in[m++] = reqs[i];
+    }
+    hv_metrics_batch(HV_BATCH_CLAIM, n);
+    if (m > 0)
+        claim_many(in, m);
 }
 
 static void run_results(struct hv_request **reqs, size_t n)
@@ -100,15 +105,19 @@ static void run_results(struct hv_request **reqs, size_t n)
     hv_metrics_batch(HV_BATCH_RESULT, n);
     if (m > 0 && hv_db_result_store_many(items, m) != HV_DB_OK)
         hv_warn("the results of %zu jobs in one transaction failed; each is stored alone", m);
-    /* A stored result that asks for its worker's next job goes on to the
-     * claims' batch (loop() queues it there) instead of back to its
-     * handler, which would claim alone. */
-    if (!hv_batch_on(HV_BATCH_CLAIM))
-        return;
+    /* A stored result that asks for its worker's next job gets it here,
+     * from one statement for the batch's such results, rather than from
+     * its handler claiming alone. */
+    struct hv_request *next[BATCH_MAX];
+    size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const struct hv_result_item *it = reqs[i]->batch_item;
         if (reqs[i]->claim_next && !it->single && it->status == HV_DB_OK)
-            reqs[i]->batch = HV_BATCH_CLAIM;
+            next[k++] = reqs[i];
+    }
+    if (k > 0) {
+        hv_metrics_batch(HV_BATCH_CLAIM, k);
+        claim_many(next, k);
     }
 }
 
@@ -119,7 +128,7 @@ static struct queue queues[HV_BATCH_KINDS] = {
 
 bool hv_batch_on(enum hv_batch_kind kind)
 {
-    return kind > HV_BATCH_NONE && kind < HV_BATCH_KINDS && queues[kind].running &&
+    return kind > HV_BATCH_NONE && kind < HV_BATCH_KINDS && queues[kind].lanes > 0 &&
            !atomic_load(&stopping) && hv_cfg.batch > 1;
 }
 
@@ -162,7 +171,6 @@ static void linger(struct queue *q, size_t want)
 static void *loop(void *arg)
 {
     struct queue *q = arg;
-    int kind = (int)(q - queues);
     struct hv_request *reqs[BATCH_MAX];
     size_t most = hv_cfg.batch < BATCH_MAX ? hv_cfg.batch : BATCH_MAX, last = 0;
     /* A batch statement's plan costs more to make than to run, and its
@@ -188,18 +196,18 @@ static void *loop(void *arg)
         }
         if (q->head == NULL)
             q->tail = NULL;
-        q->done = n == 0; /* stopping, nothing queued */
+        bool end = n == 0 && atomic_load(&stopping);
+        if (end)
+            q->done = true; /* stopping, nothing queued */
         pthread_mutex_unlock(&q->lock);
-        if (n == 0)
+        if (end)
             break;
+        if (n == 0)
+            continue; /* another lane took what this one waited for */
         last = n;
         q->run(reqs, n);
-        for (size_t i = 0; i < n; i++) {
-            if (reqs[i]->batch != kind)
-                hv_batch_enqueue(reqs[i]); /* on to another kind's batch */
-            else
-                MHD_resume_connection(reqs[i]->conn);
-        }
+        for (size_t i = 0; i < n; i++)
+            MHD_resume_connection(reqs[i]->conn);
     }
     return NULL;
 }
@@ -209,9 +217,15 @@ int hv_batch_start(void)
     if (hv_cfg.batch <= 1)
         return 0;
     for (int k = HV_BATCH_NONE + 1; k < HV_BATCH_KINDS; k++) {
-        if (pthread_create(&queues[k].thread, NULL, loop, &queues[k]) != 0)
-            return -1;
-        queues[k].running = true;
+        struct queue *q = &queues[k];
+        size_t lanes = k == HV_BATCH_RESULT ? (size_t)hv_cfg.result_lanes : 1;
+        if (lanes > HV_BATCH_LANES_MAX)
+            lanes = HV_BATCH_LANES_MAX;
+        for (size_t i = 0; i < lanes; i++) {
+            if (pthread_create(&q->threads[i], NULL, loop, q) != 0)
+                return -1;
+            q->lanes = i + 1;
+        }
     }
     return 0;
 }
@@ -221,12 +235,13 @@ void hv_batch_stop(void)
     atomic_store(&stopping, true);
     for (int k = HV_BATCH_NONE + 1; k < HV_BATCH_KINDS; k++) {
         struct queue *q = &queues[k];
-        if (!q->running)
+        if (q->lanes == 0)
             continue;
         pthread_mutex_lock(&q->lock);
-        pthread_cond_signal(&q->more);
+        pthread_cond_broadcast(&q->more);
         pthread_mutex_unlock(&q->lock);
-        pthread_join(q->thread, NULL);
-        q->running = false;
+        for (size_t i = 0; i < q->lanes; i++)
+            pthread_join(q->threads[i], NULL);
+        q->lanes = 0;
     }
 }

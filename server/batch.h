@@ -3,18 +3,22 @@
  *
  * A claim or result handler that may batch sets req->batch (the kind) and
  * req->park and returns; the HTTP layer suspends the connection and
- * queues it here. One thread a kind, on a PostgreSQL connection of its
- * own, takes everything queued (up to --batch), looks up the requests'
- * worker credentials (hv_auth_resolve_many; http.c only hashed them),
- * does the database work of all of it at once (hv_db_job_claim_many,
- * hv_db_result_store_many) and resumes the connections; each handler runs again and answers from
+ * queues it here. A thread of the kind, on a PostgreSQL connection of
+ * its own, takes everything queued (up to --batch), looks up the
+ * requests' worker credentials (hv_auth_resolve_many; http.c only hashed
+ * them), does the database work of all of it at once
+ * (hv_db_job_claim_many, hv_db_result_store_many) and resumes the
+ * connections; each handler runs again and answers from
  * req->batch_outcome. While one batch runs, the next one gathers: the
  * busier the queue, the more requests share a statement and a commit, and
  * an idle server runs each request at once. A batch that follows one of
  * several requests waits up to --batch-linger-us until as many are
- * queued. A stored result that also claims its worker's next job
- * (req->claim_next, ?claim=true) goes on from the result thread to the
- * claim thread, which gives its handler req->claim_outcome. */
+ * queued. Results have --result-lanes threads taking from their queue,
+ * each on a connection of its own: while one lane waits for its commit
+ * another stores the next batch. A stored result that also claims its
+ * worker's next job (req->claim_next, ?claim=true) gets
+ * req->claim_outcome from the lane that stored it, in one statement with
+ * the batch's others. */
 #ifndef HV_SERVER_BATCH_H
 #define HV_SERVER_BATCH_H
 
@@ -30,7 +34,11 @@ enum hv_batch_kind {
     HV_BATCH_KINDS
 };
 
-/** Starts a thread per kind. Returns 0, or -1 when one cannot start. */
+/** The most threads that store results (--result-lanes). */
+#define HV_BATCH_LANES_MAX 8
+
+/** Starts a thread per kind, --result-lanes of them for results. Returns 0, or -1 when one cannot
+ * start. */
 int hv_batch_start(void);
 
 /** Whether requests of kind go through a batch: started, not stopping,

@@ -22,4 +22,5 @@ struct hv_server_config hv_cfg = {
     .plan_cache_ms = 1000,
     .batch = 64,
     .batch_linger_us = 2000,
+    .result_lanes = 2,
 };

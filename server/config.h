@@ -44,6 +44,7 @@ struct hv_server_config {
     int plan_cache_ms;   /**< max age of a kept plan read (answer_cache.h); 0: none kept */
     unsigned batch;      /**< most claims or results in one batch (batch.h); 1: each alone */
     int batch_linger_us; /**< how long a batch waits for as many as the last one took */
+    int result_lanes;    /**< threads storing results' batches (batch.h) */
 };
 
 /** The one configuration of this process. */

@@ -107,7 +107,10 @@ static void usage(FILE *f)
         "                            results stored in one transaction (1-64, default 64;\n"
         "                            1: each alone)\n"
         "  --batch-linger-us N       how long a batch waits for as many requests as the last\n"
-        "                            one took (0-100000 microseconds, default 2000; 0: none)\n\n"
+        "                            one took (0-100000 microseconds, default 2000; 0: none)\n"
+        "  --result-lanes N          threads storing results' batches, each on a database\n"
+        "                            connection of its own (1-8, default 2); with two or more\n"
+        "                            each also claims the next jobs its results ask for\n\n"
         "token commands:\n"
         "  token create --role admin|submit|worker|read --name NAME   prints the token once\n"
         "  token list\n"
@@ -196,6 +199,7 @@ static const struct number_option serve_numbers[] = {
     {"plan-cache-ms", CFG(plan_cache_ms), 0, 1000},
     {"batch", CFG(batch), 1, HV_CLAIM_MANY_MAX},
     {"batch-linger-us", CFG(batch_linger_us), 0, 100000},
+    {"result-lanes", CFG(result_lanes), 1, HV_BATCH_LANES_MAX},
 };
 
 #define N_NUMBERS (sizeof serve_numbers / sizeof serve_numbers[0])
@@ -380,13 +384,13 @@ static int check_config(void)
            "max-body = %zu\nmax-result-body = %zu\nmax-connections = %u\n"
            "connection-timeout = %u\nheader-timeout = %u\ntrusted = %s\ntrusted-reserve = %u\n"
            "max-per-address = %u\nlease = %d\nworker-live = %d\nread-auth = %s\n"
-           "plan-cache-ms = %d\nbatch = %u\nbatch-linger-us = %d\n",
+           "plan-cache-ms = %d\nbatch = %u\nbatch-linger-us = %d\nresult-lanes = %d\n",
            hv_cfg.db, hv_cfg.listen_host, hv_cfg.listen_port, hv_cfg.threads, hv_cfg.web_dir,
            hv_cfg.migrations_dir, hv_cfg.max_body, hv_cfg.max_result_body, hv_cfg.max_connections,
            hv_cfg.conn_timeout, hv_cfg.header_timeout, trusted[0] ? trusted : "none",
            hv_cfg.trusted_reserve, hv_cfg.max_per_address, hv_cfg.lease_seconds,
            hv_cfg.worker_live_seconds, hv_cfg.read_needs_token ? "token" : "open",
-           hv_cfg.plan_cache_ms, hv_cfg.batch, hv_cfg.batch_linger_us);
+           hv_cfg.plan_cache_ms, hv_cfg.batch, hv_cfg.batch_linger_us, hv_cfg.result_lanes);
     int problems = 0;
     char index[4096];
     snprintf(index, sizeof index, "%s/index.html", hv_cfg.web_dir);

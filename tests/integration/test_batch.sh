@@ -11,7 +11,8 @@
 # unknown job 404, an error result fails its job, and the others are
 # stored. A round's last jobs ended in one burst decide their plan once.
 # Results sent with ?claim=true bring the worker's next job, each job to
-# one of them, and null once the queue is empty.
+# one of them, and null once the queue is empty; so with one result lane
+# and with eight.
 # Claims that find nothing, while the statistics say the target's
 # queue is full, read jobs through an index, never whole. No timing is
 # asserted.
@@ -283,6 +284,45 @@ api POST "/api/v1/jobs/$id/result?claim=true" "${WN[@]}" --data-binary "$(result
 assert_eq "a replayed upload: 200, and no job to bring" "200 null" "$STATUS $(json -c .next)"
 assert_status 200 GET "/api/v1/plans/$NPLAN"
 assert_eq "the plan is done: 12 jobs done" "done 12" "$(json -r '"\(.status) \(.jobs.done)"')"
+
+# --- result lanes (--result-lanes): one, and eight side by side -----------------------
+# Each count of lanes: 20 jobs, 16 claimed, their 16 results sent at once
+# with ?claim=true: all stored, the 4 jobs left each brought once, and
+# the others told there is none; the database agrees. The option's
+# bounds and its place in --check-config.
+for lanes in 1 8; do
+    hv_stop_pid "$HV_SERVER_PID" 10
+    HV_SERVER_ARGS=(--result-lanes "$lanes")
+    hv_start_server
+    submit_cpu "lanes-$lanes" "lanes-$lanes" 1 '{"min": 20}'
+    LPLAN=$(json .id)
+    hv_register "lanes-$lanes"
+    # shellcheck disable=SC2034 # read by claim_list and upload_listed, by name
+    WL=("${W[@]}")
+    claim_list "$HV_TMP/lanes-$lanes.txt" 16 WL
+    burst "$HV_TMP/lanes-$lanes-up" 16 upload_listed "$HV_TMP/lanes-$lanes.txt" WL '?claim=true'
+    assert_eq "$lanes lane(s): the 16 results stored" "201:16 " "$(tally "$HV_TMP/lanes-$lanes-up")"
+    assert_eq "$lanes lane(s): 4 distinct next jobs, 12 answers with none" "4 4 12" \
+        "$(jq -s '[.[] | .next.job.id | select(. != null)] | "\(length) \(unique | length)"' -r \
+            "$HV_TMP"/lanes-"$lanes"-up/*.body) $(jq -s '[.[] | select(.next == null)] | length' \
+            "$HV_TMP"/lanes-"$lanes"-up/*.body)"
+    assert_eq "$lanes lane(s): the database has 16 done, 4 running, claimed once each" "16 4 4" \
+        "$(sql "SELECT count(*) FILTER (WHERE status = 'done') || ' ' ||
+                       count(*) FILTER (WHERE status = 'running') || ' ' ||
+                       (SELECT count(*) FROM job_claims c JOIN jobs j ON j.id = c.job_id
+                        WHERE j.plan_id = $LPLAN AND j.status = 'running')
+                FROM jobs WHERE plan_id = $LPLAN")"
+done
+HV_SERVER_ARGS=()
+out=$("$SERVER" serve --db "$DB" --check-config --migrations-dir "$HV_ROOT/migrations" 2>&1)
+assert_match "--check-config: two lanes by default" "result-lanes = 2
+" "$out"
+for bad in 0 9 x; do
+    out=$("$SERVER" serve --db "$DB" --result-lanes "$bad" --check-config 2>&1)
+    assert_eq "--result-lanes $bad: exit 2" 2 "$?"
+    assert_eq "--result-lanes $bad: what is wrong" \
+        "hvbench-server: --result-lanes must be an integer between 1 and 8" "$out"
+done
 
 # --- claims that find nothing, the statistics saying the queue is full ------------
 # The last ANALYZE saw a target's 2,000 jobs queued; they are all done now
