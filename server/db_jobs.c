@@ -783,6 +783,18 @@ struct store_args {
     struct hv_result_stored *out;
 };
 
+/* Whether row k of lock_job or lock_many read a job that is no longer
+ * running at the upload's attempt and no result of it: when the lock
+ * waited for another transaction storing the same result, the job's row
+ * is read as that transaction left it but the result through the
+ * statement's older snapshot. Read again (the lock is held now), a
+ * replay is then seen as one. */
+static bool read_again(PGresult *r, int k, int attempt)
+{
+    return !PQgetisnull(r, k, 0) && PQgetisnull(r, k, 3) &&
+           strcmp(PQgetvalue(r, k, 0), "running") != 0 && atoi(PQgetvalue(r, k, 1)) == attempt;
+}
+
 static enum hv_db_status store_txn(struct hv_db *db, void *arg)
 {
     struct store_args *a = arg;
@@ -796,6 +808,10 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
     const char *p1[] = {id};
     const char *p2[] = {id, att, hv_db_int(wid, sizeof wid, u->worker_id)};
     enum hv_db_status s = hv_db_exec(db, &lock_job, p2, &r);
+    if (s == HV_DB_OK && read_again(r, 0, u->attempt)) {
+        PQclear(r);
+        s = hv_db_exec(db, &lock_job, p2, &r);
+    }
     if (s != HV_DB_OK) {
         PQclear(r);
         return s;
@@ -989,6 +1005,13 @@ static enum hv_db_status store_many_txn(struct hv_db *db, void *arg)
     if (lock_arrays[0] == NULL || lock_arrays[1] == NULL || lock_arrays[2] == NULL)
         goto out;
     s = hv_db_exec(db, &lock_many, (const char *const *)lock_arrays, &r);
+    bool again = false;
+    for (size_t i = 0; s == HV_DB_OK && (size_t)PQntuples(r) == n && i < n; i++)
+        again = again || read_again(r, (int)i, a->items[i]->u.attempt);
+    if (again) {
+        PQclear(r);
+        s = hv_db_exec(db, &lock_many, (const char *const *)lock_arrays, &r);
+    }
     if (s != HV_DB_OK || (size_t)PQntuples(r) != n) {
         s = s == HV_DB_OK ? HV_DB_ERROR : hv_db_must(s);
         goto out;

@@ -12,7 +12,8 @@
 # stored. A round's last jobs ended in one burst decide their plan once.
 # Results sent with ?claim=true bring the worker's next job, each job to
 # one of them, and null once the queue is empty; so with one result lane
-# and with eight.
+# and with eight. An upload that waits for the job while another
+# transaction stores the same result reads it as a replay.
 # Claims that find nothing, while the statistics say the target's
 # queue is full, read jobs through an index, never whole. No timing is
 # asserted.
@@ -284,6 +285,61 @@ api POST "/api/v1/jobs/$id/result?claim=true" "${WN[@]}" --data-binary "$(result
 assert_eq "a replayed upload: 200, and no job to bring" "200 null" "$STATUS $(json -c .next)"
 assert_status 200 GET "/api/v1/plans/$NPLAN"
 assert_eq "the plan is done: 12 jobs done" "done 12" "$(json -r '"\(.status) \(.jobs.done)"')"
+
+# --- a result stored by another transaction while the upload waits ------------------
+# Another session locks a claimed job, stores its result and ends it; the
+# upload of the same result comes meanwhile and waits for the job's lock.
+# Once the session commits, the upload reads its result as stored: a
+# replay (200, that result's id), not a conflict. Through a result lane
+# (no samples) and through the handler (with samples).
+submit_cpu locked locked-host 1 '{"min": 2}'
+hv_register locked-host
+# shellcheck disable=SC2034 # read by claim_list, by name
+WL=("${W[@]}")
+claim_list "$HV_TMP/locked-jobs.txt" 2 WL
+mapfile -t LOCKED < "$HV_TMP/locked-jobs.txt"
+# store_meanwhile JOB: in the background, a session that locks JOB, stores
+# its attempt 1's result, holds an advisory lock while it waits (at most
+# 20 s) for another session to wait for a lock, and commits; the id it
+# stored goes to $HV_TMP/meanwhile.id.
+store_meanwhile() {
+    "$PG" psql "$HV_TMP/pg" -- -X -Atq -v ON_ERROR_STOP=1 >"$HV_TMP/meanwhile.id" <<SQL &
+BEGIN;
+SELECT FROM jobs WHERE id = $1 FOR UPDATE;
+INSERT INTO results (job_id, attempt, status, started_at, finished_at)
+    VALUES ($1, 1, 'ok', now(), now()) RETURNING id;
+UPDATE jobs SET status = 'done', finished_at = now(), lease_until = NULL WHERE id = $1;
+SELECT FROM pg_advisory_xact_lock(4711);
+DO \$\$ BEGIN
+    FOR i IN 1..400 LOOP
+        EXIT WHEN EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted);
+        PERFORM pg_sleep(0.05);
+    END LOOP;
+END \$\$;
+COMMIT;
+SQL
+    MEANWHILE_PID=$!
+    local i
+    for ((i = 0; i < 200; i++)); do
+        [[ $(sql "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted") == 1 ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+store_meanwhile "${LOCKED[0]}"
+api POST "/api/v1/jobs/${LOCKED[0]}/result" "${WL[@]}" --data-binary "$(result 0 1 ok)"
+wait "$MEANWHILE_PID"
+assert_eq "an upload that waited for a result stored meanwhile (result lane): 200, that result" \
+    "200 $(grep -Ex "[0-9]+" "$HV_TMP/meanwhile.id")" "$STATUS $(json .result_id)"
+store_meanwhile "${LOCKED[1]}"
+api POST "/api/v1/jobs/${LOCKED[1]}/result" "${WL[@]}" \
+    --data-binary "$(result 0 1 ok | jq -c --argjson s "$samples" '. + {samples: $s}')"
+wait "$MEANWHILE_PID"
+assert_eq "an upload that waited for a result stored meanwhile (with samples): 200, that result" \
+    "200 $(grep -Ex "[0-9]+" "$HV_TMP/meanwhile.id")" "$STATUS $(json .result_id)"
+assert_eq "one result each, no samples stored for the replay" "2 0" \
+    "$(sql "SELECT count(*) || ' ' || (SELECT count(*) FROM samples s JOIN results r ON r.id = s.result_id
+            WHERE r.job_id = ${LOCKED[1]}) FROM results WHERE job_id IN (${LOCKED[0]}, ${LOCKED[1]})")"
 
 # --- result lanes (--result-lanes): one, and eight side by side -----------------------
 # Each count of lanes: 20 jobs, 16 claimed, their 16 results sent at once
