@@ -73,6 +73,18 @@ struct op_sum {
 static const char *const pct_keys[3] = {"50.000000", "95.000000", "99.000000"};
 static const char *const pct_names[3] = {"lat_p50_us", "lat_p95_us", "lat_p99_us"};
 
+/* A latency field: hv_pjnum(), and refused when negative (fio prints 0
+ * for a direction without IO, never less). */
+static int latency_field(const json_t *obj, const char *key, const char *where, double *v,
+                         char *err, size_t errlen)
+{
+    int rc = hv_pjnum(obj, key, where, v, TOOL, err, errlen);
+    if (rc == 0 && *v < 0)
+        return hv_perr(err, errlen, TOOL, "%s.%s is %.15g: a latency cannot be negative", where,
+                       key, *v);
+    return rc;
+}
+
 /* Reads the completion latency of one direction into s (largest so far). */
 static int add_latency(const json_t *dir, const char *where, struct op_sum *s, char *err,
                        size_t errlen)
@@ -90,7 +102,7 @@ static int add_latency(const json_t *dir, const char *where, struct op_sum *s, c
     if (!json_is_object(clat))
         return hv_perr(err, errlen, TOOL, "%s is not an object", w);
     double v;
-    int rc = hv_pjnum(clat, "max", w, &v, TOOL, err, errlen);
+    int rc = latency_field(clat, "max", w, &v, err, errlen);
     if (rc < 0)
         return -1;
     if (rc == 0 && v * scale > s->max_us)
@@ -102,7 +114,7 @@ static int add_latency(const json_t *dir, const char *where, struct op_sum *s, c
     if (!json_is_object(pct))
         return hv_perr(err, errlen, TOOL, "%s is not an object", w);
     for (int k = 0; k < 3; k++) {
-        rc = hv_pjnum(pct, pct_keys[k], w, &v, TOOL, err, errlen);
+        rc = latency_field(pct, pct_keys[k], w, &v, err, errlen);
         if (rc < 0)
             return -1;
         if (rc == 0 && v * scale > s->pct[k])

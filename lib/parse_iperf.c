@@ -46,6 +46,9 @@ struct stream {
 struct line {
     long id;
     double start, end, bps;
+    double lport, rport; /* as in struct stream */
+    bool udp;
+    int no; /* its line in the file */
 };
 
 struct report {
@@ -59,12 +62,30 @@ struct report {
 };
 
 /* Remembers a result line for the samples. */
-static int remember(struct report *r, const struct stream *s, double start)
+static int remember(struct report *r, const struct stream *s, double start, int no)
 {
     if (hv_grow(&r->lines, &r->cap_lines, r->n_lines, sizeof *r->lines, 64) != 0)
         return -1;
-    r->lines[r->n_lines++] = (struct line){s->id, start, s->end, s->bps};
+    r->lines[r->n_lines++] =
+        (struct line){s->id, start, s->end, s->bps, s->lport, s->rport, s->udp, no};
     return 0;
+}
+
+/* The earlier CSV line that says what line does: the same stream of the
+ * same connection over the same interval, from the same side (a UDP
+ * sender's line and the receiver's report differ in that). iperf prints
+ * each once, so a repeat is a second report pasted into the file. NULL
+ * when there is none, or for the text report, whose lines name no
+ * connection. */
+static const struct line *repeated(const struct report *r, const struct stream *s, double start)
+{
+    for (size_t i = 0; i < r->n_lines && s->lport > 0; i++) {
+        const struct line *l = &r->lines[i];
+        if (l->id == s->id && l->lport == s->lport && l->rport == s->rport && l->udp == s->udp &&
+            l->start == start && l->end == s->end)
+            return l;
+    }
+    return NULL;
 }
 
 /* Keeps line as the whole-test figure of its stream when it is one: the
@@ -84,8 +105,14 @@ static int keep(struct report *r, const struct stream *line, double start, int n
                            "connection): the file holds several iperf 2 reports; import each "
                            "test on its own",
                            no, line->id);
+    const struct line *twice = repeated(r, line, start);
+    if (twice != NULL)
+        return hv_perr(err, errlen, TOOL,
+                       "line %d repeats line %d (stream %ld, %g-%g s, the same connection): "
+                       "the file holds a second report of one test; import it once",
+                       no, twice->no, line->id, start, line->end);
     r->results++;
-    if (remember(r, line, start) != 0)
+    if (remember(r, line, start, no) != 0)
         return hv_perr(err, errlen, TOOL, "out of memory");
     if (start != 0)
         return 0;

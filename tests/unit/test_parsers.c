@@ -566,6 +566,10 @@ static const struct bad {
     {"fio", "bad/seq-write-bw-not-number.json",
      "fio: jobs[0] (seqwrite) write.bw_bytes is not a number", 0},
     {"fio", "bad/wrong-format-iperf3.json", "looks like iperf3 output", 0},
+    {"fio", "bad/randread-qd8-p99-negative.json",
+     "fio: jobs[0] (randread) read.clat_ns.percentile.99.000000 is -5996544: a latency cannot "
+     "be negative",
+     0},
     {"fio", "bad/randread-ss6-ramp2-truncated.json", "fio: the JSON ends early at line 282", 0},
     {"fio", "bad/randread-ss6-ramp2-ss-bw-not-number.json",
      "fio: jobs[0] (hvbench).steadystate.data.bw[2] is not a number", 0},
@@ -581,6 +585,10 @@ static const struct bad {
     {"iperf", "bad/client-P2-truncated.txt", "iperf: the output ends in the middle of line 5", 0},
     {"iperf", "bad/client-P2-truncated.txt", "iperf: no result line", 1},
     {"iperf", "bad/wrong-format-fio.json", "looks like fio output", 0},
+    {"iperf", "bad/client-P1-line-twice.csv",
+     "iperf: line 2 repeats line 1 (stream 1, 0-2 s, the same connection): the file holds a "
+     "second report of one test; import it once",
+     0},
     {"bonnie", "bad/f-s4096-r2048-truncated.csv",
      "bonnie++: the output ends in the middle of line 1", 0},
     {"bonnie", "bad/f-s4096-r2048-truncated.csv",
