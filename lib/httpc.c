@@ -9,10 +9,12 @@
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 /* Answers larger than this are refused rather than buffered: no answer of
  * the hvbench API comes near it, so a larger one is a wrong URL or a
@@ -25,8 +27,9 @@ struct hv_httpc {
     char *auth_header; /* "Authorization: Bearer ..." or NULL */
     long timeout_s;
     volatile sig_atomic_t *abort_flag; /* NULL: requests are never aborted */
-    bool public_only;                  /* refuse loopback, private, link-local */
-    char refused[128];                 /* why the last connection was refused */
+    bool public_only;                  /* connect to public addresses only */
+    bool opened;                       /* the request opened a socket */
+    char refused[128];                 /* why the request refused an address */
 };
 
 /* The body of one answer as it arrives. */
@@ -210,20 +213,115 @@ static size_t collect_header(char *ptr, size_t size, size_t nmemb, void *userdat
 
 void hv_httpc_set_public_only(struct hv_httpc *c, bool on)
 {
+    /* The connections kept alive were made unchecked: a new handle starts
+     * without them (request() makes it if memory runs out here). */
+    if (on && !c->public_only) {
+        curl_easy_cleanup(c->curl);
+        c->curl = curl_easy_init();
+    }
     c->public_only = on;
 }
 
+/* An address range: the first len bits of net, in network order (IPv4
+ * ranges use the first 4 bytes). */
+struct range {
+    unsigned char net[16];
+    unsigned len;
+    const char *cls;
+};
+
+/* The IPv4 ranges that are not public, the first match winning (the
+ * broadcast address before the reserved 240/4 that holds it). */
+static const struct range v4_ranges[] = {
+    {{255, 255, 255, 255}, 32, "broadcast"},
+    {{0}, 8, "unspecified"},    /* "this network" */
+    {{10}, 8, "private"},       /* RFC 1918 */
+    {{100, 64}, 10, "private"}, /* shared address space (CGNAT) */
+    {{127}, 8, "loopback"},
+    {{169, 254}, 16, "link-local"},
+    {{172, 16}, 12, "private"},            /* RFC 1918 */
+    {{192, 0, 2}, 24, "documentation"},    /* TEST-NET-1 */
+    {{192, 168}, 16, "private"},           /* RFC 1918 */
+    {{198, 18}, 15, "benchmarking"},       /* RFC 2544 */
+    {{198, 51, 100}, 24, "documentation"}, /* TEST-NET-2 */
+    {{203, 0, 113}, 24, "documentation"},  /* TEST-NET-3 */
+    {{224}, 4, "multicast"},
+    {{240}, 4, "reserved"},
+};
+
+/* The IPv6 ranges that are not public and embed no IPv4 address. */
+static const struct range v6_ranges[] = {
+    {{0}, 128, "unspecified"},
+    {{[15] = 1}, 128, "loopback"},
+    {{0x01, 0x00}, 64, "reserved"},                 /* discard-only, RFC 6666 */
+    {{0x20, 0x01, 0x00, 0x02}, 48, "benchmarking"}, /* RFC 5180 */
+    {{0x20, 0x01, 0x0d, 0xb8}, 32, "documentation"},
+    {{0x3f, 0xff}, 20, "documentation"}, /* RFC 9637 */
+    {{0xfc}, 7, "private"},              /* unique local */
+    {{0xfe, 0x80}, 10, "link-local"},
+    {{0xfe, 0xc0}, 10, "private"}, /* site-local, deprecated */
+    {{0xff}, 8, "multicast"},
+};
+
+/* An IPv6 range whose addresses carry an IPv4 one: the 4 bytes at offset,
+ * XORed with mask. Such an address has its IPv4 address's class, or cls
+ * when that one is public (NULL: then it is public too). */
+static const struct {
+    struct range prefix;
+    unsigned offset;
+    uint32_t mask;
+} v6_embedding[] = {
+    {{{[10] = 0xff, [11] = 0xff}, 96, NULL}, 12, 0},          /* IPv4-mapped */
+    {{{[8] = 0xff, [9] = 0xff}, 96, NULL}, 12, 0},            /* IPv4-translated, RFC 2765 */
+    {{{0}, 96, NULL}, 12, 0},                                 /* IPv4-compatible */
+    {{{0x00, 0x64, 0xff, 0x9b}, 96, NULL}, 12, 0},            /* NAT64, RFC 6052 */
+    {{{0x00, 0x64, 0xff, 0x9b, 0, 1}, 48, "private"}, 12, 0}, /* local NAT64, RFC 8215 */
+    {{{0x20, 0x02}, 16, NULL}, 2, 0},                         /* 6to4 */
+    {{{0x20, 0x01, 0x00, 0x00}, 32, NULL}, 12, 0xffffffffu},  /* Teredo: the client's */
+};
+
+/* Whether the first len bits of a are those of net. */
+static bool in_range(const unsigned char *a, const unsigned char *net, unsigned len)
+{
+    unsigned whole = len / 8, rest = len % 8;
+    if (memcmp(a, net, whole) != 0)
+        return false;
+    unsigned char mask = (unsigned char)(0xff00 >> rest);
+    return rest == 0 || ((a[whole] ^ net[whole]) & mask) == 0;
+}
+
+/* The class of the first of the n ranges holding a, or NULL. */
+static const char *range_class(const struct range *ranges, size_t n, const unsigned char *a)
+{
+    for (size_t i = 0; i < n; i++)
+        if (in_range(a, ranges[i].net, ranges[i].len))
+            return ranges[i].cls;
+    return NULL;
+}
+
+#define N_OF(t) (sizeof(t) / sizeof((t)[0]))
+
 static const char *ipv4_class(const unsigned char *a)
 {
-    if (a[0] == 127)
-        return "loopback";
-    if (a[0] == 0)
-        return "unspecified";
-    if (a[0] == 10 || (a[0] == 172 && (a[1] & 0xf0) == 16) || (a[0] == 192 && a[1] == 168) ||
-        (a[0] == 100 && (a[1] & 0xc0) == 64))
-        return "private";
-    if (a[0] == 169 && a[1] == 254)
-        return "link-local";
+    return range_class(v4_ranges, N_OF(v4_ranges), a);
+}
+
+static const char *ipv6_class(const unsigned char *a)
+{
+    const char *plain = range_class(v6_ranges, N_OF(v6_ranges), a);
+    if (plain != NULL)
+        return plain;
+    for (size_t i = 0; i < N_OF(v6_embedding); i++) {
+        const struct range *p = &v6_embedding[i].prefix;
+        if (!in_range(a, p->net, p->len))
+            continue;
+        const unsigned char *e = a + v6_embedding[i].offset;
+        uint32_t v4 = ((uint32_t)e[0] << 24 | (uint32_t)e[1] << 16 | (uint32_t)e[2] << 8 | e[3]) ^
+                      v6_embedding[i].mask;
+        unsigned char b[4] = {v4 >> 24, v4 >> 16 & 0xff, v4 >> 8 & 0xff, v4 & 0xff};
+        const char *cls = ipv4_class(b);
+        return cls != NULL ? cls : p->cls;
+    }
     return NULL;
 }
 
@@ -232,37 +330,38 @@ const char *hv_httpc_address_class(const char *ip)
     unsigned char a[16];
     if (inet_pton(AF_INET, ip, a) == 1)
         return ipv4_class(a);
-    if (inet_pton(AF_INET6, ip, a) != 1)
-        return "invalid";
-    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (memcmp(a, mapped, sizeof mapped) == 0)
-        return ipv4_class(a + 12);
-    static const unsigned char zero[16];
-    if (memcmp(a, zero, 15) == 0)
-        return a[15] == 1 ? "loopback" : a[15] == 0 ? "unspecified" : NULL;
-    if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
-        return "link-local";
-    if ((a[0] & 0xfe) == 0xfc)
-        return "private";
-    return NULL;
+    if (inet_pton(AF_INET6, ip, a) == 1)
+        return ipv6_class(a);
+    return "invalid";
 }
 
-#if LIBCURL_VERSION_NUM >= 0x075000
-/* Runs once a connection is made, before the request is sent. */
-static int check_address(void *clientp, char *primary_ip, char *local_ip, int primary_port,
-                         int local_port)
+/* curl's open-socket callback when the client may reach public addresses
+ * only: called for each address curl is about to connect to, before any
+ * packet is sent. A refused one gets no socket, so curl tries the next
+ * address or fails; the reason is noted for the error, the same whether
+ * anything listens there or not. */
+static curl_socket_t open_checked(void *clientp, curlsocktype purpose, struct curl_sockaddr *sa)
 {
-    (void)local_ip;
-    (void)primary_port;
-    (void)local_port;
+    (void)purpose;
     struct hv_httpc *c = clientp;
-    const char *cls = hv_httpc_address_class(primary_ip);
-    if (cls == NULL)
-        return CURL_PREREQFUNC_OK;
-    snprintf(c->refused, sizeof c->refused, "address %s is %s: not allowed", primary_ip, cls);
-    return CURL_PREREQFUNC_ABORT;
+    char text[INET6_ADDRSTRLEN] = "?";
+    const char *cls = "invalid";
+    if (sa->family == AF_INET && sa->addrlen >= sizeof(struct sockaddr_in)) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)&sa->addr;
+        cls = ipv4_class((const unsigned char *)&in->sin_addr);
+        inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
+    } else if (sa->family == AF_INET6 && sa->addrlen >= sizeof(struct sockaddr_in6)) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&sa->addr;
+        cls = ipv6_class(in6->sin6_addr.s6_addr);
+        inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof text);
+    }
+    if (cls != NULL) {
+        snprintf(c->refused, sizeof c->refused, "address %s is %s: not allowed", text, cls);
+        return CURL_SOCKET_BAD;
+    }
+    c->opened = true;
+    return socket(sa->family, sa->socktype | SOCK_CLOEXEC, sa->protocol);
 }
-#endif
 
 /* The request's header lines: its content type when it has a body, the
  * client's own, then extra (NULL-terminated, may be NULL). *failed is set
@@ -308,6 +407,10 @@ static int request(struct hv_httpc *c, const char *method, const char *path,
         set_error(resp, "%s %s: aborted", method, path);
         return -1;
     }
+    if (c->curl == NULL && (c->curl = curl_easy_init()) == NULL) {
+        set_error(resp, "out of memory");
+        return -1;
+    }
     size_t url_len = strlen(c->base_url) + strlen(path) + 2;
     char *url = malloc(url_len);
     if (url == NULL) {
@@ -350,25 +453,25 @@ static int request(struct hv_httpc *c, const char *method, const char *path,
         curl_easy_setopt(curl, CURLOPT_XFERINFODATA, c);
         curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     }
+    /* Redirects are never followed (curl's default, kept explicit): the
+     * caller sees the 3xx answer, and no address is reached unchecked. */
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
     c->refused[0] = '\0';
+    c->opened = false;
     if (c->public_only) {
-#if LIBCURL_VERSION_NUM >= 0x075000
-        curl_easy_setopt(curl, CURLOPT_PREREQFUNCTION, check_address);
-        curl_easy_setopt(curl, CURLOPT_PREREQDATA, c);
-#else
-        snprintf(c->refused, sizeof c->refused, "this libcurl cannot check addresses");
-#endif
+        curl_easy_setopt(curl, CURLOPT_OPENSOCKETFUNCTION, open_checked);
+        curl_easy_setopt(curl, CURLOPT_OPENSOCKETDATA, c);
+        /* Through a proxy the address checked would be the proxy's. */
+        curl_easy_setopt(curl, CURLOPT_PROXY, "");
     }
     set_method(curl, method, data, len);
 
-    CURLcode rc = c->refused[0] != '\0' ? CURLE_ABORTED_BY_CALLBACK : CURLE_OK;
-    if (rc == CURLE_OK)
-        rc = curl_easy_perform(curl);
+    CURLcode rc = curl_easy_perform(curl);
     int result = -1;
     if (rc != CURLE_OK) {
         if (body.too_large) {
             set_error(resp, "answer from %s exceeds %zu MiB", url, HTTPC_MAX_BODY >> 20);
-        } else if (c->refused[0] != '\0') {
+        } else if (c->refused[0] != '\0' && !c->opened) {
             set_error(resp, "%s %s: %s", method, url, c->refused);
         } else if (rc == CURLE_ABORTED_BY_CALLBACK) {
             resp->aborted = true;

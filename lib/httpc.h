@@ -71,16 +71,30 @@ int hv_httpc_request_raw_headers(struct hv_httpc *c, const char *method, const c
                                  const char *content_type, const char *data, size_t len,
                                  const char *const *headers, struct hv_http_response *resp);
 
-/** With on, every later request of c refuses to connect to an address that
- *  is not public (see hv_httpc_address_class()), checked on the address
- *  actually connected to, after name resolution: the request fails with
- *  an error naming the address and its class. Off by default. */
+/** With on, every later request of c connects to public addresses only
+ *  (see hv_httpc_address_class()): each address a name resolves to is
+ *  checked before any connection to it is made, so a refused address
+ *  receives no packet, and the request fails with "address A is CLASS:
+ *  not allowed", the same error whether anything listens there or not.
+ *  Such requests ignore proxies (the address checked is the one
+ *  connected to). Turning it on closes the connections c kept alive.
+ *  Redirects are never followed, on or off. Off by default. */
 void hv_httpc_set_public_only(struct hv_httpc *c, bool on);
 
 /** The class of a numeric IPv4 or IPv6 address: NULL for a public one,
- *  else "loopback", "private" (RFC 1918, shared 100.64/10, unique local
- *  fc00::/7), "link-local" or "unspecified"; "invalid" when ip is not an
- *  address. An IPv4-mapped IPv6 address is classed as its IPv4 one. */
+ *  else "unspecified" (0/8, ::), "loopback" (127/8, ::1), "private"
+ *  (RFC 1918, shared 100.64/10, unique local fc00::/7, site-local
+ *  fec0::/10), "link-local" (169.254/16, fe80::/10), "documentation"
+ *  (192.0.2/24, 198.51.100/24, 203.0.113/24, 2001:db8::/32, 3fff::/20),
+ *  "benchmarking" (198.18/15, 2001:2::/48), "multicast" (224/4,
+ *  ff00::/8), "broadcast" (255.255.255.255), "reserved" (240/4, 100::/64);
+ *  "invalid" when ip is not an address. An IPv6 address carrying an IPv4
+ *  one has that one's class: IPv4-mapped ::ffff:0:0/96, IPv4-translated
+ *  ::ffff:0:0:0/96, IPv4-compatible ::/96, NAT64 64:ff9b::/96, 6to4
+ *  2002::/16 (bits 16-47), Teredo 2001::/32 (the client's, the last 32
+ *  bits inverted); the local NAT64 prefix 64:ff9b:1::/48 (IPv4 in the
+ *  last 32 bits) is "private" when that IPv4 address is public. The
+ *  returned string is static. */
 const char *hv_httpc_address_class(const char *ip);
 
 /** Releases what a response holds. */

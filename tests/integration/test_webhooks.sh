@@ -3,7 +3,7 @@
 # Webhooks: subscriptions need an admin token and a valid http(s) URL and
 # known events; the secret is shown once; a loopback receiver is refused
 # unless the subscription allows private addresses (the refusal is in the
-# delivery log); plan.started and plan.finished of a real plan reach a
+# delivery log, the same whether anything listens there or not); plan.started and plan.finished of a real plan reach a
 # receiver (tests/tools/hookrecv) that fails twice first, each signed with
 # the subscription's secret; a delivery queued while the receiver is down
 # survives a server restart and arrives once; a cancelled plan sends
@@ -70,10 +70,20 @@ refused() {
     [[ $(json -r '.items[0].last_error // ""') == *"is loopback: not allowed"* ]]
 }
 wait_for "a loopback receiver is refused without allow_private" 20 refused
+listening_error=$(json -r '.items[0].last_error')
 assert_eq "the receiver saw nothing" 0 "$(received "$HV_TMP/recv1.log" ping)"
+# Refused before connecting: once nothing listens there, the error is the
+# same (no "connection refused" telling open ports from closed ones).
+hv_stop_pid "$RECV_PID" 5
+assert_status 202 POST "/api/v1/webhooks/$H1/ping" "${A[@]}"
+second_refused() {
+    api GET "/api/v1/webhooks/$H1/deliveries" "${A[@]}"
+    [[ $(json '.items | length') == 2 && $(json -r '.items[0].last_error // ""') != "" ]]
+}
+wait_for "a ping to the closed port is refused too" 20 second_refused
+assert_eq "the same error with and without a listener" "$listening_error" "$(json -r '.items[0].last_error')"
 assert_status 200 DELETE "/api/v1/webhooks/$H1" "${A[@]}"
 assert_status 404 GET "/api/v1/webhooks/$H1" "${A[@]}"
-hv_stop_pid "$RECV_PID" 5
 
 # --- a real plan, a receiver that fails twice -------------------------------------------
 start_receiver "$HV_TMP/recv2.log" --fail 2

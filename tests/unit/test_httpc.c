@@ -1,10 +1,14 @@
 /* test_httpc.c — lib/httpc against a tiny HTTP/1.1 server in a thread of
  * this test: headers sent, JSON and problem documents parsed, other media
  * types left alone, keep-alive, the body cap, transport errors and
- * timeouts, the abort flag, and the one-line descriptions. */
+ * timeouts, the abort flag, the one-line descriptions, the classes of
+ * outbound addresses and the refusal of non-public ones before any
+ * connection is made. */
 #include "httpc.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -113,13 +117,14 @@ static void serve(int fd)
         have -= head_len + body_len;
 
         char reply[1024];
+        int n;
         if (strcmp(seen.path, "/big") == 0) {
             /* 65 MiB of zeros: over the client's cap. */
             size_t total = (size_t)65 << 20;
-            int n = snprintf(reply, sizeof reply,
-                             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                             "Content-Length: %zu\r\n\r\n",
-                             total);
+            n = snprintf(reply, sizeof reply,
+                         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         "Content-Length: %zu\r\n\r\n",
+                         total);
             if (send_all(fd, reply, (size_t)n) != 0)
                 return;
             static char zeros[1 << 16];
@@ -128,10 +133,16 @@ static void serve(int fd)
                     return;
             continue;
         }
+        if (strcmp(seen.path, "/redirect") == 0) {
+            n = snprintf(reply, sizeof reply,
+                         "HTTP/1.1 302 Found\r\nLocation: /json\r\nContent-Length: 0\r\n\r\n");
+            if (send_all(fd, reply, (size_t)n) != 0)
+                return;
+            continue;
+        }
         if (strcmp(seen.path, "/slow") == 0)
             sleep(3);
         const struct route *r = find_route(seen.path);
-        int n;
         if (r == NULL)
             n = snprintf(reply, sizeof reply,
                          "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
@@ -255,6 +266,11 @@ static void test_against_server(int port)
     rc = hv_httpc_request(c, "GET", "/json", NULL, &r);
     CHECK_SAY(rc == 0 && r.status == 200, "the client works again after failures");
     hv_http_response_clear(&r);
+
+    rc = hv_httpc_request(c, "GET", "/redirect", NULL, &r);
+    CHECK_SAY(rc == 0 && r.status == 302 && strcmp(seen.path, "/redirect") == 0,
+              "a redirect is answered, not followed (%ld, last path %s)", r.status, seen.path);
+    hv_http_response_clear(&r);
     hv_httpc_free(c);
 
     c = hv_httpc_new(base, NULL, 2);
@@ -369,54 +385,243 @@ static void test_describe_without_body(void)
     CHECK_SAY(r.body == NULL, "clear drops the body");
 }
 
+/* Each class, the first and last address of each range and the ones
+ * just outside, and the IPv6 forms carrying an IPv4 address of each
+ * class. NULL: public. */
+static const char *const address_cases[][2] = {
+    /* IPv4 */
+    {"0.0.0.0", "unspecified"},
+    {"0.255.255.255", "unspecified"},
+    {"1.0.0.0", NULL},
+    {"9.255.255.255", NULL},
+    {"10.0.0.0", "private"},
+    {"10.255.255.255", "private"},
+    {"11.0.0.0", NULL},
+    {"100.63.255.255", NULL},
+    {"100.64.0.0", "private"},
+    {"100.127.255.255", "private"},
+    {"100.128.0.0", NULL},
+    {"126.255.255.255", NULL},
+    {"127.0.0.0", "loopback"},
+    {"127.0.0.1", "loopback"},
+    {"127.255.255.255", "loopback"},
+    {"128.0.0.0", NULL},
+    {"169.253.255.255", NULL},
+    {"169.254.0.0", "link-local"},
+    {"169.254.169.254", "link-local"},
+    {"169.254.255.255", "link-local"},
+    {"169.255.0.0", NULL},
+    {"172.15.255.255", NULL},
+    {"172.16.0.0", "private"},
+    {"172.31.255.255", "private"},
+    {"172.32.0.0", NULL},
+    {"192.0.1.255", NULL},
+    {"192.0.2.0", "documentation"},
+    {"192.0.2.255", "documentation"},
+    {"192.0.3.0", NULL},
+    {"192.167.255.255", NULL},
+    {"192.168.0.0", "private"},
+    {"192.168.255.255", "private"},
+    {"192.169.0.0", NULL},
+    {"198.17.255.255", NULL},
+    {"198.18.0.0", "benchmarking"},
+    {"198.19.255.255", "benchmarking"},
+    {"198.20.0.0", NULL},
+    {"198.51.99.255", NULL},
+    {"198.51.100.0", "documentation"},
+    {"198.51.100.255", "documentation"},
+    {"198.51.101.0", NULL},
+    {"203.0.112.255", NULL},
+    {"203.0.113.0", "documentation"},
+    {"203.0.113.255", "documentation"},
+    {"203.0.114.0", NULL},
+    {"8.8.8.8", NULL},
+    {"223.255.255.255", NULL},
+    {"224.0.0.0", "multicast"},
+    {"239.255.255.255", "multicast"},
+    {"240.0.0.0", "reserved"},
+    {"255.255.255.254", "reserved"},
+    {"255.255.255.255", "broadcast"},
+    /* IPv6 */
+    {"::", "unspecified"},
+    {"::1", "loopback"},
+    {"100::", "reserved"},
+    {"100::ffff:ffff:ffff:ffff", "reserved"},
+    {"100:0:0:1::", NULL},
+    {"2001:2::", "benchmarking"},
+    {"2001:2:0:ffff:ffff:ffff:ffff:ffff", "benchmarking"},
+    {"2001:2:1::", NULL},
+    {"2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", NULL},
+    {"2001:db8::", "documentation"},
+    {"2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", "documentation"},
+    {"2001:db9::", NULL},
+    {"3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff", NULL},
+    {"3fff::", "documentation"},
+    {"3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", "documentation"},
+    {"3fff:1000::", NULL},
+    {"fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", NULL},
+    {"fc00::", "private"},
+    {"fd00::1", "private"},
+    {"fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "private"},
+    {"fe00::", NULL},
+    {"fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff", NULL},
+    {"fe80::", "link-local"},
+    {"febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "link-local"},
+    {"fec0::", "private"},
+    {"feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "private"},
+    {"ff00::", "multicast"},
+    {"ff02::1", "multicast"},
+    {"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "multicast"},
+    {"2606:4700::1111", NULL},
+    /* IPv4-mapped */
+    {"::ffff:0.0.0.0", "unspecified"},
+    {"::ffff:127.0.0.1", "loopback"},
+    {"::ffff:10.0.0.1", "private"},
+    {"::ffff:100.64.0.1", "private"},
+    {"::ffff:169.254.169.254", "link-local"},
+    {"::ffff:192.0.2.1", "documentation"},
+    {"::ffff:198.18.0.1", "benchmarking"},
+    {"::ffff:224.0.0.1", "multicast"},
+    {"::ffff:240.0.0.1", "reserved"},
+    {"::ffff:255.255.255.255", "broadcast"},
+    {"::ffff:8.8.8.8", NULL},
+    {"::fffe:7f00:1", NULL}, /* between ::/96 and ::ffff:0:0/96 */
+    {"::1:ffff:7f00:1", NULL},
+    /* IPv4-translated */
+    {"::ffff:0:127.0.0.1", "loopback"},
+    {"::ffff:0:8.8.8.8", NULL},
+    /* IPv4-compatible */
+    {"::127.0.0.1", "loopback"},
+    {"::10.1.2.3", "private"},
+    {"::169.254.0.1", "link-local"},
+    {"::0.0.0.2", "unspecified"},
+    {"::224.0.0.1", "multicast"},
+    {"::8.8.8.8", NULL},
+    {"::1:0:0", NULL}, /* just after ::/96 */
+    /* NAT64 */
+    {"64:ff9b::7f00:1", "loopback"},
+    {"64:ff9b::a00:1", "private"},
+    {"64:ff9b::a9fe:a9fe", "link-local"},
+    {"64:ff9b::c612:1", "benchmarking"},
+    {"64:ff9b::ffff:ffff", "broadcast"},
+    {"64:ff9b::808:808", NULL},
+    {"64:ff9b:0:0:0:1::", NULL}, /* just after 64:ff9b::/96 */
+    {"64:ff9b:1::7f00:1", "loopback"},
+    {"64:ff9b:1::808:808", "private"},
+    {"64:ff9b:1:ffff:ffff:ffff:ffff:ffff", "broadcast"},
+    {"64:ff9b:2::808:808", NULL},
+    /* 6to4: the IPv4 address in bits 16-47 */
+    {"2002:7f00:1::", "loopback"},
+    {"2002:c0a8:101::1", "private"},
+    {"2002:a9fe:1::", "link-local"},
+    {"2002:cb00:7101::", "documentation"},
+    {"2002:e000:1::", "multicast"},
+    {"2002::1", "unspecified"},
+    {"2002:808:808::1", NULL},
+    {"2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff", NULL},
+    {"2003::", NULL},
+    /* Teredo: the client's IPv4 address inverted in the last 32 bits */
+    {"2001:0:4136:e378:8000:63bf:80ff:fffe", "loopback"}, /* ~127.0.0.1 */
+    {"2001::f5ff:fffe", "private"},                       /* ~10.0.0.1 */
+    {"2001::5601:5601", "link-local"},                    /* ~169.254.169.254 */
+    {"2001::1fff:fffe", "multicast"},                     /* ~224.0.0.1 */
+    {"2001::", "broadcast"},                              /* ~255.255.255.255 */
+    {"2001::f7f7:f7f7", NULL},                            /* ~8.8.8.8 */
+    {"2001:1::f5ff:fffe", NULL},                          /* just after 2001::/32 */
+    /* not addresses */
+    {"example.org", "invalid"},
+    {"127.1", "invalid"},
+    {"", "invalid"},
+};
+
 static void test_address_class(void)
 {
-    static const char *const cases[][2] = {
-        {"127.0.0.1", "loopback"},
-        {"127.255.0.9", "loopback"},
-        {"::1", "loopback"},
-        {"10.1.2.3", "private"},
-        {"172.16.0.1", "private"},
-        {"172.31.255.1", "private"},
-        {"192.168.7.7", "private"},
-        {"100.64.0.1", "private"},
-        {"fd00::1", "private"},
-        {"169.254.169.254", "link-local"},
-        {"fe80::1", "link-local"},
-        {"0.0.0.0", "unspecified"},
-        {"::", "unspecified"},
-        {"::ffff:127.0.0.1", "loopback"},
-        {"::ffff:10.0.0.1", "private"},
-        {"8.8.8.8", NULL},
-        {"172.32.0.1", NULL},
-        {"100.128.0.1", NULL},
-        {"2001:db8::1", NULL},
-        {"::ffff:8.8.8.8", NULL},
-        {"example.org", "invalid"},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const char *got = hv_httpc_address_class(cases[i][0]);
-        const char *want = cases[i][1];
+    for (size_t i = 0; i < sizeof address_cases / sizeof address_cases[0]; i++) {
+        const char *got = hv_httpc_address_class(address_cases[i][0]);
+        const char *want = address_cases[i][1];
         CHECK_SAY((got == NULL && want == NULL) ||
                       (got != NULL && want != NULL && strcmp(got, want) == 0),
-                  "%s is %s (got %s)", cases[i][0], want ? want : "public", got ? got : "public");
+                  "%s is %s (got %s)", address_cases[i][0], want ? want : "public",
+                  got ? got : "public");
     }
+    printf("ok    %zu addresses classed\n", sizeof address_cases / sizeof address_cases[0]);
 }
 
-/* A client that may reach public addresses only is refused 127.0.0.1,
- * with the address and its class in the error, and the path is sent as
- * the whole base URL when it is empty. */
+/* How many connections wait in the backlog of listening socket fd, which
+ * nobody accepts from: each is accepted (and closed) now. */
+static int pending_connections(int fd)
+{
+    int n = 0, c;
+    while ((c = accept4(fd, NULL, NULL, SOCK_NONBLOCK)) >= 0 || (c < 0 && errno == EINTR)) {
+        if (c >= 0) {
+            close(c);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* A client that may reach public addresses only is refused 127.0.0.1
+ * before it connects: a listener there that nobody accepts from holds no
+ * connection afterwards, the error names the address and its class, and
+ * is the same once nothing listens there; "localhost" (127.0.0.1 and ::1)
+ * the same. Turning the check on closes the connections kept alive
+ * unchecked. Without the check, the path is sent as the whole base URL
+ * when it is empty. */
 static void test_public_only(int port)
 {
-    char base[64];
-    snprintf(base, sizeof base, "http://127.0.0.1:%d/json", port);
+    int probe_port;
+    int probe = listen_local(&probe_port);
+    fcntl(probe, F_SETFL, O_NONBLOCK);
+    char base[64], listened[256];
+    snprintf(base, sizeof base, "http://127.0.0.1:%d/hook", probe_port);
     struct hv_httpc *c = hv_httpc_new(base, NULL, 2);
     struct hv_http_response r;
     hv_httpc_set_public_only(c, true);
     int rc = hv_httpc_request_raw_headers(c, "POST", "", "application/json", "{}", 2, NULL, &r);
     CHECK_SAY(rc == -1 && r.status == 0 && strstr(r.error, "address 127.0.0.1 is loopback") != NULL,
               "loopback refused: \"%s\"", r.error);
+    CHECK_SAY(pending_connections(probe) == 0, "the refused listener saw no connection");
+    struct sockaddr_in to = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)probe_port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int direct = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK_SAY(connect(direct, (struct sockaddr *)&to, sizeof to) == 0 &&
+                  pending_connections(probe) == 1,
+              "the listener counts a connection made to it");
+    close(direct);
+    snprintf(listened, sizeof listened, "%s", r.error);
     hv_http_response_clear(&r);
+    close(probe); /* nothing listens there now */
+    rc = hv_httpc_request_raw_headers(c, "POST", "", "application/json", "{}", 2, NULL, &r);
+    CHECK_SAY(rc == -1 && strcmp(r.error, listened) == 0,
+              "the same error with nothing listening: \"%s\" vs \"%s\"", r.error, listened);
+    hv_http_response_clear(&r);
+    hv_httpc_free(c);
+
+    snprintf(base, sizeof base, "http://localhost:%d/json", port);
+    c = hv_httpc_new(base, NULL, 2);
+    hv_httpc_set_public_only(c, true);
+    int before = seen.connections;
+    rc = hv_httpc_request(c, "GET", "", NULL, &r);
+    CHECK_SAY(rc == -1 && r.status == 0 && strstr(r.error, "is loopback: not allowed") != NULL,
+              "localhost refused: \"%s\"", r.error);
+    hv_http_response_clear(&r);
+
+    /* Kept alive unchecked, then checked. */
+    snprintf(base, sizeof base, "http://127.0.0.1:%d/json", port);
+    hv_httpc_free(c);
+    c = hv_httpc_new(base, NULL, 2);
+    rc = hv_httpc_request(c, "GET", "", NULL, &r);
+    CHECK_SAY(rc == 0 && r.status == 200 && seen.connections == before + 1,
+              "unchecked: connected and answered (%ld)", r.status);
+    hv_http_response_clear(&r);
+    hv_httpc_set_public_only(c, true);
+    rc = hv_httpc_request(c, "GET", "", NULL, &r);
+    CHECK_SAY(rc == -1 && r.status == 0 && strstr(r.error, "address 127.0.0.1 is loopback") != NULL,
+              "checked: the connection kept alive is not reused: \"%s\"", r.error);
+    hv_http_response_clear(&r);
+
     hv_httpc_set_public_only(c, false);
     const char *headers[] = {"X-Test: 1", NULL};
     rc = hv_httpc_request_raw_headers(c, "POST", "", "application/json", "{}", 2, headers, &r);
