@@ -10,8 +10,10 @@
  * A restarted worker presents its credential again (so it keeps its
  * target and its claims) and sends what the outbox holds before it claims
  * new work, so a result outlives a server or database outage and a worker
- * restart. Files are replaced atomically (write, fsync, rename). Used from
- * the worker's main thread only. */
+ * restart. Files are replaced atomically and durably (write, fsync,
+ * rename, fsync of the folder: hv_file_replace()), so a file this module
+ * says it wrote is there after a crash or a power loss. Used from the
+ * worker's main thread only. */
 #ifndef HV_WORKER_STATE_H
 #define HV_WORKER_STATE_H
 
