@@ -157,12 +157,7 @@ int hv_state_outbox_put(long long job_id, int attempt, const json_t *body)
 {
     char path[1200];
     outbox_path(path, sizeof path, job_id, attempt, "");
-    if (write_atomic(path, body, 0600) != 0) {
-        hv_warn("job %lld: cannot keep the result in %s (%s); it is held in memory only", job_id,
-                path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return write_atomic(path, body, 0600);
 }
 
 void hv_state_outbox_remove(long long job_id, int attempt)
