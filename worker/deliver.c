@@ -193,9 +193,15 @@ int hv_result_fit(json_t *body, const struct hv_result_limits *l)
         downsample(body, (n + l->max_samples - 1) / l->max_samples) != 0)
         return -1;
     json_t *raw = json_object_get(body, "raw");
+    /* Raw output the engine kept only the start of (its capture stopped at
+     * a cap) carries the note but no marker yet: kept_bytes is all of it. */
+    json_t *note = json_object_get(json_object_get(body, "observed"), "raw_truncated");
+    bool unmarked = raw != NULL && note != NULL &&
+                    json_integer_value(json_object_get(note, "kept_bytes")) ==
+                        (json_int_t)json_string_length(raw);
     /* Escaped bytes are never fewer than bytes, so an escaped budget of
      * max_raw keeps at most max_raw bytes. */
-    if (raw != NULL && json_string_length(raw) > l->max_raw)
+    if (raw != NULL && (json_string_length(raw) > l->max_raw || unmarked))
         cut_raw(body, l->max_raw);
     size_t cap = l->max_bytes > 2 * BODY_MARGIN ? l->max_bytes - BODY_MARGIN : l->max_bytes;
     for (int round = 0; round < 64; round++) {
