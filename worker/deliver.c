@@ -2,9 +2,11 @@
 #include "worker/deliver.h"
 
 #include "log.h"
+#include "timeutil.h"
 #include "worker/state.h"
 #include "worker/wake.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,11 @@
 
 #define BACKOFF_FIRST 1.0
 #define BACKOFF_MAX   30.0
+/* How long a worker told to stop keeps trying to deliver a result it could
+ * not keep on disk (one on disk waits for the next start instead): well
+ * inside the shipped unit's TimeoutStopSec=60. A try under way when it
+ * runs out may take up to the client's own timeout. */
+#define STOP_DELIVERY_SECONDS 10.0
 /* Room left in the body cap for what the estimate of the serialised size
  * does not see exactly. */
 #define BODY_MARGIN 4096
@@ -186,9 +193,15 @@ int hv_result_fit(json_t *body, const struct hv_result_limits *l)
         downsample(body, (n + l->max_samples - 1) / l->max_samples) != 0)
         return -1;
     json_t *raw = json_object_get(body, "raw");
+    /* Raw output the engine kept only the start of (its capture stopped at
+     * a cap) carries the note but no marker yet: kept_bytes is all of it. */
+    json_t *note = json_object_get(json_object_get(body, "observed"), "raw_truncated");
+    bool unmarked = raw != NULL && note != NULL &&
+                    json_integer_value(json_object_get(note, "kept_bytes")) ==
+                        (json_int_t)json_string_length(raw);
     /* Escaped bytes are never fewer than bytes, so an escaped budget of
      * max_raw keeps at most max_raw bytes. */
-    if (raw != NULL && json_string_length(raw) > l->max_raw)
+    if (raw != NULL && (json_string_length(raw) > l->max_raw || unmarked))
         cut_raw(body, l->max_raw);
     size_t cap = l->max_bytes > 2 * BODY_MARGIN ? l->max_bytes - BODY_MARGIN : l->max_bytes;
     for (int round = 0; round < 64; round++) {
@@ -224,10 +237,22 @@ static json_t *refusal_result(const json_t *body, const char *reason)
     return e;
 }
 
-/* Sends the kept body of (job_id, attempt) until the server answers. */
-static enum hv_delivery send_kept(struct hv_client *c, long long job_id, int attempt, json_t *body)
+/* Writes body to the outbox; *keep_err becomes 0 when it is there
+ * (durably), else the errno of the failure. */
+static void keep_on_disk(long long job_id, int attempt, const json_t *body, int *keep_err)
 {
-    double gap = BACKOFF_FIRST;
+    *keep_err = hv_state_outbox_put(job_id, attempt, body) == 0 ? 0 : (errno ? errno : EIO);
+}
+
+/* Sends body of (job_id, attempt) until the server answers. keep_err is 0
+ * when body is kept in the outbox, else why it could not be: then every
+ * failed try writes it again (the disk may have room by now), and a
+ * shutdown does not end the tries at once but after STOP_DELIVERY_SECONDS,
+ * saying the result is lost when it is neither kept nor delivered. */
+static enum hv_delivery send_kept(struct hv_client *c, long long job_id, int attempt, json_t *body,
+                                  int keep_err)
+{
+    double gap = BACKOFF_FIRST, stop_deadline = 0;
     bool warned = false, refused = false;
     json_t *sent = json_incref(body);
     enum hv_delivery out;
@@ -247,6 +272,13 @@ static enum hv_delivery send_kept(struct hv_client *c, long long job_id, int att
         }
         if (call == HV_CALL_AUTH || call == HV_CALL_NOT_FOUND ||
             (call == HV_CALL_REJECTED && refused)) {
+            if (keep_err != 0) {
+                hv_error("job %lld: result cannot be delivered (%s), and it could not be kept "
+                         "on disk (%s)",
+                         job_id, hv_client_last_error(c), strerror(keep_err));
+                json_decref(sent);
+                return HV_UNDELIVERABLE;
+            }
             hv_error("job %lld: result cannot be delivered (%s); kept as %s/outbox/%lld-%d.json"
                      ".undeliverable",
                      job_id, hv_client_last_error(c), hv_state_path(), job_id, attempt);
@@ -264,27 +296,73 @@ static enum hv_delivery send_kept(struct hv_client *c, long long job_id, int att
                 return HV_UNDELIVERABLE;
             sent = e;
             refused = true;
-            hv_state_outbox_put(job_id, attempt, sent);
+            /* When this write fails, a result kept before stays: sent at
+             * the next start, it is refused again and replaced then. */
+            int err;
+            keep_on_disk(job_id, attempt, sent, &err);
+            if (err == 0)
+                keep_err = 0;
             continue;
         }
-        if (hv_shutdown_requested()) {
+        if (keep_err != 0) {
+            keep_on_disk(job_id, attempt, sent, &keep_err);
+            if (keep_err == 0)
+                hv_info("job %lld: the result is now kept in %s/outbox", job_id, hv_state_path());
+        }
+        if (hv_shutdown_requested() && keep_err == 0) {
             hv_warn("job %lld: shutting down before the server took the result; it is kept in "
                     "%s/outbox and sent at the next start",
                     job_id, hv_state_path());
             json_decref(sent);
             return HV_KEPT;
         }
-        if (!warned)
+        double now = hv_monotonic();
+        if (hv_shutdown_requested() && stop_deadline == 0) {
+            hv_warn("job %lld: shutting down with a result that is only in memory (it cannot be "
+                    "kept in %s/outbox: %s); trying to deliver it for up to %.0f s",
+                    job_id, hv_state_path(), strerror(keep_err), STOP_DELIVERY_SECONDS);
+            stop_deadline = now + STOP_DELIVERY_SECONDS;
+            gap = BACKOFF_FIRST;
+        } else if (hv_shutdown_requested() && now >= stop_deadline) {
+            hv_error("result of job %lld lost: could not keep it in %s/outbox (%s) and the "
+                     "server did not take it (%s); the job will run again",
+                     job_id, hv_state_path(), strerror(keep_err), hv_client_last_error(c));
+            json_decref(sent);
+            return HV_LOST;
+        }
+        bool say = !warned && stop_deadline == 0; /* said once, and not again when stopping */
+        if (say && keep_err == 0)
             hv_warn("job %lld: result upload failed (%s); the result is kept in %s/outbox and "
                     "sent again with backoff up to %.0f s until the server takes it",
                     job_id, hv_client_last_error(c), hv_state_path(), BACKOFF_MAX);
+        else if (say)
+            hv_warn("job %lld: result upload failed (%s); the result is only in memory (it "
+                    "cannot be kept in %s/outbox: %s) and sent again with backoff up to %.0f s "
+                    "until the server takes it",
+                    job_id, hv_client_last_error(c), hv_state_path(), strerror(keep_err),
+                    BACKOFF_MAX);
         warned = true;
-        hv_wake_wait(gap);
+        double wait = gap;
+        if (stop_deadline > 0 && stop_deadline - now < wait)
+            wait = stop_deadline - now;
+        hv_wake_wait(wait);
         gap = gap * 2 > BACKOFF_MAX ? BACKOFF_MAX : gap * 2;
     }
     json_decref(sent);
     hv_state_outbox_remove(job_id, attempt);
     return out;
+}
+
+/* Keeps body in the outbox (saying so when it cannot) and sends it. */
+static enum hv_delivery keep_and_send(struct hv_client *c, long long job_id, int attempt,
+                                      json_t *body)
+{
+    int keep_err;
+    keep_on_disk(job_id, attempt, body, &keep_err);
+    if (keep_err != 0)
+        hv_warn("job %lld: cannot keep the result in %s/outbox (%s); it is held in memory only",
+                job_id, hv_state_path(), strerror(keep_err));
+    return send_kept(c, job_id, attempt, body, keep_err);
 }
 
 enum hv_delivery hv_deliver(struct hv_client *c, long long job_id, int attempt, json_t *body)
@@ -300,13 +378,11 @@ enum hv_delivery hv_deliver(struct hv_client *c, long long job_id, int attempt, 
         json_t *e = refusal_result(body, why);
         if (e == NULL)
             return HV_UNDELIVERABLE;
-        hv_state_outbox_put(job_id, attempt, e);
-        enum hv_delivery d = send_kept(c, job_id, attempt, e);
+        enum hv_delivery d = keep_and_send(c, job_id, attempt, e);
         json_decref(e);
         return d == HV_DELIVERED ? HV_REFUSED : d;
     }
-    hv_state_outbox_put(job_id, attempt, body);
-    return send_kept(c, job_id, attempt, body);
+    return keep_and_send(c, job_id, attempt, body);
 }
 
 int hv_deliver_pending(struct hv_client *c)
@@ -325,12 +401,12 @@ int hv_deliver_pending(struct hv_client *c)
         json_t *body = hv_state_outbox_load(job, attempt);
         if (body == NULL)
             continue;
-        enum hv_delivery d = send_kept(c, job, attempt, body);
+        enum hv_delivery d = send_kept(c, job, attempt, body, 0);
         json_decref(body);
         if (d == HV_DELIVERED || d == HV_REFUSED)
             hv_info("job %lld attempt %d: kept result delivered%s", job, attempt,
                     d == HV_REFUSED ? " (refused; the job failed with the reason)" : "");
-        if (d == HV_KEPT) {
+        if (d == HV_KEPT || d == HV_LOST) {
             rc = -1;
             break;
         }

@@ -7,7 +7,11 @@
  * saying what was kept; observed records both. It is then written to the
  * outbox (state.h) and sent until the server answers: transport failures
  * and 5xx are retried with backoff (1 s doubling to 30 s) for as long as
- * it takes, also across a restart of the worker; a refusal (400, 413)
+ * it takes, also across a restart of the worker. A result that cannot be
+ * kept on disk (a full disk) is held in memory, written again at every
+ * try, and on a shutdown sent for up to 10 s more before it is given up
+ * as lost; the log says "kept" only of a result that is durably on disk.
+ * A refusal (400, 413)
  * ends the job at once with an error result naming the server's reason,
  * so the real cause reaches the plan instead of a lapsed lease. */
 #ifndef HV_WORKER_DELIVER_H
@@ -45,6 +49,9 @@ enum hv_delivery {
     HV_UNDELIVERABLE, /**< not this worker's attempt any more, or the job is gone;
                            kept on disk as *.undeliverable */
     HV_KEPT,          /**< a shutdown came first: it stays in the outbox for the next start */
+    HV_LOST,          /**< a shutdown came first and it could not be kept on disk, nor
+                           delivered within the grace the shutdown leaves: lost (logged);
+                           the job runs again */
 };
 
 /** Fits body to the limits, keeps it in the outbox and sends it to

@@ -129,6 +129,7 @@ static enum hv_job_outcome upload(struct hv_client *c, const struct hv_job *job,
         return HV_JOB_ABANDONED;
     case HV_UNDELIVERABLE:
     case HV_KEPT:
+    case HV_LOST:
         break;
     }
     return HV_JOB_LOST;

@@ -1,11 +1,11 @@
 /* state.c — see state.h. */
 #include "worker/state.h"
 
+#include "fileio.h"
 #include "log.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +66,12 @@ int hv_state_open(const char *dir, const char *name, char *err, size_t len)
         snprintf(err, len, "cannot create the state folder %s: %s", outbox_dir, strerror(errno));
         return -1;
     }
+    /* The folders themselves must outlast a crash, or the files in them
+     * go with them. */
+    if (hv_dir_sync(dir) != 0 || hv_dir_sync(state_dir) != 0) {
+        snprintf(err, len, "cannot sync the state folder %s: %s", state_dir, strerror(errno));
+        return -1;
+    }
     return 0;
 }
 
@@ -74,26 +80,19 @@ const char *hv_state_path(void)
     return state_dir;
 }
 
-/* Writes doc to path atomically: a temporary file, fsync, rename. */
+/* Writes doc to path atomically and durably (hv_file_replace()). Returns
+ * 0, or -1 with errno set. */
 static int write_atomic(const char *path, const json_t *doc, mode_t mode)
 {
-    char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    if (fd < 0)
+    char *text = json_dumps(doc, JSON_COMPACT);
+    if (text == NULL) {
+        errno = ENOMEM;
         return -1;
-    int rc = json_dumpfd(doc, fd, JSON_COMPACT);
-    if (rc == 0 && fsync(fd) != 0)
-        rc = -1;
-    if (close(fd) != 0)
-        rc = -1;
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = -1;
-    if (rc != 0) {
-        int e = errno;
-        unlink(tmp);
-        errno = e;
     }
+    int rc = hv_file_replace(path, text, strlen(text), mode);
+    int saved = errno;
+    free(text);
+    errno = saved;
     return rc;
 }
 
@@ -158,12 +157,7 @@ int hv_state_outbox_put(long long job_id, int attempt, const json_t *body)
 {
     char path[1200];
     outbox_path(path, sizeof path, job_id, attempt, "");
-    if (write_atomic(path, body, 0600) != 0) {
-        hv_warn("job %lld: cannot keep the result in %s (%s); it is held in memory only", job_id,
-                path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return write_atomic(path, body, 0600);
 }
 
 void hv_state_outbox_remove(long long job_id, int attempt)
@@ -228,7 +222,8 @@ json_t *hv_state_outbox_load(long long job_id, int attempt)
         outbox_path(bad, sizeof bad, job_id, attempt, ".bad");
         hv_error("job %lld: the kept result %s is unreadable (%s); moved to %s", job_id, path,
                  e.text, bad);
-        rename(path, bad);
+        if (hv_file_rename(path, bad) != 0)
+            hv_warn("state: cannot rename %s: %s", path, strerror(errno));
     }
     return doc;
 }
@@ -238,6 +233,6 @@ void hv_state_outbox_abandon(long long job_id, int attempt)
     char path[1200], keep[1200];
     outbox_path(path, sizeof path, job_id, attempt, "");
     outbox_path(keep, sizeof keep, job_id, attempt, ".undeliverable");
-    if (rename(path, keep) != 0 && errno != ENOENT)
+    if (hv_file_rename(path, keep) != 0 && errno != ENOENT)
         hv_warn("state: cannot rename %s: %s", path, strerror(errno));
 }

@@ -10,8 +10,10 @@
  * A restarted worker presents its credential again (so it keeps its
  * target and its claims) and sends what the outbox holds before it claims
  * new work, so a result outlives a server or database outage and a worker
- * restart. Files are replaced atomically (write, fsync, rename). Used from
- * the worker's main thread only. */
+ * restart. Files are replaced atomically and durably (write, fsync,
+ * rename, fsync of the folder: hv_file_replace()), so a file this module
+ * says it wrote is there after a crash or a power loss. Used from the
+ * worker's main thread only. */
 #ifndef HV_WORKER_STATE_H
 #define HV_WORKER_STATE_H
 
@@ -41,8 +43,11 @@ int hv_state_credential_save(const char *server, const char *token, long long wo
 /** Removes the stored credential (the worker signed off or it ended). */
 void hv_state_credential_forget(void);
 
-/** Writes body as the pending result of (job_id, attempt). Returns 0 or -1
- *  (logged: the result is then only in memory). */
+/** Writes body as the pending result of (job_id, attempt). Returns 0 once
+ *  it is durable (written, fsynced, renamed into place and the folder
+ *  fsynced), or -1 with errno set and nothing logged (the caller says what
+ *  that means: the result is then only in memory, or an older version of
+ *  it stays). */
 int hv_state_outbox_put(long long job_id, int attempt, const json_t *body);
 
 /** Removes the pending result of (job_id, attempt), if any. */

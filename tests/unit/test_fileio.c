@@ -1,10 +1,12 @@
 /* test_fileio.c — lib/fileio.c: whole files and streams read into memory,
  * within their bound, truncated only when asked, links refused when asked,
- * and every failure with its errno. */
+ * and every failure with its errno; files replaced whole or not at all,
+ * with no temporary file left behind. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -89,9 +91,49 @@ int main(void)
     free(b);
     fclose(f);
 
+    printf("# replacing a file\n");
+    char state[256], tmp[300];
+    snprintf(state, sizeof state, "%s/state", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", state);
+    CHECK(hv_file_replace(state, "first", 5, 0600) == 0);
+    b = hv_read_file(state, 100, 0, &len);
+    CHECK(b != NULL && len == 5 && strcmp(b, "first") == 0);
+    free(b);
+    struct stat st;
+    CHECK(stat(state, &st) == 0 && (st.st_mode & 0777) == 0600);
+    CHECK(hv_file_replace(state, "second, longer", 14, 0600) == 0);
+    b = hv_read_file(state, 100, 0, &len);
+    CHECK(b != NULL && len == 14 && strcmp(b, "second, longer") == 0);
+    free(b);
+    CHECK(hv_file_replace(state, "", 0, 0600) == 0);
+    CHECK(stat(state, &st) == 0 && st.st_size == 0);
+    CHECK(access(tmp, F_OK) != 0);
+    /* A rename that fails (a folder in the way) leaves nothing behind. */
+    char sub[256];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    CHECK(mkdir(sub, 0700) == 0);
+    errno = 0;
+    CHECK(hv_file_replace(sub, "x", 1, 0600) == -1 && errno == EISDIR);
+    snprintf(tmp, sizeof tmp, "%s.tmp", sub);
+    CHECK(access(tmp, F_OK) != 0);
+    errno = 0;
+    snprintf(missing, sizeof missing, "%s/no/such", dir);
+    CHECK(hv_file_replace(missing, "x", 1, 0600) == -1 && errno == ENOENT);
+    CHECK(hv_dir_sync(dir) == 0);
+    errno = 0;
+    CHECK(hv_dir_sync(missing) == -1 && errno == ENOENT);
+    char moved[256];
+    snprintf(moved, sizeof moved, "%s/moved", dir);
+    CHECK(hv_file_rename(state, moved) == 0 && access(state, F_OK) != 0 &&
+          access(moved, F_OK) == 0);
+    errno = 0;
+    CHECK(hv_file_rename(state, moved) == -1 && errno == ENOENT);
+    rmdir(sub);
+
     unlink(link);
     char name[256];
-    for (const char *const *n = (const char *const[]){"f", "big", "target", NULL}; *n; n++) {
+    for (const char *const *n = (const char *const[]){"f", "big", "target", "moved", NULL}; *n;
+         n++) {
         snprintf(name, sizeof name, "%s/%s", dir, *n);
         unlink(name);
     }

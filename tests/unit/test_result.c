@@ -1,9 +1,14 @@
 /* test_result.c — lib/result.c (the upload rule for results and metric
  * values) and worker/deliver.c's fitting of a result to the server's
- * limits: samples averaged down, raw output cut after escaping. */
+ * limits: samples averaged down, raw output cut after escaping, and a
+ * tool's output of any size marked with what was kept of how much. */
 #include "check.h"
 #include "result.h"
 #include "worker/deliver.h"
+#include "worker/engines/engine.h"
+#include "worker/engines/run.h"
+
+#include <unistd.h>
 
 /* A result body with n samples of two metrics and raw text of len bytes
  * made of pattern. */
@@ -164,11 +169,81 @@ static void test_fit_raw(void)
     json_decref(b);
 }
 
+/* A tool's output of each size, from the process runner's capture through
+ * the engine's result to the fitting to a server's 1 MiB of raw output:
+ * kept whole up to the limit, else cut with observed.raw_truncated giving
+ * the bytes kept and the tool's true size, and the marker saying the same,
+ * also past the 4 MiB the capture keeps. */
+static void test_raw_sizes(void)
+{
+    static const size_t sizes[] = {512u << 10, 3u << 19, 3u << 20, 5u << 20};
+    const size_t most = 5u << 20;
+    char *text = malloc(most);
+    for (size_t i = 0; i < most; i++)
+        text[i] = i % 64 == 63 ? '\n' : (char)('a' + i % 26);
+    char dir[] = "/tmp/hv-test-result-XXXXXX", path[64];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/out", dir);
+    const struct hv_result_limits l = {32u << 20, 200000, 1u << 20};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        FILE *f = fopen(path, "wb");
+        CHECK(f != NULL && fwrite(text, 1, n, f) == n);
+        if (f != NULL)
+            fclose(f);
+        const char *const argv[] = {"cat", path, NULL};
+        struct hv_run_spec spec = {.argv = argv, .timeout = 60};
+        struct hv_run_result run;
+        char err[256];
+        CHECK(hv_run(&spec, NULL, &run, err, sizeof err) == 0 && hv_run_ok(&run));
+        CHECK_MSG(run.out_total == n, "%zu bytes: the capture counted %zu", n, run.out_total);
+        struct hv_engine_result res;
+        CHECK(hv_engine_result_init(&res) == 0);
+        CHECK(hv_engine_set_raw_of(&res, run.out, run.out_len, run.out_total) == 0);
+        hv_run_result_clear(&run);
+        json_t *b =
+            hv_engine_result_to_json(&res, 1, true, "2025-01-01T00:00:00Z", "2025-01-01T00:00:01Z");
+        hv_engine_result_clear(&res);
+        CHECK(b != NULL && hv_result_fit(b, &l) == 0);
+        const char *raw = json_string_value(json_object_get(b, "raw"));
+        size_t raw_len = json_string_length(json_object_get(b, "raw"));
+        json_t *note = json_object_get(json_object_get(b, "observed"), "raw_truncated");
+        if (n <= l.max_raw) {
+            CHECK_MSG(note == NULL, "%zu bytes: marked as cut", n);
+            CHECK_MSG(raw != NULL && raw_len == n && memcmp(raw, text, n) == 0,
+                      "%zu bytes: raw of %zu bytes", n, raw_len);
+            json_decref(b);
+            continue;
+        }
+        size_t kept = (size_t)json_integer_value(json_object_get(note, "kept_bytes"));
+        size_t of = (size_t)json_integer_value(json_object_get(note, "of_bytes"));
+        CHECK_MSG(of == n, "%zu bytes: of_bytes %zu", n, of);
+        /* Measured after escaping: each "\n" of the 64-byte lines takes two. */
+        size_t escaped = json_dumpb(json_object_get(b, "raw"), NULL, 0, JSON_ENCODE_ANY) - 2;
+        CHECK_MSG(escaped <= l.max_raw && escaped > l.max_raw - 512,
+                  "%zu bytes: raw of %zu escaped", n, escaped);
+        CHECK_MSG(kept > (l.max_raw - 512) / 65 * 64 && kept < l.max_raw,
+                  "%zu bytes: kept_bytes %zu", n, kept);
+        CHECK_MSG(raw != NULL && raw_len <= l.max_raw && raw_len > kept &&
+                      memcmp(raw, text, kept) == 0,
+                  "%zu bytes: raw of %zu bytes", n, raw_len);
+        char says[96];
+        snprintf(says, sizeof says, "the first %zu of %zu bytes are above]\n", kept, n);
+        CHECK_MSG(raw != NULL && raw_len > kept && strstr(raw + kept, says) != NULL,
+                  "%zu bytes: the marker is \"%s\"", n, raw != NULL ? raw + kept : "");
+        json_decref(b);
+    }
+    unlink(path);
+    rmdir(dir);
+    free(text);
+}
+
 int main(void)
 {
     test_values();
     test_body();
     test_fit_samples();
     test_fit_raw();
+    test_raw_sizes();
     return check_summary("test_result");
 }

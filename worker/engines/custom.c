@@ -175,6 +175,7 @@ int hv_custom_run(const struct hv_engine *e, const struct hv_engine_ctx *ctx,
     int rc = hv_tool_exec(ctx, out, &spec, &r);
     if (rc == 0) {
         if (r.out_truncated) {
+            hv_engine_set_raw_of(out, r.out, r.out_len, r.out_total);
             rc = hv_engine_fail(out, "%s printed %zu bytes, more than the %zu hvbench reads",
                                 display, r.out_total, r.out_len);
         } else {

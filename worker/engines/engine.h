@@ -79,12 +79,18 @@ struct hv_engine_result {
     /** The tool's own output (external engines), or NULL; at most
      *  HV_ENGINE_RAW_MAX bytes, kept in the result's `raw`. Owned. */
     char *raw;
+    /** Bytes of the output raw is the start of, when it is not all of it
+     *  (the capture or HV_ENGINE_RAW_MAX cut it); 0 when raw is whole. */
+    size_t raw_of;
     /** Why the run failed; empty when it succeeded. */
     char error[512];
 };
 
-/** The most raw output a result keeps (the server's limit is 1 MiB). */
-#define HV_ENGINE_RAW_MAX (1024 * 1024 - 1024)
+/** The most raw output a result keeps in memory: as much as the process
+ *  runner captures (HV_RUN_OUT_CAP, run.h). The upload cuts it to the
+ *  server's limit (1 MiB), with a marker and observed.raw_truncated
+ *  (deliver.h). */
+#define HV_ENGINE_RAW_MAX (4 * 1024 * 1024)
 
 struct hv_engine;
 struct hv_tool;
@@ -133,6 +139,11 @@ void hv_engine_result_clear(struct hv_engine_result *r);
  *  as the result's raw text, cutting at a UTF-8 boundary and dropping NUL
  *  bytes. Returns 0, or -1 when memory runs out. */
 int hv_engine_set_raw(struct hv_engine_result *r, const char *text, size_t len);
+
+/** Like hv_engine_set_raw() for text that is the first len bytes of an
+ *  output of total bytes (a capture that stopped at its cap): the result
+ *  then says in observed.raw_truncated how much of how much it kept. */
+int hv_engine_set_raw_of(struct hv_engine_result *r, const char *text, size_t len, size_t total);
 
 /** Appends a metric. Returns 0, or -1 when value is not finite (JSON has no
  *  NaN) or memory runs out. */

@@ -47,6 +47,7 @@ int hv_engine_result_init(struct hv_engine_result *r)
     r->samples = json_array();
     r->observed = json_object();
     r->raw = NULL;
+    r->raw_of = 0;
     r->error[0] = '\0';
     return r->metrics && r->samples && r->observed ? 0 : -1;
 }
@@ -59,10 +60,16 @@ void hv_engine_result_clear(struct hv_engine_result *r)
     free(r->raw);
     r->metrics = r->samples = r->observed = NULL;
     r->raw = NULL;
+    r->raw_of = 0;
     r->error[0] = '\0';
 }
 
 int hv_engine_set_raw(struct hv_engine_result *r, const char *text, size_t len)
+{
+    return hv_engine_set_raw_of(r, text, len, len);
+}
+
+int hv_engine_set_raw_of(struct hv_engine_result *r, const char *text, size_t len, size_t total)
 {
     if (len > HV_ENGINE_RAW_MAX) {
         len = HV_ENGINE_RAW_MAX;
@@ -79,6 +86,7 @@ int hv_engine_set_raw(struct hv_engine_result *r, const char *text, size_t len)
     copy[n] = '\0';
     free(r->raw);
     r->raw = copy;
+    r->raw_of = total > len ? total : 0;
     return 0;
 }
 
@@ -186,6 +194,12 @@ json_t *hv_engine_result_to_json(const struct hv_engine_result *r, int attempt, 
                 free(clean);
             }
         }
+        /* A cut output says so; the upload adds the marker (deliver.h). */
+        if (raw != NULL && r->raw_of > 0)
+            rc |= json_object_set_new(json_object_get(body, "observed"), "raw_truncated",
+                                      json_pack("{s:I, s:I}", "kept_bytes",
+                                                (json_int_t)json_string_length(raw), "of_bytes",
+                                                (json_int_t)r->raw_of));
         if (raw != NULL)
             rc |= json_object_set_new(body, "raw", raw);
     }

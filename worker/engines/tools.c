@@ -202,7 +202,8 @@ void hv_tool_keep_failed_output(struct hv_engine_result *out, const struct hv_ru
         len += r->err_len;
     }
     if (len > 0)
-        hv_engine_set_raw(out, text, len);
+        hv_engine_set_raw_of(out, text, len,
+                             len + (r->out_total > r->out_len ? r->out_total - r->out_len : 0));
     free(text);
 }
 
@@ -322,7 +323,7 @@ int hv_tool_report(struct hv_tool_job *j, const struct hv_run_result *r)
     struct hv_engine_result *out = j->out;
     char *file = NULL;
     const char *text = r->out;
-    size_t len = r->out_len;
+    size_t len = r->out_len, total;
     if (j->outfile[0] != '\0') {
         file =
             hv_read_file(j->outfile, HV_ENGINE_RAW_MAX, HV_READ_TRUNCATE | HV_READ_NOFOLLOW, &len);
@@ -332,13 +333,19 @@ int hv_tool_report(struct hv_tool_job *j, const struct hv_run_result *r)
             return hv_engine_fail(out, "%s exited with status 0 but wrote no report (%s): %s",
                                   t->display, j->outfile, strerror(e));
         }
+        struct stat st;
+        total = len;
+        if (len == HV_ENGINE_RAW_MAX && stat(j->outfile, &st) == 0 && (size_t)st.st_size > len)
+            total = (size_t)st.st_size; /* the read stopped at its cap */
         text = file;
     } else if (r->out_truncated) {
-        hv_engine_set_raw(out, text, len);
+        hv_engine_set_raw_of(out, text, len, r->out_total);
         return hv_engine_fail(out, "%s printed %zu bytes, more than the %zu hvbench reads",
                               t->display, r->out_total, r->out_len);
+    } else {
+        total = len;
     }
-    hv_engine_set_raw(out, text, len);
+    hv_engine_set_raw_of(out, text, len, total);
     json_t *run = NULL;
     char err[HV_PARSE_ERR_MAX];
     int rc = hv_parse_tool_run(parser, text, len, &run, err, sizeof err);

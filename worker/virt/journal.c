@@ -1,11 +1,11 @@
 /* journal.c — see journal.h. */
 #include "worker/virt/journal.h"
 
+#include "fileio.h"
 #include "timeutil.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,17 +133,6 @@ json_t *hv_journal_find(const struct hv_journal *j, const char *kind, const char
     return NULL;
 }
 
-/* fsync of a folder, so a rename in it survives a crash. */
-static int sync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
 /* Writes the journal: a temporary file, fsync, rename, fsync of the
  * folder; or removes the file when there are no entries. */
 static int write_file(struct hv_journal *j, char *err, size_t len)
@@ -157,30 +146,20 @@ static int write_file(struct hv_journal *j, char *err, size_t len)
             snprintf(err, len, "cannot remove the empty journal %s: %s", j->path, strerror(errno));
             return -1;
         }
-        sync_dir(j->dir);
+        hv_dir_sync(j->dir);
         return 0;
     }
     json_t *doc = json_pack("{s:I, s:O}", "plan_id", (json_int_t)j->plan_id, "entries", j->entries);
-    char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", j->path);
-    int fd = doc != NULL ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
-    int rc = fd >= 0 ? 0 : -1;
-    if (rc == 0 && json_dumpfd(doc, fd, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0)
-        rc = -1;
-    if (rc == 0 && fsync(fd) != 0)
-        rc = -1;
-    if (fd >= 0 && close(fd) != 0)
-        rc = -1;
-    if (rc == 0 && rename(tmp, j->path) != 0)
-        rc = -1;
-    if (rc == 0 && sync_dir(j->dir) != 0)
-        rc = -1;
-    if (rc != 0) {
-        snprintf(err, len, "cannot write the journal %s: %s", j->path,
-                 doc == NULL ? "out of memory" : strerror(errno));
-        unlink(tmp);
-    }
+    char *text = doc != NULL ? json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
     json_decref(doc);
+    if (text == NULL) {
+        snprintf(err, len, "cannot write the journal %s: out of memory", j->path);
+        return -1;
+    }
+    int rc = hv_file_replace(j->path, text, strlen(text), 0600);
+    if (rc != 0)
+        snprintf(err, len, "cannot write the journal %s: %s", j->path, strerror(errno));
+    free(text);
     return rc;
 }
 
