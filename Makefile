@@ -3,6 +3,7 @@
 #   make                  build the three programs into build/bin
 #   make check            install missing packages, build, fuzz-check, run every test
 #   make api              regenerate api/openapi.json from api/openapi.yaml
+#   make schema           regenerate migrations/schema.sql from the migrations
 #   make demo             run a plan end to end on this machine
 #   make SANITIZE=address,undefined check   the same under sanitizers
 #   make WERROR=1         warnings are errors (CI)
@@ -114,7 +115,7 @@ $(BUILD)/tests/test_worker_client: TEST_PKGS = libmicrohttpd
 
 # Keep the unit tests' objects (make would delete them as intermediates).
 .SECONDARY: $(patsubst tests/unit/%.c,$(BUILD)/obj/tests/unit/%.o,$(TEST_SRC))
-.PHONY: all check demo install format format-check headers-check layers-check clean deps unit-tests api e2e-qemu \
+.PHONY: all check demo install format format-check headers-check layers-check clean deps unit-tests api schema e2e-qemu \
         fuzz fuzz-check fuzz-merge fuzz-build
 
 all: $(PROGS)
@@ -218,6 +219,13 @@ api: tests/contract/node_modules/.package-lock.json
 
 tests/contract/node_modules/.package-lock.json: tests/contract/package-lock.json
 	cd tests/contract && npm ci --no-audit --no-fund
+
+# make schema: migrations/schema.sql, every definition as the migrations
+# leave it, dumped from a scratch database they were applied to
+# (tools/schema.sh); commit it with the migration that changed it.
+# tests/integration/test_schema.sh fails while it is stale.
+schema: $(SERVER)
+	BUILD=$(BUILD) tools/schema.sh
 
 # make web-vendor: the web page's libraries (web-src/package.json, pinned
 # by web-src/package-lock.json) installed with npm and their built files

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,19 @@ int hv_schema_version(void)
     enum hv_db_status s = hv_db_exec(db, &version_stmt, NULL, &r);
     int v = s == HV_DB_OK ? atoi(PQgetvalue(r, 0, 0)) : -1;
     PQclear(r);
+    return v;
+}
+
+int hv_schema_level(void)
+{
+    static atomic_int level = -1;
+    int v = atomic_load(&level);
+    if (v < 0 && (v = hv_schema_version()) >= 0) {
+        /* Two first calls may both read it; the first answer stays. */
+        int unset = -1;
+        if (!atomic_compare_exchange_strong(&level, &unset, v))
+            v = unset;
+    }
     return v;
 }
 

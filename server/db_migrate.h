@@ -16,4 +16,13 @@ int hv_migrate(const char *dir);
  *  cannot be asked). */
 int hv_schema_version(void);
 
+/** The migration level this process works with: hv_schema_version() as the
+ *  first call that could read it found it, the same for every call after
+ *  (a migration applied while the server runs counts from its restart).
+ *  -1 while the database cannot be asked (the next call asks again).
+ *  Thread safe. What is kept computed from the database's tables (report
+ *  digests, report.h) is keyed by it: a table's shape changes only with a
+ *  migration. */
+int hv_schema_level(void);
+
 #endif

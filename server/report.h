@@ -16,8 +16,8 @@
  * per-round values of each configuration), report_compare.c (verdicts,
  * interactions), report_overhead.c (baseline, efficiency),
  * report_advice.c (repetitions, recommendations), report_build.c (the
- * whole), report_digest.c (what a big plan's report keeps). Pure
- * computation apart from report_load.c: thread safe.
+ * whole), report_digest.c (what a big plan's report keeps, and its
+ * key). Pure computation apart from report_load.c: thread safe.
  *
  * A big plan: a series of more than HV_REPORT_RUNS_LISTED rounds lists only
  * its flagged runs (unless runs=all), and an arm of more rounds keeps that
@@ -33,7 +33,16 @@
  * report finding the same state and the same inputs sends that text
  * without computing or parsing anything (hv_report_answer). The answer is
  * assembled in one place, hv_report_build_digest (report_build.c): a
- * section added there that reads something else adds it to the inputs. */
+ * section added there that reads something else adds it to the inputs.
+ *
+ * Both are kept under a key (hv_report_key) of what made them: the build
+ * of the server (its executable's SHA-256, build_id.h), the database's
+ * migration level (a table's shape changes only with a migration) and the
+ * state of the plan's jobs. A digest or answer of another build or level
+ * is never read: it is computed again. hv_report_tables lists the tables
+ * a report reads and what covers a change of their rows;
+ * tests/integration/test_report_key.sh fails when a report reads a table
+ * not listed there. */
 #ifndef HV_SERVER_REPORT_H
 #define HV_SERVER_REPORT_H
 
@@ -63,6 +72,27 @@ json_t *hv_report_build(const struct hv_rdata *d);
  *  than HV_REPORT_RUNS_LISTED rounds) and not runs_all, its digest as a new
  *  JSON object in *digest (else NULL). */
 json_t *hv_report_build_digest(const struct hv_rdata *d, json_t **digest);
+
+/** The key of what a report keeps (report_digests.version): build (an
+ *  hv_build_id()), ":m" and level (the migration level, hv_schema_level()),
+ *  then the state of the plan's jobs in summary (its plan's summary as
+ *  hv_db_plan_get() gives it): how many, how many done (a done job stays
+ *  done) and when one last changed status; a job becoming done, whichever
+ *  way its result arrived, changes it. A new string, NULL when memory runs
+ *  out. */
+char *hv_report_key(const char *build, int level, const json_t *summary);
+
+/** A table a report reads, and what makes a change of its rows show in
+ *  what the report keeps (the key, or the inputs of a kept answer). */
+struct hv_report_table {
+    const char *name;     /**< the table, as in migrations/schema.sql */
+    const char *keyed_by; /**< what covers a change of its rows */
+};
+
+/** Every table a report (hv_report_get, hv_report_answer) reads, in order
+ *  of name, closed by a row of NULLs. A table a report comes to read is
+ *  added here with what covers it, or the key grows to cover it. */
+extern const struct hv_report_table hv_report_tables[];
 
 /** The report of plan id (runs_all: every run listed) into *report: loaded,
  *  built, and a big plan's digest kept for the next. HV_DB_NONE without such

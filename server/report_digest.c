@@ -1,10 +1,12 @@
 /* report_digest.c — what the report of a big plan keeps between reads
  * (report.h): the summaries as answered, the warnings they gave, and per
- * arm the figures the comparisons read; see report_int.h. */
+ * arm the figures the comparisons read; see report_int.h. And what it is
+ * kept under: its key, and the tables whose rows it is computed from. */
 #include "report.h"
 #include "report_int.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,38 @@
 #define DIGEST_ROWS      "rows"
 #define DIGEST_WARNINGS  "warnings"
 #define DIGEST_ARMS      "arms"
+
+char *hv_report_key(const char *build, int level, const json_t *summary)
+{
+    const json_t *jobs = json_object_get(summary, "jobs");
+    const char *at = json_string_value(json_object_get(summary, "updated_at"));
+    char *v = NULL;
+    if (asprintf(&v, "%s:m%d:%lld:%lld:%s", build, level,
+                 (long long)json_integer_value(json_object_get(jobs, "total")),
+                 (long long)json_integer_value(json_object_get(jobs, "done")),
+                 at != NULL ? at : "") < 0)
+        return NULL;
+    return v;
+}
+
+/* tests/integration/test_report_key.sh reads the names below and fails
+ * when a report scans a table not named here, or no longer scans one
+ * named here; each row says why a change of its rows cannot leave a
+ * stale digest or answer behind. */
+const struct hv_report_table hv_report_tables[] = {
+    {"configurations", "the answer's inputs (names and levels in the plan's meta)"},
+    {"hv_schema_migrations", "the key's migration level itself (read once per process)"},
+    {"jobs", "the key's state of the jobs; workload variants and targets are kept with the "
+             "digest"},
+    {"metrics", "the key's state: a job's values are written before it becomes done"},
+    {"plan_job_count_shards", "the key's state (the job counts of the plan's summary)"},
+    {"plans", "the answer's inputs (the summary; the spec in the plan's meta)"},
+    {"report_digests", "what is kept itself, found by its key"},
+    {"results", "the key's state: a job's result is written before it becomes done"},
+    {"targets", "the answer's inputs (the host's view, the guests found emulated)"},
+    {"telemetry", "the answer's inputs (the host's view: KVM probe, busy jobs)"},
+    {NULL, NULL},
+};
 
 bool hv_rdigest_wanted(const struct hv_rdata *d)
 {

@@ -1,5 +1,6 @@
 /* report_load.c — a plan's report data from the database; see report.h. */
-#include "auth.h"
+#include "build_id.h"
+#include "db_migrate.h"
 #include "db_plans.h"
 #include "db_telemetry.h"
 #include "report.h"
@@ -7,12 +8,9 @@
 #include "log.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 /* Job ids read from one row; a group holds at most a plan's guests and
  * a net server, so this is plenty; more are dropped from the evidence. */
@@ -85,57 +83,13 @@ static int read_meta(struct hv_rdata *d, const json_t *meta)
     return 0;
 }
 
-/* The state of the plan's jobs in its summary: how many, how many done
- * (a done job stays done), and when one last changed status. A job that
- * becomes done, whichever way its result arrived, changes it. Its prefix
- * names the form of the digest: a change to what a digest holds or how its
- * figures are computed bumps it, so no digest kept before is read. NULL
- * when memory runs out. */
+/* The key of what is kept of the plan of summary (hv_report_key): this
+ * build, the database's migration level and the state of the plan's jobs.
+ * NULL when the level cannot be read or memory runs out. */
 static char *state_of(const json_t *summary)
 {
-    const json_t *jobs = json_object_get(summary, "jobs");
-    const char *at = json_string_value(json_object_get(summary, "updated_at"));
-    char *v = NULL;
-    if (asprintf(
-            &v, "r1:%lld:%lld:%s", (long long)json_integer_value(json_object_get(jobs, "total")),
-            (long long)json_integer_value(json_object_get(jobs, "done")), at != NULL ? at : "") < 0)
-        return NULL;
-    return v;
-}
-
-/* The code that renders answers: the SHA-256 of the server's executable,
- * so a server of other code renders the answers kept by another again
- * (else, when it cannot be read, this process's pid and start). */
-static char answer_form[80];
-static pthread_once_t answer_form_once = PTHREAD_ONCE_INIT;
-
-static void answer_form_init(void)
-{
-    FILE *f = fopen("/proc/self/exe", "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (bool ok = f != NULL; ok;) {
-        if (len == cap) {
-            char *more = realloc(buf, cap = cap ? 2 * cap : 1 << 22);
-            if (more == NULL)
-                break;
-            buf = more;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        ok = n > 0;
-        if (!ok && ferror(f) == 0 && feof(f) != 0) {
-            char hex[65];
-            hv_sha256_hex(buf, len, hex);
-            snprintf(answer_form, sizeof answer_form, "exe:%s", hex);
-        }
-    }
-    if (f != NULL)
-        fclose(f);
-    free(buf);
-    if (answer_form[0] == '\0')
-        snprintf(answer_form, sizeof answer_form, "process:%ld:%lld", (long)getpid(),
-                 (long long)time(NULL));
+    int level = hv_schema_level();
+    return level >= 0 ? hv_report_key(hv_build_id(), level, summary) : NULL;
 }
 
 /* What an answer in the default form reads besides the values (or the
@@ -148,12 +102,11 @@ static void answer_form_init(void)
  * out. */
 static char *answer_inputs(const json_t *summary, const json_t *meta, const json_t *host_view)
 {
-    pthread_once(&answer_form_once, answer_form_init);
     json_t *rest = json_copy((json_t *)meta);
     if (rest == NULL)
         return NULL;
     json_object_del(rest, "digest");
-    json_t *o = json_pack("{s:s,s:O,s:o,s:O?}", "form", answer_form, "summary", summary, "meta",
+    json_t *o = json_pack("{s:s,s:O,s:o,s:O?}", "form", hv_build_id(), "summary", summary, "meta",
                           rest, "host", host_view);
     char *text = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(o);

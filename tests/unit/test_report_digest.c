@@ -6,10 +6,13 @@
  * (arms that merge two series per round), with a planted outlier, a
  * lower-is-better metric and a metric with a value of 0 (linear interval,
  * no log group). A plan of HV_REPORT_RUNS_LISTED rounds lists every run and
- * leaves no digest. */
+ * leaves no digest. What is kept is keyed by the build, the migration
+ * level and the state of the plan's jobs (hv_report_key), and the tables a
+ * report reads are listed with what covers them (hv_report_tables). */
 #include "check.h"
 #include "sim.h"
 
+#include "server/build_id.h"
 #include "server/report.h"
 
 #include <gsl/gsl_errno.h>
@@ -217,10 +220,55 @@ static void test_small(void)
     hv_rdata_free(&d);
 }
 
+/* What is kept is keyed by the build, the migration level and the state of
+ * the plan's jobs: each changes the key. */
+static void test_key(void)
+{
+    json_t *summary = check_json("{\"id\":9,\"jobs\":{\"total\":300,\"done\":120},"
+                                 "\"updated_at\":\"2026-01-02T03:04:05.000006Z\"}");
+    char *key = hv_report_key("exe:ab12", 40, summary);
+    CHECK_STR(key, "exe:ab12:m40:300:120:2026-01-02T03:04:05.000006Z");
+    char *other_level = hv_report_key("exe:ab12", 41, summary);
+    CHECK_STR(other_level, "exe:ab12:m41:300:120:2026-01-02T03:04:05.000006Z");
+    char *other_build = hv_report_key("exe:cd34", 40, summary);
+    CHECK_STR(other_build, "exe:cd34:m40:300:120:2026-01-02T03:04:05.000006Z");
+    json_object_set_new(json_object_get(summary, "jobs"), "done", json_integer(121));
+    char *one_more = hv_report_key("exe:ab12", 40, summary);
+    CHECK_STR(one_more, "exe:ab12:m40:300:121:2026-01-02T03:04:05.000006Z");
+    free(key);
+    free(other_level);
+    free(other_build);
+    free(one_more);
+    json_decref(summary);
+
+    /* This build: "exe:" and the SHA-256 of this program, the same each time. */
+    const char *build = hv_build_id();
+    CHECK(strncmp(build, "exe:", 4) == 0 && strlen(build) == 4 + 64 &&
+          strspn(build + 4, "0123456789abcdef") == 64);
+    CHECK(hv_build_id() == build);
+}
+
+/* The tables a report reads are listed once each, in order, each with what
+ * covers a change of its rows; the key's own two are among them. */
+static void test_tables(void)
+{
+    size_t n = 0;
+    bool digests = false, migrations = false;
+    for (const struct hv_report_table *t = hv_report_tables; t->name != NULL; t++, n++) {
+        CHECK_MSG(t->keyed_by != NULL && t->keyed_by[0] != '\0', "%s: what covers it", t->name);
+        CHECK_MSG(n == 0 || strcmp(t[-1].name, t->name) < 0, "%s: out of order", t->name);
+        digests |= strcmp(t->name, "report_digests") == 0;
+        migrations |= strcmp(t->name, "hv_schema_migrations") == 0;
+    }
+    CHECK(n >= 2 && digests && migrations);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
     test_big();
     test_small();
+    test_key();
+    test_tables();
     return check_summary("test_report_digest");
 }
