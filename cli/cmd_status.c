@@ -11,7 +11,7 @@ static int cmd_status_exec(struct cli_ctx *ctx, int argc, char **argv);
 const struct cli_command cli_cmd_status = {
     .name = "status",
     .usage = "ID",
-    .summary = "show a plan's status, job counts and progress",
+    .summary = "show a plan's status, owner, job counts and progress",
     .help = NULL,
     .fn = cmd_status_exec,
 };
@@ -73,6 +73,13 @@ static void print_status(const struct cli_plan *p, const json_t *body)
         cli_out("status    %s: %s", p->status, why);
     else
         cli_out("status    %s", p->status);
+    /* Who may cancel or retry it besides an admin; a server from before
+     * owners sends no member, and no line is printed. */
+    const json_t *owner = json_object_get(body, "owner");
+    if (json_is_string(owner))
+        cli_out("owner     %s", json_string_value(owner));
+    else if (json_is_null(owner))
+        cli_out("owner     none (no submitter: an admin's)");
     cli_out("created   %s", cli_fmt_time(created, sizeof created, p->created_at));
     print_time(body, "started", "started_at");
     print_time(body, "updated", "updated_at");

@@ -31,6 +31,11 @@ static const struct hv_err_info registry[HV_E__COUNT] = {
                            "'hvbench-server token create'"},
     [HV_E_FORBIDDEN] = {"forbidden", 403, "Token lacks the role for this",
                         "use a token whose role allows this request"},
+    /* The detail names the owner: the token to use instead. */
+    [HV_E_NOT_OWNER] = {"not_owner", 403, "Plan belongs to another token",
+                        "cancel or retry a plan with the token that submitted it (the detail "
+                        "names it) or with an admin token; a plan without a submitter is an "
+                        "admin's"},
     [HV_E_STALE_ATTEMPT] = {"stale_attempt", 409, "Job attempt is no longer yours",
                             "the lease expired or the job was cancelled; drop this "
                             "attempt and claim new work"},

@@ -65,15 +65,29 @@ static const struct hv_stmt insert_jobs = {
     "CASE WHEN total = 0 THEN 0 ELSE round((done + failed + cancelled_jobs)::numeric / total, 4) " \
     "END"
 
+/* Joins the owner of plan row p (its id and parent_id; server/plan_owner.h)
+ * as columns owner_id and owner (the token's name), both NULL when the
+ * plan has none: the token that submitted it, a fleet child's being its
+ * parent's, while that token is not revoked. A plan imported from another
+ * server records no token. Only those two names come into the row's
+ * scope, so the statements it joins keep naming their own columns
+ * unqualified. */
+#define OWNER_JOIN                                                                                 \
+    " LEFT JOIN LATERAL (SELECT t.id AS owner_id, t.name AS owner FROM plans o JOIN tokens t ON "  \
+    "t.id = o.token_id WHERE o.id = coalesce(p.parent_id, p.id) AND t.revoked_at IS NULL) own ON " \
+    "true "
+
 /* A plan as the API shows it (a row of plan_summaries). updated_at moves
  * with every job's change of state; finished_at is the last one's time
- * once the plan ended (the cancellation's for a cancelled plan). plan_read
- * below gives the same members as columns. */
+ * once the plan ended (the cancellation's for a cancelled plan); owner
+ * comes from OWNER_JOIN, which the statement joins. plan_read below
+ * gives the same members as columns. */
 #define SUMMARY_JSON                                                                               \
     "json_build_object('id', id, 'name', name, 'status', status, 'created_at', created_at, "       \
     "'updated_at', greatest(updated_at, state_at), 'started_at', started_at, 'finished_at', "      \
     "CASE WHEN status IN ('done', 'failed', 'cancelled') THEN coalesce(cancelled_at, state_at, "   \
-    "finished_max, updated_at) END, 'cancelled_at', cancelled_at, 'seed', seed, 'jobs', "          \
+    "finished_max, updated_at) END, 'cancelled_at', cancelled_at, 'seed', seed, 'owner', owner, "  \
+    "'jobs', "                                                                                     \
     "json_build_object('total', total, 'queued', queued, 'running', running, 'done', done, "       \
     "'failed', failed, 'cancelled', cancelled_jobs), 'progress', " PROGRESS ", 'waiting', CASE "   \
     "WHEN status IN ('queued', 'running') THEN coalesce(" WAITING_SLOT                             \
@@ -112,9 +126,10 @@ static const struct hv_stmt insert_jobs = {
  * as columns of JSON text (timestamps and the name through to_json, so
  * their text is what json_build_object gives), a fleet's side of it
  * (migrations/030, hv_plan_fleet) for a plan of a fleet, the plan as stored
- * and its drain hooks for a plan that has any. hv_db_plan_read() joins the
- * texts into the answer: built here, one json_build_object of thirty
- * members cost PostgreSQL more than everything else the read does. */
+ * and its drain hooks for a plan that has any, and last its owner's name.
+ * hv_db_plan_read() joins the texts into the answer: built here, one
+ * json_build_object of thirty members cost PostgreSQL more than everything
+ * else the read does. */
 static const struct hv_stmt plan_read = {
     "plan_read",
     "SELECT id, to_json(name)::text, status, to_json(created_at)::text, to_json(greatest("
@@ -127,7 +142,7 @@ static const struct hv_stmt plan_read = {
     "fleet_parent THEN nullif(btrim(hv_plan_fleet(id)::text, '{} '), '') END, spec::text, CASE "
     "WHEN spec ? "
     "'hooks' THEN "
-    "hv_plan_hooks(id)::text END FROM (" PLAN_ROW ") r",
+    "hv_plan_hooks(id)::text END, to_json(owner)::text FROM (" PLAN_ROW ") p" OWNER_JOIN,
     1};
 
 /* GET /api/v1/plans/{id}'s answer for a plan outside a fleet and without
@@ -146,12 +161,12 @@ static const struct hv_stmt plan_read_rows = {
     "to_json(p.updated_at)::text, to_json(p.cancelled_at)::text, p.waiting::text, "
     "p.adaptive::text, p.spec::text, " PLAN_NEEDS_FULL ", NULL::bigint, NULL::bigint, "
     "NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, NULL::text, NULL::text, NULL::text, "
-    "NULL::text, NULL::bool FROM plans p WHERE p.id = $1 UNION ALL (SELECT false, NULL, NULL, "
-    "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, k.total, k.queued, k.running, k.done, "
-    "k.failed, k.cancelled, to_json(k.started_at)::text, to_json(k.state_at)::text, "
-    "to_json(k.finished_max)::text, k.target_name, t.id IS NULL FROM "
-    "plan_job_count_shards k LEFT JOIN targets t ON t.name = k.target_name WHERE "
-    "k.plan_id = $1 ORDER BY k.target_name)",
+    "NULL::text, NULL::bool, to_json(own.owner)::text FROM plans p" OWNER_JOIN
+    "WHERE p.id = $1 UNION ALL (SELECT false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+    "NULL, NULL, NULL, k.total, k.queued, k.running, k.done, k.failed, k.cancelled, "
+    "to_json(k.started_at)::text, to_json(k.state_at)::text, to_json(k.finished_max)::text, "
+    "k.target_name, t.id IS NULL, NULL FROM plan_job_count_shards k LEFT JOIN targets t ON "
+    "t.name = k.target_name WHERE k.plan_id = $1 ORDER BY k.target_name)",
     1};
 
 /* plan_read_rows's columns. */
@@ -179,16 +194,19 @@ enum {
     PR_FINISHED_MAX,
     PR_TARGET,
     PR_UNREGISTERED,
+    PR_OWNER,
 };
 
 static const struct hv_stmt get_plan = {
-    "plan_get", "SELECT (" SUMMARY_JSON ")::text, spec::text FROM plan_summaries WHERE id = $1", 1};
+    "plan_get",
+    "SELECT (" SUMMARY_JSON ")::text, spec::text FROM plan_summaries p" OWNER_JOIN "WHERE id = $1",
+    1};
 
 static const struct hv_stmt list_plans = {
     "plan_list",
     "SELECT coalesce(json_agg(s.j ORDER BY s.id DESC), '[]')::text FROM "
-    "(SELECT " SUMMARY_JSON " AS j, id FROM plan_summaries p "
-    " WHERE ($1::text IS NULL OR p.status = $1) "
+    "(SELECT " SUMMARY_JSON " AS j, id FROM plan_summaries p" OWNER_JOIN
+    "WHERE ($1::text IS NULL OR p.status = $1) "
     " AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM jobs j WHERE j.plan_id = p.id "
     "      AND j.target_name = $2)) "
     " AND ($3::text IS NULL OR p.name = $3) "
@@ -867,15 +885,16 @@ static const char *cell(const PGresult *r, int c)
 
 /* Writes plan_read's row r as the answer's JSON to f. */
 /* The summary's first members, as both writers of a plan read print them:
- * id, name, status, created, updated, started, finished, cancelled, seed. */
+ * id, name, status, created, updated, started, finished, cancelled, seed,
+ * owner. */
 #define SUMMARY_HEAD                                                                               \
     "{\"id\":%s,\"name\":%s,\"status\":\"%s\",\"created_at\":%s,\"updated_at\":%s,"                \
-    "\"started_at\":%s,\"finished_at\":%s,\"cancelled_at\":%s,\"seed\":%s,"
+    "\"started_at\":%s,\"finished_at\":%s,\"cancelled_at\":%s,\"seed\":%s,\"owner\":%s,"
 
 static void plan_read_json(FILE *f, const PGresult *r)
 {
     fprintf(f, SUMMARY_HEAD, cell(r, 0), cell(r, 1), cell(r, 2), cell(r, 3), cell(r, 4), cell(r, 5),
-            cell(r, 6), cell(r, 7), cell(r, 8));
+            cell(r, 6), cell(r, 7), cell(r, 8), cell(r, 21));
     fprintf(f,
             "\"jobs\":{\"total\":%s,\"queued\":%s,\"running\":%s,\"done\":%s,\"failed\":%s,"
             "\"cancelled\":%s},\"progress\":%s,\"waiting\":%s,\"rounds\":%s",
@@ -1007,7 +1026,7 @@ static void plan_rows_json(FILE *f, const PGresult *r)
     fprintf(f, SUMMARY_HEAD, cell(r, PR_ID), cell(r, PR_NAME), status, cell(r, PR_CREATED_AT),
             sum.state_at != NULL && ts_later(sum.state_at, updated) ? sum.state_at : updated,
             sum.started_at != NULL ? sum.started_at : "null", finished, cancelled_at,
-            cell(r, PR_SEED));
+            cell(r, PR_SEED), cell(r, PR_OWNER));
     fprintf(
         f,
         "\"jobs\":{\"total\":%lld,\"queued\":%lld,\"running\":%lld,\"done\":%lld,\"failed\":%lld,"
@@ -1276,4 +1295,31 @@ enum hv_db_status hv_db_job_samples(int64_t id, int attempt, int points, const d
     const char *params[] = {idtxt, hv_db_int(att, sizeof att, attempt),
                             hv_db_int(pts, sizeof pts, points), from ? lo : NULL, to ? hi : NULL};
     return hv_db_json(&job_samples, params, out, NULL);
+}
+
+/* ---- A plan's owner, for the check before an action on it
+ * (server/plan_owner.h). One statement of its own, apart from the reads
+ * above: the rule is OWNER_JOIN's, the same the answers show. ---- */
+
+static const struct hv_stmt owner_of = {
+    "plan_owner", "SELECT owner_id, owner FROM plans p" OWNER_JOIN "WHERE p.id = $1", 1};
+
+enum hv_db_status hv_db_plan_owner(int64_t id, int64_t *token_id, char *name, size_t len)
+{
+    *token_id = 0;
+    if (len > 0)
+        name[0] = '\0';
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char idtxt[24];
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
+    PGresult *r = NULL;
+    enum hv_db_status s = hv_db_exec(db, &owner_of, params, &r);
+    if (s == HV_DB_OK && !PQgetisnull(r, 0, 0)) {
+        *token_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        snprintf(name, len, "%s", PQgetvalue(r, 0, 1));
+    }
+    PQclear(r);
+    return s;
 }

@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /** A plan to store, with where it came from. */
@@ -166,5 +167,12 @@ enum hv_db_status hv_db_job_samples(int64_t id, int attempt, int points, const d
  *  and that have at least one job done, newest first, at most limit, as a
  *  new JSON array in *ids. HV_DB_NONE when no target has that name. */
 enum hv_db_status hv_db_plans_tuned_on(const char *target, int limit, json_t **ids);
+
+/** The owner of plan id (server/plan_owner.h): the token that submitted
+ *  it, a fleet child's being its parent's, unless that token was revoked.
+ *  Sets *token_id to its id and name (len bytes, truncated) to its name,
+ *  or 0 and "" when the plan has no owner (an imported plan, or one whose
+ *  token was revoked). HV_DB_NONE when there is no such plan. */
+enum hv_db_status hv_db_plan_owner(int64_t id, int64_t *token_id, char *name, size_t len);
 
 #endif

@@ -1,10 +1,12 @@
 /* h_admin.c — retention and recovery: deleting an ended plan, purging old
  * samples, raw outputs and plans (role admin), retrying a failed plan's
- * failed jobs (role submit), and moving a plan with its results between
- * servers: export (read) and import (role submit). */
+ * failed jobs (its submitter or an admin, plan_owner.h), and moving a plan
+ * with its results between servers: export (read) and import (role
+ * submit; the plan has no submitter here). */
 #include "db_admin.h"
 #include "handlers.h"
 #include "jspec.h"
+#include "plan_owner.h"
 #include "timeutil.h"
 
 #include <stdio.h>
@@ -34,6 +36,8 @@ void hv_h_plan_delete(struct hv_request *req)
 
 void hv_h_plan_retry(struct hv_request *req)
 {
+    if (!hv_plan_owner_check(req, req->ids[0], "retry"))
+        return;
     long n = 0;
     enum hv_db_status s = hv_db_plan_retry(req->ids[0], &n);
     reply_plan(req, s,
@@ -319,7 +323,9 @@ void hv_h_plan_import(struct hv_request *req)
     }
     json_decref(errors);
     int64_t id = 0;
-    enum hv_db_status s = hv_db_plan_import(req->body, req->token_id, &id);
+    /* No submitter is recorded (token 0): the plan was made elsewhere, and
+     * an imported plan is an admin's to cancel or retry (plan_owner.h). */
+    enum hv_db_status s = hv_db_plan_import(req->body, 0, &id);
     if (s != HV_DB_OK) {
         hv_reply_db_failure(req, s);
         return;

@@ -11,6 +11,7 @@
 #include "metrics.h"
 #include "plan.h"
 #include "plan_fleet.h"
+#include "plan_owner.h"
 #include "selector.h"
 #include "query.h"
 #include "site_bench.h"
@@ -848,6 +849,8 @@ void hv_h_plan_get(struct hv_request *req)
 
 void hv_h_plan_cancel(struct hv_request *req)
 {
+    if (!hv_plan_owner_check(req, req->ids[0], "cancel"))
+        return;
     enum hv_db_status s = hv_db_plan_cancel(req->ids[0]);
     if (s == HV_DB_NONE) {
         hv_reply_problem(req, HV_E_NOT_FOUND, "no plan with this id", NULL);

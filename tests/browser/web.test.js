@@ -203,6 +203,7 @@ test('the quick plan page: status, charts and the full table like the API and th
   await page.locator('#plan-status .badge').waitFor();
   assert.equal((await page.locator('#plan-status .badge').innerText()).trim(), 'done');
   assert.equal((await page.locator('h1').innerText()).trim(), `Plan ${QUICK}: quick`);
+  assert.equal((await page.locator('#plan-owner').innerText()).trim(), 'Owner: test-submit', 'the token that submitted it');
   const report = await rest(`api/v1/plans/${QUICK}/report`);
   // A chart per primary metric; its legend lists the API's figures.
   const charts = page.locator('#charts figure.interval-chart');

@@ -241,6 +241,7 @@ assert_eq "cancel exits 0" 0 "$RC"
 assert_eq "cancel prints the count" "plan $IDLE cancelled: 3 jobs cancelled" "$OUT"
 cli status "$IDLE"
 assert_line "status shows cancelled" '^status +cancelled$'
+assert_line "status shows the owner, the token that submitted it" '^owner +test-submit$'
 cli cancel "$IDLE"
 assert_eq "cancelling again exits 0" 0 "$RC"
 cli cancel 999999

@@ -1,6 +1,6 @@
 // page-plan.js — #/plans/ID : one plan. Its status (progress, what it
-// waits for, the rounds; a fleet plan's hosts and their per-host view, a
-// fleet child's parent), then what its report says — recommendations,
+// waits for, the rounds, its owner; a fleet plan's hosts and their
+// per-host view, a fleet child's parent), then what its report says — recommendations,
 // warnings, overhead, verdicts, a chart per primary metric, the full table
 // — the settings each configuration read back, the failed jobs with their
 // whole error, and the plan as submitted.
@@ -167,7 +167,17 @@ function header(title, status, plan) {
       plan.started_at ? [' · started ', ui.timeEl(plan.started_at)] : null,
       plan.finished_at ? [' · finished ', ui.timeEl(plan.finished_at)] : null,
       !plan.finished_at && plan.updated_at ? [' · updated ', ui.timeEl(plan.updated_at)] : null,
-      ui.ACTIVE.has(plan.status) ? el('span', { class: 'muted' }, ' · refreshing every 3 s') : null));
+      ui.ACTIVE.has(plan.status) ? el('span', { class: 'muted' }, ' · refreshing every 3 s') : null),
+    ownerLine(plan));
+}
+
+/** Who may cancel or retry the plan besides an admin: the token that
+ *  submitted it, or none for a plan without a submitter (imported, or its
+ *  token revoked). Nothing from a server that does not say. */
+function ownerLine(plan) {
+  if (plan.owner === undefined) return null;
+  return el('p', { class: 'times', id: 'plan-owner' }, 'Owner: ',
+    typeof plan.owner === 'string' ? el('strong', {}, plan.owner) : "none (no submitter: an admin's)");
 }
 
 /** The adaptive repetitions' last decision in words. */
