@@ -28,6 +28,9 @@ struct hv_db {
     /* The transaction's COMMIT went with its last statements
      * (hv_db_exec_all_commit()) and succeeded: hv_db_txn() sends none. */
     bool committed;
+    /* Why the last statement that failed did (its SQLSTATE and message):
+     * a constraint a caller did not expect to meet is logged with it. */
+    char last_error[256];
 };
 
 static char *db_conninfo;
@@ -127,6 +130,9 @@ static enum hv_db_status classify(struct hv_db *db, PGresult *r, const char *wha
     if (PQstatus(db->conn) != CONNECTION_OK)
         return HV_DB_UNAVAILABLE;
     const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    snprintf(db->last_error, sizeof db->last_error, "%s: %s", state ? state : "?",
+             PQresultErrorMessage(r));
+    db->last_error[strcspn(db->last_error, "\n")] = '\0';
     if (state != NULL) {
         if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0)
             return HV_DB_RETRY;
@@ -462,6 +468,11 @@ enum hv_db_status hv_db_json_in(struct hv_db *db, const struct hv_stmt *st,
                                 const char *const *params, json_t **out)
 {
     return json_cells(db, st, params, out, NULL);
+}
+
+const char *hv_db_last_error(const struct hv_db *db)
+{
+    return db->last_error;
 }
 
 const char *hv_db_int(char *buf, size_t len, long long v)

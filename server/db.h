@@ -92,6 +92,12 @@ enum hv_db_status hv_db_json(const struct hv_stmt *st, const char *const *params
 enum hv_db_status hv_db_json_in(struct hv_db *db, const struct hv_stmt *st,
                                 const char *const *params, json_t **out);
 
+/** Why the last statement on db that failed did: "SQLSTATE: message" on
+ *  one line ("" before any failure). For a caller that logs a refusal it
+ *  did not expect (HV_DB_CONFLICT is not logged by the layer). Valid until
+ *  the next statement on db. */
+const char *hv_db_last_error(const struct hv_db *db);
+
 /** Formats an integer for a text parameter into buf (24 bytes suffice). */
 const char *hv_db_int(char *buf, size_t len, long long v);
 

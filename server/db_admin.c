@@ -1,6 +1,7 @@
 /* db_admin.c — see db_admin.h. */
 #include "db_admin.h"
 #include "db_hooks.h"
+#include "log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -315,6 +316,10 @@ enum hv_db_status hv_db_plan_import(const char *doc, int64_t token_id, int64_t *
     enum hv_db_status s = hv_db_exec(db, &import_plan, p, &r);
     if (s == HV_DB_OK)
         *id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    else if (s == HV_DB_CONFLICT)
+        /* The handler checks every rule it knows of first: a constraint
+         * met here is one it missed. */
+        hv_warn("plan import: a constraint refused the document: %s", hv_db_last_error(db));
     PQclear(r);
     return hv_db_must(s);
 }

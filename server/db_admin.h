@@ -42,7 +42,8 @@ enum hv_db_status hv_db_plan_retry(int64_t id, long *retried);
 enum hv_db_status hv_db_plan_export(int64_t id, char **out);
 
 /** Stores an exported document (checked by the caller) as a new plan;
- *  *id is its id. HV_DB_CONFLICT: a job of it has not ended. */
+ *  *id is its id. HV_DB_CONFLICT: a constraint refused it (a duplicate the
+ *  caller's check missed), logged with the constraint's message. */
 enum hv_db_status hv_db_plan_import(const char *doc, int64_t token_id, int64_t *id);
 
 #endif

@@ -1,6 +1,7 @@
 /* db_history.c — see db_history.h. */
 #include "db_history.h"
 
+#include "db_values.h"
 #include "facts_diff.h"
 
 #include <math.h>
@@ -19,12 +20,17 @@
     "JOIN configurations c ON c.id = j.config_id "                                                 \
     "JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt "                                 \
     "JOIN metrics m ON m.result_id = r.id "
-#define POINTS_WHERE                                                                               \
+#define POINTS_OF_SERIES                                                                           \
     "WHERE t.id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server' "                  \
     "AND r.status = 'ok' AND m.name = $2 "                                                         \
     "AND CASE WHEN $3::text IS NULL THEN c.idx = 0 ELSE c.name = $3::text END "                    \
     "AND ($4::text IS NULL OR j.workload_id = $4::text) "
-#define POINT_AT "coalesce(r.started_at, r.received_at)"
+/* A value no measurement can have, stored before the doors refused it,
+ * is no point (db_values.h): means, buckets and change points are of the
+ * others, and EXCLUDED counts it for the answer. */
+#define POINTS_WHERE POINTS_OF_SERIES "AND " HV_SQL_METRIC_OK " "
+#define EXCLUDED     "(SELECT count(*) " POINTS_FROM POINTS_OF_SERIES "AND NOT " HV_SQL_METRIC_OK ")"
+#define POINT_AT     "coalesce(r.started_at, r.received_at)"
 
 /* A change point as the API shows it: its figures, its status and its
  * context (facts_before, facts_after, facts_changed, tuning ...). */
@@ -55,7 +61,8 @@
     "s.n > $5, 'points', " POINTS ", 'series_id', hs.id, 'cached_state', hs.state, "               \
     "'change_points', " CP_LIST("hs.id") ")"
 #define SERIES_LIST(POINTS)                                                                        \
-    "SELECT json_build_object('target', t.name, 'series', coalesce((SELECT json_agg(" SERIES_JSON( \
+    "SELECT json_build_object('target', t.name, 'excluded', " EXCLUDED ", "                        \
+    "'series', coalesce((SELECT json_agg(" SERIES_JSON(                                            \
         POINTS) " ORDER BY s.sk) FROM s LEFT JOIN hs ON hs.series_key = s.sk), "                   \
                 "'[]'))::text FROM targets t WHERE t.id = $1"
 
@@ -126,7 +133,8 @@ static const struct hv_stmt quick_series = {
     " max(" POINT_AT ") AS t1, max(r.id) AS mx, sum(r.id) AS sm, min(m.unit) AS unit, "
     " bool_and(m.higher_is_better) AS hib, min(j.id) AS job " POINTS_FROM POINTS_WHERE
     " GROUP BY 1) "
-    "SELECT 0::bigint AS o, json_build_object('target', t.name)::text, NULL::text "
+    "SELECT 0::bigint AS o, json_build_object('target', t.name, 'excluded', " EXCLUDED
+    ")::text, NULL::text "
     "FROM targets t WHERE t.id = $1 "
     "UNION ALL SELECT row_number() OVER (ORDER BY s.sk), " SERIES_JSON(
         "NULL::json") "::text, "

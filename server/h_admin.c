@@ -7,6 +7,7 @@
 #include "handlers.h"
 #include "jspec.h"
 #include "plan_owner.h"
+#include "result.h"
 #include "timeutil.h"
 
 #include <stdio.h>
@@ -156,20 +157,6 @@ static const struct hv_jfield result_fields[] = {
     {.name = "samples", .type = HV_J_ARRAY},
     {0},
 };
-static const struct hv_jfield metric_fields[] = {
-    {.name = "name", .type = HV_J_STRING, .required = true, .max_len = 256},
-    {.name = "value", .type = HV_J_NUMBER, .required = true},
-    {.name = "unit", .type = HV_J_STRING, .max_len = 64},
-    {.name = "higher_is_better", .type = HV_J_BOOL},
-    {0},
-};
-static const struct hv_jfield sample_fields[] = {
-    {.name = "metric", .type = HV_J_STRING, .required = true, .max_len = 256},
-    {.name = "t", .type = HV_J_NUMBER, .required = true},
-    {.name = "value", .type = HV_J_NUMBER, .required = true},
-    {0},
-};
-
 /* Members that must be null or a time; members that must be null or a
  * string (of at most max characters). */
 static void check_times(const json_t *o, const char *path, const char *const *names, json_t *errors)
@@ -214,6 +201,30 @@ static void check_each(const json_t *o, const char *base, const char *name,
     }
 }
 
+/* Appends an error at the member key of each element of list (an array
+ * of objects under path) whose key another element before it has: the
+ * database keeps one of each, and would refuse the document whole. */
+static void check_unique(const json_t *list, const char *path, const char *key, const char *what,
+                         json_t *errors)
+{
+    size_t i, k;
+    const json_t *x;
+    json_array_foreach(list, i, x)
+    {
+        const json_t *v = json_object_get(x, key);
+        for (k = 0; k < i && v != NULL; k++) {
+            if (!json_equal(json_object_get(json_array_get(list, k), key), v))
+                continue;
+            char p[192], q[192];
+            hv_jpath_index(q, sizeof q, path, i);
+            hv_jpath(p, sizeof p, q, key);
+            hv_errors_add(errors, p, "%s of %" JSON_INTEGER_FORMAT " appears more than once", what,
+                          json_integer_value(v));
+            break;
+        }
+    }
+}
+
 static void check_results(const json_t *job, const char *jpath, json_t *errors)
 {
     static const char *const times[] = {"started_at", "finished_at", "received_at", NULL};
@@ -230,9 +241,16 @@ static void check_results(const json_t *job, const char *jpath, json_t *errors)
         check_times(r, p, times, errors);
         check_nullable(r, p, "error", false, errors);
         check_nullable(r, p, "raw", false, errors);
-        check_each(r, p, "metrics", metric_fields, errors);
-        check_each(r, p, "samples", sample_fields, errors);
+        const json_t *raw = json_object_get(r, "raw");
+        if (json_string_length(raw) > HV_RESULT_MAX_RAW) {
+            char q[192];
+            hv_jpath(q, sizeof q, p, "raw");
+            hv_errors_add(errors, q, "must be at most %u bytes", HV_RESULT_MAX_RAW);
+        }
+        /* The rules of an upload, so an export is no way around them. */
+        hv_result_data_check(r, p, errors);
     }
+    check_unique(json_object_get(job, "results"), path, "attempt", "an attempt", errors);
 }
 
 /* Whether the array of objects list has one whose "idx" is v. */
@@ -274,6 +292,9 @@ static void check_document(const json_t *doc, json_t *errors)
         check_times(plan, "/plan", plan_times, errors);
     check_each(doc, "", "configurations", config_fields, errors);
     check_each(doc, "", "groups", group_fields, errors);
+    check_unique(json_object_get(doc, "configurations"), "/configurations", "idx",
+                 "a configuration index", errors);
+    check_unique(json_object_get(doc, "groups"), "/groups", "idx", "a group index", errors);
     size_t i;
     const json_t *job;
     json_array_foreach(json_object_get(doc, "jobs"), i, job)
@@ -326,6 +347,13 @@ void hv_h_plan_import(struct hv_request *req)
     /* No submitter is recorded (token 0): the plan was made elsewhere, and
      * an imported plan is an admin's to cancel or retry (plan_owner.h). */
     enum hv_db_status s = hv_db_plan_import(req->body, 0, &id);
+    if (s == HV_DB_CONFLICT) {
+        hv_reply_problem(req, HV_E_CONFLICT,
+                         "the document holds something twice that the server keeps once; "
+                         "nothing was stored",
+                         NULL);
+        return;
+    }
     if (s != HV_DB_OK) {
         hv_reply_db_failure(req, s);
         return;

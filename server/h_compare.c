@@ -9,9 +9,11 @@
  * "12:vcpu_pin=on,thp=never" need no escaping beyond the URL's own. Rows
  * are matched by workload id, metric and target; when each side ran on one
  * target only (a guest's import against the host's), by workload id and
- * metric. */
+ * metric. Values no measurement can have, stored before the doors
+ * refused them, are left out and counted (server/db_values.h). */
 #include "compare.h"
 #include "db_compare.h"
+#include "db_values.h"
 #include "handlers.h"
 #include "query.h"
 #include "stats.h"
@@ -107,6 +109,9 @@ static void set_num(json_t *o, const char *key, double v)
 /* A row's moments as lib/stats.h keeps them; false when they do not fit. */
 static bool moments_of(const json_t *row, struct hv_moments *m)
 {
+    /* A row whose values were all left out (db_values.h) has none. */
+    if (json_integer_value(json_object_get(row, "n")) < 1)
+        return false;
     double sd = num(row, "sd"), ls = num(row, "log_sd"), lm = num(row, "log_mean");
     size_t n = (size_t)json_integer_value(json_object_get(row, "n"));
     size_t np = (size_t)json_integer_value(json_object_get(row, "n_nonpos"));
@@ -124,8 +129,9 @@ static json_t *side_json(const json_t *row, struct hv_moments *m, bool *ok)
     struct hv_summary s;
     hv_moments_summary(m, &s);
     hv_summary_nonneg(&s);
-    json_t *o = json_pack("{s:O,s:I,s:s}", "target", json_object_get(row, "target"), "n",
-                          (json_int_t)s.n, "scale", hv_ci_scale_name(s.scale));
+    json_t *o = json_pack("{s:O,s:I,s:s,s:I}", "target", json_object_get(row, "target"), "n",
+                          (json_int_t)s.n, "scale", hv_ci_scale_name(s.scale), "excluded",
+                          json_integer_value(json_object_get(row, "excluded")));
     set_num(o, "mean", s.mean);
     set_num(o, "sd", s.n >= 2 ? s.sd : NAN);
     set_num(o, "center", s.center);
@@ -242,9 +248,12 @@ static json_t *side_head(const struct side *sd)
         if (!seen)
             json_array_append(targets, t);
     }
-    return json_pack("{s:O,s:O,s:O,s:o}", "plan_id", json_object_get(sd->doc, "plan_id"),
-                     "plan_name", json_object_get(sd->doc, "plan_name"), "configuration",
-                     json_object_get(sd->doc, "configuration"), "targets", targets);
+    return json_pack("{s:O,s:O,s:O,s:o,s:{s:I,s:s}}", "plan_id",
+                     json_object_get(sd->doc, "plan_id"), "plan_name",
+                     json_object_get(sd->doc, "plan_name"), "configuration",
+                     json_object_get(sd->doc, "configuration"), "targets", targets, "excluded",
+                     "values", (json_int_t)json_number_value(json_object_get(sd->doc, "excluded")),
+                     "reason", HV_SQL_EXCLUDED_REASON);
 }
 
 /* The margin the query gives (*given set), checked. */

@@ -17,6 +17,7 @@
  * mark is the same the kept text is sent, and the common read costs one
  * lookup of one row. */
 #include "db_history.h"
+#include "db_values.h"
 #include "handlers.h"
 #include "history_cp.h"
 #include "log.h"
@@ -402,6 +403,11 @@ void hv_h_target_history(struct hv_request *req)
                   json_object_get(doc, "target"), "metric", q.metric, "workload", q.workload,
                   "configuration", q.configuration, "max_points", (json_int_t)q.max_points,
                   "new_change_points", (json_int_t)fresh);
+    if (answer != NULL)
+        json_object_set_new(answer, "excluded",
+                            json_pack("{s:I,s:s}", "values",
+                                      json_integer_value(json_object_get(doc, "excluded")),
+                                      "reason", HV_SQL_EXCLUDED_REASON));
     if (answer != NULL && q.from != NULL)
         json_object_set_new(answer, "from", json_string(q.from));
     if (answer != NULL && q.to != NULL)

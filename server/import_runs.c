@@ -45,29 +45,20 @@ void hv_import_check_tool(const char *tool, const char *path, json_t *errors)
     hv_errors_add(errors, path, "must be one of: %s", names);
 }
 
-/* Applies the upload rule for metric values (lib/result.h) to what the
- * parser read: a corrupt or hand-edited output must not plant a value a
- * worker could not upload. Errors name PATH/runs/N/metrics/K. Returns
- * their number. */
+/* Applies the rules of an upload (lib/result.h) to what the parser read:
+ * a corrupt or hand-edited output must not plant a name or value a worker
+ * could not upload. Errors name PATH/runs/N/metrics/K/value (or /name,
+ * /samples/K/...). Returns their number. */
 static int check_run_values(const json_t *runs, const char *base, json_t *errors)
 {
     int bad = 0;
-    size_t i, k;
-    const json_t *run, *m;
+    size_t i;
+    const json_t *run;
     json_array_foreach(runs, i, run)
     {
-        json_array_foreach(json_object_get(run, "metrics"), k, m)
-        {
-            char why[160], path[160];
-            const char *name = json_string_value(json_object_get(m, "name"));
-            if (hv_metric_value_check(name, json_string_value(json_object_get(m, "unit")),
-                                      json_number_value(json_object_get(m, "value")), why,
-                                      sizeof why))
-                continue;
-            snprintf(path, sizeof path, "%s/runs/%zu/metrics/%zu", base, i, k);
-            hv_errors_add(errors, path, "%s: %s", name ? name : "metric", why);
-            bad++;
-        }
+        char path[96];
+        snprintf(path, sizeof path, "%s/runs/%zu", base, i);
+        bad += hv_result_data_check(run, path, errors);
     }
     return bad;
 }

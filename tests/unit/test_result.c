@@ -103,9 +103,126 @@ static void test_body(void)
                           "\"value\":1e200}]}"),
                  "/metrics/0/value") == 0);
     CHECK(strcmp(paths_of("{\"attempt\":1,\"status\":\"ok\",\"metrics\":[]}"), "/metrics") == 0);
+    CHECK(strcmp(paths_of("{\"attempt\":1,\"status\":\"ok\",\"metrics\":[{\"name\":\"\","
+                          "\"value\":1},{\"name\":\"cpu.score \",\"value\":1}]}"),
+                 "/metrics/0/name /metrics/1/name") == 0);
     CHECK(strcmp(paths_of("[1,2]"), "") == 0); /* one error, at the root "" */
     CHECK(strcmp(paths_of("{\"attempt\":1,\"status\":\"error\",\"started_at\":\"nope\"}"),
                  "/started_at") == 0);
+}
+
+static void test_names(void)
+{
+    char why[160];
+    static const struct {
+        const char *name;
+        bool ok;
+        const char *says;
+    } cases[] = {
+        {"cpu.score", true, NULL},
+        {"disk.seq write", true, NULL}, /* a blank inside is the author's */
+        {"", false, "empty"},
+        {NULL, false, "empty"},
+        {"cpu.score ", false, "blank"},
+        {" cpu.score", false, "blank"},
+        {"cpu\tscore", false, "control"},
+        {"cpu.score\n", false, "control"},
+        {"cpu\x7fscore", false, "control"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        why[0] = '\0';
+        bool ok = hv_metric_name_check(cases[i].name, why, sizeof why);
+        CHECK_MSG(ok == cases[i].ok, "case %zu: \"%s\"", i, cases[i].name ? cases[i].name : "");
+        if (cases[i].says != NULL)
+            CHECK_MSG(strstr(why, cases[i].says) != NULL, "case %zu says \"%s\"", i, why);
+    }
+    char longest[HV_METRIC_NAME_MAX + 2];
+    memset(longest, 'm', sizeof longest - 1);
+    longest[HV_METRIC_NAME_MAX] = '\0';
+    CHECK(hv_metric_name_check(longest, why, sizeof why));
+    longest[HV_METRIC_NAME_MAX] = 'm';
+    longest[HV_METRIC_NAME_MAX + 1] = '\0';
+    CHECK(!hv_metric_name_check(longest, why, sizeof why));
+}
+
+/* The paths and messages hv_result_data_check gives for text under base,
+ * "PATH: MESSAGE" joined by " | " (static buffer). */
+static const char *data_errors(const char *text, const char *base)
+{
+    static char buf[1024];
+    json_t *doc = json_loads(text, 0, NULL), *errors = json_array();
+    buf[0] = '\0';
+    if (doc == NULL)
+        return "unparsable";
+    int n = hv_result_data_check(doc, base, errors);
+    CHECK((size_t)n == json_array_size(errors));
+    size_t i;
+    json_t *e;
+    json_array_foreach(errors, i, e)
+    {
+        size_t k = strlen(buf);
+        snprintf(buf + k, sizeof buf - k, "%s%s: %s", k ? " | " : "",
+                 json_string_value(json_object_get(e, "path")),
+                 json_string_value(json_object_get(e, "message")));
+    }
+    json_decref(doc);
+    json_decref(errors);
+    return buf;
+}
+
+/* The same rules, under the path of an exported plan's result. */
+static void test_data(void)
+{
+    const char *base = "/jobs/3/results/0";
+    CHECK(strcmp(data_errors("{\"metrics\":[{\"name\":\"cpu.score\",\"value\":5,\"unit\":"
+                             "\"score\"}],\"samples\":[{\"metric\":\"cpu.score\",\"t\":1,"
+                             "\"value\":5}],\"observed\":{\"cpus\":4}}",
+                             base),
+                 "") == 0);
+    const char *e = data_errors("{\"metrics\":[{\"name\":\"cpu.score\",\"value\":-5,\"unit\":"
+                                "\"score\"},{\"name\":\"a\",\"value\":1e200},{\"name\":\"b\","
+                                "\"value\":1.7e308},{\"name\":\"\",\"value\":1},{\"name\":"
+                                "\"cpu.score \",\"value\":1},{\"name\":\"cpu.score\",\"value\":"
+                                "2}]}",
+                                base);
+    CHECK_MSG(strcmp(e, "/jobs/3/results/0/metrics/0/value: -5 must not be negative for a score "
+                        "(score) | /jobs/3/results/0/metrics/1/value: 1e+200 is out of range: a "
+                        "metric's magnitude is at most 1e+15 | /jobs/3/results/0/metrics/2/value: "
+                        "1.7e+308 is out of range: a metric's magnitude is at most 1e+15 | "
+                        "/jobs/3/results/0/metrics/3/name: a metric's name must not be empty | "
+                        "/jobs/3/results/0/metrics/4/name: a metric's name must not begin or end "
+                        "with a blank | /jobs/3/results/0/metrics/5/name: metric \"cpu.score\" "
+                        "appears more than once in this result") == 0,
+              "%s", e);
+    /* A sample is held to its metric's unit, and to the name rule. */
+    e = data_errors("{\"metrics\":[{\"name\":\"d\",\"value\":1,\"unit\":\"MB/s\"}],"
+                    "\"samples\":[{\"metric\":\"d\",\"t\":1,\"value\":-1},{\"metric\":"
+                    "\" d\",\"t\":1,\"value\":1}]}",
+                    "");
+    CHECK_MSG(strcmp(e,
+                     "/samples/0/value: -1 must not be negative for a rate (MB/s) | "
+                     "/samples/1/metric: a metric's name must not begin or end with a blank") == 0,
+              "%s", e);
+    /* observed: up to HV_RESULT_MAX_OBSERVED bytes of compact JSON. */
+    size_t fill = HV_RESULT_MAX_OBSERVED - strlen("{\"x\":\"\"}");
+    char *big = malloc(fill + 2);
+    memset(big, 'o', fill + 1);
+    big[fill] = '\0';
+    json_t *doc = json_pack("{s:{s:s}}", "observed", "x", big), *errors = json_array();
+    CHECK(hv_result_data_check(doc, "", errors) == 0);
+    big[fill] = 'o';
+    big[fill + 1] = '\0';
+    json_object_set_new(json_object_get(doc, "observed"), "x", json_string(big));
+    CHECK(hv_result_data_check(doc, "/jobs/0/results/0", errors) == 1);
+    json_t *err = json_array_get(errors, 0);
+    CHECK(strcmp(json_string_value(json_object_get(err, "path")), "/jobs/0/results/0/observed") ==
+          0);
+    CHECK_MSG(strcmp(json_string_value(json_object_get(err, "message")),
+                     "is 65537 bytes as JSON; at most 65536 are kept") == 0,
+              "%s", json_string_value(json_object_get(err, "message")));
+    json_decref(doc);
+    json_decref(errors);
+    free(big);
 }
 
 static void test_fit_samples(void)
@@ -242,6 +359,8 @@ int main(void)
 {
     test_values();
     test_body();
+    test_names();
+    test_data();
     test_fit_samples();
     test_fit_raw();
     test_raw_sizes();
