@@ -321,6 +321,17 @@ static int result_row(const char *row, int no, const struct columns *c, int firs
     return 0;
 }
 
+/* Whether line is a "Latency" row: the word and times, or the times
+ * alone (a post cut the word off with the label column). */
+static bool latency_like(const char *line)
+{
+    while (*line == ' ')
+        line++;
+    size_t n = strcspn(line, " ");
+    double us;
+    return (n == 7 && strncmp(line, "Latency", 7) == 0) || hv_bonnie_latency(line, n, &us) == 0;
+}
+
 /* A "Latency" row: the slowest operation of each test (1.9x). Each cell
  * ends with its unit, so a row cut short fails to read: *whole (NULL
  * unless the row is the last line, without a newline) is set when it
@@ -330,20 +341,21 @@ static int latency_row(const char *row, int no, const struct columns *c, int fir
 {
     struct tok t[MAX_TOKENS];
     int n = tokens(row, t, MAX_TOKENS), slot[N_BLOCKS], bad;
+    int skip = n > 0 && tok_len(&t[0]) == 7 && memcmp(row + t[0].start, "Latency", 7) == 0;
     char q[48];
-    int cells = n > MAX_TOKENS ? -1 : place(c, t + 1, n - 1, 1, -1, slot, &bad);
+    int cells = n > MAX_TOKENS ? -1 : place(c, t + skip, n - skip, 1, -1, slot, &bad);
     if (cells < 0 && bad < 0 && n <= MAX_TOKENS)
         return hv_perr(err, errlen, TOOL, "line %d ends before the table's last column (cut off?)",
                        no);
     if (cells < 0) {
-        const struct tok *b = &t[n > MAX_TOKENS ? 1 : 1 + bad];
+        const struct tok *b = &t[n > MAX_TOKENS ? skip : skip + bad];
         return hv_perr(err, errlen, TOOL,
                        "line %d: the latency \"%s\" is outside the table's columns", no,
                        hv_pquote(q, sizeof q, row + b->start, (size_t)tok_len(b)));
     }
     for (int i = 0; i < cells; i++) {
-        const char *s = row + t[1 + i].start;
-        size_t len = (size_t)tok_len(&t[1 + i]);
+        const char *s = row + t[skip + i].start;
+        size_t len = (size_t)tok_len(&t[skip + i]);
         int test = first + slot[i];
         if (res->has_lat[test])
             return hv_perr(err, errlen, TOOL, "line %d: a second latency row for one run", no);
@@ -425,7 +437,7 @@ static int read_section(const struct hv_bonnie_lines *lines, int *i, bool io, st
         if (strstr(l, "------") != NULL || strncmp(l, "Version", 7) == 0 || hv_bonnie_csv_like(l) ||
             hv_bonnie_chatter(l))
             break;
-        if (strncmp(l, "Latency", 7) == 0) {
+        if (latency_like(l)) {
             if (rows == 0)
                 return hv_perr(err, errlen, TOOL, "line %d: a latency row without a result row",
                                lines->no[r]);

@@ -646,6 +646,29 @@ static const struct good goods_disk[] = {
       {"disk.rewrite.mbps", KIB(271486)},
       {"disk.seq_read_char.mbps", KIB(45520)},
       {"disk.seeks.iops", 1526}}},
+    /* 2.00a's table pasted so (from normal-f-s1024-r512-n1.txt): the cut
+     * took "Latency" off the latency rows; the last one lacks its
+     * newline. */
+    {"bonnie",
+     "pasted-2.00a-f-s1024-r512-n1-no-newline.txt",
+     0,
+     1,
+     "table",
+     NULL,
+     NULL,
+     {{"disk.seq_write.mbps", MIB(157)},
+      {"disk.rewrite.mbps", MIB(437)},
+      {"disk.seeks.iops", 7707},
+      {"disk.seq_write.lat_max_us", 12101},
+      {"disk.rewrite.lat_max_us", 9483},
+      {"disk.seq_read.lat_max_us", 8085},
+      {"disk.seeks.lat_max_us", 36050},
+      {"disk.file_seq_create.lat_max_us", 24534},
+      {"disk.file_seq_stat.lat_max_us", 8097},
+      {"disk.file_seq_delete.lat_max_us", 32526},
+      {"disk.file_rand_create.lat_max_us", 8072},
+      {"disk.file_rand_stat.lat_max_us", 25},
+      {"disk.file_rand_delete.lat_max_us", 5606}}},
     /* sysbench fileio: MiB/s × 1.048576, reads/s or writes/s, fsyncs/s
      * for the modes that write, the event latency in µs. */
     {"sysbench",

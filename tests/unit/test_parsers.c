@@ -581,6 +581,22 @@ static void check_refused(const char *what, const char *tool, const char *text, 
               "%s (table %d): \"%s\", expected \"%s\"", what, table, err, want);
 }
 
+/* Checks that file, cut anywhere inside its last line (line no) and left
+ * without a newline, is refused as cut off. */
+static void check_cut_last_line(const char *file, int no)
+{
+    size_t len;
+    char *text = slurp("bonnie", file, &len);
+    size_t end = text[len - 1] == '\n' ? len - 1 : len, last = end;
+    while (last > 0 && text[last - 1] != '\n')
+        last--;
+    char want[96];
+    snprintf(want, sizeof want, "bonnie++: the output ends in the middle of line %d, without", no);
+    for (size_t cut = last + 1; cut < end; cut++)
+        check_refused(file, "bonnie", text, cut, 0, want);
+    free(text);
+}
+
 static void check_pasted(void)
 {
     char err[HV_PARSE_ERR_MAX] = "";
@@ -613,13 +629,10 @@ static void check_pasted(void)
     json_t *open = bonnie_runs(text, len - 1, 0, err, sizeof err);
     CHECK_MSG(open != NULL && json_equal(open, runs), "%s", err);
     json_decref(open);
-    /* ... but cut anywhere inside it, it is refused as cut off. */
-    size_t last = len - 1;
-    while (last > 0 && text[last - 1] != '\n')
-        last--;
-    for (size_t cut = last + 1; cut < len - 1; cut++)
-        check_refused("pasted-1.03e-s256-r128-n1.txt cut", "bonnie", text, cut, 0,
-                      "bonnie++: the output ends in the middle of line 8, without a newline");
+    /* ... but cut anywhere inside it, it is refused as cut off; so is a
+     * latency row (1.9x). */
+    check_cut_last_line("pasted-1.03e-s256-r128-n1.txt", 8);
+    check_cut_last_line("pasted-2.00a-f-s1024-r512-n1-no-newline.txt", 10);
     json_decref(runs);
     json_decref(wruns);
     free(whole);
