@@ -302,22 +302,23 @@ static int result_row(const char *row, int no, const struct columns *c, int firs
         json_object_set_new(
             info, "name",
             json_string(hv_pquote(q, sizeof q, row + t[0].start, (size_t)tok_len(&t[0]))));
-    int anchor = label < 0 ? -1 : t[label].end, slot[N_BLOCKS], bad;
-    int cells = place(c, t + label + 1, n - label - 1, 2, anchor, slot, &bad);
+    /* The cells: the tokens from c0 on. */
+    int c0 = label + 1, anchor = label < 0 ? -1 : t[label].end, slot[N_BLOCKS], bad;
+    int cells = place(c, &t[c0], n - c0, 2, anchor, slot, &bad);
     if (cells < 0 && bad < 0)
         return hv_perr(err, errlen, TOOL, "line %d ends before the table's last column (cut off?)",
                        no);
     if (cells < 0) {
-        const struct tok *b = &t[label + 1 + bad];
+        const struct tok *b = &t[c0 + bad];
         return hv_perr(err, errlen, TOOL, "line %d: \"%s\" is outside the table's columns", no,
                        hv_pquote(q, sizeof q, row + b->start, (size_t)tok_len(b)));
     }
     for (int i = 0; i < cells; i++)
-        if (result_cell(row, &t[label + 1 + 2 * i], &t[label + 2 + 2 * i], no, first + slot[i], res,
-                        info, err, errlen) != 0)
+        if (result_cell(row, &t[c0 + 2 * i], &t[c0 + 1 + 2 * i], no, first + slot[i], res, info,
+                        err, errlen) != 0)
             return -1;
     if (whole != NULL)
-        *whole = ends_under_column(c, t + label + 1, cells, anchor, slot);
+        *whole = ends_under_column(c, &t[c0], cells, anchor, slot);
     return 0;
 }
 
