@@ -22,11 +22,11 @@ static int cmd_import_exec(struct cli_ctx *ctx, int argc, char **argv);
 
 const struct cli_command cli_cmd_import = {
     .name = "import",
-    .usage =
-        "--tool TOOL --target NAME [--at TIME] [--label KEY=VALUE ...] [--name NAME] "
-        "FILE\n       hvbench import --study NAME --baseline LABEL --target NAME [--tool TOOL] "
-        "[--at TIME] [--label KEY=VALUE ...] [--name NAME] LABEL[:TOOL]=FILE...\n"
-        "       hvbench import --plan FILE",
+    .usage = "--tool TOOL --target NAME [--at TIME] [--label KEY=VALUE ...] [--name NAME] "
+             "[--table N] FILE\n       hvbench import --study NAME --baseline LABEL --target NAME "
+             "[--tool TOOL] "
+             "[--at TIME] [--label KEY=VALUE ...] [--name NAME] LABEL[:TOOL]=FILE...\n"
+             "       hvbench import --plan FILE",
     .summary = "import a saved output of fio, iperf3, iperf, bonnie++, sysbench or stress-ng",
     .help = "  -t, --tool TOOL         fio, iperf3, iperf (iperf 2), bonnie (bonnie++),\n"
             "                          sysbench or stress-ng\n"
@@ -38,6 +38,8 @@ const struct cli_command cli_cmd_import = {
             "  -L, --label KEY=VALUE   a label of the import (repeatable): study=kvm-2010\n"
             "  -n, --name NAME         the plan's name (default \"import: TOOL DATE\", or\n"
             "                          \"study: NAME\")\n"
+            "      --table N           import only the N-th table (from 1) of a post that\n"
+            "                          quotes several bonnie++ tables\n"
             "  -s, --study NAME        import a study: each argument LABEL[:TOOL]=FILE is\n"
             "                          an output under a label (TOOL defaults to --tool)\n"
             "  -b, --baseline LABEL    the study's label the others are compared with\n"
@@ -48,9 +50,10 @@ const struct cli_command cli_cmd_import = {
             "  fio        --output-format=json\n"
             "  iperf3     -J, client or server\n"
             "  iperf      -y C, or the text report, client or server\n"
-            "  bonnie     the CSV line(s), the table (bonnie++'s or bon_csv2txt's), or\n"
-            "             both as bonnie++ prints them without -q; 1.0x or 1.9x/2.0;\n"
-            "             -x N gives N runs\n"
+            "  bonnie     the CSV line(s), the table (bonnie++'s or bon_csv2txt's, or as\n"
+            "             a post quotes it: from \"Sequential Output\" on, the rows\n"
+            "             without machine name and size), or both as bonnie++ prints\n"
+            "             them without -q; 1.0x or 1.9x/2.0; -x N gives N runs\n"
             "  sysbench   the report of the cpu, memory or fileio test\n"
             "  stress-ng  the --yaml file, or the log of --metrics-brief\n"
             "\n"
@@ -59,7 +62,9 @@ const struct cli_command cli_cmd_import = {
             "it like any plan. A file of several outputs of one workload (a tool run\n"
             "again with >>, files joined with cat; not iperf) gives one run each,\n"
             "stored as repetitions; outputs of different workloads in one file are\n"
-            "refused, naming how many runs it holds and where they differ. An output\n"
+            "refused, naming how many runs it holds and where they differ. A post of\n"
+            "several bonnie++ tables quoted without their rows' labels is refused\n"
+            "unless --table picks one (import each table on its own). An output\n"
             "cut short or damaged is refused with the reason and nothing is stored;\n"
             "so is one imported before for the same target (exit 1).\n",
     .fn = cmd_import_exec,
@@ -257,6 +262,7 @@ static int print_study(const struct cli_ctx *ctx, const json_t *body)
 /** The command line of an import. */
 struct import_args {
     const char *tool, *target, *at, *name, *study, *baseline;
+    int table; /* --table N, 0 when not given */
     json_t *labels;
 };
 
@@ -311,6 +317,8 @@ static json_t *single_body(const struct import_args *a, const char *file)
         json_object_set_new(body, "at", json_string(a->at));
     if (body != NULL && a->name != NULL)
         json_object_set_new(body, "name", json_string(a->name));
+    if (body != NULL && a->table > 0)
+        json_object_set_new(body, "table", json_integer(a->table));
     if (body == NULL)
         cli_err("--target and --name must be UTF-8 text");
     return body;
@@ -377,14 +385,34 @@ static json_t *study_body(const struct import_args *a, char **args, int n)
     return body;
 }
 
+/** --table N into *table: a whole number from 1. Returns 0, or -1 after a
+ *  message. */
+static int parse_table(const char *arg, int *table)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(arg, &end, 10);
+    if (errno != 0 || end == arg || *end != '\0' || n < 1 || n > 1000) {
+        cli_err("--table '%s' must be a table's number, 1 to 1000", arg);
+        return -1;
+    }
+    *table = (int)n;
+    return 0;
+}
+
 /** Parses the options into *a; returns an exit code. */
 static int parse_args(struct import_args *a, int argc, char **argv)
 {
     static const struct option options[] = {
-        {"tool", required_argument, NULL, 't'},     {"target", required_argument, NULL, 'T'},
-        {"at", required_argument, NULL, 'a'},       {"label", required_argument, NULL, 'L'},
-        {"name", required_argument, NULL, 'n'},     {"study", required_argument, NULL, 's'},
-        {"baseline", required_argument, NULL, 'b'}, {NULL, 0, NULL, 0},
+        {"tool", required_argument, NULL, 't'},
+        {"target", required_argument, NULL, 'T'},
+        {"at", required_argument, NULL, 'a'},
+        {"label", required_argument, NULL, 'L'},
+        {"name", required_argument, NULL, 'n'},
+        {"study", required_argument, NULL, 's'},
+        {"baseline", required_argument, NULL, 'b'},
+        {"table", required_argument, NULL, 'N'},
+        {NULL, 0, NULL, 0},
     };
     int opt;
     while ((opt = getopt_long(argc, argv, "t:T:a:L:n:s:b:", options, NULL)) != -1) {
@@ -395,15 +423,24 @@ static int parse_args(struct import_args *a, int argc, char **argv)
                             : opt == 's' ? &a->study
                             : opt == 'b' ? &a->baseline
                                          : NULL;
-        if (dest != NULL)
+        if (dest != NULL) {
             *dest = optarg;
-        else if (opt != 'L')
+        } else if (opt == 'N') {
+            if (parse_table(optarg, &a->table) != 0)
+                return CLI_EXIT_USAGE;
+        } else if (opt != 'L') {
             return cli_usage(&cli_cmd_import);
-        else if (add_label(a->labels, optarg) != 0)
+        } else if (add_label(a->labels, optarg) != 0) {
             return CLI_EXIT_USAGE;
+        }
     }
     if (a->study == NULL && (argc - optind != 1 || a->baseline != NULL))
         return cli_usage(&cli_cmd_import);
+    if (a->study != NULL && a->table > 0) {
+        cli_err("--table picks a table of one output; a study takes each table as an output "
+                "of its own");
+        return CLI_EXIT_USAGE;
+    }
     if (a->at != NULL && !hv_iso8601_valid(a->at)) {
         cli_err("--at '%s' must be an ISO 8601 UTC time such as 2010-03-01T10:00:00Z", a->at);
         return CLI_EXIT_USAGE;

@@ -21,6 +21,16 @@
  * listed in info.too_fast. Several runs (-x N, rows of one table, outputs
  * one after another in a file) are several runs, in order.
  *
+ * Posts quote tables without their rows' labels (parse_bonnie_table.c),
+ * often several in one post, one per setting compared: such a post is
+ * refused unless a table is picked (hv_parse_tool_table_runs(), "table"
+ * of an import), since nothing says its tables are runs of one workload;
+ * whole tables one after another stay runs in order. The picked table's
+ * runs are the output's runs; the others are read, and must read, but
+ * dropped. A post's last line may lack its newline when it is a whole
+ * table row; any other output without its final newline is refused as
+ * cut off.
+ *
  * The file ends with the tool's description, its line of lib/tools.def:
  * its engine, hv_engine_def_disk_bonnie, and hv_tool_parser_bonnie (the
  * parser, its signature, what its runs share). */
@@ -283,8 +293,9 @@ static int read_csv(const struct hv_bonnie_lines *lines, json_t *runs, int *n, c
 
 /* ------------------------------------------------------------------ */
 
-/* The lines of text, for the table and the CSV. */
-static int read_lines(const char *text, struct hv_bonnie_lines *lines, char *err, size_t errlen)
+/* The lines of text[0..len), for the table and the CSV. */
+static int read_lines(const char *text, size_t len, struct hv_bonnie_lines *lines, char *err,
+                      size_t errlen)
 {
     struct hv_plines it;
     hv_plines_init(&it, text);
@@ -321,6 +332,7 @@ static int read_lines(const char *text, struct hv_bonnie_lines *lines, char *err
         lines->line[lines->n] = out;
         lines->no[lines->n++] = it.no;
     }
+    lines->open_end = len > 0 && text[len - 1] != '\n';
     return 0;
 }
 
@@ -332,11 +344,38 @@ static void free_lines(struct hv_bonnie_lines *lines)
     free(lines->no);
 }
 
-/* Chooses between the CSV runs and the table runs of one output and
- * appends the chosen ones to runs. */
-static int choose(const struct hv_bonnie_lines *lines, json_t *csv, int n_csv, json_t *table,
-                  int tables, json_t *runs, const char *text, char *err, size_t errlen)
+/* Which of the n runs read are the output's: [*from, *to), those of the
+ * table-th table when one is picked (from 1; 0: all). */
+static int pick(const struct hv_bonnie_found *f, int table, size_t n, size_t *from, size_t *to,
+                char *err, size_t errlen)
 {
+    *from = 0;
+    *to = n;
+    if (table == 0 && f->tables > 1 && f->pasted)
+        return hv_perr(err, errlen, TOOL,
+                       "the output holds %d tables quoted without their rows' machine names and "
+                       "sizes, as a post quotes the runs it compares; import one table at a time "
+                       "(hvbench import --table N, \"table\" in the API), or each on its own as "
+                       "an output of a study",
+                       f->tables);
+    if (table == 0)
+        return 0;
+    if (table > f->tables)
+        return hv_perr(err, errlen, TOOL, "there is no table %d: the output holds %d table%s%s",
+                       table, f->tables, f->tables == 1 ? "" : "s",
+                       f->tables == 0 ? " (only CSV lines)" : "");
+    *from = (size_t)f->first[table - 1];
+    *to = table < f->tables ? (size_t)f->first[table] : n;
+    return 0;
+}
+
+/* Chooses between the CSV runs and the table runs of one output and
+ * appends the chosen ones (of the table-th table, 0: all) to runs. */
+static int choose(const struct hv_bonnie_lines *lines, json_t *csv, int n_csv, json_t *table,
+                  const struct hv_bonnie_found *found, int pick_table, json_t *runs,
+                  const char *text, char *err, size_t errlen)
+{
+    int tables = found->sections;
     if (n_csv == 0 && tables == 0)
         return hv_pnot_mine(text, "bonnie", TOOL,
                             "neither a CSV line nor a table with \"Sequential Output\" or "
@@ -354,10 +393,15 @@ static int choose(const struct hv_bonnie_lines *lines, json_t *csv, int n_csv, j
                            "line %d is not a bonnie++ CSV line (format 1.9x, as bonnie++ 1.93 to "
                            "2.0 print them, or 1.0x)",
                            lines->no[i]);
-    size_t i;
+    size_t i, from, to;
     json_t *run;
+    if (pick(found, pick_table, json_array_size(n_csv > 0 ? csv : table), &from, &to, err,
+             errlen) != 0)
+        return -1;
     json_array_foreach(n_csv > 0 ? csv : table, i, run)
     {
+        if (i < from || i >= to)
+            continue;
         /* A 1.0x CSV line names no version; its table does. */
         json_t *info = hv_prun_info(run);
         const json_t *v = json_object_get(hv_prun_info(json_array_get(table, i)), "tool_version");
@@ -370,25 +414,33 @@ static int choose(const struct hv_bonnie_lines *lines, json_t *csv, int n_csv, j
     return 0;
 }
 
-static int parse_bonnie(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
+static int parse_bonnie_table(const char *text, size_t len, int pick_table, json_t *runs, char *err,
+                              size_t errlen)
 {
-    if (hv_pcheck_complete(text, len, TOOL, err, errlen) != 0)
-        return -1;
     struct hv_bonnie_lines lines = {0};
+    struct hv_bonnie_found found = {0};
     json_t *csv = json_array(), *table = json_array();
-    int n_csv = 0, tables = 0;
-    int rc = csv != NULL && table != NULL ? read_lines(text, &lines, err, errlen)
+    int n_csv = 0;
+    int rc = csv != NULL && table != NULL ? read_lines(text, len, &lines, err, errlen)
                                           : hv_perr(err, errlen, TOOL, "out of memory");
     if (rc == 0)
         rc = read_csv(&lines, csv, &n_csv, err, errlen);
     if (rc == 0)
-        rc = hv_bonnie_tables(&lines, table, &tables, err, errlen);
+        rc = hv_bonnie_tables(&lines, table, &found, err, errlen);
+    /* Without its final newline, only a whole table row ends a file. */
+    if (lines.open_end && (rc != 0 || !found.end_whole))
+        rc = hv_pcheck_complete(text, len, TOOL, err, errlen);
     if (rc == 0)
-        rc = choose(&lines, csv, n_csv, table, tables, runs, text, err, errlen);
+        rc = choose(&lines, csv, n_csv, table, &found, pick_table, runs, text, err, errlen);
     free_lines(&lines);
     json_decref(csv);
     json_decref(table);
     return rc;
+}
+
+static int parse_bonnie(const char *text, size_t len, json_t *runs, char *err, size_t errlen)
+{
+    return parse_bonnie_table(text, len, 0, runs, err, errlen);
 }
 
 /* ---- the description (lib/tools.def) --------------------------------- */
@@ -484,8 +536,10 @@ const struct hv_tool_parser hv_tool_parser_bonnie = {
     .display = "bonnie++",
     .kind = "disk",
     .forms = "CSV (1.0x, 1.9x/2.0, also -x N), the human-readable table (1.0x, 1.9x/2.0, "
-             "bon_csv2txt's), or both as bonnie++ prints them; several one after another",
+             "bon_csv2txt's, also as posts quote it), or both as bonnie++ prints them; several "
+             "one after another",
     .parse = parse_bonnie,
+    .parse_table = parse_bonnie_table,
     .aliases = aliases,
     .guess = guess_bonnie,
     .alike = alike,

@@ -44,6 +44,18 @@ struct hv_bonnie_lines {
     char **line;
     int *no; /**< each line's number in the file */
     int n;
+    bool open_end; /**< the last line has no newline after it */
+};
+
+/** What hv_bonnie_tables() read besides the runs. */
+struct hv_bonnie_found {
+    int sections; /**< sections read (0: no table) */
+    /** Tables: a "Sequential Output" section with the "Sequential Create"
+     *  section under it, or either alone; first[k] is the first run of
+     *  table k (from 0), its runs end where the next table's start. */
+    int tables, first[HV_BONNIE_MAXRUNS];
+    bool pasted;    /**< a row lacks its label (machine name and size, or file count) */
+    bool end_whole; /**< the last line is open (lines.open_end) and a whole table row */
 };
 
 /** Whether s[0..n) is "+++++" (or "+++"): a test bonnie++ found too fast
@@ -70,11 +82,12 @@ int hv_bonnie_emit(json_t *runs, const struct hv_bonnie_result *res, const json_
                    const char *format);
 
 /** Reads every table of lines (bonnie++'s own, bon_csv2txt's, 1.0x and
- *  1.9x/2.0) into runs, one per result row, in order; a "Sequential
- *  Create" section belongs to the "Sequential Output" section before it.
- *  *tables is set to how many sections were read (0: no table). Returns
- *  0, or -1 with err set. */
-int hv_bonnie_tables(const struct hv_bonnie_lines *lines, json_t *runs, int *tables, char *err,
-                     size_t errlen);
+ *  1.9x/2.0, also as posts quote them: from the "Sequential Output" line
+ *  on, the rows without their labels) into runs, one per result row, in
+ *  order; a "Sequential Create" section belongs to the "Sequential Output"
+ *  section before it. *found says how many sections and tables were read
+ *  and where each table's runs start. Returns 0, or -1 with err set. */
+int hv_bonnie_tables(const struct hv_bonnie_lines *lines, json_t *runs,
+                     struct hv_bonnie_found *found, char *err, size_t errlen);
 
 #endif

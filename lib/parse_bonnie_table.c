@@ -15,7 +15,16 @@
  * columns to know which tests it has; there each cell is placed in the
  * nearest column after the previous cell's, counting how far the wide
  * cells before it pushed it. The table rounds to three digits ("319m" is
- * 319 MiB/s); 1.0x prints plain K/s. */
+ * 319 MiB/s); 1.0x prints plain K/s.
+ *
+ * Posts quote tables from the "------Sequential Output------" line on,
+ * without the "Version" and "Machine Size" lines and without each row's
+ * label: the label column cut off, or blanked. A row whose first cell
+ * reaches into the first column has no label; its run's file size (or
+ * file count) is unknown, said in info.notes. A post's last line often
+ * lacks its newline: a result row is known whole when its last cell ends
+ * under its column's "%CP", a latency row when its last cell reads as a
+ * time. */
 #include "parse_bonnie.h"
 #include "parse_util.h"
 
@@ -129,6 +138,14 @@ static bool count_like(const char *s, size_t n)
     return i > 0 && (i == n || s[i] == ':');
 }
 
+/* How far a rate cell (value and %CP) wider than its column pushes the
+ * cells after it to the right. */
+static int wide(const struct columns *c, const struct tok *v, const struct tok *cpu)
+{
+    int vw = tok_len(v) - (c->width - 5), cw = tok_len(cpu) - 3;
+    return (vw > 0 ? vw : 0) + (cw > 0 ? cw : 0);
+}
+
 /* Places the cells of a row, per tokens each (2: a rate and its %CP, 1: a
  * latency), into the six columns: slot[i] is the column of cell i. A row
  * with all six is read in order; otherwise each cell goes to the nearest
@@ -152,12 +169,8 @@ static int place(const struct columns *c, const struct tok *cells, int m, int pe
     int shift = anchor < 0 ? 0 : anchor - (c->end[0] - c->width), next = 0;
     for (int i = 0; i < count; i++) {
         const struct tok *v = &cells[i * per], *last = &cells[i * per + per - 1];
-        int wide = 0;
-        if (per == 2) {
-            int vw = tok_len(v) - (c->width - 5), cw = tok_len(last) - 3;
-            wide = (vw > 0 ? vw : 0) + (cw > 0 ? cw : 0);
-        }
-        int nominal = last->end - shift - wide, best = -1, dist = INT_MAX;
+        int nominal = last->end - shift - (per == 2 ? wide(c, v, last) : 0), best = -1,
+            dist = INT_MAX;
         for (int k = next; k < N_BLOCKS; k++)
             if (abs(c->end[k] - nominal) < dist) {
                 dist = abs(c->end[k] - nominal);
@@ -178,6 +191,19 @@ static int place(const struct columns *c, const struct tok *cells, int m, int pe
         return -1;
     }
     return count;
+}
+
+/* Whether the last of the count rate cells of a row, placed in slot,
+ * ends exactly under its column's "%CP" once the pushes of the wide cells
+ * and of a wide label (ending at anchor, -1: none) are taken off: a row
+ * that was not cut short. */
+static bool ends_under_column(const struct columns *c, const struct tok *cells, int count,
+                              int anchor, const int *slot)
+{
+    int shift = anchor < 0 ? 0 : anchor - (c->end[0] - c->width);
+    for (int i = 0; i < count; i++)
+        shift += wide(c, &cells[2 * i], &cells[2 * i + 1]);
+    return count > 0 && cells[2 * count - 1].end - shift == c->end[slot[count - 1]];
 }
 
 /* A rate cell: "317k", "319m", "2.0g", plain K/s in 1.0x's "K/sec"
@@ -224,10 +250,28 @@ static int result_cell(const char *row, const struct tok *v, const struct tok *c
     return 0;
 }
 
+/* A row pasted without its label: what it would have said is unknown. */
+static void unlabelled(json_t *info, int first)
+{
+    json_object_set_new(info, first == 0 ? "file_size" : "num_files", json_null());
+    json_t *notes = json_object_get(info, "notes");
+    if (notes == NULL)
+        json_object_set_new(info, "notes", notes = json_array());
+    json_array_append_new(notes, json_string(first == 0 ? "the table was pasted without its "
+                                                          "machine name and file size: the file "
+                                                          "size is unknown"
+                                                        : "the file tests were pasted without "
+                                                          "their file count: the number of "
+                                                          "files is unknown"));
+}
+
 /* One run's row of a section whose tests start at first: its label into
- * info, its cells into res. */
+ * info, its cells into res. A row pasted without its label sets
+ * *pasted; *whole (NULL unless the row is the last line, without a
+ * newline) says whether it ends under its last column. */
 static int result_row(const char *row, int no, const struct columns *c, int first,
-                      struct hv_bonnie_result *res, json_t *info, char *err, size_t errlen)
+                      struct hv_bonnie_result *res, json_t *info, bool *pasted, bool *whole,
+                      char *err, size_t errlen)
 {
     struct tok t[MAX_TOKENS];
     int n = tokens(row, t, MAX_TOKENS), label = -1;
@@ -235,59 +279,84 @@ static int result_row(const char *row, int no, const struct columns *c, int firs
     if (n > MAX_TOKENS)
         return hv_perr(err, errlen, TOOL, "line %d has too many cells for a bonnie++ table", no);
     /* The label ends with the file size (or the file count); a name may
-     * come before it. */
+     * come before it. A row whose first word reaches into the first
+     * column has none: a post quoted it without. */
+    bool inside = n > 0 && t[0].end > c->end[0] - c->width;
     for (int i = 0; i < n && label < 0; i++)
         if (first == 0 ? size_like(row + t[i].start, (size_t)tok_len(&t[i]))
-                       : count_like(row + t[i].start, (size_t)tok_len(&t[i])))
+                       : !inside && count_like(row + t[i].start, (size_t)tok_len(&t[i])))
             label = i;
-    if (label < 0)
+    if (label < 0 && !inside)
         return hv_perr(err, errlen, TOOL, "line %d: \"%s\" has no %s where a result row has it", no,
                        hv_pquote(q, sizeof q, row, strlen(row)),
                        first == 0 ? "file size (such as 1G)" : "file count");
-    const char *lab = row + t[label].start;
-    json_object_set_new(info, first == 0 ? "file_size" : "num_files",
-                        json_stringn(lab, strcspn(lab, ": ")));
+    if (label < 0) {
+        unlabelled(info, first);
+        *pasted = true;
+    } else {
+        const char *lab = row + t[label].start;
+        json_object_set_new(info, first == 0 ? "file_size" : "num_files",
+                            json_stringn(lab, strcspn(lab, ": ")));
+    }
     if (label > 0)
         json_object_set_new(
             info, "name",
             json_string(hv_pquote(q, sizeof q, row + t[0].start, (size_t)tok_len(&t[0]))));
-    int slot[N_BLOCKS], bad;
-    int cells = place(c, t + label + 1, n - label - 1, 2, t[label].end, slot, &bad);
+    /* The cells: the tokens from c0 on. */
+    int c0 = label + 1, anchor = label < 0 ? -1 : t[label].end, slot[N_BLOCKS], bad;
+    int cells = place(c, &t[c0], n - c0, 2, anchor, slot, &bad);
     if (cells < 0 && bad < 0)
         return hv_perr(err, errlen, TOOL, "line %d ends before the table's last column (cut off?)",
                        no);
     if (cells < 0) {
-        const struct tok *b = &t[label + 1 + bad];
+        const struct tok *b = &t[c0 + bad];
         return hv_perr(err, errlen, TOOL, "line %d: \"%s\" is outside the table's columns", no,
                        hv_pquote(q, sizeof q, row + b->start, (size_t)tok_len(b)));
     }
     for (int i = 0; i < cells; i++)
-        if (result_cell(row, &t[label + 1 + 2 * i], &t[label + 2 + 2 * i], no, first + slot[i], res,
-                        info, err, errlen) != 0)
+        if (result_cell(row, &t[c0 + 2 * i], &t[c0 + 1 + 2 * i], no, first + slot[i], res, info,
+                        err, errlen) != 0)
             return -1;
+    if (whole != NULL)
+        *whole = ends_under_column(c, &t[c0], cells, anchor, slot);
     return 0;
 }
 
-/* A "Latency" row: the slowest operation of each test (1.9x). */
+/* Whether line is a "Latency" row: the word and times, or the times
+ * alone (a post cut the word off with the label column). */
+static bool latency_like(const char *line)
+{
+    while (*line == ' ')
+        line++;
+    size_t n = strcspn(line, " ");
+    double us;
+    return (n == 7 && strncmp(line, "Latency", 7) == 0) || hv_bonnie_latency(line, n, &us) == 0;
+}
+
+/* A "Latency" row: the slowest operation of each test (1.9x). Each cell
+ * ends with its unit, so a row cut short fails to read: *whole (NULL
+ * unless the row is the last line, without a newline) is set when it
+ * reads. */
 static int latency_row(const char *row, int no, const struct columns *c, int first,
-                       struct hv_bonnie_result *res, char *err, size_t errlen)
+                       struct hv_bonnie_result *res, bool *whole, char *err, size_t errlen)
 {
     struct tok t[MAX_TOKENS];
     int n = tokens(row, t, MAX_TOKENS), slot[N_BLOCKS], bad;
+    int skip = n > 0 && tok_len(&t[0]) == 7 && memcmp(row + t[0].start, "Latency", 7) == 0;
     char q[48];
-    int cells = n > MAX_TOKENS ? -1 : place(c, t + 1, n - 1, 1, -1, slot, &bad);
+    int cells = n > MAX_TOKENS ? -1 : place(c, t + skip, n - skip, 1, -1, slot, &bad);
     if (cells < 0 && bad < 0 && n <= MAX_TOKENS)
         return hv_perr(err, errlen, TOOL, "line %d ends before the table's last column (cut off?)",
                        no);
     if (cells < 0) {
-        const struct tok *b = &t[n > MAX_TOKENS ? 1 : 1 + bad];
+        const struct tok *b = &t[n > MAX_TOKENS ? skip : skip + bad];
         return hv_perr(err, errlen, TOOL,
                        "line %d: the latency \"%s\" is outside the table's columns", no,
                        hv_pquote(q, sizeof q, row + b->start, (size_t)tok_len(b)));
     }
     for (int i = 0; i < cells; i++) {
-        const char *s = row + t[1 + i].start;
-        size_t len = (size_t)tok_len(&t[1 + i]);
+        const char *s = row + t[skip + i].start;
+        size_t len = (size_t)tok_len(&t[skip + i]);
         int test = first + slot[i];
         if (res->has_lat[test])
             return hv_perr(err, errlen, TOOL, "line %d: a second latency row for one run", no);
@@ -299,6 +368,8 @@ static int latency_row(const char *row, int no, const struct columns *c, int fir
                            hv_bonnie_tests[test].csv, hv_pquote(q, sizeof q, s, len));
         res->has_lat[test] = true;
     }
+    if (whole != NULL)
+        *whole = true;
     return 0;
 }
 
@@ -351,9 +422,10 @@ struct book {
     char version[16];  /* the last "Version" line's */
 };
 
-/* Reads the rows of the section at line *i into the book. */
+/* Reads the rows of the section at line *i into the book, and where its
+ * table starts into found. */
 static int read_section(const struct hv_bonnie_lines *lines, int *i, bool io, struct book *b,
-                        char *err, size_t errlen)
+                        struct hv_bonnie_found *found, char *err, size_t errlen)
 {
     struct columns c;
     int r = 0, rows = 0, first = io ? 0 : HV_BONNIE_IO;
@@ -362,14 +434,16 @@ static int read_section(const struct hv_bonnie_lines *lines, int *i, bool io, st
     int base = io || !b->io_open ? b->total : b->io_base;
     for (; r < lines->n; r++) {
         const char *l = lines->line[r];
+        bool *whole = lines->open_end && r == lines->n - 1 ? &found->end_whole : NULL;
         if (strstr(l, "------") != NULL || strncmp(l, "Version", 7) == 0 || hv_bonnie_csv_like(l) ||
             hv_bonnie_chatter(l))
             break;
-        if (strncmp(l, "Latency", 7) == 0) {
+        if (latency_like(l)) {
             if (rows == 0)
                 return hv_perr(err, errlen, TOOL, "line %d: a latency row without a result row",
                                lines->no[r]);
-            if (latency_row(l, lines->no[r], &c, first, &b->res[base + rows - 1], err, errlen))
+            if (latency_row(l, lines->no[r], &c, first, &b->res[base + rows - 1], whole, err,
+                            errlen))
                 return -1;
             continue;
         }
@@ -380,7 +454,8 @@ static int read_section(const struct hv_bonnie_lines *lines, int *i, bool io, st
             *info = new_info(b->version[0] ? b->version : NULL);
         if (*info == NULL)
             return hv_perr(err, errlen, TOOL, "out of memory");
-        if (result_row(l, lines->no[r], &c, first, &b->res[base + rows], *info, err, errlen) != 0)
+        if (result_row(l, lines->no[r], &c, first, &b->res[base + rows], *info, &found->pasted,
+                       whole, err, errlen) != 0)
             return -1;
         rows++;
     }
@@ -396,19 +471,21 @@ static int read_section(const struct hv_bonnie_lines *lines, int *i, bool io, st
         b->io_base = base;
         b->io_n = rows;
     }
-    if (io || !b->io_open)
+    if (io || !b->io_open) {
+        found->first[found->tables++] = base;
         b->total = base + rows;
+    }
     b->io_open = io;
     *i = r;
     return 0;
 }
 
-int hv_bonnie_tables(const struct hv_bonnie_lines *lines, json_t *runs, int *tables, char *err,
-                     size_t errlen)
+int hv_bonnie_tables(const struct hv_bonnie_lines *lines, json_t *runs,
+                     struct hv_bonnie_found *found, char *err, size_t errlen)
 {
     struct book b = {.res = calloc(HV_BONNIE_MAXRUNS, sizeof *b.res)};
     int rc = b.res != NULL ? 0 : hv_perr(err, errlen, TOOL, "out of memory");
-    *tables = 0;
+    memset(found, 0, sizeof *found);
     for (int i = 0; rc == 0 && i < lines->n;) {
         const char *l = lines->line[i];
         struct tok t[2];
@@ -420,8 +497,8 @@ int hv_bonnie_tables(const struct hv_bonnie_lines *lines, json_t *runs, int *tab
             i++;
             continue;
         }
-        rc = read_section(lines, &i, io, &b, err, errlen);
-        ++*tables;
+        rc = read_section(lines, &i, io, &b, found, err, errlen);
+        found->sections++;
     }
     for (int k = 0; rc == 0 && k < b.total; k++)
         if (hv_bonnie_emit(runs, &b.res[k], b.info[k], "table") != 0)

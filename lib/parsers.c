@@ -71,6 +71,12 @@ static void name_other_tool(const char *text, const struct hv_tool_parser *p, ch
 int hv_parse_tool_runs(const char *tool, const char *text, size_t len, json_t **runs, char *err,
                        size_t errlen)
 {
+    return hv_parse_tool_table_runs(tool, text, len, 0, runs, err, errlen);
+}
+
+int hv_parse_tool_table_runs(const char *tool, const char *text, size_t len, int table,
+                             json_t **runs, char *err, size_t errlen)
+{
     *runs = NULL;
     const struct hv_tool_parser *p = hv_parser_find(tool);
     if (p == NULL) {
@@ -82,6 +88,11 @@ int hv_parse_tool_runs(const char *tool, const char *text, size_t len, json_t **
         return hv_perr(err, errlen, tool != NULL ? tool : "(null)",
                        "unknown tool; hvbench reads %s", names);
     }
+    if (table != 0 && (table < 0 || p->parse_table == NULL))
+        return hv_perr(err, errlen, p->display,
+                       table < 0 ? "table %d: tables count from 1"
+                                 : "its outputs hold no tables to pick from (table %d)",
+                       table);
     if (text == NULL)
         len = 0;
     const char *nul = len > 0 ? memchr(text, '\0', len) : NULL;
@@ -104,7 +115,8 @@ int hv_parse_tool_runs(const char *tool, const char *text, size_t len, json_t **
     }
     memcpy(copy, text, len);
     copy[len] = '\0';
-    int rc = p->parse(copy, len, all, err, errlen);
+    int rc = table > 0 ? p->parse_table(copy, len, table, all, err, errlen)
+                       : p->parse(copy, len, all, err, errlen);
     if (rc == HV_PARSE_NOT_MINE)
         name_other_tool(copy, p, err, errlen);
     free(copy);

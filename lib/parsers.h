@@ -31,6 +31,12 @@
  *  -1. text need not be NUL-terminated. */
 typedef int (*hv_parse_fn)(const char *text, size_t len, json_t *runs, char *err, size_t errlen);
 
+/** hv_parse_fn for an output that may quote several tables (a post
+ *  comparing runs): reads only the table-th (from 1), and refuses a table
+ *  the output does not hold; table 0 reads as hv_parse_fn. */
+typedef int (*hv_parse_table_fn)(const char *text, size_t len, int table, json_t *runs, char *err,
+                                 size_t errlen);
+
 struct hv_engine_def;
 
 /** One external tool, all that lib/ knows of it: how to read its output,
@@ -43,6 +49,9 @@ struct hv_tool_parser {
     const char *kind;    /**< the workload kind of its metrics: cpu, disk, net */
     const char *forms;   /**< the output forms it reads, for help texts */
     hv_parse_fn parse;
+    /** For a tool whose outputs may quote several tables (bonnie++):
+     *  parse, reading only one of them; NULL for the others. */
+    hv_parse_table_fn parse_table;
     /** Other names people use for it ("bonnie++"), NULL-terminated; NULL
      *  when none. */
     const char *const *aliases;
@@ -104,6 +113,13 @@ const char *hv_parser_guess(const char *text);
  *  starts with the tool's name; an unknown tool is such an error too. */
 int hv_parse_tool_runs(const char *tool, const char *text, size_t len, json_t **runs, char *err,
                        size_t errlen);
+
+/** hv_parse_tool_runs() of the table-th table (from 1) of an output that
+ *  quotes several, as a post comparing runs does (bonnie++'s tables);
+ *  table 0 reads the whole output, as hv_parse_tool_runs() does. A tool
+ *  without tables, or a table the output does not hold, is an error. */
+int hv_parse_tool_table_runs(const char *tool, const char *text, size_t len, int table,
+                             json_t **runs, char *err, size_t errlen);
 
 /** Checks that the runs hv_parse_tool_runs() read from one output of tool
  *  are repetitions of one workload, as an import stores them: they agree

@@ -14,6 +14,11 @@
  * runs the file holds and where they differ. Each run starts when its
  * output says it did, else after the run before it.
  *
+ * A post quoting several bonnie++ tables is imported one table at a time:
+ * "table" N reads only the N-th, and the import is told apart from the
+ * post's other tables by its digest (of the output's digest and the
+ * table).
+ *
  * A body with "study" holds several labelled outputs instead, which become
  * one plan with a configuration per label (h_study.c). */
 #include "auth.h"
@@ -32,6 +37,7 @@
 struct import_body {
     const char *tool, *target, *at, *name;
     const json_t *labels, *output;
+    int table; /* the table of the output to read (from 1), 0: all of it */
 };
 
 #define TO(field) HV_JTO(struct import_body, field)
@@ -42,6 +48,7 @@ static const struct hv_jfield import_fields[] = {
     {.name = "at", .type = HV_J_STRING, .max_len = 40, TO(at)},
     {.name = "labels", .type = HV_J_OBJECT, TO(labels)},
     {.name = "name", .type = HV_J_STRING, .max_len = 128, TO(name)},
+    {.name = "table", .type = HV_J_INTEGER, .min = 1, .max = 1000, TO(table)},
     /* The body cap (--max-body) bounds it first. */
     {.name = "output",
      .type = HV_J_STRING,
@@ -89,6 +96,8 @@ static json_t *plan_spec(const char *name, const struct hv_tool_parser *p,
     const json_t *version = json_object_get(info, "tool_version");
     if (json_is_string(version))
         json_object_set(import, "tool_version", (json_t *)version);
+    if (b->table > 0)
+        json_object_set_new(import, "table", json_integer(b->table));
     return json_pack(
         "{s:s,s:s,s:{s:s},s:[{s:O,s:O,s:O,s:O}],s:{},s:s,s:s,s:{s:I,s:I,s:f},s:s,s:i,s:s,"
         "s:o,s:o}",
@@ -148,6 +157,12 @@ static void store(struct hv_request *req, const struct import_body *b,
         name = plan_name;
     }
     hv_sha256_hex(text, len, sha);
+    if (b->table > 0) {
+        /* Each table of a post is an import of its own. */
+        char key[96];
+        int n = snprintf(key, sizeof key, "%s table %d", sha, b->table);
+        hv_sha256_hex(key, (size_t)n, sha);
+    }
     json_t *workload = json_pack("{s:s,s:s,s:s,s:s,s:{}}", "id", p->name, "workload", p->name,
                                  "kind", hv_import_kind(p, runs), "engine", p->name, "params");
     json_t *entries = json_array();
@@ -212,7 +227,7 @@ void hv_h_import(struct hv_request *req)
     /* Nothing is stored when the output does not read: it is the client's
      * to fix. */
     json_t *errors = json_array();
-    json_t *runs = hv_import_parse(p, text, len, "", errors);
+    json_t *runs = hv_import_parse(p, text, len, b.table, "", errors);
     if (runs == NULL) {
         reply_unreadable(req, errors);
     } else {

@@ -203,7 +203,7 @@ static void read_outputs(struct study *st, json_t *errors)
         char path[64];
         hv_jpath_index(path, sizeof path, "/outputs", i);
         json_t *runs =
-            hv_import_parse(p, json_string_value(text), json_string_length(text), path, errors);
+            hv_import_parse(p, json_string_value(text), json_string_length(text), 0, path, errors);
         json_array_append_new(st->runs, runs ? runs : json_array());
         if (runs != NULL)
             workload_of(st, p, runs, i, errors);

@@ -63,12 +63,12 @@ static int check_run_values(const json_t *runs, const char *base, json_t *errors
     return bad;
 }
 
-json_t *hv_import_parse(const struct hv_tool_parser *p, const char *text, size_t len,
+json_t *hv_import_parse(const struct hv_tool_parser *p, const char *text, size_t len, int table,
                         const char *path, json_t *errors)
 {
     json_t *runs = NULL;
     char err[HV_PARSE_ERR_MAX], at[160];
-    if (hv_parse_tool_runs(p->name, text, len, &runs, err, sizeof err) != 0 ||
+    if (hv_parse_tool_table_runs(p->name, text, len, table, &runs, err, sizeof err) != 0 ||
         hv_parse_runs_alike(p->name, runs, err, sizeof err) != 0) {
         snprintf(at, sizeof at, "%s/output", path);
         hv_errors_add(errors, at, "%s", err);

@@ -7,7 +7,8 @@
 # created; bonnie++ -x 2 gives two repetitions, and so do two outputs saved
 # into one file (each run at its own time); outputs of different workloads
 # in one file are refused naming how many runs it holds; sysbench fileio
-# is a disk workload; bonnie++ 1.0x tables and CSV import; a damaged output
+# is a disk workload; bonnie++ 1.0x tables and CSV import, and so do
+# tables as posts quote them, one table of a post at a time; a damaged output
 # exits 1 with the parser's reason and stores nothing, and so does an
 # output imported twice; the API refuses bad requests, wrong roles and
 # bodies over the cap. A study (outputs under labels) is refused with one
@@ -215,6 +216,44 @@ assert_near "1.03: the seeks from the CSV line" 339.8 \
     "$(jq -r '.metrics[] | select(.name == "disk.seeks.iops") | .value' <<<"$OUT")"
 assert_eq "1.03: the version from the table" "1.03 csv" \
     "$(sql "SELECT (spec->'import'->>'tool_version') || ' ' || (spec->'import'->>'format') FROM plans WHERE id = $(jq -r .plan_id <<<"$OUT")")"
+
+# --- bonnie++ tables as posts quote them ----------------------------------------------
+# One pasted table, its last line without a newline: the size is unknown.
+import --tool bonnie --target imp-post "$FX/bonnie/pasted-1.02b-s256-r128-n1-no-newline.txt"
+assert_eq "a pasted 1.02b table without its final newline: exit 0" 0 "$RC"
+assert_near "its seeks" 1526 "$(jq -r '.metrics[] | select(.name == "disk.seeks.iops") | .value' <<<"$OUT")"
+assert_status 200 GET "/api/v1/jobs/$(jq -r .job_id <<<"$OUT")/results"
+assert_eq "the result says the file size is unknown" "null true" \
+    "$(json '.items[0].observed | "\(.file_size) \(.notes[0] | test("file size is unknown"))"')"
+# A post of two: refused unless one is picked; each table imports once.
+before=$(sql "SELECT count(*) FROM plans")
+import --tool bonnie --target imp-post "$FX/bonnie/pasted-1.03e-two-tables.txt"
+assert_eq "a post of two pasted tables: exit 1" 1 "$RC"
+assert_match "it says how many and how to pick one" 'the output holds 2 tables .*--table N' "$ERR"
+import --tool bonnie --target imp-post --table 3 "$FX/bonnie/pasted-1.03e-two-tables.txt"
+assert_match "--table 3 of 2: exit 1, why" '^1 .*there is no table 3: the output holds 2 tables' "$RC $ERR"
+assert_eq "refused posts store nothing" "$before" "$(sql "SELECT count(*) FROM plans")"
+import --tool bonnie --target imp-post --table 2 "$FX/bonnie/pasted-1.03e-two-tables.txt"
+assert_eq "--table 2: exit 0" 0 "$RC"
+assert_near "table 2: its block read" "$(jq -n '606692 * 1024 / 1e6')" \
+    "$(jq -r '.metrics[] | select(.name == "disk.seq_read.mbps") | .value' <<<"$OUT")"
+assert_status 200 GET "/api/v1/plans/$(jq -r .plan_id <<<"$OUT")"
+assert_eq "the plan says which table" "2 table 1" "$(json '.plan.import | "\(.table) \(.format) \(.runs)"')"
+import --tool bonnie --target imp-post --table 1 "$FX/bonnie/pasted-1.03e-two-tables.txt"
+assert_eq "--table 1 of the same post: exit 0" 0 "$RC"
+assert_near "table 1: its block write" "$(jq -n '191259 * 1024 / 1e6')" \
+    "$(jq -r '.metrics[] | select(.name == "disk.seq_write.mbps") | .value' <<<"$OUT")"
+import --tool bonnie --target imp-post --table 1 "$FX/bonnie/pasted-1.03e-two-tables.txt"
+assert_match "the same table again: exit 1, imported before" '^1 .*imported for target imp-post before' "$RC $ERR"
+import --tool bonnie --target imp-post --table 0 "$FX/bonnie/pasted-1.03e-two-tables.txt"
+assert_eq "--table 0: exit 2" 2 "$RC"
+assert_status 400 POST /api/v1/imports "${S[@]}" --data-binary \
+    "$(jq -n --rawfile out "$FX/bonnie/pasted-1.03e-two-tables.txt" '{tool: "bonnie", target: "imp-post", table: 0, output: $out}')"
+assert_eq "table 0 is refused at /table" "/table" "$(json '.errors[0].path')"
+assert_status 400 POST /api/v1/imports "${S[@]}" --data-binary \
+    "$(jq -n --rawfile out "$FX/fio/seq-write.json" '{tool: "fio", target: "imp-post", table: 1, output: $out}')"
+assert_match "a table of a tool without tables is refused" '^/output fio: its outputs hold no tables' \
+    "$(json '"\(.errors[0].path) \(.errors[0].message)"')"
 
 # --- damaged outputs: exit 1, the reason, nothing stored ------------------------------
 before=$(sql "SELECT count(*) FROM plans")/$(sql "SELECT count(*) FROM results")/$(sql "SELECT count(*) FROM targets")

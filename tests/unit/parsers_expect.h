@@ -24,6 +24,12 @@ struct good {
     struct m metrics[MAX_M + 1]; /* every metric of the run */
 };
 
+/* A good output of several tables (a post quoting them), one picked. */
+struct good_table {
+    int table; /* the table read (from 1) */
+    struct good g;
+};
+
 #define MB(bytes_per_s) ((bytes_per_s) / 1e6)
 #define KIB(kib_per_s)  ((kib_per_s)*1024.0 / 1e6) /* bonnie++ K/s to MB/s */
 #define MIB(mib_per_s)  ((mib_per_s)*1048576.0 / 1e6)

@@ -15,6 +15,9 @@
  *     one run each, and a cut between them as the runs before it; runs of
  *     different workloads in one file (two fixtures joined here) are
  *     refused by hv_parse_runs_alike, naming the count and the difference.
+ *   - bonnie++ tables as posts quote them (no labels, maybe no final
+ *     newline) read as the tables they were cut from; a post of several
+ *     is refused unless one table is picked.
  *
  * Run from the top of the tree (tests/run.sh does), or set HV_FIXTURES. */
 #include "parsers.h"
@@ -121,13 +124,14 @@ static void check_metric_shape(const json_t *m, const char *where)
     CHECK(json_object_size(m) == 4);
 }
 
-static void check_good(const struct good *g)
+/* The run of g, read from its table-th table (0: the whole output). */
+static void check_good(const struct good *g, int table)
 {
     size_t len;
     char *text = slurp(g->tool, g->file, &len);
     json_t *runs = NULL;
     char err[HV_PARSE_ERR_MAX] = "";
-    int rc = hv_parse_tool_runs(g->tool, text, len, &runs, err, sizeof err);
+    int rc = hv_parse_tool_table_runs(g->tool, text, len, table, &runs, err, sizeof err);
     if (rc != 0)
         fprintf(stderr, "%s/%s: %s\n", g->tool, g->file, err);
     CHECK(rc == 0);
@@ -553,6 +557,139 @@ static void check_kept_info(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* bonnie++ tables as posts quote them */
+
+/* Parses text[0..len) as bonnie++'s table-th table; returns the runs, or
+ * NULL with err set. */
+static json_t *bonnie_runs(const char *text, size_t len, int table, char *err, size_t errlen)
+{
+    json_t *runs = NULL;
+    if (hv_parse_tool_table_runs("bonnie", text, len, table, &runs, err, errlen) != 0)
+        return NULL;
+    return runs;
+}
+
+/* Checks that text[0..len) as the table-th table is refused with an error
+ * holding want. */
+static void check_refused(const char *what, const char *tool, const char *text, size_t len,
+                          int table, const char *want)
+{
+    json_t *runs = (json_t *)1;
+    char err[HV_PARSE_ERR_MAX] = "";
+    int rc = hv_parse_tool_table_runs(tool, text, len, table, &runs, err, sizeof err);
+    CHECK_MSG(rc == -1 && runs == NULL && strstr(err, want) != NULL,
+              "%s (table %d): \"%s\", expected \"%s\"", what, table, err, want);
+}
+
+/* Checks that file, cut anywhere inside its last line (line no) and left
+ * without a newline, is refused as cut off. */
+static void check_cut_last_line(const char *file, int no)
+{
+    size_t len;
+    char *text = slurp("bonnie", file, &len);
+    size_t end = text[len - 1] == '\n' ? len - 1 : len, last = end;
+    while (last > 0 && text[last - 1] != '\n')
+        last--;
+    char want[96];
+    snprintf(want, sizeof want, "bonnie++: the output ends in the middle of line %d, without", no);
+    for (size_t cut = last + 1; cut < end; cut++)
+        check_refused(file, "bonnie", text, cut, 0, want);
+    free(text);
+}
+
+static void check_pasted(void)
+{
+    char err[HV_PARSE_ERR_MAX] = "";
+    size_t len, wlen;
+    /* The pasted table reads as the table it was cut from: the same
+     * metrics as the CSV line bonnie++ printed under it (1.0x prints
+     * whole K/s in both); what the cut took is unknown. */
+    char *text = slurp("bonnie", "pasted-1.03e-s256-r128-n1.txt", &len);
+    char *whole = slurp("bonnie", "1.03e-s256-r128-n1.txt", &wlen);
+    json_t *runs = bonnie_runs(text, len, 0, err, sizeof err);
+    json_t *wruns = bonnie_runs(whole, wlen, 0, err, sizeof err);
+    CHECK_MSG(runs != NULL && wruns != NULL, "%s", err);
+    json_t *run = json_array_get(runs, 0), *info = json_object_get(run, "info");
+    CHECK(json_equal(json_object_get(run, "metrics"),
+                     json_object_get(json_array_get(wruns, 0), "metrics")));
+    CHECK(json_is_null(json_object_get(info, "file_size")));
+    CHECK(json_is_null(json_object_get(info, "num_files")));
+    CHECK(json_object_get(info, "name") == NULL);
+    CHECK(json_array_size(json_object_get(info, "notes")) == 2);
+    CHECK(strstr(json_string_value(json_array_get(json_object_get(info, "notes"), 0)),
+                 "the file size is unknown") != NULL);
+    /* +++++ is too fast to time: no metric, named in too_fast. */
+    json_t *fast = json_pack("[s,s,s,s,s,s,s,s]", "get_block", "seeks", "seq_create", "seq_stat",
+                             "seq_del", "ran_create", "ran_stat", "ran_del");
+    CHECK(json_equal(json_object_get(info, "too_fast"), fast));
+    json_decref(fast);
+    CHECK_NEAR(json_number_value(json_object_get(json_object_get(info, "cpu_pct"), "put_block")),
+               23, 0);
+    /* Without its final newline the last row reads the same ... */
+    json_t *open = bonnie_runs(text, len - 1, 0, err, sizeof err);
+    CHECK_MSG(open != NULL && json_equal(open, runs), "%s", err);
+    json_decref(open);
+    /* ... but cut anywhere inside it, it is refused as cut off; so is a
+     * latency row (1.9x). */
+    check_cut_last_line("pasted-1.03e-s256-r128-n1.txt", 8);
+    check_cut_last_line("pasted-2.00a-f-s1024-r512-n1-no-newline.txt", 10);
+    json_decref(runs);
+    json_decref(wruns);
+    free(whole);
+    free(text);
+
+    /* The 1.02b table without its final newline reads as with it. */
+    text = slurp("bonnie", "pasted-1.02b-s256-r128-n1-no-newline.txt", &len);
+    CHECK(text[len - 1] != '\n');
+    runs = bonnie_runs(text, len, 0, err, sizeof err);
+    text = realloc(text, len + 2);
+    memcpy(text + len, "\n", 2);
+    json_t *closed = bonnie_runs(text, len + 1, 0, err, sizeof err);
+    CHECK_MSG(runs != NULL && closed != NULL && json_equal(runs, closed), "%s", err);
+    json_decref(runs);
+    json_decref(closed);
+    free(text);
+
+    /* A post of two tables: refused unless one is picked. */
+    text = slurp("bonnie", "pasted-1.03e-two-tables.txt", &len);
+    check_refused("pasted-1.03e-two-tables.txt", "bonnie", text, len, 0,
+                  "bonnie++: the output holds 2 tables quoted without their rows' machine names "
+                  "and sizes, as a post quotes the runs it compares; import one table at a time "
+                  "(hvbench import --table N, \"table\" in the API)");
+    check_refused("pasted-1.03e-two-tables.txt", "bonnie", text, len, 3,
+                  "bonnie++: there is no table 3: the output holds 2 tables");
+    check_refused("pasted-1.03e-two-tables.txt", "bonnie", text, len, -1,
+                  "bonnie++: table -1: tables count from 1");
+    check_refused("pasted-1.03e-two-tables.txt", "fio", text, len, 1,
+                  "fio: its outputs hold no tables to pick from (table 1)");
+    free(text);
+    text = slurp("bonnie", "s64-r32.csv", &len);
+    check_refused("s64-r32.csv", "bonnie", text, len, 1,
+                  "bonnie++: there is no table 1: the output holds 0 tables (only CSV lines)");
+    free(text);
+
+    /* Whole tables pick as well: of two outputs joined with cat (tables
+     * and CSV lines), the second alone is the whole file's second run. */
+    text = slurp("bonnie", "x2-normal-f-s1024-r512-n1.txt", &len);
+    runs = bonnie_runs(text, len, 0, err, sizeof err);
+    json_t *second = bonnie_runs(text, len, 2, err, sizeof err);
+    CHECK_MSG(runs != NULL && second != NULL, "%s", err);
+    CHECK(json_array_size(runs) == 2 && json_array_size(second) == 1);
+    CHECK(json_equal(json_array_get(second, 0), json_array_get(runs, 1)));
+    json_decref(runs);
+    json_decref(second);
+    free(text);
+    /* One table of two rows (-x 2) is one table of two runs. */
+    text = slurp("bonnie", "lkml-2003-04-17-1.02b-x2-csv2txt.txt", &len);
+    runs = bonnie_runs(text, len, 1, err, sizeof err);
+    CHECK_MSG(runs != NULL && json_array_size(runs) == 2, "%s", err);
+    json_decref(runs);
+    check_refused("lkml-2003-04-17-1.02b-x2-csv2txt.txt", "bonnie", text, len, 2,
+                  "bonnie++: there is no table 2: the output holds 1 table");
+    free(text);
+}
+
+/* ------------------------------------------------------------------ */
 /* Bad fixtures */
 
 static const struct bad {
@@ -825,6 +962,9 @@ static void check_listed(const char *tool, const char *file)
         for (size_t i = 0; i < good_tables[t].n; i++)
             listed |= strcmp(good_tables[t].v[i].tool, tool) == 0 &&
                       strcmp(good_tables[t].v[i].file, file) == 0;
+    for (size_t i = 0; i < sizeof goods_disk_tables / sizeof goods_disk_tables[0]; i++)
+        listed |= strcmp(goods_disk_tables[i].g.tool, tool) == 0 &&
+                  strcmp(goods_disk_tables[i].g.file, file) == 0;
     if (!listed)
         fprintf(stderr, "%s/%s has no expected metrics in test_parsers.c\n", tool, file);
     CHECK(listed);
@@ -921,7 +1061,9 @@ int main(void)
     check_api();
     for (size_t t = 0; t < sizeof good_tables / sizeof good_tables[0]; t++)
         for (size_t i = 0; i < good_tables[t].n; i++)
-            check_good(&good_tables[t].v[i]);
+            check_good(&good_tables[t].v[i], 0);
+    for (size_t i = 0; i < sizeof goods_disk_tables / sizeof goods_disk_tables[0]; i++)
+        check_good(&goods_disk_tables[i].g, goods_disk_tables[i].table);
     for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++)
         check_bad(&bads[i]);
     for (size_t i = 0; i < sizeof sampleds / sizeof sampleds[0]; i++)
@@ -929,6 +1071,7 @@ int main(void)
     check_steady_info();
     check_alike();
     check_kept_info();
+    check_pasted();
     each_fixture(check_listed);
     each_fixture(check_cuts);
     each_fixture(check_cross);
