@@ -35,6 +35,7 @@ struct hv_conn {
     bool trusted;
     bool armed;     /* a head is awaited: in the waiting list */
     bool line_seen; /* its request line has arrived (the client waits for an answer) */
+    int line_note;  /* hv_conns_request_line's note, for the HTTP layer */
 };
 
 /* Given for every refused connection: nothing to count back or free. */
@@ -245,10 +246,12 @@ unsigned hv_conns_room(const struct hv_conn *c)
     return room_for(c != NULL && c->trusted);
 }
 
-void hv_conns_request_line(struct hv_conn *c)
+void hv_conns_request_line(struct hv_conn *c, int note)
 {
     if (c == NULL || c == &refused)
         return;
+    /* Only the connection's own thread reads or writes the note. */
+    c->line_note = note;
     double deadline = hv_monotonic() + hv_cfg.header_timeout;
     pthread_mutex_lock(&lock);
     if (c->armed) {
@@ -257,6 +260,11 @@ void hv_conns_request_line(struct hv_conn *c)
             c->deadline = deadline;
     }
     pthread_mutex_unlock(&lock);
+}
+
+int hv_conns_line_note(const struct hv_conn *c)
+{
+    return c != NULL ? c->line_note : 0;
 }
 
 void hv_conns_head_done(struct hv_conn *c)

@@ -76,8 +76,13 @@ enum hv_conn_verdict hv_conns_verdict(const struct hv_conn *c);
 unsigned hv_conns_room(const struct hv_conn *c);
 
 /** The request line of the head being waited for has arrived: the rest of
- *  the head gets at most --header-timeout from now. */
-void hv_conns_request_line(struct hv_conn *c);
+ *  the head gets at most --header-timeout from now. note is the HTTP
+ *  layer's verdict on the line (conns.c does not read it), kept for
+ *  hv_conns_line_note until the next request line. */
+void hv_conns_request_line(struct hv_conn *c, int note);
+
+/** The note given with c's last request line; 0 for none (or c NULL). */
+int hv_conns_line_note(const struct hv_conn *c);
 
 /** The head being waited for is complete: no deadline until the answer. */
 void hv_conns_head_done(struct hv_conn *c);

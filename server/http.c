@@ -31,7 +31,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_URL_LEN 2048
+/* The longest path, and the longest request target (path and query, as
+ * sent): longer ones are answered 414. A request line past what a
+ * connection's memory holds (MHD_OPTION_CONNECTION_MEMORY_LIMIT) is
+ * answered 414 by libmicrohttpd itself, before any of this runs. */
+#define MAX_URL_LEN    2048
+#define MAX_TARGET_LEN 8192
+
+/* What on_request_line found in a request line, kept with the connection
+ * (hv_conns_line_note) until the request is dispatched. */
+enum line_note {
+    LINE_OK = 0,
+    LINE_TOO_LONG, /* the target passes MAX_TARGET_LEN */
+    LINE_NUL_PATH, /* the path holds %00: no resource has such a name */
+};
 /* The largest body of a batched call whose credential waits for its batch. */
 #define DEFER_AUTH_MAX_BODY 65536
 
@@ -57,31 +70,67 @@ static void run_handler(struct hv_request *req)
         hv_reply_problem(req, HV_E_INTERNAL, "the handler gave no answer", NULL);
 }
 
-/* MHD_get_connection_values callback: appends one key and value. */
+/* The admission state of a connection (conns.h), set when it opened. */
+static struct hv_conn *conn_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci != NULL ? ci->socket_context : NULL;
+}
+
+/* What capture_one appends to. */
+struct capture_into {
+    struct hv_kv_list *list;
+    json_t *nul_errors; /* an error per argument that holds a NUL byte */
+};
+
+/* MHD_get_connection_values_n callback: appends one key and value. A NUL
+ * byte (%00) inside either would cut it short as a C string, so a value
+ * would silently mean less than was sent: such an argument is noted. */
 static enum MHD_Result capture_one(void *cls, enum MHD_ValueKind kind, const char *key,
-                                   const char *value)
+                                   size_t key_size, const char *value, size_t value_size)
 {
     (void)kind;
-    return hv_req_kv_add(cls, key, value) == 0 ? MHD_YES : MHD_NO;
+    struct capture_into *into = cls;
+    if (into->nul_errors != NULL && key != NULL &&
+        (strlen(key) != key_size || (value != NULL && strlen(value) != value_size)))
+        hv_errors_add(into->nul_errors, key, "must not hold a NUL byte (%%00)");
+    return hv_req_kv_add(into->list, key, value) == 0 ? MHD_YES : MHD_NO;
 }
 
 /* Captures the query arguments and headers as values of the request, so
  * handlers (and their unit tests) never call into libmicrohttpd. The
- * strings stay libmicrohttpd's, valid until the request completes. */
-static void capture(struct hv_request *req)
+ * strings stay libmicrohttpd's, valid until the request completes. Then
+ * refuses a request line that is too long (414) or holds a NUL byte: in
+ * the path (404, no resource has such a name) or in a query argument
+ * (400 naming it). Returns true when an answer was set. */
+static bool capture(struct hv_request *req)
 {
-    MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, capture_one, &req->query);
-    MHD_get_connection_values(req->conn, MHD_HEADER_KIND, capture_one, &req->headers);
+    struct capture_into args = {&req->query, json_array()};
+    struct capture_into headers = {&req->headers, NULL};
+    MHD_get_connection_values_n(req->conn, MHD_GET_ARGUMENT_KIND, capture_one, &args);
+    MHD_get_connection_values_n(req->conn, MHD_HEADER_KIND, capture_one, &headers);
+    int note = hv_conns_line_note(conn_of(req->conn));
+    if (note == LINE_TOO_LONG || strlen(req->url) > MAX_URL_LEN) {
+        char detail[96];
+        snprintf(detail, sizeof detail, "the path may have %d bytes, path and query %d",
+                 MAX_URL_LEN, MAX_TARGET_LEN);
+        hv_reply_problem(req, HV_E_URI_TOO_LONG, detail, NULL);
+    } else if (note == LINE_NUL_PATH) {
+        hv_reply_problem(req, HV_E_NOT_FOUND, "no such endpoint", NULL);
+    } else if (json_array_size(args.nul_errors) > 0) {
+        hv_reply_problem(req, HV_E_INVALID_REQUEST, "a query argument holds a NUL byte",
+                         args.nul_errors);
+        return true;
+    }
+    json_decref(args.nul_errors);
+    return req->status != 0;
 }
 
-/* Routes the finished request, checks access, runs the handler. */
+/* Routes the finished request, checks access, runs the handler. The
+ * request is captured (capture) and was not refused there. */
 static void dispatch(struct hv_request *req)
 {
-    capture(req);
-    if (strlen(req->url) > MAX_URL_LEN) {
-        hv_reply_problem(req, HV_E_URI_TOO_LONG, NULL, NULL);
-        return;
-    }
     if (req->too_large) {
         char detail[96];
         snprintf(detail, sizeof detail, "the body is larger than %zu bytes", req->body_limit);
@@ -258,14 +307,6 @@ static void take_body(struct hv_request *req, const char *data, size_t size)
     req->body[req->body_len] = '\0';
 }
 
-/* The admission state of a connection (conns.h), set when it opened. */
-static struct hv_conn *conn_of(struct MHD_Connection *conn)
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    return ci != NULL ? ci->socket_context : NULL;
-}
-
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **con_cls)
@@ -301,7 +342,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl != NULL && strtoull(cl, NULL, 10) > req->body_limit) {
             req->too_large = true;
-            dispatch(req);
+            if (!capture(req))
+                dispatch(req);
             return answer(req);
         }
         return MHD_YES;
@@ -315,7 +357,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         return MHD_YES; /* already answered (too large) */
     if (req->route != NULL) {
         run_handler(req); /* woken from a long poll */
-    } else {
+    } else if (!capture(req)) {
         if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) {
             const struct hv_static_file *f = hv_static_find(url);
             if (f != NULL)
@@ -383,7 +425,15 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
  * request: none, so on_access still sees its first call. */
 static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-    hv_conns_request_line(conn_of(conn));
+    /* uri is the target as sent, before libmicrohttpd decodes it: the
+     * decoded path is a C string, which a %00 would cut short. */
+    size_t path_len = strcspn(uri, "?");
+    enum line_note note = LINE_OK;
+    if (strlen(uri) > MAX_TARGET_LEN)
+        note = LINE_TOO_LONG;
+    else if (memmem(uri, path_len, "%00", 3) != NULL)
+        note = LINE_NUL_PATH;
+    hv_conns_request_line(conn_of(conn), note);
     return NULL;
 }
 

@@ -157,13 +157,13 @@ static void test_deadlines(void)
     struct pair fresh = open_from("10.1.0.1"), line = open_from("10.1.0.2");
     struct pair head = open_from("10.1.0.3"), kept = open_from("10.1.0.4");
     struct pair kept_line = open_from("10.1.0.5");
-    hv_conns_request_line(line.c);
+    hv_conns_request_line(line.c, 0);
     hv_conns_head_done(head.c);
     hv_conns_head_done(kept.c);
     hv_conns_answered(kept.c);
     hv_conns_head_done(kept_line.c);
     hv_conns_answered(kept_line.c);
-    hv_conns_request_line(kept_line.c);
+    hv_conns_request_line(kept_line.c, 0);
 
     CHECK(hv_conns_reap(t0 + 9) == 0);
     CHECK_STR(client_reads(&fresh), "(open)");
