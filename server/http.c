@@ -262,6 +262,17 @@ static enum MHD_Result answer(struct hv_request *req)
     return r;
 }
 
+/* Answers 503 server_busy with detail, Retry-After: 1 and Connection:
+ * close, at the request's head: what is still to come is not read. */
+static enum MHD_Result answer_busy(struct hv_request *req, const char *detail)
+{
+    hv_reply_problem(req, HV_E_BUSY, detail, NULL);
+    req->extra_header = MHD_HTTP_HEADER_RETRY_AFTER;
+    req->extra_value = "1";
+    req->close = true;
+    return answer(req);
+}
+
 static enum MHD_Result respond_static(struct hv_request *req, const struct hv_static_file *f)
 {
     struct MHD_Response *resp =
@@ -327,15 +338,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         hv_conns_head_done(c);
         if (hv_conns_verdict(c) == HV_CONN_REFUSED)
             return MHD_NO; /* shut down already; only its close is pending */
+        char detail[128];
         if (hv_conns_verdict(c) == HV_CONN_BUSY) {
-            char detail[96];
             snprintf(detail, sizeof detail, "the server holds %u connections already",
                      hv_conns_room(c));
-            hv_reply_problem(req, HV_E_BUSY, detail, NULL);
-            req->extra_header = MHD_HTTP_HEADER_RETRY_AFTER;
-            req->extra_value = "1";
-            req->close = true;
-            return answer(req);
+            return answer_busy(req, detail);
         }
         /* A body announced as too large is refused before it is sent. */
         const char *cl =
@@ -346,6 +353,19 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
                 dispatch(req);
             return answer(req);
         }
+        /* A body to come counts against its address until it has arrived,
+         * so slow bodies from one address cannot hold every thread's
+         * connections; past the budget it is refused before it is sent. */
+        bool chunked = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                   MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+        if ((chunked || (cl != NULL && strtoull(cl, NULL, 10) > 0)) && !hv_conns_body_begin(c)) {
+            hv_metrics_body_refused();
+            snprintf(detail, sizeof detail,
+                     "this address is sending %u request bodies already "
+                     "(--max-bodies-per-address)",
+                     hv_cfg.max_bodies_per_address);
+            return answer_busy(req, detail);
+        }
         return MHD_YES;
     }
     if (*upload_data_size > 0) {
@@ -353,6 +373,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         *upload_data_size = 0;
         return MHD_YES;
     }
+    hv_conns_body_end(conn_of(conn)); /* the body has arrived whole */
     if (req->status != 0)
         return MHD_YES; /* already answered (too large) */
     if (req->route != NULL) {
@@ -391,6 +412,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     /* Kept alive for another request: its head has a deadline again. */
     if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
         hv_conns_answered(conn_of(conn));
+    hv_conns_body_end(conn_of(conn)); /* a body cut short */
     struct hv_request *req = *con_cls;
     if (req == NULL)
         return;
