@@ -21,6 +21,7 @@
 #include "waiters.h"
 
 #include <arpa/inet.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
@@ -207,6 +208,129 @@ static enum MHD_Result respond_fixed(struct hv_request *req, struct hv_fixed_ans
     return MHD_queue_response(req->conn, a->status, resp);
 }
 
+/* A JSON answer is written into pieces of this size; one that fills more
+ * than one is sent from them as they go (stream_read), never copied whole. */
+#define PIECE_SIZE (256 * 1024)
+/* After an answer of at least this size, the memory its tree and text
+ * took is handed back to the system (malloc_trim): glibc keeps what a
+ * thread freed in that thread's arena otherwise, and twenty large reads
+ * at once would leave the process that much larger for good. */
+#define TRIM_AFTER (4 * 1024 * 1024)
+
+/* The text of a JSON answer, in pieces sent and freed in order. */
+struct piece {
+    struct piece *next;
+    size_t len;
+    char data[PIECE_SIZE];
+};
+struct stream {
+    struct piece *head, *tail;
+    size_t total; /* bytes in all pieces */
+    size_t off;   /* bytes of head already sent */
+};
+
+/* json_dump_callback callback: appends text to the stream's pieces. */
+static int stream_append(const char *buf, size_t size, void *data)
+{
+    struct stream *st = data;
+    while (size > 0) {
+        if (st->tail == NULL || st->tail->len == PIECE_SIZE) {
+            struct piece *p = malloc(sizeof *p);
+            if (p == NULL)
+                return -1;
+            p->next = NULL;
+            p->len = 0;
+            if (st->tail != NULL)
+                st->tail->next = p;
+            else
+                st->head = p;
+            st->tail = p;
+        }
+        size_t n = PIECE_SIZE - st->tail->len < size ? PIECE_SIZE - st->tail->len : size;
+        memcpy(st->tail->data + st->tail->len, buf, n);
+        st->tail->len += n;
+        st->total += n;
+        buf += n;
+        size -= n;
+    }
+    return 0;
+}
+
+/* Hands memory freed by a large answer back to the system, at most once a
+ * second (malloc_trim walks every arena). */
+static void trim_after_large(size_t total)
+{
+    static _Atomic double last;
+    if (total < TRIM_AFTER)
+        return;
+    double now = hv_monotonic(), was = atomic_load(&last);
+    if (now - was >= 1 && atomic_compare_exchange_strong(&last, &was, now))
+        malloc_trim(0);
+}
+
+/* MHD content reader: copies the next bytes of the pieces, freeing each
+ * one once it is sent. libmicrohttpd reads in order (pos only grows). */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct stream *st = cls;
+    size_t n = 0;
+    while (n < max && st->head != NULL) {
+        struct piece *p = st->head;
+        size_t k = p->len - st->off < max - n ? p->len - st->off : max - n;
+        memcpy(buf + n, p->data + st->off, k);
+        n += k;
+        st->off += k;
+        if (st->off == p->len) {
+            st->head = p->next;
+            st->off = 0;
+            free(p);
+        }
+    }
+    (void)pos;
+    return n > 0 ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+/* MHD free callback of a streamed answer: what was not sent, then the
+ * stream; then the memory may go back to the system. */
+static void stream_free(void *cls)
+{
+    struct stream *st = cls;
+    while (st->head != NULL) {
+        struct piece *p = st->head;
+        st->head = p->next;
+        free(p);
+    }
+    size_t total = st->total;
+    free(st);
+    trim_after_large(total);
+}
+
+/* The response for JSON answer doc (which it frees): from one buffer when
+ * the text fits one piece, else streamed from its pieces. NULL when
+ * memory runs out. */
+static struct MHD_Response *json_response(json_t *doc)
+{
+    struct stream *st = calloc(1, sizeof *st);
+    if (st == NULL || json_dump_callback(doc, stream_append, st, JSON_COMPACT) != 0) {
+        json_decref(doc);
+        if (st != NULL)
+            stream_free(st);
+        return NULL;
+    }
+    json_decref(doc); /* the tree goes before the text is sent */
+    if (st->head == st->tail) {
+        struct MHD_Response *resp = MHD_create_response_from_buffer(
+            st->total, st->head != NULL ? st->head->data : (char *)"", MHD_RESPMEM_MUST_COPY);
+        stream_free(st);
+        return resp;
+    }
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(st->total, 64 * 1024, stream_read, st, stream_free);
+    if (resp == NULL)
+        stream_free(st);
+    return resp;
+}
+
 /* Turns the answer in req into an MHD response and queues it. */
 static enum MHD_Result respond(struct hv_request *req)
 {
@@ -225,17 +349,20 @@ static enum MHD_Result respond(struct hv_request *req)
         text = req->text; /* the response frees it */
         req->text = NULL;
         len = strlen(text);
-    } else if (req->reply != NULL) {
-        text = json_dumps(req->reply, JSON_COMPACT);
-        len = text ? strlen(text) : 0;
     }
-    resp = MHD_create_response_from_buffer(len, text ? text : (char *)"",
-                                           text ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-    if (resp == NULL) {
-        free(text);
+    bool typed = text != NULL || req->reply != NULL;
+    if (req->reply != NULL) {
+        resp = json_response(req->reply);
+        req->reply = NULL;
+    } else {
+        resp = MHD_create_response_from_buffer(
+            len, text ? text : (char *)"", text ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+        if (resp == NULL)
+            free(text);
+    }
+    if (resp == NULL)
         return MHD_NO;
-    }
-    if (text != NULL)
+    if (typed)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, req->content_type);
     common_headers(resp);
     if (req->location[0] != '\0')
