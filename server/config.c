@@ -12,6 +12,7 @@ struct hv_server_config hv_cfg = {
     .conn_timeout = 90,
     .header_timeout = 10,
     .max_per_address = 256,
+    .max_bodies_per_address = 16,
     /* main.c sets it to an eighth of max_connections unless given. */
     .trusted_reserve = 0,
     /* 127.0.0.1/32: health checks and workers on this machine. */

@@ -18,20 +18,22 @@ struct hv_cidr {
 };
 
 struct hv_server_config {
-    const char *db;             /**< libpq connection string */
-    const char *listen_host;    /**< address to bind, e.g. 127.0.0.1 */
-    unsigned listen_port;       /**< TCP port */
-    unsigned threads;           /**< size of the thread pool */
-    const char *web_dir;        /**< folder of the static front end */
-    const char *migrations_dir; /**< folder of numbered SQL files */
-    size_t max_body;            /**< largest request body accepted */
-    size_t max_result_body;     /**< largest body of a job result upload */
-    int worker_live_seconds;    /**< a worker seen this recently keeps its target */
-    unsigned max_connections;   /**< concurrent connections */
-    unsigned conn_timeout;      /**< idle connection timeout, seconds */
-    unsigned header_timeout;    /**< seconds a request head may take to arrive */
-    unsigned max_per_address;   /**< connections from one untrusted address; 0: no cap */
-    unsigned trusted_reserve;   /**< of max_connections, kept for trusted addresses */
+    const char *db;                  /**< libpq connection string */
+    const char *listen_host;         /**< address to bind, e.g. 127.0.0.1 */
+    unsigned listen_port;            /**< TCP port */
+    unsigned threads;                /**< size of the thread pool */
+    const char *web_dir;             /**< folder of the static front end */
+    const char *migrations_dir;      /**< folder of numbered SQL files */
+    size_t max_body;                 /**< largest request body accepted */
+    size_t max_result_body;          /**< largest body of a job result upload */
+    int worker_live_seconds;         /**< a worker seen this recently keeps its target */
+    unsigned max_connections;        /**< concurrent connections */
+    unsigned conn_timeout;           /**< idle connection timeout, seconds */
+    unsigned header_timeout;         /**< seconds a request head may take to arrive */
+    unsigned max_per_address;        /**< connections from one untrusted address; 0: no cap */
+    unsigned max_bodies_per_address; /**< request bodies one untrusted address may be sending; 0: no
+                                        cap */
+    unsigned trusted_reserve;        /**< of max_connections, kept for trusted addresses */
     struct hv_cidr trusted[HV_MAX_TRUSTED]; /**< networks exempt from the per-address cap */
     unsigned n_trusted;                     /**< entries of trusted in use */
     bool read_needs_token;                  /**< GET endpoints need a token too */

@@ -25,6 +25,9 @@
 /* How often the reaper looks for heads past their deadline: a deadline
  * acts at most this late. */
 #define REAP_INTERVAL_MS 250
+/* How much of an unread head the reaper looks into for its end: a head
+ * larger than that, unread, is taken as incomplete. */
+#define HEAD_PEEK 16384
 
 struct hv_conn {
     struct hv_conn *prev, *next; /* in the waiting list while armed */
@@ -35,15 +38,20 @@ struct hv_conn {
     bool trusted;
     bool armed;     /* a head is awaited: in the waiting list */
     bool line_seen; /* its request line has arrived (the client waits for an answer) */
+    int line_note;  /* hv_conns_request_line's note, for the HTTP layer */
+    bool in_body;   /* a body is counted against its address (hv_conns_body_begin) */
 };
 
 /* Given for every refused connection: nothing to count back or free. */
 static struct hv_conn refused = {.verdict = HV_CONN_REFUSED, .fd = -1};
 
-/* The connections from one untrusted address. count 0 marks a free slot. */
+/* The connections from one untrusted address, and how many of them are
+ * sending a request body (never more than count). count 0 marks a free
+ * slot. */
 struct addr_slot {
     uint32_t addr;
     uint32_t count;
+    uint32_t bodies;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -245,10 +253,12 @@ unsigned hv_conns_room(const struct hv_conn *c)
     return room_for(c != NULL && c->trusted);
 }
 
-void hv_conns_request_line(struct hv_conn *c)
+void hv_conns_request_line(struct hv_conn *c, int note)
 {
     if (c == NULL || c == &refused)
         return;
+    /* Only the connection's own thread reads or writes the note. */
+    c->line_note = note;
     double deadline = hv_monotonic() + hv_cfg.header_timeout;
     pthread_mutex_lock(&lock);
     if (c->armed) {
@@ -259,12 +269,56 @@ void hv_conns_request_line(struct hv_conn *c)
     pthread_mutex_unlock(&lock);
 }
 
+int hv_conns_line_note(const struct hv_conn *c)
+{
+    return c != NULL ? c->line_note : 0;
+}
+
 void hv_conns_head_done(struct hv_conn *c)
 {
     if (c == NULL || c == &refused)
         return;
     pthread_mutex_lock(&lock);
     disarm(c);
+    pthread_mutex_unlock(&lock);
+}
+
+bool hv_conns_body_begin(struct hv_conn *c)
+{
+    if (c == NULL || c == &refused || c->trusted)
+        return true;
+    bool ok = true;
+    pthread_mutex_lock(&lock);
+    if (!c->in_body) {
+        struct addr_slot *s = &slots[slot_find(c->addr)];
+        if (hv_cfg.max_bodies_per_address > 0 && s->bodies >= hv_cfg.max_bodies_per_address) {
+            ok = false;
+        } else {
+            s->bodies++;
+            c->in_body = true;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return ok;
+}
+
+/* Takes c's body off its address's count. Under the lock. */
+static void body_end(struct hv_conn *c)
+{
+    if (!c->in_body)
+        return;
+    c->in_body = false;
+    struct addr_slot *s = &slots[slot_find(c->addr)];
+    if (s->count != 0 && s->bodies > 0)
+        s->bodies--;
+}
+
+void hv_conns_body_end(struct hv_conn *c)
+{
+    if (c == NULL || c == &refused)
+        return;
+    pthread_mutex_lock(&lock);
+    body_end(c);
     pthread_mutex_unlock(&lock);
 }
 
@@ -285,6 +339,7 @@ void hv_conns_close(struct hv_conn *c)
         return;
     pthread_mutex_lock(&lock);
     disarm(c);
+    body_end(c);
     if (c->trusted) {
         open_trusted--;
     } else {
@@ -297,6 +352,21 @@ void hv_conns_close(struct hv_conn *c)
     free(c);
 }
 
+/* Whether the end of a request head (an empty line) waits unread in fd's
+ * socket: the head has arrived whole and its connection's thread has not
+ * read it yet (libmicrohttpd reads at once when the thread is free, so
+ * bytes wait only behind other work). A head whose start was read before
+ * the thread got busy counts too: its end is in the socket. */
+static bool head_waits(int fd)
+{
+    char buf[HEAD_PEEK];
+    ssize_t n = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+    if (n <= 0)
+        return false;
+    return memmem(buf, (size_t)n, "\r\n\r\n", 4) != NULL ||
+           memmem(buf, (size_t)n, "\n\n", 2) != NULL;
+}
+
 unsigned hv_conns_reap(double now)
 {
     unsigned n = 0;
@@ -305,6 +375,11 @@ unsigned hv_conns_reap(double now)
         next = c->next;
         if (c->deadline > now)
             continue;
+        /* Complete and waiting for a busy thread: not a slow client. */
+        if (head_waits(c->fd)) {
+            disarm(c);
+            continue;
+        }
         /* The client waits for an answer to this request: say why it gets
          * none. Best effort; the socket never blocks. */
         if (c->line_seen)

@@ -76,11 +76,27 @@ enum hv_conn_verdict hv_conns_verdict(const struct hv_conn *c);
 unsigned hv_conns_room(const struct hv_conn *c);
 
 /** The request line of the head being waited for has arrived: the rest of
- *  the head gets at most --header-timeout from now. */
-void hv_conns_request_line(struct hv_conn *c);
+ *  the head gets at most --header-timeout from now. note is the HTTP
+ *  layer's verdict on the line (conns.c does not read it), kept for
+ *  hv_conns_line_note until the next request line. */
+void hv_conns_request_line(struct hv_conn *c, int note);
+
+/** The note given with c's last request line; 0 for none (or c NULL). */
+int hv_conns_line_note(const struct hv_conn *c);
 
 /** The head being waited for is complete: no deadline until the answer. */
 void hv_conns_head_done(struct hv_conn *c);
+
+/** The head just completed announces a body: counts it against its
+ *  untrusted address's --max-bodies-per-address until hv_conns_body_end
+ *  (or the close). Returns false, counting nothing, when that address is
+ *  sending as many bodies already (then answer 503 and close). Trusted
+ *  addresses are not counted. */
+bool hv_conns_body_begin(struct hv_conn *c);
+
+/** The body counted by hv_conns_body_begin has arrived (or its request
+ *  ended): no longer counted. Does nothing when none is counted. */
+void hv_conns_body_end(struct hv_conn *c);
 
 /** An answer was sent and the connection stays open: the next request
  *  line must come within --connection-timeout. */
@@ -90,8 +106,11 @@ void hv_conns_answered(struct hv_conn *c);
 void hv_conns_close(struct hv_conn *c);
 
 /** Shuts down every connection whose head deadline is at or before now
- *  (monotonic seconds, hv_monotonic()): libmicrohttpd then closes it. The
- *  deadline thread calls it a few times a second. Returns how many. */
+ *  (monotonic seconds, hv_monotonic()): libmicrohttpd then closes it. A
+ *  connection whose whole head has arrived but is not read yet (its
+ *  thread is busy with other requests) is not slow: it loses its deadline
+ *  instead. The deadline thread calls it a few times a second. Returns how
+ *  many were shut down. */
 unsigned hv_conns_reap(double now);
 
 /** The connections open now from trusted and from other addresses. */

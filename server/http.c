@@ -21,6 +21,7 @@
 #include "waiters.h"
 
 #include <arpa/inet.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
@@ -31,7 +32,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_URL_LEN 2048
+/* The longest path, and the longest request target (path and query, as
+ * sent): longer ones are answered 414. A request line past what a
+ * connection's memory holds (MHD_OPTION_CONNECTION_MEMORY_LIMIT) is
+ * answered 414 by libmicrohttpd itself, before any of this runs. */
+#define MAX_URL_LEN    2048
+#define MAX_TARGET_LEN 8192
+
+/* What on_request_line found in a request line, kept with the connection
+ * (hv_conns_line_note) until the request is dispatched. */
+enum line_note {
+    LINE_OK = 0,
+    LINE_TOO_LONG, /* the target passes MAX_TARGET_LEN */
+    LINE_NUL_PATH, /* the path holds %00: no resource has such a name */
+};
 /* The largest body of a batched call whose credential waits for its batch. */
 #define DEFER_AUTH_MAX_BODY 65536
 
@@ -57,31 +71,67 @@ static void run_handler(struct hv_request *req)
         hv_reply_problem(req, HV_E_INTERNAL, "the handler gave no answer", NULL);
 }
 
-/* MHD_get_connection_values callback: appends one key and value. */
+/* The admission state of a connection (conns.h), set when it opened. */
+static struct hv_conn *conn_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci != NULL ? ci->socket_context : NULL;
+}
+
+/* What capture_one appends to. */
+struct capture_into {
+    struct hv_kv_list *list;
+    json_t *nul_errors; /* an error per argument that holds a NUL byte */
+};
+
+/* MHD_get_connection_values_n callback: appends one key and value. A NUL
+ * byte (%00) inside either would cut it short as a C string, so a value
+ * would silently mean less than was sent: such an argument is noted. */
 static enum MHD_Result capture_one(void *cls, enum MHD_ValueKind kind, const char *key,
-                                   const char *value)
+                                   size_t key_size, const char *value, size_t value_size)
 {
     (void)kind;
-    return hv_req_kv_add(cls, key, value) == 0 ? MHD_YES : MHD_NO;
+    struct capture_into *into = cls;
+    if (into->nul_errors != NULL && key != NULL &&
+        (strlen(key) != key_size || (value != NULL && strlen(value) != value_size)))
+        hv_errors_add(into->nul_errors, key, "must not hold a NUL byte (%%00)");
+    return hv_req_kv_add(into->list, key, value) == 0 ? MHD_YES : MHD_NO;
 }
 
 /* Captures the query arguments and headers as values of the request, so
  * handlers (and their unit tests) never call into libmicrohttpd. The
- * strings stay libmicrohttpd's, valid until the request completes. */
-static void capture(struct hv_request *req)
+ * strings stay libmicrohttpd's, valid until the request completes. Then
+ * refuses a request line that is too long (414) or holds a NUL byte: in
+ * the path (404, no resource has such a name) or in a query argument
+ * (400 naming it). Returns true when an answer was set. */
+static bool capture(struct hv_request *req)
 {
-    MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, capture_one, &req->query);
-    MHD_get_connection_values(req->conn, MHD_HEADER_KIND, capture_one, &req->headers);
+    struct capture_into args = {&req->query, json_array()};
+    struct capture_into headers = {&req->headers, NULL};
+    MHD_get_connection_values_n(req->conn, MHD_GET_ARGUMENT_KIND, capture_one, &args);
+    MHD_get_connection_values_n(req->conn, MHD_HEADER_KIND, capture_one, &headers);
+    int note = hv_conns_line_note(conn_of(req->conn));
+    if (note == LINE_TOO_LONG || strlen(req->url) > MAX_URL_LEN) {
+        char detail[96];
+        snprintf(detail, sizeof detail, "the path may have %d bytes, path and query %d",
+                 MAX_URL_LEN, MAX_TARGET_LEN);
+        hv_reply_problem(req, HV_E_URI_TOO_LONG, detail, NULL);
+    } else if (note == LINE_NUL_PATH) {
+        hv_reply_problem(req, HV_E_NOT_FOUND, "no such endpoint", NULL);
+    } else if (json_array_size(args.nul_errors) > 0) {
+        hv_reply_problem(req, HV_E_INVALID_REQUEST, "a query argument holds a NUL byte",
+                         args.nul_errors);
+        return true;
+    }
+    json_decref(args.nul_errors);
+    return req->status != 0;
 }
 
-/* Routes the finished request, checks access, runs the handler. */
+/* Routes the finished request, checks access, runs the handler. The
+ * request is captured (capture) and was not refused there. */
 static void dispatch(struct hv_request *req)
 {
-    capture(req);
-    if (strlen(req->url) > MAX_URL_LEN) {
-        hv_reply_problem(req, HV_E_URI_TOO_LONG, NULL, NULL);
-        return;
-    }
     if (req->too_large) {
         char detail[96];
         snprintf(detail, sizeof detail, "the body is larger than %zu bytes", req->body_limit);
@@ -158,6 +208,129 @@ static enum MHD_Result respond_fixed(struct hv_request *req, struct hv_fixed_ans
     return MHD_queue_response(req->conn, a->status, resp);
 }
 
+/* A JSON answer is written into pieces of this size; one that fills more
+ * than one is sent from them as they go (stream_read), never copied whole. */
+#define PIECE_SIZE (256 * 1024)
+/* After an answer of at least this size, the memory its tree and text
+ * took is handed back to the system (malloc_trim): glibc keeps what a
+ * thread freed in that thread's arena otherwise, and twenty large reads
+ * at once would leave the process that much larger for good. */
+#define TRIM_AFTER (4 * 1024 * 1024)
+
+/* The text of a JSON answer, in pieces sent and freed in order. */
+struct piece {
+    struct piece *next;
+    size_t len;
+    char data[PIECE_SIZE];
+};
+struct stream {
+    struct piece *head, *tail;
+    size_t total; /* bytes in all pieces */
+    size_t off;   /* bytes of head already sent */
+};
+
+/* json_dump_callback callback: appends text to the stream's pieces. */
+static int stream_append(const char *buf, size_t size, void *data)
+{
+    struct stream *st = data;
+    while (size > 0) {
+        if (st->tail == NULL || st->tail->len == PIECE_SIZE) {
+            struct piece *p = malloc(sizeof *p);
+            if (p == NULL)
+                return -1;
+            p->next = NULL;
+            p->len = 0;
+            if (st->tail != NULL)
+                st->tail->next = p;
+            else
+                st->head = p;
+            st->tail = p;
+        }
+        size_t n = PIECE_SIZE - st->tail->len < size ? PIECE_SIZE - st->tail->len : size;
+        memcpy(st->tail->data + st->tail->len, buf, n);
+        st->tail->len += n;
+        st->total += n;
+        buf += n;
+        size -= n;
+    }
+    return 0;
+}
+
+/* Hands memory freed by a large answer back to the system, at most once a
+ * second (malloc_trim walks every arena). */
+static void trim_after_large(size_t total)
+{
+    static _Atomic double last;
+    if (total < TRIM_AFTER)
+        return;
+    double now = hv_monotonic(), was = atomic_load(&last);
+    if (now - was >= 1 && atomic_compare_exchange_strong(&last, &was, now))
+        malloc_trim(0);
+}
+
+/* MHD content reader: copies the next bytes of the pieces, freeing each
+ * one once it is sent. libmicrohttpd reads in order (pos only grows). */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct stream *st = cls;
+    size_t n = 0;
+    while (n < max && st->head != NULL) {
+        struct piece *p = st->head;
+        size_t k = p->len - st->off < max - n ? p->len - st->off : max - n;
+        memcpy(buf + n, p->data + st->off, k);
+        n += k;
+        st->off += k;
+        if (st->off == p->len) {
+            st->head = p->next;
+            st->off = 0;
+            free(p);
+        }
+    }
+    (void)pos;
+    return n > 0 ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+/* MHD free callback of a streamed answer: what was not sent, then the
+ * stream; then the memory may go back to the system. */
+static void stream_free(void *cls)
+{
+    struct stream *st = cls;
+    while (st->head != NULL) {
+        struct piece *p = st->head;
+        st->head = p->next;
+        free(p);
+    }
+    size_t total = st->total;
+    free(st);
+    trim_after_large(total);
+}
+
+/* The response for JSON answer doc (which it frees): from one buffer when
+ * the text fits one piece, else streamed from its pieces. NULL when
+ * memory runs out. */
+static struct MHD_Response *json_response(json_t *doc)
+{
+    struct stream *st = calloc(1, sizeof *st);
+    if (st == NULL || json_dump_callback(doc, stream_append, st, JSON_COMPACT) != 0) {
+        json_decref(doc);
+        if (st != NULL)
+            stream_free(st);
+        return NULL;
+    }
+    json_decref(doc); /* the tree goes before the text is sent */
+    if (st->head == st->tail) {
+        struct MHD_Response *resp = MHD_create_response_from_buffer(
+            st->total, st->head != NULL ? st->head->data : (char *)"", MHD_RESPMEM_MUST_COPY);
+        stream_free(st);
+        return resp;
+    }
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(st->total, 64 * 1024, stream_read, st, stream_free);
+    if (resp == NULL)
+        stream_free(st);
+    return resp;
+}
+
 /* Turns the answer in req into an MHD response and queues it. */
 static enum MHD_Result respond(struct hv_request *req)
 {
@@ -176,17 +349,20 @@ static enum MHD_Result respond(struct hv_request *req)
         text = req->text; /* the response frees it */
         req->text = NULL;
         len = strlen(text);
-    } else if (req->reply != NULL) {
-        text = json_dumps(req->reply, JSON_COMPACT);
-        len = text ? strlen(text) : 0;
     }
-    resp = MHD_create_response_from_buffer(len, text ? text : (char *)"",
-                                           text ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-    if (resp == NULL) {
-        free(text);
+    bool typed = text != NULL || req->reply != NULL;
+    if (req->reply != NULL) {
+        resp = json_response(req->reply);
+        req->reply = NULL;
+    } else {
+        resp = MHD_create_response_from_buffer(
+            len, text ? text : (char *)"", text ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+        if (resp == NULL)
+            free(text);
+    }
+    if (resp == NULL)
         return MHD_NO;
-    }
-    if (text != NULL)
+    if (typed)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, req->content_type);
     common_headers(resp);
     if (req->location[0] != '\0')
@@ -211,6 +387,17 @@ static enum MHD_Result answer(struct hv_request *req)
     hv_metrics_request(req->route != NULL ? hv_route_index(req->route) : HV_METRICS_ROUTE_NONE,
                        req->status, hv_monotonic() - req->started);
     return r;
+}
+
+/* Answers 503 server_busy with detail, Retry-After: 1 and Connection:
+ * close, at the request's head: what is still to come is not read. */
+static enum MHD_Result answer_busy(struct hv_request *req, const char *detail)
+{
+    hv_reply_problem(req, HV_E_BUSY, detail, NULL);
+    req->extra_header = MHD_HTTP_HEADER_RETRY_AFTER;
+    req->extra_value = "1";
+    req->close = true;
+    return answer(req);
 }
 
 static enum MHD_Result respond_static(struct hv_request *req, const struct hv_static_file *f)
@@ -258,14 +445,6 @@ static void take_body(struct hv_request *req, const char *data, size_t size)
     req->body[req->body_len] = '\0';
 }
 
-/* The admission state of a connection (conns.h), set when it opened. */
-static struct hv_conn *conn_of(struct MHD_Connection *conn)
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    return ci != NULL ? ci->socket_context : NULL;
-}
-
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **con_cls)
@@ -286,23 +465,33 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         hv_conns_head_done(c);
         if (hv_conns_verdict(c) == HV_CONN_REFUSED)
             return MHD_NO; /* shut down already; only its close is pending */
+        char detail[128];
         if (hv_conns_verdict(c) == HV_CONN_BUSY) {
-            char detail[96];
             snprintf(detail, sizeof detail, "the server holds %u connections already",
                      hv_conns_room(c));
-            hv_reply_problem(req, HV_E_BUSY, detail, NULL);
-            req->extra_header = MHD_HTTP_HEADER_RETRY_AFTER;
-            req->extra_value = "1";
-            req->close = true;
-            return answer(req);
+            return answer_busy(req, detail);
         }
         /* A body announced as too large is refused before it is sent. */
         const char *cl =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl != NULL && strtoull(cl, NULL, 10) > req->body_limit) {
             req->too_large = true;
-            dispatch(req);
+            if (!capture(req))
+                dispatch(req);
             return answer(req);
+        }
+        /* A body to come counts against its address until it has arrived,
+         * so slow bodies from one address cannot hold every thread's
+         * connections; past the budget it is refused before it is sent. */
+        bool chunked = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                   MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+        if ((chunked || (cl != NULL && strtoull(cl, NULL, 10) > 0)) && !hv_conns_body_begin(c)) {
+            hv_metrics_body_refused();
+            snprintf(detail, sizeof detail,
+                     "this address is sending %u request bodies already "
+                     "(--max-bodies-per-address)",
+                     hv_cfg.max_bodies_per_address);
+            return answer_busy(req, detail);
         }
         return MHD_YES;
     }
@@ -311,11 +500,12 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         *upload_data_size = 0;
         return MHD_YES;
     }
+    hv_conns_body_end(conn_of(conn)); /* the body has arrived whole */
     if (req->status != 0)
         return MHD_YES; /* already answered (too large) */
     if (req->route != NULL) {
         run_handler(req); /* woken from a long poll */
-    } else {
+    } else if (!capture(req)) {
         if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) {
             const struct hv_static_file *f = hv_static_find(url);
             if (f != NULL)
@@ -349,6 +539,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     /* Kept alive for another request: its head has a deadline again. */
     if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
         hv_conns_answered(conn_of(conn));
+    hv_conns_body_end(conn_of(conn)); /* a body cut short */
     struct hv_request *req = *con_cls;
     if (req == NULL)
         return;
@@ -383,7 +574,15 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
  * request: none, so on_access still sees its first call. */
 static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-    hv_conns_request_line(conn_of(conn));
+    /* uri is the target as sent, before libmicrohttpd decodes it: the
+     * decoded path is a C string, which a %00 would cut short. */
+    size_t path_len = strcspn(uri, "?");
+    enum line_note note = LINE_OK;
+    if (strlen(uri) > MAX_TARGET_LEN)
+        note = LINE_TOO_LONG;
+    else if (memmem(uri, path_len, "%00", 3) != NULL)
+        note = LINE_NUL_PATH;
+    hv_conns_request_line(conn_of(conn), note);
     return NULL;
 }
 

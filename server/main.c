@@ -92,6 +92,8 @@ static void usage(FILE *f)
         "                            (default an eighth of --max-connections)\n"
         "  --max-per-address N       connections one untrusted address may hold (default 256;\n"
         "                            0: no cap); past it, connections are closed at once\n"
+        "  --max-bodies-per-address N  request bodies one untrusted address may be sending at\n"
+        "                            once (default 16; 0: no cap); past it: 503 server_busy\n"
         "  --lease S                 job lease length in seconds (default 60)\n"
         "  --worker-live S           a worker seen this recently keeps its target against a\n"
         "                            new registration under the same name (default 90)\n"
@@ -194,6 +196,7 @@ static const struct number_option serve_numbers[] = {
     {"connection-timeout", CFG(conn_timeout), 1, 3600},
     {"header-timeout", CFG(header_timeout), 1, 3600},
     {"max-per-address", CFG(max_per_address), 0, 100000},
+    {"max-bodies-per-address", CFG(max_bodies_per_address), 0, 100000},
     {"lease", CFG(lease_seconds), 1, 86400},
     /* At most a second: a change made elsewhere shows within it. */
     {"plan-cache-ms", CFG(plan_cache_ms), 0, 1000},
@@ -383,14 +386,16 @@ static int check_config(void)
     printf("db = %s\nlisten = %s:%u\nthreads = %u\nweb-dir = %s\nmigrations-dir = %s\n"
            "max-body = %zu\nmax-result-body = %zu\nmax-connections = %u\n"
            "connection-timeout = %u\nheader-timeout = %u\ntrusted = %s\ntrusted-reserve = %u\n"
-           "max-per-address = %u\nlease = %d\nworker-live = %d\nread-auth = %s\n"
+           "max-per-address = %u\nmax-bodies-per-address = %u\nlease = %d\nworker-live = "
+           "%d\nread-auth = %s\n"
            "plan-cache-ms = %d\nbatch = %u\nbatch-linger-us = %d\nresult-lanes = %d\n",
            hv_cfg.db, hv_cfg.listen_host, hv_cfg.listen_port, hv_cfg.threads, hv_cfg.web_dir,
            hv_cfg.migrations_dir, hv_cfg.max_body, hv_cfg.max_result_body, hv_cfg.max_connections,
            hv_cfg.conn_timeout, hv_cfg.header_timeout, trusted[0] ? trusted : "none",
-           hv_cfg.trusted_reserve, hv_cfg.max_per_address, hv_cfg.lease_seconds,
-           hv_cfg.worker_live_seconds, hv_cfg.read_needs_token ? "token" : "open",
-           hv_cfg.plan_cache_ms, hv_cfg.batch, hv_cfg.batch_linger_us, hv_cfg.result_lanes);
+           hv_cfg.trusted_reserve, hv_cfg.max_per_address, hv_cfg.max_bodies_per_address,
+           hv_cfg.lease_seconds, hv_cfg.worker_live_seconds,
+           hv_cfg.read_needs_token ? "token" : "open", hv_cfg.plan_cache_ms, hv_cfg.batch,
+           hv_cfg.batch_linger_us, hv_cfg.result_lanes);
     int problems = 0;
     char index[4096];
     snprintf(index, sizeof index, "%s/index.html", hv_cfg.web_dir);

@@ -42,7 +42,7 @@ struct slot {
 static struct slot slots[N_SLOTS];
 static atomic_ulong claims_job, claims_empty, claims_with_result, results_stored, samples_ingested,
     db_reconnects;
-static atomic_ulong refused_address, refused_room, head_timeouts;
+static atomic_ulong refused_address, refused_room, refused_body, head_timeouts;
 static atomic_ulong plan_cache_hits, plan_cache_misses;
 static atomic_ulong batches[HV_METRICS_BATCH_KINDS], batched[HV_METRICS_BATCH_KINDS];
 static atomic_ulong webhook_outcomes[3];
@@ -122,6 +122,11 @@ void hv_metrics_db_reconnect(void)
 void hv_metrics_conn_refused(enum hv_metrics_refusal why)
 {
     add(why == HV_REFUSED_ADDRESS ? &refused_address : &refused_room, 1);
+}
+
+void hv_metrics_body_refused(void)
+{
+    add(&refused_body, 1);
 }
 
 void hv_metrics_head_timeouts(unsigned n)
@@ -262,6 +267,10 @@ static void put_connections(FILE *f)
     fprintf(f, "hvbench_connections_refused_total{reason=\"address\"} %lu\n",
             get(&refused_address));
     fprintf(f, "hvbench_connections_refused_total{reason=\"room\"} %lu\n", get(&refused_room));
+    put_family(f, "hvbench_request_bodies_refused_total", "counter",
+               "Requests answered 503 at their head because their address was sending "
+               "--max-bodies-per-address request bodies already.");
+    fprintf(f, "hvbench_request_bodies_refused_total %lu\n", get(&refused_body));
     put_family(f, "hvbench_request_head_timeouts_total", "counter",
                "Connections shut down because a request head did not arrive within its deadline "
                "(--header-timeout).");

@@ -73,6 +73,10 @@ enum hv_metrics_refusal {
 /** Counts one connection refused at once. */
 void hv_metrics_conn_refused(enum hv_metrics_refusal why);
 
+/** Counts one request answered 503 at its head because its untrusted
+ *  address was sending --max-bodies-per-address bodies already. */
+void hv_metrics_body_refused(void);
+
 /** Counts n connections shut down because a request head missed its
  *  deadline (--header-timeout). */
 void hv_metrics_head_timeouts(unsigned n);

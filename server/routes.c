@@ -136,7 +136,8 @@ const struct hv_route *hv_route_find(const char *method, const char *path, struc
     return NULL;
 }
 
-/* Routes whose bodies may pass --max-body: result uploads carry up to
+/* Routes whose bodies are capped by --max-result-body instead of
+ * --max-body, as given (smaller or larger): result uploads carry up to
  * HV_RESULT_MAX_SAMPLES samples and the raw tool output, host telemetry
  * as many samples. */
 static const hv_handler large_body_handlers[] = {hv_h_job_result, hv_h_job_telemetry,
@@ -156,8 +157,7 @@ size_t hv_route_body_limit(const char *method, const char *path)
         int64_t ids[HV_MAX_PATH_IDS];
         if (takes_large_body(routes[i].handler) && strcmp(routes[i].method, method) == 0 &&
             match(routes[i].pattern, path, ids))
-            return hv_cfg.max_result_body > hv_cfg.max_body ? hv_cfg.max_result_body
-                                                            : hv_cfg.max_body;
+            return hv_cfg.max_result_body;
     }
     return hv_cfg.max_body;
 }

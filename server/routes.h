@@ -33,8 +33,9 @@ bool hv_route_batched(const struct hv_route *route);
 const struct hv_route *hv_route_find(const char *method, const char *path, struct hv_request *req,
                                      const char **allow);
 
-/** The largest body a request for method and path may send: the route's
- *  (--max-result-body for result uploads), else --max-body. */
+/** The largest body a request for method and path may send:
+ *  --max-result-body as given for result uploads, host telemetry and plan
+ *  imports (even when it is below --max-body), else --max-body. */
 size_t hv_route_body_limit(const char *method, const char *path);
 
 /** Number of rows in the route table. */

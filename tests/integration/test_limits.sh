@@ -6,6 +6,8 @@
 # naming the param and the target when the target is registered, and the
 # worker refuses the job with the same message, counted on its own CPUs,
 # when the target registered only after the plan was accepted.
+# Then the request limits, as given: --max-result-body below --max-body
+# caps result uploads at it (413), and an over-long URL is a 414 problem.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 hv_setup
@@ -64,9 +66,10 @@ assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary @"$HV_TMP/plan.json
 PLAN=$(json .id)
 if ((CPUS >= 2)); then
     hv_start_worker later --poll 1
+    # shellcheck disable=SC2317 # called through wait_for
     plan_ended() {
         api GET "/api/v1/plans/$PLAN" "${R[@]}"
-        [[ $(json .status) == done || $(json .status) == failed ]]
+        [[ $(json .status) == "done" || $(json .status) == failed ]]
     }
     wait_for "the plan on the target that registered later ends" 120 plan_ended
     assert_eq "it failed" failed "$(json .status)"
@@ -78,5 +81,33 @@ if ((CPUS >= 2)); then
 else
     hv_log "one CPU here: a per-vcpu run of 1 GiB fits; the worker's refusal is not shown"
 fi
+
+# --- request limits ----------------------------------------------------------------
+# --max-result-body is honoured as given, even below --max-body.
+hv_stop_pid "$HV_SERVER_PID" 10
+HV_SERVER_ARGS=(--max-body 65536 --max-result-body 4096)
+out=$("$SERVER" serve --db "$DB" --check-config --migrations-dir "$HV_ROOT/migrations" \
+    "${HV_SERVER_ARGS[@]}" 2>&1)
+assert_match "--check-config shows both caps as given" $'max-body = 65536\nmax-result-body = 4096' "$out"
+hv_start_server
+head -c 5000 /dev/zero | tr '\0' ' ' >"$HV_TMP/5000.txt"
+W2=(-H "Authorization: Bearer $WORKER_TOKEN" -H 'Content-Type: application/json')
+assert_status 413 POST /api/v1/jobs/1/result "${W2[@]}" --data-binary @"$HV_TMP/5000.txt"
+assert_eq "a result body past --max-result-body: 413 body_too_large, of the result cap" \
+    "application/problem+json body_too_large the body is larger than 4096 bytes" \
+    "$CONTENT_TYPE $(json -r '"\(.code) \(.detail)"')"
+assert_status 400 POST /api/v1/plans "${S[@]}" --data-binary @"$HV_TMP/5000.txt"
+assert_eq "the same body to another endpoint is read (under --max-body): bad JSON, not 413" \
+    bad_json "$(json -r .code)"
+
+# An over-long URL is a problem document like any other error.
+long=$(head -c 3000 /dev/zero | tr '\0' x)
+for path in "/api/v1/$long" "/healthz?q=$long$long$long"; do
+    api GET "$path"
+    assert_eq "${#path} bytes of URL: 414 uri_too_long as application/problem+json" \
+        "414 application/problem+json uri_too_long" "$STATUS $CONTENT_TYPE $(json -r .code)"
+done
+api GET "/healthz?q=$long"
+assert_eq "a query of ${#long} bytes is within the limit" 200 "$STATUS"
 
 hv_finish

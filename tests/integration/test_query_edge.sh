@@ -5,7 +5,8 @@
 # look like ISO 8601 but name no real moment (Feb 31, year 0000, second 61,
 # a leap second) in query arguments, imports' "at" and results'
 # "started_at"/"finished_at". The limits are exact: real but unusual values
-# right beside them are accepted.
+# right beside them are accepted. A NUL byte (%00) never cuts a value
+# short: in a query argument it is a 400 naming it, in a path a 404.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 hv_setup
@@ -110,6 +111,22 @@ assert_eq "nothing was stored for the job" "running 0" \
             WHERE id = $CJ")"
 assert_status 201 POST "/api/v1/jobs/$CJ/result" "${W[@]}" \
     --data-binary "$(result 2024-02-29T23:59:59.5Z 2024-03-01T00:00:00Z)"
+
+# --- a NUL byte: never cut short ---------------------------------------------------
+bad400 "plans ?name=forge%00x" name GET '/api/v1/plans?name=forge%00x' "${R[@]}"
+assert_eq "as a problem document" application/problem+json "$CONTENT_TYPE"
+bad400 "a NUL at the end of a value" status GET "/api/v1/plans/$P/jobs?status=done%00" "${R[@]}"
+bad400 "a NUL in an argument's name" na GET '/api/v1/plans?na%00me=x' "${R[@]}"
+bad400 "a NUL in a posted call's argument" dry_run POST '/api/v1/plans?dry_run=true%00' \
+    "${S[@]}" --data-binary '{}'
+assert_status 200 GET '/api/v1/plans?name=forge%2500x' "${R[@]}"
+assert_eq "an escaped percent sign is text: %00 literally, no match" 0 "$(json '.items | length')"
+for path in '/index.html%00.js' '/index.html%00' "/api/v1/plans/$P%00" '/healthz%00'; do
+    assert_status 404 GET "$path"
+    assert_eq "$path: not_found as a problem document" "application/problem+json not_found" \
+        "$CONTENT_TYPE $(json -r .code)"
+done
+assert_status 200 GET /index.html
 
 assert_eq "the server logged no failed statement" 0 \
     "$(grep -c 'database:' "$HV_TMP/server.log")"

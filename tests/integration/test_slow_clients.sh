@@ -8,7 +8,11 @@
 #  2. --trusted-reserve: untrusted clients that fill all their room leave
 #     room for trusted ones: every probe from 127.0.0.1 answers 200.
 #  3. --header-timeout: a head that has not arrived by its deadline gets
-#     408 and its connection is closed, so the room comes back.
+#     408 and its connection is closed, so the room comes back;
+#  4. but a head that has arrived whole, waiting for a busy thread, is not
+#     slow: it is answered;
+#  5. --max-bodies-per-address: one address sending slow request bodies
+#     gets 503 past it, while others (and trusted ones) are served.
 # Bounded: at most 1,000 slow connections, each tool run at most 20 s.
 set -uo pipefail
 # shellcheck source=tests/integration/lib.sh
@@ -147,4 +151,68 @@ timeouts=$(metric "$TIMEOUTS")
 assert_eq "the server counted at least as many head timeouts" 1 "$((timeouts >= reaped))"
 wait_for "the untrusted connections are all given back" 10 metric_is "$UNTRUSTED" 0
 assert_eq "an untrusted address is served again" 200 "$(status_from 127.0.0.9)"
+# --- 4. a complete request waiting for a busy thread is not slow --------------------
+# One thread, a 4 s head deadline. A connection opens (the thread accepts
+# it), then a list of plans waits 10 s for a lock another session holds,
+# in that thread; meanwhile the connection sends a whole request, which
+# waits unread past its deadline: it is answered, not closed as slow.
+hv_stop_pid "$HV_SERVER_PID" 10
+HV_SERVER_ARGS=(--threads 1 --header-timeout 4 --max-bodies-per-address 4
+    --trusted 127.0.0.1 --trusted 127.0.0.30/32)
+hv_start_server
+sql() { "$PG" psql "$HV_TMP/pg" -- -Atc "$1"; }
+# shellcheck disable=SC2317 # called through wait_for
+lock_held() { [[ $(sql "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+    WHERE c.relname = 'plans' AND l.mode = 'AccessExclusiveLock' AND l.granted") == 1 ]]; }
+# shellcheck disable=SC2317 # called through wait_for
+waits_on_lock() { [[ $(sql "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'") -ge 1 ]]; }
+sql "BEGIN; LOCK TABLE plans IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(10); COMMIT;" \
+    >/dev/null 2>&1 &
+locker=$!
+wait_for "another session holds the plans table" 10 lock_held
+exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+opened=$SECONDS
+curl -s --max-time 30 -o /dev/null -H "Authorization: Bearer $READ_TOKEN" "$URL/api/v1/plans" &
+lister=$!
+wait_for "the list of plans waits for the lock, in the server's only thread" 10 waits_on_lock
+if ((SECONDS - opened < 3)); then
+    printf 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' >&3
+    answer=$(timeout 30 head -n 1 <&3 | tr -d '\r')
+    assert_eq "the request, whole but unread past its head deadline, is answered" \
+        "HTTP/1.1 200 OK" "$answer"
+    assert_eq "no head timed out" 0 "$(metric "$TIMEOUTS")"
+else
+    hv_log "the lock took $((SECONDS - opened)) s to be waited on: too late to send the request before its deadline"
+fi
+exec 3<&-
+wait "$locker" "$lister"
+
+# --- 5. request bodies in flight, per address ----------------------------------------
+# --max-bodies-per-address 4: six slow bodies from 127.0.0.40, four are
+# read, two answered 503 at their head; another address is served, and a
+# trusted one is not counted.
+BODIES='hvbench_request_bodies_refused_total'
+slow bodies --from 127.0.0.40 --connections 6 --body --duration 20
+bodies=$SLOW_PID
+wait_for "two of 127.0.0.40's bodies were refused" 10 metric_is "$BODIES" 2
+api POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" --interface 127.0.0.40 --data-binary '{}'
+assert_eq "one more body from 127.0.0.40: 503 server_busy" "503 server_busy" "$STATUS $(json -r .code)"
+assert_match "naming the option" 'max-bodies-per-address' "$(json -r .detail)"
+api POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" --interface 127.0.0.41 --data-binary '{}'
+assert_eq "a body from 127.0.0.41 is read (an invalid plan: 400)" "400 invalid_plan" "$STATUS $(json -r .code)"
+api GET /api/v1/plans --interface 127.0.0.40 -H "Authorization: Bearer $READ_TOKEN"
+assert_eq "a request without a body from 127.0.0.40 is served" 200 "$STATUS"
+slow trusted-bodies --from 127.0.0.30 --connections 6 --body --duration 20
+trusted_bodies=$SLOW_PID
+api POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" --interface 127.0.0.30 --data-binary '{}'
+assert_eq "the trusted 127.0.0.30 sends a seventh body" "400 invalid_plan" "$STATUS $(json -r .code)"
+stop_slow "$bodies"
+stop_slow "$trusted_bodies"
+assert_eq "slowclients 127.0.0.40: 2 answered 503, 4 still sending" "2 4" \
+    "$(jq -r '"\(.answered["503"] // 0) \(.open_at_end)"' "$HV_TMP/bodies.json")"
+assert_eq "slowclients 127.0.0.30: none refused, 6 still sending" "0 6" \
+    "$(jq -r '"\(.closed_by_server) \(.open_at_end)"' "$HV_TMP/trusted-bodies.json")"
+assert_eq "the server counted 3 refused bodies" 3 "$(metric "$BODIES")"
+api POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" --interface 127.0.0.40 --data-binary '{}'
+assert_eq "once they are gone, 127.0.0.40 sends bodies again" "400 invalid_plan" "$STATUS $(json -r .code)"
 hv_finish

@@ -4,7 +4,8 @@
  *
  *   slowclients --port PORT --connections N [--host 127.0.0.1]
  *               [--from 127.0.0.2] [--addresses M] [--interval S]
- *               [--dribble-line] [--reconnect S] [--duration S] [--ready FILE]
+ *               [--dribble-line] [--body] [--reconnect S] [--duration S]
+ *               [--ready FILE]
  *
  * Connection i comes from address --from + (i mod M), so M addresses hold
  * N/M connections each. Each sends its request line at once (with
@@ -12,7 +13,9 @@
  * seconds (default 1) of a header that never ends. A connection the server
  * closes is counted with the time from its connect to the close and the
  * status of the answer it got, if any; with --reconnect S its slot
- * connects again S seconds later.
+ * connects again S seconds later. With --body each connection sends a
+ * whole head at once instead, of a POST announcing a 1 MB body, then the
+ * body one byte every --interval seconds: a slow body, not a slow head.
  *
  * At the end (--duration, SIGTERM or SIGINT, or once every connection is
  * closed and none reconnects) it prints one JSON object: connections, attempts, connected,
@@ -47,13 +50,21 @@
 
 static const char usage_text[] =
     "usage: slowclients --port PORT --connections N [--host 127.0.0.1] [--from 127.0.0.2]\n"
-    "                   [--addresses M] [--interval S] [--dribble-line] [--reconnect S]\n"
-    "                   [--duration S] [--ready FILE]\n";
+    "                   [--addresses M] [--interval S] [--dribble-line] [--body]\n"
+    "                   [--reconnect S] [--duration S] [--ready FILE]\n";
 
 /* The head every connection sends, then HEAD_FILL for ever. */
-static const char head[] = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+static const char slow_head[] = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
 #define HEAD_LINE_LEN 23 /* "GET /healthz HTTP/1.1\r\n" */
 #define HEAD_FILL     'a'
+/* With --body: a whole head, then BODY_FILL for ever (never 1 MB of it). */
+static const char body_head[] = "POST /api/v1/plans HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                "Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n";
+#define BODY_FILL ' '
+/* What this run sends: slow_head or body_head. */
+static const char *head = slow_head;
+static size_t head_len = sizeof slow_head - 1;
+static char fill = HEAD_FILL;
 
 enum state { IDLE, CONNECTING, OPEN };
 
@@ -72,6 +83,7 @@ struct opts {
     unsigned port, connections, addresses;
     double interval, reconnect, duration;
     bool dribble_line;
+    bool body;
     const char *ready;
 };
 
@@ -142,6 +154,7 @@ static void parse(int argc, char **argv, struct opts *o)
         O_ADDRS,
         O_INTERVAL,
         O_LINE,
+        O_BODY,
         O_RECONN,
         O_DUR,
         O_READY
@@ -154,6 +167,7 @@ static void parse(int argc, char **argv, struct opts *o)
         {"addresses", required_argument, NULL, O_ADDRS},
         {"interval", required_argument, NULL, O_INTERVAL},
         {"dribble-line", no_argument, NULL, O_LINE},
+        {"body", no_argument, NULL, O_BODY},
         {"reconnect", required_argument, NULL, O_RECONN},
         {"duration", required_argument, NULL, O_DUR},
         {"ready", required_argument, NULL, O_READY},
@@ -185,6 +199,12 @@ static void parse(int argc, char **argv, struct opts *o)
             break;
         case O_LINE:
             o->dribble_line = true;
+            break;
+        case O_BODY:
+            o->body = true;
+            head = body_head;
+            head_len = sizeof body_head - 1;
+            fill = BODY_FILL;
             break;
         case O_RECONN:
             o->reconnect = number("--reconnect", optarg, 0, 60);
@@ -250,7 +270,7 @@ static void start_connect(const struct opts *o, struct conn *c, unsigned i, stru
 /* Byte k of the endless head. */
 static char head_byte(size_t k)
 {
-    return k < sizeof head - 1 ? head[k] : HEAD_FILL;
+    return k < head_len ? head[k] : fill;
 }
 
 static void push(double **v, size_t *n, size_t *cap, double x)
@@ -284,7 +304,7 @@ static void closed_by_server(const struct opts *o, struct conn *c, struct tally 
 /* Sends the next n bytes of c's head; false when the server closed it. */
 static bool send_bytes(struct conn *c, size_t n)
 {
-    char buf[64];
+    char buf[sizeof body_head];
     for (size_t k = 0; k < n && k < sizeof buf; k++)
         buf[k] = head_byte(c->sent + k);
     ssize_t w = send(c->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -333,7 +353,7 @@ static void on_event(const struct opts *o, struct conn *c, short revents, struct
         t->connected++;
         c->st = OPEN;
         c->opened = now;
-        if (!send_bytes(c, o->dribble_line ? 1 : HEAD_LINE_LEN))
+        if (!send_bytes(c, o->body ? head_len : o->dribble_line ? 1 : HEAD_LINE_LEN))
             closed_by_server(o, c, t, now);
         return;
     }

@@ -157,13 +157,13 @@ static void test_deadlines(void)
     struct pair fresh = open_from("10.1.0.1"), line = open_from("10.1.0.2");
     struct pair head = open_from("10.1.0.3"), kept = open_from("10.1.0.4");
     struct pair kept_line = open_from("10.1.0.5");
-    hv_conns_request_line(line.c);
+    hv_conns_request_line(line.c, 0);
     hv_conns_head_done(head.c);
     hv_conns_head_done(kept.c);
     hv_conns_answered(kept.c);
     hv_conns_head_done(kept_line.c);
     hv_conns_answered(kept_line.c);
-    hv_conns_request_line(kept_line.c);
+    hv_conns_request_line(kept_line.c, 0);
 
     CHECK(hv_conns_reap(t0 + 9) == 0);
     CHECK_STR(client_reads(&fresh), "(open)");
@@ -189,6 +189,54 @@ static void test_deadlines(void)
     struct pair *all[] = {&fresh, &line, &head, &kept, &kept_line};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         close_pair(all[i]);
+}
+
+/* A head that arrived whole but is unread (its thread is busy) is not
+ * slow: it loses its deadline; one cut short is reaped as before. */
+static void test_waiting_head(void)
+{
+    double t0 = hv_monotonic();
+    struct pair whole = open_from("10.3.0.1"), part = open_from("10.3.0.2");
+    static const char head[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    CHECK(write(whole.client, head, sizeof head - 1) == (ssize_t)(sizeof head - 1));
+    CHECK(write(part.client, head, 20) == 20);
+    CHECK(hv_conns_reap(t0 + 10.5) == 1);
+    CHECK_STR(client_reads(&whole), "(open)");
+    CHECK_STR(client_reads(&part), "");
+    CHECK(hv_conns_reap(t0 + 1000) == 0); /* no deadline until it is answered */
+    close_pair(&whole);
+    close_pair(&part);
+}
+
+/* --max-bodies-per-address: counted per untrusted address until the body
+ * ends or the connection closes; trusted addresses are not counted. */
+static void test_bodies(void)
+{
+    hv_cfg.max_bodies_per_address = 2;
+    hv_cfg.max_per_address = 0;
+    struct pair a1 = open_from("10.4.0.1"), a2 = open_from("10.4.0.1"), a3 = open_from("10.4.0.1");
+    struct pair b = open_from("10.4.0.2"), t1 = open_from("127.0.0.1"), t2 = open_from("127.0.0.1");
+    struct pair t3 = open_from("127.0.0.1");
+    CHECK(hv_conns_body_begin(a1.c));
+    CHECK(hv_conns_body_begin(a1.c)); /* the same body again: counted once */
+    CHECK(hv_conns_body_begin(a2.c));
+    CHECK(!hv_conns_body_begin(a3.c));
+    CHECK(hv_conns_body_begin(b.c));
+    CHECK(hv_conns_body_begin(t1.c) && hv_conns_body_begin(t2.c) && hv_conns_body_begin(t3.c));
+    hv_conns_body_end(a1.c);
+    hv_conns_body_end(a1.c); /* once only */
+    CHECK(hv_conns_body_begin(a3.c));
+    CHECK(!hv_conns_body_begin(a1.c));
+    close_pair(&a2); /* a body cut short by the close */
+    CHECK(hv_conns_body_begin(a1.c));
+    struct pair *all[] = {&a1, &a3, &b, &t1, &t2, &t3};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        close_pair(all[i]);
+    struct pair again = open_from("10.4.0.1");
+    CHECK(hv_conns_body_begin(again.c)); /* the address's slot started from 0 */
+    close_pair(&again);
+    hv_cfg.max_bodies_per_address = 0;
+    hv_cfg.max_per_address = 2;
 }
 
 /* Many addresses, opened and closed in another order: the per-address
@@ -236,11 +284,13 @@ int main(void)
     CHECK(hv_conns_start() == 0);
     test_admission();
     test_deadlines();
+    test_waiting_head();
     hv_conns_stop();
     hv_cfg.max_connections = 100;
     hv_cfg.trusted_reserve = 0;
     CHECK(hv_conns_start() == 0);
     test_many_addresses();
+    test_bodies();
     hv_conns_stop();
     return check_summary("test_conns");
 }
