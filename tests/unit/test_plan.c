@@ -570,6 +570,15 @@ static void check_example(const char *file, size_t configs, size_t workloads, si
     json_decref(doc);
 }
 
+/* A label that picks registered guests: one whose domain is not
+ * host-safe. */
+static int odd_guests(void *arg, const char *host, const json_t *selector, json_t **names)
+{
+    (void)arg, (void)host, (void)selector;
+    *names = json_pack("[s, s]", "hv01/vm0", "hv01/a b");
+    return 0;
+}
+
 /* Strings that are not host-safe names (names.h), each at every place of
  * a plan that reaches a host: refused with the rule at its path. */
 static void test_host_names(void)
@@ -670,7 +679,7 @@ static void test_host_names(void)
     json_t *errors;
     struct hv_plan plan;
     CHECK(parse(text, &plan, &errors) == HV_PLAN_VALID);
-    char name[300];
+    char name[300], *dumped;
     CHECK(hv_plan_clone_name(name, sizeof name, prefix, HV_PLAN_ID_LONGEST, 256) == 0);
     CHECK(strlen(name) <= HV_NAME_HOST_MAX && hv_name_host_ok(name));
     CHECK_STR(plan.guests[255],
@@ -678,6 +687,22 @@ static void test_host_names(void)
               "aaaaaaaaaaaaaaaaaaaaaaaap{plan}-256");
     hv_plan_free(&plan);
     json_decref(errors);
+    /* A guest a label picks must have a host-safe domain (422: the plan
+     * is well formed, the registered name is not). */
+    struct hv_plan_env odd = {odd_guests, NULL, NULL};
+    json_t *doc =
+        json_pack("{s:s, s:{s:s, s:{s:s}}, s:[{s:s, s:s}]}", "name", "t", "targets", "host", "h",
+                  "guests", "label", "pool=x", "workloads", "id", "c", "kind", "cpu");
+    errors = json_array();
+    CHECK(hv_plan_parse(doc, 1, &odd, &plan, errors) == HV_PLAN_IMPOSSIBLE);
+    CHECK(has_path(errors, "/targets/guests/label"));
+    dumped = json_dumps(errors, 0);
+    CHECK_MSG(dumped != NULL && strstr(dumped, "hv01/a b") != NULL &&
+                  strstr(dumped, "host-safe name") != NULL,
+              "%s", dumped);
+    free(dumped);
+    json_decref(errors);
+    json_decref(doc);
     /* Names as examples and docs write them pass. */
     CHECK(parse("{\"name\":\"any name, even <this>\",\"targets\":{\"host\":\"hv-01.lab:a@b+c\","
                 "\"guests\":{\"domains\":[\"vm_1\",\"Guest.2\"]}}," WL(CPU) "}",
