@@ -329,6 +329,8 @@ ENGINERUN := $(BUILD)/bench/enginerun
 NETRUN := $(BUILD)/bench/netrun
 # bench/curlidle.c: the memory floor of a libcurl client (bench/worker_idle.sh).
 CURLIDLE := $(BUILD)/bench/curlidle
+# bench/plancheck.c: one plan's validation time (bench/abuse_plan.sh).
+PLANCHECK := $(BUILD)/bench/plancheck
 # tests/tools/slowclients.c: slow clients on loopback
 # (tests/integration/test_slow_clients.sh).
 SLOWCLIENTS := $(BUILD)/tools/slowclients
@@ -337,7 +339,8 @@ MHDMIN := $(BUILD)/bench/mhd_min
 # tests/tools/hookrecv.c: a webhook receiver (tests/integration/test_webhooks.sh).
 HOOKRECV := $(BUILD)/tools/hookrecv
 .PHONY: bench bench-progs test-tools
-bench-progs: $(PROGS) $(HVLOAD) $(ENGINERUN) $(NETRUN) $(CURLIDLE) $(SLOWCLIENTS) $(MHDMIN) $(HOOKRECV)
+bench-progs: $(PROGS) $(HVLOAD) $(ENGINERUN) $(NETRUN) $(CURLIDLE) $(SLOWCLIENTS) $(MHDMIN) $(HOOKRECV) \
+  $(PLANCHECK)
 bench: bench-progs
 	BUILD=$(BUILD) bench/all.sh
 test-tools: $(SLOWCLIENTS) $(HOOKRECV)
@@ -361,6 +364,10 @@ $(NETRUN): $(BUILD)/obj/bench/netrun.o $(WORKER_A) $(LIB_A)
 $(MHDMIN): $(BUILD)/obj/bench/mhd_min.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,libmicrohttpd)
+
+$(PLANCHECK): $(BUILD)/obj/bench/plancheck.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_LIB)) $(LDLIBS_COMMON)
 
 $(CURLIDLE): $(BUILD)/obj/bench/curlidle.o
 	@mkdir -p $(dir $@)

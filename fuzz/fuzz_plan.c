@@ -5,11 +5,19 @@
  * Checked (plan.h): an invalid plan says why, every error under a JSON
  * path; a valid plan's expansion holds rep_min rounds of
  * hv_plan_jobs_per_round() jobs, each pointing at a real configuration,
- * workload, target and group, within HV_PLAN_MAX_JOBS; and the normalised
- * document, which is what the server stores, validates again to itself. */
+ * workload, target and group, within HV_PLAN_MAX_JOBS; the normalised
+ * document, which is what the server stores, validates again to itself;
+ * at most HV_PLAN_MAX_ERRORS problems and one counting the rest; and every
+ * string a valid plan hands on to a host worker's virt layer is a
+ * host-safe name (names.h): the host, each guest's domain, each clone's
+ * name once the server put a plan id in it, the template domain, the site
+ * factors' and site benchmarks' names and the hooks' local commands. */
 #include "fuzz.h"
 
+#include "factors.h"
+#include "names.h"
 #include "plan.h"
+#include "plan_targets.h"
 #include "tests/unit/plan_env.h"
 
 #include <stdio.h>
@@ -38,6 +46,57 @@ static void check_expansion(const struct hv_plan *plan, const struct hv_expansio
         members += (size_t)x->group_sizes[g];
     }
     FUZZ_REQUIRE(grouped == members);
+}
+
+/* A guest target name as the host worker gets it: the domain part, with
+ * the plan's id (here id) in place of HV_PLAN_ID_TOKEN. */
+static void require_guest(const char *target, const char *id)
+{
+    char name[512];
+    const char *domain = hv_plan_domain_of(target);
+    const char *mark = strstr(domain, HV_PLAN_ID_MARK);
+    if (mark == NULL) {
+        FUZZ_REQUIRE(hv_name_host_ok(domain));
+        return;
+    }
+    int n = snprintf(name, sizeof name, "%.*sp%s%s", (int)(mark - domain), domain, id,
+                     mark + strlen(HV_PLAN_ID_MARK));
+    FUZZ_REQUIRE(n > 0 && (size_t)n < sizeof name);
+    FUZZ_REQUIRE(hv_name_host_ok(name));
+}
+
+/* Every string of a valid plan that reaches a host is host-safe. */
+static void check_host_names(const struct hv_plan *plan)
+{
+    FUZZ_REQUIRE(hv_name_host_ok(plan->host));
+    for (size_t i = 0; i < plan->n_guests; i++) {
+        require_guest(plan->guests[i], "1");
+        require_guest(plan->guests[i], HV_PLAN_ID_LONGEST);
+    }
+    const json_t *guests = json_object_get(json_object_get(plan->doc, "targets"), "guests");
+    const json_t *tmpl = json_object_get(guests, "template");
+    if (tmpl != NULL) {
+        FUZZ_REQUIRE(hv_name_host_json_ok(json_object_get(tmpl, "domain")));
+        FUZZ_REQUIRE(hv_name_host_json_ok(json_object_get(tmpl, "prefix")));
+    }
+    size_t i;
+    const json_t *v;
+    json_array_foreach(json_object_get(guests, "domains"), i, v)
+        FUZZ_REQUIRE(hv_name_host_json_ok(v));
+    const char *key;
+    json_object_foreach(json_object_get(plan->doc, "factors"), key, v)
+    {
+        if (hv_site_factor_is(key))
+            FUZZ_REQUIRE(hv_name_host_ok(key + strlen(HV_SITE_PREFIX)));
+    }
+    for (size_t w = 0; w < plan->n_workloads; w++)
+        if (strcmp(plan->workloads[w].engine, "custom") == 0)
+            FUZZ_REQUIRE(hv_name_host_json_ok(json_object_get(plan->workloads[w].params, "name")));
+    json_object_foreach(json_object_get(plan->doc, "hooks"), key, v)
+    {
+        const json_t *local = json_object_get(v, "local");
+        FUZZ_REQUIRE(local == NULL || hv_name_host_json_ok(local));
+    }
 }
 
 /* Validates the normalised document of a valid plan once more: it must
@@ -71,6 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_decref(doc);
     FUZZ_REQUIRE(v == HV_PLAN_VALID || v == HV_PLAN_INVALID || v == HV_PLAN_IMPOSSIBLE);
     fuzz_check_errors(errors, v != HV_PLAN_VALID);
+    FUZZ_REQUIRE(json_array_size(errors) <= HV_PLAN_MAX_ERRORS + 1);
     json_decref(errors);
     if (v != HV_PLAN_VALID)
         return 0;
@@ -78,6 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_REQUIRE(hv_plan_expand(&plan, &x) == 0);
     check_expansion(&plan, &x);
     hv_expansion_free(&x);
+    check_host_names(&plan);
     check_normalised(&plan);
     hv_plan_free(&plan);
     return 0;

@@ -5,6 +5,8 @@
  * a hint that is wrong here is a bug in the actuator's specification too. */
 #include "factors.h"
 
+#include "names.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -567,8 +569,10 @@ bool hv_site_factor_is(const char *factor)
 
 const char *hv_site_name_problem(const char *name)
 {
-    if (name[0] == '\0')
-        return "must not be empty";
+    /* The host rule first (its message points to the rule), then the
+     * stricter one of site names. */
+    if (!hv_name_host_ok(name))
+        return HV_NAME_HOST_RULE;
     if (strlen(name) > HV_SITE_NAME_MAX)
         return "is longer than 48 characters";
     if (!(name[0] >= 'a' && name[0] <= 'z'))

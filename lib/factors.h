@@ -131,10 +131,11 @@ json_t *hv_factors_json(void);
 /** Whether a plan's factor name is a site factor's ("site.zfs_sync"). */
 bool hv_site_factor_is(const char *factor);
 
-/** What is wrong with name as a site factor name (without the prefix): it
- *  must start with a-z and use only a-z, 0-9 and '_', at most
- *  HV_SITE_NAME_MAX characters. Returns NULL when it is fine, else a
- *  static phrase ("must use only a-z, 0-9 and '_'"). */
+/** What is wrong with name as a site factor or hook name (without the
+ *  prefix): it must be a host-safe name (names.h), start with a-z and use
+ *  only a-z, 0-9 and '_', at most HV_SITE_NAME_MAX characters. Returns
+ *  NULL when it is fine, else a static phrase ("must use only a-z, 0-9
+ *  and '_'"). */
 const char *hv_site_name_problem(const char *name);
 
 /** What is wrong with level as a site factor level: a non-empty string of

@@ -2,9 +2,13 @@
  * net/custom, which a plan names and never commands; see params.h. */
 #include "params.h"
 
+#include "names.h"
+
 /* A custom benchmark is a name the worker looks up in what its
  * administrator declared (e.g. a file of that name in a directory), so it
- * must not be able to name anything else: no '/', no leading '.'. */
+ * must not be able to name anything else: a host-safe name (names.h),
+ * lower case. The worker checks it again with this same table before it
+ * looks the name up. */
 const char *hv_params_bench_name_error(const char *s)
 {
     static const char msg[] = "must use only a-z, 0-9, '_', '.' and '-', and not start with '.'";
@@ -14,7 +18,7 @@ const char *hv_params_bench_name_error(const char *s)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '.' ||
               *p == '-'))
             return msg;
-    return NULL;
+    return hv_name_host_ok(s) ? NULL : HV_NAME_HOST_RULE;
 }
 
 /* A plan may only name a site benchmark; the command line stays with the

@@ -12,6 +12,7 @@
 #include "errors.h"
 #include "factors.h"
 #include "jspec.h"
+#include "names.h"
 #include "params.h"
 #include "plan_targets.h"
 #include "plan_workloads.h"
@@ -83,9 +84,12 @@ static int check_hooks(const json_t *hooks, json_t *errors)
         if ((json_object_get(h, "url") != NULL) == (local != NULL)) {
             hv_errors_add(errors, path, "names either a url or a local command, not both");
             bad++;
-        } else if (local != NULL && (local[0] == '\0' || !hv_jspec_name_ok(local))) {
-            hv_errors_add(errors, path, "local: must be 1 to 64 printable characters");
-            bad++;
+        } else if (local != NULL) {
+            /* the host worker runs the command it names with the plan's
+             * host in its arguments */
+            char lp[96];
+            hv_jpath(lp, sizeof lp, path, "local");
+            bad += hv_name_host_check(json_object_get(h, "local"), lp, errors);
         }
     }
     return bad;
@@ -167,6 +171,16 @@ static int depth(const json_t *v, int limit)
 /* ------------------------------------------------------------------ */
 /* Pass 1: structure */
 
+/* The workloads looked at one by one: a list past HV_PLAN_MAX_WORKLOADS
+ * is refused as a whole (the spec says so), and its entries past the limit
+ * are not checked one by one, so a huge list costs no more than a full
+ * one. */
+static size_t workloads_checked(const json_t *list)
+{
+    size_t n = json_array_size(list);
+    return n < HV_PLAN_MAX_WORKLOADS ? n : HV_PLAN_MAX_WORKLOADS;
+}
+
 static int check_workloads(json_t *list, json_t *errors)
 {
     int problems = 0;
@@ -175,7 +189,11 @@ static int check_workloads(json_t *list, json_t *errors)
         hv_errors_add(errors, "/workloads", "must name at least one workload");
         return 1;
     }
-    for (size_t i = 0; i < json_array_size(list); i++) {
+    /* id -> index of the first workload with it: one lookup a workload */
+    json_t *seen = json_object();
+    if (seen == NULL)
+        return 1;
+    for (size_t i = 0; i < workloads_checked(list); i++) {
         json_t *w = json_array_get(list, i);
         hv_jpath_index(base, sizeof base, "/workloads", i);
         problems += hv_jspec_check(w, base, workload_fields, errors);
@@ -184,16 +202,18 @@ static int check_workloads(json_t *list, json_t *errors)
         json_t *id = json_object_get(w, "id");
         if (json_is_string(id)) {
             hv_jpath(p, sizeof p, base, "id");
-            if (!valid_id(json_string_value(id))) {
+            const char *s = json_string_value(id);
+            if (!valid_id(s) || strlen(s) != json_string_length(id)) {
                 hv_errors_add(errors, p, "must use only a-z, 0-9, '-' and '_'");
                 problems++;
             }
-            for (size_t j = 0; j < i; j++) {
-                json_t *other = json_object_get(json_array_get(list, j), "id");
-                if (json_is_string(other) && json_equal(id, other)) {
-                    hv_errors_add(errors, p, "repeats the id of /workloads/%zu", j);
-                    problems++;
-                }
+            const json_t *first = json_object_getn(seen, s, json_string_length(id));
+            if (first != NULL) {
+                hv_errors_add(errors, p, "repeats the id of /workloads/%" JSON_INTEGER_FORMAT,
+                              json_integer_value(first));
+                problems++;
+            } else {
+                json_object_setn_new(seen, s, json_string_length(id), json_integer((json_int_t)i));
             }
         }
         if (json_object_get(w, "engine") == NULL)
@@ -201,6 +221,7 @@ static int check_workloads(json_t *list, json_t *errors)
         if (json_object_get(w, "params") == NULL)
             json_object_set_new(w, "params", json_object());
     }
+    json_decref(seen);
     return problems;
 }
 
@@ -623,7 +644,7 @@ static void report_param_errors(json_t *doc, json_t *errors)
     if (scratch.workloads == NULL)
         return;
     int invalid = 0, impossible = 0;
-    for (size_t i = 0; i < json_array_size(workloads); i++) {
+    for (size_t i = 0; i < workloads_checked(workloads); i++) {
         json_t *w = json_array_get(workloads, i);
         const char *kind = json_string_value(json_object_get(w, "kind"));
         const char *engine = json_string_value(json_object_get(w, "engine"));
@@ -671,9 +692,10 @@ static int fill_defaults(json_t *doc, uint64_t default_seed)
     return rc == 0 ? 0 : -1;
 }
 
-enum hv_plan_verdict hv_plan_parse(const json_t *in, uint64_t default_seed,
-                                   const struct hv_plan_env *env, struct hv_plan *plan,
-                                   json_t *errors)
+/* hv_plan_parse() without the bound on its errors. */
+static enum hv_plan_verdict parse(const json_t *in, uint64_t default_seed,
+                                  const struct hv_plan_env *env, struct hv_plan *plan,
+                                  json_t *errors)
 {
     memset(plan, 0, sizeof *plan);
     if (!json_is_object(in)) {
@@ -760,6 +782,22 @@ enum hv_plan_verdict hv_plan_parse(const json_t *in, uint64_t default_seed,
         return invalid > 0 ? HV_PLAN_INVALID : HV_PLAN_IMPOSSIBLE;
     }
     return HV_PLAN_VALID;
+}
+
+enum hv_plan_verdict hv_plan_parse(const json_t *in, uint64_t default_seed,
+                                   const struct hv_plan_env *env, struct hv_plan *plan,
+                                   json_t *errors)
+{
+    size_t before = json_array_size(errors);
+    enum hv_plan_verdict v = parse(in, default_seed, env, plan, errors);
+    size_t found = json_array_size(errors) - before;
+    if (found <= HV_PLAN_MAX_ERRORS)
+        return v;
+    while (json_array_size(errors) > before + HV_PLAN_MAX_ERRORS)
+        json_array_remove(errors, json_array_size(errors) - 1);
+    hv_errors_add(errors, "", "and %zu more problems: only the first %d are listed",
+                  found - HV_PLAN_MAX_ERRORS, HV_PLAN_MAX_ERRORS);
+    return v;
 }
 
 void hv_plan_free(struct hv_plan *plan)

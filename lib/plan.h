@@ -24,6 +24,7 @@
 #define HV_PLAN_MAX_REPETITIONS 1000
 #define HV_PLAN_MAX_JOBS        100000
 #define HV_PLAN_MAX_DEPTH       32
+#define HV_PLAN_MAX_ERRORS      50 /**< problems listed; then one entry counts the rest */
 
 /** How a plan failed validation. */
 enum hv_plan_verdict {
@@ -101,7 +102,14 @@ struct hv_expansion {
 /** In the guest names of a template plan (PREFIX "p{plan}-" I, I from 1
  *  to count), what the server replaces with the plan's id when it stores
  *  the jobs, so the clones of two plans never share a name. */
-#define HV_PLAN_ID_MARK "p{plan}"
+#define HV_PLAN_ID_MARK "p" HV_PLAN_ID_TOKEN
+
+/** The token of HV_PLAN_ID_MARK that becomes the plan's id. */
+#define HV_PLAN_ID_TOKEN "{plan}"
+
+/** The longest id a plan may have (a PostgreSQL bigint), for checking the
+ *  longest name a clone can get. */
+#define HV_PLAN_ID_LONGEST "9223372036854775807"
 
 /** What validation may need from outside: the guests carrying a label
  *  (the server asks its database). A NULL resolver leaves label-selected
@@ -124,7 +132,10 @@ struct hv_plan_env {
 
 /** Validates doc and fills *plan. default_seed is used when the plan has no
  *  "seed". env may be NULL. Every problem is appended to errors as
- *  {"path","message"}. On HV_PLAN_VALID the caller must call
+ *  {"path","message"}, at most HV_PLAN_MAX_ERRORS of them, then one at
+ *  "" saying how many more there were. The time taken grows linearly with
+ *  doc's size; the workloads past HV_PLAN_MAX_WORKLOADS are refused as a
+ *  list, not looked at one by one. On HV_PLAN_VALID the caller must call
  *  hv_plan_free(); otherwise *plan holds nothing. */
 enum hv_plan_verdict hv_plan_parse(const json_t *doc, uint64_t default_seed,
                                    const struct hv_plan_env *env, struct hv_plan *plan,

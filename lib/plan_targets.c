@@ -5,6 +5,7 @@
 #include "errors.h"
 #include "factors.h"
 #include "jspec.h"
+#include "names.h"
 #include "selector.h"
 
 #include <stdbool.h>
@@ -52,9 +53,7 @@ static int check_domains(const json_t *domains, json_t *errors)
     for (size_t i = 0; i < json_array_size(domains); i++) {
         const json_t *d = json_array_get(domains, i);
         hv_jpath_index(p, sizeof p, "/targets/guests/domains", i);
-        if (!json_is_string(d) || !hv_jspec_name_ok(json_string_value(d))) {
-            hv_errors_add(errors, p,
-                          "must be a domain name (1 to 128 printable characters, no '/')");
+        if (hv_name_host_check(d, p, errors) > 0) {
             problems++;
             continue;
         }
@@ -68,14 +67,44 @@ static int check_domains(const json_t *domains, json_t *errors)
     return problems;
 }
 
+const char *hv_plan_domain_of(const char *target)
+{
+    const char *slash = strrchr(target, '/');
+    return slash != NULL ? slash + 1 : target;
+}
+
+int hv_plan_clone_name(char *buf, size_t len, const char *prefix, const char *plan_id,
+                       long long index)
+{
+    int n = snprintf(buf, len, "%sp%s-%lld", prefix, plan_id, index);
+    return n >= 0 && (size_t)n < len ? 0 : -1;
+}
+
+/* A template's prefix: host-safe, and so is the name of its last clone
+ * in a plan of the longest id (the server puts the plan's id into each
+ * clone's name). */
+static int check_prefix(const json_t *tmpl, json_t *errors)
+{
+    const json_t *prefix = json_object_get(tmpl, "prefix");
+    if (hv_name_host_check(prefix, "/targets/guests/template/prefix", errors) > 0)
+        return 1;
+    char name[HV_NAME_HOST_MAX * 2];
+    long long count = (long long)json_integer_value(json_object_get(tmpl, "count"));
+    if (hv_plan_clone_name(name, sizeof name, json_string_value(prefix), HV_PLAN_ID_LONGEST,
+                           count) == 0 &&
+        hv_name_host_ok(name))
+        return 0;
+    hv_errors_add(errors, "/targets/guests/template/prefix",
+                  "makes clone names such as %s, and a clone's name %s", name, HV_NAME_HOST_RULE);
+    return 1;
+}
+
 int hv_plan_check_targets(json_t *targets, json_t *errors)
 {
     int problems = hv_jspec_check(targets, "/targets", target_fields, errors);
-    const char *host = json_string_value(json_object_get(targets, "host"));
-    if (host != NULL && !hv_jspec_name_ok(host)) {
-        hv_errors_add(errors, "/targets/host", "must be a target name (printable, no '/')");
-        problems++;
-    }
+    const json_t *host = json_object_get(targets, "host");
+    if (json_is_string(host))
+        problems += hv_name_host_check(host, "/targets/host", errors);
     json_t *guests = json_object_get(targets, "guests");
     if (!json_is_object(guests))
         return problems;
@@ -106,11 +135,13 @@ int hv_plan_check_targets(json_t *targets, json_t *errors)
         int tp = hv_jspec_check(tmpl, "/targets/guests/template", template_fields, errors);
         problems += tp;
         const char *d = json_string_value(json_object_get(tmpl, "domain"));
-        if (tp == 0 && !hv_jspec_name_ok(d)) {
-            hv_errors_add(errors, "/targets/guests/template/domain", "must be a domain name");
-            problems++;
-        }
-        if (tp == 0 && json_object_get(tmpl, "prefix") == NULL) {
+        int dp = tp == 0 ? hv_name_host_check(json_object_get(tmpl, "domain"),
+                                              "/targets/guests/template/domain", errors)
+                         : 0;
+        problems += dp;
+        if (tp == 0 && json_object_get(tmpl, "prefix") != NULL)
+            problems += check_prefix(tmpl, errors);
+        if (tp == 0 && dp == 0 && json_object_get(tmpl, "prefix") == NULL) {
             /* The default prefix obeys the rule a written one does (at
              * most 100 characters), so the normalised plan validates again. */
             char prefix[160];
@@ -264,7 +295,7 @@ int hv_plan_resolve_guests(struct hv_plan *plan, const json_t *guests,
         json_int_t count = json_integer_value(json_object_get(tmpl, "count"));
         for (json_int_t i = 1; i <= count; i++) {
             char name[200];
-            snprintf(name, sizeof name, "%s" HV_PLAN_ID_MARK "-%lld", prefix, (long long)i);
+            hv_plan_clone_name(name, sizeof name, prefix, HV_PLAN_ID_TOKEN, (long long)i);
             rc |= add_guest(plan, name);
         }
     }
@@ -286,8 +317,17 @@ int hv_plan_resolve_guests(struct hv_plan *plan, const json_t *guests,
                       label);
         (*impossible)++;
     }
-    for (size_t i = 0; i < json_array_size(names) && plan->n_guests < HV_PLAN_MAX_GUESTS; i++)
-        rc |= add_guest(plan, json_string_value(json_array_get(names, i)));
+    for (size_t i = 0; i < json_array_size(names) && plan->n_guests < HV_PLAN_MAX_GUESTS; i++) {
+        const char *name = json_string_value(json_array_get(names, i));
+        if (!hv_name_host_ok(hv_plan_domain_of(name))) {
+            hv_errors_add(errors, "/targets/guests/label",
+                          "picks the registered guest %s, whose domain name %s", name,
+                          HV_NAME_HOST_RULE);
+            (*impossible)++;
+            continue;
+        }
+        rc |= add_guest(plan, name);
+    }
     json_decref(names);
     return rc;
 }

@@ -28,4 +28,15 @@ void hv_plan_check_tuning_needs(const json_t *doc, json_t *errors, int *impossib
 int hv_plan_resolve_guests(struct hv_plan *plan, const json_t *guests,
                            const struct hv_plan_env *env, json_t *errors, int *impossible);
 
+/** Writes the name of clone index (from 1) of a template with prefix
+ *  into buf: PREFIX "p" PLAN_ID "-" INDEX, plan_id the plan's id or
+ *  HV_PLAN_ID_TOKEN (as plans store it until the server gives them an
+ *  id). Returns 0, or -1 when it did not fit in len bytes. */
+int hv_plan_clone_name(char *buf, size_t len, const char *prefix, const char *plan_id,
+                       long long index);
+
+/** The libvirt domain a guest target name stands for on its host: the
+ *  part after the last '/' ("vm0" for "h1/vm0" and for "vm0"). */
+const char *hv_plan_domain_of(const char *target);
+
 #endif

@@ -7,7 +7,9 @@
  * an argument, a level with shell characters written as it is, a failing
  * program naming the factor and the level, a restore from the journal
  * alone (no configuration, as after a crash), and an undeclared factor or
- * level refused before anything runs. */
+ * level refused before anything runs. A drain hook runs with {host} and
+ * {plan} in its arguments, and never runs for a host or hook name that is
+ * not host-safe (names.h). */
 #include "tests/unit/check.h"
 #include "worker/config.h"
 #include "worker/virt/actuator.h"
@@ -305,6 +307,44 @@ static void test_apply_restore(void)
     hv_journal_close(j);
 }
 
+/* A hook that records its arguments: it runs for a host-safe host and
+ * hook name, and for no other. */
+static void test_hooks(void)
+{
+    json_t *doc = conf_doc("{\"hooks\": {\"drain\": [\"@/set.sh\", \"--to={host}:{plan}\", "
+                           "\"@/drained\"]}}");
+    json_t *errors = json_array();
+    struct hv_conf *c = hv_conf_from_json(doc, errors);
+    CHECK(c != NULL);
+    hv_actuators_use_conf(c);
+    char why[512];
+    json_t *answer = NULL;
+    CHECK_MSG(hv_site_hook_run("drain", 7, "hv-01.lab", NULL, NULL, &answer, why, sizeof why) == 0,
+              "%s", why);
+    CHECK_STR(get("drained"), "hv-01.lab:7");
+    json_decref(answer);
+    unlink(strcat(strcpy(why, top), "/drained"));
+    static const char *const hostile[] = {
+        "a init=/bin/sh", "x</name>", "a&b", "../x", "a/b", "a\nb", "-rf", "\xd0\xb0", "",
+    };
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+        answer = NULL;
+        CHECK_MSG(hv_site_hook_run("drain", 7, hostile[i], NULL, NULL, &answer, why, sizeof why) ==
+                          -1 &&
+                      strstr(why, "host-safe name") != NULL && answer == NULL,
+                  "host %zu: %s", i, why);
+        CHECK_MSG(hv_site_hook_run(hostile[i], 7, "hv01", NULL, NULL, &answer, why, sizeof why) ==
+                          -1 &&
+                      strstr(why, "host-safe name") != NULL && answer == NULL,
+                  "hook %zu: %s", i, why);
+    }
+    CHECK_STR(get("drained"), "<missing>");
+    hv_actuators_use_conf(NULL);
+    hv_conf_free(c);
+    json_decref(errors);
+    json_decref(doc);
+}
+
 int main(void)
 {
     snprintf(top, sizeof top, "/tmp/hv-site-XXXXXX");
@@ -315,6 +355,7 @@ int main(void)
     put("fail.sh", "#!/bin/sh\necho 'cannot set it: no pool' >&2\nexit 3\n", 0755);
     test_config();
     test_apply_restore();
+    test_hooks();
     nftw(top, remove_one, 16, FTW_DEPTH | FTW_PHYS);
     return check_summary("test_act_site");
 }

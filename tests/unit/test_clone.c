@@ -7,11 +7,18 @@
  * journal holds each before it exists; a second create keeps it; a
  * domain of that name the plan did not make is refused; the restore from
  * a reopened journal removes the domains, volumes, pool and folder and
- * leaves the template as it was. */
+ * leaves the template as it was. Names that are not host-safe (markup,
+ * quotes, a kernel parameter, paths, a newline, a NUL, 129 characters,
+ * look-alike letters), handed straight to the clone code and to an apply
+ * step as a server that skipped its check would, are refused before
+ * anything exists; a template whose disks live in a folder named with
+ * '&' and '<' gets its pool and volumes all the same (their XML is
+ * built, not printed). */
 #include "tests/unit/check.h"
 #include "worker/virt.h"
 #include "worker/virt/actuator.h"
 #include "worker/virt/clone.h"
+#include "worker/virt/step.h"
 
 #include <ftw.h>
 #include <sys/stat.h>
@@ -21,6 +28,7 @@
 #define PLAN 41
 
 static char top[256], disks[300], clones[400];
+static char clone_pool[64]; /* the pool of the clone folder, once made */
 static const struct hv_virt *lv;
 static virConnectPtr keeper; /* keeps the test driver's state alive */
 
@@ -158,6 +166,7 @@ static void test_clone_and_restore(void)
     char pool[64];
     snprintf(pool, sizeof pool, "%s",
              json_string_value(json_array_get(json_object_get(e, "pools"), 0)));
+    snprintf(clone_pool, sizeof clone_pool, "%s", pool);
     virStoragePoolPtr p = lv->StoragePoolLookupByName(keeper, pool);
     CHECK_MSG(p != NULL, "the pool %s", pool);
     if (p != NULL)
@@ -229,6 +238,171 @@ static void test_refusals(void)
     hv_journal_close(j);
 }
 
+/* Counts the files and folders under top (top itself included). */
+static size_t n_entries;
+static int count_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)path, (void)st, (void)flag, (void)ftw;
+    n_entries++;
+    return 0;
+}
+
+static size_t entries(void)
+{
+    n_entries = 0;
+    nftw(top, count_one, 16, FTW_PHYS);
+    return n_entries;
+}
+
+static int n_domains(void)
+{
+    virDomainPtr *all = NULL;
+    int n = lv->ConnectListAllDomains(keeper, &all, 0);
+    for (int i = 0; i < n; i++)
+        lv->DomainFree(all[i]);
+    free(all);
+    return n;
+}
+
+/* What a server that skipped its check could hand on: markup, an entity,
+ * quotes, a kernel parameter, a way up, a path, a newline, 129
+ * characters, full-width letters and a Cyrillic "а" (U+0430). */
+static const char *const hostile[] = {
+    "x</name><uuid>0</uuid><name>y",
+    "a<b",
+    "a&amp;b",
+    "a\"b",
+    "a'b",
+    "a init=/bin/sh ",
+    "../../etc/x",
+    "a/b",
+    "a\nb",
+    "-rf",
+    ".hidden",
+    "\xef\xbd\x88\xef\xbd\x96"
+    "01",
+    "vm\xd0\xb0",
+    "",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+};
+
+static void test_hostile_names(void)
+{
+    char err[2048];
+    CHECK(strlen(hostile[sizeof hostile / sizeof hostile[0] - 1]) == 129);
+    int domains = n_domains();
+    size_t files = entries();
+    struct hv_journal *j = journal();
+    struct hv_act_ctx ctx = {.libvirt_uri = URI, .plan_id = PLAN, .journal = j};
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+        err[0] = '\0';
+        CHECK_MSG(hv_clone_create(&ctx, "tmpl", hostile[i], err, sizeof err) == -1,
+                  "clone name %zu refused", i);
+        CHECK_MSG(has(err, "host-safe name"), "clone name %zu: %s", i, err);
+        err[0] = '\0';
+        CHECK_MSG(hv_clone_create(&ctx, hostile[i], "g-p41-7", err, sizeof err) == -1,
+                  "template name %zu refused", i);
+        CHECK_MSG(has(err, "host-safe name"), "template name %zu: %s", i, err);
+    }
+    CHECK(hv_journal_count(j) == 0);
+    CHECK(json_array_size(ctx.changes) == 0);
+    CHECK_MSG(n_domains() == domains, "no domain defined");
+    CHECK(persistent_xml("g-p41-7") == NULL);
+    CHECK_MSG(access(clones, F_OK) != 0, "no clone folder, so no volume or log file");
+    virStoragePoolPtr p = lv->StoragePoolLookupByName(keeper, clone_pool);
+    CHECK_MSG(clone_pool[0] != '\0' && p == NULL, "no pool %s", clone_pool);
+    if (p != NULL)
+        lv->StoragePoolFree(p);
+    hv_act_ctx_release(&ctx);
+    hv_journal_close(j);
+
+    /* An apply step naming them: refused before its journal is opened. */
+    char jdir[400];
+    snprintf(jdir, sizeof jdir, "%s/step-journal", top);
+    struct hv_step_env env = {.root = top, .libvirt_uri = URI, .journal_dir = jdir};
+    json_t *levels = json_object();
+    for (size_t i = 0; i <= sizeof hostile / sizeof hostile[0]; i++) {
+        /* the last one: a NUL inside, as "\u0000" gives it */
+        json_t *bad = i < sizeof hostile / sizeof hostile[0] ? json_string(hostile[i])
+                                                             : json_stringn("vm\0x", 4);
+        json_t *domains_a = json_pack("[s, O]", "vm1", bad);
+        for (int as_template = 0; as_template < 2; as_template++) {
+            struct hv_step step = {.id = 1,
+                                   .attempt = 1,
+                                   .plan_id = PLAN,
+                                   .kind = "apply",
+                                   .configuration = "",
+                                   .levels = levels,
+                                   .domains = as_template ? json_array() : domains_a,
+                                   .template_domain =
+                                       as_template && json_string_length(bad) ==
+                                                          strlen(json_string_value(bad))
+                                           ? json_string_value(bad)
+                                           : NULL};
+            if (as_template && step.template_domain == NULL) {
+                json_decref((json_t *)step.domains);
+                continue;
+            }
+            json_t *body = hv_step_execute(&step, &env, NULL, NULL);
+            const char *status = json_string_value(json_object_get(body, "status"));
+            const char *why = json_string_value(json_object_get(body, "error"));
+            CHECK_MSG(status != NULL && strcmp(status, "error") == 0, "step %zu/%d: %s", i,
+                      as_template, status);
+            CHECK_MSG(has(why, "host-safe name"), "step %zu/%d: %s", i, as_template, why);
+            CHECK(json_array_size(json_object_get(body, "changes")) == 0);
+            json_decref(body);
+            if (as_template)
+                json_decref((json_t *)step.domains);
+        }
+        json_decref(domains_a);
+        json_decref(bad);
+    }
+    json_decref(levels);
+    CHECK_MSG(access(jdir, F_OK) != 0, "no step journal");
+    CHECK_MSG(entries() == files, "nothing new under the scratch root (%zu entries, %zu before)",
+              entries(), files);
+    CHECK_MSG(n_domains() == domains, "still no domain defined");
+}
+
+/* A template whose disk lives in a folder named with '&' and '<': the
+ * pool's and the overlay's XML carry the path as text. */
+static void test_odd_folder(void)
+{
+    char dir[400], file[500], xml[2048], err[2048], path[700];
+    snprintf(dir, sizeof dir, "%s/odd&<dir>", top);
+    mkdir(dir, 0755);
+    snprintf(file, sizeof file, "%s/d.raw", dir);
+    make_file(file, 1 << 20);
+    snprintf(xml, sizeof xml,
+             "<domain type='test'><name>tmpl2</name><memory unit='KiB'>1048576</memory>"
+             "<vcpu>1</vcpu><os><type arch='x86_64'>hvm</type></os><devices>"
+             "<disk type='file' device='disk'><driver name='qemu' type='raw'/>"
+             "<source file='%s/odd&amp;&lt;dir&gt;/d.raw'/><target dev='vda' bus='virtio'/>"
+             "</disk></devices></domain>",
+             top);
+    virDomainPtr d = lv->DomainDefineXML(keeper, xml);
+    CHECK_MSG(d != NULL, "define tmpl2: %s", lv->GetLastErrorMessage());
+    if (d == NULL)
+        return;
+    lv->DomainFree(d);
+    struct hv_journal *j = journal();
+    struct hv_act_ctx ctx = {.libvirt_uri = URI, .plan_id = PLAN, .journal = j};
+    CHECK_MSG(hv_clone_create(&ctx, "tmpl2", "o-p41-1", err, sizeof err) == 1, "%s", err);
+    snprintf(path, sizeof path, "%s/" HV_CLONE_DIR "/o-p41-1-vda.qcow2", dir);
+    virStorageVolPtr v = lv->StorageVolLookupByPath(keeper, path);
+    CHECK_MSG(v != NULL, "the overlay volume %s", path);
+    if (v != NULL)
+        lv->StorageVolFree(v);
+    CHECK_MSG(hv_actuators_restore(&ctx, err, sizeof err) == 0, "%s", err);
+    CHECK(persistent_xml("o-p41-1") == NULL);
+    v = lv->StorageVolLookupByPath(keeper, path);
+    CHECK_MSG(v == NULL, "the overlay is gone");
+    json_decref(ctx.changes);
+    hv_act_ctx_release(&ctx);
+    hv_journal_close(j);
+}
+
 int main(void)
 {
     char err[512];
@@ -255,6 +429,8 @@ int main(void)
     define_template();
     test_clone_and_restore();
     test_refusals();
+    test_hostile_names();
+    test_odd_folder();
     lv->ConnectClose(keeper);
     nftw(top, remove_one, 16, FTW_DEPTH | FTW_PHYS);
     return check_summary("test_clone");

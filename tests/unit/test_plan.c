@@ -1,7 +1,10 @@
 /* test_plan.c — plan validation (every error with its JSON path and the
  * right status), normalisation, configurations, guests, sweeps and the
  * expansion into jobs and groups, including the example plans. */
+#include "jspec.h"
+#include "names.h"
 #include "plan.h"
+#include "plan_targets.h"
 
 #include "check.h"
 #include "plan_env.h"
@@ -567,9 +570,191 @@ static void check_example(const char *file, size_t configs, size_t workloads, si
     json_decref(doc);
 }
 
+/* A label that picks registered guests: one whose domain is not
+ * host-safe. */
+static int odd_guests(void *arg, const char *host, const json_t *selector, json_t **names)
+{
+    (void)arg, (void)host, (void)selector;
+    *names = json_pack("[s, s]", "hv01/vm0", "hv01/a b");
+    return 0;
+}
+
+/* Strings that are not host-safe names (names.h), each at every place of
+ * a plan that reaches a host: refused with the rule at its path. */
+static void test_host_names(void)
+{
+    static const char *const hostile[] = {
+        "x</name><foo/>",
+        "a<b",
+        "a&b",
+        "a\\\"b",
+        "a'b",
+        "a init=/bin/sh ",
+        "../x",
+        "a/b",
+        "a\\nb",
+        "a\\u0000b",
+        "\\uff48\\uff56"
+        "01",
+        "vm\\u0430",
+        "-x",
+        ".x",
+        "a..b",
+        "",
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    };
+    /* each place: the plan with %s for the string, and the path */
+    static const struct {
+        const char *plan, *path;
+    } places[] = {
+        {"{\"name\":\"t\",\"targets\":{\"host\":\"%s\"}," WL(CPU) "}", "/targets/host"},
+        {"{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"domains\":[\"g1\",\"%s\"]}}"
+         "," WL(CPU) "}",
+         "/targets/guests/domains/1"},
+        {"{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"template\":{\"domain\":"
+         "\"%s\",\"count\":2}}},\"factors\":{\"vcpu_pin\":[\"off\"]}," WL(CPU) "}",
+         "/targets/guests/template/domain"},
+        {"{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"template\":{\"domain\":"
+         "\"tmpl\",\"count\":2,\"prefix\":\"%s\"}}},\"factors\":{\"vcpu_pin\":[\"off\"]}," WL(
+             CPU) "}",
+         "/targets/guests/template/prefix"},
+        {P(WL(CPU) ",\"hooks\":{\"after_host\":{\"local\":\"%s\"}}"), "/hooks/after_host/local"},
+        {P(WL(
+             "{\"id\":\"c\",\"kind\":\"cpu\",\"engine\":\"custom\",\"params\":{\"name\":\"%s\"}}")),
+         "/workloads/0/params/name"},
+        {P(WL(CPU) ",\"factors\":{\"site.%s\":[\"a\"]}"), NULL},
+    };
+    char text[2048], path[300];
+    for (size_t p = 0; p < sizeof places / sizeof places[0]; p++)
+        for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+            /* the prefix is at most 100 characters anyway; an empty
+             * local hook or site factor key reads differently */
+            if ((strlen(hostile[i]) > 100 && p == 3) ||
+                (strstr(hostile[i], "u0000") != NULL && places[p].path == NULL))
+                continue; /* a NUL in a member's name: the server's parser refuses it */
+            const char *at = strstr(places[p].plan, "%s");
+            snprintf(text, sizeof text, "%.*s%s%s", (int)(at - places[p].plan), places[p].plan,
+                     hostile[i], at + 2);
+            json_t *doc = json_loads(text, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+            CHECK_MSG(doc != NULL, "test JSON %s", text);
+            json_t *errors = json_array();
+            struct hv_plan plan;
+            enum hv_plan_verdict v = hv_plan_parse(doc, 1, &plan_env, &plan, errors);
+            if (places[p].path != NULL) {
+                snprintf(path, sizeof path, "%s", places[p].path);
+            } else { /* a site factor: its own path */
+                const char *key;
+                json_t *l;
+                json_object_foreach(json_object_get(doc, "factors"), key, l)
+                    hv_jpath(path, sizeof path, "/factors", key);
+            }
+            CHECK_MSG(v == HV_PLAN_INVALID, "%s: verdict %d", text, v);
+            CHECK_MSG(has_path(errors, path), "%s: no error at %s in %s", text, path,
+                      json_dumps(errors, JSON_COMPACT));
+            char *dump = json_dumps(errors, JSON_COMPACT);
+            CHECK_MSG(dump != NULL && (strstr(dump, "host-safe name") != NULL ||
+                                       strstr(dump, "must use only") != NULL ||
+                                       strstr(dump, "at most") != NULL ||
+                                       strstr(dump, "must not contain NUL") != NULL ||
+                                       strstr(dump, "must not be empty") != NULL),
+                      "%s: %s", text, dump);
+            free(dump);
+            if (v == HV_PLAN_VALID)
+                hv_plan_free(&plan);
+            json_decref(errors);
+            json_decref(doc);
+        }
+
+    /* The clone names a prefix makes are host-safe with the longest plan
+     * id too: 100 characters of prefix and 256 clones fit in 128. */
+    char prefix[101];
+    memset(prefix, 'a', 100);
+    prefix[100] = '\0';
+    snprintf(text, sizeof text,
+             "{\"name\":\"t\",\"targets\":{\"host\":\"h\",\"guests\":{\"template\":{\"domain\":"
+             "\"tmpl\",\"count\":256,\"prefix\":\"%s\"}}},\"factors\":{\"vcpu_pin\":[\"off\"]}," WL(
+                 CPU) "}",
+             prefix);
+    json_t *errors;
+    struct hv_plan plan;
+    CHECK(parse(text, &plan, &errors) == HV_PLAN_VALID);
+    char name[300], *dumped;
+    CHECK(hv_plan_clone_name(name, sizeof name, prefix, HV_PLAN_ID_LONGEST, 256) == 0);
+    CHECK(strlen(name) <= HV_NAME_HOST_MAX && hv_name_host_ok(name));
+    CHECK_STR(plan.guests[255],
+              "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+              "aaaaaaaaaaaaaaaaaaaaaaaap{plan}-256");
+    hv_plan_free(&plan);
+    json_decref(errors);
+    /* A guest a label picks must have a host-safe domain (422: the plan
+     * is well formed, the registered name is not). */
+    struct hv_plan_env odd = {odd_guests, NULL, NULL};
+    json_t *doc =
+        json_pack("{s:s, s:{s:s, s:{s:s}}, s:[{s:s, s:s}]}", "name", "t", "targets", "host", "h",
+                  "guests", "label", "pool=x", "workloads", "id", "c", "kind", "cpu");
+    errors = json_array();
+    CHECK(hv_plan_parse(doc, 1, &odd, &plan, errors) == HV_PLAN_IMPOSSIBLE);
+    CHECK(has_path(errors, "/targets/guests/label"));
+    dumped = json_dumps(errors, 0);
+    CHECK_MSG(dumped != NULL && strstr(dumped, "hv01/a b") != NULL &&
+                  strstr(dumped, "host-safe name") != NULL,
+              "%s", dumped);
+    free(dumped);
+    json_decref(errors);
+    json_decref(doc);
+    /* Names as examples and docs write them pass. */
+    CHECK(parse("{\"name\":\"any name, even <this>\",\"targets\":{\"host\":\"hv-01.lab:a@b+c\","
+                "\"guests\":{\"domains\":[\"vm_1\",\"Guest.2\"]}}," WL(CPU) "}",
+                &plan, &errors) == HV_PLAN_VALID);
+    hv_plan_free(&plan);
+    json_decref(errors);
+}
+
+/* Duplicate ids are found in one pass, and past the workload limit only
+ * the limit is looked at; errors stop at HV_PLAN_MAX_ERRORS and one more
+ * counts the rest. */
+static void test_big_plans(void)
+{
+    json_t *doc =
+        json_pack("{s:s, s:{s:s}, s:[]}", "name", "big", "targets", "host", "h", "workloads");
+    json_t *list = json_object_get(doc, "workloads");
+    for (int i = 0; i < 40; i++)
+        json_array_append_new(list,
+                              json_pack("{s:s, s:s}", "id", i % 2 ? "a" : "b", "kind", "cpu"));
+    json_t *errors = json_array();
+    struct hv_plan plan;
+    CHECK(hv_plan_parse(doc, 1, NULL, &plan, errors) == HV_PLAN_INVALID);
+    CHECK_MSG(json_array_size(errors) == 38, "%zu errors", json_array_size(errors));
+    const json_t *e = json_array_get(errors, 37);
+    CHECK_STR(json_string_value(json_object_get(e, "path")), "/workloads/39/id");
+    CHECK_STR(json_string_value(json_object_get(e, "message")), "repeats the id of /workloads/1");
+    json_decref(errors);
+
+    /* 20,000 workloads, each with a problem of its own */
+    json_array_clear(list);
+    for (int i = 0; i < 20000; i++)
+        json_array_append_new(list, json_pack("{s:s, s:s, s:{s:i}}", "id", "Bad Id", "kind", "cpu",
+                                              "params", "nosuch", 1));
+    errors = json_array();
+    CHECK(hv_plan_parse(doc, 1, NULL, &plan, errors) == HV_PLAN_INVALID);
+    CHECK_MSG(json_array_size(errors) == HV_PLAN_MAX_ERRORS + 1, "%zu errors",
+              json_array_size(errors));
+    CHECK(has_path(errors, "/workloads"));
+    e = json_array_get(errors, HV_PLAN_MAX_ERRORS);
+    CHECK_STR(json_string_value(json_object_get(e, "path")), "");
+    const char *msg = json_string_value(json_object_get(e, "message"));
+    CHECK_MSG(msg != NULL && strstr(msg, "more problems: only the first 50 are listed") != NULL,
+              "%s", msg);
+    json_decref(errors);
+    json_decref(doc);
+}
+
 int main(void)
 {
     test_bad_plans();
+    test_host_names();
+    test_big_plans();
     test_normalisation();
     test_factors();
     test_tuning();

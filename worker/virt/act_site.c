@@ -11,6 +11,7 @@
  * exits with a status other than 0, is killed or runs past the factor's
  * timeout fails the level, naming the factor, the level and the program's
  * last line of standard error. */
+#include "names.h"
 #include "worker/config.h"
 #include "worker/engines/run.h"
 #include "worker/virt/rows.h"
@@ -30,7 +31,9 @@ void hv_actuators_use_conf(const struct hv_conf *c)
 
 const struct hv_site_factor *hv_site_find(const char *factor)
 {
-    if (!hv_site_factor_is(factor))
+    /* a name the host rule refuses is declared nowhere (config.c checks
+     * the declarations with the same rule) */
+    if (!hv_site_factor_is(factor) || hv_site_name_problem(factor + strlen(HV_SITE_PREFIX)))
         return NULL;
     return hv_conf_find_factor(site_conf, factor + strlen(HV_SITE_PREFIX));
 }
@@ -316,6 +319,11 @@ int hv_site_hook_run(const char *name, long long plan, const char *host, void (*
                      void *arg, json_t **answer, char *why, size_t len)
 {
     *answer = NULL;
+    /* checked again before use: host goes into the command's arguments */
+    if (!hv_name_host_ok(name))
+        return hv_act_fail(why, len, "the hook's name %s", HV_NAME_HOST_RULE);
+    if (!hv_name_host_ok(host))
+        return hv_act_fail(why, len, "the host's name %s", HV_NAME_HOST_RULE);
     const json_t *argv = hv_conf_find_hook(site_conf, name);
     if (argv == NULL)
         return hv_act_fail(why, len,

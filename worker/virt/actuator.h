@@ -188,7 +188,8 @@ void hv_actuators_use_conf(const struct hv_conf *c);
  *  shell; at most HV_CONF_HOOK_TIMEOUT seconds), calling tick about once
  *  a second while it runs (tick may be NULL). *answer is set to a new
  *  {"exit_status", "output"} (its first 1 kB) once it ran. Returns 0 when
- *  it exited with status 0, else -1 with why. */
+ *  it exited with status 0, else -1 with why (also, running nothing, when
+ *  name or host is not a host-safe name: names.h). */
 int hv_site_hook_run(const char *name, long long plan, const char *host, void (*tick)(void *),
                      void *arg, json_t **answer, char *why, size_t len);
 

@@ -2,6 +2,7 @@
 #include "worker/virt/clone.h"
 
 #include "log.h"
+#include "names.h"
 #include "worker/virt/domain.h"
 #include "worker/virt/xml.h"
 
@@ -119,16 +120,28 @@ static virStoragePoolPtr open_pool(struct hv_act_ctx *ctx, const char *dir, char
     virStoragePoolPtr p = lv->StoragePoolLookupByName(ctx->virt->conn, name);
     if (p != NULL)
         return p;
-    char xml[2048];
-    snprintf(xml, sizeof xml,
-             "<pool type='dir'><name>%s</name><target><path>%s</path><permissions>"
-             "<mode>0755</mode></permissions></target></pool>",
-             name, dir);
+    char why[300];
+    struct hv_xml *x = hv_xml_new("pool", why, sizeof why);
+    xmlNodePtr root = x != NULL ? hv_xml_root(x) : NULL;
+    xmlNodePtr target = hv_xml_add(root, "target");
+    char *xml = NULL;
+    if (x != NULL && hv_xml_set_attr(root, "type", "dir") == 0 &&
+        hv_xml_add_text(root, "name", name) != NULL &&
+        hv_xml_add_text(target, "path", dir) != NULL &&
+        hv_xml_add_text(hv_xml_add(target, "permissions"), "mode", "0755") != NULL)
+        xml = hv_xml_text(x);
+    hv_xml_free(x);
+    if (xml == NULL) {
+        hv_act_fail(err, len, "the storage pool %s: %s", name, x == NULL ? why : "out of memory");
+        return NULL;
+    }
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         hv_act_fail(err, len, "cannot create %s: %s", dir, strerror(errno));
+        free(xml);
         return NULL;
     }
     p = lv->StoragePoolCreateXML(ctx->virt->conn, xml, 0);
+    free(xml);
     if (p == NULL)
         hv_act_fail(err, len, "cannot create the storage pool %s at %s: %s", name, dir,
                     hv_act_virt_error(ctx));
@@ -225,7 +238,9 @@ static void find_logs(xmlNodePtr devices, const char *name, struct plan_of_clone
         }
 }
 
-/* Replaces hvbench.name=... in the kernel command line. */
+/* Replaces hvbench.name=... in the kernel command line. The line is the
+ * template's own with only name put in, and name is a host-safe name
+ * (hv_clone_create() checked it): no blank can add a parameter. */
 static int rename_cmdline(xmlNodePtr root, const char *name)
 {
     xmlNodePtr cl = hv_xml_child(hv_xml_child(root, "os"), "cmdline");
@@ -269,6 +284,36 @@ static int edit_definition(struct hv_act_ctx *ctx, xmlNodePtr root, const char *
     return rc;
 }
 
+/* The definition of overlay o's volume, built with libxml2 (the name
+ * and the paths are text, never markup): a new string, or NULL with
+ * err. */
+static char *volume_xml(const struct overlay *o, char *err, size_t len)
+{
+    char why[300], cap[32];
+    struct hv_xml *x = hv_xml_new("volume", why, sizeof why);
+    if (x == NULL) {
+        hv_act_fail(err, len, "the overlay %s: %s", o->path, why);
+        return NULL;
+    }
+    xmlNodePtr root = hv_xml_root(x);
+    int rc = hv_xml_add_text(root, "name", o->vol) != NULL ? 0 : -1;
+    unsigned long long size = disk_size(o->backing, o->qcow2);
+    snprintf(cap, sizeof cap, "%llu", size);
+    xmlNodePtr c = size > 0 ? hv_xml_add_text(root, "capacity", cap) : NULL;
+    rc |= size > 0 ? hv_xml_set_attr(c, "unit", "bytes") : 0;
+    xmlNodePtr target = hv_xml_add(root, "target");
+    rc |= hv_xml_set_attr(hv_xml_add(target, "format"), "type", "qcow2");
+    rc |= hv_xml_add_text(hv_xml_add(target, "permissions"), "mode", "0644") != NULL ? 0 : -1;
+    xmlNodePtr backing = hv_xml_add(root, "backingStore");
+    rc |= hv_xml_add_text(backing, "path", o->backing) != NULL ? 0 : -1;
+    rc |= hv_xml_set_attr(hv_xml_add(backing, "format"), "type", o->qcow2 ? "qcow2" : "raw");
+    char *xml = rc == 0 ? hv_xml_text(x) : NULL;
+    hv_xml_free(x);
+    if (xml == NULL)
+        hv_act_fail(err, len, "out of memory defining the overlay %s", o->path);
+    return xml;
+}
+
 /* Creates overlay o in its pool. */
 static int make_overlay(struct hv_act_ctx *ctx, const struct overlay *o, char *err, size_t len)
 {
@@ -278,16 +323,13 @@ static int make_overlay(struct hv_act_ctx *ctx, const struct overlay *o, char *e
     virStoragePoolPtr pool = open_pool(ctx, dir, err, len);
     if (pool == NULL)
         return -1;
-    unsigned long long size = disk_size(o->backing, o->qcow2);
-    char cap[64] = "", xml[4096];
-    if (size > 0)
-        snprintf(cap, sizeof cap, "<capacity unit='bytes'>%llu</capacity>", size);
-    snprintf(xml, sizeof xml,
-             "<volume><name>%s</name>%s<target><format type='qcow2'/><permissions>"
-             "<mode>0644</mode></permissions></target><backingStore><path>%s</path>"
-             "<format type='%s'/></backingStore></volume>",
-             o->vol, cap, o->backing, o->qcow2 ? "qcow2" : "raw");
+    char *xml = volume_xml(o, err, len);
+    if (xml == NULL) {
+        lv->StoragePoolFree(pool);
+        return -1;
+    }
     virStorageVolPtr v = lv->StorageVolCreateXML(pool, xml, 0);
+    free(xml);
     int rc = 0;
     if (v == NULL)
         rc = hv_act_fail(err, len, "cannot create the overlay %s of %s: %s", o->path, o->backing,
@@ -336,6 +378,13 @@ static json_t *journal_entry(const char *tmpl, const char *name, const struct pl
 int hv_clone_create(struct hv_act_ctx *ctx, const char *tmpl, const char *name, char *err,
                     size_t len)
 {
+    /* Checked again here, before anything is looked up or made: the name
+     * goes into volume and domain XML, file names and the guest's kernel
+     * command line. */
+    if (!hv_name_host_ok(tmpl))
+        return hv_act_fail(err, len, "the template domain's name %s", HV_NAME_HOST_RULE);
+    if (!hv_name_host_ok(name))
+        return hv_act_fail(err, len, "the clone's name %s", HV_NAME_HOST_RULE);
     if (hv_act_virt_open(ctx, err, len) != 0)
         return -1;
     const struct hv_virt *lv = ctx->virt->lv;

@@ -24,7 +24,8 @@
  * "template", "overlays", "files", "pools", "dirs") is written before
  * anything is created, so a restore after a crash removes whatever part
  * was made. Every libvirt call goes through the dlopen-ed table
- * (worker/virt.h); nothing is run through a shell. */
+ * (worker/virt.h); nothing is run through a shell, and the pool's and
+ * volumes' XML is built with libxml2 (xml.h), never printed. */
 #ifndef HV_WORKER_VIRT_CLONE_H
 #define HV_WORKER_VIRT_CLONE_H
 
@@ -46,7 +47,8 @@
  *  called name that this plan created already is kept (a retried step).
  *  Returns 1 when it created the clone, 0 when it was there, -1 with err
  *  (also when a domain of that name exists that the plan did not create:
- *  it is left alone). */
+ *  it is left alone; and when tmpl or name is not a host-safe name,
+ *  names.h: nothing is looked up or made). */
 int hv_clone_create(struct hv_act_ctx *ctx, const char *tmpl, const char *name, char *err,
                     size_t len);
 

@@ -2,6 +2,7 @@
 #include "worker/virt/step.h"
 
 #include "log.h"
+#include "names.h"
 #include "timeutil.h"
 #include "worker/state.h"
 #include "worker/virt/actuator.h"
@@ -155,12 +156,32 @@ static json_t *run_hook(const struct hv_step *step, void (*tick)(void *), void *
     return body;
 }
 
+/* The names of an apply step that reach the host (the guests' domains and
+ * the template's), checked again before anything is opened or changed.
+ * Returns 0, or -1 with err naming the first that is not host-safe. */
+static int check_names(const struct hv_step *step, char *err, size_t len)
+{
+    if (step->template_domain != NULL && !hv_name_host_ok(step->template_domain))
+        return hv_act_fail(err, len, "the step's template domain %s", HV_NAME_HOST_RULE);
+    size_t i;
+    json_t *v;
+    json_array_foreach(step->domains, i, v)
+    {
+        if (!hv_name_host_json_ok(v))
+            return hv_act_fail(err, len, "the step's domain %zu %s", i, HV_NAME_HOST_RULE);
+    }
+    return 0;
+}
+
 json_t *hv_step_execute(const struct hv_step *step, const struct hv_step_env *env,
                         void (*tick)(void *), void *arg)
 {
     if (strcmp(step->kind, "before_host") == 0 || strcmp(step->kind, "after_host") == 0)
         return run_hook(step, tick, arg);
     char err[ERROR_BYTES] = "";
+    if (strcmp(step->kind, "apply") == 0 && check_names(step, err, sizeof err) != 0)
+        return json_pack("{s:i, s:s, s:o, s:o, s:s}", "attempt", step->attempt, "status", "error",
+                         "settings", json_object(), "changes", json_array(), "error", err);
     json_t *settings = NULL;
     int rc = -1;
     struct hv_journal *j = hv_journal_open(env->journal_dir, step->plan_id, err, sizeof err);

@@ -25,6 +25,9 @@
     X(SetProp)                                                                                     \
     X(UnsetProp)                                                                                   \
     X(NodeSetContent)                                                                              \
+    X(NodeAddContent)                                                                              \
+    X(NewDoc)                                                                                      \
+    X(DocSetRootElement)                                                                           \
     X(BufferCreate)                                                                                \
     X(BufferFree)                                                                                  \
     X(BufferContent)                                                                               \
@@ -68,7 +71,8 @@ struct hv_xml {
     xmlDocPtr doc;
 };
 
-struct hv_xml *hv_xml_parse(const char *text, char *err, size_t len)
+/* A new empty document, or NULL with err. */
+static struct hv_xml *doc_new(char *err, size_t len)
 {
     pthread_once(&once, load);
     if (!loaded) {
@@ -76,10 +80,32 @@ struct hv_xml *hv_xml_parse(const char *text, char *err, size_t len)
         return NULL;
     }
     struct hv_xml *x = calloc(1, sizeof *x);
-    if (x == NULL) {
+    if (x == NULL)
         snprintf(err, len, "out of memory");
+    return x;
+}
+
+struct hv_xml *hv_xml_new(const char *root, char *err, size_t len)
+{
+    struct hv_xml *x = doc_new(err, len);
+    if (x == NULL)
+        return NULL;
+    x->doc = lx.NewDoc((const xmlChar *)"1.0");
+    xmlNodePtr r = x->doc != NULL ? lx.NewDocNode(x->doc, NULL, (const xmlChar *)root, NULL) : NULL;
+    if (r == NULL) {
+        snprintf(err, len, "out of memory");
+        hv_xml_free(x);
         return NULL;
     }
+    lx.DocSetRootElement(x->doc, r);
+    return x;
+}
+
+struct hv_xml *hv_xml_parse(const char *text, char *err, size_t len)
+{
+    struct hv_xml *x = doc_new(err, len);
+    if (x == NULL)
+        return NULL;
     /* No network, no entity expansion, and no messages on stderr: the
      * error is reported once, here. */
     x->doc = lx.ReadMemory(text, (int)strlen(text), "domain.xml", NULL,
@@ -222,7 +248,23 @@ const char *hv_xml_content(xmlNodePtr node)
 
 int hv_xml_set_content(xmlNodePtr node, const char *text)
 {
-    /* libxml2 2.9's xmlNodeSetContent returns nothing. */
-    lx.NodeSetContent(node, (const xmlChar *)text);
+    if (node == NULL)
+        return -1;
+    /* xmlNodeSetContent would read '&' as the start of an entity
+     * reference: it empties the node, and xmlNodeAddContent adds the text
+     * as it is (escaped when written). libxml2 2.9's functions return
+     * nothing. */
+    lx.NodeSetContent(node, NULL);
+    lx.NodeAddContent(node, (const xmlChar *)text);
     return 0;
+}
+
+xmlNodePtr hv_xml_add_text(xmlNodePtr parent, const char *name, const char *text)
+{
+    xmlNodePtr n = hv_xml_add(parent, name);
+    if (n != NULL && hv_xml_set_content(n, text) != 0) {
+        hv_xml_remove(n);
+        return NULL;
+    }
+    return n;
 }

@@ -26,6 +26,11 @@ struct hv_xml;
  *  line). */
 struct hv_xml *hv_xml_parse(const char *text, char *err, size_t len);
 
+/** A new document whose root is an empty element called root (a storage
+ *  pool's or volume's definition, built rather than printed, so that no
+ *  value can add markup). Returns it, or NULL with the reason in err. */
+struct hv_xml *hv_xml_new(const char *root, char *err, size_t len);
+
 /** Frees x; NULL is fine. */
 void hv_xml_free(struct hv_xml *x);
 
@@ -73,8 +78,14 @@ int hv_xml_set_attr(xmlNodePtr node, const char *name, const char *value);
  *  document. */
 const char *hv_xml_content(xmlNodePtr node);
 
-/** Replaces what node holds with text. Returns 0, or -1 when memory runs
- *  out. */
+/** Replaces what node holds with text, taken as it is ('<' and '&' are
+ *  characters, escaped when the document is written). Returns 0, or -1
+ *  when memory runs out or node is NULL. */
 int hv_xml_set_content(xmlNodePtr node, const char *text);
+
+/** A new child element called name at the end of parent holding text (as
+ *  hv_xml_set_content() puts it), or NULL (also when parent is NULL, so
+ *  calls can nest). */
+xmlNodePtr hv_xml_add_text(xmlNodePtr parent, const char *name, const char *text);
 
 #endif
