@@ -17,8 +17,8 @@ const struct cli_command cli_cmd_webhooks = {
              "       ping ID | deliveries ID [--limit N]",
     .summary = "manage webhook subscriptions (admin token)",
     .help = "list: every subscription. add: subscribe URL to the events named\n"
-            "(plan.started, plan.finished, plan.failed, changepoint.new, ping) and\n"
-            "print its secret, shown this once: receivers check each delivery's\n"
+            "(plan.started, plan.finished, plan.failed, plan.cancelled, changepoint.new,\n"
+            "ping) and print its secret, shown this once: receivers check each delivery's\n"
             "Hvbench-Signature with it (docs/integration.md). --allow-private lets\n"
             "it reach loopback, link-local and private addresses. delete: no more\n"
             "deliveries. ping: queue a ping. deliveries: the log of a subscription,\n"

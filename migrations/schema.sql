@@ -4,7 +4,7 @@
 -- function or trigger changed by several migrations is here as the last
 -- one left it. To change the schema, add a migration, run `make schema`
 -- and commit both (tests/integration/test_schema.sh fails while this file
--- is stale). Schema version 40. Definitions only: the rows of
+-- is stale). Schema version 41. Definitions only: the rows of
 -- hv_schema_migrations, which `hvbench-server migrate` writes, are not here.
 
 --
@@ -228,9 +228,17 @@ CREATE FUNCTION public.hv_job_state_at() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
+    IF NOT EXISTS (SELECT 1 FROM job_transitions
+                   WHERE from_status = OLD.status AND to_status = NEW.status) THEN
+        RAISE EXCEPTION 'job %: no transition from % to %', OLD.id, OLD.status, NEW.status
+            USING ERRCODE = 'check_violation';
+    END IF;
     NEW.state_at := now();
     IF NEW.status = 'running' AND NEW.first_claimed_at IS NULL THEN
         NEW.first_claimed_at := now();
+    END IF;
+    IF NEW.status IN ('done', 'failed', 'cancelled') THEN
+        NEW.finished_at := coalesce(NEW.finished_at, now());
     END IF;
     RETURN NEW;
 END $$;
@@ -342,6 +350,55 @@ BEGIN
             PERFORM pg_notify('hv_jobs', '');
         END IF;
     END IF;
+    RETURN NULL;
+END $$;
+
+--
+-- Name: hv_lifecycle_jobs_inserted(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_lifecycle_jobs_inserted() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO plan_settle_queue (plan_id, reason, locked)
+    SELECT DISTINCT n.plan_id, 'imported', true FROM new_rows n WHERE n.status <> 'queued'
+    ORDER BY n.plan_id
+    ON CONFLICT (plan_id, xact) DO NOTHING;
+    RETURN NULL;
+END $$;
+
+--
+-- Name: hv_lifecycle_jobs_updated(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_lifecycle_jobs_updated() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO plan_settle_queue AS s (plan_id, reason, locked)
+    SELECT c.plan_id, 'jobs', c.locked
+    FROM (SELECT n.plan_id, bool_or(o.status <> 'queued' OR n.status <> 'running') AS locked
+          FROM old_rows o JOIN new_rows n ON n.id = o.id
+          WHERE o.status <> n.status AND NOT (o.status = 'running' AND n.status = 'queued')
+          GROUP BY n.plan_id) c
+    WHERE c.locked OR EXISTS (SELECT 1 FROM plans p WHERE p.id = c.plan_id AND p.state = 'queued')
+    ORDER BY c.plan_id
+    ON CONFLICT (plan_id, xact) DO UPDATE SET locked = s.locked OR excluded.locked;
+    RETURN NULL;
+END $$;
+
+--
+-- Name: hv_lifecycle_plan_cancelled(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_lifecycle_plan_cancelled() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO plan_settle_queue (plan_id, reason, locked)
+    VALUES (NEW.id, CASE WHEN TG_OP = 'INSERT' THEN 'imported' ELSE 'cancel' END, true)
+    ON CONFLICT (plan_id, xact) DO UPDATE SET reason = excluded.reason, locked = true;
     RETURN NULL;
 END $$;
 
@@ -536,6 +593,16 @@ END;
 $$;
 
 --
+-- Name: hv_plan_is_parent(jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_plan_is_parent(spec jsonb) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT jsonb_typeof(spec->'targets'->'host') = 'object';
+$$;
+
+--
 -- Name: hv_plan_job_counts_delete(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -630,6 +697,54 @@ CREATE FUNCTION public.hv_plan_open_siblings(pid bigint) RETURNS bigint
 $$;
 
 --
+-- Name: hv_plan_settle(bigint, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_plan_settle(pid bigint, reason text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    cur text;
+    due text;
+BEGIN
+    SELECT state INTO cur FROM plans WHERE id = pid FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    due := hv_plan_state_due(pid);
+    IF due = cur THEN
+        RETURN;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM plan_transitions WHERE from_state = cur AND to_state = due) THEN
+        RAISE WARNING 'plan %: state % kept, its facts say % (%)', pid, cur, due, reason;
+        RETURN;
+    END IF;
+    PERFORM hv_plan_transition(pid, due, reason);
+END $$;
+
+--
+-- Name: hv_plan_settle_queued(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_plan_settle_queued() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    q plan_settle_queue%ROWTYPE;
+BEGIN
+    DELETE FROM plan_settle_queue WHERE plan_id = NEW.plan_id AND xact = NEW.xact RETURNING * INTO q;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    -- Claims of a plan already running change nothing; no lock for them.
+    IF NOT q.locked AND EXISTS (SELECT 1 FROM plans WHERE id = q.plan_id AND state <> 'queued') THEN
+        RETURN NULL;
+    END IF;
+    PERFORM hv_plan_settle(q.plan_id, q.reason);
+    RETURN NULL;
+END $$;
+
+--
 -- Name: hv_plan_slot_wait(bigint); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -646,6 +761,88 @@ BEGIN
     END IF;
     RETURN 'waiting for a slot: max_parallel_hosts=' || slots;
 END $$;
+
+--
+-- Name: hv_plan_state_due(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_plan_state_due(pid bigint) RETURNS text
+    LANGUAGE plpgsql STABLE
+    AS $$
+DECLARE
+    p record;
+    total bigint;
+    open bigint;
+    done bigint;
+    started bigint;
+BEGIN
+    SELECT state, cancelled, hv_plan_is_parent(spec) AS parent INTO p FROM plans WHERE id = pid;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    ELSIF p.cancelled THEN
+        RETURN 'cancelled';
+    ELSIF p.parent THEN
+        SELECT count(*), count(*) FILTER (WHERE c.state IN ('queued', 'running')),
+               count(*) FILTER (WHERE c.state = 'done'),
+               count(*) FILTER (WHERE c.state IN ('running', 'done', 'failed'))
+          INTO total, open, done, started FROM plans c WHERE c.parent_id = pid;
+    ELSE
+        SELECT coalesce(sum(k.total), 0), coalesce(sum(k.queued + k.running), 0),
+               coalesce(sum(k.done), 0), coalesce(sum(k.running + k.done + k.failed), 0)
+          INTO total, open, done, started FROM plan_job_count_shards k WHERE k.plan_id = pid;
+    END IF;
+    IF total > 0 AND open = 0 THEN
+        RETURN CASE WHEN done = total THEN 'done' ELSE 'failed' END;
+    END IF;
+    RETURN CASE WHEN started > 0 OR p.state <> 'queued' THEN 'running' ELSE 'queued' END;
+END $$;
+
+--
+-- Name: hv_plan_transition(bigint, text, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_plan_transition(pid bigint, to_state text, reason text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    p plans%ROWTYPE;
+    t plan_transitions%ROWTYPE;
+    body jsonb;
+BEGIN
+    SELECT * INTO p FROM plans WHERE id = pid FOR UPDATE;
+    IF NOT FOUND OR p.state = to_state THEN
+        RETURN false;
+    END IF;
+    SELECT * INTO t FROM plan_transitions x WHERE x.from_state = p.state AND x.to_state = $2;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'plan %: no transition from % to % (%)', pid, p.state, to_state, reason
+            USING ERRCODE = 'check_violation';
+    END IF;
+    UPDATE plans SET state = to_state, state_reason = reason,
+           ended_at = CASE WHEN to_state IN ('done', 'failed', 'cancelled')
+                           THEN coalesce(cancelled_at, now()) END
+     WHERE id = pid;
+    IF t.event IS NOT NULL AND reason <> 'imported' THEN
+        body := hv_webhook_plan(pid);
+        INSERT INTO webhook_deliveries (webhook_id, event, payload)
+        SELECT w.id, e.ev, jsonb_build_object('event', e.ev, 'at', now()) || body
+        FROM webhooks w CROSS JOIN LATERAL (SELECT CASE WHEN t.event = ANY (w.events) THEN t.event
+                                            WHEN t.fallback = ANY (w.events) THEN t.fallback
+                                            END AS ev) e
+        WHERE w.deleted_at IS NULL AND e.ev IS NOT NULL;
+        IF FOUND THEN
+            PERFORM pg_notify('hv_webhooks', '');
+        END IF;
+    END IF;
+    IF p.parent_id IS NOT NULL THEN
+        IF to_state IN ('done', 'failed', 'cancelled') THEN
+            -- A sibling waiting for a slot may be claimable now.
+            PERFORM pg_notify('hv_jobs', '');
+        END IF;
+        PERFORM hv_plan_settle(p.parent_id, 'child');
+    END IF;
+    RETURN true;
+END $_$;
 
 --
 -- Name: hv_plan_waiting_unregistered(timestamp with time zone, text[]); Type: FUNCTION; Schema: public; Owner: -
@@ -702,119 +899,6 @@ CREATE FUNCTION public.hv_webhook_enqueue(ev text, body jsonb) RETURNS void
 $$;
 
 --
--- Name: hv_webhook_jobs_updated(); Type: FUNCTION; Schema: public; Owner: -
---
-
-CREATE FUNCTION public.hv_webhook_jobs_updated() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-DECLARE
-    e record;
-    p plans%ROWTYPE;
-    open_jobs bigint;
-    not_done bigint;
-    parents bigint[] := '{}';
-BEGIN
-    IF NOT EXISTS (SELECT 1 FROM webhooks WHERE deleted_at IS NULL) THEN
-        RETURN NULL;
-    END IF;
-
-    -- plan.started: ids are the plan's jobs this statement claimed first.
-    FOR e IN SELECT n.plan_id, array_agg(n.id) AS ids
-             FROM old_rows o JOIN new_rows n ON n.id = o.id
-             WHERE o.status = 'queued' AND n.status = 'running' AND n.attempt = 1
-             GROUP BY n.plan_id ORDER BY n.plan_id LOOP
-        CONTINUE WHEN EXISTS (SELECT 1 FROM jobs WHERE plan_id = e.plan_id AND id <> ALL (e.ids)
-                              AND (attempt > 0 OR status <> 'queued'));
-        PERFORM 1 FROM plans WHERE id = e.plan_id AND NOT cancelled FOR UPDATE;
-        IF FOUND AND NOT EXISTS (SELECT 1 FROM jobs WHERE plan_id = e.plan_id
-                                 AND id <> ALL (e.ids)
-                                 AND (attempt > 0 OR status <> 'queued')) THEN
-            PERFORM hv_webhook_enqueue('plan.started', hv_webhook_plan(e.plan_id));
-        END IF;
-    END LOOP;
-
-    -- A fleet parent's plan.started: with the first job claimed in any of
-    -- its children.
-    FOR e IN SELECT c.parent_id, array_agg(n.id) AS ids
-             FROM old_rows o JOIN new_rows n ON n.id = o.id JOIN plans c ON c.id = n.plan_id
-             WHERE o.status = 'queued' AND n.status = 'running' AND n.attempt = 1
-               AND c.parent_id IS NOT NULL AND NOT c.cancelled
-             GROUP BY c.parent_id ORDER BY c.parent_id LOOP
-        PERFORM 1 FROM plans WHERE id = e.parent_id AND NOT cancelled FOR UPDATE;
-        IF FOUND AND NOT EXISTS (SELECT 1 FROM plans ch JOIN jobs j ON j.plan_id = ch.id
-                                 WHERE ch.parent_id = e.parent_id AND j.id <> ALL (e.ids)
-                                   AND (j.attempt > 0 OR j.status <> 'queued')) THEN
-            PERFORM hv_webhook_enqueue('plan.started', hv_webhook_plan(e.parent_id));
-        END IF;
-    END LOOP;
-
-    -- A plan's end, once for each plan whose jobs ended here.
-    FOR e IN SELECT DISTINCT n.plan_id
-             FROM old_rows o JOIN new_rows n ON n.id = o.id
-             WHERE o.status IN ('queued', 'running') AND n.status NOT IN ('queued', 'running')
-             ORDER BY n.plan_id LOOP
-        SELECT * INTO p FROM plans WHERE id = e.plan_id FOR UPDATE;
-        CONTINUE WHEN NOT FOUND OR p.cancelled;
-        SELECT coalesce(sum(k.queued + k.running), 0), coalesce(sum(k.total - k.done), 0)
-          INTO open_jobs, not_done FROM plan_job_count_shards k WHERE k.plan_id = e.plan_id;
-        IF open_jobs = 0 THEN
-            PERFORM hv_webhook_enqueue(CASE WHEN not_done = 0 THEN 'plan.finished'
-                                       ELSE 'plan.failed' END, hv_webhook_plan(e.plan_id));
-            IF p.parent_id IS NOT NULL AND NOT p.parent_id = ANY (parents) THEN
-                parents := parents || p.parent_id;
-            END IF;
-        END IF;
-    END LOOP;
-
-    -- Their parents' ends, each once.
-    FOR e IN SELECT x AS parent_id FROM unnest(parents) AS x ORDER BY x LOOP
-        PERFORM hv_webhook_parent_ended(e.parent_id);
-    END LOOP;
-    RETURN NULL;
-END $$;
-
---
--- Name: hv_webhook_parent_cancel_trigger(); Type: FUNCTION; Schema: public; Owner: -
---
-
-CREATE FUNCTION public.hv_webhook_parent_cancel_trigger() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-    PERFORM hv_webhook_parent_ended(NEW.parent_id);
-    RETURN NULL;
-END;
-$$;
-
---
--- Name: hv_webhook_parent_ended(bigint); Type: FUNCTION; Schema: public; Owner: -
---
-
-CREATE FUNCTION public.hv_webhook_parent_ended(parent bigint) RETURNS void
-    LANGUAGE plpgsql
-    AS $$
-DECLARE
-    q plans%ROWTYPE;
-BEGIN
-    SELECT * INTO q FROM plans WHERE id = parent FOR UPDATE;
-    IF NOT FOUND OR q.cancelled THEN
-        RETURN;
-    END IF;
-    -- A cancelled child's jobs are being cancelled in this transaction.
-    IF EXISTS (SELECT 1 FROM plans ch JOIN jobs j ON j.plan_id = ch.id
-               WHERE ch.parent_id = parent AND NOT ch.cancelled
-                 AND j.status IN ('queued', 'running')) THEN
-        RETURN;
-    END IF;
-    PERFORM hv_webhook_enqueue(CASE WHEN EXISTS (SELECT 1 FROM plans ch WHERE ch.parent_id = parent
-            AND (ch.cancelled OR EXISTS (SELECT 1 FROM jobs j WHERE j.plan_id = ch.id
-                                         AND j.status <> 'done')))
-        THEN 'plan.failed' ELSE 'plan.finished' END, hv_webhook_plan(parent));
-END;
-$$;
-
---
 -- Name: hv_webhook_plan(bigint); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -822,41 +906,19 @@ CREATE FUNCTION public.hv_webhook_plan(pid bigint) RETURNS jsonb
     LANGUAGE sql STABLE
     AS $$
     SELECT jsonb_build_object('plan', jsonb_build_object('id', p.id, 'name', p.name,
-        'status', CASE
-            WHEN p.cancelled THEN 'cancelled'
-            WHEN c.total > 0 AND c.done = c.total THEN 'done'
-            WHEN c.total > 0 AND c.queued + c.running = 0 THEN 'failed'
-            WHEN c.running + c.done + c.failed > 0 THEN 'running'
-            ELSE 'queued' END,
-        'host', p.spec->'targets'->'host', 'parent_id', p.parent_id,
+        'status', p.state, 'host', p.spec->'targets'->'host', 'parent_id', p.parent_id,
         'children', (SELECT coalesce(jsonb_agg(ch.id ORDER BY ch.id), '[]') FROM plans ch
                      WHERE ch.parent_id = p.id),
-        'jobs', jsonb_build_object(
-        'total', c.total, 'done', c.done, 'failed', c.failed, 'cancelled', c.cancelled)))
+        'jobs', jsonb_build_object('total', c.total, 'done', c.done, 'failed', c.failed,
+                                   'cancelled', c.cancelled)))
     FROM plans p CROSS JOIN LATERAL (
         SELECT count(*) AS total,
-               count(*) FILTER (WHERE j.status = 'queued' AND NOT o.cancelled) AS queued,
-               count(*) FILTER (WHERE j.status = 'running' AND NOT o.cancelled) AS running,
                count(*) FILTER (WHERE j.status = 'done') AS done,
                count(*) FILTER (WHERE j.status = 'failed') AS failed,
-               count(*) FILTER (WHERE j.status = 'cancelled' OR (o.cancelled
-                                AND j.status IN ('queued', 'running'))) AS cancelled
+               count(*) FILTER (WHERE j.status = 'cancelled') AS cancelled
         FROM jobs j JOIN plans o ON o.id = j.plan_id
         WHERE o.id = p.id OR o.parent_id = p.id) c
     WHERE p.id = pid;
-$$;
-
---
--- Name: hv_webhook_plan_trigger(); Type: FUNCTION; Schema: public; Owner: -
---
-
-CREATE FUNCTION public.hv_webhook_plan_trigger() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-    PERFORM hv_webhook_enqueue('plan.failed', hv_webhook_plan(NEW.id));
-    RETURN NULL;
-END;
 $$;
 
 --
@@ -1096,6 +1158,16 @@ CREATE SEQUENCE public.job_groups_id_seq
 ALTER SEQUENCE public.job_groups_id_seq OWNED BY public.job_groups.id;
 
 --
+-- Name: job_transitions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.job_transitions (
+    from_status text NOT NULL,
+    to_status text NOT NULL,
+    why text NOT NULL
+);
+
+--
 -- Name: jobs; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1198,6 +1270,17 @@ CREATE VIEW public.plan_job_counts AS
   GROUP BY plan_job_count_shards.plan_id, plan_job_count_shards.target_name;
 
 --
+-- Name: plan_settle_queue; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.plan_settle_queue (
+    plan_id bigint NOT NULL,
+    xact bigint DEFAULT txid_current() NOT NULL,
+    reason text NOT NULL,
+    locked boolean NOT NULL
+);
+
+--
 -- Name: plan_steps; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1265,7 +1348,11 @@ CREATE TABLE public.plans (
     adaptive jsonb,
     parent_id bigint,
     max_parallel_hosts integer,
+    state text DEFAULT 'queued'::text NOT NULL,
+    state_reason text,
+    ended_at timestamp with time zone,
     CONSTRAINT plans_max_parallel_hosts_check CHECK (((max_parallel_hosts IS NULL) OR (max_parallel_hosts > 0))),
+    CONSTRAINT plans_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'done'::text, 'failed'::text, 'cancelled'::text]))),
     CONSTRAINT plans_waiting_check CHECK (((waiting IS NULL) OR ((jsonb_typeof((waiting -> 'reason'::text)) = 'string'::text) AND (jsonb_typeof((waiting -> 'since'::text)) = 'string'::text))))
 );
 
@@ -1308,13 +1395,7 @@ CREATE VIEW public.plan_summaries AS
     c.done,
     c.failed,
     c.cancelled_jobs,
-        CASE
-            WHEN p.cancelled THEN 'cancelled'::text
-            WHEN ((c.total > 0) AND (c.done = c.total)) THEN 'done'::text
-            WHEN ((c.total > 0) AND ((c.queued + c.running) = 0)) THEN 'failed'::text
-            WHEN (((c.running + c.done) + c.failed) > 0) THEN 'running'::text
-            ELSE 'queued'::text
-        END AS status,
+    p.state AS status,
     p.cancelled_at,
     c.started_at,
     c.state_at,
@@ -1385,6 +1466,17 @@ CREATE VIEW public.plan_summaries AS
                            FROM public.plan_job_counts k2
                           WHERE (k2.plan_id = ch.id)) k1)
                   WHERE (ch.parent_id = p.id)) k) c);
+
+--
+-- Name: plan_transitions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.plan_transitions (
+    from_state text NOT NULL,
+    to_state text NOT NULL,
+    event text,
+    fallback text
+);
 
 --
 -- Name: plans_id_seq; Type: SEQUENCE; Schema: public; Owner: -
@@ -1900,6 +1992,13 @@ ALTER TABLE ONLY public.job_groups
     ADD CONSTRAINT job_groups_plan_id_idx_key UNIQUE (plan_id, idx);
 
 --
+-- Name: job_transitions job_transitions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.job_transitions
+    ADD CONSTRAINT job_transitions_pkey PRIMARY KEY (from_status, to_status);
+
+--
 -- Name: jobs jobs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1921,6 +2020,13 @@ ALTER TABLE ONLY public.plan_job_count_shards
     ADD CONSTRAINT plan_job_count_shards_pkey PRIMARY KEY (plan_id, target_name, shard);
 
 --
+-- Name: plan_settle_queue plan_settle_queue_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.plan_settle_queue
+    ADD CONSTRAINT plan_settle_queue_pkey PRIMARY KEY (plan_id, xact);
+
+--
 -- Name: plan_steps plan_steps_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1933,6 +2039,13 @@ ALTER TABLE ONLY public.plan_steps
 
 ALTER TABLE ONLY public.plan_steps
     ADD CONSTRAINT plan_steps_plan_id_kind_block_key UNIQUE (plan_id, kind, block);
+
+--
+-- Name: plan_transitions plan_transitions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.plan_transitions
+    ADD CONSTRAINT plan_transitions_pkey PRIMARY KEY (from_state, to_state);
 
 --
 -- Name: plans plans_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2312,6 +2425,18 @@ CREATE TRIGGER jobs_counts_insert AFTER INSERT ON public.jobs REFERENCING NEW TA
 CREATE TRIGGER jobs_insert_notify AFTER INSERT ON public.jobs REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.hv_notify_jobs();
 
 --
+-- Name: jobs jobs_lifecycle; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER jobs_lifecycle AFTER UPDATE ON public.jobs REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.hv_lifecycle_jobs_updated();
+
+--
+-- Name: jobs jobs_lifecycle_insert; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER jobs_lifecycle_insert AFTER INSERT ON public.jobs REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.hv_lifecycle_jobs_inserted();
+
+--
 -- Name: jobs jobs_state_at; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -2324,10 +2449,10 @@ CREATE TRIGGER jobs_state_at BEFORE UPDATE OF status ON public.jobs FOR EACH ROW
 CREATE TRIGGER jobs_updated AFTER UPDATE ON public.jobs REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.hv_jobs_updated();
 
 --
--- Name: jobs jobs_webhooks; Type: TRIGGER; Schema: public; Owner: -
+-- Name: plan_settle_queue plan_settle_at_commit; Type: TRIGGER; Schema: public; Owner: -
 --
 
-CREATE TRIGGER jobs_webhooks AFTER UPDATE ON public.jobs REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.hv_webhook_jobs_updated();
+CREATE CONSTRAINT TRIGGER plan_settle_at_commit AFTER INSERT ON public.plan_settle_queue DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.hv_plan_settle_queued();
 
 --
 -- Name: plan_steps plan_steps_insert_notify; Type: TRIGGER; Schema: public; Owner: -
@@ -2342,16 +2467,16 @@ CREATE TRIGGER plan_steps_insert_notify AFTER INSERT ON public.plan_steps REFERE
 CREATE TRIGGER plan_steps_update_notify AFTER UPDATE ON public.plan_steps REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.hv_notify_steps();
 
 --
--- Name: plans plans_cancel_webhooks; Type: TRIGGER; Schema: public; Owner: -
+-- Name: plans plans_lifecycle_cancel; Type: TRIGGER; Schema: public; Owner: -
 --
 
-CREATE TRIGGER plans_cancel_webhooks AFTER UPDATE OF cancelled ON public.plans FOR EACH ROW WHEN ((new.cancelled AND (NOT old.cancelled))) EXECUTE FUNCTION public.hv_webhook_plan_trigger();
+CREATE TRIGGER plans_lifecycle_cancel AFTER UPDATE OF cancelled ON public.plans FOR EACH ROW WHEN ((new.cancelled AND (NOT old.cancelled))) EXECUTE FUNCTION public.hv_lifecycle_plan_cancelled();
 
 --
--- Name: plans plans_cancel_webhooks_parent; Type: TRIGGER; Schema: public; Owner: -
+-- Name: plans plans_lifecycle_insert; Type: TRIGGER; Schema: public; Owner: -
 --
 
-CREATE TRIGGER plans_cancel_webhooks_parent AFTER UPDATE OF cancelled ON public.plans FOR EACH ROW WHEN ((new.cancelled AND (NOT old.cancelled) AND (new.parent_id IS NOT NULL))) EXECUTE FUNCTION public.hv_webhook_parent_cancel_trigger();
+CREATE TRIGGER plans_lifecycle_insert AFTER INSERT ON public.plans FOR EACH ROW WHEN (new.cancelled) EXECUTE FUNCTION public.hv_lifecycle_plan_cancelled();
 
 --
 -- Name: samples samples_series_added; Type: TRIGGER; Schema: public; Owner: -

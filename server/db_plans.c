@@ -107,10 +107,8 @@ static const struct hv_stmt insert_jobs = {
  * (migrations/030), which costs nothing where it is not called. */
 #define PLAN_ROW                                                                                   \
     "SELECT p.id, p.name, p.spec, p.seed, p.cancelled, p.created_at, p.updated_at, "               \
-    "p.cancelled_at, p.waiting, p.adaptive, p.parent_id, p.max_parallel_hosts, c.*, CASE WHEN "    \
-    "p.cancelled THEN 'cancelled' WHEN c.total > 0 AND c.done = c.total THEN 'done' WHEN c.total " \
-    "> 0 AND c.queued + c.running = 0 THEN 'failed' WHEN c.running + c.done + c.failed > 0 THEN "  \
-    "'running' ELSE 'queued' END AS status, " FLEET_PARENT                                         \
+    "p.cancelled_at, p.waiting, p.adaptive, p.parent_id, p.max_parallel_hosts, c.*, "              \
+    "p.state AS status, " FLEET_PARENT                                                             \
     " AS fleet_parent, CASE WHEN p.parent_id IS NOT NULL AND NOT "                                 \
     "p.cancelled AND c.queued > 0 AND c.running = 0 THEN hv_plan_slot_wait(p.id) END AS "          \
     "slot_wait FROM plans p CROSS JOIN LATERAL (SELECT coalesce(sum(k.total), 0)::bigint AS "      \
@@ -157,7 +155,7 @@ static const struct hv_stmt plan_read = {
 #define PLAN_NEEDS_FULL "p.parent_id IS NOT NULL OR " FLEET_PARENT " OR p.spec ? 'hooks'"
 static const struct hv_stmt plan_read_rows = {
     "plan_read_rows",
-    "SELECT true, p.id, to_json(p.name)::text, p.seed, p.cancelled, to_json(p.created_at)::text, "
+    "SELECT true, p.id, to_json(p.name)::text, p.seed, p.state, to_json(p.created_at)::text, "
     "to_json(p.updated_at)::text, to_json(p.cancelled_at)::text, p.waiting::text, "
     "p.adaptive::text, p.spec::text, " PLAN_NEEDS_FULL ", NULL::bigint, NULL::bigint, "
     "NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, NULL::text, NULL::text, NULL::text, "
@@ -175,7 +173,7 @@ enum {
     PR_ID,
     PR_NAME,
     PR_SEED,
-    PR_CANCELLED,
+    PR_STATE,
     PR_CREATED_AT,
     PR_UPDATED_AT,
     PR_CANCELLED_AT,
@@ -1008,12 +1006,8 @@ static void plan_rows_json(FILE *f, const PGresult *r)
     struct plan_sums sum = {0};
     for (int i = 1; i < PQntuples(r); i++)
         sum_row(&sum, r, i);
-    bool cancelled = PQgetvalue(r, 0, PR_CANCELLED)[0] == 't';
-    const char *status = cancelled                                        ? "cancelled"
-                         : sum.total > 0 && sum.done == sum.total         ? "done"
-                         : sum.total > 0 && sum.queued + sum.running == 0 ? "failed"
-                         : sum.running + sum.done + sum.failed > 0        ? "running"
-                                                                          : "queued";
+    /* The plan's stored state (migrations/041_lifecycle.sql). */
+    const char *status = PQgetvalue(r, 0, PR_STATE);
     bool ended = strcmp(status, "queued") != 0 && strcmp(status, "running") != 0;
     const char *updated = PQgetvalue(r, 0, PR_UPDATED_AT);
     const char *cancelled_at = cell(r, PR_CANCELLED_AT);

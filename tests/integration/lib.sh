@@ -192,6 +192,25 @@ hv_start_worker() {
     hv_log "worker $name pid $!"
 }
 
+# Start tests/tools/hookrecv in the background: hv_start_hookrecv LOG
+# [hookrecv args]. It logs each request to LOG and checks signatures
+# with the secret in $HV_TMP/secret; sets RECV_PID and RECV_PORT.
+hv_start_hookrecv() {
+    local log=$1 recv=$BUILD/tools/hookrecv i
+    shift
+    [[ -x $recv ]] || hv_die "$recv not built (make test-tools)"
+    rm -f -- "$HV_TMP/recv.port"
+    "$recv" --port-file "$HV_TMP/recv.port" --log "$log" --secret-file "$HV_TMP/secret" "$@" \
+        >>"$HV_TMP/recv.out" 2>&1 &
+    RECV_PID=$!
+    HV_WORKER_PIDS+=("$RECV_PID")
+    for ((i = 0; i < 50; i++)); do
+        [[ -s $HV_TMP/recv.port ]] && break
+        sleep 0.1
+    done
+    RECV_PORT=$(cat "$HV_TMP/recv.port") || hv_die "hookrecv did not start: $(cat "$HV_TMP/recv.out")"
+}
+
 # Register target NAME of KIND (default host) with the worker token, as a
 # worker process would, and set W to the curl arguments that carry the
 # worker credential the server issued (hvw_...) and TARGET to its id:

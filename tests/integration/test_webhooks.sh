@@ -15,27 +15,10 @@
 source "$(dirname "$0")/lib.sh"
 hv_setup
 
-RECV=$BUILD/tools/hookrecv
-[[ -x $RECV ]] || hv_die "$RECV not built (make test-tools)"
 A=(-H "Authorization: Bearer $ADMIN_TOKEN")
 S=(-H "Authorization: Bearer $SUBMIT_TOKEN")
 
-# start_receiver LOG [hookrecv args]: a receiver in the background; sets
-# RECV_PID and RECV_PORT.
-start_receiver() {
-    local log=$1 i
-    shift
-    rm -f -- "$HV_TMP/recv.port"
-    "$RECV" --port-file "$HV_TMP/recv.port" --log "$log" --secret-file "$HV_TMP/secret" "$@" \
-        >>"$HV_TMP/recv.out" 2>&1 &
-    RECV_PID=$!
-    HV_WORKER_PIDS+=("$RECV_PID")
-    for ((i = 0; i < 50; i++)); do
-        [[ -s $HV_TMP/recv.port ]] && break
-        sleep 0.1
-    done
-    RECV_PORT=$(cat "$HV_TMP/recv.port") || hv_die "hookrecv did not start: $(cat "$HV_TMP/recv.out")"
-}
+start_receiver() { hv_start_hookrecv "$@"; }
 # received LOG EVENT: how many deliveries of EVENT LOG holds, by distinct id,
 # answered 204.
 received() {

@@ -123,7 +123,7 @@ function drawReport(slots, report, plan, primary) {
   put(slots.overhead, rep.overhead(report));
   put(slots.verdicts, rep.verdicts(report));
   put(slots.charts, rep.charts(report, primary), rep.repetitions(report));
-  put(slots.table, rep.fullTable(report, active));
+  put(slots.table, rep.fullTable(report, active, plan));
 }
 
 /** Whether (workload variant, metric) is a primary metric of the
@@ -180,10 +180,16 @@ function ownerLine(plan) {
     typeof plan.owner === 'string' ? el('strong', {}, plan.owner) : "none (no submitter: an admin's)");
 }
 
-/** The adaptive repetitions' last decision in words. */
+/** The adaptive repetitions' last decision in words. A plan that ended
+ *  runs no more rounds, whatever the last decision was: a cancelled or
+ *  failed plan's words are its state's. */
 function roundsWords(plan) {
   const r = plan.rounds;
   if (!r || typeof r !== 'object') return null;
+  const after = 'After ' + r.rounds + ' round' + (r.rounds === 1 ? '' : 's') + ': ';
+  if (plan.status === 'cancelled' || plan.status === 'failed') {
+    return el('p', { class: 'rounds-line' }, after + plan.status + '.');
+  }
   const w = r.widest;
   const widest = w && w.metric ? ' The widest: ' + w.metric + (w.workload ? ' (' + w.workload + ')' : '') +
     (typeof w.half_pct === 'number' ? ' ±' + w.half_pct.toFixed(2) + ' %' : '') + '.' : '';
@@ -192,7 +198,7 @@ function roundsWords(plan) {
     precise: 'every primary interval is within ±' + r.ci_pct + ' %.',
     max: 'stopped at the maximum number of rounds without every interval within ±' + r.ci_pct + ' %.' + widest,
   }[r.decision] || r.decision;
-  return el('p', { class: 'rounds-line' }, 'After ' + r.rounds + ' round' + (r.rounds === 1 ? '' : 's') + ': ' + words);
+  return el('p', { class: 'rounds-line' }, after + words);
 }
 
 /** The apply steps with the settings each read back, per factor. */

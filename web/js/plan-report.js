@@ -219,12 +219,23 @@ export function charts(report, primary) {
   return el('div', { class: 'charts' }, figs);
 }
 
+/** Why a plan has no results yet, from its state and what it waits for
+ *  (the plan answer's status and waiting). */
+function noResultsWords(plan, active) {
+  if (!active) return 'No results.';
+  const waiting = plan && plan.waiting;
+  if (waiting && (waiting.detail || waiting.reason)) return 'No results yet: ' + (waiting.detail || waiting.reason) + '.';
+  if (plan && plan.status === 'queued') return 'No results yet: no job has started.';
+  return 'No results yet: the first jobs are still running.';
+}
+
 /** The full table behind a toggle (state in the URL), sortable and
- *  filterable: the report's rows, as `hvbench report` prints them. */
-export function fullTable(report, active) {
+ *  filterable: the report's rows, as `hvbench report` prints them. plan
+ *  (the plan answer, when there is one) says why there are none yet. */
+export function fullTable(report, active, plan) {
   const rows = Array.isArray(report.rows) ? report.rows : [];
   if (rows.length === 0) {
-    return ui.empty(active ? 'No results yet: the first jobs are still running.' : 'No results.');
+    return ui.empty(noResultsWords(plan, active));
   }
   const open = current().params.get('table') === '1';
   const box = el('div', { id: 'full-table', hidden: !open });
