@@ -4,6 +4,9 @@
 /* The configuration $2 of the plan (its first when NULL). */
 #define CONFIG_MATCH "CASE WHEN $2::text IS NULL THEN c.idx = 0 ELSE c.name = $2::text END"
 
+/* A side: the plan, its configurations, the one named, and per workload,
+ * target and metric the moments of its rounds' values (hv_round_values,
+ * migrations/042: one value per round, a group's members one). */
 static const struct hv_stmt side = {
     "compare_side",
     "SELECT json_build_object('plan_id', p.id, 'plan_name', p.name, 'margin_pct', "
@@ -16,16 +19,13 @@ static const struct hv_stmt side = {
     " 'metric', x.metric, 'unit', x.unit, 'higher_is_better', x.hib, 'n', x.n, 'mean', x.mean, "
     " 'sd', x.sd, 'log_mean', x.lm, 'log_sd', x.ls, 'n_nonpos', x.np) "
     " ORDER BY x.wid, x.metric, x.tn), '[]') FROM ("
-    "  SELECT j.workload_id AS wid, j.target_name AS tn, m.name AS metric, min(m.unit) AS unit, "
-    "  bool_and(m.higher_is_better) AS hib, count(*) AS n, avg(m.value) AS mean, "
-    "  stddev_samp(m.value) AS sd, avg(ln(CASE WHEN m.value > 0 THEN m.value END)) AS lm, "
-    "  stddev_samp(ln(CASE WHEN m.value > 0 THEN m.value END)) AS ls, "
-    "  count(*) FILTER (WHERE m.value <= 0) AS np "
-    "  FROM jobs j JOIN configurations c ON c.id = j.config_id "
-    "  JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok' "
-    "  JOIN metrics m ON m.result_id = r.id "
-    "  WHERE j.plan_id = p.id AND j.status = 'done' AND j.role IS DISTINCT FROM 'server' "
-    "  AND " CONFIG_MATCH " GROUP BY 1, 2, 3) x))::text "
+    "  SELECT v.workload_id AS wid, v.target AS tn, v.metric, min(v.unit) AS unit, "
+    "  bool_and(v.higher_is_better) AS hib, count(*) AS n, avg(v.value) AS mean, "
+    "  stddev_samp(v.value) AS sd, avg(ln(CASE WHEN v.value > 0 THEN v.value END)) AS lm, "
+    "  stddev_samp(ln(CASE WHEN v.value > 0 THEN v.value END)) AS ls, "
+    "  count(*) FILTER (WHERE v.value <= 0) AS np "
+    "  FROM hv_round_values(p.id) v JOIN configurations c ON c.plan_id = p.id "
+    "  AND c.idx = v.config_idx WHERE " CONFIG_MATCH " GROUP BY 1, 2, 3) x))::text "
     "FROM plans p WHERE p.id = $1",
     2};
 
