@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "cli/table.h"
+#include "report_render.h"
 
 static int cmd_compare_exec(struct cli_ctx *ctx, int argc, char **argv);
 
@@ -17,29 +18,40 @@ const struct cli_command cli_cmd_compare = {
     .name = "compare",
     .usage = "[--margin PCT] A B",
     .summary = "compare two plans or configurations metric by metric",
-    .help = "  -m, --margin PCT   the equivalence margin of the verdicts (default: B's\n"
-            "                     plan's margin_pct, else A's, else 1)\n"
-            "\n"
-            "A and B are each a plan id (its default configuration) or PLAN:CONFIGURATION,\n"
-            "the configuration's name as 'hvbench report' prints it, '=' and ',' and all:\n"
-            "  hvbench compare 12 12:vcpu_pin=on,thp=never\n"
-            "  hvbench compare 40 41          (a host's import against a guest's)\n"
-            "Rows pair the same workload and metric (and target, unless each side ran on\n"
-            "one target). \"change\" is B against A: the ratio of geometric means as a %,\n"
-            "with its 95 % interval (Welch, on logs) when both sides have 2 runs or more;\n"
-            "the verdict reads it against the margin, the arrow of the metric giving the\n"
-            "good direction: better, worse, no_effect or inconclusive.\n",
+    .help =
+        "  -m, --margin PCT   the equivalence margin of the verdicts (default: B's\n"
+        "                     plan's margin_pct, else A's, else 1)\n"
+        "\n"
+        "A and B are each a plan id (its default configuration) or PLAN:CONFIGURATION,\n"
+        "the configuration's name as 'hvbench report' prints it, '=' and ',' and all:\n"
+        "  hvbench compare 12 12:vcpu_pin=on,thp=never\n"
+        "  hvbench compare 40 41          (a host's import against a guest's)\n"
+        "Rows pair the same workload and metric (and target, unless each side ran on\n"
+        "one target). A and B are each side's centre, the geometric mean, with its\n"
+        "95 % interval on logs. \"change\" is B against A: the ratio of geometric means as a %,\n"
+        "with its 95 % interval (Welch, on logs) when both sides have 2 runs or more;\n"
+        "the verdict reads it against the margin, the arrow of the metric giving the\n"
+        "good direction: better, worse, no_effect or inconclusive.\n",
     .fn = cmd_compare_exec,
 };
 
-/** "mean (n)" of one side of a row, or "-" when the side has none. */
+/** One side of a row as the API computed it: "centre [lo, hi] (n=N)", the
+ *  centre the geometric mean of a positive metric; without a usable
+ *  interval the words why in its place; "-" when the side has none. */
 static const char *side_text(char *buf, size_t len, const json_t *side)
 {
     if (!json_is_object(side))
         return "-";
-    char v[64];
-    snprintf(buf, len, "%s (n=%lld)", cli_fmt_num(v, sizeof v, cli_num(side, "mean")),
-             (long long)json_integer_value(json_object_get(side, "n")));
+    char v[64], iv[160];
+    double c, lo, hi;
+    const char *note;
+    hv_summary_figures(side, &c, &lo, &hi, &note);
+    long long n = (long long)json_integer_value(json_object_get(side, "n"));
+    if (note != NULL)
+        snprintf(buf, len, "%s (%s)", cli_fmt_num(v, sizeof v, c), note);
+    else
+        snprintf(buf, len, "%s %s (n=%lld)", cli_fmt_num(v, sizeof v, c),
+                 cli_fmt_interval(iv, sizeof iv, true, lo, hi), n);
     return buf;
 }
 
@@ -57,7 +69,7 @@ static const char *targets_text(char *buf, size_t len, const json_t *row)
 
 static int add_row(struct cli_table *t, const json_t *row)
 {
-    char metric[200], target[300], a[96], b[96], change[32], interval[80];
+    char metric[200], target[300], a[320], b[320], change[32], interval[80];
     const json_t *hib = json_object_get(row, "higher_is_better");
     snprintf(metric, sizeof metric, "%s%s", json_string_value(json_object_get(row, "metric")),
              cli_arrow(hib));

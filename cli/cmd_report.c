@@ -20,8 +20,10 @@ const struct cli_command cli_cmd_report = {
     .usage = "[--format table|md|csv|json] ID",
     .summary = "show a plan's statistics, verdicts, overhead and recommendations",
     .help = "--format table (the default) prints one row per configuration, workload,\n"
-            "target and metric (mean, sd, 95% CI; ↑ higher is better, ↓ lower is\n"
-            "better), then the verdicts of every factor level against its default,\n"
+            "target and metric (the centre: the geometric mean of a positive metric,\n"
+            "with its 95% interval on logs, or in words why there is none; then the\n"
+            "arithmetic mean and sd; ↑ higher is better, ↓ lower is better), then the verdicts of "
+            "every factor level against its default,\n"
             "the overhead against the baseline, the efficiency, the recommendations,\n"
             "the repetitions and the warnings. --format md and csv print the report\n"
             "as Markdown or CSV, --format json (or the global --json) as the server\n"
@@ -32,9 +34,9 @@ const struct cli_command cli_cmd_report = {
 /** The columns of the summary table, in the order of docs/cli.md. */
 static const struct cli_column report_cols[] = {
     {"configuration", CLI_LEFT}, {"workload", CLI_LEFT}, {"target", CLI_LEFT},
-    {"metric", CLI_LEFT},        {"n", CLI_RIGHT},       {"mean", CLI_RIGHT},
-    {"sd", CLI_RIGHT},           {"95% CI", CLI_RIGHT},  {"interval", CLI_LEFT},
-    {"unit", CLI_LEFT},
+    {"metric", CLI_LEFT},        {"n", CLI_RIGHT},       {"centre", CLI_RIGHT},
+    {"95% interval", CLI_LEFT},  {"±", CLI_RIGHT},       {"arith. mean", CLI_RIGHT},
+    {"sd", CLI_RIGHT},           {"unit", CLI_LEFT},
 };
 
 #define REPORT_NCOLS (sizeof report_cols / sizeof report_cols[0])
@@ -55,10 +57,11 @@ static const char *str(const json_t *o, const char *key)
     return s != NULL ? s : "";
 }
 
-/** Adds one report row to t. Returns 0 or -1 (out of memory). */
+/** Adds one summary (the report's summaries[]) to t. Returns 0 or -1 (out
+ *  of memory). */
 static int add_row(struct cli_table *t, const json_t *row)
 {
-    char metric[256], n[32], mean[64], sd[64], half[64], interval[160];
+    char metric[256], n[32], center[64], mean[64], sd[64], half[64], interval[256];
     const char *name = json_string_value(json_object_get(row, "metric"));
     /* The direction matters to read a comparison. */
     snprintf(metric, sizeof metric, "%s%s", name != NULL ? name : "-",
@@ -68,19 +71,26 @@ static int add_row(struct cli_table *t, const json_t *row)
     long long count = json_is_integer(jn) ? (long long)json_integer_value(jn) : 0;
     snprintf(n, sizeof n, "%lld", count);
 
+    double c, low, high;
+    const char *note;
+    hv_summary_figures(row, &c, &low, &high, &note);
     double m = cli_num(row, "mean"), s = cli_num(row, "sd");
-    double low = cli_num(row, "ci95_low"), high = cli_num(row, "ci95_high");
-    bool has_ci = count >= 2 && isfinite(low) && isfinite(high);
+    if (note != NULL)
+        snprintf(interval, sizeof interval, "%s", note);
+    else
+        cli_fmt_interval(interval, sizeof interval, true, low, high);
     const char *cells[REPORT_NCOLS] = {
         json_string_value(json_object_get(row, "configuration")),
         json_string_value(json_object_get(row, "workload")),
         json_string_value(json_object_get(row, "target")),
         metric,
         n,
+        isnan(c) ? "-" : cli_fmt_num(center, sizeof center, c),
+        interval,
+        cli_fmt_half_pct(half, sizeof half, note == NULL,
+                         cli_num(json_object_get(row, "interval"), "rel_half_pct")),
         isnan(m) ? "-" : cli_fmt_num(mean, sizeof mean, m),
         isnan(s) || count < 2 ? "-" : cli_fmt_num(sd, sizeof sd, s),
-        cli_fmt_half_pct(half, sizeof half, has_ci, cli_num(row, "ci95_half_pct")),
-        cli_fmt_interval(interval, sizeof interval, has_ci, low, high),
         json_string_value(json_object_get(row, "unit")),
     };
     return cli_table_add(t, cells);
@@ -260,9 +270,9 @@ static void print_hosts(const json_t *body)
 /** Prints the header line, the summary table and the sections. */
 static int print_report(const json_t *body)
 {
-    const json_t *rows = json_object_get(body, "rows");
+    const json_t *rows = json_object_get(body, "summaries");
     if (!json_is_array(rows)) {
-        cli_err("the server's answer has no rows[]");
+        cli_err("the server's answer has no summaries[]");
         return CLI_EXIT_FAIL;
     }
     const char *name = json_string_value(json_object_get(body, "name"));

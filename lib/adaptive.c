@@ -2,6 +2,7 @@
 #include "adaptive.h"
 
 #include <math.h>
+#include <stdio.h>
 
 const char *hv_adapt_name(enum hv_adapt a)
 {
@@ -44,4 +45,53 @@ enum hv_adapt hv_adapt_next(const struct hv_summary *s, size_t k, double ci_pct,
     if (hv_ci_reached(s, k, ci_pct, NULL))
         return HV_ADAPT_PRECISE;
     return rounds >= rep_max ? HV_ADAPT_MAX : HV_ADAPT_MORE;
+}
+
+/* The relative half-width (%) at n rounds of an interval whose spread is
+ * sd_log (log scale) or cv_pct (linear): the formula of hv_summarize. */
+static double half_at(const struct hv_summary *s, size_t n)
+{
+    double t = hv_t_quantile(0.975, (double)(n - 1)) / sqrt((double)n);
+    return s->scale == HV_CI_LOG ? 100.0 * expm1(t * s->sd_log) : t * s->cv_pct;
+}
+
+size_t hv_rounds_for_width(const struct hv_summary *s, double ci_pct, size_t cap)
+{
+    bool spread = s->n >= 2 && (s->scale == HV_CI_LOG ? isfinite(s->sd_log) : isfinite(s->cv_pct));
+    if (!spread || !(ci_pct > 0.0) || cap < s->n)
+        return 0;
+    if (half_at(s, s->n) <= ci_pct)
+        return s->n;
+    if (!(half_at(s, cap) <= ci_pct))
+        return 0;
+    /* The half-width falls as n grows: the first n within ci_pct. */
+    size_t lo = s->n + 1, hi = cap;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (half_at(s, mid) <= ci_pct)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+bool hv_interval_note(const struct hv_summary *s, double ci_pct, char *note, size_t len)
+{
+    bool has = s->scale != HV_CI_NONE && isfinite(s->lo) && isfinite(s->hi);
+    bool usable = has && s->n >= HV_USABLE_MIN_N && s->rel_half_pct <= HV_USABLE_HALF_PCT;
+    if (len == 0)
+        return usable;
+    note[0] = '\0';
+    if (usable)
+        return true;
+    const char *why = s->n < HV_USABLE_MIN_N ? "too few rounds for an interval"
+                      : has                  ? "the interval is too wide to use"
+                                             : "no interval";
+    int k = snprintf(note, len, "n = %zu: %s", s->n, why);
+    size_t need = hv_rounds_for_width(s, ci_pct, 1000);
+    if (k > 0 && (size_t)k < len && need > s->n)
+        snprintf(note + k, len - (size_t)k, "; about %zu more would give \xc2\xb1%g %%",
+                 need - s->n, ci_pct);
+    return false;
 }

@@ -18,6 +18,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/** The width (relative half-width, %) a plan's repetitions ask for unless
+ *  it sets ci_pct (lib/plan.c). */
+#define HV_CI_PCT_DEFAULT 2.0
+
+/** The fewest rounds an interval is worth printing with: below it (or past
+ *  HV_USABLE_HALF_PCT) a surface says how many more rounds would give one
+ *  (hv_interval_note) instead of printing bounds. */
+#define HV_USABLE_MIN_N 3
+
+/** The widest relative half-width (%) an interval is printed with. */
+#define HV_USABLE_HALF_PCT 100.0
+
 /** What to do after a round. */
 enum hv_adapt {
     HV_ADAPT_MORE = 0, /**< queue one more round */
@@ -37,5 +49,19 @@ bool hv_ci_reached(const struct hv_summary *s, size_t k, double ci_pct, size_t *
  *  rep_min..rep_max (1 <= rep_min <= rep_max) and target ci_pct. */
 enum hv_adapt hv_adapt_next(const struct hv_summary *s, size_t k, double ci_pct, int rounds,
                             int rep_min, int rep_max);
+
+/** The smallest number of rounds n' >= s->n at which s's interval, with
+ *  its spread as observed (the sd of the logs on a log scale, the CV on a
+ *  linear one), would have a relative half-width (rel_half_pct, the stop
+ *  rule's measure) of at most ci_pct; 0 when s has no spread to go by
+ *  (n < 2, a zero mean) or none up to cap rounds would. */
+size_t hv_rounds_for_width(const struct hv_summary *s, double ci_pct, size_t cap);
+
+/** Whether s's interval is worth printing: it has one, n >= HV_USABLE_MIN_N
+ *  and its relative half-width is within HV_USABLE_HALF_PCT. When not,
+ *  note (len bytes) gets the words to print instead, e.g. "n = 2: too few
+ *  rounds for an interval; about 6 more would give \u00b12 %" (ci_pct
+ *  the width the plan asks for); when it is, note is "". */
+bool hv_interval_note(const struct hv_summary *s, double ci_pct, char *note, size_t len);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "rng.h"
 
+#include "adaptive.h"
 #include "errors.h"
 #include "factors.h"
 #include "jspec.h"
@@ -244,7 +245,7 @@ static int normalise_repetitions(json_t *doc, json_t *errors)
         return 1;
     }
     if (json_object_get(reps, "ci_pct") == NULL)
-        json_object_set_new(reps, "ci_pct", json_real(2.0));
+        json_object_set_new(reps, "ci_pct", json_real(HV_CI_PCT_DEFAULT));
     return 0;
 }
 

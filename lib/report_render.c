@@ -259,27 +259,31 @@ static void md_efficiency(struct sb *b, const json_t *report)
 static void md_summaries(struct sb *b, const json_t *report)
 {
     static const char *const cols[] = {
-        "configuration", "workload", "target", "metric",        "unit",     "n",
-        "mean",          "sd",       "CV %",   "95 % interval", "outliers", NULL};
-    sb_puts(b, "\n## Summaries\n");
+        "configuration", "workload",        "target", "metric", "unit",     "n", "centre",
+        "95 % interval", "arithmetic mean", "sd",     "CV %",   "outliers", NULL};
+    sb_puts(b, "\n## Summaries\n\nThe centre is the geometric mean with its interval on logs "
+               "for a positive metric (scale `log`), else the mean (`linear`).\n");
     md_head(b, cols);
     size_t i;
     const json_t *s;
     json_array_foreach(json_object_get(report, "summaries"), i, s)
     {
-        char metric[192], n[24], mean[32], sd[32], cv[32], iv[96], out[24];
+        char metric[192], n[24], center[32], mean[32], sd[32], cv[32], iv[256], out[24];
         const json_t *ci = json_object_get(s, "interval");
         snprintf(metric, sizeof metric, "%s%s", str(s, "metric"),
                  json_is_true(json_object_get(s, "primary")) ? " (primary)" : "");
         snprintf(n, sizeof n, "%lld", (long long)json_integer_value(json_object_get(s, "n")));
         snprintf(out, sizeof out, "%lld",
                  (long long)json_integer_value(json_object_get(s, "outliers")));
-        if (json_is_object(ci)) {
-            char lo[32], hi[32];
-            snprintf(iv, sizeof iv, "[%s, %s] (%s)", hv_fmt_value(lo, sizeof lo, num(ci, "lo")),
-                     hv_fmt_value(hi, sizeof hi, num(ci, "hi")), str(ci, "scale"));
+        double c, lo, hi;
+        const char *note;
+        hv_summary_figures(s, &c, &lo, &hi, &note);
+        if (note == NULL) {
+            char l[32], h[32];
+            snprintf(iv, sizeof iv, "[%s, %s] (%s)", hv_fmt_value(l, sizeof l, lo),
+                     hv_fmt_value(h, sizeof h, hi), str(ci, "scale"));
         } else {
-            snprintf(iv, sizeof iv, "-");
+            snprintf(iv, sizeof iv, "%s", note);
         }
         const char *cells[] = {str(s, "configuration"),
                                str(s, "workload"),
@@ -287,10 +291,11 @@ static void md_summaries(struct sb *b, const json_t *report)
                                metric,
                                str(s, "unit"),
                                n,
+                               hv_fmt_value(center, sizeof center, c),
+                               iv,
                                hv_fmt_value(mean, sizeof mean, num(s, "mean")),
                                hv_fmt_value(sd, sizeof sd, num(s, "sd")),
                                hv_fmt_value(cv, sizeof cv, num(s, "cv_pct")),
-                               iv,
                                out};
         md_row(b, cells, sizeof cells / sizeof cells[0]);
     }
@@ -569,9 +574,13 @@ static void csv_summaries(struct sb *b, const json_t *report)
     {
         struct csv_row r = {0};
         csv_summary_cells(&r, "summary", s);
-        csv_num(&r, C_ESTIMATE, num(s, "mean"));
-        csv_num(&r, C_LO, num(json_object_get(s, "interval"), "lo"));
-        csv_num(&r, C_HI, num(json_object_get(s, "interval"), "hi"));
+        double c, lo, hi;
+        const char *note;
+        hv_summary_figures(s, &c, &lo, &hi, &note);
+        csv_num(&r, C_ESTIMATE, c);
+        csv_num(&r, C_LO, lo);
+        csv_num(&r, C_HI, hi);
+        csv_set(&r, C_SENTENCE, note);
         csv_num(&r, C_SD, num(s, "sd"));
         csv_num(&r, C_CV, num(s, "cv_pct"));
         csv_line(b, &r);

@@ -24,6 +24,17 @@ char *hv_report_md(const json_t *report);
  *  string the caller frees, or NULL when memory runs out. */
 char *hv_report_csv(const json_t *report);
 
+/** The figures every surface prints of one summary (an element of the
+ *  report's summaries[], or a side of GET /api/v1/compare's rows): the
+ *  centre, its interval's (the geometric mean for a positive metric) or,
+ *  without an interval, the mean (the one value of n = 1); the 95 %
+ *  bounds when the interval is usable ("usable", or, from an answer that
+ *  predates it, whether there is an interval), else NaN with *note (may
+ *  be NULL) the words to print instead: the summary's interval_note, or
+ *  "no interval". *note is NULL when the bounds are usable; borrowed from
+ *  s. */
+void hv_summary_figures(const json_t *s, double *center, double *lo, double *hi, const char **note);
+
 /** The label of a metric in sentences: its name's parts joined by spaces,
  *  '_' as '-', a trailing unit part ("mbps", "gbps") left out:
  *  "disk.seq_write.mbps" is "disk seq-write". Writes into buf and

@@ -3,6 +3,7 @@
 #include "report_render.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,4 +74,31 @@ char *hv_fmt_value(char *buf, size_t len, double v)
     else
         snprintf(buf, len, "%.4g", v);
     return buf;
+}
+
+/* A number member of o, NaN when absent. */
+static double member(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+void hv_summary_figures(const json_t *s, double *center, double *lo, double *hi, const char **note)
+{
+    /* A compare side has its interval's figures in itself. */
+    const json_t *iv = json_object_get(s, "interval");
+    if (iv == NULL && json_object_get(s, "scale") != NULL)
+        iv = json_is_number(json_object_get(s, "lo")) ? s : NULL;
+    bool has = json_is_object(iv) && json_is_number(json_object_get(iv, "lo")) &&
+               json_is_number(json_object_get(iv, "hi"));
+    const json_t *u = json_object_get(s, "usable");
+    bool usable = json_is_boolean(u) ? json_is_true(u) && has : has;
+    double c = has ? member(iv, "center") : NAN;
+    *center = isfinite(c) ? c : member(s, "mean");
+    *lo = usable ? member(iv, "lo") : NAN;
+    *hi = usable ? member(iv, "hi") : NAN;
+    if (note != NULL) {
+        const char *t = json_string_value(json_object_get(s, "interval_note"));
+        *note = usable ? NULL : t != NULL ? t : "no interval";
+    }
 }

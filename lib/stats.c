@@ -89,6 +89,33 @@ void hv_summary_nonneg(struct hv_summary *s)
     }
 }
 
+/* Multiplies every absolute figure of s by scale (relative ones stay). */
+static void unscale(struct hv_summary *s, double scale)
+{
+    double *abs_figures[] = {&s->mean, &s->sd, &s->ci_low, &s->ci_high, &s->center, &s->lo, &s->hi};
+    for (size_t i = 0; i < sizeof abs_figures / sizeof abs_figures[0]; i++)
+        *abs_figures[i] *= scale;
+    s->mean_log += log(scale);
+}
+
+enum hv_stat_err hv_summarize_scaled(const double *x, size_t n, struct hv_summary *out)
+{
+    double scale = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(x[i]))
+            scale = fmax(scale, fabs(x[i]));
+    double *y = malloc((n ? n : 1) * sizeof *y);
+    if (y == NULL)
+        return HV_STAT_NO_MEMORY;
+    for (size_t i = 0; i < n; i++)
+        y[i] = scale > 0.0 ? x[i] / scale : x[i];
+    enum hv_stat_err e = n > 0 ? hv_summarize(y, n, out) : hv_summarize(NULL, 0, out);
+    free(y);
+    if (e == HV_STAT_OK && scale > 0.0)
+        unscale(out, scale);
+    return e;
+}
+
 void hv_summarize_moments(size_t n, double mean, double sd, struct hv_summary *out)
 {
     fill_linear(n, mean, sd, out);

@@ -99,6 +99,13 @@ double hv_t_quantile(double p, double df);
  *  be 0 or 1: no interval, scale HV_CI_NONE). */
 enum hv_stat_err hv_summarize(const double *x, size_t n, struct hv_summary *out);
 
+/** hv_summarize on x[0..n) divided by their largest finite magnitude, the
+ *  absolute figures multiplied back (relative ones, CV and rel_half_pct,
+ *  are as they are): no square overflows whatever the values. What every
+ *  caller that judges a series (the stop rule, the report) uses, so they
+ *  read the same widths. HV_STAT_NO_MEMORY when memory runs out. */
+enum hv_stat_err hv_summarize_scaled(const double *x, size_t n, struct hv_summary *out);
+
 /** Summarises from a mean and sd computed elsewhere (e.g. by SQL's avg and
  *  stddev_samp): the arithmetic interval only (scale HV_CI_LINEAR when
  *  n >= 2). sd is ignored when n < 2. */

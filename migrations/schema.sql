@@ -4,7 +4,7 @@
 -- function or trigger changed by several migrations is here as the last
 -- one left it. To change the schema, add a migration, run `make schema`
 -- and commit both (tests/integration/test_schema.sh fails while this file
--- is stale). Schema version 41. Definitions only: the rows of
+-- is stale). Schema version 42. Definitions only: the rows of
 -- hv_schema_migrations, which `hvbench-server migrate` writes, are not here.
 
 --
@@ -866,6 +866,41 @@ BEGIN
                 THEN ' and ' || (cardinality(missing) - 5) || ' more' ELSE '' END
         || ' (never registered)');
 END $$;
+
+--
+-- Name: hv_round_values(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_round_values(p_plan bigint) RETURNS TABLE(config_idx integer, workload_id text, target text, grouped boolean, metric text, unit text, higher_is_better boolean, kind text, engine text, round integer, members integer, value double precision, jobs bigint[])
+    LANGUAGE sql STABLE
+    AS $$
+SELECT c.idx, j.workload_id, j.target_name, false, m.name, m.unit, m.higher_is_better,
+       j.workload->>'kind', coalesce(j.workload->>'engine', 'builtin'), j.repetition, 1,
+       m.value, ARRAY[j.id]
+FROM jobs j JOIN configurations c ON c.id = j.config_id
+JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok'
+JOIN metrics m ON m.result_id = r.id
+WHERE j.plan_id = p_plan AND j.status = 'done' AND j.role IS DISTINCT FROM 'server'
+  AND j.group_id IS NULL
+UNION ALL
+SELECT y.cidx, y.workload_id,
+       CASE WHEN count(DISTINCT y.target_name) = 1 THEN min(y.target_name)
+            ELSE count(DISTINCT y.target_name) || ' guests' END,
+       true, y.metric, min(y.unit), bool_and(y.hib), min(y.kind), min(y.engine), y.repetition,
+       count(*)::integer,
+       max(y.s) * least(greatest(avg(CASE WHEN y.s > 0 THEN y.value / y.s ELSE 0 END), -1), 1),
+       array_agg(y.job_id ORDER BY y.job_id)
+FROM (SELECT c.idx AS cidx, j.workload_id, j.target_name, j.repetition, j.id AS job_id,
+             j.group_id, m.name AS metric, m.unit, m.higher_is_better AS hib, m.value,
+             j.workload->>'kind' AS kind, coalesce(j.workload->>'engine', 'builtin') AS engine,
+             max(abs(m.value)) OVER (PARTITION BY j.group_id, m.name) AS s
+      FROM jobs j JOIN configurations c ON c.id = j.config_id
+      JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok'
+      JOIN metrics m ON m.result_id = r.id
+      WHERE j.plan_id = p_plan AND j.status = 'done' AND j.role IS DISTINCT FROM 'server'
+        AND j.group_id IS NOT NULL) y
+GROUP BY y.cidx, y.workload_id, y.metric, y.repetition, y.group_id
+$$;
 
 --
 -- Name: hv_webhook_cp_trigger(); Type: FUNCTION; Schema: public; Owner: -

@@ -6,18 +6,17 @@
 /* The configuration $2 of the plan (its first when NULL). */
 #define CONFIG_MATCH "CASE WHEN $2::text IS NULL THEN c.idx = 0 ELSE c.name = $2::text END"
 
-/* Per workload id, target and metric of the configuration's done jobs,
- * the moments of the values HV_SQL_METRIC_OK keeps and the count of the
- * others (a value stored before the doors checked it must not overflow a
- * sum of squares). */
+/* Per workload id, target and metric of the configuration's rounds
+ * (hv_round_values, migrations/042: one value per round, a group's members
+ * one), the moments of the values HV_SQL_METRIC_OK keeps and the count of
+ * the others (a value stored before the doors checked it must not overflow
+ * a sum of squares). */
 #define SIDE_ROWS                                                                                  \
-    "WITH v AS (SELECT j.workload_id AS wid, j.target_name AS tn, m.name AS metric, m.unit, "      \
+    "WITH v AS (SELECT m.workload_id AS wid, m.target AS tn, m.metric, m.unit, "                   \
     " m.higher_is_better AS hib, m.value, " HV_SQL_METRIC_OK " AS ok "                             \
-    " FROM jobs j JOIN configurations c ON c.id = j.config_id "                                    \
-    " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok' "            \
-    " JOIN metrics m ON m.result_id = r.id "                                                       \
-    " WHERE j.plan_id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server' "            \
-    " AND c.plan_id = $1 AND " CONFIG_MATCH "), "                                                  \
+    " FROM (SELECT rv.*, rv.metric AS name FROM hv_round_values($1) rv) m "                        \
+    " JOIN configurations c ON c.plan_id = $1 AND c.idx = m.config_idx "                           \
+    " WHERE " CONFIG_MATCH "), "                                                                   \
     "x AS (SELECT wid, tn, metric, min(unit) AS unit, bool_and(hib) AS hib, "                      \
     " count(*) FILTER (WHERE ok) AS n, avg(value) FILTER (WHERE ok) AS mean, "                     \
     " stddev_samp(value) FILTER (WHERE ok) AS sd, "                                                \

@@ -15,8 +15,9 @@
  *  name), "rows": per workload id, target and metric of its done jobs
  *  (the server side of net workloads left out), ordered so, {"workload",
  *  "target", "metric", "unit", "higher_is_better", "n", "mean", "sd",
- *  "log_mean", "log_sd", "n_nonpos"} with the moments of the values and of
- *  the logarithms of the positive ones (lib/stats.h, hv_moments_set)}.
+ *  "log_mean", "log_sd", "n_nonpos"} with the moments of its rounds' values
+ *  (hv_round_values, migrations/042: n counts rounds) and of the
+ *  logarithms of the positive ones (lib/stats.h, hv_moments_set)}.
  *  HV_DB_NONE: no such plan. */
 enum hv_db_status hv_db_compare_side(int64_t plan_id, const char *configuration, json_t **out);
 

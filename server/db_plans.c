@@ -322,47 +322,27 @@ static const struct hv_stmt report_answer_put = {
     "UPDATE report_digests SET answer = $3, inputs = md5($4) WHERE plan_id = $1 AND version = $2",
     4};
 
-/* The rounds of groups: one row per round of each configuration, workload,
- * target and metric, the client members of a group becoming one row, the
- * mean of their values. Each value is divided by the unit's
- * largest magnitude before averaging, so no sum can overflow whatever was
- * stored (1e308 included); the caller multiplies mean_s by scale in C,
- * where an overflow is an infinity to report rather than an SQL error. */
+/* The rounds of groups (hv_round_values, migrations/042): one row per
+ * round of each configuration, workload, target and metric, the client
+ * members of a group one observation, the mean of their values. The value
+ * is given as its magnitude and sign (mean_s · scale of hv_db_obs). */
 static const struct hv_stmt plan_observations = {
     "plan_observations",
-    "SELECT y.cidx, y.workload_id, CASE WHEN count(DISTINCT y.target_name) = 1 THEN "
-    "min(y.target_name) ELSE count(DISTINCT y.target_name) || ' guests' END AS target, "
-    "y.metric, min(y.unit), bool_and(y.hib), y.repetition, count(*), max(y.s), "
-    "avg(CASE WHEN y.s > 0 THEN y.value / y.s ELSE 0 END), "
-    "array_agg(y.job_id ORDER BY y.job_id)::text FROM ("
-    " SELECT c.idx AS cidx, j.workload_id, j.target_name, j.repetition, j.id AS job_id, "
-    " j.group_id AS unit_id, m.name AS metric, m.unit, "
-    " m.higher_is_better AS hib, m.value, max(abs(m.value)) OVER (PARTITION BY "
-    " j.group_id, m.name) AS s "
-    " FROM jobs j JOIN configurations c ON c.id = j.config_id "
-    " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok' "
-    " JOIN metrics m ON m.result_id = r.id "
-    " WHERE j.plan_id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server' "
-    " AND j.group_id IS NOT NULL) y "
-    "GROUP BY y.cidx, y.workload_id, y.metric, y.repetition, y.unit_id "
-    "ORDER BY y.cidx, y.workload_id, target, y.metric, y.repetition",
+    "SELECT v.config_idx, v.workload_id, v.target, v.metric, v.unit, v.higher_is_better, "
+    "v.round, v.members, abs(v.value), sign(v.value), v.jobs::text "
+    "FROM hv_round_values($1) v WHERE v.grouped ORDER BY 1, 2, 3, 4, 7",
     1};
 
-/* The jobs that ran alone (most of a plan's): one row per configuration,
- * workload, target and metric with its rounds, values and job ids as three
- * arrays in the same order. A value alone needs no scaling, and a plan of
+/* The jobs that ran alone (most of a plan's), from the same definition:
+ * one row per configuration, workload, target and metric with its rounds,
+ * values and job ids as three arrays in the same order, so a plan of
  * 100,000 results gives its values in a few hundred rows rather than one
- * row each (no per-round grouping, no window over every value). */
+ * row each. */
 static const struct hv_stmt plan_observations_alone = {
     "plan_observations_alone",
-    "SELECT c.idx, j.workload_id, j.target_name, m.name, min(m.unit), "
-    "bool_and(m.higher_is_better), array_agg(j.repetition)::text, array_agg(m.value)::text, "
-    "array_agg(j.id)::text "
-    "FROM jobs j JOIN configurations c ON c.id = j.config_id "
-    "JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok' "
-    "JOIN metrics m ON m.result_id = r.id "
-    "WHERE j.plan_id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server' "
-    "AND j.group_id IS NULL "
+    "SELECT v.config_idx, v.workload_id, v.target, v.metric, min(v.unit), "
+    "bool_and(v.higher_is_better), array_agg(v.round)::text, array_agg(v.value)::text, "
+    "array_agg(v.jobs[1])::text FROM hv_round_values($1) v WHERE NOT v.grouped "
     "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4",
     1};
 

@@ -32,17 +32,13 @@ static const struct hv_stmt state = {
     "FROM jobs j JOIN plans p ON p.id = j.plan_id WHERE j.id = $1",
     1};
 
-/* One value per series and round: the mean over the round's jobs of the
- * series (a group's members of one target are one observation). */
+/* One value per series and round (hv_round_values, migrations/042): the
+ * series' configuration, workload, target and metric, the workload's kind
+ * and engine, the round and the value; a group's members are one value. */
 static const struct hv_stmt values = {
     "round_values",
-    "SELECT c.idx, j.workload_id, j.target_name, m.name, j.workload->>'kind', "
-    "coalesce(j.workload->>'engine', 'builtin'), j.repetition, avg(m.value) "
-    "FROM jobs j JOIN configurations c ON c.id = j.config_id "
-    "JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok' "
-    "JOIN metrics m ON m.result_id = r.id "
-    "WHERE j.plan_id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server' "
-    "GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 7",
+    "SELECT v.config_idx, v.workload_id, v.target, v.metric, v.kind, v.engine, v.round, v.value "
+    "FROM hv_round_values($1) v ORDER BY 1, 2, 3, 4, 7",
     1};
 
 static const struct hv_stmt record = {
@@ -109,7 +105,10 @@ static int series_add(struct series_set *set, PGresult *r, int first, const doub
         set->s = s;
         set->cap = cap;
     }
-    if (hv_summarize(x, n, &set->s[set->n]) != HV_STAT_OK)
+    enum hv_stat_err e = hv_summarize_scaled(x, n, &set->s[set->n]);
+    if (e == HV_STAT_NO_MEMORY)
+        return -1;
+    if (e != HV_STAT_OK)
         return 0; /* nothing to judge by */
     json_array_append_new(
         set->keys, json_pack("{s:i,s:s,s:s,s:s}", "configuration", atoi(PQgetvalue(r, first, 0)),

@@ -11,6 +11,7 @@
  * target only (a guest's import against the host's), by workload id and
  * metric. Values no measurement can have, stored before the doors
  * refused them, are left out and counted (server/db_values.h). */
+#include "adaptive.h"
 #include "compare.h"
 #include "db_compare.h"
 #include "db_values.h"
@@ -137,6 +138,10 @@ static json_t *side_json(const json_t *row, struct hv_moments *m, bool *ok)
     set_num(o, "center", s.center);
     set_num(o, "lo", s.lo);
     set_num(o, "hi", s.hi);
+    char note[200];
+    bool usable = hv_interval_note(&s, HV_CI_PCT_DEFAULT, note, sizeof note);
+    json_object_set_new(o, "usable", json_boolean(usable));
+    json_object_set_new(o, "interval_note", usable ? json_null() : json_string(note));
     return o;
 }
 

@@ -12,87 +12,157 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The widest interval of a configuration in words: "cpu score in the
- * guests is ±3.4 %" or "... has no interval". */
-static void widest_words(const struct hv_rctx *c, const struct hv_arm *a, char *buf, size_t len)
+/* A series the stop rule judges: a primary summary of the report (one
+ * configuration, workload, target and metric, as the server's rounds
+ * decision reads it) with the figures hv_ci_reached reads. */
+struct judged {
+    const json_t *summary;
+    struct hv_summary s;
+};
+
+/* The widest interval of a configuration in words: "cpu.score (cpu) on
+ * g1 is ±3.4 %" or "... has no interval yet". */
+static void widest_words(const struct hv_rctx *c, const struct judged *j, char *buf, size_t len)
 {
-    char subject[256];
-    hv_rsubject(c, a, subject, sizeof subject);
-    if (a->sum.scale == HV_CI_NONE || !isfinite(a->sum.rel_half_pct))
+    const json_t *o = j->summary;
+    char label[160];
+    hv_metric_label(json_string_value(json_object_get(o, "metric")), label, sizeof label);
+    char subject[320];
+    if (c->multi_workload)
+        snprintf(subject, sizeof subject, "%s (%s) on %s", label,
+                 json_string_value(json_object_get(o, "workload")),
+                 json_string_value(json_object_get(o, "target")));
+    else
+        snprintf(subject, sizeof subject, "%s on %s", label,
+                 json_string_value(json_object_get(o, "target")));
+    if (j->s.scale == HV_CI_NONE || !isfinite(j->s.rel_half_pct))
         snprintf(buf, len, "%s has no interval yet", subject);
     else
-        snprintf(buf, len, "%s is \xc2\xb1%.1f %%", subject, a->sum.rel_half_pct);
+        snprintf(buf, len, "%s is \xc2\xb1%.1f %%", subject, j->s.rel_half_pct);
 }
 
-/* The repetitions entry of configuration x, or NULL without values. */
-static json_t *repetitions_of(struct hv_rctx *c, size_t x)
+/* The primary series of configuration name (every configuration's when
+ * name is NULL) among summaries into j (room for all), as the stop rule
+ * reads them; *rounds gets the most rounds among them. Returns how many. */
+static size_t judged_of(const json_t *summaries, const char *name, struct judged *j, size_t *rounds)
+{
+    size_t k = 0, i;
+    const json_t *o;
+    *rounds = 0;
+    json_array_foreach(summaries, i, o)
+    {
+        const char *cfg = json_string_value(json_object_get(o, "configuration"));
+        if (!json_is_true(json_object_get(o, "primary")) ||
+            (name != NULL && (cfg == NULL || strcmp(cfg, name) != 0)))
+            continue;
+        const json_t *iv = json_object_get(o, "interval");
+        const json_t *h = json_object_get(iv, "rel_half_pct");
+        size_t n = (size_t)json_integer_value(json_object_get(o, "n"));
+        j[k].summary = o;
+        j[k].s = (struct hv_summary){
+            .n = n,
+            .scale = json_is_object(iv) ? HV_CI_LINEAR : HV_CI_NONE,
+            .rel_half_pct = json_is_number(h) ? json_number_value(h) : NAN,
+        };
+        k++;
+        *rounds = n > *rounds ? n : *rounds;
+    }
+    return k;
+}
+
+/* The stop rule (lib/adaptive.h) on the summaries j[0..k) after rounds
+ * rounds: *reached whether every one is within ci_pct, *widest the widest. */
+static enum hv_adapt judge(const struct hv_rdata *d, const struct judged *j, size_t k,
+                           size_t rounds, bool *reached, size_t *widest)
+{
+    struct hv_summary *s = malloc((k ? k : 1) * sizeof *s);
+    *reached = false;
+    *widest = 0;
+    if (s == NULL)
+        return HV_ADAPT_MORE;
+    for (size_t i = 0; i < k; i++)
+        s[i] = j[i].s;
+    *reached = k > 0 && hv_ci_reached(s, k, d->ci_pct, widest);
+    enum hv_adapt next = hv_adapt_next(s, k, d->ci_pct, (int)rounds, d->rep_min, d->rep_max);
+    free(s);
+    return next;
+}
+
+/* The repetitions entry of configuration x (j: room for every summary),
+ * or NULL without values. */
+static json_t *repetitions_of(struct hv_rctx *c, const json_t *summaries, size_t x,
+                              struct judged *j)
 {
     const struct hv_rdata *d = c->d;
-    struct hv_summary *s = malloc((c->n_arms ? c->n_arms : 1) * sizeof *s);
-    const struct hv_arm **who = malloc((c->n_arms ? c->n_arms : 1) * sizeof *who);
-    size_t k = 0, rounds = 0;
-    for (size_t i = 0; s != NULL && who != NULL && i < c->n_arms; i++) {
-        const struct hv_arm *a = &c->arms[i];
-        if (a->config != x || !a->primary || !a->finite)
-            continue;
-        who[k] = a;
-        s[k++] = a->sum;
-        rounds = a->n > rounds ? a->n : rounds;
-    }
-    json_t *o = NULL;
-    if (k > 0) {
-        size_t widest;
-        bool reached = hv_ci_reached(s, k, d->ci_pct, &widest);
-        enum hv_adapt next = hv_adapt_next(s, k, d->ci_pct, (int)rounds, d->rep_min, d->rep_max);
-        const char *stop = next == HV_ADAPT_PRECISE ? "width"
-                           : next == HV_ADAPT_MAX   ? "max"
-                           : d->finished            ? "ended"
-                                                    : "running";
-        char wide[320], text[768];
-        widest_words(c, who[widest], wide, sizeof wide);
-        const char *name = d->configs[x].name;
-        if (reached)
-            snprintf(text, sizeof text,
-                     "%s: %zu round%s; every primary interval is within \xc2\xb1%g %% (the widest, "
-                     "%s)",
-                     name, rounds, rounds == 1 ? "" : "s", d->ci_pct, wide);
-        else if (next == HV_ADAPT_MAX)
-            snprintf(text, sizeof text,
-                     "%s: stopped at the maximum of %d rounds without reaching the width asked "
-                     "for (\xc2\xb1%g %%): %s",
-                     name, d->rep_max, d->ci_pct, wide);
-        else
-            snprintf(text, sizeof text,
-                     "%s: %s after %zu of at most %d rounds; %s, wider than the "
-                     "\xc2\xb1%g %% asked for",
-                     name, d->finished ? "the plan ended" : "still running", rounds, d->rep_max,
-                     wide, d->ci_pct);
-        if (!reached && d->finished)
-            hv_rwarn(c, "width", "%s", text);
-        o = json_pack("{s:s,s:I,s:s,s:b,s:{s:s,s:s,s:s},s:s}", "configuration", name, "rounds",
-                      (json_int_t)rounds, "stop", stop, "reached", reached, "widest", "workload",
-                      d->workloads[who[widest]->workload].id, "side",
-                      hv_rside_name(who[widest]->side), "metric", who[widest]->metric, "sentence",
-                      text);
-        hv_rset_num(json_object_get(o, "widest"), "rel_half_pct",
-                    who[widest]->sum.scale == HV_CI_NONE ? NAN : who[widest]->sum.rel_half_pct);
-    }
-    free(s);
-    free(who);
+    const char *name = d->configs[x].name;
+    size_t rounds;
+    size_t k = judged_of(summaries, name, j, &rounds);
+    if (k == 0)
+        return NULL;
+    size_t widest;
+    bool reached;
+    enum hv_adapt next = judge(d, j, k, rounds, &reached, &widest);
+    const char *stop = next == HV_ADAPT_PRECISE ? "width"
+                       : next == HV_ADAPT_MAX   ? "max"
+                       : d->finished            ? "ended"
+                                                : "running";
+    char wide[400], text[900];
+    widest_words(c, &j[widest], wide, sizeof wide);
+    if (reached)
+        snprintf(text, sizeof text,
+                 "%s: %zu round%s; every primary interval is within \xc2\xb1%g %% (the widest, "
+                 "%s)",
+                 name, rounds, rounds == 1 ? "" : "s", d->ci_pct, wide);
+    else if (next == HV_ADAPT_MAX)
+        snprintf(text, sizeof text,
+                 "%s: stopped at the maximum of %d rounds without reaching the width asked "
+                 "for (\xc2\xb1%g %%): %s",
+                 name, d->rep_max, d->ci_pct, wide);
+    else
+        snprintf(text, sizeof text,
+                 "%s: %s after %zu of at most %d rounds; %s, wider than the "
+                 "\xc2\xb1%g %% asked for",
+                 name, d->finished ? "the plan ended" : "still running", rounds, d->rep_max, wide,
+                 d->ci_pct);
+    if (!reached && d->finished)
+        hv_rwarn(c, "width", "%s", text);
+    const json_t *w = j[widest].summary;
+    json_t *o = json_pack("{s:s,s:I,s:s,s:b,s:{s:O,s:O,s:O,s:O},s:s}", "configuration", name,
+                          "rounds", (json_int_t)rounds, "stop", stop, "reached", reached, "widest",
+                          "workload", json_object_get(w, "workload"), "target",
+                          json_object_get(w, "target"), "side", json_object_get(w, "side"),
+                          "metric", json_object_get(w, "metric"), "sentence", text);
+    hv_rset_num(json_object_get(o, "widest"), "rel_half_pct",
+                j[widest].s.scale == HV_CI_NONE ? NAN : j[widest].s.rel_half_pct);
     return o;
 }
 
-json_t *hv_rrepetitions(struct hv_rctx *c)
+json_t *hv_rrepetitions(struct hv_rctx *c, const json_t *summaries)
 {
     const struct hv_rdata *d = c->d;
+    size_t n = json_array_size(summaries), rounds;
+    struct judged *j = malloc((n ? n : 1) * sizeof *j);
     json_t *list = json_array();
-    for (size_t x = 0; list != NULL && x < d->n_configs; x++) {
-        json_t *o = repetitions_of(c, x);
+    if (j == NULL || list == NULL) {
+        free(j);
+        json_decref(list);
+        return NULL;
+    }
+    for (size_t x = 0; x < d->n_configs; x++) {
+        json_t *o = repetitions_of(c, summaries, x, j);
         if (o != NULL)
             json_array_append_new(list, o);
     }
-    return json_pack("{s:i,s:i,s:f,s:o}", "min", d->rep_min, "max", d->rep_max, "ci_pct", d->ci_pct,
-                     "configurations", list);
+    /* The plan as a whole, as the server judges it after each round: every
+     * primary series of every configuration within ci_pct. */
+    size_t widest, k = judged_of(summaries, NULL, j, &rounds);
+    bool reached;
+    judge(d, j, k, rounds, &reached, &widest);
+    free(j);
+    const json_t *kept = json_object_get(d->summary, "rounds");
+    return json_pack("{s:i,s:i,s:f,s:b,s:O,s:o}", "min", d->rep_min, "max", d->rep_max, "ci_pct",
+                     d->ci_pct, "reached", reached, "server",
+                     json_is_object(kept) ? (json_t *)kept : json_null(), "configurations", list);
 }
 
 /* ---- recommendations ------------------------------------------------- */

@@ -57,30 +57,9 @@ json_t *hv_rjobs_json(const int64_t *jobs, size_t n, size_t max)
     return a;
 }
 
-/* Multiplies every absolute figure of s by scale (relative ones stay). */
-static void unscale(struct hv_summary *s, double scale)
-{
-    double *abs_figures[] = {&s->mean, &s->sd, &s->ci_low, &s->ci_high, &s->center, &s->lo, &s->hi};
-    for (size_t i = 0; i < sizeof abs_figures / sizeof abs_figures[0]; i++)
-        *abs_figures[i] *= scale;
-    s->mean_log += log(scale);
-}
-
 enum hv_stat_err hv_rsummarize(const double *x, size_t n, bool nonneg, struct hv_summary *s)
 {
-    double scale = 0.0;
-    for (size_t i = 0; i < n; i++)
-        if (isfinite(x[i]))
-            scale = fmax(scale, fabs(x[i]));
-    double *y = malloc((n ? n : 1) * sizeof *y);
-    if (y == NULL)
-        return HV_STAT_NO_MEMORY;
-    for (size_t i = 0; i < n; i++)
-        y[i] = scale > 0.0 ? x[i] / scale : x[i];
-    enum hv_stat_err e = n > 0 ? hv_summarize(y, n, s) : hv_summarize(NULL, 0, s);
-    free(y);
-    if (e == HV_STAT_OK && scale > 0.0)
-        unscale(s, scale);
+    enum hv_stat_err e = hv_summarize_scaled(x, n, s);
     if (e == HV_STAT_OK && nonneg)
         hv_summary_nonneg(s);
     return e;

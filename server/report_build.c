@@ -134,7 +134,7 @@ static int sections(struct hv_rctx *c, json_t *report, json_t **digest)
     rc |= put(report, "interactions", hv_rinteractions(c));
     rc |= put(report, "overhead", hv_roverhead(c, &efficiency));
     rc |= put(report, "efficiency", efficiency);
-    rc |= put(report, "repetitions", hv_rrepetitions(c));
+    rc |= put(report, "repetitions", hv_rrepetitions(c, json_object_get(report, "summaries")));
     rc |= put(report, "recommendations", hv_rrecommend(c, &ignore));
     rc |= put(report, "safe_to_ignore", ignore);
     return rc;

@@ -1,6 +1,7 @@
 /* report_data.c — see report_data.h. */
 #include "report_data.h"
 
+#include "adaptive.h"
 #include "compare.h"
 #include "params.h"
 
@@ -15,7 +16,7 @@ void hv_rdata_init(struct hv_rdata *d)
     for (int s = 0; s < HV_SUB_COUNT; s++)
         d->weights[s] = 1.0;
     d->rep_min = d->rep_max = 1;
-    d->ci_pct = 2.0;
+    d->ci_pct = HV_CI_PCT_DEFAULT;
 }
 
 /* A copy of s ("" for NULL); NULL only when memory runs out. */

@@ -1,45 +1,48 @@
 /* report_hosts.c — a fleet plan's per-host view; see report_hosts.h. */
 #include "report_hosts.h"
 
+#include "compare.h"
 #include "params.h"
 #include "stats.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The parent's margin and its children's hosts with their facts; no row
- * for a plan that is no fleet's parent. */
+/* The parent's margin ($2 when it sets none, the report's default) and
+ * its children's hosts with their facts; no row for a plan that is no
+ * fleet's parent. */
 static const struct hv_stmt hosts_meta = {
     "report_hosts_meta",
-    "SELECT json_build_object('margin_pct', coalesce((p.spec->>'margin_pct')::float8, 5), "
-    "'hosts', json_agg(json_build_object('host', c.spec->'targets'->>'host', 'plan_id', c.id, "
-    "'facts', coalesce(t.facts, '{}')) ORDER BY c.id))::text "
+    "SELECT json_build_object('margin_pct', coalesce((p.spec->>'margin_pct')::float8, "
+    "$2::float8), 'hosts', json_agg(json_build_object('host', c.spec->'targets'->>'host', "
+    "'plan_id', c.id, 'facts', coalesce(t.facts, '{}')) ORDER BY c.id))::text "
     "FROM plans p JOIN plans c ON c.parent_id = p.id "
     "LEFT JOIN targets t ON t.name = c.spec->'targets'->>'host' WHERE p.id = $1 GROUP BY p.id",
-    1};
+    2};
 
-/* Per child, workload and metric: the workload's kind and engine, the
- * values of its rounds (a round's
- * targets averaged: a host's guests give one value per round), the
- * default configuration only, the server side of net runs left out. */
+/* Per child, side (the host's bare metal, or its guests), workload and
+ * metric: the workload's kind and engine and the side's value of each
+ * round: the mean over the side's targets of each target's value of that
+ * round (hv_round_values, migrations/042: a group is one value), so a
+ * host's guest count or a failed guest job does not weigh on it. The
+ * default configuration only; the server side of net runs left out. */
 static const struct hv_stmt hosts_values = {
     "report_hosts_values",
-    "SELECT coalesce(json_agg(json_build_object('host', y.host, 'workload', y.workload_id, "
-    "'metric', y.metric, 'unit', y.unit, 'higher_is_better', y.hib, 'kind', y.kind, 'engine', "
-    "y.engine, 'values', y.v) ORDER BY "
-    "y.workload_id, y.metric, y.host), '[]')::text FROM (SELECT x.host, x.workload_id, x.metric, "
+    "SELECT coalesce(json_agg(json_build_object('host', y.host, 'where', y.side, 'workload', "
+    "y.workload_id, 'metric', y.metric, 'unit', y.unit, 'higher_is_better', y.hib, 'kind', "
+    "y.kind, 'engine', y.engine, 'values', y.v) ORDER BY y.workload_id, y.metric, y.side, "
+    "y.host), '[]')::text FROM (SELECT x.host, x.side, x.workload_id, x.metric, "
     "min(x.unit) AS unit, bool_and(x.hib) AS hib, min(x.kind) AS kind, min(x.engine) AS engine, "
-    "json_agg(x.v ORDER BY x.repetition) AS v FROM ("
-    " SELECT c.spec->'targets'->>'host' AS host, j.workload_id, m.name AS metric, "
-    " min(m.unit) AS unit, bool_and(m.higher_is_better) AS hib, min(j.workload->>'kind') AS kind, "
-    " min(j.workload->>'engine') AS engine, j.repetition, avg(m.value) AS v "
-    " FROM plans c JOIN jobs j ON j.plan_id = c.id "
-    " JOIN configurations k ON k.id = j.config_id AND k.idx = 0 "
-    " JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok' "
-    " JOIN metrics m ON m.result_id = r.id "
-    " WHERE c.parent_id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server' "
-    " GROUP BY 1, 2, 3, j.repetition) x GROUP BY 1, 2, 3) y",
+    "json_agg(x.v ORDER BY x.round) AS v FROM ("
+    " SELECT c.spec->'targets'->>'host' AS host, CASE WHEN v.target = "
+    " c.spec->'targets'->>'host' THEN 'host' ELSE 'guests' END AS side, v.workload_id, "
+    " v.metric, min(v.unit) AS unit, bool_and(v.higher_is_better) AS hib, min(v.kind) AS kind, "
+    " min(v.engine) AS engine, v.round, avg(v.value) AS v "
+    " FROM plans c CROSS JOIN LATERAL hv_round_values(c.id) v "
+    " WHERE c.parent_id = $1 AND v.config_idx = 0 "
+    " GROUP BY 1, 2, 3, 4, v.round) x GROUP BY 1, 2, 3, 4) y",
     1};
 
 static const struct hv_stmt hosts_parent = {
@@ -58,8 +61,9 @@ enum hv_db_status hv_report_hosts_parent(int64_t id, bool *parent)
 
 enum hv_db_status hv_report_hosts_add(int64_t id, json_t *report)
 {
-    char idtxt[24];
-    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
+    char idtxt[24], margin[32];
+    snprintf(margin, sizeof margin, "%g", HV_MARGIN_PCT_DEFAULT);
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id), margin};
     json_t *meta = NULL, *rows = NULL;
     enum hv_db_status s = hv_db_json(&hosts_meta, params, &meta, NULL);
     if (s == HV_DB_NONE)
@@ -197,6 +201,14 @@ static void add_outlier(json_t *outliers, const json_t *hosts, const char *name,
                                     "series", series, "differs", differs(hosts, h)));
 }
 
+/* The side of row: "host" (the host's bare metal, also a row that does
+ * not say) or "guests". */
+static const char *where_of(const json_t *row)
+{
+    const char *w = json_string_value(json_object_get(row, "where"));
+    return w != NULL ? w : "host";
+}
+
 /* One series (rows[from..to), one workload and metric): its figures, and
  * its outliers added. */
 static json_t *series_json(const json_t *rows, size_t from, size_t to, const json_t *hosts,
@@ -220,6 +232,7 @@ static json_t *series_json(const json_t *rows, size_t from, size_t to, const jso
     const json_t *first = json_array_get(rows, from);
     const char *workload = json_string_value(json_object_get(first, "workload"));
     const char *metric = json_string_value(json_object_get(first, "metric"));
+    const char *where = where_of(first);
     json_t *list = json_array();
     for (size_t i = 0; i < n; i++) {
         const char *name = json_string_value(json_object_get(f[i].row, "host"));
@@ -235,14 +248,14 @@ static json_t *series_json(const json_t *rows, size_t from, size_t to, const jso
                                               num(usable ? rhi : NAN), "outlier", below || above));
         if (below || above)
             add_outlier(outliers, hosts, name,
-                        json_pack("{s:s,s:s,s:o,s:o,s:o,s:s}", "workload", workload, "metric",
-                                  metric, "ratio", num(r), "ratio_lo", num(rlo), "ratio_hi",
-                                  num(rhi), "side", below ? "below" : "above"));
+                        json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:s}", "workload", workload, "metric",
+                                  metric, "where", where, "ratio", num(r), "ratio_lo", num(rlo),
+                                  "ratio_hi", num(rhi), "side", below ? "below" : "above"));
     }
     free(f);
     free(centers);
-    return json_pack("{s:s,s:s,s:O,s:O,s:o,s:o}", "workload", workload, "metric", metric, "unit",
-                     json_object_get(first, "unit"), "higher_is_better",
+    return json_pack("{s:s,s:s,s:s,s:O,s:O,s:o,s:o}", "workload", workload, "metric", metric,
+                     "where", where, "unit", json_object_get(first, "unit"), "higher_is_better",
                      json_object_get(first, "higher_is_better"), "median", num(med), "hosts", list);
 }
 
@@ -267,7 +280,8 @@ static bool primary(const json_t *row)
 static bool same_series(const json_t *a, const json_t *b)
 {
     return json_equal(json_object_get(a, "workload"), json_object_get(b, "workload")) &&
-           json_equal(json_object_get(a, "metric"), json_object_get(b, "metric"));
+           json_equal(json_object_get(a, "metric"), json_object_get(b, "metric")) &&
+           strcmp(where_of(a), where_of(b)) == 0;
 }
 
 json_t *hv_report_hosts_build(const json_t *rows, const json_t *hosts, double margin_pct)

@@ -1,6 +1,7 @@
 /* report_hosts.h — a fleet plan's per-host view (lib/plan_fleet.h): for
- * each workload and metric, every host's mean with its interval against
- * the fleet's median, and the outliers with the facts in which they differ
+ * each workload, metric and side (a host's bare metal, or its guests),
+ * every host's centre with its interval against the fleet's median of that
+ * side, and the outliers with the facts in which they differ
  * from the typical host. docs/api.md ("The per-host view") says what it
  * looks like, docs/statistics.md how it is computed. */
 #ifndef HV_SERVER_REPORT_HOSTS_H
@@ -28,13 +29,14 @@ enum hv_db_status hv_report_hosts_parent(int64_t id, bool *parent);
 enum hv_db_status hv_report_hosts_add(int64_t id, json_t *report);
 
 /** The per-host view from its inputs, as a new JSON object: rows is an
- *  array of {"host", "workload", "metric", "unit", "higher_is_better",
- *  "kind", "engine", "values": [per-round values]} ordered by workload,
- *  metric and host, of which only the engines' primary metrics count
+ *  array of {"host", "where" ("host", the default, or "guests"),
+ *  "workload", "metric", "unit", "higher_is_better", "kind", "engine",
+ *  "values": [the side's per-round values]} ordered by workload, metric,
+ *  where and host, of which only the engines' primary metrics count
  *  (every metric of a row without a known engine);
  *  hosts an array of {"host", "plan_id", "facts"}; margin_pct the
- *  outliers' margin. Pure: the unit tests call it. NULL when memory runs
- *  out. */
+ *  outliers' margin (the plan's, else HV_MARGIN_PCT_DEFAULT). Pure: the unit tests call it. NULL
+ * when memory runs out. */
 json_t *hv_report_hosts_build(const json_t *rows, const json_t *hosts, double margin_pct);
 
 #endif

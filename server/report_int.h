@@ -92,6 +92,11 @@ json_t *hv_rsummaries(struct hv_rctx *c, json_t **rows);
  *  "lo_clamped","level"}, or null without one. */
 json_t *hv_rinterval_json(const struct hv_summary *s);
 
+/** Sets "usable" (whether s's interval is worth printing) and
+ *  "interval_note" (null, or the words to print instead of it:
+ *  hv_interval_note against ci_pct) in o. */
+void hv_rusable_json(json_t *o, const struct hv_summary *s, double ci_pct);
+
 /* report_compare.c */
 
 /** The comparisons of every factor level with its default, per workload,
@@ -109,8 +114,11 @@ json_t *hv_roverhead(struct hv_rctx *c, json_t **efficiency);
 
 /* report_advice.c */
 
-/** Per configuration, how its repetitions stopped. */
-json_t *hv_rrepetitions(struct hv_rctx *c);
+/** Per configuration, how its repetitions stopped, judged as the server's
+ *  stop rule judges (server/db_rounds.c): hv_ci_reached on the primary
+ *  per-target series of summaries (the report's), and for the plan as a
+ *  whole ("reached"), beside the server's kept decision ("server"). */
+json_t *hv_rrepetitions(struct hv_rctx *c, const json_t *summaries);
 
 /** The recommendations, ranked; *ignore the levels safe to ignore. */
 json_t *hv_rrecommend(struct hv_rctx *c, json_t **ignore);

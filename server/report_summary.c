@@ -3,6 +3,7 @@
  * the report's first version; see report_int.h. */
 #include "report_int.h"
 
+#include "adaptive.h"
 #include "report.h"
 
 #include <math.h>
@@ -22,7 +23,16 @@ json_t *hv_rinterval_json(const struct hv_summary *s)
     return o;
 }
 
-/* The row of the report's first version: the arithmetic interval. */
+void hv_rusable_json(json_t *o, const struct hv_summary *s, double ci_pct)
+{
+    char note[200];
+    bool usable = hv_interval_note(s, ci_pct, note, sizeof note);
+    json_object_set_new(o, "usable", json_boolean(usable));
+    json_object_set_new(o, "interval_note", usable ? json_null() : json_string(note));
+}
+
+/* The row of the report's first version (deprecated: docs/api.md): the
+ * arithmetic interval. */
 static json_t *row_json(const struct hv_rdata *d, const struct hv_rseries *s,
                         const struct hv_summary *sum)
 {
@@ -137,6 +147,7 @@ static json_t *summary_json(struct hv_rctx *c, const struct hv_rseries *s, struc
     hv_rset_num(o, "mean", sum->mean);
     hv_rset_num(o, "sd", sum->n >= 2 ? sum->sd : NAN);
     hv_rset_num(o, "cv_pct", sum->cv_pct);
+    hv_rusable_json(o, sum, d->ci_pct);
     if (!all) {
         json_object_set_new(o, "runs_listed", json_string("flagged"));
         json_object_set_new(o, "runs_omitted", json_integer((json_int_t)(s->n_runs - flagged)));

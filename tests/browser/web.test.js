@@ -15,7 +15,8 @@
 //   FLEET_ID     a done fleet plan over three hosts (optional)
 //   TUNE_TARGET  the id of the tuning plan's host target
 //   SHOTS        folder for a screenshot of each page (optional)
-//   CLI_MEAN     the quick plan's cpu.score mean as `hvbench report` prints it
+//   CLI_CENTRE   the quick plan's cpu.score centre as `hvbench report` prints it
+//   CLI_INTERVAL and its 95 % interval ("[lo, hi]"), or the words in its place
 //   AUTH_URL, READ_TOKEN  a second server with --read-auth token, and a read
 //                token for it (optional, both or neither)
 //   CHROMIUM     the browser binary (default /usr/bin/chromium)
@@ -37,7 +38,21 @@ const FLEET = process.env.FLEET_ID || '';
 const AUTH_URL = (process.env.AUTH_URL || '').replace(/\/+$/, '');
 const READ_TOKEN = process.env.READ_TOKEN || '';
 const SHOTS = process.env.SHOTS || '';
-const CLI_MEAN = process.env.CLI_MEAN || '';
+const CLI_CENTRE = process.env.CLI_CENTRE || '';
+const CLI_INTERVAL = process.env.CLI_INTERVAL || '';
+
+/** A summary's centre and interval as every surface prints them
+ *  (lib/report_text.c hv_summary_figures): the interval's centre, the
+ *  bounds when usable, else the server's interval_note. */
+function figuresOf(s) {
+  const iv = s.interval !== undefined ? s.interval : (typeof s.lo === 'number' ? s : null);
+  const has = !!iv && typeof iv.lo === 'number' && typeof iv.hi === 'number';
+  const usable = typeof s.usable === 'boolean' ? s.usable && has : has;
+  return {
+    centre: cliFmtNum(has && typeof iv.center === 'number' ? iv.center : s.mean),
+    interval: usable ? `[${cliFmtNum(iv.lo)}, ${cliFmtNum(iv.hi)}]` : (s.interval_note || 'no interval'),
+  };
+}
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
 // Nothing here may wait forever: every page action and expectation gives up
@@ -209,9 +224,7 @@ test('the quick plan page: status, charts and the full table like the API and th
   const charts = page.locator('#charts figure.interval-chart');
   await charts.first().waitFor();
   const score = page.locator('#charts figure[data-metric="cpu.score"]');
-  const centre = report.summaries
-    ? report.summaries.find((s) => s.metric === 'cpu.score').interval.center
-    : report.rows.find((r) => r.metric === 'cpu.score').mean;
+  const centre = report.summaries.find((s) => s.metric === 'cpu.score').interval.center;
   assert.ok((await score.innerText()).includes(cliFmtNum(centre)), `cpu.score chart names ${cliFmtNum(centre)}`);
   // The full table sits behind a toggle reached by keyboard.
   await page.locator('#table-toggle').focus();
@@ -220,28 +233,34 @@ test('the quick plan page: status, charts and the full table like the API and th
   assert.match(page.url(), /table=1/, 'the open table is in the URL');
   await shot(page, 'plan-quick');
   const trs = page.locator('#report-table tbody tr');
-  assert.equal(await trs.count(), report.rows.length, 'one table row per REST row');
+  const sums = report.summaries;
+  assert.equal(await trs.count(), sums.length, 'one table row per summary');
   const wrong = [];
-  for (let i = 0; i < report.rows.length; i++) {
-    const r = report.rows[i];
+  for (let i = 0; i < sums.length; i++) {
+    const r = sums[i];
     const cells = await cellTexts(trs.nth(i));
-    const got = { metric: cells[3].split(' ')[0], n: cells[4], mean: cells[5], sd: cells[6],
-      interval: (await trs.nth(i).locator('.ci-range').innerText()).trim() };
-    const want = { metric: r.metric, n: String(r.n), mean: cliFmtNum(r.mean), sd: cliFmtNum(r.sd),
-      interval: `[${cliFmtNum(r.ci95_low)}, ${cliFmtNum(r.ci95_high)}]` };
+    const range = trs.nth(i).locator('.ci-range, .ci-note');
+    const f = figuresOf(r);
+    const got = { metric: cells[3].split(' ')[0], n: cells[4], centre: cells[5], mean: cells[7], sd: cells[8],
+      interval: (await range.innerText()).trim() };
+    const want = { metric: r.metric, n: String(r.n), centre: f.centre, mean: cliFmtNum(r.mean),
+      sd: r.n >= 2 ? cliFmtNum(r.sd) : '-', interval: f.interval };
     for (const k of Object.keys(want)) if (got[k] !== want[k]) wrong.push(`${r.metric} ${k}: page "${got[k]}", API "${want[k]}"`);
-    if (r.metric === 'cpu.score' && CLI_MEAN) assert.equal(cliFmtNum(r.mean), CLI_MEAN, 'the CLI prints the same mean');
+    if (r === sums.find((x) => x.metric === 'cpu.score') && CLI_CENTRE) {
+      assert.equal(f.centre, CLI_CENTRE, 'the CLI prints the same centre');
+      assert.equal(f.interval, CLI_INTERVAL, 'and the same interval');
+    }
   }
   assert.deepEqual(wrong, [], 'cells that differ from the API');
-  // Sorting by the mean, descending, by two clicks; the order is the API's.
+  // Sorting by the arithmetic mean, descending, by two clicks; the order is the API's.
   const meanHead = page.locator('#report-table th[data-key="mean"] button');
   await meanHead.click();
   await meanHead.click();
   assert.equal(await page.locator('#report-table th[data-key="mean"]').getAttribute('aria-sort'), 'descending');
-  const top = Math.max(...report.rows.map((r) => r.mean));
-  assert.equal((await cellTexts(trs.first()))[5], cliFmtNum(top), 'largest mean first');
+  const top = Math.max(...sums.map((r) => r.mean));
+  assert.equal((await cellTexts(trs.first()))[7], cliFmtNum(top), 'largest mean first');
   await page.locator('#report-table-filter').fill('cpu.score');
-  assert.equal(await trs.count(), report.rows.filter((r) => r.metric.includes('cpu.score')).length, 'the filter keeps the matching rows');
+  assert.equal(await trs.count(), sums.filter((r) => r.metric.includes('cpu.score')).length, 'the filter keeps the matching rows');
 });
 
 test('the tuning plan page: settings read back, verdicts, recommendations, overhead', async () => {
@@ -481,12 +500,20 @@ test('compare: two plans side by side, numbers as the API gives them', async () 
       const r = c.rows[i];
       const text = (await trs.nth(i).locator('td.change').innerText()).trim();
       assert.equal(text, r.change_pct === null ? '-' : fmtChangeInterval(r.change_pct, r.lo_pct, r.hi_pct), r.metric);
+      // Each side's centre and interval as the API computed them.
+      const cells = await cellTexts(trs.nth(i));
+      for (const [side, cell] of [[r.a, cells[2]], [r.b, cells[4]]]) {
+        if (!side) continue;
+        const f = figuresOf(side);
+        const want = f.interval.startsWith('[') ? `${f.centre} ${f.interval}` : `${f.centre} (${f.interval})`;
+        assert.equal(cell, want, `${r.metric}: a side's centre and interval`);
+      }
     }
   } else {
     const quick = await rest(`api/v1/plans/${QUICK}/report`);
-    const row = quick.rows.find((r) => r.metric === 'cpu.score');
+    const row = quick.summaries.find((r) => r.metric === 'cpu.score');
     const cells = await cellTexts(page.locator('#compare-table tr[data-metric="cpu.score"]'));
-    assert.ok(cells[2].startsWith(cliFmtNum(row.mean)), `A's mean ${cells[2]}`);
+    assert.ok(cells[2].startsWith(figuresOf(row).centre), `A's centre ${cells[2]}`);
   }
   await shot(page, 'compare');
 });

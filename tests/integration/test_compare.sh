@@ -83,7 +83,7 @@ assert_eq "PLAN:NAME with a raw '=' in the URL" study=guest "$(jq -r .a.configur
 hv_cli compare "$STUDY" "$STUDY:study=guest"
 assert_eq "hvbench compare: exit 0" 0 "$RC"
 assert_match "a row per metric with its change and verdict" \
-    'bonnie +disk\.seq_write\.mbps ↑ +cmp-host +[0-9.]+ \(n=3\) +[0-9.]+ \(n=3\) +-(19|20)\.[0-9]+% +\[-2[0-9]\.[0-9]+%, -1[0-9]\.[0-9]+%\] +worse' \
+    'bonnie +disk\.seq_write\.mbps ↑ +cmp-host +[0-9.]+ \[[0-9.]+, [0-9.]+\] \(n=3\) +[0-9.]+ \[[0-9.]+, [0-9.]+\] \(n=3\) +-(19|20)\.[0-9]+% +\[-2[0-9]\.[0-9]+%, -1[0-9]\.[0-9]+%\] +worse' \
     "$OUT"
 hv_cli compare "$STUDY" "$STUDY:study=none"
 assert_eq "hvbench compare: an unknown configuration exits 1" 1 "$RC"

@@ -146,12 +146,15 @@ assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$plan"
 WAITS=$(json .id)
 assert_match "plan $WAITS waits in words" 'web-nowhere' "$(json -r '.waiting.detail')"
 
-# The mean as the CLI prints it: the page must format numbers the same way.
-# Columns: configuration workload target metric arrow n mean ...
+# The centre as the CLI prints it: the page must format numbers the same way.
+# Columns: configuration workload target metric arrow n centre interval ...
 report=$(HVBENCH_SERVER=$URL HVBENCH_TOKEN=$READ_TOKEN "$CLI" report "$QUICK")
 assert_eq "hvbench report exits 0" 0 "$?"
-cli_mean=$(awk '$4 == "cpu.score" { print $7; exit }' <<<"$report")
-assert_match "hvbench report has a cpu.score mean" '.' "$cli_mean" || echo "$report"
+cli_centre=$(awk '$4 == "cpu.score" { print $7; exit }' <<<"$report")
+assert_match "hvbench report has a cpu.score centre" '.' "$cli_centre" || echo "$report"
+# Its interval: the bounds, or the words in their place.
+cli_interval=$(awk '$4 == "cpu.score" && match($0, /\[[^]]*\]|n = [0-9]+: [^ ]+( [^ ]+)*/) {
+    print substr($0, RSTART, RLENGTH); exit }' <<<"$report")
 
 # A second server on the same database whose GETs need a token, for the
 # token form. Started like lib.sh starts the first; stopped on exit by
@@ -185,7 +188,7 @@ web_teardown() {
 trap web_teardown EXIT
 hv_log "browser test: node --test web.test.js"
 (cd "$BROWSER_DIR" && URL=$URL QUICK_ID=$QUICK FAIL_ID=$FAIL TUNE_ID=$TUNE WAITS_ID=$WAITS FLEET_ID=$FLEET \
-    TUNE_TARGET=$TUNE_TARGET SHOTS=$shots CLI_MEAN=$cli_mean SUBMIT_TOKEN=$SUBMIT_TOKEN \
+    TUNE_TARGET=$TUNE_TARGET SHOTS=$shots CLI_CENTRE=$cli_centre CLI_INTERVAL=$cli_interval SUBMIT_TOKEN=$SUBMIT_TOKEN \
     AUTH_URL=$AUTH_URL READ_TOKEN=$READ_TOKEN CHROMIUM=$CHROMIUM TMPDIR=$profile_dir \
     timeout -k 10 400 node --test --test-reporter=spec web.test.js)
 assert_eq "browser test (node --test web.test.js) exits 0" 0 "$?"

@@ -111,6 +111,46 @@ static void test_primary_only(void)
     json_decref(hosts);
 }
 
+/* A host's bare metal and its guests are separate series, each host
+ * against the median of its own side: a slow guest side does not move the
+ * host side's ratios. */
+static void test_sides(void)
+{
+    json_t *rows = json_array(), *hosts = json_array();
+    const char *names[] = {"a", "b", "c"};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *r = row(names[i], "[100,101,99]");
+        json_array_append_new(rows, r);
+        json_array_append_new(hosts, host(names[i], (long)i + 1, "6.1"));
+    }
+    for (size_t i = 0; i < 3; i++) {
+        json_t *r = row(names[i], i == 0 ? "[60,61,59]" : "[90,91,89]");
+        json_object_set_new(r, "where", json_string("guests"));
+        json_array_append_new(rows, r);
+    }
+    json_t *view = hv_report_hosts_build(rows, hosts, 1);
+    const json_t *series = json_object_get(view, "series");
+    CHECK(json_array_size(series) == 2);
+    const json_t *h = json_array_get(series, 0), *g = json_array_get(series, 1);
+    CHECK_STR(json_string_value(json_object_get(h, "where")), "host");
+    CHECK_STR(json_string_value(json_object_get(g, "where")), "guests");
+    CHECK(fabs(json_number_value(json_object_get(h, "median")) - 100.0) < 0.01);
+    CHECK(fabs(json_number_value(json_object_get(g, "median")) - 90.0) < 0.01);
+    CHECK(fabs(json_number_value(
+                   json_object_get(json_array_get(json_object_get(h, "hosts"), 0), "ratio")) -
+               1.0) < 1e-9);
+    /* Only a's guests are an outlier, named with their side. */
+    const json_t *o = json_array_get(json_object_get(view, "outliers"), 0);
+    CHECK(json_array_size(json_object_get(view, "outliers")) == 1);
+    CHECK_STR(json_string_value(json_object_get(o, "host")), "a");
+    CHECK_STR(json_string_value(
+                  json_object_get(json_array_get(json_object_get(o, "series"), 0), "where")),
+              "guests");
+    json_decref(view);
+    json_decref(rows);
+    json_decref(hosts);
+}
+
 static void test_fleet_plan(void)
 {
     json_t *errors = json_array();
@@ -142,6 +182,7 @@ int main(void)
 {
     test_view();
     test_primary_only();
+    test_sides();
     test_fleet_plan();
     return check_summary("test_report_hosts");
 }

@@ -225,6 +225,53 @@ static void test_adaptive(void)
     CHECK(hv_ci_reached(s, 0, 2.0, NULL));
 }
 
+/* An interval too short or too wide to print is named in words, with the
+ * rounds that would give the plan's width: the n at which the stop rule's
+ * own measure (rel_half_pct of hv_summarize) first falls within it. */
+static void test_interval_note(void)
+{
+    double two[] = {100.0, 130.0};
+    struct hv_summary s;
+    hv_summarize(two, 2, &s);
+    char note[200];
+    CHECK(!hv_interval_note(&s, 2.0, note, sizeof note));
+    size_t need = hv_rounds_for_width(&s, 2.0, 1000);
+    CHECK(need > 2);
+    /* At need rounds of the same spread the stop rule's width is reached,
+     * at need - 1 not. */
+    for (size_t n = need - 1; n <= need; n++) {
+        double h =
+            100.0 * expm1(hv_t_quantile(0.975, (double)(n - 1)) * s.sd_log / sqrt((double)n));
+        CHECK(n == need ? h <= 2.0 : h > 2.0);
+    }
+    char want[200];
+    snprintf(want, sizeof want,
+             "n = 2: too few rounds for an interval; about %zu more would give \xc2\xb1"
+             "2 %%",
+             need - 2);
+    CHECK_STR(note, want);
+    /* n = 1: no spread to go by. */
+    hv_summarize(two, 1, &s);
+    CHECK(!hv_interval_note(&s, 2.0, note, sizeof note));
+    CHECK_STR(note, "n = 1: too few rounds for an interval");
+    /* Three rounds within ±100 %: printed. */
+    double three[] = {100.0, 101.0, 99.0};
+    hv_summarize(three, 3, &s);
+    CHECK(hv_interval_note(&s, 2.0, note, sizeof note) && note[0] == '\0');
+    CHECK(hv_rounds_for_width(&s, 50.0, 1000) == 3);
+    /* Three rounds past ±100 %: words instead. */
+    double wild[] = {1.0, 100.0, 10000.0};
+    hv_summarize(wild, 3, &s);
+    CHECK(s.rel_half_pct > 100.0);
+    CHECK(!hv_interval_note(&s, 2.0, note, sizeof note));
+    CHECK(strncmp(note, "n = 3: the interval is too wide to use", 38) == 0);
+    /* The scaled summary reads the same relative widths. */
+    struct hv_summary u;
+    hv_summarize_scaled(three, 3, &u);
+    hv_summarize(three, 3, &s);
+    CHECK(fabs(u.rel_half_pct - s.rel_half_pct) < 1e-12 && fabs(u.center - s.center) < 1e-9);
+}
+
 /* The log interval covers the true geometric mean of lognormal data. */
 static void sim_log_coverage(double sigma, size_t n, double min_pct)
 {
@@ -303,6 +350,7 @@ int main(void)
     test_moments();
     test_outliers();
     test_adaptive();
+    test_interval_note();
     sim_log_coverage(0.03, 5, 93.5);
     sim_log_coverage(0.5, 5, 93.5);
     sim_log_coverage(0.03, 10, 93.5);

@@ -6,7 +6,7 @@
 import { el, put } from './dom.js';
 import { api, apiOptional, query } from './api.js';
 import { current, href } from './route.js';
-import { direction } from './plan-report.js';
+import { direction, figures } from './plan-report.js';
 import * as fmt from './fmt.js';
 import * as ui from './ui.js';
 
@@ -52,7 +52,7 @@ function form(ctx, a, b) {
       for (const p of d.items || []) sides.append(el('option', { value: String(p.id) }, p.id + ': ' + p.name));
       for (const id of ids) {
         const r = await api('api/v1/plans/' + id + '/report').catch(() => null);
-        const configs = new Set(((r && r.rows) || []).map((x) => x.configuration));
+        const configs = new Set(((r && r.summaries) || []).map((x) => x.configuration));
         for (const c of configs) sides.append(el('option', { value: id + ':' + c }));
       }
     } catch (e) {
@@ -102,14 +102,20 @@ function sideHead(name, h) {
     el('p', {}, 'Configuration ', el('code', {}, h.configuration), ' on ', (h.targets || []).join(', ') || '-'));
 }
 
+/** A side's centre and interval as the API computed them (the geometric
+ *  mean with its interval on logs), or the API's words why there is none. */
 function sideCells(s) {
   if (!s) return [el('td', { class: 'num muted' }, '-'), el('td', { class: 'num' }, '-')];
-  const center = s.center ?? s.mean;
-  return [el('td', { class: 'num' }, fmt.num(center), typeof s.lo === 'number' ? el('span', { class: 'ci-range' }, ' [' + fmt.num(s.lo) + ', ' + fmt.num(s.hi) + ']') : null),
-    el('td', { class: 'num' }, String(s.n))];
+  return [el('td', { class: 'num' }, figureNodes(figures(s))), el('td', { class: 'num' }, String(s.n))];
 }
 
-/** Without the compare endpoint: both reports' rows side by side, no
+function figureNodes(f) {
+  return [el('span', { class: 'centre' }, fmt.num(f.center)),
+    f.note ? el('span', { class: 'ci-note muted' }, ' (' + f.note + ')')
+      : el('span', { class: 'ci-range' }, ' [' + fmt.num(f.lo) + ', ' + fmt.num(f.hi) + ']')];
+}
+
+/** Without the compare endpoint: both reports' summaries side by side, no
  *  ratio (the page shows no number the API does not give). */
 async function fallback(ctx, a, b, body) {
   const [pa, ca] = a.split(/:(.*)/s);
@@ -124,21 +130,21 @@ async function fallback(ctx, a, b, body) {
   }
   if (!ctx.current()) return;
   const pick = (r, conf) => {
-    const rows = r.rows || [];
+    const rows = r.summaries || [];
     const want = conf || (rows[0] && rows[0].configuration);
     return new Map(rows.filter((x) => x.configuration === want).map((x) => [x.workload + '\u0000' + x.metric, x]));
   };
   const A = pick(ra, ca);
   const B = pick(rb, cb);
   const keys = [...new Set([...A.keys(), ...B.keys()])];
-  const cell = (x) => (x ? [el('td', { class: 'num' }, fmt.num(x.mean), x.ci95_low !== null ? el('span', { class: 'ci-range' }, ' [' + fmt.num(x.ci95_low) + ', ' + fmt.num(x.ci95_high) + ']') : null),
+  const cell = (x) => (x ? [el('td', { class: 'num' }, figureNodes(figures(x))),
     el('td', { class: 'num' }, String(x.n))] : [el('td', { class: 'num muted' }, '-'), el('td', { class: 'num' }, '-')]);
   put(body, ui.unavailable('Ratios and verdicts', 'GET /api/v1/compare'),
-    el('p', {}, 'The means of both reports, side by side:'),
+    el('p', {}, 'The centres of both reports, side by side:'),
     el('div', { class: 'scroll-x' }, el('table', { id: 'compare-table', class: 'data' },
       el('thead', {}, el('tr', {}, ['Workload', 'Metric'].map((h) => el('th', { scope: 'col' }, h)),
-        el('th', { scope: 'col', class: 'num' }, 'A: mean [95 %]'), el('th', { scope: 'col', class: 'num' }, 'n'),
-        el('th', { scope: 'col', class: 'num' }, 'B: mean [95 %]'), el('th', { scope: 'col', class: 'num' }, 'n'))),
+        el('th', { scope: 'col', class: 'num' }, 'A: centre [95 %]'), el('th', { scope: 'col', class: 'num' }, 'n'),
+        el('th', { scope: 'col', class: 'num' }, 'B: centre [95 %]'), el('th', { scope: 'col', class: 'num' }, 'n'))),
       el('tbody', {}, keys.map((k) => {
         const x = A.get(k) || B.get(k);
         return el('tr', { 'data-metric': x.metric }, el('td', {}, x.workload), el('td', {}, el('code', {}, x.metric), ' ', direction(x.higher_is_better)),

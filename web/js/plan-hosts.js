@@ -39,7 +39,7 @@ export function hostsView(report) {
   const h = report && report.hosts;
   if (!h || !Array.isArray(h.series)) return ui.empty('The per-host view comes with the children\'s results.');
   if (h.series.length === 0) return ui.empty('No host has a result of a primary metric yet.');
-  const margin = typeof h.margin_pct === 'number' ? h.margin_pct : 5;
+  const margin = h.margin_pct;
   const figs = h.series.map((s) => {
     const rows = Array.isArray(s.hosts) ? s.hosts : [];
     const below = (r) => (s.higher_is_better === false ? r.ratio > 1 : r.ratio < 1);
@@ -47,10 +47,11 @@ export function hostsView(report) {
       label: r.host, center: r.ratio, lo: r.ratio_lo ?? null, hi: r.ratio_hi ?? null,
       cls: r.outlier ? ui.verdictClass(below(r) ? 'worse' : 'better') : ui.verdictClass('no_effect'),
     }));
-    const title = s.metric + ' — ' + s.workload + ': ratio to the fleet median';
+    const title = s.metric + ' — ' + s.workload + (s.where === 'guests' ? ', the guests' : ', the host') + ': ratio to the fleet median';
     const fig = intervalChart(title, null, items, 'host');
     fig.setAttribute('data-metric', s.metric);
     fig.setAttribute('data-workload', s.workload);
+    fig.setAttribute('data-where', s.where || 'host');
     fig.append(el('p', { class: 'muted small' }, 'Fleet median ', el('span', { class: 'num median' }, fmt.num(s.median)),
       s.unit ? ' ' + s.unit : '', '; dot: the host\'s mean over the median, whiskers: its 95 % interval; an outlier\'s interval lies wholly beyond ±' +
       margin + ' %' + (s.higher_is_better === false ? ' (lower is better).' : '.')));
@@ -73,7 +74,7 @@ export function hostsView(report) {
     outliers.length === 0 ? ui.empty('No host lies beyond ±' + margin + ' % of the fleet median.')
       : el('ul', { id: 'outliers', class: 'outliers' }, outliers.map((o) => el('li', { 'data-host': o.host },
         el('strong', {}, o.host), ' (', ui.planLink(o.plan_id, 'plan ' + o.plan_id), '): ',
-        (o.series || []).map((x, i) => [i ? '; ' : '', x.metric + ' (' + x.workload + ') ' + x.side + ' the median, ratio ' + fmt.num(x.ratio) +
+        (o.series || []).map((x, i) => [i ? '; ' : '', x.metric + ' (' + x.workload + ', ' + (x.where === 'guests' ? 'the guests' : 'the host') + ') ' + x.side + ' the median, ratio ' + fmt.num(x.ratio) +
           (typeof x.ratio_lo === 'number' ? ' [' + fmt.num(x.ratio_lo) + ', ' + fmt.num(x.ratio_hi) + ']' : '')]),
         '. ', (o.differs || []).length === 0 ? 'Its facts are the typical host\'s.'
           : ['Differs in ', (o.differs || []).map((d, i) => [i ? ', ' : '', el('code', {}, d.fact), ' ', String(d.value ?? '-'),

@@ -177,18 +177,35 @@ function verdictOf(report, workload, metric, configuration) {
   return null;
 }
 
+/** The figures every surface prints of one summary (an element of the
+ *  report's summaries, or a side of /api/v1/compare's rows), as
+ *  lib/report_text.c hv_summary_figures gives them to the CLI: the centre
+ *  (the interval's: the geometric mean of a positive metric; else the
+ *  mean), the 95 % bounds when the server calls the interval usable, else
+ *  null bounds and the server's words why (interval_note). */
+export function figures(s) {
+  const iv = s.interval !== undefined ? s.interval : (s.scale !== undefined && typeof s.lo === 'number' ? s : null);
+  const has = !!iv && typeof iv.lo === 'number' && typeof iv.hi === 'number';
+  const usable = typeof s.usable === 'boolean' ? s.usable && has : has;
+  const center = has && typeof iv.center === 'number' ? iv.center : s.mean;
+  return {
+    center,
+    lo: usable ? iv.lo : null,
+    hi: usable ? iv.hi : null,
+    half: usable && iv && typeof iv.rel_half_pct === 'number' ? iv.rel_half_pct : null,
+    scale: has ? iv.scale : null,
+    note: usable ? null : (s.interval_note || 'no interval'),
+  };
+}
+
 /** A chart per primary metric: each configuration's centre with its 95 %
- *  interval. From the summaries when the report has them (their interval
- *  is on logs for positive metrics: the centre is the geometric mean),
- *  else from the rows (the mean and its t interval) for the metrics the
- *  catalogue names primary. */
-export function charts(report, primary) {
+ *  interval, from the summaries (their interval is on logs for positive
+ *  metrics: the centre is the geometric mean). */
+export function charts(report) {
   const groups = new Map();
-  const useSummaries = Array.isArray(report.summaries);
-  const source = useSummaries ? report.summaries : (Array.isArray(report.rows) ? report.rows : []);
+  const source = Array.isArray(report.summaries) ? report.summaries : [];
   for (const s of source) {
-    const isPrimary = useSummaries ? s.primary === true : primary(s.workload, s.metric);
-    if (!isPrimary) continue;
+    if (s.primary !== true) continue;
     const key = s.workload + '\u0000' + s.metric;
     if (!groups.has(key)) groups.set(key, { workload: s.workload, metric: s.metric, unit: s.unit, hib: s.higher_is_better, items: [] });
     groups.get(key).items.push(s);
@@ -198,22 +215,22 @@ export function charts(report, primary) {
   for (const g of groups.values()) {
     const targets = new Set(g.items.map((s) => s.target));
     const items = g.items.map((s) => {
-      const iv = useSummaries ? s.interval : null;
-      const center = useSummaries ? (iv ? iv.center : s.mean) : s.mean;
+      const f = figures(s);
       return {
         label: s.configuration + (targets.size > 1 ? ' @ ' + s.target : ''),
-        center,
-        lo: useSummaries ? (iv ? iv.lo : null) : s.ci95_low,
-        hi: useSummaries ? (iv ? iv.hi : null) : s.ci95_high,
+        center: f.center,
+        lo: f.lo,
+        hi: f.hi,
+        note: f.note,
         cls: ui.verdictClass(verdictOf(report, g.workload, g.metric, s.configuration)),
       };
     });
-    const scale = useSummaries && g.items.some((s) => s.interval && s.interval.scale === 'log') ? 'geometric mean' : 'mean';
+    const scale = g.items.some((s) => s.interval && s.interval.scale === 'log') ? 'geometric mean' : 'mean';
     const fig = intervalChart(g.metric + ' — ' + g.workload + (g.hib === false ? ' (lower is better)' : ''), g.unit, items);
     fig.setAttribute('data-metric', g.metric);
     fig.append(el('p', { class: 'muted small' }, 'Dot: ' + scale + '; whiskers: 95 % interval. ',
       items.map((it, i) => [i ? '; ' : '', it.label + ' ', el('span', { class: 'num' }, fmt.num(it.center)),
-        typeof it.lo === 'number' ? ' [' + fmt.num(it.lo) + ', ' + fmt.num(it.hi) + ']' : ''])));
+        typeof it.lo === 'number' ? ' [' + fmt.num(it.lo) + ', ' + fmt.num(it.hi) + ']' : ' (' + it.note + ')'])));
     figs.push(fig);
   }
   return el('div', { class: 'charts' }, figs);
@@ -230,10 +247,10 @@ function noResultsWords(plan, active) {
 }
 
 /** The full table behind a toggle (state in the URL), sortable and
- *  filterable: the report's rows, as `hvbench report` prints them. plan
- *  (the plan answer, when there is one) says why there are none yet. */
+ *  filterable: the report's summaries, as `hvbench report` prints them.
+ *  plan (the plan answer, when there is one) says why there are none yet. */
 export function fullTable(report, active, plan) {
-  const rows = Array.isArray(report.rows) ? report.rows : [];
+  const rows = Array.isArray(report.summaries) ? report.summaries : [];
   if (rows.length === 0) {
     return ui.empty(noResultsWords(plan, active));
   }
@@ -247,18 +264,21 @@ export function fullTable(report, active, plan) {
     built = true;
     box.append(dataTable({
       id: 'report-table', param: 't', rows,
-      caption: 'Mean, sample standard deviation and 95 % confidence interval of the mean (Student t) per metric' +
+      caption: 'Centre (the geometric mean of a positive metric) with its 95 % interval (on logs), then the arithmetic mean and sample standard deviation, per metric' +
         (active ? ' — partial, the plan is still ' + report.status : ''),
+      rowProps: (r) => ({ 'data-metric': r.metric, 'data-configuration': r.configuration, 'data-target': r.target }),
       columns: [
         { key: 'configuration', label: 'Configuration', value: (r) => r.configuration },
         { key: 'workload', label: 'Workload', value: (r) => r.workload },
         { key: 'target', label: 'Target', value: (r) => r.target },
         { key: 'metric', label: 'Metric', value: (r) => r.metric, cell: (r) => [r.metric || '-', ' ', direction(r.higher_is_better)] },
-        { key: 'n', label: 'n', title: 'repetitions', num: true, value: (r) => r.n },
-        { key: 'mean', label: 'Mean', num: true, value: (r) => r.mean, cell: (r) => fmt.num(r.mean) },
-        { key: 'sd', label: 'SD', title: 'standard deviation', num: true, value: (r) => r.sd, cell: (r) => (r.n >= 2 ? fmt.num(r.sd) : '-') },
-        { key: 'ci', label: '95% CI', title: '95 % confidence interval of the mean: half width and bounds', num: true,
-          value: (r) => r.ci95_half_pct, cell: (r) => ciCell(r) },
+        { key: 'n', label: 'n', title: 'rounds', num: true, value: (r) => r.n },
+        { key: 'centre', label: 'Centre', title: 'the geometric mean of a positive metric, else the mean', num: true,
+          value: (r) => figures(r).center, cell: (r) => el('span', { class: 'centre' }, fmt.num(figures(r).center)) },
+        { key: 'ci', label: '95% interval', title: '95 % interval of the centre: half width and bounds', num: true,
+          value: (r) => figures(r).half, cell: (r) => ciCell(figures(r)) },
+        { key: 'mean', label: 'Arith. mean', title: 'arithmetic mean', num: true, value: (r) => r.mean, cell: (r) => fmt.num(r.mean) },
+        { key: 'sd', label: 'SD', title: 'sample standard deviation', num: true, value: (r) => r.sd, cell: (r) => (r.n >= 2 ? fmt.num(r.sd) : '-') },
         { key: 'unit', label: 'Unit', value: (r) => r.unit || '' },
       ],
     }));
@@ -275,11 +295,11 @@ export function fullTable(report, active, plan) {
   return el('div', {}, button, box);
 }
 
-function ciCell(r) {
-  const hasCi = r.n >= 2 && Number.isFinite(r.ci95_low) && Number.isFinite(r.ci95_high);
-  const half = hasCi && Number.isFinite(r.ci95_half_pct) ? '±' + fmt.pct(r.ci95_half_pct) + '%' : '-';
+function ciCell(f) {
+  if (f.note) return el('span', { class: 'ci-note' }, f.note);
+  const half = typeof f.half === 'number' ? '±' + fmt.pct(f.half) + '%' : '-';
   return [el('span', { class: 'ci-pct' }, half),
-    hasCi ? el('span', { class: 'ci-range' }, '[' + fmt.num(r.ci95_low) + ', ' + fmt.num(r.ci95_high) + ']') : null];
+    el('span', { class: 'ci-range' }, '[' + fmt.num(f.lo) + ', ' + fmt.num(f.hi) + ']')];
 }
 
 /** The rounds: what adaptive repetitions decided, per configuration. */
