@@ -4,7 +4,8 @@
 # guests.domains, targets.host, a site factor's and a site benchmark's
 # name, a local hook) must be a host-safe name (docs/plans.md, "Host-safe
 # names"). Each string here — markup, an entity, quotes, a kernel
-# parameter, a way up, a path, a new line, a NUL, 129 characters, Unicode
+# parameter, a way up, a path, a new line, a NUL, a "%00" as typed, 129
+# characters, Unicode
 # look-alikes — is submitted at each place and answered 400 with the error
 # at that place's JSON path (a NUL is refused by the JSON parser, before
 # any path); nothing is stored. The log ends with the table of string,
@@ -28,6 +29,7 @@ STRINGS=(
     '"a/b"'
     '"a\nb"'
     '"a\u0000b"'
+    '"a%00b"'
     "\"$A129\""
     '"\uff48\uff5601"'
     '"vm\u0430"'
