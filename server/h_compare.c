@@ -178,9 +178,10 @@ static json_t *row_json(const json_t *ra, const json_t *rb, double margin)
 {
     const json_t *any = ra != NULL ? ra : rb;
     json_t *hib = json_object_get(any, "higher_is_better");
-    json_t *out = json_pack("{s:O,s:O,s:O,s:O}", "workload", json_object_get(any, "workload"),
-                            "metric", json_object_get(any, "metric"), "unit",
-                            json_object_get(any, "unit"), "higher_is_better", hib);
+    json_t *out =
+        json_pack("{s:O,s:O,s:O,s:O,s:O}", "workload", json_object_get(any, "workload"), "params",
+                  json_object_get(any, "params"), "metric", json_object_get(any, "metric"), "unit",
+                  json_object_get(any, "unit"), "higher_is_better", hib);
     struct hv_moments ma, mb;
     bool oka, okb;
     json_object_set_new(out, "a", side_json(ra, &ma, &oka));
