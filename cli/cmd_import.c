@@ -23,9 +23,11 @@ static int cmd_import_exec(struct cli_ctx *ctx, int argc, char **argv);
 const struct cli_command cli_cmd_import = {
     .name = "import",
     .usage = "--tool TOOL --target NAME [--at TIME] [--label KEY=VALUE ...] [--name NAME] "
-             "[--table N] FILE\n       hvbench import --study NAME --baseline LABEL --target NAME "
+             "[--table N] [--params KEY=VALUE ...] FILE\n"
+             "       hvbench import --study NAME --baseline LABEL --target NAME "
              "[--tool TOOL] "
-             "[--at TIME] [--label KEY=VALUE ...] [--name NAME] LABEL[:TOOL]=FILE...\n"
+             "[--at TIME] [--label KEY=VALUE ...] [--name NAME] [--params KEY=VALUE ...] "
+             "LABEL[:TOOL]=FILE...\n"
              "       hvbench import --plan FILE",
     .summary = "import a saved output of fio, iperf3, iperf, bonnie++, sysbench or stress-ng",
     .help = "  -t, --tool TOOL         fio, iperf3, iperf (iperf 2), bonnie (bonnie++),\n"
@@ -40,6 +42,9 @@ const struct cli_command cli_cmd_import = {
             "                          \"study: NAME\")\n"
             "      --table N           import only the N-th table (from 1) of a post that\n"
             "                          quotes several bonnie++ tables\n"
+            "  -p, --params KEY=VALUE  what the output does not say of its workload\n"
+            "                          (repeatable): size=4G for a pasted bonnie++ table;\n"
+            "                          refused when the output says otherwise\n"
             "  -s, --study NAME        import a study: each argument LABEL[:TOOL]=FILE is\n"
             "                          an output under a label (TOOL defaults to --tool)\n"
             "  -b, --baseline LABEL    the study's label the others are compared with\n"
@@ -64,7 +69,10 @@ const struct cli_command cli_cmd_import = {
             "stored as repetitions; outputs of different workloads in one file are\n"
             "refused, naming how many runs it holds and where they differ. A post of\n"
             "several bonnie++ tables quoted without their rows' labels is refused\n"
-            "unless --table picks one (import each table on its own). An output\n"
+            "unless --table picks one (import each table on its own). The workload's\n"
+            "params are what the output says was run (fio's rw, bs, iodepth; iperf3's\n"
+            "streams, direction, MSS; docs/catalog.md lists them per tool) and\n"
+            "--params: each workload has a history of its own. An output\n"
             "cut short or damaged is refused with the reason and nothing is stored;\n"
             "so is one imported before for the same target (exit 1).\n",
     .fn = cmd_import_exec,
@@ -133,6 +141,44 @@ static int add_label(json_t *labels, const char *arg)
         return -1;
     }
     return 0;
+}
+
+/** Adds "KEY=VALUE" of --params to params: a plain decimal number as a
+ *  number, anything else as text. Returns 0, or -1 after a message. */
+static int add_param(json_t *params, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    char key[HV_PARAMS_KEY_MAX + 1];
+    if (eq == NULL || eq == arg || eq[1] == '\0' || (size_t)(eq - arg) >= sizeof key) {
+        cli_err("--params '%s' must be KEY=VALUE (a key of at most %d characters)", arg,
+                HV_PARAMS_KEY_MAX);
+        return -1;
+    }
+    snprintf(key, sizeof key, "%.*s", (int)(eq - arg), arg);
+    if (json_object_get(params, key) != NULL) {
+        cli_err("--params %s is given twice", key);
+        return -1;
+    }
+    const char *v = eq + 1;
+    size_t digits = strspn(v + (v[0] == '-'), "0123456789");
+    const char *rest = v + (v[0] == '-') + digits;
+    bool number = digits > 0 && digits < 16 &&
+                  (*rest == '\0' || (*rest == '.' && rest[1] != '\0' &&
+                                     strspn(rest + 1, "0123456789") == strlen(rest + 1)));
+    json_t *value = !number        ? json_string(v)
+                    : *rest == '.' ? json_real(strtod(v, NULL))
+                                   : json_integer(strtoll(v, NULL, 10));
+    if (value == NULL || json_object_set_new(params, key, value) != 0) {
+        cli_err("--params '%s' is not UTF-8 text", arg);
+        return -1;
+    }
+    json_t *errors = json_array();
+    int bad = hv_params_given_check(params, "--params", errors);
+    if (bad > 0)
+        cli_err("--params '%s': %s", arg,
+                json_string_value(json_object_get(json_array_get(errors, 0), "message")));
+    json_decref(errors);
+    return bad > 0 ? -1 : 0;
 }
 
 /** Reads the plan id and the runs of an import's answer. Returns 0, or -1
@@ -209,6 +255,10 @@ static int print_import(const struct cli_ctx *ctx, const json_t *body)
             json_is_true(json_object_get(body, "target_created"))
                 ? " (new target: no worker registered it)"
                 : "");
+    char *params = json_dumps(json_object_get(body, "params"), JSON_COMPACT | JSON_SORT_KEYS);
+    if (params != NULL)
+        cli_out("workload: %s", params);
+    free(params);
     static const struct cli_column cols[] = {
         {"run", CLI_RIGHT}, {"metric", CLI_LEFT}, {"value", CLI_RIGHT}, {"unit", CLI_LEFT}};
     return print_runs(ctx, id, runs, cols, 4, add_import_row);
@@ -264,6 +314,7 @@ struct import_args {
     const char *tool, *target, *at, *name, *study, *baseline;
     int table; /* --table N, 0 when not given */
     json_t *labels;
+    json_t *params; /* --params: what the output does not say */
 };
 
 /** Reads path as the text of an output: a new JSON string, or NULL after
@@ -319,6 +370,8 @@ static json_t *single_body(const struct import_args *a, const char *file)
         json_object_set_new(body, "name", json_string(a->name));
     if (body != NULL && a->table > 0)
         json_object_set_new(body, "table", json_integer(a->table));
+    if (body != NULL && json_object_size(a->params) > 0)
+        json_object_set(body, "params", a->params);
     if (body == NULL)
         cli_err("--target and --name must be UTF-8 text");
     return body;
@@ -352,6 +405,8 @@ static json_t *study_output(const struct import_args *a, const char *arg)
     json_t *o = json_pack("{s:s,s:s,s:o}", "label", label, "tool", tool, "output", text);
     if (o != NULL && a->at != NULL)
         json_object_set_new(o, "at", json_string(a->at));
+    if (o != NULL && json_object_size(a->params) > 0)
+        json_object_set(o, "params", a->params);
     if (o == NULL)
         cli_err("the label of '%s' must be UTF-8 text", arg);
     return o;
@@ -404,18 +459,14 @@ static int parse_table(const char *arg, int *table)
 static int parse_args(struct import_args *a, int argc, char **argv)
 {
     static const struct option options[] = {
-        {"tool", required_argument, NULL, 't'},
-        {"target", required_argument, NULL, 'T'},
-        {"at", required_argument, NULL, 'a'},
-        {"label", required_argument, NULL, 'L'},
-        {"name", required_argument, NULL, 'n'},
-        {"study", required_argument, NULL, 's'},
-        {"baseline", required_argument, NULL, 'b'},
-        {"table", required_argument, NULL, 'N'},
-        {NULL, 0, NULL, 0},
+        {"tool", required_argument, NULL, 't'},     {"target", required_argument, NULL, 'T'},
+        {"at", required_argument, NULL, 'a'},       {"label", required_argument, NULL, 'L'},
+        {"name", required_argument, NULL, 'n'},     {"study", required_argument, NULL, 's'},
+        {"baseline", required_argument, NULL, 'b'}, {"table", required_argument, NULL, 'N'},
+        {"params", required_argument, NULL, 'p'},   {NULL, 0, NULL, 0},
     };
     int opt;
-    while ((opt = getopt_long(argc, argv, "t:T:a:L:n:s:b:", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "t:T:a:L:n:s:b:p:", options, NULL)) != -1) {
         const char **dest = opt == 't'   ? &a->tool
                             : opt == 'T' ? &a->target
                             : opt == 'a' ? &a->at
@@ -427,6 +478,9 @@ static int parse_args(struct import_args *a, int argc, char **argv)
             *dest = optarg;
         } else if (opt == 'N') {
             if (parse_table(optarg, &a->table) != 0)
+                return CLI_EXIT_USAGE;
+        } else if (opt == 'p') {
+            if (add_param(a->params, optarg) != 0)
                 return CLI_EXIT_USAGE;
         } else if (opt != 'L') {
             return cli_usage(&cli_cmd_import);
@@ -478,14 +532,14 @@ static int import_plan(struct cli_ctx *ctx, const char *path)
 }
 
 /** hvbench import --tool TOOL --target NAME [--at TIME] [--label K=V ...]
- *  [--name NAME] FILE, or with --study NAME --baseline LABEL, LABEL=FILE
+ *  [--name NAME] [--params K=V ...] FILE, or with --study NAME --baseline LABEL, LABEL=FILE
  *  arguments */
 static int cmd_import_exec(struct cli_ctx *ctx, int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "--plan") == 0)
         return argc == 3 ? import_plan(ctx, argv[2]) : cli_usage(&cli_cmd_import);
-    struct import_args a = {.labels = json_object()};
-    int rc = a.labels != NULL ? parse_args(&a, argc, argv) : CLI_EXIT_FAIL;
+    struct import_args a = {.labels = json_object(), .params = json_object()};
+    int rc = a.labels != NULL && a.params != NULL ? parse_args(&a, argc, argv) : CLI_EXIT_FAIL;
     json_t *body = NULL;
     if (rc == CLI_EXIT_OK) {
         body = a.study != NULL ? study_body(&a, argv + optind, argc - optind)
@@ -494,6 +548,7 @@ static int cmd_import_exec(struct cli_ctx *ctx, int argc, char **argv)
             rc = CLI_EXIT_USAGE;
     }
     json_decref(a.labels);
+    json_decref(a.params);
     if (rc != CLI_EXIT_OK)
         return rc;
     struct hv_http_response resp;

@@ -125,6 +125,18 @@ int fuzz_tool_output(const char *tool, const uint8_t *data, size_t size)
         char *text = json_dumps(runs, JSON_COMPACT);
         FUZZ_REQUIRE(text != NULL);
         free(text);
+        /* The identity an import records: an object, and the runs'
+         * alike check a sentence naming the tool when it refuses. */
+        json_t *params = NULL;
+        FUZZ_REQUIRE(hv_parse_identity_apply(tool, runs, NULL, &params, err, sizeof err) == 0);
+        FUZZ_REQUIRE(json_is_object(params));
+        json_decref(params);
+        memset(err, 'x', sizeof err);
+        if (hv_parse_runs_alike(tool, runs, err, sizeof err) != 0) {
+            size_t n = strlen(p->display);
+            FUZZ_REQUIRE(memchr(err, '\0', sizeof err) != NULL);
+            FUZZ_REQUIRE(strncmp(err, p->display, n) == 0 && err[n] == ':');
+        }
     } else {
         FUZZ_REQUIRE(runs == NULL);
         FUZZ_REQUIRE(memchr(err, '\0', sizeof err) != NULL);

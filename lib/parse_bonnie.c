@@ -526,7 +526,16 @@ static bool guess_bonnie(const char *text)
 
 static const char *const aliases[] = {"bonnie++", NULL};
 
-/* What its runs share when they repeat one workload. */
+/* What was run: the file size (-s; unknown in a table pasted without its
+ * rows' labels, where an import may give it) and the chunk size the 1.9x
+ * CSV prints. */
+static const struct hv_identity_field identity[] = {
+    {"size", "file_size", HV_ID_SIZE, NULL, false},
+    {"chunk", "chunk_size", HV_ID_SIZE, NULL, false},
+    {0},
+};
+
+/* What else its runs share when they repeat one workload. */
 static const char *const alike[] = {
     "name",     "file_size", "chunk_size", "concurrency",     "num_files",
     "max_size", "min_size",  "num_dirs",   "file_chunk_size", NULL};
@@ -542,6 +551,7 @@ const struct hv_tool_parser hv_tool_parser_bonnie = {
     .parse_table = parse_bonnie_table,
     .aliases = aliases,
     .guess = guess_bonnie,
+    .identity = identity,
     .alike = alike,
     .engine = &hv_engine_def_disk_bonnie,
 };

@@ -701,7 +701,21 @@ static bool guess_fio(const char *text)
     return strstr(text, "\"fio version\"") != NULL;
 }
 
-/* What its runs share when they repeat one workload. */
+/* What was run, as the engine's params name it; an option the output
+ * leaves out has fio 3's default. Jobs that differ (a job file) give the
+ * array of each job's value. */
+static const struct hv_identity_field identity[] = {
+    {"rw", "jobs[].rw", HV_ID_TEXT, NULL, false},
+    {"bs", "jobs[].options.bs", HV_ID_SIZE, "4k", false},
+    {"iodepth", "jobs[].options.iodepth", HV_ID_COUNT, "1", false},
+    {"numjobs", "jobs[].options.numjobs", HV_ID_COUNT, "1", false},
+    {"ioengine", "jobs[].options.ioengine", HV_ID_TEXT, "psync", false},
+    {"direct", "jobs[].options.direct", HV_ID_FLAG, "0", false},
+    {"size", "jobs[].options.size", HV_ID_SIZE, NULL, false},
+    {0},
+};
+
+/* What else its runs share when they repeat one workload. */
 static const char *const alike[] = {"global_options", "jobs[].name", "jobs[].rw", "jobs[].options",
                                     NULL};
 
@@ -713,6 +727,7 @@ const struct hv_tool_parser hv_tool_parser_fio = {
         "JSON (--output-format=json), with or without leading warnings; several one after another",
     .parse = parse_fio,
     .guess = guess_fio,
+    .identity = identity,
     .alike = alike,
     .engine = &hv_engine_def_disk_fio,
 };

@@ -572,8 +572,16 @@ static bool guess_iperf(const char *text)
 
 static const char *const aliases[] = {"iperf2", NULL};
 
-/* What its runs share when they repeat one workload. */
-static const char *const alike[] = {"role", "protocol", "streams", "window", NULL};
+/* What was run, as far as the report prints it: the side that saved it
+ * (the text report's header), protocol, streams, and the TCP window or
+ * UDP buffer the text report's header gives ("4.00 MByte (default)"). */
+static const struct hv_identity_field identity[] = {
+    {"role", "role", HV_ID_TEXT, NULL, false},
+    {"protocol", "protocol", HV_ID_TEXT, NULL, false},
+    {"streams", "streams", HV_ID_COUNT, NULL, false},
+    {"window", "window", HV_ID_SIZE, NULL, false},
+    {0},
+};
 
 const struct hv_tool_parser hv_tool_parser_iperf = {
     .name = "iperf",
@@ -583,6 +591,6 @@ const struct hv_tool_parser hv_tool_parser_iperf = {
     .parse = parse_iperf,
     .aliases = aliases,
     .guess = guess_iperf,
-    .alike = alike,
+    .identity = identity,
     .engine = &hv_engine_def_net_iperf,
 };

@@ -20,7 +20,9 @@
  * from the sender's side when this output has it net.tcp.rtt_mean_us
  * (the streams' mean RTT, averaged) and net.tcp.rtt_max_us. The MSS of
  * the connection (start.tcp_mss with -M, else the tcp_mss_default iperf3
- * read from its socket) is net.tcp.mss_bytes and info.mss.
+ * read from its socket) is net.tcp.mss_bytes and info.mss. Who sent
+ * (test_start's reverse and bidir) is info.direction: "forward" (the
+ * client), "reverse" (-R) or "bidir".
  *
  * A file may hold several outputs one after another (`cat a.json
  * b.json`): one run each.
@@ -55,6 +57,15 @@ static void read_start(const json_t *start, json_t *info, const char **protocol)
         const char *p = json_string_value(json_object_get(test, "protocol"));
         if (p != NULL)
             *protocol = p;
+        /* Who sends: -R makes the server send, --bidir both (printed by
+         * later iperf3 releases only). */
+        const json_t *rev = json_object_get(test, "reverse"),
+                     *bidir = json_object_get(test, "bidir");
+        if (json_is_number(rev) || json_is_number(bidir))
+            json_object_set_new(info, "direction",
+                                json_string(json_number_value(bidir) != 0 ? "bidir"
+                                            : json_number_value(rev) != 0 ? "reverse"
+                                                                          : "forward"));
     }
     const json_t *to = json_object_get(start, "connecting_to");
     if (json_is_object(to))
@@ -352,7 +363,20 @@ static bool guess_iperf3(const char *text)
     return strstr(text, "\"iperf 3") != NULL || strstr(text, "\"connecting_to\"") != NULL;
 }
 
-/* What its runs share when they repeat one workload. */
+/* What was run: the side that saved the output, the test's protocol,
+ * streams, direction and target bitrate (0: unlimited), and the MSS the
+ * client read (-M, else its socket's default). */
+static const struct hv_identity_field identity[] = {
+    {"role", "role", HV_ID_TEXT, NULL, false},
+    {"protocol", "test_start.protocol", HV_ID_TEXT, NULL, false},
+    {"streams", "test_start.num_streams", HV_ID_COUNT, NULL, false},
+    {"direction", "direction", HV_ID_TEXT, NULL, false},
+    {"bitrate", "test_start.target_bitrate", HV_ID_COUNT, NULL, false},
+    {"mss", "mss", HV_ID_COUNT, NULL, false},
+    {0},
+};
+
+/* What else its runs share when they repeat one workload. */
 static const char *const alike[] = {"role", "test_start", NULL};
 
 const struct hv_tool_parser hv_tool_parser_iperf3 = {
@@ -362,6 +386,7 @@ const struct hv_tool_parser hv_tool_parser_iperf3 = {
     .forms = "JSON (-J) of the client or the server; several one after another",
     .parse = parse_iperf3,
     .guess = guess_iperf3,
+    .identity = identity,
     .alike = alike,
     .engine = &hv_engine_def_net_iperf3,
 };

@@ -408,8 +408,11 @@ static bool guess_stress_ng(const char *text)
 
 static const char *const aliases[] = {"stressng", NULL};
 
-/* What its runs share when they repeat one workload. */
-static const char *const alike[] = {"stressors[].stressor", NULL};
+/* What was run: the stressors, sorted. */
+static const struct hv_identity_field identity[] = {
+    {"stressors", "stressors[].stressor", HV_ID_TEXT, NULL, true},
+    {0},
+};
 
 const struct hv_tool_parser hv_tool_parser_stress_ng = {
     .name = "stress-ng",
@@ -419,6 +422,6 @@ const struct hv_tool_parser hv_tool_parser_stress_ng = {
     .parse = parse_stressng,
     .aliases = aliases,
     .guess = guess_stress_ng,
-    .alike = alike,
+    .identity = identity,
     .engine = &hv_engine_def_cpu_stress_ng,
 };

@@ -700,7 +700,19 @@ static bool guess_sysbench(const char *text)
     return strncmp(text, "sysbench ", 9) == 0 || strstr(text, "\nsysbench ") != NULL;
 }
 
-/* What its runs share when they repeat one workload. */
+/* What was run: the test, its mode (fileio's --file-test-mode, memory's
+ * --memory-oper), threads, block size (fileio's or memory's) and the cpu
+ * test's --cpu-max-prime. */
+static const struct hv_identity_field identity[] = {
+    {"test", "test", HV_ID_TEXT, NULL, false},
+    {"mode", "file_test_mode|operation", HV_ID_TEXT, NULL, false},
+    {"threads", "threads", HV_ID_COUNT, NULL, false},
+    {"block_size", "file_block_size|block_size", HV_ID_SIZE, NULL, false},
+    {"max_prime", "max_prime", HV_ID_COUNT, NULL, false},
+    {0},
+};
+
+/* What else its runs share when they repeat one workload. */
 static const char *const alike[] = {"test",
                                     "threads",
                                     "max_prime",
@@ -725,6 +737,7 @@ const struct hv_tool_parser hv_tool_parser_sysbench = {
     .forms = "text of the cpu, memory or fileio test; several one after another",
     .parse = parse_sysbench,
     .guess = guess_sysbench,
+    .identity = identity,
     .alike = alike,
     .engine = &hv_engine_def_cpu_sysbench,
 };

@@ -39,6 +39,34 @@ typedef int (*hv_parse_table_fn)(const char *text, size_t len, int table, json_t
 
 struct hv_engine_def;
 
+/** How a member of a workload's identity is written in its params. */
+enum hv_identity_kind {
+    HV_ID_TEXT,  /**< a string, lower case ("randread", "tcp") */
+    HV_ID_COUNT, /**< a whole number ("32" and 32 alike) */
+    HV_ID_SIZE,  /**< bytes, a whole number ("4k", "1.00 MByte", "16KiB": binary multiples) */
+    HV_ID_FLAG,  /**< true or false ("1", "0", 1, true) */
+};
+
+/** One member of what a tool's output says was run, recorded as the
+ *  imported workload's params (hv_parse_identity()). A table of these ends
+ *  with a row whose key is NULL. */
+struct hv_identity_field {
+    const char *key; /**< its name in params: "iodepth", "streams" */
+    /** Where the run's info holds it: a member ("threads"), a member of a
+     *  member ("test_start.num_streams"), or a member of every element of
+     *  an array ("jobs[].options.iodepth"); alternatives separated by '|',
+     *  the first present counts ("file_test_mode|operation"). */
+    const char *path;
+    enum hv_identity_kind kind;
+    /** The tool's own default, as the tool would print it, for an output
+     *  that leaves it out because it was not set ("1" for fio's iodepth);
+     *  NULL: left out means unknown, and the key is absent. */
+    const char *fallback;
+    /** Of an array path: keep every element's value, sorted (stress-ng's
+     *  stressors), instead of one value when all elements agree. */
+    bool list;
+};
+
 /** One external tool, all that lib/ knows of it: how to read its output,
  *  how to recognise it, and the engine a plan names to run it. One per
  *  lib/parse_<tool>.c, named hv_tool_parser_<id> after its line of
@@ -58,7 +86,11 @@ struct hv_tool_parser {
     /** Whether text (NUL-terminated) looks like its output, by signatures
      *  alone (hv_parser_guess()). */
     bool (*guess)(const char *text);
-    /** What its runs must share to be repetitions of one workload
+    /** What its output says was run, the workload's identity: the params
+     *  of an import, and what its runs must share first to be repetitions
+     *  of one workload (hv_parse_runs_alike()). */
+    const struct hv_identity_field *identity;
+    /** What else its runs must share to be repetitions of one workload
      *  (hv_parse_runs_alike()): members of their info, "jobs[].options"
      *  for the options member of every element of jobs; NULL-terminated. */
     const char *const *alike;
@@ -123,12 +155,52 @@ int hv_parse_tool_table_runs(const char *tool, const char *text, size_t len, int
 
 /** Checks that the runs hv_parse_tool_runs() read from one output of tool
  *  are repetitions of one workload, as an import stores them: they agree
- *  on what the output says was run, the members of info its description's
- *  alike names (fio's jobs and options, iperf3's test and side). Returns 0,
- *  or -1 with err naming the number of runs and the first difference
- *  ("fio: the output holds 2 runs, and they are not runs of one workload:
- *  run 2 has jobs[].rw ["randread"] where run 1 has ["write"]; ..."). */
+ *  on what the output says was run, first their identity
+ *  (hv_parse_identity(): fio's rw and iodepth, iperf3's streams and MSS),
+ *  then the members of info its description's alike names (fio's job
+ *  names and options, iperf3's side). Returns 0, or -1 with err naming the
+ *  number of runs and the first difference ("fio: the output holds 2
+ *  runs, and they are not runs of one workload: run 2 has iodepth 32 where
+ *  run 1 has 1; ..."). */
 int hv_parse_runs_alike(const char *tool, const json_t *runs, char *err, size_t errlen);
+
+/** The identity of a run of tool, from its info (a run's "info" object):
+ *  a new object of the members of the tool's identity table the output
+ *  tells, each normalised as its kind says (sizes in bytes, counts as
+ *  numbers, text in lower case), the tool's default for one it leaves out
+ *  when the table names one. A value the kind cannot read ("4k-64k") is
+ *  kept as the output wrote it; elements of an array path that differ
+ *  give the array of their values. An unknown tool gives {}. Never NULL
+ *  unless out of memory. */
+json_t *hv_parse_identity(const char *tool, const json_t *info);
+
+/** The longest key and text value of params an import is given. */
+#define HV_PARAMS_KEY_MAX   32
+#define HV_PARAMS_VALUE_MAX 64
+/** The most params an import is given. */
+#define HV_PARAMS_MAX 32
+
+/** Checks params an import is given beside the output (what the output
+ *  does not say, such as a pasted bonnie++ table's size): an object of at
+ *  most HV_PARAMS_MAX members, each key 1 to HV_PARAMS_KEY_MAX of a-z 0-9
+ *  _ starting with a letter, each value a finite number or a string of 1
+ *  to HV_PARAMS_VALUE_MAX printable characters. Appends one error per
+ *  problem under path + "/" + key and returns how many it appended. */
+int hv_params_given_check(const json_t *params, const char *path, json_t *errors);
+
+/** Applies params given beside an output of tool (checked by
+ *  hv_params_given_check()) to its runs: a given member of the identity
+ *  that the output tells must be the same once normalised, else -1 with
+ *  err naming both ("iperf3: the params say mss 1400 where the output
+ *  says 32768"); one the output leaves unknown fills the run's info at
+ *  the field's path (bonnie++'s file_size of a pasted table), and every
+ *  run's info gets "given" (the params as given). Then *params is the
+ *  workload's params: the first run's identity with the given members it
+ *  lacks, normalised as its kind says when the table names them (else a
+ *  string of a plain number becomes the number). given may be NULL or
+ *  empty. Returns 0 (with *params a new reference) or -1 (NULL). */
+int hv_parse_identity_apply(const char *tool, json_t *runs, const json_t *given, json_t **params,
+                            char *err, size_t errlen);
 
 /** hv_parse_tool_runs() for an output of exactly one run, as a worker gets
  *  it: *run is a new reference to the run object (metrics, info and maybe

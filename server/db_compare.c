@@ -6,24 +6,29 @@
 /* The configuration $2 of the plan (its first when NULL). */
 #define CONFIG_MATCH "CASE WHEN $2::text IS NULL THEN c.idx = 0 ELSE c.name = $2::text END"
 
-/* Per workload id, target and metric of the configuration's rounds
- * (hv_round_values, migrations/042: one value per round, a group's members
- * one), the moments of the values HV_SQL_METRIC_OK keeps and the count of
- * the others (a value stored before the doors checked it must not overflow
- * a sum of squares). */
+/* Per workload id and params (an imported workload's identity: two
+ * imports of one tool share the id), target and metric of the
+ * configuration's rounds (hv_round_values, migrations/042: one value per
+ * round, a group's members one), the moments of the values
+ * HV_SQL_METRIC_OK keeps and the count of the others (a value stored
+ * before the doors checked it must not overflow a sum of squares). */
 #define SIDE_ROWS                                                                                  \
-    "WITH v AS (SELECT m.workload_id AS wid, m.target AS tn, m.metric, m.unit, "                   \
+    "WITH wps AS (SELECT DISTINCT ON (workload_id) workload_id AS wid, "                           \
+    " coalesce(workload->'params', '{}') AS wp FROM jobs WHERE plan_id = $1 "                      \
+    " ORDER BY workload_id, id), "                                                                 \
+    "v AS (SELECT m.workload_id AS wid, wps.wp, m.target AS tn, m.metric, m.unit, "                \
     " m.higher_is_better AS hib, m.value, " HV_SQL_METRIC_OK " AS ok "                             \
     " FROM (SELECT rv.*, rv.metric AS name FROM hv_round_values($1) rv) m "                        \
+    " JOIN wps ON wps.wid = m.workload_id "                                                        \
     " JOIN configurations c ON c.plan_id = $1 AND c.idx = m.config_idx "                           \
     " WHERE " CONFIG_MATCH "), "                                                                   \
-    "x AS (SELECT wid, tn, metric, min(unit) AS unit, bool_and(hib) AS hib, "                      \
+    "x AS (SELECT wid, wp, tn, metric, min(unit) AS unit, bool_and(hib) AS hib, "                  \
     " count(*) FILTER (WHERE ok) AS n, avg(value) FILTER (WHERE ok) AS mean, "                     \
     " stddev_samp(value) FILTER (WHERE ok) AS sd, "                                                \
     " avg(ln(value)) FILTER (WHERE ok AND value > 0) AS lm, "                                      \
     " stddev_samp(ln(value)) FILTER (WHERE ok AND value > 0) AS ls, "                              \
     " count(*) FILTER (WHERE ok AND value <= 0) AS np, count(*) FILTER (WHERE NOT ok) AS ex "      \
-    " FROM v GROUP BY 1, 2, 3) "
+    " FROM v GROUP BY 1, 2, 3, 4) "
 
 static const struct hv_stmt side = {
     "compare_side",
@@ -35,10 +40,11 @@ static const struct hv_stmt side = {
     "'configuration', (SELECT c.name FROM configurations c WHERE c.plan_id = p.id "
     " AND " CONFIG_MATCH " ORDER BY c.idx LIMIT 1), "
     "'excluded', (SELECT coalesce(sum(x.ex), 0) FROM x), "
-    "'rows', (SELECT coalesce(json_agg(json_build_object('workload', x.wid, 'target', x.tn, "
+    "'rows', (SELECT coalesce(json_agg(json_build_object('workload', x.wid, 'params', x.wp, "
+    " 'target', x.tn, "
     " 'metric', x.metric, 'unit', x.unit, 'higher_is_better', x.hib, 'n', x.n, 'mean', x.mean, "
     " 'sd', x.sd, 'log_mean', x.lm, 'log_sd', x.ls, 'n_nonpos', x.np, 'excluded', x.ex) "
-    " ORDER BY x.wid, x.metric, x.tn), '[]') FROM x))::text "
+    " ORDER BY x.wid, x.metric, x.tn, x.wp::text), '[]') FROM x))::text "
     "FROM plans p WHERE p.id = $1",
     2};
 

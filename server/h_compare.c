@@ -7,9 +7,14 @@
  * "PLAN:CONFIGURATION": everything after the first ':' is the
  * configuration's name as it is, so the '=' and ',' of
  * "12:vcpu_pin=on,thp=never" need no escaping beyond the URL's own. Rows
- * are matched by workload id, metric and target; when each side ran on one
- * target only (a guest's import against the host's), by workload id and
- * metric. Values no measurement can have, stored before the doors
+ * are matched by workload id, params, metric and target; when each side
+ * ran on one target only (a guest's import against the host's), by
+ * workload id, params and metric. Two imports of one tool share the
+ * workload id, and their params are what each output says was run (fio's
+ * iodepth, iperf3's streams): a workload of one side whose params the
+ * other side's workload of that id does not have is another workload, and
+ * the comparison is refused (409) naming the first param that differs.
+ * Values no measurement can have, stored before the doors
  * refused them, are left out and counted (server/db_values.h). */
 #include "adaptive.h"
 #include "compare.h"
@@ -178,9 +183,10 @@ static json_t *row_json(const json_t *ra, const json_t *rb, double margin)
 {
     const json_t *any = ra != NULL ? ra : rb;
     json_t *hib = json_object_get(any, "higher_is_better");
-    json_t *out = json_pack("{s:O,s:O,s:O,s:O}", "workload", json_object_get(any, "workload"),
-                            "metric", json_object_get(any, "metric"), "unit",
-                            json_object_get(any, "unit"), "higher_is_better", hib);
+    json_t *out =
+        json_pack("{s:O,s:O,s:O,s:O,s:O}", "workload", json_object_get(any, "workload"), "params",
+                  json_object_get(any, "params"), "metric", json_object_get(any, "metric"), "unit",
+                  json_object_get(any, "unit"), "higher_is_better", hib);
     struct hv_moments ma, mb;
     bool oka, okb;
     json_object_set_new(out, "a", side_json(ra, &ma, &oka));
@@ -203,6 +209,79 @@ static bool same_str(const json_t *x, const json_t *y, const char *key)
     return a != NULL && b != NULL && strcmp(a, b) == 0;
 }
 
+/* Whether x and y are rows of one workload: its id and its params. */
+static bool same_workload(const json_t *x, const json_t *y)
+{
+    return same_str(x, y, "workload") &&
+           json_equal(json_object_get(x, "params"), json_object_get(y, "params"));
+}
+
+/* The first member (in the order of their keys) where params a and b
+ * differ, written as "KEY VALUE_A where B's has VALUE_B" into buf (B the
+ * name of b's side). */
+static void params_difference(const json_t *a, const json_t *b, const char *name_b, char *buf,
+                              size_t len)
+{
+    const json_t *both[2] = {a, b};
+    const char *first = NULL;
+    for (int s = 0; s < 2; s++) {
+        const char *key;
+        json_t *v;
+        json_object_foreach((json_t *)both[s], key, v)
+        {
+            const json_t *w = json_object_get(both[1 - s], key);
+            if ((w == NULL || !json_equal(v, w)) && (first == NULL || strcmp(key, first) < 0))
+                first = key;
+        }
+    }
+    if (first == NULL) {
+        snprintf(buf, len, "different params");
+        return;
+    }
+    const json_t *va = json_object_get(a, first), *vb = json_object_get(b, first);
+    char *sa = va ? json_dumps(va, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    char *sb = vb ? json_dumps(vb, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    snprintf(buf, len, "%s %.60s where %s's has %.60s", first, sa ? sa : "none", name_b,
+             sb ? sb : "none");
+    free(sa);
+    free(sb);
+}
+
+/* Whether a workload id of a is, on b, only of other params (another
+ * workload under the same id: imports of one tool at other queue depths);
+ * then detail says which and how. */
+static bool workloads_differ(const struct side *a, const struct side *b, char *detail, size_t len)
+{
+    const json_t *ra = json_object_get(a->doc, "rows"), *rb = json_object_get(b->doc, "rows");
+    size_t i, k;
+    const json_t *x, *y;
+    json_array_foreach(ra, i, x)
+    {
+        const json_t *other = NULL;
+        bool matched = false;
+        json_array_foreach(rb, k, y)
+        {
+            if (!same_str(x, y, "workload"))
+                continue;
+            if (same_workload(x, y))
+                matched = true;
+            else if (other == NULL)
+                other = y;
+        }
+        if (matched || other == NULL)
+            continue;
+        char diff[200];
+        params_difference(json_object_get(x, "params"), json_object_get(other, "params"), b->arg,
+                          diff, sizeof diff);
+        snprintf(detail, len,
+                 "%s's workload %s is not %s's: %s's has %s; different workloads are not "
+                 "compared (compare plans that ran the same one)",
+                 a->arg, json_string_value(json_object_get(x, "workload")), b->arg, a->arg, diff);
+        return true;
+    }
+    return false;
+}
+
 /* The rows of a matched with those of b, then b's unmatched ones. */
 static json_t *rows_json(const struct side *a, const struct side *b, double margin)
 {
@@ -223,7 +302,7 @@ static json_t *rows_json(const struct side *a, const struct side *b, double marg
         json_t *match = NULL;
         for (k = 0; k < nb && match == NULL; k++) {
             json_t *y = json_array_get(rb, k);
-            if (!used[k] && same_str(x, y, "workload") && same_str(x, y, "metric") &&
+            if (!used[k] && same_workload(x, y) && same_str(x, y, "metric") &&
                 (!by_target || same_str(x, y, "target"))) {
                 used[k] = true;
                 match = y;
@@ -295,6 +374,14 @@ void hv_h_compare(struct hv_request *req)
         /* B's plan's margin, else A's, else the default. */
         double mb = num(b.doc, "margin_pct"), ma = num(a.doc, "margin_pct");
         margin = isfinite(mb) ? mb : isfinite(ma) ? ma : HV_MARGIN_PCT_DEFAULT;
+    }
+    char detail[600];
+    if (workloads_differ(&a, &b, detail, sizeof detail) ||
+        workloads_differ(&b, &a, detail, sizeof detail)) {
+        hv_reply_problem(req, HV_E_CONFLICT, detail, NULL);
+        json_decref(a.doc);
+        json_decref(b.doc);
+        return;
     }
     json_t *rows = rows_json(&a, &b, margin);
     if (rows == NULL) {

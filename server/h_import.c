@@ -14,6 +14,14 @@
  * runs the file holds and where they differ. Each run starts when its
  * output says it did, else after the run before it.
  *
+ * The workload's params are its identity, what the output says was run
+ * (fio's rw, bs and iodepth, iperf3's streams and MSS: the tool's
+ * identity table, lib/parsers.h), with "params" of the body adding what
+ * the output does not say (a pasted bonnie++ table's size); a given
+ * param the output contradicts refuses the import. A history keeps each
+ * workload's points apart from the others' (jobs.series_key covers the
+ * params).
+ *
  * A post quoting several bonnie++ tables is imported one table at a time:
  * "table" N reads only the N-th, and the import is told apart from the
  * post's other tables by its digest (of the output's digest and the
@@ -37,7 +45,8 @@
 struct import_body {
     const char *tool, *target, *at, *name;
     const json_t *labels, *output;
-    int table; /* the table of the output to read (from 1), 0: all of it */
+    const json_t *params; /* what the output does not say of its workload */
+    int table;            /* the table of the output to read (from 1), 0: all of it */
 };
 
 #define TO(field) HV_JTO(struct import_body, field)
@@ -49,6 +58,7 @@ static const struct hv_jfield import_fields[] = {
     {.name = "labels", .type = HV_J_OBJECT, TO(labels)},
     {.name = "name", .type = HV_J_STRING, .max_len = 128, TO(name)},
     {.name = "table", .type = HV_J_INTEGER, .min = 1, .max = 1000, TO(table)},
+    {.name = "params", .type = HV_J_OBJECT, TO(params)},
     /* The body cap (--max-body) bounds it first. */
     {.name = "output",
      .type = HV_J_STRING,
@@ -73,6 +83,7 @@ static void check_body(const json_t *doc, const void *dest, json_t *errors)
         hv_errors_add(errors, "/output", "must not be empty");
     if (json_is_object(b->labels))
         hv_jspec_check_labels(b->labels, "/labels", errors);
+    hv_params_given_check(b->params, "/params", errors);
 }
 
 /* The plan document of an import: a valid stored plan (one workload on
@@ -98,6 +109,8 @@ static json_t *plan_spec(const char *name, const struct hv_tool_parser *p,
         json_object_set(import, "tool_version", (json_t *)version);
     if (b->table > 0)
         json_object_set_new(import, "table", json_integer(b->table));
+    if (json_object_size(b->params) > 0)
+        json_object_set(import, "params_given", (json_t *)b->params);
     return json_pack(
         "{s:s,s:s,s:{s:s},s:[{s:O,s:O,s:O,s:O}],s:{},s:s,s:s,s:{s:I,s:I,s:f},s:s,s:i,s:s,"
         "s:o,s:o}",
@@ -109,9 +122,11 @@ static json_t *plan_spec(const char *name, const struct hv_tool_parser *p,
         labels ? json_deep_copy(labels) : json_object(), "import", import);
 }
 
-/* 201: the plan, and per run its job, result and metrics. */
+/* 201: the plan, the workload's params, and per run its job, result and
+ * metrics. */
 static json_t *receipt_json(const struct hv_import_receipt *rc, const char *name,
-                            const struct hv_tool_parser *p, const char *target, const json_t *runs)
+                            const struct hv_tool_parser *p, const char *target, const json_t *runs,
+                            const json_t *params)
 {
     size_t i;
     json_t *r;
@@ -121,11 +136,11 @@ static json_t *receipt_json(const struct hv_import_receipt *rc, const char *name
     }
     json_t *first = json_array_get(rc->runs, 0);
     return json_pack(
-        "{s:I,s:s,s:s,s:s,s:b,s:O,s:O,s:O,s:O,s:O}", "plan_id", (json_int_t)rc->plan_id, "name",
-        name, "tool", p->name, "target", target, "target_created", rc->target_created, "started_at",
-        json_object_get(first, "started_at"), "job_id", json_object_get(first, "job_id"),
-        "result_id", json_object_get(first, "result_id"), "metrics",
-        json_object_get(first, "metrics"), "runs", rc->runs);
+        "{s:I,s:s,s:s,s:s,s:b,s:O,s:O,s:O,s:O,s:O,s:O}", "plan_id", (json_int_t)rc->plan_id, "name",
+        name, "tool", p->name, "target", target, "target_created", rc->target_created, "params",
+        params, "started_at", json_object_get(first, "started_at"), "job_id",
+        json_object_get(first, "job_id"), "result_id", json_object_get(first, "result_id"),
+        "metrics", json_object_get(first, "metrics"), "runs", rc->runs);
 }
 
 /* Answers 400 for an output that cannot be imported: the parser's reason
@@ -135,7 +150,7 @@ static void reply_unreadable(struct hv_request *req, json_t *errors)
     const json_t *first = json_array_get(errors, 0);
     const char *path = json_string_value(json_object_get(first, "path"));
     char detail[HV_PARSE_ERR_MAX];
-    if (path != NULL && strcmp(path, "/output") == 0)
+    if (path != NULL && (strcmp(path, "/output") == 0 || strcmp(path, "/params") == 0))
         snprintf(detail, sizeof detail, "%s", json_string_value(json_object_get(first, "message")));
     else
         snprintf(detail, sizeof detail,
@@ -143,9 +158,11 @@ static void reply_unreadable(struct hv_request *req, json_t *errors)
     hv_reply_problem(req, HV_E_INVALID_REQUEST, detail, errors);
 }
 
-/* Stores the runs of p's output text[0..len) as b asks, and answers. */
+/* Stores the runs of p's output text[0..len) as b asks, of a workload
+ * of params, and answers. */
 static void store(struct hv_request *req, const struct import_body *b,
-                  const struct hv_tool_parser *p, const char *text, size_t len, json_t *runs)
+                  const struct hv_tool_parser *p, const char *text, size_t len, json_t *runs,
+                  const json_t *params)
 {
     char now[32], sha[65], plan_name[160];
     const char *source;
@@ -163,8 +180,9 @@ static void store(struct hv_request *req, const struct import_body *b,
         int n = snprintf(key, sizeof key, "%s table %d", sha, b->table);
         hv_sha256_hex(key, (size_t)n, sha);
     }
-    json_t *workload = json_pack("{s:s,s:s,s:s,s:s,s:{}}", "id", p->name, "workload", p->name,
-                                 "kind", hv_import_kind(p, runs), "engine", p->name, "params");
+    json_t *workload =
+        json_pack("{s:s,s:s,s:s,s:s,s:O}", "id", p->name, "workload", p->name, "kind",
+                  hv_import_kind(p, runs), "engine", p->name, "params", params);
     json_t *entries = json_array();
     size_t rep = 0;
     hv_import_entries(entries, runs, started, source, 0, workload, 0, &rep);
@@ -197,7 +215,7 @@ static void store(struct hv_request *req, const struct import_body *b,
                 (long long)rc.plan_id, json_array_size(runs),
                 json_array_size(runs) == 1 ? "" : "s");
         snprintf(req->location, sizeof req->location, "/api/v1/plans/%lld", (long long)rc.plan_id);
-        hv_reply_json(req, 201, receipt_json(&rc, name, p, target, runs));
+        hv_reply_json(req, 201, receipt_json(&rc, name, p, target, runs, params));
         json_decref(rc.runs);
     }
     json_decref(configs);
@@ -226,14 +244,15 @@ void hv_h_import(struct hv_request *req)
     size_t len = json_string_length(b.output);
     /* Nothing is stored when the output does not read: it is the client's
      * to fix. */
-    json_t *errors = json_array();
-    json_t *runs = hv_import_parse(p, text, len, b.table, "", errors);
+    json_t *errors = json_array(), *params;
+    json_t *runs = hv_import_parse(p, text, len, b.table, b.params, "", errors, &params);
     if (runs == NULL) {
         reply_unreadable(req, errors);
     } else {
         json_decref(errors);
-        store(req, &b, p, text, len, runs);
+        store(req, &b, p, text, len, runs, params);
     }
+    json_decref(params);
     json_decref(runs);
     json_decref(doc);
 }

@@ -7,11 +7,15 @@
  * default is the baseline: the plan's configurations are "default" (the
  * baseline's outputs) and "study=LABEL" for each other label, with levels
  * {"study": LABEL}, and its stored plan says factors {"study": [baseline,
- * labels in order of appearance]} and baseline "default". Each tool is a
- * workload (id and engine the tool, as a single import's); the runs of one
- * label and tool are its repetitions, so they must be runs of one workload
+ * labels in order of appearance]} and baseline "default". Each tool and
+ * identity (what the output says was run, with the output's "params":
+ * h_import.c) is a workload, engine the tool, id the tool for its first
+ * identity and "TOOL-2", "TOOL-3" ... for the next ones in order of
+ * appearance, so a label's fio at queue depth 1 is compared with another
+ * label's at depth 1, never with one at 32. The runs of one label and
+ * workload are its repetitions, so they must be runs of one workload
  * (hv_parse_runs_alike over all of them); outputs of different labels may
- * differ (a guest's and a host's bonnie++ name other machines). Every
+ * differ otherwise (a guest's and a host's bonnie++ name other machines). Every
  * output is read before anything is stored: one that does not parse
  * refuses the study, naming /outputs/N/output. */
 #include "auth.h"
@@ -34,6 +38,8 @@
 struct output {
     const char *label, *tool, *at;
     const json_t *text;
+    const json_t *params; /* what the output does not say of its workload */
+    size_t workload;      /* its workload's index in study.workloads */
 };
 
 /* A study being read: the members of its body (bound by study_fields),
@@ -76,6 +82,7 @@ static const struct hv_jfield output_fields[] = {
     {.name = "label", .type = HV_J_STRING, .required = true, .max_len = STUDY_LABEL_MAX, TO(label)},
     {.name = "tool", .type = HV_J_STRING, .required = true, .max_len = 32, TO(tool)},
     {.name = "at", .type = HV_J_STRING, .max_len = 40, TO(at)},
+    {.name = "params", .type = HV_J_OBJECT, TO(params)},
     /* The body cap (--max-body) bounds it first. */
     {.name = "output", .type = HV_J_STRING, .required = true, .max_len = (size_t)1 << 31, TO(text)},
     {0},
@@ -122,6 +129,8 @@ static void check_output(const json_t *o, size_t i, struct study *st, json_t *er
     snprintf(at, sizeof at, "%s/output", path);
     if (json_string_length(out->text) == 0)
         hv_errors_add(errors, at, "must not be empty");
+    snprintf(at, sizeof at, "%s/params", path);
+    hv_params_given_check(out->params, at, errors);
 }
 
 /* Checks the request beyond its types; orders st->labels baseline first.
@@ -163,18 +172,20 @@ static void check_study(struct study *st, json_t *errors)
     }
 }
 
-/* The workload variant of tool (kind from runs), added on first use.
- * Appends an error when another output of the tool measured another kind. */
-static json_t *workload_of(struct study *st, const struct hv_tool_parser *p, const json_t *runs,
-                           size_t i, json_t *errors)
+/* The index of the workload variant of tool and params (kind from runs),
+ * added on first use. Appends an error when another output of the tool
+ * measured another kind. */
+static size_t workload_of(struct study *st, const struct hv_tool_parser *p, const json_t *runs,
+                          const json_t *params, size_t i, json_t *errors)
 {
     const char *kind = hv_import_kind(p, runs);
-    size_t k;
+    size_t k, same_tool = 0;
     json_t *w;
     json_array_foreach(st->workloads, k, w)
     {
-        if (strcmp(json_string_value(json_object_get(w, "id")), p->name) != 0)
+        if (strcmp(json_string_value(json_object_get(w, "engine")), p->name) != 0)
             continue;
+        same_tool++;
         const char *had = json_string_value(json_object_get(w, "kind"));
         if (strcmp(had, kind) != 0) {
             char path[64];
@@ -183,13 +194,20 @@ static json_t *workload_of(struct study *st, const struct hv_tool_parser *p, con
                           "this %s output measures %s where an earlier one measures %s: import "
                           "them as separate studies",
                           p->display, kind, had);
+            return k;
         }
-        return w;
+        if (json_equal(json_object_get(w, "params"), params))
+            return k;
     }
-    w = json_pack("{s:s,s:s,s:s,s:s,s:{}}", "id", p->name, "workload", p->name, "kind", kind,
-                  "engine", p->name, "params");
+    char id[48];
+    if (same_tool == 0)
+        snprintf(id, sizeof id, "%s", p->name);
+    else
+        snprintf(id, sizeof id, "%s-%zu", p->name, same_tool + 1);
+    w = json_pack("{s:s,s:s,s:s,s:s,s:O}", "id", id, "workload", id, "kind", kind, "engine",
+                  p->name, "params", params);
     json_array_append_new(st->workloads, w);
-    return w;
+    return json_array_size(st->workloads) - 1;
 }
 
 /* Reads every output; then checks that the runs of each label and tool
@@ -202,22 +220,25 @@ static void read_outputs(struct study *st, json_t *errors)
         const json_t *text = st->out[i].text;
         char path[64];
         hv_jpath_index(path, sizeof path, "/outputs", i);
-        json_t *runs =
-            hv_import_parse(p, json_string_value(text), json_string_length(text), 0, path, errors);
+        json_t *params;
+        json_t *runs = hv_import_parse(p, json_string_value(text), json_string_length(text), 0,
+                                       st->out[i].params, path, errors, &params);
         json_array_append_new(st->runs, runs ? runs : json_array());
         if (runs != NULL)
-            workload_of(st, p, runs, i, errors);
+            st->out[i].workload = workload_of(st, p, runs, params, i, errors);
+        json_decref(params);
     }
     if (json_array_size(errors) > 0)
         return;
-    /* Repetitions: every run of one label and tool, in the order given. */
+    /* Repetitions: every run of one label and workload, in the order
+     * given. */
     for (size_t a = 0; a < n; a++) {
         const struct output *o = &st->out[a];
         json_t *all = json_array();
         bool first = true;
         for (size_t b = 0; b < n; b++) {
             const struct output *q = &st->out[b];
-            bool same = strcmp(o->label, q->label) == 0 && strcmp(o->tool, q->tool) == 0;
+            bool same = strcmp(o->label, q->label) == 0 && o->workload == q->workload;
             first = first && (b >= a || !same);
             if (same)
                 json_array_extend(all, json_array_get(st->runs, b));
@@ -277,11 +298,7 @@ static json_t *entries_json(const struct study *st, json_t *provenance, char sha
         const char *label = st->out[i].label;
         const struct hv_tool_parser *p = hv_parser_find(st->out[i].tool);
         const json_t *text = st->out[i].text, *runs = json_array_get(st->runs, i);
-        size_t c = index_of(st->labels, label), w = 0;
-        while (w + 1 < nw &&
-               strcmp(json_string_value(json_object_get(json_array_get(st->workloads, w), "id")),
-                      p->name) != 0)
-            w++;
+        size_t c = index_of(st->labels, label), w = st->out[i].workload;
         char now[32], one[65];
         const char *source;
         const char *started = hv_import_start(st->out[i].at, runs, now, sizeof now, &source);
@@ -298,6 +315,9 @@ static json_t *entries_json(const struct study *st, json_t *provenance, char sha
                       (json_int_t)json_array_size(runs), "output_sha256", one);
         if (json_is_string(json_object_get(info, "tool_version")))
             json_object_set(from, "tool_version", json_object_get(info, "tool_version"));
+        json_object_set(from, "workload", json_object_get(json_array_get(st->workloads, w), "id"));
+        if (json_object_size(st->out[i].params) > 0)
+            json_object_set(from, "params_given", (json_t *)st->out[i].params);
         json_array_append_new(provenance, from);
     }
     hv_sha256_hex(digests ? digests : "", len, sha);

@@ -64,10 +64,11 @@ static int check_run_values(const json_t *runs, const char *base, json_t *errors
 }
 
 json_t *hv_import_parse(const struct hv_tool_parser *p, const char *text, size_t len, int table,
-                        const char *path, json_t *errors)
+                        const json_t *given, const char *path, json_t *errors, json_t **params)
 {
     json_t *runs = NULL;
     char err[HV_PARSE_ERR_MAX], at[160];
+    *params = NULL;
     if (hv_parse_tool_table_runs(p->name, text, len, table, &runs, err, sizeof err) != 0 ||
         hv_parse_runs_alike(p->name, runs, err, sizeof err) != 0) {
         snprintf(at, sizeof at, "%s/output", path);
@@ -75,8 +76,16 @@ json_t *hv_import_parse(const struct hv_tool_parser *p, const char *text, size_t
         json_decref(runs);
         return NULL;
     }
+    if (hv_parse_identity_apply(p->name, runs, given, params, err, sizeof err) != 0) {
+        snprintf(at, sizeof at, "%s/params", path);
+        hv_errors_add(errors, at, "%s", err);
+        json_decref(runs);
+        return NULL;
+    }
     if (check_run_values(runs, path, errors) > 0) {
         json_decref(runs);
+        json_decref(*params);
+        *params = NULL;
         return NULL;
     }
     return runs;

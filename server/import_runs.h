@@ -21,13 +21,17 @@ void hv_import_check_tool(const char *tool, const char *path, json_t *errors);
 
 /** Reads text[0..len) as p's output (only its table-th table when table
  *  is not 0: hv_parse_tool_table_runs()) into a new array of runs: it must
- *  parse, its runs must be runs of one workload, and every metric and
- *  sample must be one a worker could upload (hv_result_data_check,
- *  lib/result.h). Returns NULL after appending the errors: the parser's
- *  reason under path + "/output", names and values under path +
- *  "/runs/N/metrics/K/name" or ".../value" (and "/runs/N/samples/K/..."). */
+ *  parse, its runs must be runs of one workload, the params given beside
+ *  it (checked by hv_params_given_check(); NULL: none) must not contradict
+ *  it, and every metric and sample must be one a worker could upload
+ *  (hv_result_data_check, lib/result.h). *params gets the workload's
+ *  params, its identity (hv_parse_identity_apply(), parsers.h), a new
+ *  reference. Returns NULL (and *params NULL) after appending the errors:
+ *  the parser's reason under path + "/output", a contradiction under path
+ *  + "/params", names and values under path + "/runs/N/metrics/K/name" or
+ *  ".../value" (and "/runs/N/samples/K/..."). */
 json_t *hv_import_parse(const struct hv_tool_parser *p, const char *text, size_t len, int table,
-                        const char *path, json_t *errors);
+                        const json_t *given, const char *path, json_t *errors, json_t **params);
 
 /** The workload kind of runs of p: the tool's, unless the output says
  *  otherwise (sysbench's fileio test is a disk measurement). Static. */

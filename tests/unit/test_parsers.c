@@ -14,7 +14,10 @@
  *   - a file of several outputs (x2-*: two runs joined with cat) reads as
  *     one run each, and a cut between them as the runs before it; runs of
  *     different workloads in one file (two fixtures joined here) are
- *     refused by hv_parse_runs_alike, naming the count and the difference.
+ *     refused by hv_parse_runs_alike, naming the count and the difference;
+ *   - each tool's identity (hv_parse_identity) of its fixtures, the params
+ *     an import records, and params given beside an output: filling what
+ *     it does not say, refused when it says otherwise.
  *   - bonnie++ tables as posts quote them (no labels, maybe no final
  *     newline) read as the tables they were cut from; a post of several
  *     is refused unless one table is picked.
@@ -465,21 +468,27 @@ static void check_alike(void)
     } mixed[] = {
         {"fio", "seq-write.json", "randread-qd8.json",
          "fio: the output holds 2 runs, and they are not runs of one workload: run 2 has "
-         "jobs[].name [\"randread\"] where run 1 has [\"seqwrite\"]"},
+         "rw \"randread\" where run 1 has \"write\""},
+        {"fio", "randread-qd1.json", "randread-qd32.json",
+         "run 2 has iodepth 32 where run 1 has 1"},
         {"iperf3", "client-tcp-P1.json", "client-tcp-P4.json",
          "iperf3: the output holds 2 runs, and they are not runs of one workload: run 2 has "
-         "test_start"},
-        {"iperf3", "client-tcp-P4.json", "server-P4.json", "run 2 has role \"server\""},
+         "streams 4 where run 1 has 1"},
+        /* -M 1400 against the socket's default MSS: not one workload. */
+        {"iperf3", "client-tcp-P1.json", "client-tcp-M1400.json",
+         "run 2 has mss 1400 where run 1 has 32768"},
+        {"iperf3", "client-tcp-P4.json", "server-P4.json",
+         "run 2 has role \"server\" where run 1 has \"client\""},
         {"sysbench", "cpu-t2.txt", "memory.txt",
          "run 2 has test \"memory\" where run 1 has "
          "\"cpu\""},
         {"sysbench", "fileio-seqwr.txt", "fileio-seqrd.txt",
-         "run 2 has file_test_mode \"seqrd\" where run 1 has \"seqwr\""},
+         "run 2 has mode \"seqrd\" where run 1 has \"seqwr\""},
+        {"sysbench", "cpu-t2.txt", "cpu-threads2-prime10000.txt",
+         "run 2 has threads 2 where run 1 has 1"},
         {"stress-ng", "cpu1-t2.yaml", "matrix2-cache1-t2.yaml",
-         "run 2 has stressors[].stressor [\"matrix\",\"cache\"] where run 1 has "
-         "[\"cpu\"]"},
-        {"bonnie", "s64-r32.csv", "f-s4096-r2048.csv",
-         "run 2 has file_size \"4G\" where run 1 has \"64M\""},
+         "run 2 has stressors [\"cache\",\"matrix\"] where run 1 has [\"cpu\"]"},
+        {"bonnie", "s64-r32.csv", "f-s4096-r2048.csv", "run 2 has size 4G where run 1 has 64M"},
     };
     for (size_t i = 0; i < sizeof mixed / sizeof mixed[0]; i++) {
         size_t len;
@@ -493,6 +502,168 @@ static void check_alike(void)
     CHECK(hv_parse_runs_alike("fio", none, err, sizeof err) == 0);
     CHECK(hv_parse_runs_alike("iozone", none, err, sizeof err) == 0);
     json_decref(none);
+}
+
+/* Parses a fixture into runs; exits the check when it does not parse. */
+static json_t *runs_of(const char *tool, const char *file)
+{
+    size_t len;
+    char *text = slurp(tool, file, &len);
+    json_t *runs = NULL;
+    char err[HV_PARSE_ERR_MAX] = "";
+    int rc = hv_parse_tool_runs(tool, text, len, &runs, err, sizeof err);
+    CHECK_MSG(rc == 0, "%s/%s: %s", tool, file, err);
+    free(text);
+    return runs;
+}
+
+/* Each tool's identity of its fixtures, as an import records it in the
+ * workload's params: sizes in bytes, counts as numbers, text in lower
+ * case, fio's defaults for what its output leaves out. */
+static void check_identity(void)
+{
+    static const struct {
+        const char *tool, *file, *params; /* params: compact JSON, keys sorted */
+    } ids[] = {
+        {"fio", "randread-qd1.json",
+         "{\"bs\":4096,\"direct\":true,\"iodepth\":1,\"ioengine\":\"libaio\",\"numjobs\":1,"
+         "\"rw\":\"randread\",\"size\":33554432}"},
+        {"fio", "randread-qd32.json",
+         "{\"bs\":4096,\"direct\":true,\"iodepth\":32,\"ioengine\":\"libaio\",\"numjobs\":1,"
+         "\"rw\":\"randread\",\"size\":33554432}"},
+        {"fio", "randwrite-numjobs2.json",
+         "{\"bs\":4096,\"direct\":true,\"iodepth\":2,\"ioengine\":\"libaio\",\"numjobs\":2,"
+         "\"rw\":\"randwrite\",\"size\":33554432}"},
+        /* No ioengine, bs or iodepth given: fio 3's psync, 4k, 1. */
+        {"fio", "write-ss1-nan.json",
+         "{\"bs\":4096,\"direct\":false,\"iodepth\":1,\"ioengine\":\"psync\",\"numjobs\":1,"
+         "\"rw\":\"write\",\"size\":1048576}"},
+        /* A job file of two jobs: what differs is per job. */
+        {"fio", "jobfile-seqread-randrw.json",
+         "{\"bs\":[1048576,4096],\"direct\":true,\"iodepth\":[1,4],\"ioengine\":\"libaio\","
+         "\"numjobs\":1,\"rw\":[\"read\",\"randrw\"],\"size\":33554432}"},
+        {"iperf3", "client-tcp-P4.json",
+         "{\"bitrate\":0,\"direction\":\"forward\",\"mss\":32768,\"protocol\":\"tcp\","
+         "\"role\":\"client\",\"streams\":4}"},
+        {"iperf3", "client-tcp-M1400.json",
+         "{\"bitrate\":0,\"direction\":\"forward\",\"mss\":1400,\"protocol\":\"tcp\","
+         "\"role\":\"client\",\"streams\":1}"},
+        {"iperf3", "client-udp.json",
+         "{\"bitrate\":200000000,\"direction\":\"forward\",\"protocol\":\"udp\","
+         "\"role\":\"client\",\"streams\":1}"},
+        {"iperf3", "server-P4.json",
+         "{\"bitrate\":0,\"direction\":\"forward\",\"protocol\":\"tcp\",\"role\":\"server\","
+         "\"streams\":4}"},
+        {"iperf", "client-P2.txt",
+         "{\"protocol\":\"tcp\",\"role\":\"client\",\"streams\":2,\"window\":4194304}"},
+        {"iperf", "udp-server.txt",
+         "{\"protocol\":\"udp\",\"role\":\"server\",\"streams\":1,\"window\":212992}"},
+        /* The CSV says neither the side nor the window. */
+        {"iperf", "client-P2.csv", "{\"protocol\":\"tcp\",\"streams\":2}"},
+        {"sysbench", "cpu-threads2-prime10000.txt",
+         "{\"max_prime\":10000,\"test\":\"cpu\",\"threads\":2}"},
+        {"sysbench", "memory-read-1M.txt",
+         "{\"block_size\":1048576,\"mode\":\"read\",\"test\":\"memory\",\"threads\":1}"},
+        {"sysbench", "fileio-rndrd-direct-t2-interval1.txt",
+         "{\"block_size\":16384,\"mode\":\"rndrd\",\"test\":\"fileio\",\"threads\":2}"},
+        {"bonnie", "D-f-s1024-r512.csv", "{\"size\":1073741824}"},
+        {"bonnie", "lkml-2004-03-19-1.03.txt", "{\"size\":20971520000}"},
+        {"bonnie", "pasted-1.03e-s256-r128-n1.txt", "{}"},
+        {"stress-ng", "matrix2-cache1-t2.yaml", "{\"stressors\":[\"cache\",\"matrix\"]}"},
+        {"stress-ng", "cpu1-t2.log", "{\"stressors\":[\"cpu\"]}"},
+    };
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        json_t *runs = runs_of(ids[i].tool, ids[i].file);
+        json_t *id =
+            hv_parse_identity(ids[i].tool, json_object_get(json_array_get(runs, 0), "info"));
+        char *got = json_dumps(id, JSON_COMPACT | JSON_SORT_KEYS);
+        CHECK_MSG(got != NULL && strcmp(got, ids[i].params) == 0, "%s/%s: %s, expected %s",
+                  ids[i].tool, ids[i].file, got ? got : "NULL", ids[i].params);
+        /* Given nothing, the params are the identity. */
+        json_t *params = NULL;
+        char err[HV_PARSE_ERR_MAX] = "";
+        CHECK_MSG(hv_parse_identity_apply(ids[i].tool, runs, NULL, &params, err, sizeof err) == 0,
+                  "%s", err);
+        CHECK(json_equal(params, id));
+        free(got);
+        json_decref(params);
+        json_decref(id);
+        json_decref(runs);
+    }
+    CHECK(json_object_size(hv_parse_identity("iozone", NULL)) == 0);
+}
+
+/* Applies given (JSON) to the runs of a fixture: the params it records
+ * (compact, keys sorted) or the error, and the first run's info. */
+static char *apply_given(const char *tool, const char *file, const char *given, json_t **info)
+{
+    json_t *runs = runs_of(tool, file);
+    json_t *g = json_loads(given, 0, NULL), *params = NULL;
+    char err[HV_PARSE_ERR_MAX] = "";
+    char *out = hv_parse_identity_apply(tool, runs, g, &params, err, sizeof err) == 0
+                    ? json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS)
+                    : strdup(err);
+    if (info != NULL)
+        *info = json_incref(json_object_get(json_array_get(runs, 0), "info"));
+    json_decref(params);
+    json_decref(g);
+    json_decref(runs);
+    return out;
+}
+
+/* Params given beside an output: what it does not say fills its identity
+ * (and its info), what it says otherwise is refused naming both values;
+ * keys and values are checked. */
+static void check_given(void)
+{
+    json_t *info = NULL;
+    /* A pasted bonnie++ table has no size: --params size=4G gives it. */
+    char *got = apply_given("bonnie", "pasted-1.03e-s256-r128-n1.txt", "{\"size\":\"4G\"}", &info);
+    CHECK_STR(got, "{\"size\":4294967296}");
+    CHECK_STR(json_string_value(json_object_get(info, "file_size")), "4G");
+    CHECK_STR(json_string_value(json_object_get(json_object_get(info, "given"), "size")), "4G");
+    free(got);
+    json_decref(info);
+    static const struct {
+        const char *tool, *file, *given, *want; /* want: the params, or the error */
+    } cases[] = {
+        /* The size the output says, written another way, is no contradiction. */
+        {"bonnie", "D-f-s1024-r512.csv", "{\"size\":\"1024M\"}", "{\"size\":1073741824}"},
+        {"bonnie", "D-f-s1024-r512.csv", "{\"size\":\"4G\"}",
+         "bonnie++: the params say size 4G where the output says 1G: a param may say what the "
+         "output does not, never the contrary"},
+        /* The MSS iperf3 printed is its identity. */
+        {"iperf3", "client-tcp-P1.json", "{\"mss\":1400}",
+         "iperf3: the params say mss 1400 where the output says 32768: a param may say what the "
+         "output does not, never the contrary"},
+        {"iperf3", "client-tcp-M1400.json", "{\"mss\":\"1400\"}",
+         "{\"bitrate\":0,\"direction\":\"forward\",\"mss\":1400,\"protocol\":\"tcp\","
+         "\"role\":\"client\",\"streams\":1}"},
+        {"fio", "randread-qd1.json", "{\"iodepth\":\"deep\"}",
+         "fio: the params' iodepth \"deep\" is not a whole number"},
+        /* What the tool never prints: kept as given, a plain number as one. */
+        {"iperf", "client-P1.csv", "{\"direction\":\"Reverse\",\"mss\":\"1448\"}",
+         "{\"direction\":\"Reverse\",\"mss\":1448,\"protocol\":\"tcp\",\"streams\":1}"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        got = apply_given(cases[i].tool, cases[i].file, cases[i].given, NULL);
+        CHECK_STR(got, cases[i].want);
+        free(got);
+    }
+    /* Keys and values. */
+    json_t *errors = json_array();
+    json_t *bad = json_loads("{\"Size\":\"4G\",\"ok\":[1],\"fine\":\"x\",\"n\":2.5}", 0, NULL);
+    CHECK(hv_params_given_check(bad, "/params", errors) == 2);
+    CHECK_STR(json_string_value(json_object_get(json_array_get(errors, 0), "path")), "/params");
+    CHECK_STR(json_string_value(json_object_get(json_array_get(errors, 1), "path")), "/params/ok");
+    json_t *long_value = json_pack("{s:s}", "v",
+                                   "12345678901234567890123456789012345678901234567890"
+                                   "123456789012345");
+    CHECK(hv_params_given_check(long_value, "/params", errors) == 1);
+    CHECK(hv_params_given_check(NULL, "/params", errors) == 0);
+    json_decref(long_value);
+    json_decref(bad);
+    json_decref(errors);
 }
 
 /* What the new readings keep beside the metrics. */
@@ -1070,6 +1241,8 @@ int main(void)
         check_sampled(&sampleds[i]);
     check_steady_info();
     check_alike();
+    check_identity();
+    check_given();
     check_kept_info();
     check_pasted();
     each_fixture(check_listed);
