@@ -45,6 +45,7 @@ const struct hv_report_table hv_report_tables[] = {
     {"results", "the key's state: a job's result is written before it becomes done"},
     {"targets", "the answer's inputs (the host's view, the guests found emulated)"},
     {"telemetry", "the answer's inputs (the host's view: KVM probe, busy jobs)"},
+    {"tokens", "the answer's inputs (the summary's owner, the name of the submitting token)"},
     {NULL, NULL},
 };
 
