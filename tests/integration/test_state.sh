@@ -45,7 +45,7 @@ OUT=$("$CLI" status "$P" 2>&1)
 assert_match "hvbench status says what it waits for" \
     $'(^|\n)status +queued: waiting for target state-host \\(never registered\\) since [0-9-]+ [0-9:]+' "$OUT"
 OUT=$("$CLI" list 2>&1)
-assert_match "hvbench list has a waiting column" $'(^|\n) *id +name +status +done/total +created +waiting' "$OUT"
+assert_match "hvbench list has a waiting column" $'(^|\n) *id +name +host +status +done/total +created +waiting' "$OUT"
 assert_match "hvbench list shows it in its row" \
     $'(^|\n) *'"$P"' +quick +queued +0/3 +[0-9-]+ [0-9:]+ +waiting for target state-host \(never registered\)' "$OUT"
 # Into a file, watch writes a line per change; it is stopped after the first.
