@@ -253,7 +253,10 @@ static int cmd_history_exec(struct cli_ctx *ctx, int argc, char **argv)
         if (ctx->json) {
             rc = cli_print_json(resp.body) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
         } else if (json_array_size(series) == 0) {
-            cli_out("no %s measured on %s", argv[optind + 1], str(resp.body, "target"));
+            /* A metric the target never measured is a 404 (exit 1); here it
+             * did, outside what the options select. */
+            cli_out("no %s on %s in this workload, configuration or window", argv[optind + 1],
+                    str(resp.body, "target"));
         }
         size_t i;
         const json_t *s;

@@ -524,7 +524,10 @@ static int import_plan(struct cli_ctx *ctx, const char *path)
     } else if (rc == CLI_EXIT_OK) {
         long long id = (long long)json_integer_value(json_object_get(resp.body, "id"));
         const char *name = json_string_value(json_object_get(json_object_get(doc, "plan"), "name"));
-        cli_out("plan %lld imported (%s): hvbench report %lld", id, name != NULL ? name : "?", id);
+        /* 200: the same document was imported before, as this plan. */
+        cli_out("plan %lld %s (%s): hvbench report %lld", id,
+                resp.status == 200 ? "was imported before" : "imported", name != NULL ? name : "?",
+                id);
     }
     json_decref(doc);
     hv_http_response_clear(&resp);

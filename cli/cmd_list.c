@@ -38,8 +38,14 @@ static int add_plan(struct cli_table *t, const json_t *item)
     struct cli_plan p;
     if (cli_plan_parse(item, &p) != 0)
         return 0;
-    char id[32], counts[64], created[64];
+    char id[32], counts[64], created[64], host[300] = "";
     snprintf(id, sizeof id, "%lld", p.id);
+    /* A fleet's child: its host and its parent, so the children of one
+     * fleet plan (all of the same name) are told apart. */
+    const char *h = json_string_value(json_object_get(item, "host"));
+    json_int_t parent = json_integer_value(json_object_get(item, "parent_id"));
+    if (parent > 0)
+        snprintf(host, sizeof host, "%s, child of #%lld", h != NULL ? h : "?", (long long)parent);
     snprintf(counts, sizeof counts, "%lld/%lld", p.jobs.done, p.jobs.total);
     /* What a queued or running plan waits for, in words: a plan for a
      * target that never registered looks like any queued plan otherwise. */
@@ -49,6 +55,7 @@ static int add_plan(struct cli_table *t, const json_t *item)
         why = json_string_value(json_object_get(w, "reason"));
     const char *cells[] = {id,
                            p.name,
+                           host,
                            p.status,
                            counts,
                            cli_fmt_time(created, sizeof created, p.created_at),
@@ -119,8 +126,9 @@ static int cmd_list_exec(struct cli_ctx *ctx, int argc, char **argv)
         }
     }
     static const struct cli_column cols[] = {
-        {"id", CLI_RIGHT},         {"name", CLI_LEFT},    {"status", CLI_LEFT},
-        {"done/total", CLI_RIGHT}, {"created", CLI_LEFT}, {"waiting", CLI_LEFT},
+        {"id", CLI_RIGHT},     {"name", CLI_LEFT},        {"host", CLI_LEFT},
+        {"status", CLI_LEFT},  {"done/total", CLI_RIGHT}, {"created", CLI_LEFT},
+        {"waiting", CLI_LEFT},
     };
     return cli_list_table(ctx, path, cols, sizeof cols / sizeof cols[0], add_plan, "plans");
 }

@@ -62,6 +62,15 @@ static int print_created(const struct cli_ctx *ctx, const struct hv_http_respons
             cli_print_json(resp->body);
         return CLI_EXIT_FAIL;
     }
+    /* What the server stored but expects to wait (a target that never
+     * registered), on standard error whatever the output's form. */
+    size_t i;
+    const json_t *w;
+    json_array_foreach(json_object_get(resp->body, "warnings"), i, w)
+    {
+        cli_err("warning: %s: %s", json_string_value(json_object_get(w, "path")),
+                json_string_value(json_object_get(w, "message")));
+    }
     if (ctx->json) {
         cli_print_json(resp->body);
     } else if (quiet) {

@@ -59,6 +59,8 @@ static const struct hv_err_info registry[HV_E__COUNT] = {
                           "one worker holds a target at a time: stop the other worker (it signs "
                           "off on SIGTERM), wait until it has been silent for --worker-live "
                           "seconds, or free the target as an admin"},
+    [HV_E_UNKNOWN_METRIC] = {"unknown_metric", 404, "Metric never measured",
+                             "check the metric's name: metrics lists those the target has"},
 };
 
 const struct hv_err_info *hv_err_info(enum hv_err code)

@@ -4,7 +4,7 @@
 -- function or trigger changed by several migrations is here as the last
 -- one left it. To change the schema, add a migration, run `make schema`
 -- and commit both (tests/integration/test_schema.sh fails while this file
--- is stale). Schema version 42. Definitions only: the rows of
+-- is stale). Schema version 44. Definitions only: the rows of
 -- hv_schema_migrations, which `hvbench-server migrate` writes, are not here.
 
 --
@@ -591,6 +591,23 @@ BEGIN
     RETURN pid;
 END;
 $$;
+
+--
+-- Name: hv_plan_import_once(jsonb, bigint, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_plan_import_once(doc jsonb, token bigint, digest text, OUT pid bigint, OUT created boolean) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended('hv_plan_import:' || digest, 0));
+    SELECT p.id INTO pid FROM plans p WHERE p.import_digest = digest;
+    created := pid IS NULL;
+    IF created THEN
+        pid := hv_plan_import(doc, token);
+        UPDATE plans SET import_digest = digest WHERE id = pid;
+    END IF;
+END $$;
 
 --
 -- Name: hv_plan_is_parent(jsonb); Type: FUNCTION; Schema: public; Owner: -
@@ -1386,6 +1403,7 @@ CREATE TABLE public.plans (
     state text DEFAULT 'queued'::text NOT NULL,
     state_reason text,
     ended_at timestamp with time zone,
+    import_digest text,
     CONSTRAINT plans_max_parallel_hosts_check CHECK (((max_parallel_hosts IS NULL) OR (max_parallel_hosts > 0))),
     CONSTRAINT plans_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'done'::text, 'failed'::text, 'cancelled'::text]))),
     CONSTRAINT plans_waiting_check CHECK (((waiting IS NULL) OR ((jsonb_typeof((waiting -> 'reason'::text)) = 'string'::text) AND (jsonb_typeof((waiting -> 'since'::text)) = 'string'::text))))
@@ -2302,6 +2320,12 @@ CREATE INDEX plans_current_block_idx ON public.plans USING btree (id) WHERE (cur
 --
 
 CREATE UNIQUE INDEX plans_idempotency_idx ON public.plans USING btree (token_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
+
+--
+-- Name: plans_import_digest; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX plans_import_digest ON public.plans USING btree (import_digest) WHERE (import_digest IS NOT NULL);
 
 --
 -- Name: plans_name_idx; Type: INDEX; Schema: public; Owner: -

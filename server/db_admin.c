@@ -282,8 +282,9 @@ static const struct hv_stmt export_plan = {
     "FROM plan_summaries s WHERE s.id = $1",
     1};
 
-static const struct hv_stmt import_plan = {"admin_plan_import",
-                                           "SELECT hv_plan_import($1::jsonb, $2::bigint)", 2};
+static const struct hv_stmt import_plan = {
+    "admin_plan_import", "SELECT pid, created FROM hv_plan_import_once($1::jsonb, $2::bigint, $3)",
+    3};
 
 enum hv_db_status hv_db_plan_export(int64_t id, char **out)
 {
@@ -305,21 +306,24 @@ enum hv_db_status hv_db_plan_export(int64_t id, char **out)
     return s;
 }
 
-enum hv_db_status hv_db_plan_import(const char *doc, int64_t token_id, int64_t *id)
+enum hv_db_status hv_db_plan_import(const char *doc, int64_t token_id, const char *digest,
+                                    int64_t *id, bool *created)
 {
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
     char tok[24];
-    const char *p[] = {doc, hv_db_int(tok, sizeof tok, token_id)};
+    const char *p[] = {doc, hv_db_int(tok, sizeof tok, token_id), digest};
     PGresult *r;
     enum hv_db_status s = hv_db_exec(db, &import_plan, p, &r);
-    if (s == HV_DB_OK)
+    if (s == HV_DB_OK) {
         *id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-    else if (s == HV_DB_CONFLICT)
+        *created = PQgetvalue(r, 0, 1)[0] == 't';
+    } else if (s == HV_DB_CONFLICT) {
         /* The handler checks every rule it knows of first: a constraint
          * met here is one it missed. */
         hv_warn("plan import: a constraint refused the document: %s", hv_db_last_error(db));
+    }
     PQclear(r);
     return hv_db_must(s);
 }

@@ -41,9 +41,13 @@ enum hv_db_status hv_db_plan_retry(int64_t id, long *retried);
  *  (malloc'd). */
 enum hv_db_status hv_db_plan_export(int64_t id, char **out);
 
-/** Stores an exported document (checked by the caller) as a new plan;
- *  *id is its id. HV_DB_CONFLICT: a constraint refused it (a duplicate the
- *  caller's check missed), logged with the constraint's message. */
-enum hv_db_status hv_db_plan_import(const char *doc, int64_t token_id, int64_t *id);
+/** Stores an exported document (checked by the caller) as a new plan,
+ *  identified by digest (the hex SHA-256 of its canonical form): *id is
+ *  the plan's id and *created true; when a plan was made from a document
+ *  of this digest before, nothing is stored, *id is that plan's and
+ *  *created false. HV_DB_CONFLICT: a constraint refused it (a duplicate
+ *  the caller's check missed), logged with the constraint's message. */
+enum hv_db_status hv_db_plan_import(const char *doc, int64_t token_id, const char *digest,
+                                    int64_t *id, bool *created);
 
 #endif

@@ -252,6 +252,21 @@ static const struct hv_stmt facts_history = {
     "'[]')::text FROM targets t WHERE t.id = $1",
     1};
 
+/* The metrics target $1 has a value of in any result of its jobs (the
+ * server side of a net workload aside, as in POINTS_FROM), whatever the
+ * job's or result's status, configuration or workload: whether $2 is one,
+ * how many there are and the first $3 by name. */
+static const struct hv_stmt target_metrics = {
+    "history_target_metrics",
+    "WITH n AS (SELECT DISTINCT m.name FROM targets t JOIN jobs j ON j.target_name = t.name "
+    "JOIN results r ON r.job_id = j.id JOIN metrics m ON m.result_id = r.id "
+    "WHERE t.id = $1 AND j.role IS DISTINCT FROM 'server') "
+    "SELECT json_build_object('measured', EXISTS (SELECT 1 FROM n WHERE n.name = $2), "
+    "'total', (SELECT count(*) FROM n), 'metrics', coalesce((SELECT json_agg(f.name ORDER BY "
+    "f.name COLLATE \"C\") FROM (SELECT n.name FROM n ORDER BY n.name COLLATE \"C\" LIMIT $3) f), "
+    "'[]'))::text",
+    3};
+
 /* The parameters $1..$5 (and the window's $6, $7) of every series
  * statement. */
 struct q_params {
@@ -657,4 +672,13 @@ enum hv_db_status hv_db_target_facts_history(int64_t target_id, json_t **out)
     char tid[24];
     const char *p[] = {hv_db_int(tid, sizeof tid, target_id)};
     return hv_db_json(&facts_history, p, out, NULL);
+}
+
+enum hv_db_status hv_db_history_metrics(int64_t target_id, const char *metric, size_t max,
+                                        json_t **out)
+{
+    char tid[24], lim[24];
+    const char *p[] = {hv_db_int(tid, sizeof tid, target_id), metric,
+                       hv_db_int(lim, sizeof lim, (int64_t)max)};
+    return hv_db_json(&target_metrics, p, out, NULL);
 }

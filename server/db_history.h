@@ -140,6 +140,13 @@ enum hv_db_status hv_db_history_store(const struct hv_history_query *q,
  *  point. */
 enum hv_db_status hv_db_change_point_ack(int64_t id, int64_t token_id, json_t **out);
 
+/** Which metrics target_id ever measured (a value in any result of its
+ *  jobs, whatever their status, configuration or workload), as a new
+ *  object {"measured": whether metric is one, "total": how many there
+ *  are, "metrics": the first max of their names, sorted}. */
+enum hv_db_status hv_db_history_metrics(int64_t target_id, const char *metric, size_t max,
+                                        json_t **out);
+
 /** The versions of target_id's facts, newest first, as a new JSON array
  *  of {"id", "fingerprint", "facts", "first_seen", "last_seen"}.
  *  HV_DB_NONE: no such target. */

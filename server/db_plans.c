@@ -82,8 +82,9 @@ static const struct hv_stmt insert_jobs = {
  * once the plan ended (the cancellation's for a cancelled plan); owner
  * comes from OWNER_JOIN, which the statement joins. plan_read below
  * gives the same members as columns. */
-#define SUMMARY_JSON                                                                               \
-    "json_build_object('id', id, 'name', name, 'status', status, 'created_at', created_at, "       \
+#define SUMMARY_JSON "json_build_object(" SUMMARY_MEMBERS ")"
+#define SUMMARY_MEMBERS                                                                            \
+    "'id', id, 'name', name, 'status', status, 'created_at', created_at, "                         \
     "'updated_at', greatest(updated_at, state_at), 'started_at', started_at, 'finished_at', "      \
     "CASE WHEN status IN ('done', 'failed', 'cancelled') THEN coalesce(cancelled_at, state_at, "   \
     "finished_max, updated_at) END, 'cancelled_at', cancelled_at, 'seed', seed, 'owner', owner, "  \
@@ -91,7 +92,7 @@ static const struct hv_stmt insert_jobs = {
     "json_build_object('total', total, 'queued', queued, 'running', running, 'done', done, "       \
     "'failed', failed, 'cancelled', cancelled_jobs), 'progress', " PROGRESS ", 'waiting', CASE "   \
     "WHEN status IN ('queued', 'running') THEN coalesce(" WAITING_SLOT                             \
-    ", waiting::json, " WAITING_UNREGISTERED ") END, 'rounds', adaptive)"
+    ", waiting::json, " WAITING_UNREGISTERED ") END, 'rounds', adaptive"
 
 /* Whether plan p is a fleet's parent: its targets.host is a label
  * selector (lib/plan_fleet.h). */
@@ -200,11 +201,15 @@ static const struct hv_stmt get_plan = {
     "SELECT (" SUMMARY_JSON ")::text, spec::text FROM plan_summaries p" OWNER_JOIN "WHERE id = $1",
     1};
 
+/* A list item is a summary with, for a fleet's child, its host and its
+ * parent (both null for any other plan), so a list tells the children of
+ * one fleet apart. */
 static const struct hv_stmt list_plans = {
     "plan_list",
     "SELECT coalesce(json_agg(s.j ORDER BY s.id DESC), '[]')::text FROM "
-    "(SELECT " SUMMARY_JSON " AS j, id FROM plan_summaries p" OWNER_JOIN
-    "WHERE ($1::text IS NULL OR p.status = $1) "
+    "(SELECT json_build_object(" SUMMARY_MEMBERS ", 'host', CASE WHEN parent_id IS NOT NULL "
+    "THEN spec->'targets'->>'host' END, 'parent_id', parent_id) AS j, id FROM plan_summaries "
+    "p" OWNER_JOIN "WHERE ($1::text IS NULL OR p.status = $1) "
     " AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM jobs j WHERE j.plan_id = p.id "
     "      AND j.target_name = $2)) "
     " AND ($3::text IS NULL OR p.name = $3) "

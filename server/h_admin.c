@@ -3,6 +3,7 @@
  * failed jobs (its submitter or an admin, plan_owner.h), and moving a plan
  * with its results between servers: export (read) and import (role
  * submit; the plan has no submitter here). */
+#include "auth.h"
 #include "db_admin.h"
 #include "handlers.h"
 #include "jspec.h"
@@ -12,6 +13,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Answers an action on a plan: 409 conflict with detail conflict when the
  * plan is not in a state the action allows, else as hv_reply_one(). */
@@ -330,6 +332,22 @@ void hv_h_plan_export(struct hv_request *req)
         free(doc);
 }
 
+/* The identity of an exported document: the SHA-256 (hex) of its compact
+ * JSON with sorted keys, "exported_at" left out, so the same plan exported
+ * twice, or sent by another client that wrote the file its own way, is the
+ * same document. Numbers go through jansson's parsing and printing, which
+ * one value always leaves the same. Removes "exported_at" from doc. */
+static bool document_digest(json_t *doc, char out[65])
+{
+    json_object_del(doc, "exported_at");
+    char *canon = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+    if (canon == NULL)
+        return false;
+    hv_sha256_hex(canon, strlen(canon), out);
+    free(canon);
+    return true;
+}
+
 void hv_h_plan_import(struct hv_request *req)
 {
     json_t *doc = hv_req_json(req);
@@ -337,16 +355,23 @@ void hv_h_plan_import(struct hv_request *req)
         return;
     json_t *errors = json_array();
     check_document(doc, errors);
+    char digest[65];
+    bool digested = json_array_size(errors) == 0 && document_digest(doc, digest);
     json_decref(doc);
     if (json_array_size(errors) > 0) {
         hv_reply_problem(req, HV_E_INVALID_REQUEST, "not a plan as hvbench exports them", errors);
         return;
     }
     json_decref(errors);
+    if (!digested) {
+        hv_reply_problem(req, HV_E_INTERNAL, "out of memory", NULL);
+        return;
+    }
     int64_t id = 0;
+    bool created = false;
     /* No submitter is recorded (token 0): the plan was made elsewhere, and
      * an imported plan is an admin's to cancel or retry (plan_owner.h). */
-    enum hv_db_status s = hv_db_plan_import(req->body, 0, &id);
+    enum hv_db_status s = hv_db_plan_import(req->body, 0, digest, &id, &created);
     if (s == HV_DB_CONFLICT) {
         hv_reply_problem(req, HV_E_CONFLICT,
                          "the document holds something twice that the server keeps once; "
@@ -358,5 +383,7 @@ void hv_h_plan_import(struct hv_request *req)
         hv_reply_db_failure(req, s);
         return;
     }
-    hv_reply_json(req, 201, json_pack("{s:I}", "id", (json_int_t)id));
+    /* The same document again: its plan, nothing stored (201 once, then 200). */
+    snprintf(req->location, sizeof req->location, "/api/v1/plans/%lld", (long long)id);
+    hv_reply_json(req, created ? 201 : 200, json_pack("{s:I}", "id", (json_int_t)id));
 }

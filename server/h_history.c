@@ -336,6 +336,60 @@ static void tidy(json_t *series, size_t *fresh)
     }
 }
 
+/** Metric names an unknown_metric answer lists at most. */
+#define METRICS_LISTED 50
+
+/* Whether the target of q ever measured q's metric, in any configuration,
+ * workload or time: when it did not (a typo), answers 404 unknown_metric
+ * naming the metrics it has (the first METRICS_LISTED by name in "metrics",
+ * their number in "metrics_total") and returns false; also false when the
+ * question failed, answered. */
+static bool measured(struct hv_request *req, const struct hv_history_query *q, const json_t *target)
+{
+    json_t *m = NULL;
+    enum hv_db_status s = hv_db_history_metrics(q->target_id, q->metric, METRICS_LISTED, &m);
+    if (s != HV_DB_OK) {
+        hv_reply_db_failure(req, s);
+        return false;
+    }
+    if (json_is_true(json_object_get(m, "measured"))) {
+        json_decref(m);
+        return true;
+    }
+    json_t *names = json_object_get(m, "metrics");
+    json_int_t total = json_integer_value(json_object_get(m, "total"));
+    char *detail = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&detail, &len);
+    if (f != NULL) {
+        fprintf(f, "%s never measured %s; ", json_string_value(target), q->metric);
+        if (total == 0)
+            fputs("it has measured nothing yet", f);
+        else
+            fputs("it has: ", f);
+        size_t i;
+        const json_t *n;
+        json_array_foreach(names, i, n)
+        {
+            fprintf(f, "%s%s", i > 0 ? ", " : "", json_string_value(n));
+        }
+        if ((size_t)total > json_array_size(names))
+            fprintf(f, " and %lld more", (long long)total - (long long)json_array_size(names));
+        if (fclose(f) != 0) {
+            free(detail);
+            detail = NULL;
+        }
+    }
+    hv_reply_problem(req, HV_E_UNKNOWN_METRIC, detail != NULL ? detail : "metric never measured",
+                     NULL);
+    /* The list as data too, for a client to offer the right name. */
+    json_object_set(req->reply, "metrics", names);
+    json_object_set_new(req->reply, "metrics_total", json_integer(total));
+    free(detail);
+    json_decref(m);
+    return false;
+}
+
 void hv_h_target_history(struct hv_request *req)
 {
     json_t *errors = json_array();
@@ -392,8 +446,16 @@ void hv_h_target_history(struct hv_request *req)
             hv_reply_db_failure(req, s);
         return;
     }
+    json_t *list = json_object_get(doc, "series");
+    if (json_array_size(list) == 0 && !measured(req, &q, json_object_get(doc, "target"))) {
+        json_decref(doc);
+        hv_history_kept_free(&kept);
+        free(key);
+        free(mark);
+        return;
+    }
     size_t i, fresh = 0;
-    json_t *series, *list = json_object_get(doc, "series");
+    json_t *series;
     json_array_foreach(list, i, series)
     {
         tidy(series, &fresh);

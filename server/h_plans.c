@@ -210,25 +210,41 @@ static bool idempotency_key(struct hv_request *req, const char **key)
     return ok;
 }
 
-static void reply_stored(struct hv_request *req, enum hv_db_status s, int64_t id, bool replayed);
+static void reply_stored(struct hv_request *req, enum hv_db_status s, int64_t id, bool replayed,
+                         json_t *warnings);
+static enum hv_db_status unregistered_warnings(const struct hv_plan *plan,
+                                               const struct hv_expansion *x, json_t **out);
 
 /* Stores the plan and answers with its summary. */
 static void store(struct hv_request *req, const struct hv_plan *plan, const struct hv_expansion *x,
                   const char *key)
 {
+    json_t *warnings = NULL;
+    enum hv_db_status s = unregistered_warnings(plan, x, &warnings);
+    if (s != HV_DB_OK) {
+        hv_reply_db_failure(req, s);
+        return;
+    }
     char sha[65];
     hv_sha256_hex(req->body, req->body_len, sha);
     struct hv_plan_submit sub = {plan, x, req->token_id, key, sha};
     int64_t id = 0;
     bool replayed = false;
-    enum hv_db_status s = hv_db_plan_create(&sub, &id, &replayed);
-    reply_stored(req, s, id, replayed);
+    s = hv_db_plan_create(&sub, &id, &replayed);
+    reply_stored(req, s, id, replayed, warnings);
 }
 
-/* The answer to a submission stored (or replayed) as plan id. */
-static void reply_stored(struct hv_request *req, enum hv_db_status s, int64_t id, bool replayed)
+/* The answer to a submission stored (or replayed) as plan id, with
+ * warnings (stolen; NULL or empty: none) as its "warnings" member. */
+static void reply_stored(struct hv_request *req, enum hv_db_status s, int64_t id, bool replayed,
+                         json_t *warnings)
 {
+    if (json_array_size(warnings) == 0) {
+        json_decref(warnings);
+        warnings = NULL;
+    }
     if (s == HV_DB_CONFLICT && replayed) {
+        json_decref(warnings);
         hv_reply_problem(req, HV_E_IDEMPOTENCY_REUSED,
                          "this Idempotency-Key was used for a different plan body", NULL);
         return;
@@ -237,9 +253,12 @@ static void reply_stored(struct hv_request *req, enum hv_db_status s, int64_t id
     if (s == HV_DB_OK)
         s = hv_db_plan_get(id, true, &summary);
     if (s != HV_DB_OK) {
+        json_decref(warnings);
         hv_reply_db_failure(req, s);
         return;
     }
+    if (warnings != NULL)
+        json_object_set_new(summary, "warnings", warnings);
     snprintf(req->location, sizeof req->location, "/api/v1/plans/%lld", (long long)id);
     if (replayed) {
         req->extra_header = "Idempotency-Replayed";
@@ -320,6 +339,26 @@ static void target_path(const struct hv_plan *plan, const char *name, char *buf,
     }
 }
 
+/* The targets the plan names, in its order (host, guests, net peers),
+ * each once and template clones left out (they come with the plan), into
+ * a new array (free it; NULL when memory runs out) of *n names pointing
+ * into the plan. */
+static const char **plan_target_names(const struct hv_plan *plan, size_t *n)
+{
+    const char **names = calloc(1 + plan->n_guests + plan->n_workloads, sizeof *names);
+    *n = 0;
+    if (names == NULL)
+        return NULL;
+    add_name(names, n, plan->host);
+    for (size_t i = 0; i < plan->n_guests; i++)
+        if (strstr(plan->guests[i], HV_PLAN_ID_MARK) == NULL)
+            add_name(names, n, plan->guests[i]);
+    for (size_t i = 0; i < plan->n_workloads; i++)
+        if (plan->workloads[i].peer != NULL)
+            add_name(names, n, plan->workloads[i].peer);
+    return names;
+}
+
 /* With targets.require_registered: whether every target the plan names
  * (host, guests, peers) is registered; otherwise answers 422 naming each
  * one that is not (or the database failure) and returns false. */
@@ -327,19 +366,12 @@ static bool targets_registered(struct hv_request *req, const struct hv_plan *pla
 {
     if (!plan->require_registered)
         return true;
-    const char **names = calloc(1 + plan->n_guests + plan->n_workloads, sizeof *names);
+    size_t n;
+    const char **names = plan_target_names(plan, &n);
     if (names == NULL) {
         hv_reply_problem(req, HV_E_INTERNAL, "out of memory checking the targets", NULL);
         return false;
     }
-    size_t n = 0;
-    add_name(names, &n, plan->host);
-    for (size_t i = 0; i < plan->n_guests; i++)
-        if (strstr(plan->guests[i], HV_PLAN_ID_MARK) == NULL) /* clones come with the plan */
-            add_name(names, &n, plan->guests[i]);
-    for (size_t i = 0; i < plan->n_workloads; i++)
-        if (plan->workloads[i].peer != NULL)
-            add_name(names, &n, plan->workloads[i].peer);
     json_t *missing = NULL;
     enum hv_db_status s = hv_db_targets_unregistered(names, n, &missing);
     free(names);
@@ -368,6 +400,58 @@ static bool targets_registered(struct hv_request *req, const struct hv_plan *pla
     snprintf(detail, sizeof detail, "%zu target%s never registered", k, k == 1 ? "" : "s");
     hv_reply_problem(req, HV_E_IMPOSSIBLE_PLAN, detail, errors);
     return false;
+}
+
+/* Without targets.require_registered (which refused such a plan already):
+ * a warning {"path", "message"} in the new array *out for each target the
+ * plan's jobs run on that no worker ever registered (a misspelt host, a
+ * guest not started yet), as the plan's "waiting" will say once stored.
+ * Template clones come with the plan and are left out. */
+static enum hv_db_status unregistered_warnings(const struct hv_plan *plan,
+                                               const struct hv_expansion *x, json_t **out)
+{
+    *out = json_array();
+    if (*out == NULL)
+        return HV_DB_ERROR;
+    if (plan->require_registered)
+        return HV_DB_OK;
+    /* Those some job runs on (a host without a baseline runs none). */
+    size_t n;
+    const char **names = plan_target_names(plan, &n);
+    if (names == NULL) {
+        json_decref(*out);
+        *out = NULL;
+        return HV_DB_ERROR;
+    }
+    size_t kept = 0;
+    for (size_t k = 0; k < n; k++) {
+        bool used = false;
+        for (size_t i = 0; i < x->n_jobs && !used; i++)
+            used = strcmp(x->jobs[i].target, names[k]) == 0;
+        if (used)
+            names[kept++] = names[k];
+    }
+    n = kept;
+    json_t *missing = NULL;
+    enum hv_db_status s = hv_db_targets_unregistered(names, n, &missing);
+    free(names);
+    size_t i;
+    const json_t *m;
+    json_array_foreach(s == HV_DB_OK ? missing : NULL, i, m)
+    {
+        const char *name = json_string_value(m);
+        char path[256];
+        target_path(plan, name, path, sizeof path);
+        hv_errors_add(*out, path,
+                      "target %s has never registered: the plan waits until its worker registers",
+                      name);
+    }
+    json_decref(missing);
+    if (s != HV_DB_OK) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    return s;
 }
 
 /* The names of decl's members (a worker's site_factors) or of the strings
@@ -678,7 +762,8 @@ static void fleet_create(struct hv_request *req, json_t *doc, const char *label,
             int64_t id = 0;
             bool replayed = false;
             enum hv_db_status s = hv_db_fleet_create(&f, &id, &replayed);
-            reply_stored(req, s, id, replayed);
+            /* Its children's hosts were picked among the registered. */
+            reply_stored(req, s, id, replayed, NULL);
         }
         json_decref(parent);
     }

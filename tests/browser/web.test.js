@@ -188,9 +188,12 @@ test('the plan list shows every plan, the waiting one in words', async () => {
   for (const p of plans.items) {
     const row = page.locator(`#plans-table tbody tr[data-plan-id="${p.id}"]`);
     await row.waitFor();
-    const [id, name, status, counts] = await cellTexts(row);
+    const [id, name, host, status, counts] = await cellTexts(row);
     assert.equal(id, String(p.id));
     assert.ok(name.startsWith(p.name), `name cell "${name}" starts with ${p.name}`);
+    // A fleet plan's child: its host, and its parent under its name.
+    assert.equal(host, p.host || '-');
+    if (p.parent_id) assert.ok(name.includes(`child of #${p.parent_id}`), `name cell "${name}" names parent ${p.parent_id}`);
     assert.equal(status, p.status);
     assert.equal(counts, `${p.jobs.done}/${p.jobs.total}`);
   }
@@ -551,8 +554,8 @@ test('a server with --read-auth token asks for the token, then lists the plans',
     await form.locator('button[type=submit]').click();
     const row = p.locator(`#plans-table tbody tr[data-plan-id="${QUICK}"]`);
     await row.waitFor();
-    const [, name, status, counts] = await cellTexts(row);
-    assert.deepEqual([name, status, counts], ['quick', 'done', '3/3'], 'plan row with the token');
+    const [, name, host, status, counts] = await cellTexts(row);
+    assert.deepEqual([name, host, status, counts], ['quick', '-', 'done', '3/3'], 'plan row with the token');
     assert.equal(await form.isVisible(), false, 'token form hidden again');
     assert.equal(await p.locator('#error').isVisible(), false, 'error box hidden again');
     assert.equal(await p.locator('#forget-token').isVisible(), true, '"Forget token" shown');

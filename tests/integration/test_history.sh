@@ -11,7 +11,9 @@
 # into time buckets; an unchanged series is not searched again and answers
 # the same, kept until a new point or an ack moves the target's mark; each
 # plan's default configuration counts unless another is asked for; bad
-# queries get 400, unknown targets and change points 404.
+# queries get 400, unknown targets and change points 404; a metric the
+# target never measured is a 404 naming those it has (hvbench history
+# exits 1), one outside the query's filters an empty 200.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 hv_setup
@@ -222,8 +224,29 @@ assert_eq "max_points below 10 is refused" max_points "$(json -r '.errors[0].pat
 assert_status 400 GET "/api/v1/targets/$HOST/history?metric=%ff"
 assert_status 404 GET "/api/v1/targets/987654321/history?metric=$METRIC"
 assert_status 404 GET /api/v1/targets/987654321/facts
-assert_status 200 GET "/api/v1/targets/$HOST/history?metric=no.such.metric"
-assert_eq "a metric never measured: no series" '0 0' "$(json '"\(.series | length) \(.new_change_points)"')"
+# A metric the target never measured (a typo) is no empty history.
+TYPO=disk.seq_write.mbs
+HAS=$(sql "SELECT string_agg(name, ', ' ORDER BY name COLLATE \"C\") FROM (SELECT DISTINCT m.name
+    FROM metrics m JOIN results r ON r.id = m.result_id JOIN jobs j ON j.id = r.job_id
+    WHERE j.target_name = 'hist-host') x")
+assert_match "hist-host has measured the metric and others" "(^|, )$METRIC(, |$)" "$HAS"
+assert_status 404 GET "/api/v1/targets/$HOST/history?metric=$TYPO"
+assert_eq "a metric never measured: 404 unknown_metric naming those it has" \
+    "unknown_metric|hist-host never measured $TYPO; it has: $HAS|$HAS|$(awk -F', ' '{print NF}' <<<"$HAS")" \
+    "$(json -r '"\(.code)|\(.detail)|\(.metrics | join(", "))|\(.metrics_total)"')"
+assert_status 404 GET "/api/v1/targets/$HOST/history?metric=$TYPO&configuration=x&from=2000-01-01"
+assert_eq "whatever the filters" unknown_metric "$(json -r .code)"
+assert_status 200 GET "/api/v1/targets/$HOST/history?metric=$METRIC&configuration=no-such-configuration"
+assert_eq "a metric measured, but not in what the query selects: no series" '0 0' \
+    "$(json '"\(.series | length) \(.new_change_points)"')"
+assert_status 200 GET "/api/v1/targets/$HOST/history?metric=$METRIC&from=2000-01-01&to=2000-01-02"
+assert_eq "nor in a window without points" 0 "$(json '.series | length')"
+hv_cli history hist-host "$TYPO"
+assert_eq "hvbench history: a metric never measured exits 1" 1 "$RC"
+assert_match "naming the metrics the target has" "hist-host never measured $TYPO; it has: $HAS" "$ERR"
+hv_cli history --configuration no-such-configuration hist-host "$METRIC"
+assert_eq "a metric measured elsewhere: exit 0, saying so" \
+    "0 no $METRIC on hist-host in this workload, configuration or window" "$RC $OUT"
 hv_cli history no-such-target "$METRIC"
 assert_eq "hvbench history: an unknown target name exits 1" 1 "$RC"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A plan's state is the truth: a plan for a target that never registered
 # says it waits for it (API, hvbench status, list and watch) instead of
-# looking queued forever, and is refused outright with
+# looking queued forever (the submission's answer warns of it, and hvbench
+# submit prints the warning), and is refused outright with
 # targets.require_registered; started_at, updated_at and finished_at follow
 # its jobs as a real worker runs it, and a cancel; a 409 does not tell the
 # client to retry what cannot succeed.
@@ -44,7 +45,7 @@ OUT=$("$CLI" status "$P" 2>&1)
 assert_match "hvbench status says what it waits for" \
     $'(^|\n)status +queued: waiting for target state-host \\(never registered\\) since [0-9-]+ [0-9:]+' "$OUT"
 OUT=$("$CLI" list 2>&1)
-assert_match "hvbench list has a waiting column" $'(^|\n) *id +name +status +done/total +created +waiting' "$OUT"
+assert_match "hvbench list has a waiting column" $'(^|\n) *id +name +host +status +done/total +created +waiting' "$OUT"
 assert_match "hvbench list shows it in its row" \
     $'(^|\n) *'"$P"' +quick +queued +0/3 +[0-9-]+ [0-9:]+ +waiting for target state-host \(never registered\)' "$OUT"
 # Into a file, watch writes a line per change; it is stopped after the first.
@@ -58,6 +59,19 @@ api POST /api/v1/plans "${S[@]}" --data-binary "$(plan ghost-host \
 assert_eq "a plan for six unknown guests is accepted" 201 "$STATUS"
 assert_eq "the detail names five and counts the rest" \
     "waiting for targets g1, g2, g3, g4, g5 and 2 more (never registered)" "$(json .waiting.detail)"
+
+# --- the submission warns of what it will wait for --------------------------------
+api POST /api/v1/plans "${S[@]}" --data-binary "$(plan warn-host)"
+assert_eq "a plan for an unknown host: 201 with a warning at /targets/host" \
+    '201 [{"path":"/targets/host","message":"target warn-host has never registered: the plan waits until its worker registers"}]' \
+    "$STATUS $(json -c .warnings)"
+api POST /api/v1/plans "${S[@]}" --data-binary "$(plan warn-host2 '.targets.guests = {domains: ["wg1", "wg2"]}')"
+assert_eq "each target its jobs run on, at the member naming it" \
+    "/targets/host warn-host2|/targets/guests/domains/0 wg1|/targets/guests/domains/1 wg2" \
+    "$(json -r '[.warnings[] | "\(.path) \(.message | split(" ")[1])"] | join("|")')"
+ERR=$("$CLI" submit <(plan warn-cli) 2>&1 >/dev/null)
+assert_eq "hvbench submit prints it on standard error" \
+    "hvbench: warning: /targets/host: target warn-cli has never registered: the plan waits until its worker registers" "$ERR"
 
 # --- targets.require_registered refuses instead ---------------------------------
 api POST /api/v1/plans "${S[@]}" --data-binary "$(plan state-typo '.targets.require_registered = true')"
@@ -90,7 +104,12 @@ KNOWN_ID=$(json .target_id)
 api POST /api/v1/plans "${S[@]}" --data-binary "$(plan state-known '.targets.require_registered = true')"
 assert_eq "require_registered with a registered host: 201" 201 "$STATUS"
 assert_eq "nothing to wait for" null "$(json .waiting)"
+assert_eq "nothing to warn of" null "$(json .warnings)"
 K=$(json .id)
+api POST /api/v1/plans "${S[@]}" --data-binary "$(plan state-known)"
+assert_eq "a registered host without require_registered: no warnings" "201 null" "$STATUS $(json .warnings)"
+ERR=$("$CLI" submit <(plan state-known) 2>&1 >/dev/null)
+assert_eq "and hvbench submit warns of nothing" "" "$ERR"
 
 # --- a cancel ends it: finished_at and updated_at are the cancellation ----------
 assert_status 200 POST "/api/v1/plans/$K/cancel" "${S[@]}"

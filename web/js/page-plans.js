@@ -1,5 +1,6 @@
 // page-plans.js — #/ : the plans, newest first, with filters (status,
-// target, name, date) and a search over the names; active plans show their
+// target, name, date) and a search over the names; a fleet plan's children
+// show their host and their parent; active plans show their
 // progress, what runs now, an estimate of the time left from the durations
 // of their finished jobs, and what they wait for, in words.
 
@@ -113,7 +114,9 @@ function plansTable(items) {
     return el('tr', { 'data-plan-id': p.id },
       el('td', { class: 'num' }, ui.planLink(p.id)),
       el('td', {}, ui.planLink(p.id, p.name || '(unnamed)'),
+        p.parent_id ? el('p', { class: 'parent muted' }, 'child of ', ui.planLink(p.parent_id, '#' + p.parent_id)) : null,
         p.waiting && p.waiting.detail ? el('p', { class: 'waiting' }, waitingWords(p.waiting)) : null),
+      el('td', { class: 'host' }, p.host || el('span', { class: 'muted' }, '-')),
       el('td', {}, ui.badge(p.status)),
       el('td', { class: 'num' }, el('div', { class: 'progress-cell' },
         el('span', { class: 'counts' }, c.done + '/' + c.total),
@@ -126,6 +129,7 @@ function plansTable(items) {
     el('caption', { class: 'visually-hidden' }, 'Plans, newest first'),
     el('thead', {}, el('tr', {},
       el('th', { scope: 'col', class: 'num' }, 'ID'), el('th', { scope: 'col' }, 'Name'),
+      el('th', { scope: 'col' }, el('abbr', { title: 'a fleet plan\'s child runs on one host' }, 'Host')),
       el('th', { scope: 'col' }, 'Status'), el('th', { scope: 'col', class: 'num' }, 'Done/total'),
       el('th', { scope: 'col' }, 'Running now'),
       el('th', { scope: 'col' }, el('abbr', { title: 'estimated time left, from the durations of the finished jobs' }, 'Time left')),
