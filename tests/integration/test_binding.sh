@@ -7,7 +7,7 @@
 # an admin frees it; revoking the worker token ends its workers.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
-HV_SERVER_ARGS=(--worker-live 3)
+HV_SERVER_ARGS=(--worker-live 10)
 hv_setup
 
 S=(-H "Authorization: Bearer $SUBMIT_TOKEN")
@@ -81,7 +81,7 @@ assert_eq "the claimer's measurement is the one stored" 912.5 \
     "$(sql "SELECT value FROM metrics m JOIN results r ON r.id = m.result_id WHERE r.job_id = $JOB")"
 
 # --- a silent holder is replaced; its credential then says why ----------------------------
-sleep 4 # past --worker-live 3 without a call from hv02's worker
+sleep 11 # past --worker-live 10 without a call from hv02's worker
 assert_status 200 POST /api/v1/workers/register "${T[@]}" --data-binary \
     '{"name":"hv02","kind":"host","facts":{}}'
 WB2=(-H "Authorization: Bearer $(json -r .worker_token)")
