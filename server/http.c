@@ -331,6 +331,49 @@ static struct MHD_Response *json_response(json_t *doc)
     return resp;
 }
 
+/* MHD content reader of a kept answer: its prefix, text and suffix, from
+ * pos on. */
+static ssize_t kept_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    const struct hv_kept_text *k = cls;
+    const char *part[3] = {k->prefix, k->text, k->suffix};
+    size_t len[3] = {strlen(k->prefix), k->len, strlen(k->suffix)};
+    size_t n = 0;
+    for (int i = 0; i < 3 && n < max; i++) {
+        if (pos >= len[i]) {
+            pos -= len[i];
+            continue;
+        }
+        size_t take = len[i] - pos < max - n ? len[i] - (size_t)pos : max - n;
+        memcpy(buf + n, part[i] + pos, take);
+        n += take;
+        pos = 0;
+    }
+    return n > 0 ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+/* MHD free callback of a kept answer: its owner (the database result),
+ * then the memory may go back to the system. */
+static void kept_free(void *cls)
+{
+    struct hv_kept_text *k = cls;
+    size_t total = k->len;
+    hv_kept_text_free(k);
+    trim_after_large(total);
+}
+
+/* The response for kept answer k (which it frees), sent from where the
+ * text is. NULL when memory runs out. */
+static struct MHD_Response *kept_response(struct hv_kept_text *k)
+{
+    size_t total = strlen(k->prefix) + k->len + strlen(k->suffix);
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(total, 64 * 1024, kept_read, k, kept_free);
+    if (resp == NULL)
+        kept_free(k);
+    return resp;
+}
+
 /* Turns the answer in req into an MHD response and queues it. */
 static enum MHD_Result respond(struct hv_request *req)
 {
@@ -350,10 +393,13 @@ static enum MHD_Result respond(struct hv_request *req)
         req->text = NULL;
         len = strlen(text);
     }
-    bool typed = text != NULL || req->reply != NULL;
+    bool typed = text != NULL || req->reply != NULL || req->kept != NULL;
     if (req->reply != NULL) {
         resp = json_response(req->reply);
         req->reply = NULL;
+    } else if (req->kept != NULL) {
+        resp = kept_response(req->kept);
+        req->kept = NULL;
     } else {
         resp = MHD_create_response_from_buffer(
             len, text ? text : (char *)"", text ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
