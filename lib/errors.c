@@ -59,6 +59,9 @@ static const struct hv_err_info registry[HV_E__COUNT] = {
                           "one worker holds a target at a time: stop the other worker (it signs "
                           "off on SIGTERM), wait until it has been silent for --worker-live "
                           "seconds, or free the target as an admin"},
+    [HV_E_REQUEST_TIMEOUT] = {"request_timeout", 408, "Request body too slow",
+                              "send the whole body within the server's --body-timeout of the "
+                              "request's head; retry on a new connection"},
 };
 
 const struct hv_err_info *hv_err_info(enum hv_err code)

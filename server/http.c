@@ -615,6 +615,16 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     }
 }
 
+/* libmicrohttpd's accept policy, called right after accept() and before
+ * anything of the connection is set up: an untrusted address already over
+ * its budget (conns.h) is closed here, at the cost of a close, and its
+ * reconnections do not crowd out other clients. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    (void)addrlen;
+    return hv_conns_accept(addr) ? MHD_YES : MHD_NO;
+}
+
 /* Called once a request line has arrived, before the headers: from here the
  * rest of the head has --header-timeout. Returns the initial con_cls of the
  * request: none, so on_access still sees its first call. */
@@ -661,13 +671,19 @@ int hv_http_start(void)
      * untrusted addresses being answered 503, some slack for refused ones
      * not yet closed), and conns.c enforces the real limits. */
     unsigned threads = hv_cfg.threads > 0 ? hv_cfg.threads : 1;
+    /* Connections the kernel may hold before they are accepted (it caps
+     * the figure at net.core.somaxconn): a flood of reconnecting clients
+     * that fills a short queue makes the kernel drop the SYNs of everyone
+     * else, who then wait for their retransmission (1 s, 3 s, ...). */
+    enum { LISTEN_BACKLOG = 4096 };
     unsigned pool_limit = (2 * hv_cfg.max_connections + 256) * threads;
     if (hv_conns_start() != 0)
         return -1;
     daemon_handle = MHD_start_daemon(
         MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME,
-        hv_cfg.listen_port, NULL, NULL, on_access, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error,
-        NULL, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)hv_cfg.threads,
+        hv_cfg.listen_port, on_accept, NULL, on_access, NULL, MHD_OPTION_EXTERNAL_LOGGER,
+        on_mhd_error, NULL, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_LISTEN_BACKLOG_SIZE,
+        (unsigned)LISTEN_BACKLOG, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)hv_cfg.threads,
         MHD_OPTION_CONNECTION_LIMIT, pool_limit, MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)hv_cfg.conn_timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_NOTIFY_COMPLETED,
