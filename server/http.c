@@ -216,6 +216,12 @@ static enum MHD_Result respond_fixed(struct hv_request *req, struct hv_fixed_ans
  * thread freed in that thread's arena otherwise, and twenty large reads
  * at once would leave the process that much larger for good. */
 #define TRIM_AFTER (4 * 1024 * 1024)
+/* Blocks of at least this size get a mapping of their own, given back to
+ * the system as soon as they are freed. glibc's threshold would otherwise
+ * rise to the largest block freed (up to 32 MiB), and then the text of
+ * each large answer (a database result of 11 MB) would come from the
+ * arenas and stay there until a malloc_trim. */
+#define MMAP_FROM (1024 * 1024)
 
 /* The text of a JSON answer, in pieces sent and freed in order. */
 struct piece {
@@ -677,6 +683,7 @@ int hv_http_start(void)
      * else, who then wait for their retransmission (1 s, 3 s, ...). */
     enum { LISTEN_BACKLOG = 4096 };
     unsigned pool_limit = (2 * hv_cfg.max_connections + 256) * threads;
+    mallopt(M_MMAP_THRESHOLD, MMAP_FROM);
     if (hv_conns_start() != 0)
         return -1;
     daemon_handle = MHD_start_daemon(
