@@ -1,4 +1,5 @@
 /* h_read.c — reading jobs, results and targets. */
+#include "batch.h"
 #include "db_plans.h"
 #include "db_targets.h"
 #include "handlers.h"
@@ -6,6 +7,7 @@
 #include "query.h"
 #include "result.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const target_kinds[] = {"host", "guest", NULL};
@@ -36,14 +38,55 @@ static void reply_db_text(struct hv_request *req, enum hv_db_status s, struct hv
     hv_reply_kept(req, 200, &k);
 }
 
+/* A read of a result with its samples, done by the read lane (batch.h). */
+struct results_read {
+    int64_t id;
+    bool samples, raw;
+    enum hv_db_status status;
+    struct hv_db_text text;
+};
+
+static void results_read_free(void *item)
+{
+    struct results_read *r = item;
+    hv_db_text_free(r->text.res);
+    free(r);
+}
+
+/* The lane's work: the statement, its text kept for the handler. */
+static void results_read_run(struct hv_request *req)
+{
+    struct results_read *r = req->batch_item;
+    r->status = hv_db_job_results(r->id, r->samples, r->raw, &r->text);
+}
+
 void hv_h_job_results(struct hv_request *req)
 {
+    struct results_read *done = req->batch_item;
+    if (req->batch_outcome != 0 && done != NULL) {
+        struct hv_db_text t = done->text;
+        done->text.res = NULL; /* the answer owns it now */
+        reply_db_text(req, done->status, &t, "{\"items\":", "}");
+        return;
+    }
     json_t *errors = json_array();
     bool samples, raw;
     hv_query_bool(req, "samples", true, &samples, errors);
     hv_query_bool(req, "raw", false, &raw, errors);
     if (hv_query_failed(req, errors))
         return;
+    /* With its samples a result may be 200,000 of them: read on the read
+     * lane, off this thread, which serves other connections meanwhile. */
+    struct results_read *r = samples && hv_batch_on(HV_BATCH_READ) ? calloc(1, sizeof *r) : NULL;
+    if (r != NULL) {
+        *r = (struct results_read){.id = req->ids[0], .samples = samples, .raw = raw};
+        req->batch_item = r;
+        req->batch_item_free = results_read_free;
+        req->batch_run = results_read_run;
+        req->batch = HV_BATCH_READ;
+        req->park = true;
+        return;
+    }
     struct hv_db_text t;
     enum hv_db_status s = hv_db_job_results(req->ids[0], samples, raw, &t);
     reply_db_text(req, s, &t, "{\"items\":", "}");

@@ -77,12 +77,13 @@ struct hv_request {
     unsigned long wait_seq; /**< notification counter at the last look */
     /* A request handed to a batch (batch.h): the handler sets batch with
      * park; when it runs again, batch_outcome says what came of it. */
-    int batch;                           /**< enum hv_batch_kind; 0: none */
-    int batch_outcome;                   /**< 0 until the batch answered */
-    json_t *batch_job;                   /**< owned: the job a claim got */
-    int64_t batch_target;                /**< the target a claim's body names, 0: none */
-    void *batch_item;                    /**< owned: what a result's batch stores */
-    void (*batch_item_free)(void *item); /**< frees batch_item */
+    int batch;                                 /**< enum hv_batch_kind; 0: none */
+    int batch_outcome;                         /**< 0 until the batch answered */
+    json_t *batch_job;                         /**< owned: the job a claim got */
+    int64_t batch_target;                      /**< the target a claim's body names, 0: none */
+    void *batch_item;                          /**< owned: what a result's batch stores */
+    void (*batch_item_free)(void *item);       /**< frees batch_item */
+    void (*batch_run)(struct hv_request *req); /**< HV_BATCH_READ: the lane's work */
     bool claim_next;   /**< a result that also claims the next job (?claim=true) */
     int claim_outcome; /**< its claim's enum hv_claim_outcome once a claim batch ran, else 0 */
     /* A worker credential whose lookup waits for the request's batch
