@@ -49,8 +49,17 @@ bench_submit "$BENCH_TMP/plan.json" >/dev/null
     { cat "$BENCH_TMP/hvload.txt"; hv_die "hvload could not store the result"; }
 JOB=$(bench_sql "SELECT job_id FROM results LIMIT 1")
 READ_PATH="/api/v1/jobs/$JOB/results?samples=true&raw=true"
-SIZE=$(curl -s -o /dev/null -w '%{size_download}' "$URL$READ_PATH")
-echo "# the large answer: GET $READ_PATH, $SIZE bytes"
+# The two builds write the same JSON with different spacing: compare them
+# parsed, and count a read whole when it has its own build's size.
+size_of() { curl -s -o /dev/null -w '%{size_download}' "$1$READ_PATH"; }
+declare -A SIZE=(["${URLS[0]}"]=$(size_of "${URLS[0]}") ["${URLS[1]}"]=$(size_of "${URLS[1]}"))
+echo "# the large answer: GET $READ_PATH, ${SIZE[${URLS[1]}]} bytes (baseline)," \
+    "${SIZE[${URLS[0]}]} bytes (this)"
+if cmp -s <(curl -s "${URLS[0]}$READ_PATH" | jq -S .) <(curl -s "${URLS[1]}$READ_PATH" | jq -S .); then
+    echo "# the two answers are equal as parsed JSON"
+else
+    echo "# the two answers DIFFER as parsed JSON"
+fi
 
 # rss PID: resident memory in MB.
 rss() { awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
@@ -74,7 +83,8 @@ probe() {
 
 # reads NAME URL PID: 20 parallel reads of the large answer.
 reads() {
-    local name=$1 url=$2 pid=$3 i before whole=0
+    local name=$1 url=$2 pid=$3 i before whole=0 size
+    size=${SIZE[$url]}
     before=$(rss "$pid")
     rm -f "$BENCH_TMP/stop" "$BENCH_TMP/$name-reads.probe"
     probe "$url" 127.0.0.1 "$BENCH_TMP/$name-reads.probe" 0.2 &
@@ -90,11 +100,11 @@ reads() {
     wait "$prober"
     for ((i = 0; i < 20; i++)); do
         read -r code got _ <"$BENCH_TMP/$name-read-$i.txt"
-        [[ "$code $got" == "200 $SIZE" ]] && whole=$((whole + 1))
+        [[ "$code $got" == "200 $size" ]] && whole=$((whole + 1))
     done
     sleep 2
     printf '| %s | 20 parallel reads of %s MB | %s | %d/20 | %s -> %s |\n' "$name" \
-        "$((SIZE / 1000000))" "$(probe_stats "$BENCH_TMP/$name-reads.probe")" "$whole" \
+        "$((size / 1000000))" "$(probe_stats "$BENCH_TMP/$name-reads.probe")" "$whole" \
         "$before" "$(rss "$pid")"
 }
 

@@ -61,6 +61,9 @@ static const struct hv_err_info registry[HV_E__COUNT] = {
                           "seconds, or free the target as an admin"},
     [HV_E_UNKNOWN_METRIC] = {"unknown_metric", 404, "Metric never measured",
                              "check the metric's name: metrics lists those the target has"},
+    [HV_E_REQUEST_TIMEOUT] = {"request_timeout", 408, "Request body too slow",
+                              "send the whole body within the server's --body-timeout of the "
+                              "request's head; retry on a new connection"},
 };
 
 const struct hv_err_info *hv_err_info(enum hv_err code)

@@ -31,6 +31,7 @@ enum hv_err {
     HV_E_BUSY,
     HV_E_TARGET_HELD,
     HV_E_UNKNOWN_METRIC,
+    HV_E_REQUEST_TIMEOUT,
     HV_E__COUNT
 };
 

@@ -121,9 +121,19 @@ static void run_results(struct hv_request **reqs, size_t n)
     }
 }
 
+/* Large reads, one at a time: each is answered as soon as it is read. */
+static void run_reads(struct hv_request **reqs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        reqs[i]->batch_run(reqs[i]);
+        reqs[i]->batch_outcome = 1;
+    }
+}
+
 static struct queue queues[HV_BATCH_KINDS] = {
     [HV_BATCH_CLAIM] = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, .run = run_claims},
     [HV_BATCH_RESULT] = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, .run = run_results},
+    [HV_BATCH_READ] = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, .run = run_reads},
 };
 
 bool hv_batch_on(enum hv_batch_kind kind)
@@ -173,6 +183,8 @@ static void *loop(void *arg)
     struct queue *q = arg;
     struct hv_request *reqs[BATCH_MAX];
     size_t most = hv_cfg.batch < BATCH_MAX ? hv_cfg.batch : BATCH_MAX, last = 0;
+    if (q == &queues[HV_BATCH_READ])
+        most = 1;
     /* A batch statement's plan costs more to make than to run, and its
      * estimate of one plan for any batch (a LIMIT it cannot know) grows
      * with the jobs table until PostgreSQL would make one for every call,

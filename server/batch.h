@@ -18,7 +18,10 @@
  * another stores the next batch. A stored result that also claims its
  * worker's next job (req->claim_next, ?claim=true) gets
  * req->claim_outcome from the lane that stored it, in one statement with
- * the batch's others. */
+ * the batch's others. A large read (a result with its samples: seconds of
+ * PostgreSQL) goes to a lane of its own, one request at a time, so a pool
+ * thread never holds the other connections it serves (a health probe)
+ * while such a statement runs. */
 #ifndef HV_SERVER_BATCH_H
 #define HV_SERVER_BATCH_H
 
@@ -31,6 +34,7 @@ enum hv_batch_kind {
     HV_BATCH_NONE,
     HV_BATCH_CLAIM,  /**< a claim: req->worker_target, req->worker_id */
     HV_BATCH_RESULT, /**< a result: req->batch_item is a struct hv_result_item */
+    HV_BATCH_READ,   /**< a large read: its lane runs req->batch_run(req), one at a time */
     HV_BATCH_KINDS
 };
 

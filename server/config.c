@@ -11,6 +11,7 @@ struct hv_server_config hv_cfg = {
     .max_connections = 4096,
     .conn_timeout = 90,
     .header_timeout = 10,
+    .body_timeout = 30,
     .max_per_address = 256,
     .max_bodies_per_address = 16,
     /* main.c sets it to an eighth of max_connections unless given. */

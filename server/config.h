@@ -30,6 +30,7 @@ struct hv_server_config {
     unsigned max_connections;        /**< concurrent connections */
     unsigned conn_timeout;           /**< idle connection timeout, seconds */
     unsigned header_timeout;         /**< seconds a request head may take to arrive */
+    unsigned body_timeout;           /**< seconds a request body may take, from its head */
     unsigned max_per_address;        /**< connections from one untrusted address; 0: no cap */
     unsigned max_bodies_per_address; /**< request bodies one untrusted address may be sending; 0: no
                                         cap */

@@ -5,9 +5,12 @@
  * by a failure that never reports the connection (so a count taken there
  * could leak): admission happens here, at the STARTED notification, which
  * libmicrohttpd always pairs with a CLOSED one, and before it closes the
- * socket. So a socket shut down here or by the reaper is still open. */
+ * socket. So a socket shut down here or by the reaper is still open. The
+ * accept policy (hv_conns_accept) only looks at the counts, and refuses
+ * early what admission would refuse or answer 503 anyway. */
 #include "conns.h"
 
+#include "errors.h"
 #include "log.h"
 #include "metrics.h"
 #include "timeutil.h"
@@ -40,6 +43,7 @@ struct hv_conn {
     bool line_seen; /* its request line has arrived (the client waits for an answer) */
     int line_note;  /* hv_conns_request_line's note, for the HTTP layer */
     bool in_body;   /* a body is counted against its address (hv_conns_body_begin) */
+    bool body_due;  /* the deadline armed is the body's (--body-timeout), not a head's */
 };
 
 /* Given for every refused connection: nothing to count back or free. */
@@ -70,6 +74,9 @@ static pthread_cond_t wake = PTHREAD_COND_INITIALIZER; /* signals stopping */
 /* The answer to a head that timed out after its request line. */
 static char timeout_reply[256];
 static size_t timeout_reply_len;
+/* The answer to a body that did not arrive within --body-timeout. */
+static char body_timeout_reply[1024];
+static size_t body_timeout_reply_len;
 
 int hv_cidr_parse(const char *s, struct hv_cidr *out)
 {
@@ -212,6 +219,43 @@ static enum hv_conn_verdict admit(uint32_t addr, bool trusted, enum hv_metrics_r
     return HV_CONN_SERVE;
 }
 
+/* Logs a refused connection at debug level. */
+static void log_refused(uint32_t addr, enum hv_metrics_refusal why)
+{
+    hv_debug("connection from %u.%u.%u.%u refused: %s", addr >> 24, (addr >> 16) & 255,
+             (addr >> 8) & 255, addr & 255,
+             why == HV_REFUSED_ADDRESS  ? "--max-per-address reached"
+             : why == HV_REFUSED_BODIES ? "--max-bodies-per-address reached"
+                                        : "no room");
+}
+
+bool hv_conns_accept(const struct sockaddr *sa)
+{
+    uint32_t addr = ipv4_of(sa);
+    if (is_trusted(addr))
+        return true;
+    bool ok = true;
+    enum hv_metrics_refusal why = HV_REFUSED_ROOM;
+    pthread_mutex_lock(&lock);
+    const struct addr_slot *s = &slots[slot_find(addr)];
+    if (s->count > 0 && hv_cfg.max_per_address > 0 && s->count >= hv_cfg.max_per_address) {
+        ok = false;
+        why = HV_REFUSED_ADDRESS;
+    } else if (s->count > 0 && hv_cfg.max_bodies_per_address > 0 &&
+               s->bodies >= hv_cfg.max_bodies_per_address) {
+        ok = false;
+        why = HV_REFUSED_BODIES;
+    } else if (open_untrusted >= hv_cfg.max_connections) {
+        ok = false;
+    }
+    pthread_mutex_unlock(&lock);
+    if (!ok) {
+        hv_metrics_conn_refused(why);
+        log_refused(addr, why);
+    }
+    return ok;
+}
+
 struct hv_conn *hv_conns_open(const struct sockaddr *sa, int fd)
 {
     uint32_t addr = ipv4_of(sa);
@@ -237,9 +281,7 @@ struct hv_conn *hv_conns_open(const struct sockaddr *sa, int fd)
     hv_metrics_conn_refused(why);
     if (fd >= 0)
         shutdown(fd, SHUT_RDWR);
-    hv_debug("connection from %u.%u.%u.%u refused: %s", addr >> 24, (addr >> 16) & 255,
-             (addr >> 8) & 255, addr & 255,
-             why == HV_REFUSED_ADDRESS ? "--max-per-address reached" : "no room");
+    log_refused(addr, why);
     return &refused;
 }
 
@@ -285,26 +327,37 @@ void hv_conns_head_done(struct hv_conn *c)
 
 bool hv_conns_body_begin(struct hv_conn *c)
 {
-    if (c == NULL || c == &refused || c->trusted)
+    if (c == NULL || c == &refused)
         return true;
     bool ok = true;
+    double deadline = hv_monotonic() + hv_cfg.body_timeout;
     pthread_mutex_lock(&lock);
-    if (!c->in_body) {
+    if (c->trusted) {
+        c->body_due = true;
+        arm(c, deadline);
+    } else if (!c->in_body) {
         struct addr_slot *s = &slots[slot_find(c->addr)];
         if (hv_cfg.max_bodies_per_address > 0 && s->bodies >= hv_cfg.max_bodies_per_address) {
             ok = false;
         } else {
             s->bodies++;
             c->in_body = true;
+            c->body_due = true;
+            arm(c, deadline);
         }
     }
     pthread_mutex_unlock(&lock);
     return ok;
 }
 
-/* Takes c's body off its address's count. Under the lock. */
+/* Takes c's body off its address's count, and its deadline. Under the
+ * lock. */
 static void body_end(struct hv_conn *c)
 {
+    if (c->body_due) {
+        c->body_due = false;
+        disarm(c);
+    }
     if (!c->in_body)
         return;
     c->in_body = false;
@@ -329,6 +382,7 @@ void hv_conns_answered(struct hv_conn *c)
     double deadline = hv_monotonic() + hv_cfg.conn_timeout;
     pthread_mutex_lock(&lock);
     c->line_seen = false;
+    c->body_due = false;
     arm(c, deadline);
     pthread_mutex_unlock(&lock);
 }
@@ -367,14 +421,35 @@ static bool head_waits(int fd)
            memmem(buf, (size_t)n, "\n\n", 2) != NULL;
 }
 
+/* Whether bytes of a request body wait unread in fd's socket: its
+ * connection's thread is behind (busy with other requests), so the body
+ * is not late for want of its client. */
+static bool body_waits(int fd)
+{
+    char b;
+    return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
 unsigned hv_conns_reap(double now)
 {
-    unsigned n = 0;
+    unsigned n = 0, bodies = 0;
     pthread_mutex_lock(&lock);
     for (struct hv_conn *c = waiting.next, *next; c != &waiting; c = next) {
         next = c->next;
         if (c->deadline > now)
             continue;
+        if (c->body_due) {
+            /* Its thread has bytes to read: look again at the next pass. */
+            if (body_waits(c->fd))
+                continue;
+            (void)send(c->fd, body_timeout_reply, body_timeout_reply_len,
+                       MSG_DONTWAIT | MSG_NOSIGNAL);
+            shutdown(c->fd, SHUT_RDWR);
+            c->body_due = false;
+            disarm(c);
+            bodies++;
+            continue;
+        }
         /* Complete and waiting for a busy thread: not a slow client. */
         if (head_waits(c->fd)) {
             disarm(c);
@@ -394,7 +469,12 @@ unsigned hv_conns_reap(double now)
         hv_debug("%u connection%s closed: no request head within the deadline", n,
                  n == 1 ? "" : "s");
     }
-    return n;
+    if (bodies > 0) {
+        hv_metrics_body_timeouts(bodies);
+        hv_debug("%u connection%s closed: no whole request body within --body-timeout", bodies,
+                 bodies == 1 ? "" : "s");
+    }
+    return n + bodies;
 }
 
 void hv_conns_count(unsigned *trusted, unsigned *untrusted)
@@ -428,6 +508,32 @@ static void *reap_loop(void *arg)
     return NULL;
 }
 
+/* Writes body_timeout_reply: a whole HTTP answer, 408 with the problem
+ * document of request_timeout, sent by the reaper as it is. Returns 0, or
+ * -1 (logged) when memory runs out. */
+static int body_timeout_text(void)
+{
+    char detail[96];
+    snprintf(detail, sizeof detail, "the request body did not arrive within %u s (--body-timeout)",
+             hv_cfg.body_timeout);
+    json_t *doc = hv_problem_new(HV_E_REQUEST_TIMEOUT, detail, NULL);
+    char *text = doc != NULL ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    int n = text != NULL ? snprintf(body_timeout_reply, sizeof body_timeout_reply,
+                                    "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
+                                    "Content-Type: application/problem+json\r\n"
+                                    "Content-Length: %zu\r\n\r\n%s",
+                                    strlen(text), text)
+                         : -1;
+    free(text);
+    if (n < 0 || (size_t)n >= sizeof body_timeout_reply) {
+        hv_error("cannot write the answer to a request body past --body-timeout");
+        return -1;
+    }
+    body_timeout_reply_len = (size_t)n;
+    return 0;
+}
+
 int hv_conns_start(void)
 {
     /* At most max_connections untrusted addresses hold connections at
@@ -451,6 +557,11 @@ int hv_conns_start(void)
                                          "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
                                          "Content-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s",
                                          body_len, body);
+    if (body_timeout_text() != 0) {
+        free(slots);
+        slots = NULL;
+        return -1;
+    }
     /* The reaper's timed waits measure on the monotonic clock. */
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);

@@ -15,6 +15,13 @@
  *    being answered 503 included). A connection past either is closed at
  *    once, without an answer: answering would need its head, and waiting
  *    for that is what a slow client wants.
+ *  - An untrusted address that holds --max-per-address connections, or
+ *    is sending --max-bodies-per-address request bodies, has its next
+ *    connections closed as they are accepted, before anything of them is
+ *    read or set up: a flood of reconnections costs an accept and a close
+ *    each, and the listen queue keeps moving for everyone else.
+ *  - A request body must arrive within --body-timeout seconds of the end
+ *    of its head (408 request_timeout, then the connection is closed).
  *  - A request head must arrive within --header-timeout seconds of the
  *    connection opening; on a kept-alive connection, within --header-timeout
  *    of its request line, and the request line within --connection-timeout
@@ -62,6 +69,14 @@ int hv_conns_start(void);
  *  has stopped, when every connection has been closed. */
 void hv_conns_stop(void);
 
+/** Whether a connection just accepted from addr may be set up at all:
+ *  false for an untrusted address that holds --max-per-address
+ *  connections or is sending --max-bodies-per-address request bodies
+ *  already, or when untrusted addresses hold --max-connections. Counts
+ *  nothing (hv_conns_open admits); the caller closes a refused socket
+ *  without reading from it. Called from libmicrohttpd's accept policy. */
+bool hv_conns_accept(const struct sockaddr *addr);
+
 /** Admits or refuses a connection just accepted from addr on socket fd,
  *  and starts its first head's deadline. A refused connection is shut down
  *  here. Never NULL; pass the result to hv_conns_close when libmicrohttpd
@@ -91,7 +106,10 @@ void hv_conns_head_done(struct hv_conn *c);
  *  untrusted address's --max-bodies-per-address until hv_conns_body_end
  *  (or the close). Returns false, counting nothing, when that address is
  *  sending as many bodies already (then answer 503 and close). Trusted
- *  addresses are not counted. */
+ *  addresses are not counted. A body counted (or any body of a trusted
+ *  address) must arrive whole within --body-timeout: past it the reaper
+ *  sends 408 request_timeout and shuts the connection down, unless bytes
+ *  of it wait unread (its thread is behind, not its client). */
 bool hv_conns_body_begin(struct hv_conn *c);
 
 /** The body counted by hv_conns_body_begin has arrived (or its request

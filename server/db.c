@@ -464,6 +464,32 @@ enum hv_db_status hv_db_json(const struct hv_stmt *st, const char *const *params
     return json_cells(hv_db_thread(), st, params, out, second);
 }
 
+enum hv_db_status hv_db_text(const struct hv_stmt *st, const char *const *params,
+                             struct hv_db_text *out)
+{
+    *out = (struct hv_db_text){"null", 4, NULL};
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, st, params, &r);
+    if (s != HV_DB_OK) {
+        PQclear(r);
+        return s;
+    }
+    if (!PQgetisnull(r, 0, 0)) {
+        out->text = PQgetvalue(r, 0, 0);
+        out->len = (size_t)PQgetlength(r, 0, 0);
+    }
+    out->res = r;
+    return HV_DB_OK;
+}
+
+void hv_db_text_free(void *res)
+{
+    PQclear(res);
+}
+
 enum hv_db_status hv_db_json_in(struct hv_db *db, const struct hv_stmt *st,
                                 const char *const *params, json_t **out)
 {

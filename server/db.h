@@ -87,6 +87,26 @@ enum hv_db_status hv_db_exec_all_commit(struct hv_db *db, size_t n, const struct
 enum hv_db_status hv_db_json(const struct hv_stmt *st, const char *const *params, json_t **out,
                              json_t **second);
 
+/** The first cell of a statement's first row, as the text it came in: for
+ *  large JSON answers built by the statement, sent as they are, neither
+ *  parsed nor copied. */
+struct hv_db_text {
+    const char *text; /**< NUL-terminated; valid until hv_db_text_free(res) */
+    size_t len;       /**< bytes of text */
+    void *res;        /**< the PGresult holding it, owned */
+};
+
+/** Runs st on the calling thread's connection and keeps its first row's
+ *  first cell in *out (pass out->res to hv_db_text_free once done; on any
+ *  status but HV_DB_OK out->res is NULL). A cell that is SQL NULL reads as
+ *  "null". HV_DB_NONE when there is no row. */
+enum hv_db_status hv_db_text(const struct hv_stmt *st, const char *const *params,
+                             struct hv_db_text *out);
+
+/** Frees the result of an hv_db_text() (a PGresult; NULL is fine). Any
+ *  thread may call it. */
+void hv_db_text_free(void *res);
+
 /** hv_db_json() on db (inside a transaction of hv_db_txn()), first cell
  *  only. */
 enum hv_db_status hv_db_json_in(struct hv_db *db, const struct hv_stmt *st,

@@ -1247,22 +1247,24 @@ enum hv_db_status hv_db_job_get(int64_t id, json_t **out)
     return hv_db_json(&job_get, params, out, NULL);
 }
 
-enum hv_db_status hv_db_job_results(int64_t id, bool samples, bool raw, json_t **out)
+enum hv_db_status hv_db_job_results(int64_t id, bool samples, bool raw, struct hv_db_text *out)
 {
     char idtxt[24];
     hv_db_int(idtxt, sizeof idtxt, id);
+    out->res = NULL;
     enum hv_db_status s = exists(&job_exists, idtxt);
     if (s != HV_DB_OK)
         return s;
     const char *params[] = {idtxt, samples ? "true" : "false", raw ? "true" : "false"};
-    return hv_db_json(&job_results, params, out, NULL);
+    return hv_db_text(&job_results, params, out);
 }
 
 enum hv_db_status hv_db_job_samples(int64_t id, int attempt, int points, const double *from,
-                                    const double *to, json_t **out)
+                                    const double *to, struct hv_db_text *out)
 {
     char idtxt[24], att[16], pts[16], lo[32], hi[32];
     hv_db_int(idtxt, sizeof idtxt, id);
+    out->res = NULL;
     enum hv_db_status s = exists(&job_exists, idtxt);
     if (s != HV_DB_OK)
         return s;
@@ -1273,7 +1275,7 @@ enum hv_db_status hv_db_job_samples(int64_t id, int attempt, int points, const d
         snprintf(hi, sizeof hi, "%.17g", *to);
     const char *params[] = {idtxt, hv_db_int(att, sizeof att, attempt),
                             hv_db_int(pts, sizeof pts, points), from ? lo : NULL, to ? hi : NULL};
-    return hv_db_json(&job_samples, params, out, NULL);
+    return hv_db_text(&job_samples, params, out);
 }
 
 /* ---- A plan's owner, for the check before an action on it

@@ -150,18 +150,21 @@ enum hv_db_status hv_db_plan_jobs(int64_t id, const char *status, long after, in
 enum hv_db_status hv_db_job_get(int64_t id, json_t **out);
 
 /** Every result of job id, oldest attempt first, with metrics, (when
- *  samples) samples and (when raw) the tool's raw output, as a new JSON
- *  array. HV_DB_NONE when the job is unknown. */
-enum hv_db_status hv_db_job_results(int64_t id, bool samples, bool raw, json_t **out);
+ *  samples) samples and (when raw) the tool's raw output, as the text of
+ *  a JSON array built by the database (an answer of 200,000 samples is
+ *  sent as it is, never parsed here): free out->res with
+ *  hv_db_text_free(). HV_DB_NONE when the job is unknown. */
+enum hv_db_status hv_db_job_results(int64_t id, bool samples, bool raw, struct hv_db_text *out);
 
 /** The per-second samples of one result of job id (attempt, or the
  *  latest when attempt is 0), per metric, those with t in [from, to]
  *  (each bound only when given): a metric with at most points of them
  *  as they are, one with more as points equal time buckets (mean time,
- *  mean, min, max, count of each non-empty one). A new JSON object;
- *  HV_DB_NONE when the job is unknown. */
+ *  mean, min, max, count of each non-empty one). The text of a JSON
+ *  object, as hv_db_job_results() gives it; HV_DB_NONE when the job is
+ *  unknown. */
 enum hv_db_status hv_db_job_samples(int64_t id, int attempt, int points, const double *from,
-                                    const double *to, json_t **out);
+                                    const double *to, struct hv_db_text *out);
 
 /** The ids of the tuning plans (plans with factors) whose host is target
  *  and that have at least one job done, newest first, at most limit, as a

@@ -216,6 +216,12 @@ static enum MHD_Result respond_fixed(struct hv_request *req, struct hv_fixed_ans
  * thread freed in that thread's arena otherwise, and twenty large reads
  * at once would leave the process that much larger for good. */
 #define TRIM_AFTER (4 * 1024 * 1024)
+/* Blocks of at least this size get a mapping of their own, given back to
+ * the system as soon as they are freed. glibc's threshold would otherwise
+ * rise to the largest block freed (up to 32 MiB), and then the text of
+ * each large answer (a database result of 11 MB) would come from the
+ * arenas and stay there until a malloc_trim. */
+#define MMAP_FROM (1024 * 1024)
 
 /* The text of a JSON answer, in pieces sent and freed in order. */
 struct piece {
@@ -331,6 +337,49 @@ static struct MHD_Response *json_response(json_t *doc)
     return resp;
 }
 
+/* MHD content reader of a kept answer: its prefix, text and suffix, from
+ * pos on. */
+static ssize_t kept_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    const struct hv_kept_text *k = cls;
+    const char *part[3] = {k->prefix, k->text, k->suffix};
+    size_t len[3] = {strlen(k->prefix), k->len, strlen(k->suffix)};
+    size_t n = 0;
+    for (int i = 0; i < 3 && n < max; i++) {
+        if (pos >= len[i]) {
+            pos -= len[i];
+            continue;
+        }
+        size_t take = len[i] - pos < max - n ? len[i] - (size_t)pos : max - n;
+        memcpy(buf + n, part[i] + pos, take);
+        n += take;
+        pos = 0;
+    }
+    return n > 0 ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+/* MHD free callback of a kept answer: its owner (the database result),
+ * then the memory may go back to the system. */
+static void kept_free(void *cls)
+{
+    struct hv_kept_text *k = cls;
+    size_t total = k->len;
+    hv_kept_text_free(k);
+    trim_after_large(total);
+}
+
+/* The response for kept answer k (which it frees), sent from where the
+ * text is. NULL when memory runs out. */
+static struct MHD_Response *kept_response(struct hv_kept_text *k)
+{
+    size_t total = strlen(k->prefix) + k->len + strlen(k->suffix);
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(total, 64 * 1024, kept_read, k, kept_free);
+    if (resp == NULL)
+        kept_free(k);
+    return resp;
+}
+
 /* Turns the answer in req into an MHD response and queues it. */
 static enum MHD_Result respond(struct hv_request *req)
 {
@@ -350,10 +399,13 @@ static enum MHD_Result respond(struct hv_request *req)
         req->text = NULL;
         len = strlen(text);
     }
-    bool typed = text != NULL || req->reply != NULL;
+    bool typed = text != NULL || req->reply != NULL || req->kept != NULL;
     if (req->reply != NULL) {
         resp = json_response(req->reply);
         req->reply = NULL;
+    } else if (req->kept != NULL) {
+        resp = kept_response(req->kept);
+        req->kept = NULL;
     } else {
         resp = MHD_create_response_from_buffer(
             len, text ? text : (char *)"", text ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
@@ -569,6 +621,16 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     }
 }
 
+/* libmicrohttpd's accept policy, called right after accept() and before
+ * anything of the connection is set up: an untrusted address already over
+ * its budget (conns.h) is closed here, at the cost of a close, and its
+ * reconnections do not crowd out other clients. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    (void)addrlen;
+    return hv_conns_accept(addr) ? MHD_YES : MHD_NO;
+}
+
 /* Called once a request line has arrived, before the headers: from here the
  * rest of the head has --header-timeout. Returns the initial con_cls of the
  * request: none, so on_access still sees its first call. */
@@ -615,13 +677,20 @@ int hv_http_start(void)
      * untrusted addresses being answered 503, some slack for refused ones
      * not yet closed), and conns.c enforces the real limits. */
     unsigned threads = hv_cfg.threads > 0 ? hv_cfg.threads : 1;
+    /* Connections the kernel may hold before they are accepted (it caps
+     * the figure at net.core.somaxconn): a flood of reconnecting clients
+     * that fills a short queue makes the kernel drop the SYNs of everyone
+     * else, who then wait for their retransmission (1 s, 3 s, ...). */
+    enum { LISTEN_BACKLOG = 4096 };
     unsigned pool_limit = (2 * hv_cfg.max_connections + 256) * threads;
+    mallopt(M_MMAP_THRESHOLD, MMAP_FROM);
     if (hv_conns_start() != 0)
         return -1;
     daemon_handle = MHD_start_daemon(
         MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME,
-        hv_cfg.listen_port, NULL, NULL, on_access, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error,
-        NULL, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)hv_cfg.threads,
+        hv_cfg.listen_port, on_accept, NULL, on_access, NULL, MHD_OPTION_EXTERNAL_LOGGER,
+        on_mhd_error, NULL, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_LISTEN_BACKLOG_SIZE,
+        (unsigned)LISTEN_BACKLOG, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)hv_cfg.threads,
         MHD_OPTION_CONNECTION_LIMIT, pool_limit, MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)hv_cfg.conn_timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_NOTIFY_COMPLETED,

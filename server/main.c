@@ -84,6 +84,9 @@ static void usage(FILE *f)
         "  --header-timeout S        time a request's head (request line and headers) may take\n"
         "                            to arrive (default 10); later requests on a kept-alive\n"
         "                            connection: S from their request line\n"
+        "  --body-timeout S          time a request's body may take to arrive, from the end of\n"
+        "                            its head (default 30); past it: 408 and the connection\n"
+        "                            is closed\n"
         "  --trusted CIDR            an address or IPv4 network exempt from --max-per-address,\n"
         "                            with room kept for it: health checks, workers, their NAT\n"
         "                            or load balancer; repeatable; the first replaces the\n"
@@ -196,6 +199,7 @@ static const struct number_option serve_numbers[] = {
     {"max-connections", CFG(max_connections), 1, 100000},
     {"connection-timeout", CFG(conn_timeout), 1, 3600},
     {"header-timeout", CFG(header_timeout), 1, 3600},
+    {"body-timeout", CFG(body_timeout), 1, 86400},
     {"max-per-address", CFG(max_per_address), 0, 100000},
     {"max-bodies-per-address", CFG(max_bodies_per_address), 0, 100000},
     {"lease", CFG(lease_seconds), 1, 86400},
@@ -386,15 +390,16 @@ static int check_config(void)
     }
     printf("db = %s\nlisten = %s:%u\nthreads = %u\nweb-dir = %s\nmigrations-dir = %s\n"
            "max-body = %zu\nmax-result-body = %zu\nmax-connections = %u\n"
-           "connection-timeout = %u\nheader-timeout = %u\ntrusted = %s\ntrusted-reserve = %u\n"
+           "connection-timeout = %u\nheader-timeout = %u\nbody-timeout = %u\ntrusted = "
+           "%s\ntrusted-reserve = %u\n"
            "max-per-address = %u\nmax-bodies-per-address = %u\nlease = %d\nworker-live = "
            "%d\nread-auth = %s\n"
            "plan-cache-ms = %d\nbatch = %u\nbatch-linger-us = %d\nresult-lanes = %d\n",
            hv_cfg.db, hv_cfg.listen_host, hv_cfg.listen_port, hv_cfg.threads, hv_cfg.web_dir,
            hv_cfg.migrations_dir, hv_cfg.max_body, hv_cfg.max_result_body, hv_cfg.max_connections,
-           hv_cfg.conn_timeout, hv_cfg.header_timeout, trusted[0] ? trusted : "none",
-           hv_cfg.trusted_reserve, hv_cfg.max_per_address, hv_cfg.max_bodies_per_address,
-           hv_cfg.lease_seconds, hv_cfg.worker_live_seconds,
+           hv_cfg.conn_timeout, hv_cfg.header_timeout, hv_cfg.body_timeout,
+           trusted[0] ? trusted : "none", hv_cfg.trusted_reserve, hv_cfg.max_per_address,
+           hv_cfg.max_bodies_per_address, hv_cfg.lease_seconds, hv_cfg.worker_live_seconds,
            hv_cfg.read_needs_token ? "token" : "open", hv_cfg.plan_cache_ms, hv_cfg.batch,
            hv_cfg.batch_linger_us, hv_cfg.result_lanes);
     int problems = 0;

@@ -42,7 +42,8 @@ struct slot {
 static struct slot slots[N_SLOTS];
 static atomic_ulong claims_job, claims_empty, claims_with_result, results_stored, samples_ingested,
     db_reconnects;
-static atomic_ulong refused_address, refused_room, refused_body, head_timeouts;
+static atomic_ulong refused_address, refused_room, refused_sending, refused_body, head_timeouts,
+    body_timeouts;
 static atomic_ulong plan_cache_hits, plan_cache_misses;
 static atomic_ulong batches[HV_METRICS_BATCH_KINDS], batched[HV_METRICS_BATCH_KINDS];
 static atomic_ulong webhook_outcomes[3];
@@ -121,7 +122,10 @@ void hv_metrics_db_reconnect(void)
 
 void hv_metrics_conn_refused(enum hv_metrics_refusal why)
 {
-    add(why == HV_REFUSED_ADDRESS ? &refused_address : &refused_room, 1);
+    add(why == HV_REFUSED_ADDRESS  ? &refused_address
+        : why == HV_REFUSED_BODIES ? &refused_sending
+                                   : &refused_room,
+        1);
 }
 
 void hv_metrics_body_refused(void)
@@ -132,6 +136,11 @@ void hv_metrics_body_refused(void)
 void hv_metrics_head_timeouts(unsigned n)
 {
     add(&head_timeouts, n);
+}
+
+void hv_metrics_body_timeouts(unsigned n)
+{
+    add(&body_timeouts, n);
 }
 
 /* Writes s as the inside of a quoted label value: backslash, double quote
@@ -262,10 +271,12 @@ static void put_connections(FILE *f)
     fprintf(f, "hvbench_connections_open{from=\"untrusted\"} %u\n", untrusted);
     put_family(f, "hvbench_connections_refused_total", "counter",
                "Connections closed at once without an answer: their address held "
-               "--max-per-address (reason address), or untrusted addresses held "
+               "--max-per-address (reason address) or was sending --max-bodies-per-address "
+               "request bodies (reason bodies), or untrusted addresses held "
                "--max-connections (reason room).");
     fprintf(f, "hvbench_connections_refused_total{reason=\"address\"} %lu\n",
             get(&refused_address));
+    fprintf(f, "hvbench_connections_refused_total{reason=\"bodies\"} %lu\n", get(&refused_sending));
     fprintf(f, "hvbench_connections_refused_total{reason=\"room\"} %lu\n", get(&refused_room));
     put_family(f, "hvbench_request_bodies_refused_total", "counter",
                "Requests answered 503 at their head because their address was sending "
@@ -275,6 +286,10 @@ static void put_connections(FILE *f)
                "Connections shut down because a request head did not arrive within its deadline "
                "(--header-timeout).");
     fprintf(f, "hvbench_request_head_timeouts_total %lu\n", get(&head_timeouts));
+    put_family(f, "hvbench_request_body_timeouts_total", "counter",
+               "Connections shut down, after a 408, because a request body did not arrive "
+               "within --body-timeout.");
+    fprintf(f, "hvbench_request_body_timeouts_total %lu\n", get(&body_timeouts));
 }
 
 void hv_metrics_job_duration(bool ok, double seconds)

@@ -68,6 +68,7 @@ void hv_metrics_db_reconnect(void);
 enum hv_metrics_refusal {
     HV_REFUSED_ADDRESS, /**< its address held --max-per-address already */
     HV_REFUSED_ROOM,    /**< untrusted addresses held --max-connections already */
+    HV_REFUSED_BODIES,  /**< its address was sending --max-bodies-per-address bodies */
 };
 
 /** Counts one connection refused at once. */
@@ -80,6 +81,10 @@ void hv_metrics_body_refused(void);
 /** Counts n connections shut down because a request head missed its
  *  deadline (--header-timeout). */
 void hv_metrics_head_timeouts(unsigned n);
+
+/** Counts n connections shut down (after a 408) because a request body
+ *  did not arrive within --body-timeout. */
+void hv_metrics_body_timeouts(unsigned n);
 
 /** What became of one webhook delivery attempt (webhooks.c). */
 enum hv_metrics_webhook {

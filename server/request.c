@@ -16,6 +16,8 @@ static void reply_clear(struct hv_request *req)
     req->reply = NULL;
     free(req->text);
     req->text = NULL;
+    hv_kept_text_free(req->kept);
+    req->kept = NULL;
     req->fixed = NULL;
 }
 
@@ -41,6 +43,31 @@ void hv_reply_text(struct hv_request *req, unsigned status, const char *content_
     req->status = status;
     req->text = text;
     req->content_type = content_type;
+}
+
+void hv_kept_text_free(struct hv_kept_text *k)
+{
+    if (k == NULL)
+        return;
+    if (k->release != NULL)
+        k->release(k->owner);
+    free(k);
+}
+
+void hv_reply_kept(struct hv_request *req, unsigned status, const struct hv_kept_text *k)
+{
+    struct hv_kept_text *copy = malloc(sizeof *copy);
+    if (copy == NULL) {
+        if (k->release != NULL)
+            k->release(k->owner);
+        hv_reply_problem(req, HV_E_INTERNAL, "out of memory", NULL);
+        return;
+    }
+    *copy = *k;
+    reply_clear(req);
+    req->status = status;
+    req->kept = copy;
+    req->content_type = "application/json";
 }
 
 void hv_reply_problem(struct hv_request *req, enum hv_err code, const char *detail, json_t *errors)
@@ -189,6 +216,7 @@ void hv_request_free(struct hv_request *req)
     if (req->batch_item != NULL && req->batch_item_free != NULL)
         req->batch_item_free(req->batch_item);
     free(req->text);
+    hv_kept_text_free(req->kept);
     free(req->query.items);
     free(req->headers.items);
     free(req);

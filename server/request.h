@@ -60,6 +60,7 @@ struct hv_request {
     unsigned status;
     json_t *reply;                 /**< owned; NULL for an empty body */
     char *text;                    /**< owned; a text body instead of reply (hv_reply_text) */
+    struct hv_kept_text *kept;     /**< owned; or a JSON text kept elsewhere (hv_reply_kept) */
     struct hv_fixed_answer *fixed; /**< or a fixed answer (hv_reply_fixed) */
     const char *content_type;      /**< static string */
     char location[128];            /**< Location header when not empty */
@@ -76,12 +77,13 @@ struct hv_request {
     unsigned long wait_seq; /**< notification counter at the last look */
     /* A request handed to a batch (batch.h): the handler sets batch with
      * park; when it runs again, batch_outcome says what came of it. */
-    int batch;                           /**< enum hv_batch_kind; 0: none */
-    int batch_outcome;                   /**< 0 until the batch answered */
-    json_t *batch_job;                   /**< owned: the job a claim got */
-    int64_t batch_target;                /**< the target a claim's body names, 0: none */
-    void *batch_item;                    /**< owned: what a result's batch stores */
-    void (*batch_item_free)(void *item); /**< frees batch_item */
+    int batch;                                 /**< enum hv_batch_kind; 0: none */
+    int batch_outcome;                         /**< 0 until the batch answered */
+    json_t *batch_job;                         /**< owned: the job a claim got */
+    int64_t batch_target;                      /**< the target a claim's body names, 0: none */
+    void *batch_item;                          /**< owned: what a result's batch stores */
+    void (*batch_item_free)(void *item);       /**< frees batch_item */
+    void (*batch_run)(struct hv_request *req); /**< HV_BATCH_READ: the lane's work */
     bool claim_next;   /**< a result that also claims the next job (?claim=true) */
     int claim_outcome; /**< its claim's enum hv_claim_outcome once a claim batch ran, else 0 */
     /* A worker credential whose lookup waits for the request's batch
@@ -153,6 +155,25 @@ void hv_reply_fixed(struct hv_request *req, struct hv_fixed_answer *a);
 /** Answers status with text (stolen, NUL-terminated) as the body, of
  *  content_type (a static string): for the few answers that are not JSON. */
 void hv_reply_text(struct hv_request *req, unsigned status, const char *content_type, char *text);
+
+/** A JSON answer whose text is kept elsewhere (a database result): sent
+ *  as prefix, then len bytes of text, then suffix, without copying it. */
+struct hv_kept_text {
+    const char *prefix;           /**< static string */
+    const char *text;             /**< borrowed from owner */
+    size_t len;                   /**< bytes of text */
+    const char *suffix;           /**< static string */
+    void (*release)(void *owner); /**< frees owner, and so text; any thread */
+    void *owner;
+};
+
+/** Answers status with the JSON text k describes (copied; k->owner is
+ *  released once the answer is sent or replaced, or at once when memory
+ *  runs out). */
+void hv_reply_kept(struct hv_request *req, unsigned status, const struct hv_kept_text *k);
+
+/** Frees k: releases its owner, then k itself. NULL is fine. */
+void hv_kept_text_free(struct hv_kept_text *k);
 
 /** Answers with the problem document of code. detail may be NULL; errors
  *  (stolen) is an array of {"path","message"} or NULL. */

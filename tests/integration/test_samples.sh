@@ -5,7 +5,9 @@
 # min ≤ mean ≤ max, whose counts add up to the samples and whose extremes
 # are the series' own; a series of at most `points` samples, and a time
 # range holding few, are the raw samples exactly; attempts, a job without a
-# result, and bad arguments.
+# result, and bad arguments. The results answer, whose JSON the database
+# builds and the server sends as it is (never parsed), holds what was sent:
+# its fields in their order, the samples by metric then time, as numbers.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 hv_setup
@@ -36,6 +38,26 @@ assert_status 201 POST "/api/v1/jobs/$JOB/result" "${W[@]}" --data-binary "@$HV_
 assert_status 200 GET "/api/v1/jobs/$JOB/results"
 printf '%s\n' "$BODY" >"$HV_TMP/raw.json"
 raw() { jq -c --arg m "$1" "[.items[-1].samples[] | select(.metric == \$m)] | $2" "$HV_TMP/raw.json"; }
+
+# --- the results answer, sent as the database wrote it ------------------------------
+assert_status 200 GET "/api/v1/jobs/$JOB/results?raw=true"
+assert_eq "a JSON answer" application/json "$CONTENT_TYPE"
+assert_eq "one result, its fields in order" \
+    '["result_id","attempt","status","error","started_at","finished_at","received_at","observed","telemetry","telemetry_reason","metrics","samples","raw"]' \
+    "$(json -c '[.items[] | keys_unsorted] | .[]')"
+assert_eq "the fields' types" \
+    '["number","number","string","null","object","string","string","array","array","null"]' \
+    "$(json -c '.items[0] | [.result_id, .attempt, .status, .error, .observed, .telemetry, .telemetry_reason, .metrics, .samples, .raw] | map(type)')"
+assert_eq "the metrics sent" "$(jq -c .metrics "$HV_TMP/result.json")" "$(json -c '.items[0].metrics')"
+assert_eq "the 5,050 samples sent, by metric then time" \
+    "$(jq -c '.samples | sort_by(.metric, .t)' "$HV_TMP/result.json")" "$(json -c '.items[0].samples')"
+assert_eq "no telemetry for a host job" "missing" "$(json -r '.items[0].telemetry')"
+assert_status 200 GET "/api/v1/jobs/$JOB/results?samples=false"
+assert_eq "samples=false: no samples" null "$(json -c '.items[0].samples')"
+assert_status 200 GET "/api/v1/jobs/$OTHER/results"
+assert_eq "a job without a result: no items" '{"items":[]}' "$(json -c .)"
+assert_status 404 GET /api/v1/jobs/999999/results
+assert_eq "an unknown job: not_found" not_found "$(json -r .code)"
 
 # --- downsampled: points=100 ------------------------------------------------------
 assert_status 200 GET "/api/v1/jobs/$JOB/samples?points=100"

@@ -12,7 +12,11 @@
 #  4. but a head that has arrived whole, waiting for a busy thread, is not
 #     slow: it is answered;
 #  5. --max-bodies-per-address: one address sending slow request bodies
-#     gets 503 past it, while others (and trusted ones) are served.
+#     gets 503 past it, and once it sends that many, its next connections
+#     are closed as they are accepted, without an answer, while others
+#     (and trusted ones) are served;
+#  6. --body-timeout: a body that stalls gets 408 request_timeout and its
+#     connection is closed.
 # Bounded: at most 1,000 slow connections, each tool run at most 20 s.
 set -uo pipefail
 # shellcheck source=tests/integration/lib.sh
@@ -189,19 +193,20 @@ wait "$locker" "$lister"
 
 # --- 5. request bodies in flight, per address ----------------------------------------
 # --max-bodies-per-address 4: six slow bodies from 127.0.0.40, four are
-# read, two answered 503 at their head; another address is served, and a
-# trusted one is not counted.
+# read, two answered 503 at their head; then a new connection from
+# 127.0.0.40 is closed at accept, without an answer; another address is
+# served, and a trusted one is not counted.
 BODIES='hvbench_request_bodies_refused_total'
 slow bodies --from 127.0.0.40 --connections 6 --body --duration 20
 bodies=$SLOW_PID
 wait_for "two of 127.0.0.40's bodies were refused" 10 metric_is "$BODIES" 2
-api POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" --interface 127.0.0.40 --data-binary '{}'
-assert_eq "one more body from 127.0.0.40: 503 server_busy" "503 server_busy" "$STATUS $(json -r .code)"
-assert_match "naming the option" 'max-bodies-per-address' "$(json -r .detail)"
+REFUSED_BODIES='hvbench_connections_refused_total{reason="bodies"}'
+assert_eq "127.0.0.40's next connection is closed at accept, without an answer" 000 \
+    "$(status_from 127.0.0.40)"
+assert_eq "counted as refused for its bodies" 1 "$(metric "$REFUSED_BODIES")"
 api POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" --interface 127.0.0.41 --data-binary '{}'
 assert_eq "a body from 127.0.0.41 is read (an invalid plan: 400)" "400 invalid_plan" "$STATUS $(json -r .code)"
-api GET /api/v1/plans --interface 127.0.0.40 -H "Authorization: Bearer $READ_TOKEN"
-assert_eq "a request without a body from 127.0.0.40 is served" 200 "$STATUS"
+assert_eq "a request from 127.0.0.41 is served" 200 "$(status_from 127.0.0.41)"
 slow trusted-bodies --from 127.0.0.30 --connections 6 --body --duration 20
 trusted_bodies=$SLOW_PID
 api POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" --interface 127.0.0.30 --data-binary '{}'
@@ -212,7 +217,25 @@ assert_eq "slowclients 127.0.0.40: 2 answered 503, 4 still sending" "2 4" \
     "$(jq -r '"\(.answered["503"] // 0) \(.open_at_end)"' "$HV_TMP/bodies.json")"
 assert_eq "slowclients 127.0.0.30: none refused, 6 still sending" "0 6" \
     "$(jq -r '"\(.closed_by_server) \(.open_at_end)"' "$HV_TMP/trusted-bodies.json")"
-assert_eq "the server counted 3 refused bodies" 3 "$(metric "$BODIES")"
+assert_eq "the server counted 2 bodies refused at their head" 2 "$(metric "$BODIES")"
 api POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" --interface 127.0.0.40 --data-binary '{}'
 assert_eq "once they are gone, 127.0.0.40 sends bodies again" "400 invalid_plan" "$STATUS $(json -r .code)"
+
+# --- 6. a request body that stalls ----------------------------------------------------
+# --body-timeout 2: a POST whose head announces 100 bytes, of which 8 come,
+# is answered 408 with a problem document and closed.
+hv_stop_pid "$HV_SERVER_PID" 10
+HV_SERVER_ARGS=(--threads 1 --body-timeout 2 --trusted 127.0.0.1)
+hv_start_server
+exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+printf 'POST /api/v1/plans HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":' \
+    "$SUBMIT_TOKEN" >&3
+reply=$(timeout 30 cat <&3 | tr -d '\r')
+exec 3<&-
+assert_eq "the stalled body: 408" "HTTP/1.1 408 Request Timeout" "$(head -n 1 <<<"$reply")"
+assert_eq "with a problem document of request_timeout" "request_timeout 408" \
+    "$(sed '1,/^$/d' <<<"$reply" | jq -r '"\(.code) \(.status)"')"
+assert_match "naming the option" 'body-timeout' "$(sed '1,/^$/d' <<<"$reply" | jq -r .detail)"
+assert_eq "counted" 1 "$(metric hvbench_request_body_timeouts_total)"
+assert_eq "the server serves on" 200 "$(status_from 127.0.0.1)"
 hv_finish

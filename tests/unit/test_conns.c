@@ -4,7 +4,9 @@
  * given back on close; head deadlines started at open, shortened by the
  * request line, cleared by a complete head and started again after an
  * answer; and what a client whose head timed out reads (a 408 once its
- * request line had arrived, nothing before). Sockets are socketpairs: the
+ * request line had arrived, nothing before); the accept-time refusal of an
+ * address over its budget; the body deadline (a 408 problem document, but
+ * not while bytes of the body wait unread). Sockets are socketpairs: the
  * test reads the client's end. */
 #include "server/config.h"
 #include "server/conns.h"
@@ -239,6 +241,76 @@ static void test_bodies(void)
     hv_cfg.max_per_address = 2;
 }
 
+/* hv_conns_accept: an untrusted address at --max-per-address connections
+ * or --max-bodies-per-address bodies is refused at accept, another
+ * address and a trusted one are not; it counts nothing. */
+static bool accepts(const char *ip)
+{
+    struct sockaddr_in sa = addr_of(ip);
+    return hv_conns_accept((struct sockaddr *)&sa);
+}
+
+static void test_accept(void)
+{
+    hv_cfg.max_per_address = 2;
+    hv_cfg.max_bodies_per_address = 1;
+    CHECK(accepts("10.5.0.1") && accepts("10.5.0.1")); /* looking counts nothing */
+    struct pair a1 = open_from("10.5.0.1");
+    CHECK(accepts("10.5.0.1"));
+    struct pair a2 = open_from("10.5.0.1");
+    CHECK(!accepts("10.5.0.1"));
+    CHECK(accepts("10.5.0.2"));
+    close_pair(&a2);
+    CHECK(accepts("10.5.0.1"));
+    CHECK(hv_conns_body_begin(a1.c));
+    CHECK(!accepts("10.5.0.1")); /* sending its one body */
+    CHECK(accepts("10.5.0.2"));
+    struct pair t[3];
+    for (int i = 0; i < 3; i++)
+        t[i] = open_from("127.0.0.1");
+    CHECK(accepts("127.0.0.1"));
+    hv_conns_body_end(a1.c);
+    CHECK(accepts("10.5.0.1"));
+    close_pair(&a1);
+    for (int i = 0; i < 3; i++)
+        close_pair(&t[i]);
+    hv_cfg.max_bodies_per_address = 0;
+}
+
+/* --body-timeout: a body not whole by its deadline gets a 408 problem
+ * document and the connection is shut down; one whose bytes wait unread
+ * (its thread is behind) is left alone; a trusted client's body has the
+ * deadline too; a body that ended has none. */
+static void test_body_deadline(void)
+{
+    hv_cfg.body_timeout = 5;
+    double t0 = hv_monotonic();
+    struct pair late = open_from("10.6.0.1"), unread = open_from("10.6.0.2");
+    struct pair trusted = open_from("127.0.0.1"), done = open_from("10.6.0.3");
+    struct pair *all[] = {&late, &unread, &trusted, &done};
+    for (size_t i = 0; i < 4; i++) {
+        hv_conns_head_done(all[i]->c);
+        CHECK(hv_conns_body_begin(all[i]->c));
+    }
+    hv_conns_body_end(done.c);
+    CHECK(send(unread.client, "x", 1, 0) == 1);
+    CHECK(hv_conns_reap(t0 + 1) == 0);
+    CHECK(hv_conns_reap(t0 + 10) == 2);
+    const char *got = client_reads(&late);
+    CHECK_MSG(strncmp(got, "HTTP/1.1 408 Request Timeout\r\n", 30) == 0, "read %s", got);
+    CHECK(strstr(got, "application/problem+json") != NULL);
+    CHECK(strstr(got, "\"code\":\"request_timeout\"") != NULL);
+    CHECK(strncmp(client_reads(&trusted), "HTTP/1.1 408", 12) == 0);
+    CHECK_STR(client_reads(&unread), "(open)");
+    CHECK_STR(client_reads(&done), "(open)");
+    char b;
+    CHECK(recv(unread.server, &b, 1, 0) == 1); /* its thread reads it: late now */
+    CHECK(hv_conns_reap(t0 + 10) == 1);
+    CHECK(strncmp(client_reads(&unread), "HTTP/1.1 408", 12) == 0);
+    for (size_t i = 0; i < 4; i++)
+        close_pair(all[i]);
+}
+
 /* Many addresses, opened and closed in another order: the per-address
  * counts survive the table's deletions. */
 static void test_many_addresses(void)
@@ -291,6 +363,8 @@ int main(void)
     CHECK(hv_conns_start() == 0);
     test_many_addresses();
     test_bodies();
+    test_accept();
+    test_body_deadline();
     hv_conns_stop();
     return check_summary("test_conns");
 }
