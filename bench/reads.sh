@@ -64,7 +64,7 @@ PGB_DB=${DB/dbname=${BASH_REMATCH[1]}/dbname=pgbench}
 pgbench -q -i -s "$SCALE" "$PGB_DB" >"$BENCH_TMP/pgbench-init.log" 2>&1 ||
     { hv_tail "$BENCH_TMP/pgbench-init.log"; hv_die "pgbench -i failed"; }
 
-# The plan read's own statement (plan_read_rows in server/db_plans.c, for
+# The plan read's own statement (plan_read_rows in server/db_plan_read.c, for
 # a plan outside a fleet and without hooks, over the count shards or,
 # before them, the counts; plan_read in a server before it), as the
 # server prepares it (the string in its binary), run by pgbench at the

@@ -24,7 +24,7 @@ CREATE INDEX plan_steps_hooks_idx ON plan_steps (plan_id) WHERE kind IN ('before
 CREATE INDEX plan_steps_url_due_idx ON plan_steps (not_before)
     WHERE status = 'queued' AND hook ? 'url';
 
--- The claims of jobs and steps (server/db_jobs.c, db_steps.c) skip a
+-- The claims of jobs and steps (server/db_job_claim.c, db_steps.c) skip a
 -- plan whose before_host is waiting, queued or running with a NOT EXISTS
 -- of their own, through plan_steps_hooks_idx (a function the planner
 -- cannot inline cost 19 µs a row, the anti-join 1.4 µs).

@@ -6,7 +6,7 @@
 -- targets (an anti-join of the queued targets with targets, planned once for
 -- each of the five places the answer names it) and a fleet child's slot were
 -- part of every execution's plan even for a plan that ended. The read is now
--- one statement over plans and plan_job_counts (server/db_plans.c,
+-- one statement over plans and plan_job_counts (server/db_plan_read.c,
 -- plan_read); what a plan waits for, a fleet's side of its summary, a fleet
 -- parent's children and a plan's hooks come from these functions, called
 -- only for a plan that can need them: PostgreSQL sets up every subquery of

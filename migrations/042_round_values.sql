@@ -12,7 +12,7 @@
 -- Only done jobs, their current attempt's ok result, never the server
 -- side of a net run. Everything that reads rounds reads them here: the
 -- adaptive stop rule (server/db_rounds.c), the report's observations
--- (server/db_plans.c), the fleet's per-host view (server/report_hosts.c)
+-- (server/db_plan_report.c), the fleet's per-host view (server/report_hosts.c)
 -- and compare (server/db_compare.c).
 --
 -- Columns: config_idx, workload_id, target, grouped (a group's

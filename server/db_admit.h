@@ -1,5 +1,6 @@
 /* db_admit.h — whether a plan's jobs and steps may be claimed now, as an
- * SQL condition the claims of db_jobs.c, db_steps.c and db_hooks.c share. */
+ * SQL condition the claims of db_job_claim.c, db_steps.c and db_hooks.c
+ * share. */
 #ifndef HV_SERVER_DB_ADMIT_H
 #define HV_SERVER_DB_ADMIT_H
 

@@ -1,4 +1,6 @@
-/* db_jobs.h — the job queue: claims, leases, releases and results. */
+/* db_jobs.h — the job queue: claims (db_job_claim.c), leases, sweeps,
+ * releases and group barriers (db_job_lease.c) and results
+ * (db_job_result.c). Reads of jobs: db_plans.h. */
 #ifndef HV_SERVER_DB_JOBS_H
 #define HV_SERVER_DB_JOBS_H
 

@@ -2,7 +2,7 @@
  * of its domains run a job (GET /api/v1/workers/telemetry) and uploads
  * what it sampled while each attempt ran (POST /api/v1/jobs/{id}/telemetry).
  * Telemetry never decides a job's outcome: an attempt without it is shown
- * with telemetry "missing" and the reason (server/db_plans.c). The levels
+ * with telemetry "missing" and the reason (server/db_job_read.c). The levels
  * of the job's block that the host read back when the job ended come with
  * it and go into the result's observed.settings; a level that no longer
  * reads back (settings_changed) fails the job (db_telemetry.c). */

@@ -105,7 +105,7 @@ for name in one two three; do
 done
 assert_eq "--plan-cache-ms 0: nothing counted" "0 0" "$(reads "$URL2")"
 
-# The read sums a plan's count rows in C (server/db_plans.c); the list
+# The read sums a plan's count rows in C (server/db_plan_read.c); the list
 # builds each summary from the plan_summaries view in SQL. In every state
 # both say the same, member for member.
 sub() {
