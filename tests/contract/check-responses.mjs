@@ -22,7 +22,8 @@
 // An exchange that matches no operation is fine only when the server
 // answered as for an unknown endpoint: 404 `not_found` (no such path),
 // 405 `method_not_allowed` (a documented path, another method) or 414
-// `uri_too_long`, as a valid problem document. GETs of the web page's own
+// `uri_too_long` (on any path: an over-long URL is refused before routing),
+// as a valid problem document. GETs of the web page's own
 // files (200, text/*) outside /api/ are counted apart. Anything else is a
 // violation: the server answers on an endpoint the document lacks.
 //
@@ -256,6 +257,18 @@ function check(x, counters) {
   const problems = [];
   const candidates = pathMatches(String(x.path ?? ''));
   const o = candidates.find((c) => c.method === lookup);
+  // An over-long URL is refused before routing, on any path: 414 is the
+  // answer for a documented operation as for an unknown one.
+  const tooLong =
+    status === 414 &&
+    mediaType(x.content_type) === 'application/problem+json' &&
+    problemValidate(x.body) &&
+    x.body.code === UNKNOWN_ENDPOINT[414] &&
+    x.body.status === 414;
+  if (tooLong) {
+    counters.unknown++;
+    return { key: `${method} ${x.path}`, problems };
+  }
   if (!o) {
     const expected = candidates.length > 0 ? 405 : [404, 414];
     const fine =
