@@ -51,3 +51,14 @@ SELECT r.id, 'cpu.score',
             * (1 + 0.01 * sin(j.repetition * 1.7 + c.idx)) END, 'score', true
 FROM r JOIN j ON j.id = r.job_id JOIN configurations c ON c.id = j.config_id" >/dev/null
 }
+
+# Plan $1, done, made running again as a round in progress would be: one
+# more job queued, and its stored state back to running (a plan's state
+# never goes back from done by itself: migrations/041).
+reopen() {
+    sql "INSERT INTO jobs (plan_id, config_id, workload_id, workload, target_name, target_id,
+                      repetition, run_order, status, attempt)
+    SELECT plan_id, config_id, workload_id, workload, target_name, target_id, 999, 9999, 'queued', 0
+    FROM jobs WHERE id = (SELECT max(id) FROM jobs WHERE plan_id = $1)" >/dev/null
+    sql "UPDATE plans SET state = 'running', ended_at = NULL WHERE id = $1" >/dev/null
+}

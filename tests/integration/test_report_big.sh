@@ -108,13 +108,7 @@ AS_OF=$(json .as_of)
 assert_eq "the report says of which state it is" \
     "$(sql "SELECT json_build_object('t', greatest(updated_at, state_at))->>'t' FROM plan_summaries WHERE id = $P")" \
     "$AS_OF"
-sql "INSERT INTO jobs (plan_id, config_id, workload_id, workload, target_name, target_id, repetition,
-                  run_order, status, attempt)
-SELECT plan_id, config_id, workload_id, workload, target_name, target_id, 999, 9999, 'queued', 0
-FROM jobs WHERE id = (SELECT max(id) FROM jobs WHERE plan_id = $P)" >/dev/null
-# A plan's stored state never goes back from done (migrations/041): the
-# seeded plan is made running again as a round in progress would be.
-sql "UPDATE plans SET state = 'running', ended_at = NULL WHERE id = $P" >/dev/null
+reopen "$P"
 add_rounds big 152 152
 sql "UPDATE report_digests SET computed_at = now() WHERE plan_id = $P" >/dev/null
 assert_status 200 GET "/api/v1/plans/$P/report"

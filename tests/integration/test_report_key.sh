@@ -101,13 +101,7 @@ assert_status 200 GET "/api/v1/plans/$P/report"
 assert_status 200 GET "/api/v1/plans/$P/report?runs=all"
 assert_status 200 GET "/api/v1/plans/$P/report?format=md"
 assert_status 200 GET "/api/v1/plans/$S/report"
-sql "INSERT INTO jobs (plan_id, config_id, workload_id, workload, target_name, target_id, repetition,
-                  run_order, status, attempt)
-SELECT plan_id, config_id, workload_id, workload, target_name, target_id, 999, 9999, 'queued', 0
-FROM jobs WHERE id = (SELECT max(id) FROM jobs WHERE plan_id = $P)" >/dev/null
-# A plan's stored state never goes back from done (migrations/041): the
-# seeded plan is made running again as a round in progress would be.
-sql "UPDATE plans SET state = 'running', ended_at = NULL WHERE id = $P" >/dev/null
+reopen "$P"
 assert_status 200 GET "/api/v1/plans/$P/report"
 sql "UPDATE report_digests SET computed_at = now() - interval '1 hour' WHERE plan_id = $P" >/dev/null
 assert_status 200 GET "/api/v1/plans/$P/report"
