@@ -4,7 +4,7 @@
 -- function or trigger changed by several migrations is here as the last
 -- one left it. To change the schema, add a migration, run `make schema`
 -- and commit both (tests/integration/test_schema.sh fails while this file
--- is stale). Schema version 44. Definitions only: the rows of
+-- is stale). Schema version 45. Definitions only: the rows of
 -- hv_schema_migrations, which `hvbench-server migrate` writes, are not here.
 
 --
@@ -701,6 +701,16 @@ CREATE FUNCTION public.hv_plan_job_recount(pids bigint[], names text[]) RETURNS 
 $$;
 
 --
+-- Name: hv_plan_lock(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_plan_lock(pid bigint) RETURNS void
+    LANGUAGE sql
+    AS $$
+    SELECT pg_advisory_xact_lock(742200, (pid % 2147483647)::int);
+$$;
+
+--
 -- Name: hv_plan_open_siblings(bigint); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -724,7 +734,8 @@ DECLARE
     cur text;
     due text;
 BEGIN
-    SELECT state INTO cur FROM plans WHERE id = pid FOR UPDATE;
+    PERFORM hv_plan_lock(pid);
+    SELECT state INTO cur FROM plans WHERE id = pid;
     IF NOT FOUND THEN
         RETURN;
     END IF;
@@ -826,7 +837,8 @@ DECLARE
     t plan_transitions%ROWTYPE;
     body jsonb;
 BEGIN
-    SELECT * INTO p FROM plans WHERE id = pid FOR UPDATE;
+    PERFORM hv_plan_lock(pid);
+    SELECT * INTO p FROM plans WHERE id = pid FOR NO KEY UPDATE;
     IF NOT FOUND OR p.state = to_state THEN
         RETURN false;
     END IF;

@@ -1,6 +1,7 @@
 /* db_admin.c — see db_admin.h. */
 #include "db_admin.h"
 #include "db_hooks.h"
+#include "db_plans.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -11,7 +12,7 @@
 static const struct hv_stmt plan_state = {
     "admin_plan_state",
     "SELECT s.status, p.holds_host, p.current_block IS NOT NULL FROM plans p "
-    "JOIN plan_summaries s ON s.id = p.id WHERE p.id = $1 FOR UPDATE OF p",
+    "JOIN plan_summaries s ON s.id = p.id WHERE p.id = $1 FOR NO KEY UPDATE OF p",
     1};
 
 /* What a set of plans holds ($1: an array of plan ids). */
@@ -91,8 +92,10 @@ struct delete_args {
 static enum hv_db_status lock_ended(struct hv_db *db, const char *id, char *status, size_t len)
 {
     const char *p[] = {id};
-    PGresult *r;
-    enum hv_db_status s = hv_db_exec(db, &plan_state, p, &r);
+    PGresult *r = NULL;
+    enum hv_db_status s = hv_db_plan_lock(db, id);
+    if (s == HV_DB_OK)
+        s = hv_db_exec(db, &plan_state, p, &r);
     if (s != HV_DB_OK) {
         PQclear(r);
         return s;

@@ -6,8 +6,17 @@
 
 #include <stdlib.h>
 
-static const struct hv_stmt lock_plan = {"plan_lock",
-                                         "SELECT cancelled FROM plans WHERE id = $1 FOR UPDATE", 1};
+static const struct hv_stmt plan_lock = {"plan_lock_take", "SELECT hv_plan_lock($1::bigint)", 1};
+
+enum hv_db_status hv_db_plan_lock(struct hv_db *db, const char *id)
+{
+    const char *p[] = {id};
+    enum hv_db_status s = hv_db_exec(db, &plan_lock, p, NULL);
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
+static const struct hv_stmt lock_plan = {
+    "plan_lock", "SELECT cancelled FROM plans WHERE id = $1 FOR NO KEY UPDATE", 1};
 static const struct hv_stmt open_jobs = {
     "plan_open_jobs",
     "SELECT count(*) FILTER (WHERE status IN ('queued', 'running')), count(*) FROM jobs "
@@ -36,8 +45,10 @@ static const struct hv_stmt cancel_children = {
 static enum hv_db_status cancel_txn(struct hv_db *db, void *arg)
 {
     const char *const *params = arg;
-    PGresult *r;
-    enum hv_db_status s = hv_db_exec(db, &lock_plan, params, &r);
+    PGresult *r = NULL;
+    enum hv_db_status s = hv_db_plan_lock(db, params[0]);
+    if (s == HV_DB_OK)
+        s = hv_db_exec(db, &lock_plan, params, &r);
     if (s != HV_DB_OK) {
         PQclear(r);
         return s;

@@ -1,6 +1,6 @@
 /* db_plans.h — plans, their configurations, groups and jobs. Stored in
  * db_plan_create.c, read in db_plan_read.c (a plan's owner too),
- * cancelled in db_plan_cancel.c; a report's inputs in db_plan_report.c;
+ * cancelled in db_plan_cancel.c (a plan's lock too); a report's inputs in db_plan_report.c;
  * a plan's jobs, one job and its results in db_job_read.c. */
 #ifndef HV_SERVER_DB_PLANS_H
 #define HV_SERVER_DB_PLANS_H
@@ -12,6 +12,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/** Takes plan id's lock (hv_plan_lock, migrations/045) for the rest of
+ *  the transaction on db: whoever changes a plan's state or decides from
+ *  it takes this first, before any row lock of the plan. */
+enum hv_db_status hv_db_plan_lock(struct hv_db *db, const char *id);
 
 /** A plan to store, with where it came from. */
 struct hv_plan_submit {

@@ -10,14 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The plan's lock (hv_db_plan_lock) for the job's plan, taken before its
+ * row's. */
+static const struct hv_stmt lock_take = {"round_lock_take",
+                                         "SELECT hv_plan_lock(plan_id) FROM jobs WHERE id = $1", 1};
+
 /* The plan of the job, locked so that the block advance and this
  * decision do not interleave, nor two transactions that end a round's last
  * jobs at once (two servers' batches): the second waits here for the first
  * to commit, and its next statement, with a snapshot taken after that,
  * sees the round ended. */
-static const struct hv_stmt lock_plan = {
-    "round_lock_plan",
-    "SELECT p.id FROM jobs j JOIN plans p ON p.id = j.plan_id WHERE j.id = $1 FOR UPDATE OF p", 1};
+static const struct hv_stmt lock_plan = {"round_lock_plan",
+                                         "SELECT p.id FROM jobs j JOIN plans p ON p.id = j.plan_id "
+                                         "WHERE j.id = $1 FOR NO KEY UPDATE OF p",
+                                         1};
 
 /* Whether the job's round was its plan's latest and ended. */
 static const struct hv_stmt state = {
@@ -203,7 +209,9 @@ enum hv_db_status hv_db_round_decide(struct hv_db *db, const char *job_id)
 {
     const char *p[] = {job_id};
     PGresult *r = NULL;
-    enum hv_db_status s = hv_db_exec(db, &lock_plan, p, NULL);
+    enum hv_db_status s = hv_db_exec(db, &lock_take, p, NULL);
+    if (s == HV_DB_OK)
+        s = hv_db_exec(db, &lock_plan, p, NULL);
     if (s == HV_DB_OK)
         s = hv_db_exec(db, &state, p, &r);
     if (s != HV_DB_OK) {
