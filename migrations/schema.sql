@@ -4,7 +4,7 @@
 -- function or trigger changed by several migrations is here as the last
 -- one left it. To change the schema, add a migration, run `make schema`
 -- and commit both (tests/integration/test_schema.sh fails while this file
--- is stale). Schema version 45. Definitions only: the rows of
+-- is stale). Schema version 47. Definitions only: the rows of
 -- hv_schema_migrations, which `hvbench-server migrate` writes, are not here.
 
 --
@@ -903,32 +903,23 @@ END $$;
 CREATE FUNCTION public.hv_round_values(p_plan bigint) RETURNS TABLE(config_idx integer, workload_id text, target text, grouped boolean, metric text, unit text, higher_is_better boolean, kind text, engine text, round integer, members integer, value double precision, jobs bigint[])
     LANGUAGE sql STABLE
     AS $$
-SELECT c.idx, j.workload_id, j.target_name, false, m.name, m.unit, m.higher_is_better,
-       j.workload->>'kind', coalesce(j.workload->>'engine', 'builtin'), j.repetition, 1,
-       m.value, ARRAY[j.id]
-FROM jobs j JOIN configurations c ON c.id = j.config_id
-JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok'
-JOIN metrics m ON m.result_id = r.id
-WHERE j.plan_id = p_plan AND j.status = 'done' AND j.role IS DISTINCT FROM 'server'
-  AND j.group_id IS NULL
+SELECT v.config_idx, v.workload_id, v.target, false, v.metric, v.unit, v.higher_is_better, v.kind,
+       v.engine, v.round, 1, v.value, v.jobs
+FROM hv_round_parts v WHERE v.plan_id = p_plan AND NOT v.grouped
 UNION ALL
-SELECT y.cidx, y.workload_id,
-       CASE WHEN count(DISTINCT y.target_name) = 1 THEN min(y.target_name)
-            ELSE count(DISTINCT y.target_name) || ' guests' END,
-       true, y.metric, min(y.unit), bool_and(y.hib), min(y.kind), min(y.engine), y.repetition,
-       count(*)::integer,
-       max(y.s) * least(greatest(avg(CASE WHEN y.s > 0 THEN y.value / y.s ELSE 0 END), -1), 1),
-       array_agg(y.job_id ORDER BY y.job_id)
-FROM (SELECT c.idx AS cidx, j.workload_id, j.target_name, j.repetition, j.id AS job_id,
-             j.group_id, m.name AS metric, m.unit, m.higher_is_better AS hib, m.value,
-             j.workload->>'kind' AS kind, coalesce(j.workload->>'engine', 'builtin') AS engine,
-             max(abs(m.value)) OVER (PARTITION BY j.group_id, m.name) AS s
-      FROM jobs j JOIN configurations c ON c.id = j.config_id
-      JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok'
-      JOIN metrics m ON m.result_id = r.id
-      WHERE j.plan_id = p_plan AND j.status = 'done' AND j.role IS DISTINCT FROM 'server'
-        AND j.group_id IS NOT NULL) y
-GROUP BY y.cidx, y.workload_id, y.metric, y.repetition, y.group_id
+SELECT y.config_idx, y.workload_id,
+       CASE WHEN count(DISTINCT y.target) = 1 THEN min(y.target)
+            ELSE count(DISTINCT y.target) || ' guests' END,
+       true, y.metric, min(y.unit), bool_and(y.higher_is_better), min(y.kind), min(y.engine),
+       y.round, count(*)::integer,
+       max(y.s) * least(greatest(avg(CASE WHEN y.s > 0 THEN y.val / y.s ELSE 0 END), -1), 1),
+       array_agg(y.job ORDER BY y.job)
+FROM (SELECT v.config_idx, v.workload_id, v.target, v.group_id, v.metric, v.unit,
+             v.higher_is_better, v.kind, v.engine, v.round, u.job, u.val,
+             max(abs(u.val)) OVER (PARTITION BY v.group_id, v.metric) AS s
+      FROM hv_round_parts v CROSS JOIN LATERAL unnest(v.jobs, v.member_values) u(job, val)
+      WHERE v.plan_id = p_plan AND v.grouped) y
+GROUP BY y.config_idx, y.workload_id, y.metric, y.round, y.group_id
 $$;
 
 --
@@ -1139,6 +1130,155 @@ CREATE SEQUENCE public.history_series_id_seq
 ALTER SEQUENCE public.history_series_id_seq OWNED BY public.history_series.id;
 
 --
+-- Name: jobs; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.jobs (
+    id bigint NOT NULL,
+    plan_id bigint NOT NULL,
+    config_id bigint NOT NULL,
+    workload_id text NOT NULL,
+    workload jsonb NOT NULL,
+    target_name text NOT NULL,
+    repetition integer NOT NULL,
+    run_order integer NOT NULL,
+    status text DEFAULT 'queued'::text NOT NULL,
+    attempt integer DEFAULT 0 NOT NULL,
+    failures integer DEFAULT 0 NOT NULL,
+    max_failures integer DEFAULT 3 NOT NULL,
+    target_id bigint,
+    lease_until timestamp with time zone,
+    claimed_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    error text,
+    group_id bigint,
+    role text,
+    ready_at timestamp with time zone,
+    endpoint jsonb,
+    lapsed_attempt integer,
+    state_at timestamp with time zone DEFAULT now(),
+    first_claimed_at timestamp with time zone,
+    block integer,
+    series_key text GENERATED ALWAYS AS (md5((((workload - 'id'::text) - 'workload'::text))::text)) STORED,
+    CONSTRAINT jobs_role_check CHECK ((role = ANY (ARRAY['server'::text, 'client'::text]))),
+    CONSTRAINT jobs_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'done'::text, 'failed'::text, 'cancelled'::text])))
+);
+
+--
+-- Name: metrics; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.metrics (
+    result_id bigint NOT NULL,
+    name text NOT NULL,
+    value double precision NOT NULL,
+    unit text DEFAULT ''::text NOT NULL,
+    higher_is_better boolean DEFAULT true NOT NULL
+);
+
+--
+-- Name: results; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.results (
+    id bigint NOT NULL,
+    job_id bigint NOT NULL,
+    attempt integer NOT NULL,
+    status text NOT NULL,
+    error text,
+    started_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    observed jsonb DEFAULT '{}'::jsonb NOT NULL,
+    raw text,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT results_status_check CHECK ((status = ANY (ARRAY['ok'::text, 'error'::text])))
+);
+
+--
+-- Name: hv_round_parts; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.hv_round_parts AS
+ SELECT j.plan_id,
+    c.idx AS config_idx,
+    c.name AS configuration,
+    j.workload_id,
+    j.series_key,
+    j.target_name AS target,
+    NULL::bigint AS group_id,
+    false AS grouped,
+    m.name AS metric,
+    m.unit,
+    m.higher_is_better,
+    (j.workload ->> 'kind'::text) AS kind,
+    COALESCE((j.workload ->> 'engine'::text), 'builtin'::text) AS engine,
+    j.repetition AS round,
+    1 AS members,
+    m.value,
+    ARRAY[j.id] AS jobs,
+    ARRAY[m.value] AS member_values,
+    COALESCE(r.started_at, r.received_at) AS at,
+    r.id AS result_id,
+    r.id AS results_max,
+    r.id AS results_sum
+   FROM (((public.jobs j
+     JOIN public.configurations c ON ((c.id = j.config_id)))
+     JOIN public.results r ON (((r.job_id = j.id) AND (r.attempt = j.attempt) AND (r.status = 'ok'::text))))
+     JOIN public.metrics m ON ((m.result_id = r.id)))
+  WHERE ((j.status = 'done'::text) AND (j.role IS DISTINCT FROM 'server'::text) AND (j.group_id IS NULL))
+UNION ALL
+ SELECT y.plan_id,
+    y.cidx AS config_idx,
+    y.cname AS configuration,
+    y.workload_id,
+    y.series_key,
+    y.target_name AS target,
+    y.group_id,
+    true AS grouped,
+    y.metric,
+    min(y.unit) AS unit,
+    bool_and(y.hib) AS higher_is_better,
+    min(y.kind) AS kind,
+    min(y.engine) AS engine,
+    y.repetition AS round,
+    (count(*))::integer AS members,
+    (max(y.s) * LEAST(GREATEST(avg(
+        CASE
+            WHEN (y.s > (0)::double precision) THEN (y.value / y.s)
+            ELSE (0)::double precision
+        END), ('-1'::integer)::double precision), (1)::double precision)) AS value,
+    array_agg(y.job_id ORDER BY y.job_id) AS jobs,
+    array_agg(y.value ORDER BY y.job_id) AS member_values,
+    min(y.at) AS at,
+    min(y.rid) AS result_id,
+    max(y.rid) AS results_max,
+    (sum(y.rid))::bigint AS results_sum
+   FROM ( SELECT j.plan_id,
+            c.idx AS cidx,
+            c.name AS cname,
+            j.workload_id,
+            j.series_key,
+            j.target_name,
+            j.repetition,
+            j.id AS job_id,
+            j.group_id,
+            m.name AS metric,
+            m.unit,
+            m.higher_is_better AS hib,
+            m.value,
+            (j.workload ->> 'kind'::text) AS kind,
+            COALESCE((j.workload ->> 'engine'::text), 'builtin'::text) AS engine,
+            COALESCE(r.started_at, r.received_at) AS at,
+            r.id AS rid,
+            max(abs(m.value)) OVER (PARTITION BY j.plan_id, j.target_name, j.group_id, m.name) AS s
+           FROM (((public.jobs j
+             JOIN public.configurations c ON ((c.id = j.config_id)))
+             JOIN public.results r ON (((r.job_id = j.id) AND (r.attempt = j.attempt) AND (r.status = 'ok'::text))))
+             JOIN public.metrics m ON ((m.result_id = r.id)))
+          WHERE ((j.status = 'done'::text) AND (j.role IS DISTINCT FROM 'server'::text) AND (j.group_id IS NOT NULL))) y
+  GROUP BY y.plan_id, y.target_name, y.group_id, y.metric, y.cidx, y.cname, y.workload_id, y.series_key, y.repetition;
+
+--
 -- Name: hv_schema_migrations; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1232,41 +1372,6 @@ CREATE TABLE public.job_transitions (
 );
 
 --
--- Name: jobs; Type: TABLE; Schema: public; Owner: -
---
-
-CREATE TABLE public.jobs (
-    id bigint NOT NULL,
-    plan_id bigint NOT NULL,
-    config_id bigint NOT NULL,
-    workload_id text NOT NULL,
-    workload jsonb NOT NULL,
-    target_name text NOT NULL,
-    repetition integer NOT NULL,
-    run_order integer NOT NULL,
-    status text DEFAULT 'queued'::text NOT NULL,
-    attempt integer DEFAULT 0 NOT NULL,
-    failures integer DEFAULT 0 NOT NULL,
-    max_failures integer DEFAULT 3 NOT NULL,
-    target_id bigint,
-    lease_until timestamp with time zone,
-    claimed_at timestamp with time zone,
-    finished_at timestamp with time zone,
-    error text,
-    group_id bigint,
-    role text,
-    ready_at timestamp with time zone,
-    endpoint jsonb,
-    lapsed_attempt integer,
-    state_at timestamp with time zone DEFAULT now(),
-    first_claimed_at timestamp with time zone,
-    block integer,
-    series_key text GENERATED ALWAYS AS (md5((((workload - 'id'::text) - 'workload'::text))::text)) STORED,
-    CONSTRAINT jobs_role_check CHECK ((role = ANY (ARRAY['server'::text, 'client'::text]))),
-    CONSTRAINT jobs_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'done'::text, 'failed'::text, 'cancelled'::text])))
-);
-
---
 -- Name: jobs_id_seq; Type: SEQUENCE; Schema: public; Owner: -
 --
 
@@ -1282,18 +1387,6 @@ CREATE SEQUENCE public.jobs_id_seq
 --
 
 ALTER SEQUENCE public.jobs_id_seq OWNED BY public.jobs.id;
-
---
--- Name: metrics; Type: TABLE; Schema: public; Owner: -
---
-
-CREATE TABLE public.metrics (
-    result_id bigint NOT NULL,
-    name text NOT NULL,
-    value double precision NOT NULL,
-    unit text DEFAULT ''::text NOT NULL,
-    higher_is_better boolean DEFAULT true NOT NULL
-);
 
 --
 -- Name: plan_job_count_shards; Type: TABLE; Schema: public; Owner: -
@@ -1573,24 +1666,6 @@ CREATE TABLE public.report_digests (
     computed_at timestamp with time zone DEFAULT now() NOT NULL,
     answer text,
     inputs text
-);
-
---
--- Name: results; Type: TABLE; Schema: public; Owner: -
---
-
-CREATE TABLE public.results (
-    id bigint NOT NULL,
-    job_id bigint NOT NULL,
-    attempt integer NOT NULL,
-    status text NOT NULL,
-    error text,
-    started_at timestamp with time zone,
-    finished_at timestamp with time zone,
-    observed jsonb DEFAULT '{}'::jsonb NOT NULL,
-    raw text,
-    received_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT results_status_check CHECK ((status = ANY (ARRAY['ok'::text, 'error'::text])))
 );
 
 --
