@@ -10,27 +10,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The points of a series: done jobs' ok results of the target, with the
- * metric $2, in each plan's default configuration ($3 NULL) or in those
- * named $3, of workload id $4 when given. The server side of a net
- * workload measures nothing of its own (as in the report). A result that
- * did not say when it started counts from when it arrived. */
+/* The points of a series: the target's value of the metric $2 in each
+ * round (hv_round_parts, migrations/047: the definition the report reads,
+ * so a job alone is its done job's ok result and the client members of a
+ * group on the target one point, their mean; the server side of a net
+ * workload measures nothing of its own), in each plan's default
+ * configuration ($3 NULL) or in those named $3, of workload id $4 when
+ * given. A point is when its round ran (its first result's started_at, or
+ * when it arrived), its result the first stored of its round's (the
+ * lowest id); m.results_max and m.results_sum are over all of them, for
+ * the state of the points. The
+ * view is read in a lateral subquery that OFFSET 0 keeps whole, so the
+ * target and metric filter its scans of jobs and metrics (the target's
+ * index) rather than its groups' results. m.name is the metric, as
+ * HV_SQL_METRIC_OK reads it. */
 #define POINTS_FROM                                                                                \
-    "FROM targets t JOIN jobs j ON j.target_name = t.name "                                        \
-    "JOIN configurations c ON c.id = j.config_id "                                                 \
-    "JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt "                                 \
-    "JOIN metrics m ON m.result_id = r.id "
+    "FROM targets t CROSS JOIN LATERAL (SELECT p.*, p.metric AS name FROM hv_round_parts p "       \
+    "WHERE p.target = t.name AND p.metric = $2 OFFSET 0) m "
 #define POINTS_OF_SERIES                                                                           \
-    "WHERE t.id = $1 AND j.status = 'done' AND j.role IS DISTINCT FROM 'server' "                  \
-    "AND r.status = 'ok' AND m.name = $2 "                                                         \
-    "AND CASE WHEN $3::text IS NULL THEN c.idx = 0 ELSE c.name = $3::text END "                    \
-    "AND ($4::text IS NULL OR j.workload_id = $4::text) "
+    "WHERE t.id = $1 "                                                                             \
+    "AND CASE WHEN $3::text IS NULL THEN m.config_idx = 0 ELSE m.configuration = $3::text END "    \
+    "AND ($4::text IS NULL OR m.workload_id = $4::text) "
 /* A value no measurement can have, stored before the doors refused it,
  * is no point (db_values.h): means, buckets and change points are of the
  * others, and EXCLUDED counts it for the answer. */
 #define POINTS_WHERE POINTS_OF_SERIES "AND " HV_SQL_METRIC_OK " "
 #define EXCLUDED     "(SELECT count(*) " POINTS_FROM POINTS_OF_SERIES "AND NOT " HV_SQL_METRIC_OK ")"
-#define POINT_AT     "coalesce(r.started_at, r.received_at)"
+#define POINT_AT     "m.at"
+/* What the state of a series' points is of besides their results: the
+ * definition of a round's value (hv_round_parts' text), so a migration
+ * changing it makes every kept state stale. */
+#define ROUND_RULE "(SELECT left(md5(pg_get_viewdef('hv_round_parts'::regclass)), 12))"
+#define STATE(s)   ROUND_RULE " || ':' || " s ".n || ':' || " s ".mx || ':' || " s ".sm"
 
 /* A change point as the API shows it: its figures, its status and its
  * context (facts_before, facts_after, facts_changed, tuning ...). */
@@ -57,9 +68,10 @@
 #define SERIES_JSON(POINTS)                                                                        \
     "json_build_object('key', s.sk, 'workload', (SELECT jw.workload - 'id' - 'workload' "          \
     "FROM jobs jw WHERE jw.id = s.job), 'unit', s.unit, 'higher_is_better', s.hib, 'n', s.n, "     \
-    "'first', s.t0, 'last', s.t1, 'state', s.n || ':' || s.mx || ':' || s.sm, 'downsampled', "     \
-    "s.n > $5, 'points', " POINTS ", 'series_id', hs.id, 'cached_state', hs.state, "               \
-    "'change_points', " CP_LIST("hs.id") ")"
+    "'first', s.t0, 'last', s.t1, 'state', " STATE(                                                \
+        "s") ", 'downsampled', "                                                                   \
+             "s.n > $5, 'points', " POINTS ", 'series_id', hs.id, 'cached_state', hs.state, "      \
+             "'change_points', " CP_LIST("hs.id") ")"
 #define SERIES_LIST(POINTS)                                                                        \
     "SELECT json_build_object('target', t.name, 'excluded', " EXCLUDED ", "                        \
     "'series', coalesce((SELECT json_agg(" SERIES_JSON(                                            \
@@ -86,14 +98,14 @@
 static const struct hv_stmt read_series = {
     "history_read",
     "WITH " KEPT ", "
-    "agg AS (SELECT j.series_key AS sk, CASE WHEN hs.n IS NULL OR hs.n <= $5 THEN r.id "
+    "agg AS (SELECT m.series_key AS sk, CASE WHEN hs.n IS NULL OR hs.n <= $5 THEN m.result_id "
     " ELSE width_bucket(extract(epoch FROM " POINT_AT ")::float8, "
     " extract(epoch FROM hs.first_at)::float8, extract(epoch FROM hs.last_at)::float8 + 0.001, "
     " $5::int) END AS bk, count(*) AS c, min(" POINT_AT ") AS a0, max(" POINT_AT ") AS a1, "
-    " avg(m.value) AS mean, min(m.value) AS lo, max(m.value) AS hi, min(j.plan_id) AS plan, "
-    " min(r.id) AS rid, max(r.id) AS mx, sum(r.id) AS sm, min(m.unit) AS unit, "
-    " bool_and(m.higher_is_better) AS hib, min(j.id) AS job " POINTS_FROM
-    " LEFT JOIN hs ON hs.series_key = j.series_key " POINTS_WHERE
+    " avg(m.value) AS mean, min(m.value) AS lo, max(m.value) AS hi, min(m.plan_id) AS plan, "
+    " min(m.result_id) AS rid, max(m.results_max) AS mx, sum(m.results_sum) AS sm, "
+    " min(m.unit) AS unit, bool_and(m.higher_is_better) AS hib, min(m.jobs[1]) AS job " POINTS_FROM
+    " LEFT JOIN hs ON hs.series_key = m.series_key " POINTS_WHERE
     " GROUP BY 1, 2), " SERIES_OF_BUCKETS,
     5};
 
@@ -106,8 +118,9 @@ static const struct hv_stmt read_series = {
 static const struct hv_stmt read_window = {
     "history_read_window",
     "WITH " KEPT ", "
-    "pts AS (SELECT j.series_key AS sk, " POINT_AT " AS at, m.value, r.id AS rid, j.plan_id, "
-    " m.unit, m.higher_is_better AS hib, j.id AS job " POINTS_FROM POINTS_WHERE " AND " POINT_AT
+    "pts AS (SELECT m.series_key AS sk, " POINT_AT " AS at, m.value, m.result_id AS rid, "
+    " m.results_max AS rmx, m.results_sum AS rsm, m.plan_id, m.unit, m.higher_is_better AS hib, "
+    " m.jobs[1] AS job " POINTS_FROM POINTS_WHERE " AND " POINT_AT
     " >= coalesce($6::timestamptz, '-infinity') "
     " AND " POINT_AT " <= coalesce($7::timestamptz, 'infinity')), "
     "rng AS (SELECT sk, count(*) AS n, extract(epoch FROM coalesce($6::timestamptz, min(at))) AS "
@@ -116,8 +129,8 @@ static const struct hv_stmt read_window = {
     "agg AS (SELECT p.sk, CASE WHEN g.n <= $5 THEN p.rid ELSE width_bucket("
     " extract(epoch FROM p.at)::float8, g.e0::float8, g.e1::float8 + 0.001, $5::int) END AS bk, "
     " count(*) AS c, min(p.at) AS a0, max(p.at) AS a1, avg(p.value) AS mean, min(p.value) AS lo, "
-    " max(p.value) AS hi, min(p.plan_id) AS plan, min(p.rid) AS rid, max(p.rid) AS mx, "
-    " sum(p.rid) AS sm, min(p.unit) AS unit, bool_and(p.hib) AS hib, min(p.job) AS job "
+    " max(p.value) AS hi, min(p.plan_id) AS plan, min(p.rid) AS rid, max(p.rmx) AS mx, "
+    " sum(p.rsm) AS sm, min(p.unit) AS unit, bool_and(p.hib) AS hib, min(p.job) AS job "
     " FROM pts p JOIN rng g ON g.sk = p.sk GROUP BY 1, 2), " SERIES_OF_BUCKETS,
     7};
 
@@ -129,19 +142,18 @@ static const struct hv_stmt read_window = {
 static const struct hv_stmt quick_series = {
     "history_quick",
     "WITH " KEPT ", "
-    "s AS (SELECT j.series_key AS sk, count(*) AS n, min(" POINT_AT ") AS t0, "
-    " max(" POINT_AT ") AS t1, max(r.id) AS mx, sum(r.id) AS sm, min(m.unit) AS unit, "
-    " bool_and(m.higher_is_better) AS hib, min(j.id) AS job " POINTS_FROM POINTS_WHERE
-    " GROUP BY 1) "
+    "s AS (SELECT m.series_key AS sk, count(*) AS n, min(" POINT_AT ") AS t0, "
+    " max(" POINT_AT ") AS t1, max(m.results_max) AS mx, sum(m.results_sum) AS sm, "
+    " min(m.unit) AS unit, bool_and(m.higher_is_better) AS hib, min(m.jobs[1]) AS job " POINTS_FROM
+        POINTS_WHERE " GROUP BY 1) "
     "SELECT 0::bigint AS o, json_build_object('target', t.name, 'excluded', " EXCLUDED
     ")::text, NULL::text "
     "FROM targets t WHERE t.id = $1 "
     "UNION ALL SELECT row_number() OVER (ORDER BY s.sk), " SERIES_JSON(
         "NULL::json") "::text, "
-                      " CASE WHEN hs.points_max = $5 AND hs.points_state = s.n || ':' || s.mx || "
-                      "':' || s.sm "
-                      " THEN hs.points END FROM s LEFT JOIN hs ON hs.series_key = s.sk "
-                      "WHERE EXISTS (SELECT 1 FROM targets t WHERE t.id = $1) ORDER BY 1",
+                      " CASE WHEN hs.points_max = $5 AND hs.points_state = " STATE(
+                          "s") " THEN hs.points END FROM s LEFT JOIN hs ON hs.series_key = s.sk "
+                               "WHERE EXISTS (SELECT 1 FROM targets t WHERE t.id = $1) ORDER BY 1",
     5};
 
 /* The target's name and its history mark (migrations/028; the sum of the
@@ -159,9 +171,9 @@ static const struct hv_stmt keep_points = {
 
 static const struct hv_stmt read_values = {
     "history_values",
-    "SELECT extract(epoch FROM " POINT_AT
-    ")::float8, m.value, r.id, j.plan_id " POINTS_FROM POINTS_WHERE
-    "AND j.series_key = $5 ORDER BY " POINT_AT ", r.id",
+    "SELECT extract(epoch FROM " POINT_AT ")::float8, m.value, m.result_id, m.plan_id, "
+    "m.results_max, m.results_sum, " ROUND_RULE " " POINTS_FROM POINTS_WHERE
+    "AND m.series_key = $5 ORDER BY " POINT_AT ", m.result_id",
     5};
 
 /* Takes the series' row (created on first use) and holds it until the
@@ -423,12 +435,16 @@ enum hv_db_status hv_db_history_values(const struct hv_history_query *q, const c
         out->value[i] = strtod(PQgetvalue(r, (int)i, 1), NULL);
         out->result_id[i] = strtoll(PQgetvalue(r, (int)i, 2), NULL, 10);
         out->plan_id[i] = strtoll(PQgetvalue(r, (int)i, 3), NULL, 10);
-        sum += out->result_id[i];
-        if (out->result_id[i] > max)
-            max = out->result_id[i];
+        long long rmax = strtoll(PQgetvalue(r, (int)i, 4), NULL, 10);
+        sum += strtoll(PQgetvalue(r, (int)i, 5), NULL, 10);
+        if (rmax > max)
+            max = rmax;
     }
     out->n = n;
-    snprintf(out->state, sizeof out->state, "%zu:%lld:%lld", n, max, sum);
+    /* As STATE: the rule's mark, the count, the largest and the sum of the
+     * points' results. */
+    snprintf(out->state, sizeof out->state, "%s:%zu:%lld:%lld", n > 0 ? PQgetvalue(r, 0, 6) : "", n,
+             max, sum);
     PQclear(r);
     return HV_DB_OK;
 }

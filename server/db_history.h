@@ -3,13 +3,17 @@
  *
  * A series is one metric of one workload (its kind, engine, params and
  * peer, whatever id a plan gave it; jobs.series_key is the MD5 of that
- * JSON, the series' "key") on one target, from the done jobs of each
- * plan's default configuration (configuration "") or of the
- * configurations of one name, ordered by when the measurement ran (the
- * result's started_at: an import's own date). Change points are computed
- * by the caller and kept per series with the state of the points they
- * came from ("count:largest result id:sum of result ids") and their count
- * and time range; a read whose state matches uses them as they are. */
+ * JSON, the series' "key") on one target, from each plan's default
+ * configuration (configuration "") or the configurations of one name: a
+ * point per round, the value of the series in that round as the report
+ * reads it (hv_round_parts, migrations/047: a done job's ok result, the
+ * client members of a group on the target their mean), ordered by when
+ * the measurement ran (the round's first started_at: an import's own
+ * date). Change points are computed by the caller and kept per series
+ * with the state of the points they came from ("rule:count:largest result
+ * id:sum of result ids", of every result of the points, rule a mark of
+ * hv_round_parts' definition) and their count and time range; a read
+ * whose state matches uses them as they are. */
 #ifndef HV_SERVER_DB_HISTORY_H
 #define HV_SERVER_DB_HISTORY_H
 
