@@ -7,8 +7,9 @@
 -- ran alone (its value as stored) and one per group for its client members
 -- on that target (a "part" of the group: the mean of their values, each
 -- divided by the part's largest magnitude before averaging and multiplied
--- back, so no sum overflows whatever was stored). A plan gives a group one
--- job per target and round, so a target has one row per round either way.
+-- back, so no sum overflows whatever was stored). A plan runs a round of a
+-- workload on a target alone or in one group, so a target has one row per
+-- round either way.
 --
 -- hv_round_values(plan) keeps its columns and callers (the adaptive stop
 -- rule, the report, the fleet's per-host view, compare) and reads the
@@ -27,10 +28,14 @@
 -- points, with which its change points and points are kept: a new or
 -- retried member moves it).
 --
--- Every filter a caller puts on plan_id, target or metric reaches the
--- scans of jobs and metrics (plain columns of both branches, the grouping
--- and window keys of the second), so a plan's rounds read the plan's jobs
--- (jobs_plan_idx) and a target's the target's (jobs_target_plan_idx).
+-- Every filter a caller puts on the columns that make a row (plan_id,
+-- configuration, workload, target, metric, round) reaches the scans of
+-- jobs and metrics (plain columns of the first branch, the grouping and
+-- window keys of the second: a part's scale is its own largest
+-- magnitude), so a plan's rounds read the plan's jobs (jobs_plan_idx) and
+-- a target's the target's (jobs_target_plan_idx). A filter through a join
+-- reaches no GROUP BY: read a target's rows with the target named in a
+-- lateral subquery that OFFSET 0 keeps whole (server/db_history.c).
 -- The history keys its kept states on this view's definition too (its
 -- text's md5), so a later change of the rule recomputes them.
 
@@ -59,7 +64,8 @@ FROM (SELECT j.plan_id, c.idx AS cidx, c.name AS cname, j.workload_id, j.series_
              m.higher_is_better AS hib, m.value, j.workload->>'kind' AS kind,
              coalesce(j.workload->>'engine', 'builtin') AS engine,
              coalesce(r.started_at, r.received_at) AS at, r.id AS rid,
-             max(abs(m.value)) OVER (PARTITION BY j.plan_id, j.target_name, j.group_id, m.name) AS s
+             max(abs(m.value)) OVER (PARTITION BY j.plan_id, j.target_name, j.group_id, m.name,
+                                     c.idx, c.name, j.workload_id, j.series_key, j.repetition) AS s
       FROM jobs j JOIN configurations c ON c.id = j.config_id
       JOIN results r ON r.job_id = j.id AND r.attempt = j.attempt AND r.status = 'ok'
       JOIN metrics m ON m.result_id = r.id

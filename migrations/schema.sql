@@ -1270,7 +1270,7 @@ UNION ALL
             COALESCE((j.workload ->> 'engine'::text), 'builtin'::text) AS engine,
             COALESCE(r.started_at, r.received_at) AS at,
             r.id AS rid,
-            max(abs(m.value)) OVER (PARTITION BY j.plan_id, j.target_name, j.group_id, m.name) AS s
+            max(abs(m.value)) OVER (PARTITION BY j.plan_id, j.target_name, j.group_id, m.name, c.idx, c.name, j.workload_id, j.series_key, j.repetition) AS s
            FROM (((public.jobs j
              JOIN public.configurations c ON ((c.id = j.config_id)))
              JOIN public.results r ON (((r.job_id = j.id) AND (r.attempt = j.attempt) AND (r.status = 'ok'::text))))

@@ -19,18 +19,17 @@
  * given. A point is when its round ran (its first result's started_at, or
  * when it arrived), its result the first stored of its round's (the
  * lowest id); m.results_max and m.results_sum are over all of them, for
- * the state of the points. The
- * view is read in a lateral subquery that OFFSET 0 keeps whole, so the
- * target and metric filter its scans of jobs and metrics (the target's
- * index) rather than its groups' results. m.name is the metric, as
- * HV_SQL_METRIC_OK reads it. */
+ * the state of the points. The view is read in a lateral subquery that
+ * OFFSET 0 keeps whole, with every filter inside it, so the target,
+ * metric, configuration and workload filter its scans of jobs and metrics
+ * (the target's index) rather than the rows it made. m.name is the
+ * metric, as HV_SQL_METRIC_OK reads it. */
 #define POINTS_FROM                                                                                \
     "FROM targets t CROSS JOIN LATERAL (SELECT p.*, p.metric AS name FROM hv_round_parts p "       \
-    "WHERE p.target = t.name AND p.metric = $2 OFFSET 0) m "
-#define POINTS_OF_SERIES                                                                           \
-    "WHERE t.id = $1 "                                                                             \
-    "AND CASE WHEN $3::text IS NULL THEN m.config_idx = 0 ELSE m.configuration = $3::text END "    \
-    "AND ($4::text IS NULL OR m.workload_id = $4::text) "
+    "WHERE p.target = t.name AND p.metric = $2 "                                                   \
+    "AND CASE WHEN $3::text IS NULL THEN p.config_idx = 0 ELSE p.configuration = $3::text END "    \
+    "AND ($4::text IS NULL OR p.workload_id = $4::text) OFFSET 0) m "
+#define POINTS_OF_SERIES "WHERE t.id = $1 "
 /* A value no measurement can have, stored before the doors refused it,
  * is no point (db_values.h): means, buckets and change points are of the
  * others, and EXCLUDED counts it for the answer. */
