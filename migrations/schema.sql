@@ -4,7 +4,7 @@
 -- function or trigger changed by several migrations is here as the last
 -- one left it. To change the schema, add a migration, run `make schema`
 -- and commit both (tests/integration/test_schema.sh fails while this file
--- is stale). Schema version 45. Definitions only: the rows of
+-- is stale). Schema version 46. Definitions only: the rows of
 -- hv_schema_migrations, which `hvbench-server migrate` writes, are not here.
 
 --
@@ -187,7 +187,7 @@ BEGIN
     UPDATE plans SET waiting = NULL, updated_at = now()
      WHERE id = s.plan_id AND waiting->>'reason' = 'before_host_hook';
     IF s.status = 'failed' THEN
-        UPDATE jobs SET status = 'failed', finished_at = now(),
+        UPDATE jobs SET status = 'failed',
                error = 'the before_host hook failed on ' || s.target_name || ': '
                        || coalesce(s.error, 'no answer')
          WHERE plan_id = s.plan_id AND status = 'queued';
@@ -237,8 +237,12 @@ BEGIN
     IF NEW.status = 'running' AND NEW.first_claimed_at IS NULL THEN
         NEW.first_claimed_at := now();
     END IF;
-    IF NEW.status IN ('done', 'failed', 'cancelled') THEN
-        NEW.finished_at := coalesce(NEW.finished_at, now());
+    IF NEW.status NOT IN ('done', 'failed', 'cancelled') THEN
+        NEW.finished_at := NULL;
+    ELSIF OLD.status NOT IN ('done', 'failed', 'cancelled') OR NEW.status = 'done' THEN
+        NEW.finished_at := now();
+    ELSE
+        NEW.finished_at := coalesce(OLD.finished_at, now());
     END IF;
     RETURN NEW;
 END $$;

@@ -50,7 +50,7 @@ static const struct hv_stmt expire = {
     " status = CASE WHEN failures + 1 >= 3 THEN 'failed' ELSE 'queued' END, "
     " error = 'the host worker was lost during the step (lease expired)' "
     " WHERE status = 'running' AND lease_until < now() RETURNING *) "
-    "UPDATE jobs j SET status = 'failed', finished_at = now(), error = 'configuration ' || "
+    "UPDATE jobs j SET status = 'failed', error = 'configuration ' || "
     " c.name || ' could not be applied on ' || l.target_name || ': ' || l.error "
     "FROM lost l JOIN configurations c ON c.id = l.config_id "
     "WHERE l.status = 'failed' AND l.kind = 'apply' AND j.plan_id = l.plan_id "
@@ -163,7 +163,7 @@ static const struct hv_stmt release_block = {
 
 static const struct hv_stmt fail_block = {
     "step_fail_block",
-    "UPDATE jobs j SET status = 'failed', finished_at = now(), error = 'configuration ' || "
+    "UPDATE jobs j SET status = 'failed', error = 'configuration ' || "
     "c.name || ' could not be applied on ' || s.target_name || ': ' || coalesce(s.error, '') "
     "FROM plan_steps s JOIN configurations c ON c.id = s.config_id "
     "WHERE s.id = $1 AND j.plan_id = s.plan_id AND j.block = s.block AND j.status = 'queued'",
