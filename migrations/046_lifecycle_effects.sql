@@ -1,11 +1,17 @@
 -- 046_lifecycle_effects.sql — what a transition stamps, only the
--- transition stamps.
+-- transition stamps: a plan's end time and a job's end time each have one
+-- writer.
 --
--- Before, UPDATE jobs statements in the server and in
--- hv_hook_before_ended (024) set a job's finished_at themselves, besides
--- the trigger that checks the change (041).
+-- Before, a plan's finished_at in the API was derived from its jobs' times
+-- wherever it was read (server/db_plan_read.c), besides the ended_at that
+-- hv_plan_transition (041, 045) stamps; and UPDATE jobs statements in the
+-- server and in hv_hook_before_ended (024) set a job's finished_at
+-- themselves, besides the trigger that checks the change (041).
 --
 -- Now:
+--   * a plan's finished_at is plans.ended_at, stamped by its transition
+--     (a fleet parent's by its own). An imported plan's end is its jobs'
+--     last end, as before.
 --   * a job's finished_at is stamped only by hv_job_state_at, the BEFORE
 --     trigger of its change of status: now() when it ends or a result ends
 --     it again (failed to done), kept when an ended job is corrected (done
@@ -54,4 +60,53 @@ BEGIN
         UPDATE plans SET current_block = NULL WHERE id = s.plan_id;
     END IF;
     PERFORM pg_notify('hv_jobs', '');
+END $$;
+
+-- As in 045; an imported plan's end is its jobs' last end (it happened
+-- elsewhere), not the import's time.
+CREATE OR REPLACE FUNCTION hv_plan_transition(pid bigint, to_state text, reason text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+    p plans%ROWTYPE;
+    t plan_transitions%ROWTYPE;
+    body jsonb;
+BEGIN
+    PERFORM hv_plan_lock(pid);
+    SELECT * INTO p FROM plans WHERE id = pid FOR NO KEY UPDATE;
+    IF NOT FOUND OR p.state = to_state THEN
+        RETURN false;
+    END IF;
+    SELECT * INTO t FROM plan_transitions x WHERE x.from_state = p.state AND x.to_state = $2;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'plan %: no transition from % to % (%)', pid, p.state, to_state, reason
+            USING ERRCODE = 'check_violation';
+    END IF;
+    UPDATE plans SET state = to_state, state_reason = reason,
+           ended_at = CASE WHEN to_state IN ('done', 'failed', 'cancelled')
+                           THEN coalesce(cancelled_at,
+                                         CASE WHEN reason = 'imported' THEN
+                                             (SELECT max(k.finished_max) FROM plan_job_count_shards k
+                                              WHERE k.plan_id = pid) END,
+                                         now()) END
+     WHERE id = pid;
+    IF t.event IS NOT NULL AND reason <> 'imported' THEN
+        body := hv_webhook_plan(pid);
+        INSERT INTO webhook_deliveries (webhook_id, event, payload)
+        SELECT w.id, e.ev, jsonb_build_object('event', e.ev, 'at', now()) || body
+        FROM webhooks w CROSS JOIN LATERAL (SELECT CASE WHEN t.event = ANY (w.events) THEN t.event
+                                            WHEN t.fallback = ANY (w.events) THEN t.fallback
+                                            END AS ev) e
+        WHERE w.deleted_at IS NULL AND e.ev IS NOT NULL;
+        IF FOUND THEN
+            PERFORM pg_notify('hv_webhooks', '');
+        END IF;
+    END IF;
+    IF p.parent_id IS NOT NULL THEN
+        IF to_state IN ('done', 'failed', 'cancelled') THEN
+            -- A sibling waiting for a slot may be claimable now.
+            PERFORM pg_notify('hv_jobs', '');
+        END IF;
+        PERFORM hv_plan_settle(p.parent_id, 'child');
+    END IF;
+    RETURN true;
 END $$;

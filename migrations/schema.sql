@@ -853,7 +853,11 @@ BEGIN
     END IF;
     UPDATE plans SET state = to_state, state_reason = reason,
            ended_at = CASE WHEN to_state IN ('done', 'failed', 'cancelled')
-                           THEN coalesce(cancelled_at, now()) END
+                           THEN coalesce(cancelled_at,
+                                         CASE WHEN reason = 'imported' THEN
+                                             (SELECT max(k.finished_max) FROM plan_job_count_shards k
+                                              WHERE k.plan_id = pid) END,
+                                         now()) END
      WHERE id = pid;
     IF t.event IS NOT NULL AND reason <> 'imported' THEN
         body := hv_webhook_plan(pid);
