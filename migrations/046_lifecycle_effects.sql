@@ -1,12 +1,14 @@
 -- 046_lifecycle_effects.sql — what a transition stamps, only the
--- transition stamps: a plan's end time and a job's end time each have one
--- writer.
+-- transition stamps: a plan's end time, a job's end time and a plan's hold
+-- on its host each have one writer.
 --
 -- Before, a plan's finished_at in the API was derived from its jobs' times
 -- wherever it was read (server/db_plan_read.c), besides the ended_at that
--- hv_plan_transition (041, 045) stamps; and UPDATE jobs statements in the
+-- hv_plan_transition (041, 045) stamps; UPDATE jobs statements in the
 -- server and in hv_hook_before_ended (024) set a job's finished_at
--- themselves, besides the trigger that checks the change (041).
+-- themselves, besides the trigger that checks the change (041); and the
+-- step claim and the restore step's end (server/db_steps.c) wrote
+-- plans.holds_host directly, unlocked and unrecorded.
 --
 -- Now:
 --   * a plan's finished_at is plans.ended_at, stamped by its transition
@@ -17,6 +19,12 @@
 --     it again (failed to done), kept when an ended job is corrected (done
 --     to failed), cleared when it goes back to queued or running (a retry).
 --     No statement sets it.
+--   * plans.holds_host changes only in hv_plan_hold(pid, hold, reason),
+--     under the plan's lock (045), recorded in plan_holds; a release
+--     notifies hv_jobs (the host's waiting plans may claim their steps).
+--     The step claim (server/db_steps.c) takes the plan's lock before it
+--     locks the apply step's row, as 045 asks, and a step's result takes
+--     it before the step's row too.
 
 -- A job's change of status: checked against job_transitions, then stamped.
 CREATE OR REPLACE FUNCTION hv_job_state_at() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -107,6 +115,41 @@ BEGIN
             PERFORM pg_notify('hv_jobs', '');
         END IF;
         PERFORM hv_plan_settle(p.parent_id, 'child');
+    END IF;
+    RETURN true;
+END $$;
+
+-- A plan's holds of its host and their releases, in order.
+CREATE TABLE plan_holds (
+    id        bigserial PRIMARY KEY,
+    plan_id   bigint NOT NULL REFERENCES plans (id) ON DELETE CASCADE,
+    host_name text,
+    held      boolean NOT NULL,
+    reason    text NOT NULL,
+    at        timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX plan_holds_plan ON plan_holds (plan_id);
+
+-- Plan pid holds its host (hold: its first apply step was claimed, its
+-- tuning is applied there, the host's other tuning plans wait) or lets it
+-- go (its restore step ran): the one writer of plans.holds_host. Takes
+-- the plan's lock first (045); changes and records only a change, and
+-- returns whether there was one. A release notifies hv_jobs: the steps of
+-- plans waiting for the host may be claimed now.
+CREATE FUNCTION hv_plan_hold(pid bigint, hold boolean, reason text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+    p record;
+BEGIN
+    PERFORM hv_plan_lock(pid);
+    SELECT holds_host, host_name INTO p FROM plans WHERE id = pid FOR NO KEY UPDATE;
+    IF NOT FOUND OR p.holds_host = hold THEN
+        RETURN false;
+    END IF;
+    UPDATE plans SET holds_host = hold WHERE id = pid;
+    INSERT INTO plan_holds (plan_id, host_name, held, reason) VALUES (pid, p.host_name, hold, reason);
+    IF NOT hold THEN
+        PERFORM pg_notify('hv_jobs', '');
     END IF;
     RETURN true;
 END $$;
