@@ -187,7 +187,7 @@ BEGIN
     UPDATE plans SET waiting = NULL, updated_at = now()
      WHERE id = s.plan_id AND waiting->>'reason' = 'before_host_hook';
     IF s.status = 'failed' THEN
-        UPDATE jobs SET status = 'failed', finished_at = now(),
+        UPDATE jobs SET status = 'failed',
                error = 'the before_host hook failed on ' || s.target_name || ': '
                        || coalesce(s.error, 'no answer')
          WHERE plan_id = s.plan_id AND status = 'queued';
@@ -237,8 +237,12 @@ BEGIN
     IF NEW.status = 'running' AND NEW.first_claimed_at IS NULL THEN
         NEW.first_claimed_at := now();
     END IF;
-    IF NEW.status IN ('done', 'failed', 'cancelled') THEN
-        NEW.finished_at := coalesce(NEW.finished_at, now());
+    IF NEW.status NOT IN ('done', 'failed', 'cancelled') THEN
+        NEW.finished_at := NULL;
+    ELSIF OLD.status NOT IN ('done', 'failed', 'cancelled') OR NEW.status = 'done' THEN
+        NEW.finished_at := now();
+    ELSE
+        NEW.finished_at := coalesce(OLD.finished_at, now());
     END IF;
     RETURN NEW;
 END $$;
@@ -508,6 +512,29 @@ CREATE FUNCTION public.hv_plan_fleet(pid bigint) RETURNS json
         s.slot_wait) ORDER BY s.id) FROM plan_summaries s WHERE s.parent_id = p.id)))
     FROM plans p WHERE p.id = pid;
 $$;
+
+--
+-- Name: hv_plan_hold(bigint, boolean, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_plan_hold(pid bigint, hold boolean, reason text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    p record;
+BEGIN
+    PERFORM hv_plan_lock(pid);
+    SELECT holds_host, host_name INTO p FROM plans WHERE id = pid FOR NO KEY UPDATE;
+    IF NOT FOUND OR p.holds_host = hold THEN
+        RETURN false;
+    END IF;
+    UPDATE plans SET holds_host = hold WHERE id = pid;
+    INSERT INTO plan_holds (plan_id, host_name, held, reason) VALUES (pid, p.host_name, hold, reason);
+    IF NOT hold THEN
+        PERFORM pg_notify('hv_jobs', '');
+    END IF;
+    RETURN true;
+END $$;
 
 --
 -- Name: hv_plan_hooks(bigint); Type: FUNCTION; Schema: public; Owner: -
@@ -849,7 +876,11 @@ BEGIN
     END IF;
     UPDATE plans SET state = to_state, state_reason = reason,
            ended_at = CASE WHEN to_state IN ('done', 'failed', 'cancelled')
-                           THEN coalesce(cancelled_at, now()) END
+                           THEN coalesce(cancelled_at,
+                                         CASE WHEN reason = 'imported' THEN
+                                             (SELECT max(k.finished_max) FROM plan_job_count_shards k
+                                              WHERE k.plan_id = pid) END,
+                                         now()) END
      WHERE id = pid;
     IF t.event IS NOT NULL AND reason <> 'imported' THEN
         body := hv_webhook_plan(pid);
@@ -1387,6 +1418,36 @@ CREATE SEQUENCE public.jobs_id_seq
 --
 
 ALTER SEQUENCE public.jobs_id_seq OWNED BY public.jobs.id;
+
+--
+-- Name: plan_holds; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.plan_holds (
+    id bigint NOT NULL,
+    plan_id bigint NOT NULL,
+    host_name text,
+    held boolean NOT NULL,
+    reason text NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: plan_holds_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.plan_holds_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: plan_holds_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.plan_holds_id_seq OWNED BY public.plan_holds.id;
 
 --
 -- Name: plan_job_count_shards; Type: TABLE; Schema: public; Owner: -
@@ -1981,6 +2042,12 @@ ALTER TABLE ONLY public.job_groups ALTER COLUMN id SET DEFAULT nextval('public.j
 ALTER TABLE ONLY public.jobs ALTER COLUMN id SET DEFAULT nextval('public.jobs_id_seq'::regclass);
 
 --
+-- Name: plan_holds id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.plan_holds ALTER COLUMN id SET DEFAULT nextval('public.plan_holds_id_seq'::regclass);
+
+--
 -- Name: plan_steps id; Type: DEFAULT; Schema: public; Owner: -
 --
 
@@ -2151,6 +2218,13 @@ ALTER TABLE ONLY public.jobs
 
 ALTER TABLE ONLY public.metrics
     ADD CONSTRAINT metrics_pkey PRIMARY KEY (result_id, name);
+
+--
+-- Name: plan_holds plan_holds_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.plan_holds
+    ADD CONSTRAINT plan_holds_pkey PRIMARY KEY (id);
 
 --
 -- Name: plan_job_count_shards plan_job_count_shards_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2359,6 +2433,12 @@ CREATE INDEX jobs_running_plan_idx ON public.jobs USING btree (plan_id, target_n
 --
 
 CREATE INDEX jobs_target_plan_idx ON public.jobs USING btree (target_name, plan_id);
+
+--
+-- Name: plan_holds_plan; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX plan_holds_plan ON public.plan_holds USING btree (plan_id);
 
 --
 -- Name: plan_steps_hooks_idx; Type: INDEX; Schema: public; Owner: -
@@ -2733,6 +2813,13 @@ ALTER TABLE ONLY public.jobs
 
 ALTER TABLE ONLY public.metrics
     ADD CONSTRAINT metrics_result_id_fkey FOREIGN KEY (result_id) REFERENCES public.results(id) ON DELETE CASCADE;
+
+--
+-- Name: plan_holds plan_holds_plan_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.plan_holds
+    ADD CONSTRAINT plan_holds_plan_id_fkey FOREIGN KEY (plan_id) REFERENCES public.plans(id) ON DELETE CASCADE;
 
 --
 -- Name: plan_job_count_shards plan_job_counts_plan_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -77,7 +77,7 @@ static const struct hv_stmt purge_raw = {"admin_purge_raw",
 
 static const struct hv_stmt retry = {
     "admin_plan_retry",
-    "UPDATE jobs SET status = 'queued', failures = 0, error = NULL, finished_at = NULL, "
+    "UPDATE jobs SET status = 'queued', failures = 0, error = NULL, "
     "lease_until = NULL WHERE plan_id = $1 AND status = 'failed'",
     1};
 

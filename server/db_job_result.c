@@ -15,7 +15,7 @@
  * group can never run complete again. */
 static const struct hv_stmt fail_group = {
     "group_fail_peers",
-    "UPDATE jobs SET status = 'failed', lease_until = NULL, finished_at = now(), "
+    "UPDATE jobs SET status = 'failed', lease_until = NULL, "
     "error = 'group member ' || $1 || ' failed' "
     "WHERE group_id = (SELECT group_id FROM jobs WHERE id = $1) AND id <> $1 "
     "AND status IN ('queued', 'running')",
@@ -62,7 +62,7 @@ static const struct hv_stmt insert_result = {
 /* A job's end: done or failed as its result says, with that error. */
 #define FINISH_SET(status, error)                                                                  \
     "status = CASE WHEN " status " = 'ok' THEN 'done' ELSE 'failed' END, "                         \
-    "lease_until = NULL, finished_at = now(), error = " error ", "                                 \
+    "lease_until = NULL, error = " error ", "                                                      \
     "failures = CASE WHEN lapsed_attempt = attempt THEN greatest(failures - 1, 0) "                \
     " ELSE failures END, lapsed_attempt = NULL "
 static const struct hv_stmt finish_job = {

@@ -27,7 +27,7 @@ static const struct hv_stmt cancel_plan = {
     "UPDATE plans SET cancelled = true, cancelled_at = now(), updated_at = now() WHERE id = $1", 1};
 static const struct hv_stmt cancel_jobs = {
     "plan_cancel_jobs",
-    "UPDATE jobs SET status = 'cancelled', lease_until = NULL, finished_at = now(), "
+    "UPDATE jobs SET status = 'cancelled', lease_until = NULL, "
     "error = 'plan cancelled' WHERE plan_id = $1 AND status IN ('queued', 'running')",
     1};
 
@@ -36,7 +36,7 @@ static const struct hv_stmt cancel_children = {
     "plan_cancel_children",
     "WITH c AS (UPDATE plans SET cancelled = true, cancelled_at = now(), updated_at = now() "
     " WHERE parent_id = $1 AND NOT cancelled RETURNING id), "
-    "j AS (UPDATE jobs SET status = 'cancelled', lease_until = NULL, finished_at = now(), "
+    "j AS (UPDATE jobs SET status = 'cancelled', lease_until = NULL, "
     " error = 'plan cancelled' WHERE plan_id IN (SELECT id FROM c) "
     " AND status IN ('queued', 'running') RETURNING 1) "
     "SELECT id FROM c ORDER BY id",

@@ -41,17 +41,21 @@
     "t.id = o.token_id WHERE o.id = coalesce(p.parent_id, p.id) AND t.revoked_at IS NULL) own ON " \
     "true "
 
+/* A plan's end as its transition stamped it (migrations/046), for a
+ * statement over plan_summaries p: one column, ended_at. */
+#define ENDED_JOIN " CROSS JOIN LATERAL (SELECT e.ended_at FROM plans e WHERE e.id = p.id) e "
+
 /* A plan as the API shows it (a row of plan_summaries). updated_at moves
- * with every job's change of state; finished_at is the last one's time
- * once the plan ended (the cancellation's for a cancelled plan); owner
- * comes from OWNER_JOIN, which the statement joins. plan_read below
- * gives the same members as columns. */
+ * with every job's change of state; finished_at is the plan's ended_at,
+ * stamped by the transition that ended it (null while the plan is queued
+ * or running); owner and ended_at come from OWNER_JOIN and ENDED_JOIN,
+ * which the statement joins. plan_read below gives the same members as
+ * columns. */
 #define SUMMARY_JSON "json_build_object(" SUMMARY_MEMBERS ")"
 #define SUMMARY_MEMBERS                                                                            \
     "'id', id, 'name', name, 'status', status, 'created_at', created_at, "                         \
     "'updated_at', greatest(updated_at, state_at), 'started_at', started_at, 'finished_at', "      \
-    "CASE WHEN status IN ('done', 'failed', 'cancelled') THEN coalesce(cancelled_at, state_at, "   \
-    "finished_max, updated_at) END, 'cancelled_at', cancelled_at, 'seed', seed, 'owner', owner, "  \
+    "ended_at, 'cancelled_at', cancelled_at, 'seed', seed, 'owner', owner, "                       \
     "'jobs', "                                                                                     \
     "json_build_object('total', total, 'queued', queued, 'running', running, 'done', done, "       \
     "'failed', failed, 'cancelled', cancelled_jobs), 'progress', " PROGRESS ", 'waiting', CASE "   \
@@ -72,7 +76,7 @@
  * (migrations/030), which costs nothing where it is not called. */
 #define PLAN_ROW                                                                                   \
     "SELECT p.id, p.name, p.spec, p.seed, p.cancelled, p.created_at, p.updated_at, "               \
-    "p.cancelled_at, p.waiting, p.adaptive, p.parent_id, p.max_parallel_hosts, c.*, "              \
+    "p.cancelled_at, p.ended_at, p.waiting, p.adaptive, p.parent_id, p.max_parallel_hosts, c.*, "  \
     "p.state AS status, " FLEET_PARENT                                                             \
     " AS fleet_parent, CASE WHEN p.parent_id IS NOT NULL AND NOT "                                 \
     "p.cancelled AND c.queued > 0 AND c.running = 0 THEN hv_plan_slot_wait(p.id) END AS "          \
@@ -80,7 +84,7 @@
     "total, coalesce(sum(k.queued), 0)::bigint AS queued, coalesce(sum(k.running), 0)::bigint AS " \
     "running, coalesce(sum(k.done), 0)::bigint AS done, coalesce(sum(k.failed), 0)::bigint AS "    \
     "failed, coalesce(sum(k.cancelled), 0)::bigint AS cancelled_jobs, min(k.started_at) AS "       \
-    "started_at, max(k.state_at) AS state_at, max(k.finished_max) AS finished_max, "               \
+    "started_at, max(k.state_at) AS state_at, "                                                    \
     "array_agg(k.target_name) FILTER (WHERE k.queued > 0) AS queued_targets FROM plan_job_counts " \
     "k WHERE k.plan_id = ANY (CASE WHEN " FLEET_PARENT " THEN hv_plan_children(p.id) ELSE "        \
     "ARRAY[p.id] END)) c WHERE p.id = $1"
@@ -96,9 +100,8 @@
 static const struct hv_stmt plan_read = {
     "plan_read",
     "SELECT id, to_json(name)::text, status, to_json(created_at)::text, to_json(greatest("
-    "updated_at, state_at))::text, to_json(started_at)::text, CASE WHEN status IN ('done', "
-    "'failed', 'cancelled') THEN to_json(coalesce(cancelled_at, state_at, finished_max, "
-    "updated_at))::text END, to_json(cancelled_at)::text, seed, total, queued, running, done, "
+    "updated_at, state_at))::text, to_json(started_at)::text, to_json(ended_at)::text, "
+    "to_json(cancelled_at)::text, seed, total, queued, running, done, "
     "failed, cancelled_jobs, " PROGRESS ", CASE WHEN status IN ('queued', 'running') THEN "
     "coalesce(" WAITING_SLOT ", waiting::json, hv_plan_waiting_unregistered(created_at, "
     "queued_targets))::text END, adaptive::text, CASE WHEN parent_id IS NOT NULL OR "
@@ -123,11 +126,12 @@ static const struct hv_stmt plan_read_rows = {
     "SELECT true, p.id, to_json(p.name)::text, p.seed, p.state, to_json(p.created_at)::text, "
     "to_json(p.updated_at)::text, to_json(p.cancelled_at)::text, p.waiting::text, "
     "p.adaptive::text, p.spec::text, " PLAN_NEEDS_FULL ", NULL::bigint, NULL::bigint, "
-    "NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, NULL::text, NULL::text, NULL::text, "
-    "NULL::text, NULL::bool, to_json(own.owner)::text FROM plans p" OWNER_JOIN
+    "NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, NULL::text, NULL::text, "
+    "to_json(p.ended_at)::text, NULL::text, NULL::bool, to_json(own.owner)::text FROM plans "
+    "p" OWNER_JOIN
     "WHERE p.id = $1 UNION ALL (SELECT false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
     "NULL, NULL, NULL, k.total, k.queued, k.running, k.done, k.failed, k.cancelled, "
-    "to_json(k.started_at)::text, to_json(k.state_at)::text, to_json(k.finished_max)::text, "
+    "to_json(k.started_at)::text, to_json(k.state_at)::text, NULL::text, "
     "k.target_name, t.id IS NULL, NULL FROM plan_job_count_shards k LEFT JOIN targets t ON "
     "t.name = k.target_name WHERE k.plan_id = $1 ORDER BY k.target_name)",
     1};
@@ -154,7 +158,7 @@ enum {
     PR_CANCELLED_JOBS,
     PR_STARTED_AT,
     PR_STATE_AT,
-    PR_FINISHED_MAX,
+    PR_ENDED_AT, /* the plan's row: its ended_at */
     PR_TARGET,
     PR_UNREGISTERED,
     PR_OWNER,
@@ -162,7 +166,8 @@ enum {
 
 static const struct hv_stmt get_plan = {
     "plan_get",
-    "SELECT (" SUMMARY_JSON ")::text, spec::text FROM plan_summaries p" OWNER_JOIN "WHERE id = $1",
+    "SELECT (" SUMMARY_JSON ")::text, spec::text FROM plan_summaries p" OWNER_JOIN ENDED_JOIN
+    "WHERE id = $1",
     1};
 
 /* A list item is a summary with, for a fleet's child, its host and its
@@ -173,7 +178,7 @@ static const struct hv_stmt list_plans = {
     "SELECT coalesce(json_agg(s.j ORDER BY s.id DESC), '[]')::text FROM "
     "(SELECT json_build_object(" SUMMARY_MEMBERS ", 'host', CASE WHEN parent_id IS NOT NULL "
     "THEN spec->'targets'->>'host' END, 'parent_id', parent_id) AS j, id FROM plan_summaries "
-    "p" OWNER_JOIN "WHERE ($1::text IS NULL OR p.status = $1) "
+    "p" OWNER_JOIN ENDED_JOIN "WHERE ($1::text IS NULL OR p.status = $1) "
     " AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM jobs j WHERE j.plan_id = p.id "
     "      AND j.target_name = $2)) "
     " AND ($3::text IS NULL OR p.name = $3) "
@@ -269,8 +274,8 @@ static void plan_read_json(FILE *f, const PGresult *r)
 /* A plan's count rows summed: what plan_read's lateral aggregate gives. */
 struct plan_sums {
     long long total, queued, running, done, failed, cancelled;
-    const char *started_at, *state_at, *finished_max; /* JSON text; NULL: none */
-    int unregistered; /* targets waited for that no worker ever registered */
+    const char *started_at, *state_at; /* JSON text; NULL: none */
+    int unregistered;                  /* targets waited for that no worker ever registered */
 };
 
 /* Whether JSON timestamp a is later than b. Both are to_json texts of a
@@ -309,10 +314,6 @@ static void sum_row(struct plan_sums *sum, const PGresult *r, int i)
     if (!PQgetisnull(r, i, PR_STATE_AT) &&
         (sum->state_at == NULL || ts_later(PQgetvalue(r, i, PR_STATE_AT), sum->state_at)))
         sum->state_at = PQgetvalue(r, i, PR_STATE_AT);
-    if (!PQgetisnull(r, i, PR_FINISHED_MAX) &&
-        (sum->finished_max == NULL ||
-         ts_later(PQgetvalue(r, i, PR_FINISHED_MAX), sum->finished_max)))
-        sum->finished_max = PQgetvalue(r, i, PR_FINISHED_MAX);
     if (waits_unregistered(r, i))
         sum->unregistered++;
 }
@@ -370,15 +371,9 @@ static void plan_rows_json(FILE *f, const PGresult *r)
     bool ended = strcmp(status, "queued") != 0 && strcmp(status, "running") != 0;
     const char *updated = PQgetvalue(r, 0, PR_UPDATED_AT);
     const char *cancelled_at = cell(r, PR_CANCELLED_AT);
-    const char *finished = "null";
-    if (ended)
-        finished = !PQgetisnull(r, 0, PR_CANCELLED_AT) ? cancelled_at
-                   : sum.state_at != NULL              ? sum.state_at
-                   : sum.finished_max != NULL          ? sum.finished_max
-                                                       : updated;
     fprintf(f, SUMMARY_HEAD, cell(r, PR_ID), cell(r, PR_NAME), status, cell(r, PR_CREATED_AT),
             sum.state_at != NULL && ts_later(sum.state_at, updated) ? sum.state_at : updated,
-            sum.started_at != NULL ? sum.started_at : "null", finished, cancelled_at,
+            sum.started_at != NULL ? sum.started_at : "null", cell(r, PR_ENDED_AT), cancelled_at,
             cell(r, PR_SEED), cell(r, PR_OWNER));
     fprintf(
         f,

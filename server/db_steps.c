@@ -2,6 +2,7 @@
 #include "db_steps.h"
 
 #include "db_admit.h"
+#include "db_plans.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -50,7 +51,7 @@ static const struct hv_stmt expire = {
     " status = CASE WHEN failures + 1 >= 3 THEN 'failed' ELSE 'queued' END, "
     " error = 'the host worker was lost during the step (lease expired)' "
     " WHERE status = 'running' AND lease_until < now() RETURNING *) "
-    "UPDATE jobs j SET status = 'failed', finished_at = now(), error = 'configuration ' || "
+    "UPDATE jobs j SET status = 'failed', error = 'configuration ' || "
     " c.name || ' could not be applied on ' || l.target_name || ': ' || l.error "
     "FROM lost l JOIN configurations c ON c.id = l.config_id "
     "WHERE l.status = 'failed' AND l.kind = 'apply' AND j.plan_id = l.plan_id "
@@ -82,25 +83,35 @@ static const struct hv_stmt advance = {
     0};
 
 #define STEP_ADMITTED HV_SQL_PLAN_ADMITTED("s.plan_id")
+/* The steps target $1's worker may claim (ordered by the statement: a
+ * restore step first, then by plan and block). A fleet plan's child
+ * waiting for a slot neither drains nor tunes its host yet; what puts a
+ * host back always runs. */
+#define STEP_CLAIMABLE                                                                             \
+    " FROM plan_steps s JOIN plans p ON p.id = s.plan_id "                                         \
+    " WHERE s.target_name = (SELECT name FROM targets WHERE id = $1) AND s.status = 'queued' "     \
+    " AND (s.hook IS NULL OR s.hook ? 'local') "                                                   \
+    " AND (s.kind IN ('after_host', 'restore') OR " STEP_ADMITTED ") "                             \
+    " AND (s.kind IN ('before_host', 'after_host') OR (NOT EXISTS (SELECT 1 FROM plans q "         \
+    "  WHERE q.host_name = s.target_name AND q.holds_host AND q.id <> s.plan_id) "                 \
+    "  AND NOT EXISTS (SELECT 1 FROM plan_steps h WHERE h.plan_id = s.plan_id "                    \
+    "  AND h.kind = 'before_host' AND h.status IN ('waiting', 'queued', 'running')))) "
+
+/* The step a claim would take, looked at without a lock: its id, its plan
+ * and whether it is an apply step. */
+static const struct hv_stmt claim_peek = {
+    "step_claim_peek",
+    "SELECT s.id, s.plan_id, s.kind = 'apply'" STEP_CLAIMABLE
+    " ORDER BY (s.kind = 'restore') DESC, s.plan_id, s.block LIMIT 1",
+    1};
+
+/* Claims step $4 if it is still the target's to claim. */
 static const struct hv_stmt claim = {
     "step_claim",
-    "WITH next AS (SELECT s.id FROM plan_steps s JOIN plans p ON p.id = s.plan_id "
-    " WHERE s.target_name = (SELECT name FROM targets WHERE id = $1) AND s.status = 'queued' "
-    " AND (s.hook IS NULL OR s.hook ? 'local') "
-    /* A fleet plan's child waiting for a slot neither drains nor tunes its
-     * host yet; what puts a host back always runs. */
-    " AND (s.kind IN ('after_host', 'restore') OR " STEP_ADMITTED ") "
-    " AND (s.kind IN ('before_host', 'after_host') OR (NOT EXISTS (SELECT 1 FROM plans q "
-    "  WHERE q.host_name = s.target_name AND q.holds_host AND q.id <> s.plan_id) "
-    "  AND NOT EXISTS (SELECT 1 FROM plan_steps h WHERE h.plan_id = s.plan_id "
-    "  AND h.kind = 'before_host' AND h.status IN ('waiting', 'queued', 'running')))) "
-    " ORDER BY (s.kind = 'restore') DESC, s.plan_id, s.block LIMIT 1 "
-    " FOR UPDATE OF s SKIP LOCKED), "
+    "WITH next AS (SELECT s.id" STEP_CLAIMABLE " AND s.id = $4 FOR UPDATE OF s SKIP LOCKED), "
     "c AS (UPDATE plan_steps s SET status = 'running', attempt = s.attempt + 1, worker_id = $2, "
     " lease_until = now() + make_interval(secs => $3::int), claimed_at = now() "
-    " FROM next WHERE s.id = next.id RETURNING s.*), "
-    "held AS (UPDATE plans p SET holds_host = true FROM c WHERE p.id = c.plan_id "
-    " AND c.kind = 'apply' RETURNING p.id) "
+    " FROM next WHERE s.id = next.id RETURNING s.*) "
     "SELECT json_build_object('id', c.id, 'kind', c.kind, 'plan_id', c.plan_id, 'attempt', "
     "c.attempt, 'block', c.block, 'configuration', cf.name, 'levels', "
     "coalesce(cf.levels, '{}'::jsonb), 'domains', (SELECT coalesce(json_agg(DISTINCT "
@@ -111,7 +122,20 @@ static const struct hv_stmt claim = {
     "p.spec->'targets'->'guests'->'template'->>'domain', 'hook', c.hook, 'host', "
     "c.target_name)::text "
     "FROM c JOIN plans p ON p.id = c.plan_id LEFT JOIN configurations cf ON cf.id = c.config_id",
-    3};
+    4};
+
+/* The plan's hold on its host (migrations/046_lifecycle_effects.sql):
+ * taken when its apply step is claimed, let go when its restore step ran. */
+static const struct hv_stmt hold = {"step_hold", "SELECT hv_plan_hold($1::bigint, true, 'apply')",
+                                    1};
+static const struct hv_stmt release_hold = {
+    "step_release_hold",
+    "SELECT hv_plan_hold(plan_id, false, 'restored') FROM plan_steps WHERE id = $1", 1};
+
+/* The lock of the step's plan (hv_plan_lock, migrations/045), taken before
+ * the step's row is: its plan_id never changes, so it is read unlocked. */
+static const struct hv_stmt step_plan_lock = {
+    "step_plan_lock", "SELECT hv_plan_lock(plan_id) FROM plan_steps WHERE id = $1", 1};
 
 static const struct hv_stmt owner = {
     "step_owner", "SELECT attempt = $2 AND worker_id = $3 FROM plan_steps WHERE id = $1", 3};
@@ -163,7 +187,7 @@ static const struct hv_stmt release_block = {
 
 static const struct hv_stmt fail_block = {
     "step_fail_block",
-    "UPDATE jobs j SET status = 'failed', finished_at = now(), error = 'configuration ' || "
+    "UPDATE jobs j SET status = 'failed', error = 'configuration ' || "
     "c.name || ' could not be applied on ' || s.target_name || ': ' || coalesce(s.error, '') "
     "FROM plan_steps s JOIN configurations c ON c.id = s.config_id "
     "WHERE s.id = $1 AND j.plan_id = s.plan_id AND j.block = s.block AND j.status = 'queued'",
@@ -186,10 +210,10 @@ static const struct hv_stmt record_changes = {
 
 /* A restore step that ran (even one that failed: its worker keeps what
  * it could not put back in its journal and retries at its next start)
- * ends the plan's hold on the host. */
+ * ends the plan's hold on the host (release_hold, before this). */
 static const struct hv_stmt restored = {
     "step_restored",
-    "WITH p AS (UPDATE plans p SET holds_host = false, current_block = NULL, updated_at = now() "
+    "WITH p AS (UPDATE plans p SET current_block = NULL, updated_at = now() "
     " FROM plan_steps s WHERE s.id = $1 AND p.id = s.plan_id RETURNING p.id) "
     "UPDATE target_changes t SET restored_at = now(), restored_by = $1 FROM p "
     "WHERE t.plan_id = p.id AND t.restored_at IS NULL AND $2",
@@ -309,12 +333,66 @@ enum hv_db_status hv_db_sweeps_due(int64_t target_id, bool *leases, bool *tick, 
     return s;
 }
 
+struct claim_args {
+    const char *target, *worker, *lease;
+    json_t *step;
+};
+
+/* The plan's lock comes before any row lock of the plan (migrations/045):
+ * the step is looked at first, its plan locked when it is an apply step
+ * (whose claim takes the plan's hold on the host, hv_plan_hold), and
+ * then claimed if it still may be. Taken the other way round (the step's
+ * row locked, then the plan's lock in hv_plan_hold), a claim would wait
+ * for a cancel of the plan (server/db_plan_cancel.c) that holds the
+ * plan's lock and waits for the queued step's row to cancel it. A step
+ * another claim took meanwhile, or no longer claimable once the lock was
+ * granted, gives HV_DB_NONE; the worker asks again. */
+static enum hv_db_status claim_txn(struct hv_db *db, void *arg)
+{
+    struct claim_args *a = arg;
+    json_decref(a->step);
+    a->step = NULL;
+    const char *p1[] = {a->target};
+    PGresult *r = NULL;
+    enum hv_db_status s = hv_db_exec(db, &claim_peek, p1, &r);
+    if (s != HV_DB_OK) {
+        PQclear(r);
+        return s;
+    }
+    char sid[24], pid[24];
+    snprintf(sid, sizeof sid, "%s", PQgetvalue(r, 0, 0));
+    snprintf(pid, sizeof pid, "%s", PQgetvalue(r, 0, 1));
+    bool apply = PQgetvalue(r, 0, 2)[0] == 't';
+    PQclear(r);
+    const char *pp[] = {pid};
+    if (apply) {
+        s = hv_db_plan_lock(db, pid);
+        if (s != HV_DB_OK)
+            return s;
+    }
+    const char *p2[] = {a->target, a->worker, a->lease, sid};
+    s = hv_db_json_in(db, &claim, p2, &a->step);
+    if (s == HV_DB_OK && apply)
+        s = hv_db_must(hv_db_exec(db, &hold, pp, NULL));
+    return s;
+}
+
 enum hv_db_status hv_db_step_claim(int64_t target_id, int64_t worker_id, int lease_s, json_t **step)
 {
+    *step = NULL;
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
     char tid[24], wid[24], lease[16];
-    const char *p[] = {hv_db_int(tid, sizeof tid, target_id), hv_db_int(wid, sizeof wid, worker_id),
-                       hv_db_int(lease, sizeof lease, lease_s)};
-    return hv_db_json(&claim, p, step, NULL);
+    struct claim_args a = {hv_db_int(tid, sizeof tid, target_id),
+                           hv_db_int(wid, sizeof wid, worker_id),
+                           hv_db_int(lease, sizeof lease, lease_s), NULL};
+    enum hv_db_status s = hv_db_txn(db, claim_txn, &a);
+    if (s == HV_DB_OK)
+        *step = a.step;
+    else
+        json_decref(a.step);
+    return s;
 }
 
 enum hv_db_status hv_db_step_owner(int64_t id, int attempt, int64_t worker_id)
@@ -364,7 +442,10 @@ static enum hv_db_status result_txn(struct hv_db *db, void *arg)
     a->replayed = false;
     const char *p1[] = {sid};
     PGresult *r;
-    enum hv_db_status s = hv_db_exec(db, &lock_step, p1, &r);
+    enum hv_db_status s = hv_db_exec(db, &step_plan_lock, p1, NULL);
+    if (s != HV_DB_OK)
+        return s;
+    s = hv_db_exec(db, &lock_step, p1, &r);
     if (s != HV_DB_OK) {
         PQclear(r);
         return s;
@@ -409,7 +490,9 @@ static enum hv_db_status result_txn(struct hv_db *db, void *arg)
             s = hv_db_exec(db, res->ok ? &release_block : &fail_block, p1, NULL);
     } else if (s == HV_DB_OK) {
         const char *pr[] = {sid, res->ok ? "t" : "f"};
-        s = hv_db_exec(db, &restored, pr, NULL);
+        s = hv_db_exec(db, &release_hold, p1, NULL);
+        if (s == HV_DB_OK)
+            s = hv_db_exec(db, &restored, pr, NULL);
     }
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }

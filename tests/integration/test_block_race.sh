@@ -100,4 +100,8 @@ assert_eq "every block's apply step and the restore step done" "$((ROUNDS * 2 + 
 # The restore step was claimed after the last apply step ended.
 assert_eq "the restore step came after the last block" true \
     "$(json '([.items[] | select(.kind == "apply") | .finished_at] | max) <= (.items[] | select(.kind == "restore") | .claimed_at)')"
+# Its many apply steps took the host's hold once; the restore step let it go.
+assert_eq "one hold and one release, the host free at the end" "true:apply false:restored false" \
+    "$("$PG" psql "$HV_TMP/pg" -- -Atc "SELECT string_agg(h.held || ':' || h.reason, ' ' ORDER BY h.id)
+        || ' ' || (SELECT holds_host FROM plans WHERE id = $P) FROM plan_holds h WHERE h.plan_id = $P")"
 hv_finish

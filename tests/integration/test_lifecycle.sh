@@ -80,6 +80,9 @@ D4=$P
 run "$D4" ok:1000 ok:1300
 assert_eq "done-4: a third round after two" "3 running" "$(rounds "$D4") $(sql "SELECT state FROM plans WHERE id = $D4")"
 assert_eq "done-4: no end event between rounds" "plan.started" "$(queued "$D4")"
+assert_status 200 GET "/api/v1/plans/$D4" "${S[@]}"
+assert_eq "done-4: no finished_at while it runs, nor ended_at" "null " \
+    "$(json .finished_at) $(sql "SELECT ended_at FROM plans WHERE id = $D4")"
 run "$D4" ok:800 ok:1250
 submit failed-4 2 4
 F4=$P
@@ -124,6 +127,13 @@ expect() { # PLAN STATE EVENTS TOTAL
         "$(sql "SELECT payload->'plan'->>'status' || ' ' || (payload->'plan'->'jobs'->>'total')
                 FROM webhook_deliveries WHERE (payload->'plan'->>'id')::bigint = $1
                 AND event <> 'plan.started'")"
+    # finished_at is the plan's ended_at, in the answer and in a list.
+    assert_eq "plan $1: finished_at is its ended_at" t \
+        "$(sql "SELECT ended_at = '$(json -r .finished_at)'::timestamptz FROM plans WHERE id = $1")"
+    assert_status 200 GET "/api/v1/plans?limit=100" "${S[@]}"
+    assert_eq "plan $1: a list's finished_at is its ended_at" t \
+        "$(sql "SELECT ended_at = '$(json -r --argjson p "$1" '.items[] | select(.id == $p) | .finished_at')'::timestamptz
+                FROM plans WHERE id = $1")"
 }
 expect "$D1" "done" "plan.started plan.finished" 1
 expect "$F1" failed "plan.started plan.failed" 1
@@ -170,5 +180,22 @@ assert_eq "a done job cannot go back to the queue" "no transition from done to q
 assert_eq "a cancelled plan cannot be done" "no transition from cancelled to done" \
     "$("$PG" psql "$HV_TMP/pg" -- -Atc "SELECT hv_plan_transition($C1, 'done', 'test')" 2>&1 |
         grep -o 'no transition from cancelled to done')"
+
+# --- a retry: the plan runs again, nothing of its end kept --------------------------------
+FJOB=$(sql "SELECT id FROM jobs WHERE plan_id = $F1")
+assert_eq "the failed job has ended" t "$(sql "SELECT finished_at IS NOT NULL FROM jobs WHERE id = $FJOB")"
+assert_status 200 POST "/api/v1/plans/$F1/retry" "${S[@]}"
+assert_status 200 GET "/api/v1/plans/$F1" "${S[@]}"
+assert_eq "the retried plan runs, no finished_at" "running null" "$(json -r '"\(.status) \(.finished_at)"')"
+assert_eq "nor ended_at, and its job is queued without finished_at" "running  queued " \
+    "$(sql "SELECT p.state, p.ended_at, j.status, j.finished_at FROM plans p JOIN jobs j ON j.plan_id = p.id
+            WHERE p.id = $F1" | tr '|' ' ')"
+W=("${HOST_W[@]}")
+run "$F1" ok:1000
+assert_status 200 GET "/api/v1/plans/$F1" "${S[@]}"
+assert_eq "run again, it ends again: finished_at is its new ended_at, its job's end" "done t t" \
+    "$(json -r .status) $(sql "SELECT p.ended_at = '$(json -r .finished_at)'::timestamptz,
+                                     p.ended_at = j.finished_at
+                              FROM plans p JOIN jobs j ON j.plan_id = p.id WHERE p.id = $F1" | tr '|' ' ')"
 
 hv_finish

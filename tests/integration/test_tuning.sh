@@ -91,6 +91,9 @@ assert_status 200 GET "/api/v1/targets/$H/changes"
 assert_eq "every change of the plan is listed, and restored" "4 0" \
     "$(json "[.items[] | select(.plan_id == $P)] | \"\(length) \(map(select(.restored_at == null)) | length)\"")"
 assert_eq "the host is free again" f "$(sql "SELECT holds_host FROM plans WHERE id = $P")"
+assert_eq "the plan held it once, from its first apply step to its restore step" "true:apply false:restored" \
+    "$(sql "SELECT string_agg(held || ':' || reason, ' ' ORDER BY id) FROM plan_holds WHERE plan_id = $P")"
+assert_eq "and the hold was its host's" tune-host "$(sql "SELECT DISTINCT host_name FROM plan_holds WHERE plan_id = $P")"
 claim
 assert_eq "now the second plan's apply step" "apply $P2" "$(json -r '"\(.step.kind) \(.step.plan_id)"')"
 
