@@ -1,6 +1,7 @@
 /* report_hosts.c — a fleet plan's per-host view; see report_hosts.h. */
 #include "report_hosts.h"
 
+#include "adaptive.h"
 #include "compare.h"
 #include "params.h"
 #include "stats.h"
@@ -109,6 +110,8 @@ struct host_fig {
     size_t n;
     double center, lo, hi;
     bool has_ci;
+    bool usable;    /**< the interval is worth printing (hv_interval_note) */
+    char note[200]; /**< else the words to print instead */
 };
 
 static void host_figures(const json_t *row, struct host_fig *f)
@@ -132,6 +135,8 @@ static void host_figures(const json_t *row, struct host_fig *f)
         f->lo = f->has_ci ? s.lo : NAN;
         f->hi = f->has_ci ? s.hi : NAN;
     }
+    /* The plan's ci_pct is the children's; the default names the rounds. */
+    f->usable = hv_interval_note(&s, HV_CI_PCT_DEFAULT, f->note, sizeof f->note);
     free(x);
 }
 
@@ -238,14 +243,16 @@ static json_t *series_json(const json_t *rows, size_t from, size_t to, const jso
         const char *name = json_string_value(json_object_get(f[i].row, "host"));
         double r = f[i].center / med, rlo = f[i].lo / med, rhi = f[i].hi / med;
         bool usable = isfinite(med) && med > 0;
-        bool below = usable && f[i].has_ci && rhi < 1 - margin / 100;
-        bool above = usable && f[i].has_ci && rlo > 1 + margin / 100;
-        json_array_append_new(list, json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:b}", "host", name,
-                                              "n", (json_int_t)f[i].n, "mean", num(f[i].center),
-                                              "lo", num(f[i].lo), "hi", num(f[i].hi), "ratio",
-                                              num(usable ? r : NAN), "ratio_lo",
-                                              num(usable ? rlo : NAN), "ratio_hi",
-                                              num(usable ? rhi : NAN), "outlier", below || above));
+        /* An interval too short or too wide to print names no outlier. */
+        bool below = usable && f[i].usable && rhi < 1 - margin / 100;
+        bool above = usable && f[i].usable && rlo > 1 + margin / 100;
+        json_t *o = json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:b}", "host", name, "n",
+                              (json_int_t)f[i].n, "mean", num(f[i].center), "lo", num(f[i].lo),
+                              "hi", num(f[i].hi), "ratio", num(usable ? r : NAN), "ratio_lo",
+                              num(usable ? rlo : NAN), "ratio_hi", num(usable ? rhi : NAN),
+                              "outlier", below || above, "usable", f[i].usable);
+        json_object_set_new(o, "interval_note", f[i].usable ? json_null() : json_string(f[i].note));
+        json_array_append_new(list, o);
         if (below || above)
             add_outlier(outliers, hosts, name,
                         json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:s}", "workload", workload, "metric",
