@@ -110,8 +110,8 @@ struct host_fig {
     size_t n;
     double center, lo, hi;
     bool has_ci;
-    bool usable;    /**< the interval is worth printing (hv_interval_note) */
-    char note[200]; /**< else the words to print instead */
+    bool usable;    /**< its ratio to the median is worth printing (hv_contrast_note) */
+    char note[160]; /**< else the words to print instead */
 };
 
 static void host_figures(const json_t *row, struct host_fig *f)
@@ -135,8 +135,6 @@ static void host_figures(const json_t *row, struct host_fig *f)
         f->lo = f->has_ci ? s.lo : NAN;
         f->hi = f->has_ci ? s.hi : NAN;
     }
-    /* The plan's ci_pct is the children's; the default names the rounds. */
-    f->usable = hv_interval_note(&s, HV_CI_PCT_DEFAULT, f->note, sizeof f->note);
     free(x);
 }
 
@@ -243,6 +241,10 @@ static json_t *series_json(const json_t *rows, size_t from, size_t to, const jso
         const char *name = json_string_value(json_object_get(f[i].row, "host"));
         double r = f[i].center / med, rlo = f[i].lo / med, rhi = f[i].hi / med;
         bool usable = isfinite(med) && med > 0;
+        /* Judged as the % change against the median it is. */
+        f[i].usable =
+            hv_contrast_note(f[i].n, usable ? 100.0 * (rlo - 1.0) : NAN,
+                             usable ? 100.0 * (rhi - 1.0) : NAN, f[i].note, sizeof f[i].note);
         /* An interval too short or too wide to print names no outlier. */
         bool below = usable && f[i].usable && rhi < 1 - margin / 100;
         bool above = usable && f[i].usable && rlo > 1 + margin / 100;
