@@ -4,6 +4,7 @@
 #include "adaptive.h"
 #include "compare.h"
 #include "params.h"
+#include "report_int.h"
 #include "stats.h"
 
 #include <math.h>
@@ -130,6 +131,10 @@ static void host_figures(const json_t *row, struct host_fig *f)
     f->center = f->lo = f->hi = NAN;
     f->has_ci = false;
     if (x != NULL && k > 0 && hv_summarize(x, k, &s) == HV_STAT_OK) {
+        /* A linear interval of a quantity that cannot be negative starts at 0. */
+        if (hv_rnonneg(json_string_value(json_object_get(row, "metric")),
+                       json_string_value(json_object_get(row, "unit"))))
+            hv_summary_nonneg(&s);
         f->center = s.scale != HV_CI_NONE ? s.center : s.mean;
         f->has_ci = s.scale != HV_CI_NONE && isfinite(s.lo) && isfinite(s.hi);
         f->lo = f->has_ci ? s.lo : NAN;
