@@ -166,10 +166,9 @@ static void compare_into(json_t *out, const struct hv_moments *a, const struct h
         set_num(out, "hi_pct", r.hi_pct);
         set_num(out, "p", r.p);
         char note[160];
-        bool usable =
-            hv_contrast_note(a->n < b->n ? a->n : b->n, r.lo_pct, r.hi_pct, note, sizeof note);
-        /* An interval too short or too wide to print decides nothing. */
-        enum hv_verdict v = usable ? hv_verdict_of(&r, margin, hib) : HV_VERDICT_INCONCLUSIVE;
+        bool usable;
+        enum hv_verdict v = hv_verdict_usable(&r, a->n < b->n ? a->n : b->n, margin, hib, &usable,
+                                              note, sizeof note);
         json_object_set_new(out, "verdict", json_string(hv_verdict_name(v)));
         json_object_set_new(out, "usable", json_boolean(usable));
         json_object_set_new(out, "interval_note", usable ? json_null() : json_string(note));

@@ -9,7 +9,6 @@
  * factors; in a one-at-a-time design it is the one pair. */
 #include "report_int.h"
 
-#include "adaptive.h"
 #include "plan.h"
 #include "report_render.h"
 
@@ -125,15 +124,8 @@ static json_t *compare_cells(struct hv_rctx *c, const struct cells *k, struct hv
         m->has_ratio = true;
     size_t n = m->has_ratio ? m->r.log.n_min : k->n_min;
     char note[160];
-    m->usable = hv_contrast_note(n, m->r.lo_pct, m->r.hi_pct, note, sizeof note);
-    m->verdict = m->has_ratio ? hv_verdict_of(&m->r, d->margin_pct, a->higher_is_better)
-                              : HV_VERDICT_INCONCLUSIVE;
-    /* An interval too short or too wide to print decides nothing. */
-    if (!m->usable && m->verdict != HV_VERDICT_INCONCLUSIVE) {
-        size_t used = strlen(note);
-        snprintf(note + used, sizeof note - used, ", so the verdict is inconclusive");
-        m->verdict = HV_VERDICT_INCONCLUSIVE;
-    }
+    m->verdict = hv_verdict_usable(&m->r, n, d->margin_pct, a->higher_is_better, &m->usable, note,
+                                   sizeof note);
     bool decide = m->has_ratio && m->verdict == HV_VERDICT_INCONCLUSIVE &&
                   hv_rounds_to_decide(k->gl, k->gb, k->usable, d->margin_pct,
                                       HV_PLAN_MAX_REPETITIONS, &more) == HV_STAT_OK;

@@ -90,10 +90,9 @@ static json_t *interaction_json(const struct hv_rctx *c, const struct hv_arm *ke
                          .hi_pct = 100.0 * expm1(k->hi),
                          .p = hv_contrast_p_two_sided(k, 0.0)};
     char note[160];
-    json_t *use = json_object();
-    bool usable = hv_rusable_change(use, k->n_min, r.lo_pct, r.hi_pct, note, sizeof note);
-    /* An interval too short or too wide to print decides nothing. */
-    enum hv_verdict v = usable ? hv_verdict_of(&r, d->margin_pct, true) : HV_VERDICT_INCONCLUSIVE;
+    bool usable;
+    enum hv_verdict v =
+        hv_verdict_usable(&r, k->n_min, d->margin_pct, true, &usable, note, sizeof note);
     const char *verdict = v == HV_VERDICT_NO_EFFECT      ? "none"
                           : v == HV_VERDICT_INCONCLUSIVE ? "inconclusive"
                                                          : "present";
@@ -119,8 +118,8 @@ static json_t *interaction_json(const struct hv_rctx *c, const struct hv_arm *ke
     hv_rset_num(o, "lo_pct", r.lo_pct);
     hv_rset_num(o, "hi_pct", r.hi_pct);
     hv_rset_num(o, "p", r.p);
-    json_object_update(o, use);
-    json_decref(use);
+    json_object_set_new(o, "usable", json_boolean(usable));
+    json_object_set_new(o, "interval_note", usable ? json_null() : json_string(note));
     return o;
 }
 

@@ -60,11 +60,9 @@ static json_t *ratio_json(const struct hv_rctx *c, const struct base *b, const s
     bool ok = x->positive && y->positive && x->n >= 2 && y->n >= 2 &&
               hv_effect(&x->log, &y->log, 1, &r) == HV_STAT_OK;
     char note[160];
-    bool usable =
-        hv_contrast_note(x->n < y->n ? x->n : y->n, r.lo_pct, r.hi_pct, note, sizeof note);
-    /* An interval too short or too wide to print decides nothing. */
-    enum hv_verdict v = ok && usable ? hv_verdict_of(&r, d->margin_pct, x->higher_is_better)
-                                     : HV_VERDICT_INCONCLUSIVE;
+    bool usable;
+    enum hv_verdict v = hv_verdict_usable(&r, x->n < y->n ? x->n : y->n, d->margin_pct,
+                                          x->higher_is_better, &usable, note, sizeof note);
     char subject[256], with[160] = "", against[160], pct[48], iv[192], n[64], text[768];
     hv_rsubject(c, x, subject, sizeof subject);
     if (!b->host || x->config != 0)
