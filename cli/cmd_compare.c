@@ -29,9 +29,10 @@ const struct cli_command cli_cmd_compare = {
         "Rows pair the same workload and metric (and target, unless each side ran on\n"
         "one target). A and B are each side's centre, the geometric mean, with its\n"
         "95 % interval on logs. \"change\" is B against A: the ratio of geometric means as a %,\n"
-        "with its 95 % interval (Welch, on logs) when both sides have 2 runs or more;\n"
-        "the verdict reads it against the margin, the arrow of the metric giving the\n"
-        "good direction: better, worse, no_effect or inconclusive.\n",
+        "with its 95 % interval (Welch, on logs) when both sides have 3 runs or more and\n"
+        "it is within +-100 %, else the words why there is none; the verdict reads it\n"
+        "against the margin, the arrow of the metric giving the good direction: better,\n"
+        "worse, no_effect or inconclusive (always, without a usable interval).\n",
     .fn = cmd_compare_exec,
 };
 
@@ -69,15 +70,17 @@ static const char *targets_text(char *buf, size_t len, const json_t *row)
 
 static int add_row(struct cli_table *t, const json_t *row)
 {
-    char metric[200], target[300], a[320], b[320], change[32], interval[80];
+    char metric[200], target[300], a[320], b[320], change[32], interval[200];
     const json_t *hib = json_object_get(row, "higher_is_better");
     snprintf(metric, sizeof metric, "%s%s", json_string_value(json_object_get(row, "metric")),
              cli_arrow(hib));
-    double pct = cli_num(row, "change_pct"), lo = cli_num(row, "lo_pct"),
-           hi = cli_num(row, "hi_pct");
+    double pct = cli_num(row, "change_pct"), lo, hi;
+    const char *note = hv_change_bounds(row, "lo_pct", "hi_pct", &lo, &hi);
     snprintf(change, sizeof change, isfinite(pct) ? "%+.2f%%" : "-", pct);
-    snprintf(interval, sizeof interval, isfinite(lo) && isfinite(hi) ? "[%+.2f%%, %+.2f%%]" : "-",
-             lo, hi);
+    if (note == NULL)
+        snprintf(interval, sizeof interval, "[%+.2f%%, %+.2f%%]", lo, hi);
+    else
+        snprintf(interval, sizeof interval, "%s", isfinite(pct) ? note : "-");
     const char *verdict = json_string_value(json_object_get(row, "verdict"));
     const char *cells[8] = {json_string_value(json_object_get(row, "workload")),
                             metric,

@@ -105,7 +105,8 @@ static int add_verdict(struct cli_table *t, const json_t *c)
     snprintf(level, sizeof level, "%s=%s vs %s", str(c, "factor"), str(c, "level"),
              str(c, "default"));
     snprintf(n, sizeof n, "%lld", (long long)json_integer_value(json_object_get(c, "n")));
-    double p = cli_num(c, "pct"), lo = cli_num(c, "lo_pct"), hi = cli_num(c, "hi_pct");
+    double p = cli_num(c, "pct"), lo, hi;
+    const char *note = hv_change_bounds(c, "lo_pct", "hi_pct", &lo, &hi);
     int dec = hv_change_decimals(p, lo, hi);
     const json_t *m = json_object_get(c, "more_rounds");
     if (json_is_integer(m))
@@ -120,7 +121,7 @@ static int add_verdict(struct cli_table *t, const json_t *c)
         level,
         n,
         hv_fmt_change(pct, sizeof pct, p, dec),
-        isfinite(lo) ? hv_fmt_change_interval(iv, sizeof iv, lo, hi, dec) : "-",
+        note == NULL ? hv_fmt_change_interval(iv, sizeof iv, lo, hi, dec) : note,
         str(c, "family_verdict"),
         more,
     };

@@ -76,6 +76,14 @@ size_t hv_rounds_for_width(const struct hv_summary *s, double ci_pct, size_t cap
     return lo;
 }
 
+/* Why an interval of n rounds is not usable (has: it has finite bounds). */
+static const char *unusable_why(size_t n, bool has)
+{
+    return n < HV_USABLE_MIN_N ? "too few rounds for an interval"
+           : has               ? "the interval is too wide to use"
+                               : "no interval";
+}
+
 bool hv_interval_note(const struct hv_summary *s, double ci_pct, char *note, size_t len)
 {
     bool has = s->scale != HV_CI_NONE && isfinite(s->lo) && isfinite(s->hi);
@@ -85,13 +93,22 @@ bool hv_interval_note(const struct hv_summary *s, double ci_pct, char *note, siz
     note[0] = '\0';
     if (usable)
         return true;
-    const char *why = s->n < HV_USABLE_MIN_N ? "too few rounds for an interval"
-                      : has                  ? "the interval is too wide to use"
-                                             : "no interval";
-    int k = snprintf(note, len, "n = %zu: %s", s->n, why);
+    int k = snprintf(note, len, "n = %zu: %s", s->n, unusable_why(s->n, has));
     size_t need = hv_rounds_for_width(s, ci_pct, 1000);
     if (k > 0 && (size_t)k < len && need > s->n)
         snprintf(note + k, len - (size_t)k, "; about %zu more would give \xc2\xb1%g %%",
                  need - s->n, ci_pct);
     return false;
+}
+
+bool hv_contrast_note(size_t n, double lo_pct, double hi_pct, char *note, size_t len)
+{
+    bool has = isfinite(lo_pct) && isfinite(hi_pct) && lo_pct <= hi_pct;
+    bool usable = has && n >= HV_USABLE_MIN_N && (hi_pct - lo_pct) / 2.0 <= HV_USABLE_HALF_PCT;
+    if (len == 0)
+        return usable;
+    note[0] = '\0';
+    if (!usable)
+        snprintf(note, len, "n = %zu: %s", n, unusable_why(n, has));
+    return usable;
 }

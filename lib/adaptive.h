@@ -64,4 +64,15 @@ size_t hv_rounds_for_width(const struct hv_summary *s, double ci_pct, size_t cap
  *  the width the plan asks for); when it is, note is "". */
 bool hv_interval_note(const struct hv_summary *s, double ci_pct, char *note, size_t len);
 
+/** Whether the 95 % interval [lo_pct, hi_pct] of a % change (a ratio of
+ *  geometric means, a difference, an efficiency against 100 %) is worth
+ *  printing, judged as hv_interval_note judges a summary's: both bounds
+ *  finite, n (the rounds of the smaller side) >= HV_USABLE_MIN_N and a
+ *  half-width, (hi_pct - lo_pct) / 2, within HV_USABLE_HALF_PCT. When
+ *  not, note (len bytes) gets the words to print instead: "n = 2: too few
+ *  rounds for an interval", "n = 4: the interval is too wide to use" or
+ *  "n = 1: no interval"; when it is, note is "". A verdict read from an
+ *  interval that is not usable is inconclusive. */
+bool hv_contrast_note(size_t n, double lo_pct, double hi_pct, char *note, size_t len);
+
 #endif

@@ -1,9 +1,13 @@
 /* compare.c — see compare.h. */
 #include "compare.h"
 
+#include "adaptive.h"
+
 #include <gsl/gsl_cdf.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 const char *hv_verdict_name(enum hv_verdict v)
 {
@@ -83,6 +87,21 @@ enum hv_verdict hv_verdict_of(const struct hv_ratio *r, double margin_pct, bool 
         return higher_is_better ? HV_VERDICT_WORSE : HV_VERDICT_BETTER;
     if (r->lo_pct >= -m && r->hi_pct <= m)
         return HV_VERDICT_NO_EFFECT;
+    return HV_VERDICT_INCONCLUSIVE;
+}
+
+enum hv_verdict hv_verdict_usable(const struct hv_ratio *r, size_t n, double margin_pct,
+                                  bool higher_is_better, bool *usable, char *note, size_t len)
+{
+    bool ok = hv_contrast_note(n, r->lo_pct, r->hi_pct, note, len);
+    enum hv_verdict v = hv_verdict_of(r, margin_pct, higher_is_better);
+    if (usable != NULL)
+        *usable = ok;
+    if (ok)
+        return v;
+    size_t used = len > 0 ? strlen(note) : 0;
+    if (v != HV_VERDICT_INCONCLUSIVE && used < len)
+        snprintf(note + used, len - used, ", so the verdict is inconclusive");
     return HV_VERDICT_INCONCLUSIVE;
 }
 

@@ -76,6 +76,16 @@ enum hv_stat_err hv_effect(const struct hv_log_group *level, const struct hv_log
 /** The verdict of r against ±margin_pct (>= 0). */
 enum hv_verdict hv_verdict_of(const struct hv_ratio *r, double margin_pct, bool higher_is_better);
 
+/** The verdict of r (its rounds n, the smaller side's) as every surface
+ *  states it: hv_verdict_of when its interval is usable
+ *  (hv_contrast_note, lib/adaptive.h), else inconclusive, since an
+ *  interval too short or too wide to print decides nothing. *usable (may
+ *  be NULL) gets the judgement and note (len bytes) hv_contrast_note's
+ *  words, with ", so the verdict is inconclusive" added where the
+ *  interval alone would have decided. */
+enum hv_verdict hv_verdict_usable(const struct hv_ratio *r, size_t n, double margin_pct,
+                                  bool higher_is_better, bool *usable, char *note, size_t len);
+
 /** The p-value of the claim "the change lies past the margin" (either way,
  *  two-sided): 2·min(P(T > (d − U)/se), P(T < (d − L)/se)) with
  *  U = ln(1 + margin/100), L = ln(1 − margin/100). It is below 0.05

@@ -198,7 +198,8 @@ static void md_comparisons(struct sb *b, const json_t *report)
     json_array_foreach(list, i, c)
     {
         char level[160], vs[160], n[24], pct[48], iv[96], more[32];
-        double p = num(c, "pct"), lo = num(c, "lo_pct"), hi = num(c, "hi_pct");
+        double p = num(c, "pct"), lo, hi;
+        const char *note = hv_change_bounds(c, "lo_pct", "hi_pct", &lo, &hi);
         int dec = hv_change_decimals(p, lo, hi);
         snprintf(level, sizeof level, "%s=%s", str(c, "factor"), str(c, "level"));
         snprintf(vs, sizeof vs, "%s=%s", str(c, "factor"), str(c, "default"));
@@ -213,8 +214,8 @@ static void md_comparisons(struct sb *b, const json_t *report)
                                vs,
                                n,
                                hv_fmt_change(pct, sizeof pct, p, dec),
-                               isfinite(lo) ? hv_fmt_change_interval(iv, sizeof iv, lo, hi, dec)
-                                            : "-",
+                               note == NULL ? hv_fmt_change_interval(iv, sizeof iv, lo, hi, dec)
+                                            : note,
                                str(c, "verdict"),
                                str(c, "family_verdict"),
                                more};
@@ -237,7 +238,7 @@ static void md_efficiency(struct sb *b, const json_t *report)
     const json_t *e, *s;
     json_array_foreach(list, i, e)
     {
-        char sub[3][32] = {"-", "-", "-"}, all[32], iv[64], n[24];
+        char sub[3][32] = {"-", "-", "-"}, all[32], iv[192], n[24];
         json_array_foreach(json_object_get(e, "subsystems"), j, s)
         {
             const char *name = str(s, "subsystem");
@@ -246,7 +247,12 @@ static void md_efficiency(struct sb *b, const json_t *report)
         }
         const json_t *o = json_object_get(e, "overall");
         snprintf(all, sizeof all, "%.1f %%", 100.0 * num(o, "efficiency"));
-        snprintf(iv, sizeof iv, "[%.1f, %.1f]", 100.0 * num(o, "lo"), 100.0 * num(o, "hi"));
+        double lo, hi;
+        const char *note = hv_change_bounds(o, "lo", "hi", &lo, &hi);
+        if (note == NULL)
+            snprintf(iv, sizeof iv, "[%.1f, %.1f]", 100.0 * lo, 100.0 * hi);
+        else
+            snprintf(iv, sizeof iv, "%s", note);
         snprintf(n, sizeof n, "%lld", (long long)json_integer_value(json_object_get(o, "n")));
         const char *cells[] = {
             str(e, "configuration"), str(e, "against"), sub[0], sub[1], sub[2], all, iv, n};
@@ -375,12 +381,19 @@ static void md_hosts(struct sb *b, const json_t *report)
     {
         json_array_foreach(json_object_get(s, "hosts"), k, x)
         {
-            char n[24], mean[32], ci[64], ratio[64];
+            char n[24], mean[32], ci[224], ratio[64];
             snprintf(n, sizeof n, "%lld", (long long)json_integer_value(json_object_get(x, "n")));
             snprintf(mean, sizeof mean, "%.4g", num(x, "mean"));
-            snprintf(ci, sizeof ci, "%.4g to %.4g", num(x, "lo"), num(x, "hi"));
-            snprintf(ratio, sizeof ratio, "%.3f (%.3f to %.3f)", num(x, "ratio"),
-                     num(x, "ratio_lo"), num(x, "ratio_hi"));
+            double lo, hi, rlo, rhi;
+            const char *note = hv_change_bounds(x, "lo", "hi", &lo, &hi);
+            hv_change_bounds(x, "ratio_lo", "ratio_hi", &rlo, &rhi);
+            if (note == NULL) {
+                snprintf(ci, sizeof ci, "%.4g to %.4g", lo, hi);
+                snprintf(ratio, sizeof ratio, "%.3f (%.3f to %.3f)", num(x, "ratio"), rlo, rhi);
+            } else {
+                snprintf(ci, sizeof ci, "%s", note);
+                snprintf(ratio, sizeof ratio, "%.3f", num(x, "ratio"));
+            }
             const char *cells[] = {str(s, "workload"),
                                    str(s, "metric"),
                                    str(x, "host"),
@@ -620,9 +633,11 @@ static void csv_changes(struct sb *b, const json_t *report, const char *key, con
         csv_set(&r, C_AGAINST, json_string_value(json_object_get(o, "against")));
         csv_set(&r, C_LEVEL, level[0] ? level : NULL);
         csv_metric(&r, o);
+        double lo, hi;
+        hv_change_bounds(o, "lo_pct", "hi_pct", &lo, &hi);
         csv_num(&r, C_ESTIMATE, num(o, "pct"));
-        csv_num(&r, C_LO, num(o, "lo_pct"));
-        csv_num(&r, C_HI, num(o, "hi_pct"));
+        csv_num(&r, C_LO, lo);
+        csv_num(&r, C_HI, hi);
         const char *v = json_string_value(json_object_get(o, "family_verdict"));
         csv_set(&r, C_VERDICT, v ? v : json_string_value(json_object_get(o, "verdict")));
         csv_line(b, &r);
@@ -641,9 +656,11 @@ static void csv_eff(struct sb *b, const json_t *e, const json_t *x, const char *
     csv_set(&r, C_METRIC, what);
     csv_int(&r, C_N, json_object_get(x, "n"));
     csv_num(&r, C_ESTIMATE, num(x, "efficiency"));
-    csv_num(&r, C_LO, num(x, "lo"));
-    csv_num(&r, C_HI, num(x, "hi"));
-    csv_set(&r, C_SENTENCE, sentence);
+    double lo, hi;
+    const char *note = hv_change_bounds(x, "lo", "hi", &lo, &hi);
+    csv_num(&r, C_LO, lo);
+    csv_num(&r, C_HI, hi);
+    csv_set(&r, C_SENTENCE, sentence != NULL ? sentence : note);
     csv_line(b, &r);
 }
 

@@ -35,6 +35,16 @@ char *hv_report_csv(const json_t *report);
  *  s. */
 void hv_summary_figures(const json_t *s, double *center, double *lo, double *hi, const char **note);
 
+/** The 95 % bounds every surface prints of a % change or ratio (a
+ *  report's comparison, interaction, overhead, efficiency or host entry,
+ *  or a row of GET /api/v1/compare), read from o's members lo_key and
+ *  hi_key: into *lo and *hi when the interval is usable ("usable", or,
+ *  from an answer that predates it, whether both are numbers), else NaN.
+ *  Returns NULL when usable, else the words to print instead: o's
+ *  interval_note, or "no interval" (borrowed from o). */
+const char *hv_change_bounds(const json_t *o, const char *lo_key, const char *hi_key, double *lo,
+                             double *hi);
+
 /** The label of a metric in sentences: its name's parts joined by spaces,
  *  '_' as '-', a trailing unit part ("mbps", "gbps") left out:
  *  "disk.seq_write.mbps" is "disk seq-write". Writes into buf and

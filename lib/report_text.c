@@ -102,3 +102,18 @@ void hv_summary_figures(const json_t *s, double *center, double *lo, double *hi,
         *note = usable ? NULL : t != NULL ? t : "no interval";
     }
 }
+
+const char *hv_change_bounds(const json_t *o, const char *lo_key, const char *hi_key, double *lo,
+                             double *hi)
+{
+    double l = member(o, lo_key), h = member(o, hi_key);
+    bool has = isfinite(l) && isfinite(h);
+    const json_t *u = json_object_get(o, "usable");
+    bool usable = json_is_boolean(u) ? json_is_true(u) && has : has;
+    *lo = usable ? l : NAN;
+    *hi = usable ? h : NAN;
+    if (usable)
+        return NULL;
+    const char *t = json_string_value(json_object_get(o, "interval_note"));
+    return t != NULL ? t : "no interval";
+}

@@ -165,8 +165,13 @@ static void compare_into(json_t *out, const struct hv_moments *a, const struct h
         set_num(out, "lo_pct", r.lo_pct);
         set_num(out, "hi_pct", r.hi_pct);
         set_num(out, "p", r.p);
-        json_object_set_new(out, "verdict",
-                            json_string(hv_verdict_name(hv_verdict_of(&r, margin, hib))));
+        char note[160];
+        bool usable;
+        enum hv_verdict v = hv_verdict_usable(&r, a->n < b->n ? a->n : b->n, margin, hib, &usable,
+                                              note, sizeof note);
+        json_object_set_new(out, "verdict", json_string(hv_verdict_name(v)));
+        json_object_set_new(out, "usable", json_boolean(usable));
+        json_object_set_new(out, "interval_note", usable ? json_null() : json_string(note));
         return;
     }
     double ratio = a->mean > 0 && b->mean >= 0 ? b->mean / a->mean : NAN;
@@ -176,6 +181,10 @@ static void compare_into(json_t *out, const struct hv_moments *a, const struct h
     set_num(out, "hi_pct", NAN);
     set_num(out, "p", NAN);
     json_object_set_new(out, "verdict", json_null());
+    char note[160];
+    hv_contrast_note(a->n < b->n ? a->n : b->n, NAN, NAN, note, sizeof note);
+    json_object_set_new(out, "usable", json_false());
+    json_object_set_new(out, "interval_note", json_string(note));
 }
 
 /* The row of a comparing ra (may be NULL) with rb (may be NULL). */
@@ -198,6 +207,8 @@ static json_t *row_json(const json_t *ra, const json_t *rb, double margin)
                                            "hi_pct", "p",          "verdict"};
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
             json_object_set_new(out, keys[i], json_null());
+        json_object_set_new(out, "usable", json_false());
+        json_object_set_new(out, "interval_note", json_string("no interval: a side has no runs"));
     }
     return out;
 }

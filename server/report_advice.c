@@ -177,13 +177,14 @@ static double gain_of(const struct hv_rcmp *m)
  * phrase: "cpu score in the guests +5.0 % [+3.9, +6.1] (n = 6 rounds)". */
 static json_t *effect_json(const struct hv_rctx *c, const struct hv_rcmp *m)
 {
-    char subject[256], pct[48], iv[96], text[512];
+    char subject[256], pct[48], iv[224], text[512];
     int dec = hv_change_decimals(m->r.pct, m->r.lo_pct, m->r.hi_pct);
+    const char *note = json_string_value(json_object_get(m->json, "interval_note"));
     snprintf(text, sizeof text, "%s %s %s (n = %zu round%s)",
              hv_rsubject(c, m->arm, subject, sizeof subject),
              hv_fmt_change(pct, sizeof pct, m->r.pct, dec),
-             hv_fmt_change_interval(iv, sizeof iv, m->r.lo_pct, m->r.hi_pct, dec), m->r.log.n_min,
-             m->r.log.n_min == 1 ? "" : "s");
+             hv_rchange_interval(iv, sizeof iv, m->usable, m->r.lo_pct, m->r.hi_pct, dec, note),
+             m->r.log.n_min, m->r.log.n_min == 1 ? "" : "s");
     json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:b,s:I,s:s,s:s}", "workload",
                           c->d->workloads[m->arm->workload].id, "side", hv_rside_name(m->arm->side),
                           "metric", m->arm->metric, "unit", m->arm->unit, "higher_is_better",
@@ -192,6 +193,8 @@ static json_t *effect_json(const struct hv_rctx *c, const struct hv_rcmp *m)
     hv_rset_num(o, "pct", m->r.pct);
     hv_rset_num(o, "lo_pct", m->r.lo_pct);
     hv_rset_num(o, "hi_pct", m->r.hi_pct);
+    json_object_set_new(o, "usable", json_boolean(m->usable));
+    json_object_set_new(o, "interval_note", m->usable ? json_null() : json_string(note));
     return o;
 }
 

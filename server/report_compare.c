@@ -122,13 +122,14 @@ static json_t *compare_cells(struct hv_rctx *c, const struct cells *k, struct hv
     m->r.log = (struct hv_contrast){.est = NAN, .se = NAN, .df = NAN, .lo = NAN, .hi = NAN};
     if (k->usable > 0 && hv_effect(k->gl, k->gb, k->usable, &m->r) == HV_STAT_OK)
         m->has_ratio = true;
-    m->verdict = m->has_ratio ? hv_verdict_of(&m->r, d->margin_pct, a->higher_is_better)
-                              : HV_VERDICT_INCONCLUSIVE;
+    size_t n = m->has_ratio ? m->r.log.n_min : k->n_min;
+    char note[160];
+    m->verdict = hv_verdict_usable(&m->r, n, d->margin_pct, a->higher_is_better, &m->usable, note,
+                                   sizeof note);
     bool decide = m->has_ratio && m->verdict == HV_VERDICT_INCONCLUSIVE &&
                   hv_rounds_to_decide(k->gl, k->gb, k->usable, d->margin_pct,
                                       HV_PLAN_MAX_REPETITIONS, &more) == HV_STAT_OK;
     const struct hv_rfactor *f = &d->factors[m->factor];
-    size_t n = m->has_ratio ? m->r.log.n_min : k->n_min;
     json_t *o =
         json_pack("{s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:s,s:o,s:I,s:I,s:I,s:s,s:o}", "workload",
                   d->workloads[a->workload].id, "side", hv_rside_name(a->side), "metric", a->metric,
@@ -142,6 +143,8 @@ static json_t *compare_cells(struct hv_rctx *c, const struct cells *k, struct hv
     hv_rset_num(o, "hi_pct", m->r.hi_pct);
     hv_rset_num(o, "p", m->r.p);
     hv_rset_num(o, "p_margin", hv_margin_p(&m->r, d->margin_pct));
+    json_object_set_new(o, "usable", json_boolean(m->usable));
+    json_object_set_new(o, "interval_note", m->usable ? json_null() : json_string(note));
     json_object_set_new(o, "more_rounds",
                         decide && !more.beyond_cap ? json_integer((json_int_t)more.rounds)
                         : !m->has_ratio && n < 2   ? json_integer((json_int_t)(2 - n))
@@ -219,7 +222,7 @@ static void verdict_words(const struct hv_rctx *c, const struct hv_rcmp *m, char
 static void compare_sentence(const struct hv_rctx *c, const struct hv_rcmp *m)
 {
     const struct hv_rfactor *f = &c->d->factors[m->factor];
-    char subject[256], words[160], pct[48], iv[96], n[96];
+    char subject[256], words[160], pct[48], iv[224], n[96];
     hv_rsubject(c, m->arm, subject, sizeof subject);
     verdict_words(c, m, words, sizeof words);
     long long rounds = (long long)json_integer_value(json_object_get(m->json, "n"));
@@ -232,10 +235,11 @@ static void compare_sentence(const struct hv_rctx *c, const struct hv_rcmp *m)
     char text[768];
     if (m->has_ratio) {
         int dec = hv_change_decimals(m->r.pct, m->r.lo_pct, m->r.hi_pct);
+        const char *note = json_string_value(json_object_get(m->json, "interval_note"));
         snprintf(text, sizeof text, "%s with %s=%s: %s %s vs %s=%s (%s): %s", subject, f->name,
                  f->levels[m->level], hv_fmt_change(pct, sizeof pct, m->r.pct, dec),
-                 hv_fmt_change_interval(iv, sizeof iv, m->r.lo_pct, m->r.hi_pct, dec), f->name,
-                 f->levels[0], n, words);
+                 hv_rchange_interval(iv, sizeof iv, m->usable, m->r.lo_pct, m->r.hi_pct, dec, note),
+                 f->name, f->levels[0], n, words);
     } else {
         snprintf(text, sizeof text, "%s with %s=%s vs %s=%s (%s): %s", subject, f->name,
                  f->levels[m->level], f->name, f->levels[0], n, words);
@@ -260,9 +264,9 @@ static int family_verdicts(struct hv_rctx *c)
         rc = -1;
     for (size_t i = 0; rc == 0 && i < m; i++) {
         struct hv_rcmp *k = &c->cmps[i];
-        k->family = v[i];
+        k->family = k->usable ? v[i] : HV_VERDICT_INCONCLUSIVE;
         k->p_adj = p[i];
-        json_object_set_new(k->json, "family_verdict", json_string(hv_verdict_name(v[i])));
+        json_object_set_new(k->json, "family_verdict", json_string(hv_verdict_name(k->family)));
         hv_rset_num(k->json, "p_adjusted", p[i]);
         compare_sentence(c, k);
     }

@@ -1,8 +1,10 @@
 /* report_hosts.c — a fleet plan's per-host view; see report_hosts.h. */
 #include "report_hosts.h"
 
+#include "adaptive.h"
 #include "compare.h"
 #include "params.h"
+#include "report_int.h"
 #include "stats.h"
 
 #include <math.h>
@@ -109,6 +111,8 @@ struct host_fig {
     size_t n;
     double center, lo, hi;
     bool has_ci;
+    bool usable;    /**< its ratio to the median is worth printing (hv_contrast_note) */
+    char note[160]; /**< else the words to print instead */
 };
 
 static void host_figures(const json_t *row, struct host_fig *f)
@@ -127,6 +131,10 @@ static void host_figures(const json_t *row, struct host_fig *f)
     f->center = f->lo = f->hi = NAN;
     f->has_ci = false;
     if (x != NULL && k > 0 && hv_summarize(x, k, &s) == HV_STAT_OK) {
+        /* A linear interval of a quantity that cannot be negative starts at 0. */
+        if (hv_rnonneg(json_string_value(json_object_get(row, "metric")),
+                       json_string_value(json_object_get(row, "unit"))))
+            hv_summary_nonneg(&s);
         f->center = s.scale != HV_CI_NONE ? s.center : s.mean;
         f->has_ci = s.scale != HV_CI_NONE && isfinite(s.lo) && isfinite(s.hi);
         f->lo = f->has_ci ? s.lo : NAN;
@@ -238,14 +246,20 @@ static json_t *series_json(const json_t *rows, size_t from, size_t to, const jso
         const char *name = json_string_value(json_object_get(f[i].row, "host"));
         double r = f[i].center / med, rlo = f[i].lo / med, rhi = f[i].hi / med;
         bool usable = isfinite(med) && med > 0;
-        bool below = usable && f[i].has_ci && rhi < 1 - margin / 100;
-        bool above = usable && f[i].has_ci && rlo > 1 + margin / 100;
-        json_array_append_new(list, json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:b}", "host", name,
-                                              "n", (json_int_t)f[i].n, "mean", num(f[i].center),
-                                              "lo", num(f[i].lo), "hi", num(f[i].hi), "ratio",
-                                              num(usable ? r : NAN), "ratio_lo",
-                                              num(usable ? rlo : NAN), "ratio_hi",
-                                              num(usable ? rhi : NAN), "outlier", below || above));
+        /* Judged as the % change against the median it is. */
+        f[i].usable =
+            hv_contrast_note(f[i].n, usable ? 100.0 * (rlo - 1.0) : NAN,
+                             usable ? 100.0 * (rhi - 1.0) : NAN, f[i].note, sizeof f[i].note);
+        /* An interval too short or too wide to print names no outlier. */
+        bool below = usable && f[i].usable && rhi < 1 - margin / 100;
+        bool above = usable && f[i].usable && rlo > 1 + margin / 100;
+        json_t *o = json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:b}", "host", name, "n",
+                              (json_int_t)f[i].n, "mean", num(f[i].center), "lo", num(f[i].lo),
+                              "hi", num(f[i].hi), "ratio", num(usable ? r : NAN), "ratio_lo",
+                              num(usable ? rlo : NAN), "ratio_hi", num(usable ? rhi : NAN),
+                              "outlier", below || above, "usable", f[i].usable);
+        json_object_set_new(o, "interval_note", f[i].usable ? json_null() : json_string(f[i].note));
+        json_array_append_new(list, o);
         if (below || above)
             add_outlier(outliers, hosts, name,
                         json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:s}", "workload", workload, "metric",

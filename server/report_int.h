@@ -41,8 +41,10 @@ struct hv_rcmp {
     size_t factor, level;
     bool has_ratio;
     struct hv_ratio r;
-    enum hv_verdict verdict; /**< its own 95 % interval against the margin */
-    enum hv_verdict family;  /**< after Holm over the family */
+    bool usable;             /**< its interval is worth printing (hv_contrast_note) */
+    enum hv_verdict verdict; /**< its own 95 % interval against the margin;
+                                  inconclusive when not usable */
+    enum hv_verdict family;  /**< after Holm over the family (inconclusive when not usable) */
     double p_adj;
     json_t *json; /**< its object in the report (borrowed) */
 };
@@ -96,6 +98,17 @@ json_t *hv_rinterval_json(const struct hv_summary *s);
  *  "interval_note" (null, or the words to print instead of it:
  *  hv_interval_note against ci_pct) in o. */
 void hv_rusable_json(json_t *o, const struct hv_summary *s, double ci_pct);
+
+/** Sets "usable" and "interval_note" in o for a % change's interval
+ *  [lo_pct, hi_pct] of n rounds (the smaller side's), as hv_contrast_note
+ *  judges it; note (len bytes) gets the words ("" when usable). Returns
+ *  whether it is usable. */
+bool hv_rusable_change(json_t *o, size_t n, double lo_pct, double hi_pct, char *note, size_t len);
+
+/** The interval of a sentence: "[lo, hi]" (hv_fmt_change_interval) when
+ *  usable, else "(note)". Returns buf. */
+char *hv_rchange_interval(char *buf, size_t len, bool usable, double lo_pct, double hi_pct,
+                          int decimals, const char *note);
 
 /* report_compare.c */
 

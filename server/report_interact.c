@@ -89,18 +89,21 @@ static json_t *interaction_json(const struct hv_rctx *c, const struct hv_arm *ke
                          .lo_pct = 100.0 * expm1(k->lo),
                          .hi_pct = 100.0 * expm1(k->hi),
                          .p = hv_contrast_p_two_sided(k, 0.0)};
-    enum hv_verdict v = hv_verdict_of(&r, d->margin_pct, true);
+    char note[160];
+    bool usable;
+    enum hv_verdict v =
+        hv_verdict_usable(&r, k->n_min, d->margin_pct, true, &usable, note, sizeof note);
     const char *verdict = v == HV_VERDICT_NO_EFFECT      ? "none"
                           : v == HV_VERDICT_INCONCLUSIVE ? "inconclusive"
                                                          : "present";
-    char subject[256], pct[48], iv[96], text[768];
+    char subject[256], pct[48], iv[192], text[768];
     int dec = hv_change_decimals(r.pct, r.lo_pct, r.hi_pct);
     snprintf(text, sizeof text,
              "%s: %s=%s and %s=%s together %s %s beyond their two effects (n = %zu round%s, %zu "
              "cell%s): %s",
              hv_rsubject(c, key, subject, sizeof subject), f->name, f->levels[p->a], g->name,
              g->levels[p->b], hv_fmt_change(pct, sizeof pct, r.pct, dec),
-             hv_fmt_change_interval(iv, sizeof iv, r.lo_pct, r.hi_pct, dec), k->n_min,
+             hv_rchange_interval(iv, sizeof iv, usable, r.lo_pct, r.hi_pct, dec, note), k->n_min,
              k->n_min == 1 ? "" : "s", cells, cells == 1 ? "" : "s",
              v == HV_VERDICT_NO_EFFECT      ? "no interaction beyond the margin"
              : v == HV_VERDICT_INCONCLUSIVE ? "inconclusive"
@@ -115,6 +118,8 @@ static json_t *interaction_json(const struct hv_rctx *c, const struct hv_arm *ke
     hv_rset_num(o, "lo_pct", r.lo_pct);
     hv_rset_num(o, "hi_pct", r.hi_pct);
     hv_rset_num(o, "p", r.p);
+    json_object_set_new(o, "usable", json_boolean(usable));
+    json_object_set_new(o, "interval_note", usable ? json_null() : json_string(note));
     return o;
 }
 

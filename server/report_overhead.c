@@ -4,6 +4,7 @@
  * see report_int.h. */
 #include "report_int.h"
 
+#include "adaptive.h"
 #include "efficiency.h"
 #include "report_render.h"
 
@@ -58,9 +59,11 @@ static json_t *ratio_json(const struct hv_rctx *c, const struct base *b, const s
     struct hv_ratio r = {.pct = NAN, .lo_pct = NAN, .hi_pct = NAN, .p = NAN};
     bool ok = x->positive && y->positive && x->n >= 2 && y->n >= 2 &&
               hv_effect(&x->log, &y->log, 1, &r) == HV_STAT_OK;
-    enum hv_verdict v =
-        ok ? hv_verdict_of(&r, d->margin_pct, x->higher_is_better) : HV_VERDICT_INCONCLUSIVE;
-    char subject[256], with[160] = "", against[160], pct[48], iv[96], n[64], text[768];
+    char note[160];
+    bool usable;
+    enum hv_verdict v = hv_verdict_usable(&r, x->n < y->n ? x->n : y->n, d->margin_pct,
+                                          x->higher_is_better, &usable, note, sizeof note);
+    char subject[256], with[160] = "", against[160], pct[48], iv[192], n[64], text[768];
     hv_rsubject(c, x, subject, sizeof subject);
     if (!b->host || x->config != 0)
         snprintf(with, sizeof with, " with %s", d->configs[x->config].name);
@@ -73,7 +76,8 @@ static json_t *ratio_json(const struct hv_rctx *c, const struct base *b, const s
     if (ok)
         snprintf(text, sizeof text, "%s%s: %s %s vs %s (%s)", subject, with,
                  hv_fmt_change(pct, sizeof pct, r.pct, dec),
-                 hv_fmt_change_interval(iv, sizeof iv, r.lo_pct, r.hi_pct, dec), against, n);
+                 hv_rchange_interval(iv, sizeof iv, usable, r.lo_pct, r.hi_pct, dec, note), against,
+                 n);
     else
         snprintf(text, sizeof text, "%s%s vs %s (%s): no interval (%s)", subject, with, against, n,
                  x->n < 2 || y->n < 2 ? "it needs 2 rounds of each" : "a value is 0 or negative");
@@ -86,6 +90,8 @@ static json_t *ratio_json(const struct hv_rctx *c, const struct base *b, const s
     hv_rset_num(o, "pct", r.pct);
     hv_rset_num(o, "lo_pct", r.lo_pct);
     hv_rset_num(o, "hi_pct", r.hi_pct);
+    json_object_set_new(o, "usable", json_boolean(usable));
+    json_object_set_new(o, "interval_note", usable ? json_null() : json_string(note));
     return o;
 }
 
@@ -98,6 +104,10 @@ static json_t *eff_json(const struct hv_eff *e)
     hv_rset_num(o, "lo", e->lo);
     hv_rset_num(o, "hi", e->hi);
     hv_rset_num(o, "weight", e->weight);
+    /* Judged as the % change against full efficiency it is. */
+    char note[160];
+    hv_rusable_change(o, e->log.n_min, 100.0 * (e->lo - 1.0), 100.0 * (e->hi - 1.0), note,
+                      sizeof note);
     return o;
 }
 
@@ -105,7 +115,7 @@ static json_t *eff_json(const struct hv_eff *e)
 static void eff_sentence(const struct hv_rctx *c, const struct base *b, size_t x,
                          const struct hv_eff *sub, const struct hv_eff *all, char *buf, size_t len)
 {
-    char with[192] = "", parts[256] = "", against[160];
+    char with[192] = "", parts[256] = "", against[160], iv[192];
     size_t k = 0;
     if (!b->host || x != 0)
         snprintf(with, sizeof with, "with %s, ", c->d->configs[x].name);
@@ -114,10 +124,15 @@ static void eff_sentence(const struct hv_rctx *c, const struct base *b, size_t x
             k += (size_t)snprintf(parts + k, sizeof parts - k, "%s%s %.1f %%", k ? ", " : "",
                                   hv_subsys_name((enum hv_subsys)s), 100.0 * sub[s].eff);
     against_words(b, against, sizeof against);
-    snprintf(buf, len, "%s%s %s %.1f %% [%.1f, %.1f] of %s's performance overall (%s; n = %zu)",
-             with, b->side_x == HV_SIDE_GUESTS ? "the guests" : "the host",
-             b->host ? "keep" : "reach", 100.0 * all->eff, 100.0 * all->lo, 100.0 * all->hi,
-             against, parts, all->log.n_min);
+    char note[160];
+    if (hv_contrast_note(all->log.n_min, 100.0 * (all->lo - 1.0), 100.0 * (all->hi - 1.0), note,
+                         sizeof note))
+        snprintf(iv, sizeof iv, "[%.1f, %.1f]", 100.0 * all->lo, 100.0 * all->hi);
+    else
+        snprintf(iv, sizeof iv, "(%s)", note);
+    snprintf(buf, len, "%s%s %s %.1f %% %s of %s's performance overall (%s; n = %zu)", with,
+             b->side_x == HV_SIDE_GUESTS ? "the guests" : "the host", b->host ? "keep" : "reach",
+             100.0 * all->eff, iv, against, parts, all->log.n_min);
 }
 
 /* The efficiency of configuration x against the baseline, or NULL when no

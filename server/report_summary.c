@@ -5,8 +5,10 @@
 
 #include "adaptive.h"
 #include "report.h"
+#include "report_render.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +31,23 @@ void hv_rusable_json(json_t *o, const struct hv_summary *s, double ci_pct)
     bool usable = hv_interval_note(s, ci_pct, note, sizeof note);
     json_object_set_new(o, "usable", json_boolean(usable));
     json_object_set_new(o, "interval_note", usable ? json_null() : json_string(note));
+}
+
+bool hv_rusable_change(json_t *o, size_t n, double lo_pct, double hi_pct, char *note, size_t len)
+{
+    bool usable = hv_contrast_note(n, lo_pct, hi_pct, note, len);
+    json_object_set_new(o, "usable", json_boolean(usable));
+    json_object_set_new(o, "interval_note", usable ? json_null() : json_string(note));
+    return usable;
+}
+
+char *hv_rchange_interval(char *buf, size_t len, bool usable, double lo_pct, double hi_pct,
+                          int decimals, const char *note)
+{
+    if (usable)
+        return hv_fmt_change_interval(buf, len, lo_pct, hi_pct, decimals);
+    snprintf(buf, len, "(%s)", note);
+    return buf;
 }
 
 /* The row of the report's first version (deprecated: docs/api.md): the

@@ -60,4 +60,12 @@ function fmtChangeInterval(p, lo, hi) {
   return `${head} [${fmtChange(lo)}, ${fmtChange(hi)}]`;
 }
 
-module.exports = { cliFmtNum, fmtChange, fmtChangeInterval };
+/** The change cell of an API object o with an interval: the bounds when
+ *  the server calls them usable, else its words in their place:
+ *  "+82 % (n = 2: too few rounds for an interval)". */
+function fmtChangeOrNote(o, p, lo, hi) {
+  if (o.usable === false) return fmtChange(p) + ' %' + (o.interval_note ? ` (${o.interval_note})` : '');
+  return fmtChangeInterval(p, lo, hi);
+}
+
+module.exports = { cliFmtNum, fmtChange, fmtChangeInterval, fmtChangeOrNote };

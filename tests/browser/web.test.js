@@ -26,7 +26,7 @@ const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const { chromium } = require('playwright-core');
-const { cliFmtNum, fmtChange, fmtChangeInterval } = require('./fmt.js');
+const { cliFmtNum, fmtChange, fmtChangeInterval, fmtChangeOrNote } = require('./fmt.js');
 
 const BASE = required('URL').replace(/\/+$/, '');
 const QUICK = required('QUICK_ID');
@@ -286,7 +286,7 @@ test('the tuning plan page: settings read back, verdicts, recommendations, overh
     for (let i = 0; i < report.comparisons.length; i++) {
       const c = report.comparisons[i];
       const text = (await trs.nth(i).locator('td.change').innerText()).trim();
-      assert.equal(text, fmtChangeInterval(c.pct, c.lo_pct, c.hi_pct), `change of ${c.metric}`);
+      assert.equal(text, fmtChangeOrNote(c, c.pct, c.lo_pct, c.hi_pct), `change of ${c.metric}`);
       if ((c.family_verdict || c.verdict) === 'inconclusive' && Number.isInteger(c.more_rounds)) {
         assert.match(await trs.nth(i).innerText(), new RegExp(`about ${c.more_rounds} more repetition`));
       }
@@ -348,8 +348,12 @@ test('the fleet plan page: its hosts, their plans and the per-host view as the A
     assert.equal((await fig.locator('.median').innerText()).trim(), cliFmtNum(s.median), `${s.metric} median`);
     for (const h of s.hosts) {
       const cells = await cellTexts(fig.locator(`tr[data-host="${h.host}"]`));
-      const want = [h.host, String(h.n), cliFmtNum(h.mean), typeof h.lo === 'number' ? `[${cliFmtNum(h.lo)}, ${cliFmtNum(h.hi)}]` : '-',
-        cliFmtNum(h.ratio), typeof h.ratio_lo === 'number' ? `[${cliFmtNum(h.ratio_lo)}, ${cliFmtNum(h.ratio_hi)}]` : '-', h.outlier ? 'outlier' : ''];
+      // Two rounds a host: the server's words in place of both intervals.
+      assert.equal(h.usable, false, `${h.host}: an interval of ${h.n} rounds is not usable`);
+      assert.match(h.interval_note, /^n = 2: too few rounds for an interval/);
+      const bounds = (lo, hi) => h.usable === false ? h.interval_note : typeof lo === 'number' ? `[${cliFmtNum(lo)}, ${cliFmtNum(hi)}]` : '-';
+      const want = [h.host, String(h.n), cliFmtNum(h.mean), bounds(h.lo, h.hi),
+        cliFmtNum(h.ratio), bounds(h.ratio_lo, h.ratio_hi), h.outlier ? 'outlier' : ''];
       if (JSON.stringify(cells) !== JSON.stringify(want)) wrong.push(`${s.metric} ${h.host}: page ${JSON.stringify(cells)}, API ${JSON.stringify(want)}`);
     }
   }
@@ -502,7 +506,7 @@ test('compare: two plans side by side, numbers as the API gives them', async () 
     for (let i = 0; i < c.rows.length; i++) {
       const r = c.rows[i];
       const text = (await trs.nth(i).locator('td.change').innerText()).trim();
-      assert.equal(text, r.change_pct === null ? '-' : fmtChangeInterval(r.change_pct, r.lo_pct, r.hi_pct), r.metric);
+      assert.equal(text, r.change_pct === null ? '-' : fmtChangeOrNote(r, r.change_pct, r.lo_pct, r.hi_pct), r.metric);
       // Each side's centre and interval as the API computed them.
       const cells = await cellTexts(trs.nth(i));
       for (const [side, cell] of [[r.a, cells[2]], [r.b, cells[4]]]) {

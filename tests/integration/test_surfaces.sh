@@ -4,7 +4,8 @@
 # API's summaries and in every format of `hvbench report` (table, json,
 # csv, md); one comparison is the same in the report, in /api/v1/compare
 # and in `hvbench compare`, which prints what the API computed; a series
-# of 2 rounds prints the server's words instead of an interval. (The web
+# of 2 rounds, a comparison and an overhead of 2 rounds each print the
+# server's words instead of an interval. (The web
 # page's table and compare page against the API: test_web's browser
 # test.) Results are uploaded by hand, so every value is known.
 # shellcheck source=tests/integration/lib.sh
@@ -98,19 +99,68 @@ assert_match "hvbench compare prints the API's sides" \
 assert_match "and its change" "${want_pct//+/\\+}" "$row"
 
 # --- two rounds: words, not an interval -------------------------------------------------------
+# thp always (the default, the baseline) and never, 2 rounds each; never
+# 40 % and 160 % faster: a comparison and an overhead whose intervals on
+# logs reach past +100000 %, so every surface prints words instead.
 plan2=$(jq -c '.name = "two" | .targets.host = "surf-host" | .workloads[0].params.seconds = 1
+    | .factors = {"thp": ["always", "never"]} | .baseline = "default"
     | .repetitions = {min: 2, max: 2, ci_pct: 2}' "$HV_ROOT/examples/quick.json")
 assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$plan2"
 P2=$(json .id)
-for v in 1000 1100; do
+DEFAULT2=(1000 1100) NEVER2=(1400 2600)
+while :; do
     api POST /api/v1/jobs/claim "${W[@]}" --data-binary '{}'
+    [[ $STATUS == 200 ]] || break
+    if [[ $(json -r .step.kind) != null ]]; then
+        api POST "/api/v1/steps/$(json .step.id)/result" "${W[@]}" --data-binary \
+            "{\"attempt\":$(json .step.attempt),\"status\":\"ok\"}"
+        continue
+    fi
+    i=$(($(json .job.repetition) - 1))
+    v=${DEFAULT2[$i]}
+    [[ $(json -r .job.configuration) == default ]] || v=${NEVER2[$i]}
     api POST "/api/v1/jobs/$(json .job.id)/result" "${W[@]}" --data-binary \
         "{\"attempt\":$(json .job.attempt),\"status\":\"ok\",\"metrics\":[{\"name\":\"cpu.score\",\"value\":$v,\"unit\":\"score\"}]}"
+    [[ $STATUS == 201 ]] || hv_die "result: $STATUS $BODY"
 done
 assert_status 200 GET "/api/v1/plans/$P2/report" -H "Authorization: Bearer $READ_TOKEN"
-note=$(json -r '.summaries[] | select(.metric == "cpu.score") | .interval_note')
+report2=$BODY
+note=$(json -r '.summaries[] | select(.metric == "cpu.score" and .configuration == "default") | .interval_note')
 assert_match "n = 2: the server's words" '^n = 2: too few rounds for an interval; about [0-9]+ more would give ±2 %$' "$note"
-assert_match "hvbench report prints them" "$note" "$(cli report "$P2")"
-assert_match "so does the Markdown" "$note" "$(cli report "$P2" --format md)"
+table2=$(cli report "$P2")
+md2=$(cli report "$P2" --format md)
+assert_match "hvbench report prints them" "$note" "$table2"
+assert_match "so does the Markdown" "$note" "$md2"
+
+# The comparison and the overhead: usable false with the words, and no
+# verdict from an interval of 2 rounds.
+cn=$(jq -r "$rsel | \"\(.usable) \(.verdict) \(.family_verdict) \(.interval_note)\"" <<<"$report2")
+hv_log "comparison: $cn; bounds $(jq -r "$rsel | \"\(.lo_pct) \(.hi_pct)\"" <<<"$report2")"
+hv_log "$(sed -n '/^Verdicts/,$p' <<<"$table2")"
+assert_match "the comparison's interval is not usable, its verdict inconclusive" \
+    '^false inconclusive inconclusive n = 2: too few rounds for an interval' "$cn"
+on=$(jq -r '.overhead[] | select(.metric == "cpu.score") | "\(.usable) \(.verdict) \(.interval_note)"' <<<"$report2")
+assert_match "so is the overhead's" '^false inconclusive n = 2: too few rounds for an interval' "$on"
+assert_eq "and the efficiency's" "false n = 2: too few rounds for an interval" \
+    "$(jq -r '.efficiency[0].overall | "\(.usable) \(.interval_note)"' <<<"$report2")"
+assert_match "the comparison's sentence has the words, not the bounds" \
+    '\+[0-9.]+ % \(n = 2: too few rounds for an interval[^)]*\) vs thp=always' \
+    "$(jq -r "$rsel | .sentence" <<<"$report2")"
+assert_match "the table's verdict row prints them" 'thp=never vs always +2 +\+[0-9.]+ % +n = 2: too few rounds' "$table2"
+assert_eq "no bracketed bound in the table's verdicts and overhead" "" \
+    "$(sed -n '/^Verdicts/,$p' <<<"$table2" | grep -E '\[[^]]*[0-9]' || true)"
+assert_eq "no bound below -100 anywhere in the table or the Markdown" "" \
+    "$(grep -oE '(−|-)[0-9]+(\.[0-9]+)?' <<<"$table2$md2" | sed 's/−/-/' | awk '$1 < -100' || true)"
+csv2=$(cli report "$P2" --format csv)
+assert_eq "csv: the comparison's bounds are empty" "," \
+    "$(awk -F, -v h="$(head -n1 <<<"$csv2")" 'BEGIN { n = split(h, c, ","); for (i = 1; i <= n; i++) k[c[i]] = i }
+        $1 == "comparison" { print $k["lo"] "," $k["hi"] }' <<<"$csv2" | tr -d '\r' | head -n1)"
+
+assert_status 200 GET "/api/v1/compare?a=$P2&b=$P2:thp=never" -H "Authorization: Bearer $READ_TOKEN"
+assert_eq "/compare: the difference is not usable" \
+    "false inconclusive n = 2: too few rounds for an interval" \
+    "$(jq -r "$csel | \"\(.usable) \(.verdict) \(.interval_note)\"" <<<"$BODY")"
+assert_match "hvbench compare prints the words" 'n = 2: too few rounds for an interval +inconclusive' \
+    "$(cli compare "$P2" "$P2:thp=never" | grep 'cpu\.score')"
 
 hv_finish

@@ -433,11 +433,36 @@ static void run_simulations(void)
     sim_family();
 }
 
+/* No verdict from an interval too short or too wide to print: the words
+ * say why, and that the interval alone would have decided. */
+static void test_verdict_usable(void)
+{
+    struct hv_ratio r = {.pct = 10.0, .lo_pct = 8.0, .hi_pct = 12.0};
+    char note[200];
+    bool usable = true;
+    CHECK(hv_verdict_usable(&r, 3, 1.0, true, &usable, note, sizeof note) == HV_VERDICT_BETTER);
+    CHECK(usable && note[0] == '\0');
+    CHECK(hv_verdict_usable(&r, 2, 1.0, true, &usable, note, sizeof note) ==
+          HV_VERDICT_INCONCLUSIVE);
+    CHECK(!usable);
+    CHECK_STR(note, "n = 2: too few rounds for an interval, so the verdict is inconclusive");
+    /* Past ±100 %: wholly above the margin, and still no verdict. */
+    r = (struct hv_ratio){.pct = 400.0, .lo_pct = 150.0, .hi_pct = 900.0};
+    CHECK(hv_verdict_usable(&r, 5, 1.0, false, &usable, note, sizeof note) ==
+          HV_VERDICT_INCONCLUSIVE);
+    CHECK_STR(note, "n = 5: the interval is too wide to use, so the verdict is inconclusive");
+    /* Inconclusive anyway: the words alone. */
+    r = (struct hv_ratio){.pct = 0.0, .lo_pct = -90.0, .hi_pct = 900.0};
+    CHECK(hv_verdict_usable(&r, 2, 1.0, true, NULL, note, sizeof note) == HV_VERDICT_INCONCLUSIVE);
+    CHECK_STR(note, "n = 2: too few rounds for an interval");
+}
+
 int main(void)
 {
     test_welch_reference();
     test_main_effect_reference();
     test_verdicts();
+    test_verdict_usable();
     test_refusals();
     test_margin_p();
     test_rounds_to_decide();

@@ -68,6 +68,15 @@ static void test_view(void)
     CHECK(json_is_false(json_object_get(fig(view, "f"), "outlier")));
     CHECK(json_is_null(json_object_get(fig(view, "f"), "lo")));
     CHECK(json_is_false(json_object_get(fig(view, "a"), "outlier")));
+    /* Usable: d's narrow interval; e's past ±100 % of the median and f's
+     * single round are words instead, and name no outlier. */
+    CHECK(json_is_true(json_object_get(fig(view, "d"), "usable")));
+    CHECK(json_is_null(json_object_get(fig(view, "d"), "interval_note")));
+    CHECK(json_is_false(json_object_get(fig(view, "e"), "usable")));
+    CHECK_STR(json_string_value(json_object_get(fig(view, "e"), "interval_note")),
+              "n = 3: the interval is too wide to use");
+    CHECK_STR(json_string_value(json_object_get(fig(view, "f"), "interval_note")),
+              "n = 1: too few rounds for an interval");
     CHECK_NEAR(json_number_value(json_object_get(fig(view, "d"), "ratio")) * med,
                json_number_value(json_object_get(fig(view, "d"), "mean")), 1e-9);
     const json_t *outliers = json_object_get(view, "outliers");
@@ -86,6 +95,35 @@ static void test_view(void)
     /* A wider margin keeps d in. */
     view = hv_report_hosts_build(rows, hosts, 50);
     CHECK((json_array_size(json_object_get(view, "outliers"))) == 0);
+    json_decref(view);
+    json_decref(rows);
+    json_decref(hosts);
+}
+
+/* Two rounds a host: every ratio's interval is words, none an outlier,
+ * however far; a rate (ops/s) with a zero value has its linear interval
+ * start at 0, never below. */
+static void test_two_rounds(void)
+{
+    json_t *rows = json_array(), *hosts = json_array();
+    json_array_append_new(rows, row("a", "[100,101]"));
+    json_array_append_new(rows, row("b", "[99,100]"));
+    json_array_append_new(rows, row("c", "[10,10.1]"));
+    json_array_append_new(rows, row("z", "[0,100]"));
+    const char *names[] = {"a", "b", "c", "z"};
+    for (size_t i = 0; i < 4; i++)
+        json_array_append_new(hosts, host(names[i], (long)i + 10, "6.1"));
+    json_t *view = hv_report_hosts_build(rows, hosts, 5);
+    CHECK(view != NULL);
+    for (size_t i = 0; i < 4; i++) {
+        const json_t *h = fig(view, names[i]);
+        CHECK(json_is_false(json_object_get(h, "usable")));
+        CHECK_STR(json_string_value(json_object_get(h, "interval_note")),
+                  "n = 2: too few rounds for an interval");
+        CHECK(json_is_false(json_object_get(h, "outlier")));
+    }
+    CHECK(json_array_size(json_object_get(view, "outliers")) == 0);
+    CHECK(json_number_value(json_object_get(fig(view, "z"), "lo")) == 0.0);
     json_decref(view);
     json_decref(rows);
     json_decref(hosts);
@@ -181,6 +219,7 @@ static void test_fleet_plan(void)
 int main(void)
 {
     test_view();
+    test_two_rounds();
     test_primary_only();
     test_sides();
     test_fleet_plan();

@@ -272,6 +272,38 @@ static void test_interval_note(void)
     CHECK(fabs(u.rel_half_pct - s.rel_half_pct) < 1e-12 && fabs(u.center - s.center) < 1e-9);
 }
 
+/* A % change's interval is printed, as a summary's, only with n >= 3,
+ * finite bounds and a half-width within ±100 %. */
+static void test_contrast_note(void)
+{
+    static const struct {
+        size_t n;
+        double lo, hi;
+        bool usable;
+        const char *note;
+    } cases[] = {
+        {2, -98.7, 833414.7, false, "n = 2: too few rounds for an interval"},
+        {2, 4.0, 6.0, false, "n = 2: too few rounds for an interval"},
+        {3, 4.0, 6.0, true, ""},
+        {3, -100.0, 100.0, true, ""},
+        {3, -100.0, 100.2, false, "n = 3: the interval is too wide to use"},
+        {4, -99.9, 277000553.4, false, "n = 4: the interval is too wide to use"},
+        {5, -12.0, INFINITY, false, "n = 5: no interval"},
+        {5, NAN, 3.0, false, "n = 5: no interval"},
+        {1, NAN, NAN, false, "n = 1: too few rounds for an interval"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char note[200] = "x";
+        CHECK(hv_contrast_note(cases[i].n, cases[i].lo, cases[i].hi, note, sizeof note) ==
+              cases[i].usable);
+        CHECK_STR(note, cases[i].note);
+    }
+    /* A short buffer: the judgement alone, the words cut. */
+    char small[8];
+    CHECK(!hv_contrast_note(2, 4.0, 6.0, small, sizeof small) && strcmp(small, "n = 2: ") == 0);
+    CHECK(hv_contrast_note(3, 4.0, 6.0, NULL, 0));
+}
+
 /* The log interval covers the true geometric mean of lognormal data. */
 static void sim_log_coverage(double sigma, size_t n, double min_pct)
 {
@@ -351,6 +383,7 @@ int main(void)
     test_outliers();
     test_adaptive();
     test_interval_note();
+    test_contrast_note();
     sim_log_coverage(0.03, 5, 93.5);
     sim_log_coverage(0.5, 5, 93.5);
     sim_log_coverage(0.03, 10, 93.5);

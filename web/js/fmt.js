@@ -64,6 +64,24 @@ export function changeWithInterval(p, lo, hi) {
   return head + ' [' + change(lo) + ', ' + change(hi) + ']';
 }
 
+/** A % change with its interval when the server calls it usable (o's
+ *  usable, as every report and compare object with an interval has it),
+ *  else with the server's words why there is none in its place:
+ *  "+107.2 % (n = 2: too few rounds for an interval)". */
+export function changeOrNote(p, lo, hi, o) {
+  if (o && o.usable === false) return change(p) + ' %' + (o.interval_note ? ' (' + o.interval_note + ')' : '');
+  return changeWithInterval(p, lo, hi);
+}
+
+/** An interval [lo, hi] as fmt(lo)–fmt(hi) in brackets when o's interval
+ *  is usable and has both bounds, else the server's words (interval_note)
+ *  or "-". */
+export function boundsOrNote(o, lo, hi, f) {
+  if (o && o.usable === false) return o.interval_note || 'no interval';
+  if (typeof lo !== 'number' || typeof hi !== 'number') return '-';
+  return '[' + f(lo) + ', ' + f(hi) + ']';
+}
+
 /** An efficiency (1 = as fast as the baseline) as a percentage with one
  *  decimal: 0.9712 → "97.1 %". */
 export function eff(v) {

@@ -92,7 +92,7 @@ async function load(ctx, a, b, body) {
         el('tbody', {}, rows.map((r) => el('tr', { class: ui.verdictClass(r.verdict), 'data-metric': r.metric, 'data-workload': r.workload },
           el('td', {}, r.workload), el('td', {}, el('code', {}, r.metric), ' ', direction(r.higher_is_better), r.unit ? el('span', { class: 'muted' }, ' ' + r.unit) : null),
           sideCells(r.a), sideCells(r.b),
-          el('td', { class: 'num change' }, r.change_pct === null || r.change_pct === undefined ? '-' : fmt.changeWithInterval(r.change_pct, r.lo_pct, r.hi_pct)),
+          el('td', { class: 'num change' }, r.change_pct === null || r.change_pct === undefined ? '-' : fmt.changeOrNote(r.change_pct, r.lo_pct, r.hi_pct, r)),
           el('td', {}, r.verdict ? ui.verdictBadge(r.verdict) : el('span', { class: 'muted' }, r.a && r.b ? 'no interval' : 'one side only'))))))));
 }
 

@@ -44,7 +44,7 @@ export function hostsView(report) {
     const rows = Array.isArray(s.hosts) ? s.hosts : [];
     const below = (r) => (s.higher_is_better === false ? r.ratio > 1 : r.ratio < 1);
     const items = rows.map((r) => ({
-      label: r.host, center: r.ratio, lo: r.ratio_lo ?? null, hi: r.ratio_hi ?? null,
+      label: r.host, center: r.ratio, lo: r.usable === false ? null : r.ratio_lo ?? null, hi: r.usable === false ? null : r.ratio_hi ?? null,
       cls: r.outlier ? ui.verdictClass(below(r) ? 'worse' : 'better') : ui.verdictClass('no_effect'),
     }));
     const title = s.metric + ' — ' + s.workload + (s.where === 'guests' ? ', the guests' : ', the host') + ': ratio to the fleet median';
@@ -61,9 +61,9 @@ export function hostsView(report) {
       el('tbody', {}, rows.map((r) => el('tr', { class: r.outlier ? ui.verdictClass(below(r) ? 'worse' : 'better') : '', 'data-host': r.host },
         el('td', {}, r.host), el('td', { class: 'num' }, String(r.n)),
         el('td', { class: 'num mean' }, fmt.num(r.mean)),
-        el('td', { class: 'num' }, typeof r.lo === 'number' ? '[' + fmt.num(r.lo) + ', ' + fmt.num(r.hi) + ']' : '-'),
+        el('td', { class: 'num' }, fmt.boundsOrNote(r, r.lo, r.hi, fmt.num)),
         el('td', { class: 'num ratio' }, fmt.num(r.ratio)),
-        el('td', { class: 'num' }, typeof r.ratio_lo === 'number' ? '[' + fmt.num(r.ratio_lo) + ', ' + fmt.num(r.ratio_hi) + ']' : '-'),
+        el('td', { class: 'num' }, fmt.boundsOrNote(r, r.ratio_lo, r.ratio_hi, fmt.num)),
         el('td', {}, r.outlier ? el('strong', {}, 'outlier') : '')))))));
     return fig;
   });

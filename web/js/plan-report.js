@@ -52,7 +52,7 @@ function card(r) {
       el('code', {}, r.factor), ' → ', el('code', { class: 'level' }, r.level),
       el('span', { class: 'muted' }, ' (default ' + r.default + ')')),
     el('p', { class: 'gain' },
-      'Expected gain ', el('strong', { class: 'gain-value' }, best ? fmt.changeWithInterval(best.g.pct, best.g.lo_pct, best.g.hi_pct) : '-'),
+      'Expected gain ', el('strong', { class: 'gain-value' }, best ? fmt.changeOrNote(best.g.pct, best.g.lo_pct, best.g.hi_pct, best.g) : '-'),
       best ? [' on ', el('code', {}, best.g.metric), ' (', best.g.workload, best.g.side ? ', ' + best.g.side : '', '; n = ', String(best.g.n), ')'] : null),
     el('p', { class: 'badges' }, ui.disruptionBadge(r.disruption),
       r.risk_level ? el('span', { class: 'tag risk-' + r.risk_level, title: 'risk level' }, 'risk: ' + r.risk_level) : null),
@@ -71,7 +71,7 @@ function effects(title, list) {
   return el('div', { class: 'effects effects-' + title.toLowerCase() }, el('strong', {}, title + ': '),
     el('ul', {}, list.map((e) => el('li', {}, el('code', {}, e.metric), ' ', direction(e.higher_is_better), ' ',
       e.workload, e.side ? ' (' + e.side + ')' : '', ': ',
-      el('span', { class: 'num' }, fmt.changeWithInterval(e.pct, e.lo_pct, e.hi_pct)), ' ', ui.verdictBadge(e.verdict)))));
+      el('span', { class: 'num' }, fmt.changeOrNote(e.pct, e.lo_pct, e.hi_pct, e)), ' ', ui.verdictBadge(e.verdict)))));
 }
 
 /** The report's warnings; width warnings (the CI width asked for was not
@@ -112,7 +112,7 @@ export function overhead(report) {
       el('tbody', {}, per.map((o) => el('tr', { class: ui.verdictClass(o.verdict) },
         el('td', {}, o.configuration), el('td', {}, o.workload + (o.side ? ' (' + o.side + ')' : '')),
         el('td', {}, el('code', {}, o.metric), ' ', direction(o.higher_is_better)),
-        el('td', { class: 'num' }, fmt.changeWithInterval(o.pct, o.lo_pct, o.hi_pct)),
+        el('td', { class: 'num' }, fmt.changeOrNote(o.pct, o.lo_pct, o.hi_pct, o)),
         el('td', {}, ui.verdictBadge(o.verdict))))))) : null);
 }
 
@@ -120,7 +120,7 @@ function effRow(name, s, overall) {
   return el('tr', { class: overall ? 'overall' : null, 'data-subsystem': name },
     el('th', { scope: 'row' }, name),
     el('td', { class: 'num eff' }, fmt.eff(s.efficiency)),
-    el('td', { class: 'num' }, typeof s.lo === 'number' ? '[' + fmt.eff(s.lo) + ', ' + fmt.eff(s.hi) + ']' : '-'),
+    el('td', { class: 'num' }, fmt.boundsOrNote(s, s.lo, s.hi, fmt.eff)),
     el('td', { class: 'num' }, Number.isFinite(s.n) ? String(s.n) : '-'),
     el('td', { class: 'num' }, typeof s.weight === 'number' ? fmt.pct(100 * s.weight) + ' %' : '-'));
 }
@@ -159,7 +159,7 @@ export function verdicts(report) {
           el('td', {}, el('code', {}, c.factor + '=' + c.level), el('span', { class: 'muted' }, ' vs ' + c.default)),
           el('td', {}, c.workload + (c.side ? ' (' + c.side + ')' : '')),
           el('td', {}, el('code', {}, c.metric), ' ', direction(c.higher_is_better)),
-          el('td', { class: 'num change' }, fmt.changeWithInterval(c.pct, c.lo_pct, c.hi_pct)),
+          el('td', { class: 'num change' }, fmt.changeOrNote(c.pct, c.lo_pct, c.hi_pct, c)),
           el('td', { class: 'num' }, Number.isFinite(c.n) ? String(c.n) : '-'),
           el('td', {}, ui.verdictBadge(v), words ? el('div', { class: 'more' }, words) : null));
       })))));
