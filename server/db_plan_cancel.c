@@ -6,15 +6,6 @@
 
 #include <stdlib.h>
 
-static const struct hv_stmt plan_lock = {"plan_lock_take", "SELECT hv_plan_lock($1::bigint)", 1};
-
-enum hv_db_status hv_db_plan_lock(struct hv_db *db, const char *id)
-{
-    const char *p[] = {id};
-    enum hv_db_status s = hv_db_exec(db, &plan_lock, p, NULL);
-    return s == HV_DB_NONE ? HV_DB_OK : s;
-}
-
 static const struct hv_stmt lock_plan = {
     "plan_lock", "SELECT cancelled FROM plans WHERE id = $1 FOR NO KEY UPDATE", 1};
 static const struct hv_stmt open_jobs = {

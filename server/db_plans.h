@@ -1,7 +1,8 @@
 /* db_plans.h — plans, their configurations, groups and jobs. Stored in
  * db_plan_create.c, read in db_plan_read.c (a plan's owner too),
- * cancelled in db_plan_cancel.c (a plan's lock too); a report's inputs in db_plan_report.c;
- * a plan's jobs, one job and its results in db_job_read.c. */
+ * cancelled in db_plan_cancel.c, locked in db_plan_lock.c; a report's
+ * inputs in db_plan_report.c; a plan's jobs, one job and its results in
+ * db_job_read.c. */
 #ifndef HV_SERVER_DB_PLANS_H
 #define HV_SERVER_DB_PLANS_H
 
