@@ -4,7 +4,7 @@
 -- function or trigger changed by several migrations is here as the last
 -- one left it. To change the schema, add a migration, run `make schema`
 -- and commit both (tests/integration/test_schema.sh fails while this file
--- is stale). Schema version 47. Definitions only: the rows of
+-- is stale). Schema version 48. Definitions only: the rows of
 -- hv_schema_migrations, which `hvbench-server migrate` writes, are not here.
 
 --
@@ -926,6 +926,22 @@ BEGIN
                 THEN ' and ' || (cardinality(missing) - 5) || ' more' ELSE '' END
         || ' (never registered)');
 END $$;
+
+--
+-- Name: hv_result_host_samples(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_result_host_samples(rid bigint) RETURNS TABLE(metric text, t double precision, value double precision)
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT e->>'metric', (e->>'t')::float8
+               + coalesce(extract(epoch FROM tm.t0 - r.started_at)::float8, 0),
+           (e->>'value')::float8
+    FROM results r
+    JOIN telemetry tm ON tm.job_id = r.job_id AND tm.attempt = r.attempt AND tm.status = 'ok'
+    CROSS JOIN LATERAL jsonb_array_elements(tm.samples) e
+    WHERE r.id = rid;
+$$;
 
 --
 -- Name: hv_round_values(bigint); Type: FUNCTION; Schema: public; Owner: -

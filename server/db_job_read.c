@@ -30,8 +30,8 @@ static const struct hv_stmt job_get = {
     1};
 static const struct hv_stmt job_exists = {"job_exists", "SELECT '1' FROM jobs WHERE id = $1", 1};
 /* A result with its host telemetry (migrations/009): the host's samples
- * join the guest's, shifted onto the result's axis (t seconds after
- * started_at); observed gains the host's host_busy verdict; telemetry says
+ * join the guest's, on the result's axis (hv_result_host_samples,
+ * migrations/048); observed gains the host's host_busy verdict; telemetry says
  * "present" or "missing" with the reason. */
 static const struct hv_stmt job_results = {
     "job_results",
@@ -49,9 +49,8 @@ static const struct hv_stmt job_results = {
     "WHERE m.result_id = r.id), 'samples', CASE WHEN $2 THEN (SELECT "
     "coalesce(json_agg(json_build_object('metric', x.metric, 't', x.t, 'value', x.value) "
     "ORDER BY x.metric, x.t), '[]') FROM (SELECT s.metric, s.t, s.value FROM samples s "
-    "WHERE s.result_id = r.id UNION ALL SELECT e->>'metric', (e->>'t')::float8 + "
-    "coalesce(extract(epoch FROM tm.t0 - r.started_at)::float8, 0), (e->>'value')::float8 "
-    "FROM jsonb_array_elements(CASE WHEN tm.status = 'ok' THEN tm.samples ELSE '[]' END) e) x) "
+    "WHERE s.result_id = r.id UNION ALL SELECT h.metric, h.t, h.value "
+    "FROM hv_result_host_samples(r.id) h) x) "
     "END, 'raw', CASE WHEN $3 THEN r.raw END) ORDER BY r.attempt), '[]')::text FROM results r "
     "JOIN jobs j ON j.id = r.job_id LEFT JOIN targets tg ON tg.id = j.target_id "
     "LEFT JOIN telemetry tm ON tm.job_id = r.job_id AND tm.attempt = r.attempt "
@@ -66,18 +65,28 @@ static const struct hv_stmt job_results = {
  * (kept as samples are written) when no window is asked, else from the
  * samples within it; the samples are then read once, grouped per metric
  * (LATERAL, so the grouping key is the bucket alone and hashes in memory).
- * Ties in t keep the columns alike (ordered by t, then value). */
+ * Ties in t keep the columns alike (ordered by t, then value). The host
+ * worker's host.* samples of the attempt (hv_result_host_samples,
+ * migrations/048) are series like the others, counted as they are read
+ * (sample_series holds the result's own samples; a metric of both is one
+ * series). */
 #define SAMPLES_OF_R                                                                               \
-    "samples s WHERE s.result_id = (SELECT id FROM r) AND ($4::float8 IS NULL OR s.t >= "          \
-    "$4::float8) AND ($5::float8 IS NULL OR s.t <= $5::float8)"
+    "(SELECT s0.metric, s0.t, s0.value FROM samples s0 WHERE s0.result_id = (SELECT id FROM r) "   \
+    "UNION ALL SELECT h.metric, h.t, h.value FROM hv_result_host_samples((SELECT id FROM r)) h) "  \
+    "s WHERE ($4::float8 IS NULL OR s.t >= $4::float8) AND ($5::float8 IS NULL OR s.t <= "         \
+    "$5::float8)"
 static const struct hv_stmt job_samples = {
     "job_samples",
     "WITH r AS (SELECT id, attempt FROM results WHERE job_id = $1::bigint AND ($2::int = 0 OR "
     " attempt = $2::int) ORDER BY attempt DESC LIMIT 1), "
-    "m AS (SELECT k.metric, k.t_first AS lo, k.t_last AS hi, k.n FROM sample_series k WHERE "
+    "m AS (SELECT u.metric, min(u.lo) AS lo, max(u.hi) AS hi, sum(u.n)::bigint AS n FROM ("
+    " SELECT k.metric, k.t_first AS lo, k.t_last AS hi, k.n FROM sample_series k WHERE "
     " k.result_id = (SELECT id FROM r) AND $4::float8 IS NULL AND $5::float8 IS NULL "
+    " UNION ALL SELECT h.metric, min(h.t), max(h.t), count(*) FROM "
+    " hv_result_host_samples((SELECT id FROM r)) h WHERE $4::float8 IS NULL AND $5::float8 IS NULL "
+    " GROUP BY h.metric"
     " UNION ALL SELECT s.metric, min(s.t), max(s.t), count(*) FROM " SAMPLES_OF_R
-    " AND NOT ($4::float8 IS NULL AND $5::float8 IS NULL) GROUP BY s.metric), "
+    " AND NOT ($4::float8 IS NULL AND $5::float8 IS NULL) GROUP BY s.metric) u GROUP BY u.metric), "
     "b AS (SELECT m.metric, g.* FROM m CROSS JOIN LATERAL (SELECT avg(s.t) AS t, avg(s.value) AS "
     "v, "
     " min(s.value) AS vmin, max(s.value) AS vmax, count(*) AS c FROM " SAMPLES_OF_R

@@ -76,6 +76,19 @@ assert_eq "percentages are percentages" true \
 assert_eq "observed.host_busy says whether the host was busy, with its numbers" \
     "boolean 0 25 null" \
     "$(json '.items[0].observed.host_busy | "\(.busy | type) \(.others_cpu_pct) \(.others_threshold_pct) \(.nonguest_cpu_pct)"')"
+# The chart's endpoint has the host.* series too, with the same values.
+HOST_LOAD=$(json -c '[.items[0].samples[] | select(.metric == "host.load1")] | sort_by(.t) | [[.[].t], [.[].value]]')
+GUEST_SAMPLES=$(json -c '[.items[0].samples[].metric] | unique')
+assert_status 200 GET "/api/v1/jobs/$JOB1/samples" "${R[@]}"
+assert_eq "samples: the guest's series and the host's, by name" "$GUEST_SAMPLES" \
+    "$(json -c '[.series[].metric]')"
+assert_eq "samples: host.load1 with the results' times and values" "$HOST_LOAD" \
+    "$(json -c '.series[] | select(.metric == "host.load1") | [.t, .value]')"
+assert_eq "samples: its count and bounds" true \
+    "$(json '.series[] | select(.metric == "host.load1") | .n >= 2 and .first < 0 and .downsampled == false')"
+assert_status 200 GET "/api/v1/jobs/$JOB1/samples?from=-1000&to=1000&points=10" "${R[@]}"
+assert_eq "samples in a range: host.load1 there too" "$HOST_LOAD" \
+    "$(json -c '.series[] | select(.metric == "host.load1") | [.t, .value]')"
 
 # --- only the host worker may upload telemetry ----------------------------------------
 tel='{"attempt":1,"status":"missing","reason":"forged"}'
