@@ -1537,6 +1537,7 @@ CREATE TABLE public.plan_steps (
     hook jsonb,
     answer jsonb,
     not_before timestamp with time zone,
+    cancelled boolean DEFAULT false NOT NULL,
     CONSTRAINT plan_steps_kind_check CHECK ((kind = ANY (ARRAY['apply'::text, 'restore'::text, 'before_host'::text, 'after_host'::text]))),
     CONSTRAINT plan_steps_status_check CHECK ((status = ANY (ARRAY['waiting'::text, 'queued'::text, 'running'::text, 'done'::text, 'failed'::text, 'cancelled'::text, 'waiting_for_operator'::text])))
 );

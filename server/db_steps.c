@@ -44,11 +44,14 @@ static const struct hv_stmt insert_steps = {
     2};
 
 /* A running step whose lease ran out goes back (or fails after three
- * losses); an apply step that failed so fails its block's jobs. */
+ * losses); an apply step that failed so fails its block's jobs. An apply
+ * step whose plan was cancelled while it ran (cancelled) ends instead:
+ * its plan applies nothing any more, its restore step is queued. */
 static const struct hv_stmt expire = {
     "steps_expire",
     "WITH lost AS (UPDATE plan_steps SET lease_until = NULL, failures = failures + 1, "
-    " status = CASE WHEN failures + 1 >= 3 THEN 'failed' ELSE 'queued' END, "
+    " status = CASE WHEN cancelled THEN 'cancelled' WHEN failures + 1 >= 3 THEN 'failed' "
+    " ELSE 'queued' END, finished_at = CASE WHEN cancelled THEN now() ELSE finished_at END, "
     " error = 'the host worker was lost during the step (lease expired)' "
     " WHERE status = 'running' AND lease_until < now() RETURNING *) "
     "UPDATE jobs j SET status = 'failed', error = 'configuration ' || "
@@ -68,7 +71,8 @@ static const struct hv_stmt recheck = {
     0};
 
 /* A plan whose current block ended moves to the next block's apply step,
- * or to its restore step after the last block. */
+ * or to its restore step after the last block; an apply step of its left
+ * queued though its plan was cancelled or ended is cancelled. */
 static const struct hv_stmt advance = {
     "steps_advance",
     "WITH due AS (SELECT p.id, p.current_block AS k FROM plans p WHERE " HV_SQL_BLOCK_ENDED
@@ -77,20 +81,24 @@ static const struct hv_stmt advance = {
     " AND s.kind = 'apply' AND s.block = d.k + 1) AS more FROM due d), "
     "moved AS (UPDATE plans p SET current_block = CASE WHEN n.more THEN n.k + 1 END, "
     " block_ready = false, updated_at = now() FROM nxt n WHERE p.id = n.id RETURNING p.id) "
-    "UPDATE plan_steps s SET status = 'queued' FROM nxt n WHERE s.plan_id = n.id "
-    "AND s.status = 'waiting' AND ((n.more AND s.kind = 'apply' AND s.block = n.k + 1) "
-    " OR (NOT n.more AND s.kind = 'restore'))",
+    "UPDATE plan_steps s SET status = CASE WHEN s.status = 'queued' THEN 'cancelled' ELSE 'queued' "
+    " END, finished_at = CASE WHEN s.status = 'queued' THEN now() END "
+    "FROM nxt n JOIN plans p ON p.id = n.id WHERE s.plan_id = n.id "
+    "AND ((s.status = 'waiting' AND ((n.more AND s.kind = 'apply' AND s.block = n.k + 1) "
+    " OR (NOT n.more AND s.kind = 'restore'))) "
+    " OR (s.status = 'queued' AND " HV_SQL_APPLY_DROPPED "))",
     0};
 
 #define STEP_ADMITTED HV_SQL_PLAN_ADMITTED("s.plan_id")
 /* The steps target $1's worker may claim (ordered by the statement: a
  * restore step first, then by plan and block). A fleet plan's child
  * waiting for a slot neither drains nor tunes its host yet; what puts a
- * host back always runs. */
+ * host back always runs; an apply step of a plan cancelled or ended never
+ * does. */
 #define STEP_CLAIMABLE                                                                             \
     " FROM plan_steps s JOIN plans p ON p.id = s.plan_id "                                         \
     " WHERE s.target_name = (SELECT name FROM targets WHERE id = $1) AND s.status = 'queued' "     \
-    " AND (s.hook IS NULL OR s.hook ? 'local') "                                                   \
+    " AND (s.hook IS NULL OR s.hook ? 'local') AND NOT " HV_SQL_APPLY_DROPPED                      \
     " AND (s.kind IN ('after_host', 'restore') OR " STEP_ADMITTED ") "                             \
     " AND (s.kind IN ('before_host', 'after_host') OR (NOT EXISTS (SELECT 1 FROM plans q "         \
     "  WHERE q.host_name = s.target_name AND q.holds_host AND q.id <> s.plan_id) "                 \
@@ -125,7 +133,8 @@ static const struct hv_stmt claim = {
     4};
 
 /* The plan's hold on its host (migrations/046_lifecycle_effects.sql):
- * taken when its apply step is claimed, let go when its restore step ran. */
+ * taken when its apply step is claimed, let go when its restore step ran
+ * (whether before or after a cancel). */
 static const struct hv_stmt hold = {"step_hold", "SELECT hv_plan_hold($1::bigint, true, 'apply')",
                                     1};
 static const struct hv_stmt release_hold = {
@@ -147,8 +156,24 @@ static const struct hv_stmt heartbeat = {
     "RETURNING p.cancelled AND s.kind = 'apply'",
     3};
 
+/* The step's row, locked, and whether it is an apply step that is not to
+ * run any more (HV_SQL_APPLY_DROPPED). */
 static const struct hv_stmt lock_step = {
-    "step_lock", "SELECT status, attempt, kind FROM plan_steps WHERE id = $1 FOR UPDATE", 1};
+    "step_lock",
+    "SELECT s.status, s.attempt, s.kind, " HV_SQL_APPLY_DROPPED
+    " FROM plan_steps s JOIN plans p ON p.id = s.plan_id WHERE s.id = $1 FOR UPDATE OF s",
+    1};
+
+/* An apply step of a cancelled plan answered after the plan's restore
+ * step ended: what it changed must be put back too, so the restore step
+ * is queued again and the plan holds its host again. */
+static const struct hv_stmt restore_again = {
+    "step_restore_again",
+    "WITH r AS (UPDATE plan_steps r SET status = 'queued', finished_at = NULL, lease_until = NULL "
+    " FROM plan_steps a WHERE a.id = $1 AND r.plan_id = a.plan_id AND r.kind = 'restore' "
+    " AND r.status IN ('done', 'failed') RETURNING r.plan_id) "
+    "SELECT hv_plan_hold(plan_id, true, 'applied after its restore') FROM r",
+    1};
 
 static const struct hv_stmt finish = {
     "step_finish",
@@ -219,21 +244,27 @@ static const struct hv_stmt restored = {
     "WHERE t.plan_id = p.id AND t.restored_at IS NULL AND $2",
     2};
 
+/* A plan's cancel (server/db_plan_cancel.c, under the plan's lock): its
+ * apply steps not running end, one running is marked (cancelled: the end
+ * of its lease ends it, its result releases no block); its restore step
+ * is queued when an apply step was ever claimed (the host may hold some
+ * of the plan's changes), else cancelled with it. */
 static const struct hv_stmt cancel_steps = {
     "steps_cancel",
-    "WITH c AS (UPDATE plan_steps SET status = 'cancelled', finished_at = now(), lease_until = "
-    " NULL WHERE plan_id = $1 AND kind = 'apply' AND status IN ('waiting', 'queued', "
-    " 'waiting_for_operator') RETURNING 1), "
+    "WITH c AS (UPDATE plan_steps SET cancelled = true, status = CASE WHEN status = 'running' "
+    " THEN status ELSE 'cancelled' END, finished_at = CASE WHEN status <> 'running' THEN now() "
+    " END, lease_until = CASE WHEN status = 'running' THEN lease_until END "
+    " WHERE plan_id = $1 AND kind = 'apply' AND status IN ('waiting', 'queued', "
+    " 'waiting_for_operator', 'running') RETURNING 1), "
     "w AS (UPDATE plans SET waiting = NULL WHERE id = $1 AND waiting->>'reason' IN "
     " ('waiting_for_operator', 'before_host_hook') RETURNING 1), "
     "h AS (UPDATE plan_steps SET status = 'cancelled', finished_at = now() WHERE plan_id = $1 "
     " AND kind = 'before_host' AND status IN ('waiting', 'queued') RETURNING 1) "
-    "UPDATE plan_steps s SET status = CASE WHEN p.holds_host OR EXISTS (SELECT 1 FROM plan_steps "
-    " a WHERE a.plan_id = s.plan_id AND a.kind = 'apply' AND a.status IN ('running', 'done', "
-    " 'failed')) THEN 'queued' ELSE 'cancelled' END, "
-    "finished_at = CASE WHEN p.holds_host THEN NULL ELSE now() END "
-    "FROM plans p WHERE s.plan_id = $1 AND p.id = s.plan_id AND s.kind = 'restore' "
-    "AND s.status = 'waiting'",
+    "UPDATE plan_steps s SET status = CASE WHEN x.ran THEN 'queued' ELSE 'cancelled' END, "
+    "finished_at = CASE WHEN x.ran THEN NULL ELSE now() END "
+    "FROM plans p CROSS JOIN LATERAL (SELECT p.holds_host OR EXISTS (SELECT 1 FROM plan_steps a "
+    " WHERE a.plan_id = p.id AND a.kind = 'apply' AND a.attempt > 0) AS ran) x "
+    "WHERE s.plan_id = $1 AND p.id = s.plan_id AND s.kind = 'restore' AND s.status = 'waiting'",
     1};
 
 static const struct hv_stmt list = {
@@ -458,6 +489,10 @@ static enum hv_db_status result_txn(struct hv_db *db, void *arg)
     bool restore = strcmp(PQgetvalue(r, 0, 2), "restore") == 0;
     bool before = strcmp(PQgetvalue(r, 0, 2), "before_host") == 0;
     bool hook = before || strcmp(PQgetvalue(r, 0, 2), "after_host") == 0;
+    /* An apply step of a cancelled plan: its result is taken (what it
+     * changed is recorded, the restore step puts it back), nothing more
+     * is applied or released. */
+    bool dropped = PQgetvalue(r, 0, 3)[0] == 't';
     PQclear(r);
     if (current == res->attempt && ended) {
         a->replayed = true;
@@ -465,7 +500,7 @@ static enum hv_db_status result_txn(struct hv_db *db, void *arg)
     }
     if (!running || current != res->attempt)
         return HV_DB_CONFLICT;
-    if (res->waiting != NULL && !restore && !hook) {
+    if (res->waiting != NULL && !restore && !hook && !dropped) {
         char recheck_s[16];
         const char *pw[] = {sid, res->error,
                             hv_db_int(recheck_s, sizeof recheck_s, HV_STEP_OPERATOR_RECHECK_S),
@@ -473,8 +508,9 @@ static enum hv_db_status result_txn(struct hv_db *db, void *arg)
         s = hv_db_exec(db, &wait_operator, pw, NULL);
         return s == HV_DB_NONE ? HV_DB_OK : s;
     }
-    const char *p2[] = {sid, res->ok ? "t" : "f", res->ok ? NULL : res->error, res->settings,
-                        res->answer};
+    /* A dropped apply step does not wait for the operator: it ends. */
+    bool ok = res->ok && !(dropped && res->waiting != NULL);
+    const char *p2[] = {sid, ok ? "t" : "f", ok ? NULL : res->error, res->settings, res->answer};
     s = hv_db_exec(db, &finish, p2, NULL);
     if (s == HV_DB_OK && hook) {
         if (before)
@@ -486,7 +522,9 @@ static enum hv_db_status result_txn(struct hv_db *db, void *arg)
     if ((s == HV_DB_OK || s == HV_DB_NONE) && !restore) {
         const char *pc[] = {sid, res->changes};
         s = hv_db_exec(db, &record_changes, pc, NULL);
-        if (s == HV_DB_OK || s == HV_DB_NONE)
+        if ((s == HV_DB_OK || s == HV_DB_NONE) && dropped)
+            s = hv_db_exec(db, &restore_again, p1, NULL);
+        else if (s == HV_DB_OK || s == HV_DB_NONE)
             s = hv_db_exec(db, res->ok ? &release_block : &fail_block, p1, NULL);
     } else if (s == HV_DB_OK) {
         const char *pr[] = {sid, res->ok ? "t" : "f"};

@@ -31,12 +31,20 @@ enum hv_db_status hv_db_steps_create(struct hv_db *db, const char *plan_id, cons
  *  claims when hv_db_sweeps_due() says a tick is due. */
 enum hv_db_status hv_db_steps_tick(void);
 
+/* Step s (of plan p) is an apply step that is not to run any more: its
+ * plan was cancelled (it was running then: s.cancelled) or ended
+ * (migrations/048_cancel_apply.sql). Never claimed; one left queued is
+ * no open step, the tick's advance cancels it. */
+#define HV_SQL_APPLY_DROPPED                                                                       \
+    "(s.kind = 'apply' AND (s.cancelled OR p.cancelled OR p.state IN ('done', 'failed', "          \
+    "'cancelled')))"
+
 /* Plan p's current block ended: no open job in it, no open step. */
 #define HV_SQL_BLOCK_ENDED                                                                         \
     "p.current_block IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.plan_id = p.id AND " \
     "j.block = p.current_block AND j.status IN ('queued', 'running')) AND NOT EXISTS (SELECT 1 "   \
     "FROM plan_steps s WHERE s.plan_id = p.id AND s.status IN ('queued', 'running', "              \
-    "'waiting_for_operator'))"
+    "'waiting_for_operator') AND NOT (s.status = 'queued' AND " HV_SQL_APPLY_DROPPED "))"
 
 /* The two sweeps' questions as two boolean columns, asked without any
  * lock: whether a running job's lease ran out (its earliest lease is the

@@ -167,11 +167,14 @@ enum hv_db_status hv_db_worker_lookup_many(const char *const *hashes, size_t n,
 /* A host worker that registers (at its start, after it restored its
  * journal: every setting and clone of the plans that held its host is
  * gone) gets the block in progress applied again: the block's jobs stop
- * being claimable and its done apply step is queued for a new attempt. */
+ * being claimable and its done apply step is queued for a new attempt.
+ * A plan cancelled or ended applies nothing again (its restore step runs,
+ * migrations/048_cancel_apply.sql). */
 static const struct hv_stmt reapply = {
     "worker_host_reapply",
     "WITH p AS (UPDATE plans p SET block_ready = false, updated_at = now() "
     " WHERE p.host_name = $1 AND p.holds_host AND p.current_block IS NOT NULL AND p.block_ready "
+    " AND NOT p.cancelled AND p.state NOT IN ('done', 'failed', 'cancelled') "
     " RETURNING p.id, p.current_block) "
     "UPDATE plan_steps s SET status = 'queued', lease_until = NULL FROM p "
     "WHERE s.plan_id = p.id AND s.kind = 'apply' AND s.block = p.current_block "
