@@ -193,8 +193,7 @@ static json_t *effect_json(const struct hv_rctx *c, const struct hv_rcmp *m)
     hv_rset_num(o, "pct", m->r.pct);
     hv_rset_num(o, "lo_pct", m->r.lo_pct);
     hv_rset_num(o, "hi_pct", m->r.hi_pct);
-    json_object_set_new(o, "usable", json_boolean(m->usable));
-    json_object_set_new(o, "interval_note", m->usable ? json_null() : json_string(note));
+    hv_rset_usable(o, m->usable, note);
     return o;
 }
 

@@ -143,8 +143,7 @@ static json_t *compare_cells(struct hv_rctx *c, const struct cells *k, struct hv
     hv_rset_num(o, "hi_pct", m->r.hi_pct);
     hv_rset_num(o, "p", m->r.p);
     hv_rset_num(o, "p_margin", hv_margin_p(&m->r, d->margin_pct));
-    json_object_set_new(o, "usable", json_boolean(m->usable));
-    json_object_set_new(o, "interval_note", m->usable ? json_null() : json_string(note));
+    hv_rset_usable(o, m->usable, note);
     json_object_set_new(o, "more_rounds",
                         decide && !more.beyond_cap ? json_integer((json_int_t)more.rounds)
                         : !m->has_ratio && n < 2   ? json_integer((json_int_t)(2 - n))

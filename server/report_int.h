@@ -94,6 +94,10 @@ json_t *hv_rsummaries(struct hv_rctx *c, json_t **rows);
  *  "lo_clamped","level"}, or null without one. */
 json_t *hv_rinterval_json(const struct hv_summary *s);
 
+/** Sets "usable" and "interval_note" (null when usable, else note) in o:
+ *  every report object whose interval is judged carries the pair so. */
+void hv_rset_usable(json_t *o, bool usable, const char *note);
+
 /** Sets "usable" (whether s's interval is worth printing) and
  *  "interval_note" (null, or the words to print instead of it:
  *  hv_interval_note against ci_pct) in o. */

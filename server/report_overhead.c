@@ -90,8 +90,7 @@ static json_t *ratio_json(const struct hv_rctx *c, const struct base *b, const s
     hv_rset_num(o, "pct", r.pct);
     hv_rset_num(o, "lo_pct", r.lo_pct);
     hv_rset_num(o, "hi_pct", r.hi_pct);
-    json_object_set_new(o, "usable", json_boolean(usable));
-    json_object_set_new(o, "interval_note", usable ? json_null() : json_string(note));
+    hv_rset_usable(o, usable, note);
     return o;
 }
 

@@ -25,19 +25,22 @@ json_t *hv_rinterval_json(const struct hv_summary *s)
     return o;
 }
 
+void hv_rset_usable(json_t *o, bool usable, const char *note)
+{
+    json_object_set_new(o, "usable", json_boolean(usable));
+    json_object_set_new(o, "interval_note", usable ? json_null() : json_string(note));
+}
+
 void hv_rusable_json(json_t *o, const struct hv_summary *s, double ci_pct)
 {
     char note[200];
-    bool usable = hv_interval_note(s, ci_pct, note, sizeof note);
-    json_object_set_new(o, "usable", json_boolean(usable));
-    json_object_set_new(o, "interval_note", usable ? json_null() : json_string(note));
+    hv_rset_usable(o, hv_interval_note(s, ci_pct, note, sizeof note), note);
 }
 
 bool hv_rusable_change(json_t *o, size_t n, double lo_pct, double hi_pct, char *note, size_t len)
 {
     bool usable = hv_contrast_note(n, lo_pct, hi_pct, note, len);
-    json_object_set_new(o, "usable", json_boolean(usable));
-    json_object_set_new(o, "interval_note", usable ? json_null() : json_string(note));
+    hv_rset_usable(o, usable, note);
     return usable;
 }
 
