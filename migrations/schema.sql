@@ -4,7 +4,7 @@
 -- function or trigger changed by several migrations is here as the last
 -- one left it. To change the schema, add a migration, run `make schema`
 -- and commit both (tests/integration/test_schema.sh fails while this file
--- is stale). Schema version 48. Definitions only: the rows of
+-- is stale). Schema version 49. Definitions only: the rows of
 -- hv_schema_migrations, which `hvbench-server migrate` writes, are not here.
 
 --
@@ -142,6 +142,30 @@ BEGIN
     PERFORM history_mark_move(ARRAY(SELECT t.name FROM history_series s
                                       JOIN targets t ON t.id = s.target_id WHERE s.id = sid));
     RETURN NULL;
+END $$;
+
+--
+-- Name: hv_change_restored(text, bigint, text, text, text, timestamp with time zone, text, bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_change_restored(p_target text, p_plan bigint, p_factor text, p_scope text, p_object text, p_at timestamp with time zone, p_how text, p_step bigint) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    leeway constant interval := interval '5 seconds';
+    at timestamptz := CASE WHEN p_at IS NULL OR p_at > now() + leeway THEN now() ELSE p_at END;
+    n integer;
+BEGIN
+    UPDATE target_changes c
+       SET restored_at = greatest(c.changed_at, at),
+           restored_by = CASE WHEN p_how = 'step' THEN p_step END,
+           restored_how = p_how
+     WHERE c.target_name = p_target AND c.plan_id = p_plan AND c.restored_at IS NULL
+       AND (p_factor IS NULL
+            OR (c.factor = p_factor AND c.scope = p_scope AND c.object = p_object
+                AND c.changed_at <= at + leeway));
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
 END $$;
 
 --
@@ -1802,7 +1826,9 @@ CREATE TABLE public.target_changes (
     to_value text,
     changed_at timestamp with time zone DEFAULT now() NOT NULL,
     restored_at timestamp with time zone,
-    restored_by bigint
+    restored_by bigint,
+    restored_how text,
+    CONSTRAINT target_changes_restored_how_check CHECK ((restored_how = ANY (ARRAY['step'::text, 'worker_start'::text, 'restore_command'::text])))
 );
 
 --

@@ -233,15 +233,37 @@ static const struct hv_stmt record_changes = {
     "WHERE s.id = $1 AND s.kind = 'apply' AND c->>'factor' IS NOT NULL",
     2};
 
+/* The changes a restore put back, each as its restorer reported it
+ * ($2: [{"plan_id", "factor", "scope", "object", "at", "how"}]), marked
+ * restored by hv_change_restored (migrations/049_restored_how.sql),
+ * oldest first: those of restore step $4 (its target and plan, how
+ * 'step': $3), or those worker $1 put back itself (its target, each
+ * entry's plan and how; $3 and $4 NULL). Entries that match no open
+ * change mark nothing. The number of changes marked. */
+static const struct hv_stmt restored_each = {
+    "changes_restored_each",
+    "SELECT coalesce(sum(n), 0) FROM (SELECT hv_change_restored(coalesce(s.target_name, "
+    " (SELECT t.name FROM workers w JOIN targets t ON t.id = w.target_id WHERE w.id = $1)), "
+    " coalesce(s.plan_id, (c->>'plan_id')::bigint), c->>'factor', coalesce(c->>'scope', ''), "
+    " coalesce(c->>'object', ''), coalesce((c->>'at')::timestamptz, now()), "
+    " coalesce($3, c->>'how'), s.id) AS n "
+    " FROM jsonb_array_elements(coalesce($2::jsonb, '[]')) WITH ORDINALITY e(c, i) "
+    " LEFT JOIN plan_steps s ON s.id = $4 WHERE c->>'factor' IS NOT NULL "
+    " ORDER BY (c->>'at')::timestamptz NULLS LAST, e.i) x",
+    4};
+
 /* A restore step that ran (even one that failed: its worker keeps what
  * it could not put back in its journal and retries at its next start)
- * ends the plan's hold on the host (release_hold, before this). */
+ * ends the plan's hold on the host (release_hold, before this). One that
+ * succeeded put back everything the plan changed: the changes it did not
+ * report one by one (restored_each, before this) are marked restored now
+ * by it. */
 static const struct hv_stmt restored = {
     "step_restored",
     "WITH p AS (UPDATE plans p SET current_block = NULL, updated_at = now() "
-    " FROM plan_steps s WHERE s.id = $1 AND p.id = s.plan_id RETURNING p.id) "
-    "UPDATE target_changes t SET restored_at = now(), restored_by = $1 FROM p "
-    "WHERE t.plan_id = p.id AND t.restored_at IS NULL AND $2",
+    " FROM plan_steps s WHERE s.id = $1 AND p.id = s.plan_id RETURNING p.id, s.target_name) "
+    "SELECT hv_change_restored(p.target_name, p.id, NULL, NULL, NULL, now(), 'step', $1) "
+    "FROM p WHERE $2",
     2};
 
 /* A plan's cancel (server/db_plan_cancel.c, under the plan's lock): its
@@ -281,7 +303,8 @@ static const struct hv_stmt changes = {
     "target_changes_list",
     "SELECT (SELECT coalesce(json_agg(x ORDER BY x.changed_at DESC, x.id DESC), '[]') FROM "
     "(SELECT c.id, c.plan_id, c.step_id, c.factor, c.scope, c.object, c.from_value AS from, "
-    "c.to_value AS to, c.changed_at, c.restored_at, c.restored_by FROM target_changes c "
+    "c.to_value AS to, c.changed_at, c.restored_at, c.restored_by, c.restored_how "
+    "FROM target_changes c "
     "WHERE c.target_name = t.name ORDER BY c.changed_at DESC, c.id DESC LIMIT $2) x)::text "
     "FROM targets t WHERE t.id = $1",
     2};
@@ -528,7 +551,10 @@ static enum hv_db_status result_txn(struct hv_db *db, void *arg)
             s = hv_db_exec(db, res->ok ? &release_block : &fail_block, p1, NULL);
     } else if (s == HV_DB_OK) {
         const char *pr[] = {sid, res->ok ? "t" : "f"};
+        const char *pe[] = {NULL, res->changes, "step", sid};
         s = hv_db_exec(db, &release_hold, p1, NULL);
+        if (s == HV_DB_OK)
+            s = hv_db_exec(db, &restored_each, pe, NULL);
         if (s == HV_DB_OK)
             s = hv_db_exec(db, &restored, pr, NULL);
     }
@@ -565,4 +591,20 @@ enum hv_db_status hv_db_target_changes(int64_t id, int limit, json_t **out)
     char tid[24], lim[16];
     const char *p[] = {hv_db_int(tid, sizeof tid, id), hv_db_int(lim, sizeof lim, limit)};
     return hv_db_json(&changes, p, out, NULL);
+}
+
+enum hv_db_status hv_db_changes_restored(int64_t worker_id, const char *entries, int64_t *marked)
+{
+    *marked = 0;
+    struct hv_db *db = hv_db_thread();
+    if (db == NULL)
+        return HV_DB_UNAVAILABLE;
+    char wid[24];
+    const char *p[] = {hv_db_int(wid, sizeof wid, worker_id), entries, NULL, NULL};
+    PGresult *r;
+    enum hv_db_status s = hv_db_exec(db, &restored_each, p, &r);
+    if (s == HV_DB_OK)
+        *marked = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return s;
 }

@@ -106,8 +106,9 @@ struct hv_step_result {
  *  waiting_for_operator, sets the plan's waiting (reason
  *  waiting_for_operator, with the commands) and leaves its jobs queued;
  *  hv_db_steps_tick() queues it again after HV_STEP_OPERATOR_RECHECK_S.
- *  A restore step releases the host and marks the plan's
- *  changes restored. HV_DB_CONFLICT when the attempt is not running (a
+ *  A restore step releases the host and marks the changes it reports
+ *  restored (at their times, how 'step'), then, when it succeeded, the
+ *  plan's other open changes (now). HV_DB_CONFLICT when the attempt is not running (a
  *  second report of the same attempt is HV_DB_OK with *replayed set). */
 enum hv_db_status hv_db_step_result(const struct hv_step_result *r, bool *replayed);
 
@@ -118,6 +119,15 @@ enum hv_db_status hv_db_steps_cancel(struct hv_db *db, const char *plan_id);
 
 /** The steps of plan id, in order, as a new JSON array in *out. */
 enum hv_db_status hv_db_plan_steps(int64_t id, json_t **out);
+
+/** Marks restored the changes worker_id's host worker put back itself
+ *  from its journal, at its start or for `hvbench-worker --restore`:
+ *  entries is a JSON array [{"plan_id", "factor", "scope", "object",
+ *  "at", "how"}] (checked by the caller); each entry marks the open
+ *  changes of its plan on the worker's target of that factor, scope and
+ *  object recorded no later than it (hv_change_restored), and one that
+ *  matches none marks nothing. *marked: how many changes were marked. */
+enum hv_db_status hv_db_changes_restored(int64_t worker_id, const char *entries, int64_t *marked);
 
 /** What plans changed on target id, newest first (at most limit), as a
  *  new JSON array in *out. HV_DB_NONE when there is no such target. */

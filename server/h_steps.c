@@ -72,6 +72,24 @@ static const struct hv_jfield change_fields[] = {
     {0},
 };
 
+/* Checks each change of list (at base: "/changes") against fields, whose
+ * "at" (bound to a change_row) must be an ISO 8601 UTC time. */
+static void check_change_list(const json_t *list, const char *base, const struct hv_jfield *fields,
+                              json_t *errors)
+{
+    size_t i;
+    const json_t *c;
+    char path[64];
+    json_array_foreach(list, i, c)
+    {
+        hv_jpath_index(path, sizeof path, base, i);
+        struct change_row change = {NULL};
+        hv_jspec_parse(c, path, fields, &change, errors);
+        if (change.at != NULL && !hv_iso8601_valid(change.at))
+            hv_errors_add(errors, path, "at: must be an ISO 8601 UTC time");
+    }
+}
+
 /* Each change a result reports, once the body's members are checked. */
 static void check_changes(const json_t *doc, const void *dest, json_t *errors)
 {
@@ -81,14 +99,7 @@ static void check_changes(const json_t *doc, const void *dest, json_t *errors)
     size_t i;
     const json_t *c;
     char path[64];
-    json_array_foreach(b->changes, i, c)
-    {
-        hv_jpath_index(path, sizeof path, "/changes", i);
-        struct change_row change = {NULL};
-        hv_jspec_parse(c, path, change_fields, &change, errors);
-        if (change.at != NULL && !hv_iso8601_valid(change.at))
-            hv_errors_add(errors, path, "at: must be an ISO 8601 UTC time");
-    }
+    check_change_list(b->changes, "/changes", change_fields, errors);
     json_array_foreach(b->waiting, i, c)
     {
         hv_jpath_index(path, sizeof path, "/waiting", i);
@@ -180,6 +191,75 @@ void hv_h_step_result(struct hv_request *req)
         hv_reply_json(req, replayed ? 200 : 201,
                       json_pack("{s:I,s:i,s:b}", "step_id", (json_int_t)r.id, "attempt", r.attempt,
                                 "stored", !replayed));
+    }
+    json_decref(doc);
+}
+
+/* POST /api/v1/workers/restored: what a host worker put back itself from
+ * its journal (docs/api.md). */
+struct restored_body {
+    const json_t *restored;
+};
+
+/* The most entries one report holds (a worker sends more in turns). */
+#define RESTORED_MAX 1000
+
+static const struct hv_jfield restored_fields[] = {
+    {.name = "restored",
+     .type = HV_J_ARRAY,
+     .required = true,
+     .max_len = RESTORED_MAX,
+     HV_JTO(struct restored_body, restored)},
+    {0},
+};
+
+static const char *const restored_hows[] = {"worker_start", "restore_command", NULL};
+
+static const struct hv_jfield restored_entry_fields[] = {
+    {.name = "plan_id", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 9e15},
+    {.name = "factor", .type = HV_J_STRING, .required = true, .max_len = 64},
+    {.name = "scope", .type = HV_J_STRING, .max_len = 16},
+    {.name = "object", .type = HV_J_STRING, .max_len = 1024},
+    {.name = "from", .type = HV_J_ANY},
+    {.name = "to", .type = HV_J_ANY},
+    {.name = "at",
+     .type = HV_J_STRING,
+     .required = true,
+     .max_len = 40,
+     HV_JTO(struct change_row, at)},
+    {.name = "how", .type = HV_J_STRING, .required = true, .choices = restored_hows},
+    {0},
+};
+
+/* Each entry of a report, once the body's member is checked. */
+static void check_restored(const json_t *doc, const void *dest, json_t *errors)
+{
+    const struct restored_body *b = dest;
+    check_change_list(b->restored, "/restored", restored_entry_fields, errors);
+}
+
+void hv_h_worker_restored(struct hv_request *req)
+{
+    struct restored_body b = {0};
+    json_t *doc =
+        hv_req_body(req, restored_fields, &b, check_restored, "the request body does not fit");
+    if (doc == NULL)
+        return;
+    char *text = json_dumps(b.restored, JSON_COMPACT);
+    int64_t marked = 0;
+    enum hv_db_status s =
+        text != NULL ? hv_db_changes_restored(req->worker_id, text, &marked) : HV_DB_UNAVAILABLE;
+    free(text);
+    if (s != HV_DB_OK) {
+        hv_reply_db_failure(req, s);
+    } else {
+        hv_info("worker %lld reported %zu restored setting%s: %lld change%s marked",
+                (long long)req->worker_id, json_array_size(b.restored),
+                json_array_size(b.restored) == 1 ? "" : "s", (long long)marked,
+                marked == 1 ? "" : "s");
+        hv_reply_json(req, 200,
+                      json_pack("{s:I,s:I}", "received", (json_int_t)json_array_size(b.restored),
+                                "marked", (json_int_t)marked));
     }
     json_decref(doc);
 }

@@ -54,6 +54,7 @@ void hv_h_step_heartbeat(struct hv_request *req);
 void hv_h_step_result(struct hv_request *req);
 void hv_h_plan_steps(struct hv_request *req);
 void hv_h_target_changes(struct hv_request *req);
+void hv_h_worker_restored(struct hv_request *req);
 /* h_history.c */
 void hv_h_target_history(struct hv_request *req);
 void hv_h_target_facts(struct hv_request *req);

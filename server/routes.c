@@ -52,6 +52,7 @@ static const struct hv_route routes[] = {
     {"POST", "/api/v1/webhooks/{id}/ping", hv_h_webhook_ping, HV_ACCESS_ADMIN},
     {"POST", "/api/v1/workers/register", hv_h_worker_register, HV_ACCESS_WORKER},
     {"POST", "/api/v1/workers/deregister", hv_h_worker_deregister, HV_ACCESS_JOB},
+    {"POST", "/api/v1/workers/restored", hv_h_worker_restored, HV_ACCESS_JOB},
     {"POST", "/api/v1/jobs/claim", hv_h_job_claim, HV_ACCESS_JOB},
     {"POST", "/api/v1/jobs/{id}/ready", hv_h_job_ready, HV_ACCESS_JOB},
     {"POST", "/api/v1/jobs/{id}/heartbeat", hv_h_job_heartbeat, HV_ACCESS_JOB},

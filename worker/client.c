@@ -219,6 +219,18 @@ enum hv_call hv_client_deregister(struct hv_client *c)
     return call;
 }
 
+enum hv_call hv_client_report_restored(struct hv_client *c, const json_t *restored)
+{
+    json_t *body = json_pack("{s:O}", "restored", (json_t *)restored);
+    if (body == NULL) {
+        snprintf(c->last_error, sizeof c->last_error, "cannot build the report: out of memory");
+        return HV_CALL_RETRY;
+    }
+    enum hv_call call = post(c, "/api/v1/workers/restored", body, NULL);
+    json_decref(body);
+    return call;
+}
+
 /* The wait to send: within 0..max_wait. */
 static double clamp_wait(const struct hv_client *c, double wait)
 {

@@ -148,6 +148,11 @@ int hv_client_use_credential(struct hv_client *c, const char *credential);
  *  free for another worker at once. */
 enum hv_call hv_client_deregister(struct hv_client *c);
 
+/** POST /api/v1/workers/restored {"restored": restored}: settings this
+ *  host worker put back itself from its journal (worker/virt/restored.h).
+ *  HV_CALL_OK once the server took them all. */
+enum hv_call hv_client_report_restored(struct hv_client *c, const json_t *restored);
+
 /** POST /api/v1/jobs/claim, a long poll of wait seconds when wait > 0
  *  (at most max_wait; 0 asks without waiting and sends no "wait"). On
  *  HV_CALL_OK fills *job (release it with hv_job_clear()); a 200 answer

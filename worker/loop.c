@@ -8,6 +8,7 @@
 #include "timeutil.h"
 #include "worker/state.h"
 #include "worker/telemetry.h"
+#include "worker/virt/restored.h"
 #include "worker/virt/step.h"
 #include "worker/wake.h"
 
@@ -206,6 +207,13 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
                                    .guest_wait = cfg->guest_wait,
                                    .guest = cfg->kind != NULL && strcmp(cfg->kind, "guest") == 0,
                                    .guest_nic = cfg->nic};
+    /* What the worker put back itself from its journal (at this start, or
+     * an earlier --restore) is reported after registering, before the
+     * first claim, so the server has it before the plan's restore step;
+     * what does not get through is offered again before each claim. */
+    char restored_file[1200];
+    hv_restored_path(restored_file, sizeof restored_file);
+    bool restored_due = false;
     while (!hv_shutdown_requested()) {
         if (!registered) {
             int rc = register_worker(c, cfg, &target_id);
@@ -214,6 +222,7 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
                 break;
             }
             registered = true;
+            restored_due = true;
             if (cfg->libvirt != NULL) {
                 struct hv_telemetry_config tc = {.server = cfg->server,
                                                  .libvirt = cfg->libvirt,
@@ -222,6 +231,8 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
                 hv_telemetry_start(&tc);
             }
         }
+        if (restored_due)
+            restored_due = hv_restored_report(c, restored_file) == 1;
         struct hv_claim claim;
         double t0 = hv_monotonic();
         /* The last upload may have brought the next job already. */

@@ -7,7 +7,9 @@
 #include "worker/facts.h"
 #include "worker/loop.h"
 #include "worker/state.h"
+#include "worker/client.h"
 #include "worker/virt/actuator.h"
+#include "worker/virt/restored.h"
 #include "worker/virt.h"
 #include "worker/virt/step.h"
 #include "worker/wake.h"
@@ -383,13 +385,47 @@ static void state_dir_of(const struct options *o, char *buf, size_t len)
 }
 
 /* Puts back what the journal of a worker (that stopped mid-plan) holds,
- * at its start or for --restore. Returns the number of settings left. */
-static size_t restore_journal(const struct options *o)
+ * at its start or for --restore (how: restored.h), noting what it put
+ * back for the server. Returns the number of settings left. */
+static size_t restore_journal(const struct options *o, const char *how)
 {
-    char dir[1200];
+    char dir[1200], noted[1200];
     hv_step_journal_dir(dir, sizeof dir);
-    struct hv_step_env env = {.root = o->sysfs_root, .libvirt_uri = o->libvirt, .journal_dir = dir};
-    return hv_step_restore_all(&env);
+    hv_restored_path(noted, sizeof noted);
+    struct hv_step_env env = {.root = o->sysfs_root,
+                              .libvirt_uri = o->libvirt,
+                              .journal_dir = dir,
+                              .restored_file = noted};
+    return hv_step_restore_all(&env, how);
+}
+
+/* --restore: reports what was restored (this run's and any earlier not
+ * yet reported) when a server is named and this worker holds a credential
+ * of it; otherwise, or when the server cannot take it, the next
+ * registration does. */
+static void restore_report(const struct options *o)
+{
+    char noted[1200], err[1300], token[80];
+    hv_restored_path(noted, sizeof noted);
+    json_t *list = hv_restored_load(noted, err, sizeof err);
+    size_t n = json_array_size(list);
+    json_decref(list);
+    if (n == 0)
+        return;
+    long long worker_id = 0;
+    if (o->server == NULL || *o->server == '\0' ||
+        hv_state_credential_load(o->server, token, sizeof token, &worker_id) != 0) {
+        hv_info("%zu restored setting%s will be reported to the server at the worker's next "
+                "registration (%s)",
+                n, n == 1 ? "" : "s",
+                o->server == NULL || *o->server == '\0' ? "no --server"
+                                                        : "no worker credential of this server");
+        return;
+    }
+    struct hv_client *c = hv_client_new(o->server, token, 0, NULL);
+    if (c == NULL || hv_restored_report(c, noted) != 0)
+        hv_info("what was not reported now is reported at the worker's next registration");
+    hv_client_free(c);
 }
 
 /* hvbench-worker --restore: restores and exits, 0 when nothing is left. */
@@ -407,7 +443,8 @@ static int restore_only(const struct options *o)
         hv_error("%s (give --state-dir)", err);
         return EXIT_FAILURE;
     }
-    size_t left = restore_journal(o);
+    size_t left = restore_journal(o, HV_RESTORED_RESTORE_COMMAND);
+    restore_report(o);
     if (left > 0) {
         hv_error("%zu setting%s could not be restored; they stay in %s/journal", left,
                  left == 1 ? "" : "s", hv_state_path());
@@ -649,7 +686,7 @@ int main(int argc, char **argv)
         hv_info("starting: server %s, name \"%s\", kind %s, %lld CPUs, claims %s%s", cfg.server,
                 cfg.name, cfg.kind, (long long)json_integer_value(json_object_get(facts, "cpus")),
                 cfg.wait_seconds > 0 ? "long-poll" : "poll", cfg.once ? ", one job" : "");
-        size_t left = restore_journal(&o);
+        size_t left = restore_journal(&o, HV_RESTORED_WORKER_START);
         if (left > 0)
             hv_warn("%zu tuning setting%s of an earlier run could not be restored; they stay in "
                     "%s/journal for the plan's restore step or --restore",

@@ -117,11 +117,12 @@ hv_stop_pid() {
 }
 
 # Start the server on a free port; retried because another test may take
-# the port between the probe and the bind.
+# the port between the probe and the bind. With HV_SERVER_PORT set, on that
+# port (a restart at the URL its workers know).
 hv_start_server() {
     local attempt i out
     for attempt in 1 2 3; do
-        PORT=$(hv_free_port) || hv_die "no free TCP port"
+        PORT=${HV_SERVER_PORT:-$(hv_free_port)} || hv_die "no free TCP port"
         URL=http://127.0.0.1:$PORT
         "$SERVER" serve --db "$DB" --listen "127.0.0.1:$PORT" --web-dir "$HV_ROOT/web" \
             "${HV_SERVER_ARGS[@]}" >>"$HV_TMP/server.log" 2>&1 &

@@ -8,6 +8,7 @@
 #include "tests/unit/check.h"
 #include "worker/virt/actuator.h"
 #include "worker/virt/procpin.h"
+#include "worker/virt/restored.h"
 #include "worker/virt/step.h"
 
 #include <errno.h>
@@ -294,12 +295,35 @@ static void test_tree_crash(void)
     hv_journal_close(j); /* the "crash": nothing restored, nothing in memory */
 
     snprintf(dir, sizeof dir, "%s/journal2", top);
-    struct hv_step_env env = {.root = root, .journal_dir = dir};
-    CHECK(hv_step_restore_all(&env) == 0);
+    char noted[600];
+    snprintf(noted, sizeof noted, "%s/restored2.json", top);
+    struct hv_step_env env = {.root = root, .journal_dir = dir, .restored_file = noted};
+    CHECK(hv_step_restore_all(&env, HV_RESTORED_WORKER_START) == 0);
     CHECK(tree_is_original(root));
     json_t *plans = hv_journal_plans(dir);
     CHECK(json_array_size(plans) == 0);
     json_decref(plans);
+    /* What came back is noted for the server: plan, how, the change. */
+    json_t *got = hv_restored_load(noted, err, sizeof err);
+    CHECK_MSG(got != NULL, "%s", err);
+    CHECK(json_array_size(got) == 4);
+    size_t i;
+    json_t *e;
+    int thp = 0;
+    json_array_foreach(got, i, e)
+    {
+        CHECK(json_integer_value(json_object_get(e, "plan_id")) == 4);
+        CHECK_STR(json_string_value(json_object_get(e, "how")), "worker_start");
+        CHECK(json_is_string(json_object_get(e, "at")));
+        if (strcmp(json_string_value(json_object_get(e, "factor")), "thp") == 0) {
+            thp++;
+            CHECK_STR(json_string_value(json_object_get(e, "from")), "always");
+            CHECK_STR(json_string_value(json_object_get(e, "to")), "madvise");
+            CHECK_STR(json_string_value(json_object_get(e, "scope")), "host");
+        }
+    }
+    CHECK(thp == 1);
+    json_decref(got);
     json_decref(levels);
 }
 

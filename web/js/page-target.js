@@ -71,6 +71,26 @@ function targetHead(t) {
   ];
 }
 
+// Who put a change back, as the server recorded it (restored_how).
+const RESTORED_BY = {
+  step: (c) => 'by step ' + c.restored_by,
+  worker_start: () => 'by the worker at its start',
+  restore_command: () => 'by hvbench-worker --restore',
+};
+
+// "restored at HH:MM:SS by ..." (the full time in the tooltip), or that
+// the change is still in force.
+function restoredCell(c) {
+  if (!c.restored_at) return el('strong', {}, 'still in force');
+  const d = new Date(c.restored_at);
+  const clock = isNaN(d.getTime()) ? c.restored_at
+    : d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+  const by = RESTORED_BY[c.restored_how];
+  return el('span', { class: 'restored' }, 'restored at ',
+    el('time', { datetime: c.restored_at, title: c.restored_at }, clock),
+    by ? ' ' + by(c) : '');
+}
+
 function changesTable(items) {
   if (items.length === 0) return ui.empty('No plan changed a setting on this target.');
   return el('div', { class: 'scroll-x' }, el('table', { id: 'changes-table', class: 'data' },
@@ -80,6 +100,6 @@ function changesTable(items) {
       el('td', {}, ui.timeEl(c.changed_at)), el('td', {}, ui.planLink(c.plan_id)),
       el('td', {}, c.factor + (c.scope ? ' (' + c.scope + ')' : '')), el('td', {}, el('code', {}, c.object || '-')),
       el('td', {}, c.from ?? '-'), el('td', {}, c.to ?? '-'),
-      el('td', {}, c.restored_at ? ui.timeEl(c.restored_at) : el('strong', {}, 'still in force')))))));
+      el('td', {}, restoredCell(c)))))));
 }
 

@@ -7,6 +7,7 @@
 #include "worker/state.h"
 #include "worker/virt/actuator.h"
 #include "worker/virt/clone.h"
+#include "worker/virt/restored.h"
 #include "worker/wake.h"
 
 #include <stdio.h>
@@ -313,7 +314,7 @@ enum hv_step_outcome hv_step_run(struct hv_client *c, const struct hv_step *step
     return out;
 }
 
-size_t hv_step_restore_all(const struct hv_step_env *env)
+size_t hv_step_restore_all(const struct hv_step_env *env, const char *how)
 {
     json_t *plans = hv_journal_plans(env->journal_dir);
     size_t left = 0, i;
@@ -343,6 +344,9 @@ size_t hv_step_restore_all(const struct hv_step_env *env)
         else if (n > 0)
             hv_info("plan %lld: everything restored", plan);
         left += hv_journal_count(j);
+        if (env->restored_file != NULL &&
+            hv_restored_add(env->restored_file, plan, ctx.changes, how, err, sizeof err) != 0)
+            hv_error("plan %lld: the server will not learn what was restored: %s", plan, err);
         json_decref(ctx.changes);
         hv_act_ctx_release(&ctx);
         hv_journal_close(j);

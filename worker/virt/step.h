@@ -19,7 +19,9 @@
  * The journal (journal.h) lives in STATE_DIR/NAME/journal/, so a worker
  * that crashed between an apply and its restore still knows what to put
  * back: hv_step_restore_all() runs at its next start and for
- * `hvbench-worker --restore`. */
+ * `hvbench-worker --restore`, and what it put back is reported to the
+ * server (restored.h) so the plan's record of its changes says when and
+ * how each came back. */
 #ifndef HV_WORKER_VIRT_STEP_H
 #define HV_WORKER_VIRT_STEP_H
 
@@ -42,6 +44,10 @@ struct hv_step_env {
     double guest_wait; /**< seconds a restarted guest's worker gets to register; 0: the default */
     bool guest;        /**< a guest's worker: it sets its own NIC for jobs (guestnic.h) */
     const char *guest_nic; /**< the NIC --nic names, or NULL */
+    /** STATE_DIR/NAME/restored.json (restored.h): where
+     *  hv_step_restore_all() notes what it put back, for the server; NULL:
+     *  not noted. */
+    const char *restored_file;
 };
 
 /** How long an apply step waits for the worker of a guest it restarted (or
@@ -72,8 +78,10 @@ enum hv_step_outcome hv_step_run(struct hv_client *c, const struct hv_step *step
                                  const struct hv_step_env *env);
 
 /** Restores every plan journal in env->journal_dir, logging what it puts
- *  back. Returns the number of entries left (0: nothing is left to
- *  restore). */
-size_t hv_step_restore_all(const struct hv_step_env *env);
+ *  back and noting each change in env->restored_file as put back how
+ *  (HV_RESTORED_WORKER_START or HV_RESTORED_RESTORE_COMMAND), to be
+ *  reported (restored.h). Returns the number of entries left (0: nothing
+ *  is left to restore). */
+size_t hv_step_restore_all(const struct hv_step_env *env, const char *how);
 
 #endif
