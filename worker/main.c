@@ -28,6 +28,7 @@
 static const char usage_text[] =
     "Usage: hvbench-worker --server URL --token TOKEN [options]\n"
     "       hvbench-worker --restore [--name NAME] [--libvirt URI] [--state-dir DIR]\n"
+    "                      [--server URL]\n"
     "\n"
     "Registers this machine with an hvbench server, then claims and runs its\n"
     "benchmark jobs and uploads the results. On a host it also applies the\n"
@@ -68,7 +69,9 @@ static const char usage_text[] =
     "  --restore         put back every tuning setting the journal holds (left by a\n"
     "                    worker that stopped mid-plan), then exit: 0 when nothing\n"
     "                    is left; needs no server (a normal start does this too,\n"
-    "                    before its first claim)\n"
+    "                    before its first claim). What it put back is reported to\n"
+    "                    --server when the state folder holds a credential of it,\n"
+    "                    else at the next start\n"
     "  --guest-wait SECONDS  on a host, how long an apply step that restarted a\n"
     "                    guest waits for its worker to register again before it\n"
     "                    fails (default 300, 1..86400)\n"
