@@ -111,7 +111,11 @@ static int add_target(struct cli_table *t, const json_t *item)
 {
     const json_t *jid = json_object_get(item, "id");
     const char *seen = json_string_value(json_object_get(item, "last_seen"));
-    char id[32], last[64], benches[512];
+    char id[32], when[64], last[80], benches[512];
+    /* A target whose worker the server has not seen for a lease (stale) says so. */
+    if (seen != NULL)
+        snprintf(last, sizeof last, "%s%s", cli_fmt_time(when, sizeof when, seen),
+                 json_is_true(json_object_get(item, "stale")) ? " (stale)" : "");
     snprintf(id, sizeof id, "%lld",
              json_is_integer(jid) ? (long long)json_integer_value(jid) : 0LL);
     char *labels = labels_text(json_object_get(item, "labels"));
@@ -122,7 +126,7 @@ static int add_target(struct cli_table *t, const json_t *item)
         json_string_value(json_object_get(item, "fingerprint")),
         labels != NULL && labels[0] != '\0' ? labels : "-",
         benchmarks_text(benches, sizeof benches, json_object_get(item, "benchmarks")),
-        seen != NULL ? cli_fmt_time(last, sizeof last, seen) : NULL,
+        seen != NULL ? last : NULL,
     };
     int added = labels != NULL ? cli_table_add(t, cells) : -1;
     free(labels);

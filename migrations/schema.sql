@@ -4,7 +4,7 @@
 -- function or trigger changed by several migrations is here as the last
 -- one left it. To change the schema, add a migration, run `make schema`
 -- and commit both (tests/integration/test_schema.sh fails while this file
--- is stale). Schema version 49. Definitions only: the rows of
+-- is stale). Schema version 50. Definitions only: the rows of
 -- hv_schema_migrations, which `hvbench-server migrate` writes, are not here.
 
 --
@@ -1048,6 +1048,138 @@ CREATE FUNCTION public.hv_webhook_plan(pid bigint) RETURNS jsonb
 $$;
 
 --
+-- Name: hv_worker_found(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_worker_found(tid bigint) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    l worker_losses%ROWTYPE;
+BEGIN
+    UPDATE worker_losses SET found_at = now() WHERE target_id = tid AND found_at IS NULL
+    RETURNING * INTO l;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    UPDATE plans p SET updated_at = CASE WHEN p.state IN ('queued', 'running') THEN now()
+                                         ELSE p.updated_at END, waiting = (
+               SELECT hv_worker_loss_waiting(o) FROM worker_losses o
+                WHERE o.found_at IS NULL AND p.id = ANY (o.plan_ids)
+                ORDER BY o.lost_at DESC, o.id DESC LIMIT 1)
+     WHERE p.id = ANY (l.plan_ids) AND p.waiting->>'reason' = 'worker_lost'
+       AND p.waiting->>'target' = (SELECT name FROM targets WHERE id = tid);
+    RETURN true;
+END $$;
+
+--
+-- Name: worker_losses; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.worker_losses (
+    id bigint NOT NULL,
+    target_id bigint NOT NULL,
+    worker_id bigint NOT NULL,
+    last_seen timestamp with time zone NOT NULL,
+    plan_ids bigint[] NOT NULL,
+    detail text NOT NULL,
+    lost_at timestamp with time zone DEFAULT now() NOT NULL,
+    found_at timestamp with time zone
+);
+
+--
+-- Name: hv_worker_loss_waiting(public.worker_losses); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_worker_loss_waiting(l public.worker_losses) RETURNS jsonb
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT jsonb_build_object('reason', 'worker_lost', 'since', l.lost_at, 'detail', l.detail,
+                              'target', t.name, 'last_seen', l.last_seen)
+      FROM targets t WHERE t.id = l.target_id
+$$;
+
+--
+-- Name: hv_worker_lost(bigint, bigint[], integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_worker_lost(wid bigint, pids bigint[], window_s integer) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    w record;
+    l worker_losses%ROWTYPE;
+    opened boolean := false;
+BEGIN
+    SELECT x.target_id, x.last_seen INTO w FROM workers x
+     WHERE x.id = wid AND x.ended_at IS NULL;
+    IF NOT FOUND OR NOT hv_worker_stale(w.last_seen, window_s) THEN
+        RETURN false;
+    END IF;
+    PERFORM 1 FROM targets WHERE id = w.target_id FOR UPDATE;
+    SELECT * INTO l FROM worker_losses WHERE target_id = w.target_id AND found_at IS NULL;
+    IF NOT FOUND THEN
+        INSERT INTO worker_losses (target_id, worker_id, last_seen, plan_ids, detail)
+        VALUES (w.target_id, wid, w.last_seen, '{}', '') RETURNING * INTO l;
+        opened := true;
+    END IF;
+    l.plan_ids := ARRAY(SELECT DISTINCT u FROM unnest(l.plan_ids || pids || ARRAY(
+                            SELECT p.id FROM plans p JOIN targets t ON t.name = p.host_name
+                             WHERE t.id = w.target_id AND p.holds_host)) u
+                         WHERE u IS NOT NULL ORDER BY u);
+    l.detail := hv_worker_lost_detail((SELECT name FROM targets WHERE id = w.target_id),
+                                      l.last_seen, l.plan_ids);
+    UPDATE worker_losses SET plan_ids = l.plan_ids, detail = l.detail WHERE id = l.id;
+    UPDATE plans SET waiting = hv_worker_loss_waiting(l), updated_at = now()
+     WHERE id = ANY (l.plan_ids) AND state IN ('queued', 'running')
+       AND (waiting IS NULL OR waiting->>'reason' = 'worker_lost');
+    IF opened THEN
+        INSERT INTO webhook_deliveries (webhook_id, event, payload)
+        SELECT h.id, 'worker.lost', jsonb_build_object('event', 'worker.lost', 'at', now(),
+               'target', t.name, 'target_id', t.id, 'worker_id', wid, 'last_seen', l.last_seen,
+               'plan_ids', to_jsonb(l.plan_ids), 'detail', l.detail)
+          FROM webhooks h, targets t
+         WHERE t.id = w.target_id AND h.deleted_at IS NULL AND 'worker.lost' = ANY (h.events);
+        IF FOUND THEN
+            PERFORM pg_notify('hv_webhooks', '');
+        END IF;
+    END IF;
+    RETURN opened;
+END $$;
+
+--
+-- Name: hv_worker_lost_detail(text, timestamp with time zone, bigint[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_worker_lost_detail(tname text, seen timestamp with time zone, pids bigint[]) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT tname || '''s worker last seen ' || to_char(seen AT TIME ZONE 'UTC', 'HH24:MI:SS')
+           || ' UTC' || coalesce('; its host may still carry '
+           || string_agg('plan ' || x.plan_id || '''s settings (' || x.settings || ')', ' and '
+                         ORDER BY x.plan_id)
+           || ' until the worker restarts or runs --restore', '')
+      FROM (SELECT c.plan_id, string_agg(DISTINCT c.factor || '=' || coalesce(c.to_value, ''),
+                                         ', ' ORDER BY c.factor || '=' || coalesce(c.to_value, ''))
+                              AS settings
+              FROM (SELECT DISTINCT ON (plan_id, factor, object) plan_id, factor, to_value
+                      FROM target_changes
+                     WHERE target_name = tname AND plan_id = ANY (pids) AND restored_at IS NULL
+                     ORDER BY plan_id, factor, object, changed_at DESC, id DESC) c
+             GROUP BY c.plan_id) x
+$$;
+
+--
+-- Name: hv_worker_stale(timestamp with time zone, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_worker_stale(last_seen timestamp with time zone, window_s integer) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT last_seen < now() - make_interval(secs => window_s)
+$$;
+
+--
 -- Name: sample_series_added(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -2016,6 +2148,23 @@ CREATE SEQUENCE public.webhooks_id_seq
 ALTER SEQUENCE public.webhooks_id_seq OWNED BY public.webhooks.id;
 
 --
+-- Name: worker_losses_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.worker_losses_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: worker_losses_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.worker_losses_id_seq OWNED BY public.worker_losses.id;
+
+--
 -- Name: workers; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2143,6 +2292,12 @@ ALTER TABLE ONLY public.webhook_deliveries ALTER COLUMN id SET DEFAULT nextval('
 --
 
 ALTER TABLE ONLY public.webhooks ALTER COLUMN id SET DEFAULT nextval('public.webhooks_id_seq'::regclass);
+
+--
+-- Name: worker_losses id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.worker_losses ALTER COLUMN id SET DEFAULT nextval('public.worker_losses_id_seq'::regclass);
 
 --
 -- Name: workers id; Type: DEFAULT; Schema: public; Owner: -
@@ -2410,6 +2565,13 @@ ALTER TABLE ONLY public.webhooks
     ADD CONSTRAINT webhooks_pkey PRIMARY KEY (id);
 
 --
+-- Name: worker_losses worker_losses_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.worker_losses
+    ADD CONSTRAINT worker_losses_pkey PRIMARY KEY (id);
+
+--
 -- Name: workers workers_hash_key; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2602,6 +2764,12 @@ CREATE INDEX webhook_deliveries_due_idx ON public.webhook_deliveries USING btree
 --
 
 CREATE INDEX webhook_deliveries_hook_idx ON public.webhook_deliveries USING btree (webhook_id, id DESC);
+
+--
+-- Name: worker_losses_open; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX worker_losses_open ON public.worker_losses USING btree (target_id) WHERE (found_at IS NULL);
 
 --
 -- Name: workers_live_idx; Type: INDEX; Schema: public; Owner: -
@@ -3003,6 +3171,13 @@ ALTER TABLE ONLY public.webhook_deliveries
 
 ALTER TABLE ONLY public.webhooks
     ADD CONSTRAINT webhooks_token_id_fkey FOREIGN KEY (token_id) REFERENCES public.tokens(id);
+
+--
+-- Name: worker_losses worker_losses_target_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.worker_losses
+    ADD CONSTRAINT worker_losses_target_id_fkey FOREIGN KEY (target_id) REFERENCES public.targets(id) ON DELETE CASCADE;
 
 --
 -- Name: workers workers_target_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -65,7 +65,7 @@ static void claim_many(struct hv_request **in, size_t m)
     if (hv_db_job_claim_many(e, m, hv_cfg.lease_seconds, &leases_due, &tick_due) != HV_DB_OK)
         hv_warn("the claims of %zu workers in one statement failed; each claims alone", m);
     else if (leases_due || tick_due)
-        (void)hv_db_sweeps_run(leases_due, tick_due);
+        (void)hv_db_sweeps_run(leases_due, tick_due, hv_cfg.lease_seconds);
     for (size_t i = 0; i < m; i++) {
         if ((leases_due || tick_due) && e[i].outcome == HV_CLAIM_NONE)
             e[i].outcome = HV_CLAIM_SINGLE;

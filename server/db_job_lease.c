@@ -13,7 +13,9 @@
 /* Lost workers: a running job whose lease ran out goes back to the queue
  * (or fails after max_failures). The other running members of its group
  * go back too, without a failure, and the group starts over; when the lost
- * member failed for good, so do they. */
+ * member failed for good, so do they. The worker that held each lapsed
+ * attempt is lost when it is stale too (hv_worker_lost, migrations/050,
+ * with the lease $1 as the window): its plans wait for it. */
 static const struct hv_stmt expire = {
     "leases_expire",
     "WITH expired AS ("
@@ -21,7 +23,11 @@ static const struct hv_stmt expire = {
     " lapsed_attempt = attempt, "
     " status = CASE WHEN failures + 1 >= max_failures THEN 'failed' ELSE 'queued' END, "
     " error = 'lease expired on attempt ' || attempt || ' (worker lost or too slow)' "
-    " WHERE status = 'running' AND lease_until < now() RETURNING id, group_id, status), "
+    " WHERE status = 'running' AND lease_until < now() "
+    " RETURNING id, group_id, status, plan_id, lapsed_attempt), "
+    "lost AS (SELECT hv_worker_lost(c.worker_id, array_agg(DISTINCT e.plan_id), $1::int) "
+    " FROM expired e JOIN job_claims c ON c.job_id = e.id AND c.attempt = e.lapsed_attempt "
+    " GROUP BY c.worker_id), "
     "groups AS ("
     " UPDATE job_groups g SET start_at = NULL, aborts = aborts + 1 "
     " WHERE g.id IN (SELECT group_id FROM expired WHERE group_id IS NOT NULL) "
@@ -33,8 +39,9 @@ static const struct hv_stmt expire = {
     " error = 'group aborted: a member''s lease expired' "
     " FROM groups WHERE j.group_id = groups.id AND j.status IN ('running', 'queued') "
     " AND j.id NOT IN (SELECT id FROM expired) RETURNING j.id) "
-    "SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM peers)",
-    0};
+    "SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM peers), "
+    "(SELECT count(*) FROM lost)",
+    1};
 
 /* A cancelled job answers with cancel = true instead of a conflict, so
  * its worker stops the engine rather than treating it as a lost lease. */
@@ -97,36 +104,38 @@ static const struct hv_stmt ready_start = {
     "pg_notify('hv_group', id::text)",
     2};
 
-enum hv_db_status hv_db_sweeps_run(bool leases_due, bool tick_due)
+enum hv_db_status hv_db_sweeps_run(bool leases_due, bool tick_due, int lease_s)
 {
     long expired = 0;
-    enum hv_db_status s = leases_due ? hv_db_leases_expire(&expired) : HV_DB_OK;
+    enum hv_db_status s = leases_due ? hv_db_leases_expire(lease_s, &expired) : HV_DB_OK;
     if (expired > 0)
         hv_info("%ld job%s back in the queue after an expired lease", expired,
                 expired == 1 ? "" : "s");
     if (s == HV_DB_OK && tick_due)
-        s = hv_db_steps_tick();
+        s = hv_db_steps_tick(lease_s);
     return s;
 }
 
-enum hv_db_status hv_db_claim_sweeps(int64_t target_id, bool *steps)
+enum hv_db_status hv_db_claim_sweeps(int64_t target_id, int lease_s, bool *steps)
 {
     bool leases_due, tick_due, steps_queued;
     enum hv_db_status s = hv_db_sweeps_due(target_id, &leases_due, &tick_due, &steps_queued);
     if (s == HV_DB_OK)
-        s = hv_db_sweeps_run(leases_due, tick_due);
+        s = hv_db_sweeps_run(leases_due, tick_due, lease_s);
     *steps = steps_queued || tick_due;
     return s;
 }
 
-enum hv_db_status hv_db_leases_expire(long *n)
+enum hv_db_status hv_db_leases_expire(int lease_s, long *n)
 {
     *n = 0;
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
+    char lease[16];
+    const char *params[] = {hv_db_int(lease, sizeof lease, lease_s)};
     PGresult *r;
-    enum hv_db_status s = hv_db_exec(db, &expire, NULL, &r);
+    enum hv_db_status s = hv_db_exec(db, &expire, params, &r);
     *n = s == HV_DB_OK ? atol(PQgetvalue(r, 0, 0)) : 0;
     PQclear(r);
     return s == HV_DB_NONE ? HV_DB_OK : s;

@@ -11,20 +11,22 @@
 #include <stdint.h>
 
 /** Puts running jobs whose lease expired back in the queue (or fails them
- *  after max_failures) and returns how many changed in *n. Run when
+ *  after max_failures) and returns how many changed in *n. A worker that
+ *  held one and was not seen for lease_s seconds (the server's lease) is
+ *  lost: its plans wait for it (migrations/050, hv_worker_lost). Run when
  *  hv_db_sweeps_due() (db_steps.h) says a lease ran out. */
-enum hv_db_status hv_db_leases_expire(long *n);
+enum hv_db_status hv_db_leases_expire(int lease_s, long *n);
 
 /** Runs the sweeps that are due (db_steps.h): expires leases when
  *  leases_due (logging the jobs whose lease ran out), ticks the steps when
- *  tick_due. */
-enum hv_db_status hv_db_sweeps_run(bool leases_due, bool tick_due);
+ *  tick_due; lease_s is the server's lease (hv_db_leases_expire()). */
+enum hv_db_status hv_db_sweeps_run(bool leases_due, bool tick_due, int lease_s);
 
 /** Runs what a claim of target_id does before it looks (db_steps.h): the
  *  sweeps hv_db_sweeps_due() says are due, logging the jobs whose lease
  *  ran out. *steps says whether the claim should look for a step first
  *  (the target has one queued, or the tick may have queued one). */
-enum hv_db_status hv_db_claim_sweeps(int64_t target_id, bool *steps);
+enum hv_db_status hv_db_claim_sweeps(int64_t target_id, int lease_s, bool *steps);
 
 /** Claims the next queued job of target_id for worker_id (recorded in
  *  job_claims: only that worker may touch the attempt), leasing it for

@@ -46,20 +46,25 @@ static const struct hv_stmt insert_steps = {
 /* A running step whose lease ran out goes back (or fails after three
  * losses); an apply step that failed so fails its block's jobs. An apply
  * step whose plan was cancelled while it ran (cancelled) ends instead:
- * its plan applies nothing any more, its restore step is queued. */
+ * its plan applies nothing any more, its restore step is queued. The
+ * worker that held a lapsed step is lost when it is stale too
+ * (hv_worker_lost, migrations/050, with the lease $1 as the window). */
 static const struct hv_stmt expire = {
     "steps_expire",
     "WITH lost AS (UPDATE plan_steps SET lease_until = NULL, failures = failures + 1, "
     " status = CASE WHEN cancelled THEN 'cancelled' WHEN failures + 1 >= 3 THEN 'failed' "
     " ELSE 'queued' END, finished_at = CASE WHEN cancelled THEN now() ELSE finished_at END, "
     " error = 'the host worker was lost during the step (lease expired)' "
-    " WHERE status = 'running' AND lease_until < now() RETURNING *) "
-    "UPDATE jobs j SET status = 'failed', error = 'configuration ' || "
+    " WHERE status = 'running' AND lease_until < now() RETURNING *), "
+    "failed AS (UPDATE jobs j SET status = 'failed', error = 'configuration ' || "
     " c.name || ' could not be applied on ' || l.target_name || ': ' || l.error "
-    "FROM lost l JOIN configurations c ON c.id = l.config_id "
-    "WHERE l.status = 'failed' AND l.kind = 'apply' AND j.plan_id = l.plan_id "
-    "AND j.block = l.block AND j.status = 'queued'",
-    0};
+    " FROM lost l JOIN configurations c ON c.id = l.config_id "
+    " WHERE l.status = 'failed' AND l.kind = 'apply' AND j.plan_id = l.plan_id "
+    " AND j.block = l.block AND j.status = 'queued' RETURNING 1), "
+    "gone AS (SELECT hv_worker_lost(worker_id, array_agg(DISTINCT plan_id), $1::int) FROM lost "
+    " WHERE worker_id IS NOT NULL GROUP BY worker_id) "
+    "SELECT (SELECT count(*) FROM lost), (SELECT count(*) FROM gone)",
+    1};
 
 /* An apply step waiting for the operator goes back to its host worker
  * once its time came (lease_until holds when), to read the module
@@ -348,11 +353,11 @@ static const struct hv_stmt sweeps_due = {
 
 static enum hv_db_status tick_txn(struct hv_db *db, void *arg)
 {
-    (void)arg;
+    const char *const *lease = arg;
     enum hv_db_status s = hv_db_exec(db, &tick_lock, NULL, NULL);
     if (s != HV_DB_OK)
         return s;
-    s = hv_db_exec(db, &expire, NULL, NULL);
+    s = hv_db_exec(db, &expire, lease, NULL);
     if (s == HV_DB_OK || s == HV_DB_NONE)
         s = hv_db_exec(db, &recheck, NULL, NULL);
     if (s == HV_DB_OK || s == HV_DB_NONE)
@@ -360,12 +365,14 @@ static enum hv_db_status tick_txn(struct hv_db *db, void *arg)
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 
-enum hv_db_status hv_db_steps_tick(void)
+enum hv_db_status hv_db_steps_tick(int lease_s)
 {
     struct hv_db *db = hv_db_thread();
     if (db == NULL)
         return HV_DB_UNAVAILABLE;
-    return hv_db_txn(db, tick_txn, NULL);
+    char lease[16];
+    const char *params[] = {hv_db_int(lease, sizeof lease, lease_s)};
+    return hv_db_txn(db, tick_txn, (void *)params);
 }
 
 enum hv_db_status hv_db_sweeps_due(int64_t target_id, bool *leases, bool *tick, bool *steps)

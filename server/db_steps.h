@@ -25,11 +25,13 @@
 enum hv_db_status hv_db_steps_create(struct hv_db *db, const char *plan_id, const char *host,
                                      const char *seed, bool randomized);
 
-/** Moves tuning plans on: expires step leases, fails the jobs of a block
- *  whose apply step failed, and queues the next block's apply step (or
- *  the restore step) of every plan whose current block ended. Run before
- *  claims when hv_db_sweeps_due() says a tick is due. */
-enum hv_db_status hv_db_steps_tick(void);
+/** Moves tuning plans on: expires step leases (a worker that held one and
+ *  was not seen for lease_s seconds, the server's lease, is lost:
+ *  migrations/050, hv_worker_lost), fails the jobs of a block whose apply
+ *  step failed, and queues the next block's apply step (or the restore
+ *  step) of every plan whose current block ended. Run before claims when
+ *  hv_db_sweeps_due() says a tick is due. */
+enum hv_db_status hv_db_steps_tick(int lease_s);
 
 /* Step s (of plan p) is an apply step that is not to run any more: its
  * plan was cancelled (it was running then: s.cancelled) or ended

@@ -3,15 +3,17 @@
 
 #include <stdlib.h>
 
-/* $7 names a guest's host. */
+/* $7 names a guest's host. A registration sees the target's worker: its
+ * loss, if it was lost, ends (hv_worker_found, migrations/050). */
 static const struct hv_stmt upsert = {
     "target_upsert",
-    "INSERT INTO targets (name, kind, facts, fingerprint, dmi_uuid, labels, host_id) "
-    "VALUES ($1, $2, $3::jsonb, $4, $5, coalesce($6::jsonb, '{}'), "
-    "(SELECT h.id FROM targets h WHERE h.name = $7 AND h.kind = 'host')) "
-    "ON CONFLICT (name) DO UPDATE SET kind = EXCLUDED.kind, facts = EXCLUDED.facts, "
-    "fingerprint = EXCLUDED.fingerprint, dmi_uuid = EXCLUDED.dmi_uuid, "
-    "labels = EXCLUDED.labels, host_id = EXCLUDED.host_id, last_seen = now() RETURNING id",
+    "WITH u AS (INSERT INTO targets (name, kind, facts, fingerprint, dmi_uuid, labels, host_id) "
+    " VALUES ($1, $2, $3::jsonb, $4, $5, coalesce($6::jsonb, '{}'), "
+    " (SELECT h.id FROM targets h WHERE h.name = $7 AND h.kind = 'host')) "
+    " ON CONFLICT (name) DO UPDATE SET kind = EXCLUDED.kind, facts = EXCLUDED.facts, "
+    " fingerprint = EXCLUDED.fingerprint, dmi_uuid = EXCLUDED.dmi_uuid, "
+    " labels = EXCLUDED.labels, host_id = EXCLUDED.host_id, last_seen = now() RETURNING id) "
+    "SELECT u.id, hv_worker_found(u.id) FROM u",
     7};
 
 /* A new version of the target's facts when they (without the libvirt
@@ -32,35 +34,40 @@ static const struct hv_stmt facts_version = {
     3};
 
 /* The site benchmarks are shown with every target (not only with its
- * facts), so a plan's author sees in the list which names each offers. */
-#define TARGET_JSON                                                                                \
+ * facts), so a plan's author sees in the list which names each offers.
+ * A target is TARGET_JSON_HEAD "$N" TARGET_JSON_TAIL: stale
+ * (hv_worker_stale, migrations/050) takes the statement's parameter $N,
+ * the server's lease in seconds. */
+#define TARGET_JSON_HEAD                                                                           \
     "json_build_object('id', t.id, 'name', t.name, 'kind', t.kind, 'fingerprint', "                \
     "t.fingerprint, 'dmi_uuid', t.dmi_uuid, 'labels', t.labels || t.admin_labels, "                \
     "'worker_labels', t.labels, 'admin_labels', t.admin_labels, 'benchmarks', "                    \
     "coalesce(t.facts->'benchmarks', '[]'), 'registered_at', t.registered_at, 'last_seen', "       \
-    "t.last_seen, 'host', (SELECT h.name FROM targets h WHERE h.id = t.host_id), 'short_name', "   \
+    "t.last_seen, 'stale', hv_worker_stale(t.last_seen, "
+#define TARGET_JSON_TAIL                                                                           \
+    "::int), 'host', (SELECT h.name FROM targets h WHERE h.id = t.host_id), 'short_name', "        \
     "t.short_name)"
 
 static const struct hv_stmt list = {
     "target_list",
-    "SELECT coalesce(json_agg(" TARGET_JSON " ORDER BY t.name), '[]')::text FROM targets t "
-    "WHERE ($1::text IS NULL OR t.kind = $1) "
+    "SELECT coalesce(json_agg(" TARGET_JSON_HEAD "$4" TARGET_JSON_TAIL " ORDER BY t.name), "
+    "'[]')::text FROM targets t WHERE ($1::text IS NULL OR t.kind = $1) "
     "AND ($2::jsonb IS NULL OR (t.labels || t.admin_labels) @> $2::jsonb) "
     "AND ($3::text IS NULL OR t.host_id = (SELECT h.id FROM targets h WHERE h.name = $3 "
     " AND h.kind = 'host'))",
-    3};
+    4};
 
 /* A guest is linked to its domain by the DMI product UUID its worker
  * reads, which KVM sets to the libvirt domain UUID a host worker lists. */
 static const struct hv_stmt get = {
     "target_get",
-    "SELECT (" TARGET_JSON "::jsonb || jsonb_build_object('facts', t.facts, 'domain', "
-    "(SELECT jsonb_build_object('host', h.name, 'name', d->>'name', 'uuid', d->>'uuid') "
-    " FROM targets h, jsonb_array_elements(coalesce(h.facts->'libvirt'->'domains', '[]')) d "
-    " WHERE t.dmi_uuid IS NOT NULL AND h.id <> t.id AND lower(d->>'uuid') = lower(t.dmi_uuid) "
-    " ORDER BY h.last_seen DESC LIMIT 1)))::text "
+    "SELECT (" TARGET_JSON_HEAD "$2" TARGET_JSON_TAIL "::jsonb || jsonb_build_object('facts', "
+    "t.facts, 'domain', (SELECT jsonb_build_object('host', h.name, 'name', d->>'name', 'uuid', "
+    "d->>'uuid') FROM targets h, jsonb_array_elements(coalesce(h.facts->'libvirt'->'domains', "
+    "'[]')) d WHERE t.dmi_uuid IS NOT NULL AND h.id <> t.id "
+    "AND lower(d->>'uuid') = lower(t.dmi_uuid) ORDER BY h.last_seen DESC LIMIT 1)))::text "
     "FROM targets t WHERE t.id = $1",
-    1};
+    2};
 
 /* With $3, a host's name: only its own guests and those of no known
  * host. */
@@ -83,9 +90,9 @@ static const struct hv_stmt guest_refs = {
  * shows it. */
 static const struct hv_stmt set_admin_labels = {
     "target_set_admin_labels",
-    "UPDATE targets AS t SET admin_labels = $2::jsonb WHERE t.id = $1 RETURNING " TARGET_JSON
-    "::text",
-    2};
+    "UPDATE targets AS t SET admin_labels = $2::jsonb WHERE t.id = $1 "
+    "RETURNING " TARGET_JSON_HEAD "$3" TARGET_JSON_TAIL "::text",
+    3};
 
 /* A target declares a site benchmark when an element of its
  * facts.benchmarks carries both the name and the kind ($1, $2). */
@@ -162,21 +169,23 @@ enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const 
 }
 
 enum hv_db_status hv_db_target_list(const char *kind, const json_t *selector, const char *host,
-                                    json_t **out)
+                                    int stale_s, json_t **out)
 {
     char *sel = selector != NULL ? json_dumps(selector, JSON_COMPACT) : NULL;
     if (selector != NULL && sel == NULL)
         return HV_DB_ERROR;
-    const char *params[] = {kind, sel, host};
+    char window[16];
+    const char *params[] = {kind, sel, host, hv_db_int(window, sizeof window, stale_s)};
     enum hv_db_status s = hv_db_json(&list, params, out, NULL);
     free(sel);
     return s;
 }
 
-enum hv_db_status hv_db_target_get(int64_t id, json_t **out)
+enum hv_db_status hv_db_target_get(int64_t id, int stale_s, json_t **out)
 {
-    char idtxt[24];
-    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
+    char idtxt[24], window[16];
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id),
+                            hv_db_int(window, sizeof window, stale_s)};
     return hv_db_json(&get, params, out, NULL);
 }
 
@@ -216,13 +225,15 @@ enum hv_db_status hv_db_guest_refs(const char *host, const json_t *names, bool f
     return s;
 }
 
-enum hv_db_status hv_db_target_set_labels(int64_t id, const json_t *labels, json_t **out)
+enum hv_db_status hv_db_target_set_labels(int64_t id, const json_t *labels, int stale_s,
+                                          json_t **out)
 {
     char *text = json_dumps(labels, JSON_COMPACT);
     if (text == NULL)
         return HV_DB_ERROR;
-    char buf[24];
-    const char *params[] = {hv_db_int(buf, sizeof buf, id), text};
+    char buf[24], window[16];
+    const char *params[] = {hv_db_int(buf, sizeof buf, id), text,
+                            hv_db_int(window, sizeof window, stale_s)};
     enum hv_db_status s = hv_db_json(&set_admin_labels, params, out, NULL);
     free(text);
     return s;

@@ -22,13 +22,15 @@ enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const 
 
 /** Targets, ordered by name, as a new JSON array in *out; kind, the label
  *  selector (lib/selector.h, a JSON object) and host (a host's name: its
- *  guests) filter when not NULL. */
+ *  guests) filter when not NULL. Each says whether it is stale: its worker
+ *  not seen for stale_s seconds (the server's lease; migrations/050,
+ *  hv_worker_stale). */
 enum hv_db_status hv_db_target_list(const char *kind, const json_t *selector, const char *host,
-                                    json_t **out);
+                                    int stale_s, json_t **out);
 
-/** One target with its facts as a new JSON object; HV_DB_NONE when
- *  unknown. */
-enum hv_db_status hv_db_target_get(int64_t id, json_t **out);
+/** One target with its facts as a new JSON object (stale as
+ *  hv_db_target_list() says it); HV_DB_NONE when unknown. */
+enum hv_db_status hv_db_target_get(int64_t id, int stale_s, json_t **out);
 
 /** The names of the guest targets whose labels (the worker's and the
  *  administrator's) hold every pair of selector, as a new JSON array of
@@ -49,9 +51,10 @@ enum hv_db_status hv_db_guest_refs(const char *host, const json_t *names, bool f
 enum hv_db_status hv_db_host_names_by_label(const json_t *selector, json_t **out);
 
 /** Replaces target id's administrator labels (a JSON object of strings)
- *  and sets *out to the target as hv_db_target_list() shows one;
- *  HV_DB_NONE when there is no such target. */
-enum hv_db_status hv_db_target_set_labels(int64_t id, const json_t *labels, json_t **out);
+ *  and sets *out to the target as hv_db_target_list() shows one (with
+ *  stale_s); HV_DB_NONE when there is no such target. */
+enum hv_db_status hv_db_target_set_labels(int64_t id, const json_t *labels, int stale_s,
+                                          json_t **out);
 
 /** Who declares the site benchmark name of kind (an element of
  *  facts.benchmarks with that name and kind): a new JSON object in *out

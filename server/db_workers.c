@@ -9,7 +9,8 @@
 
 /* The credential check runs on every worker call, so it writes only when
  * last_seen is more than a few seconds old: the worker's and its
- * target's, in the same statement. */
+ * target's, in the same statement; a target seen so ends its lost
+ * worker's loss (hv_worker_found, migrations/050). */
 static const struct hv_stmt lookup = {
     "worker_lookup",
     "WITH w AS (SELECT w.id, w.target_id, w.token_id, w.ended_at IS NOT NULL AS ended, "
@@ -18,8 +19,9 @@ static const struct hv_stmt lookup = {
     "seen AS (UPDATE workers x SET last_seen = now() FROM w WHERE x.id = w.id AND NOT w.ended "
     " AND w.last_seen < now() - interval '5 seconds' RETURNING x.target_id), "
     "tseen AS (UPDATE targets t SET last_seen = now() FROM seen WHERE t.id = seen.target_id "
-    " RETURNING 1) "
-    "SELECT w.id, w.target_id, w.token_id, w.ended, w.reason, (SELECT count(*) FROM tseen) "
+    " RETURNING t.id), "
+    "found AS (SELECT hv_worker_found(id) FROM tseen) "
+    "SELECT w.id, w.target_id, w.token_id, w.ended, w.reason, (SELECT count(*) FROM found) "
     "FROM w",
     1};
 
@@ -35,8 +37,9 @@ static const struct hv_stmt lookup_many = {
     " WHERE NOT ended AND last_seen < now() - interval '5 seconds') s WHERE x.id = s.id "
     " RETURNING x.target_id), "
     "tseen AS (UPDATE targets t SET last_seen = now() FROM (SELECT DISTINCT target_id FROM seen) s "
-    " WHERE t.id = s.target_id RETURNING 1) "
-    "SELECT w.id, w.target_id, w.token_id, w.ended, w.reason, (SELECT count(*) FROM tseen) "
+    " WHERE t.id = s.target_id RETURNING t.id), "
+    "found AS (SELECT hv_worker_found(id) FROM tseen) "
+    "SELECT w.id, w.target_id, w.token_id, w.ended, w.reason, (SELECT count(*) FROM found) "
     "FROM e LEFT JOIN w ON w.i = e.i ORDER BY e.i",
     1};
 

@@ -182,7 +182,7 @@ static enum hv_db_status claim_single(struct hv_request *req, json_t **step, jso
 {
     json_int_t target = req->worker_target;
     bool steps = true;
-    enum hv_db_status s = hv_db_claim_sweeps(target, &steps);
+    enum hv_db_status s = hv_db_claim_sweeps(target, hv_cfg.lease_seconds, &steps);
     /* A host's apply and restore steps go before its jobs: a caller that
      * takes no step (step NULL) gets no job while one may be queued. */
     if (s == HV_DB_OK && steps && step == NULL)

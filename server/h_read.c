@@ -1,5 +1,6 @@
 /* h_read.c — reading jobs, results and targets. */
 #include "batch.h"
+#include "config.h"
 #include "db_plans.h"
 #include "db_targets.h"
 #include "handlers.h"
@@ -136,7 +137,7 @@ void hv_h_targets_list(struct hv_request *req)
         return;
     }
     json_t *items = NULL;
-    enum hv_db_status s = hv_db_target_list(kind, sel, host, &items);
+    enum hv_db_status s = hv_db_target_list(kind, sel, host, hv_cfg.lease_seconds, &items);
     json_decref(sel);
     hv_reply_items(req, s, items, NULL);
 }
@@ -144,6 +145,6 @@ void hv_h_targets_list(struct hv_request *req)
 void hv_h_target_get(struct hv_request *req)
 {
     json_t *t = NULL;
-    enum hv_db_status s = hv_db_target_get(req->ids[0], &t);
+    enum hv_db_status s = hv_db_target_get(req->ids[0], hv_cfg.lease_seconds, &t);
     hv_reply_one(req, s, t, "no target with this id");
 }

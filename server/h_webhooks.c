@@ -15,7 +15,7 @@
 /* The events a subscription may name (docs/api.md, "Webhooks"). */
 static const char *const events[] = {
     "plan.started",    "plan.finished", "plan.failed", "plan.cancelled",
-    "changepoint.new", "ping",          NULL};
+    "changepoint.new", "worker.lost",   "ping",        NULL};
 
 #define URL_MAX 2048
 
@@ -81,7 +81,7 @@ static char *event_array(const json_t *list, json_t *errors)
         if (e == NULL || !known_event(e)) {
             hv_errors_add(errors, path,
                           "unknown event: plan.started, plan.finished, plan.failed, "
-                          "plan.cancelled, changepoint.new or ping");
+                          "plan.cancelled, changepoint.new, worker.lost or ping");
             continue;
         }
         bool seen = false;

@@ -276,7 +276,8 @@ void hv_h_target_labels(struct hv_request *req)
     if (doc == NULL)
         return;
     json_t *out = NULL;
-    enum hv_db_status s = hv_db_target_set_labels(req->ids[0], b.labels, &out);
+    enum hv_db_status s =
+        hv_db_target_set_labels(req->ids[0], b.labels, hv_cfg.lease_seconds, &out);
     hv_reply_one(req, s, out, "no target with this id");
     json_decref(doc);
 }

@@ -530,6 +530,8 @@ test('the targets page lists every target', async () => {
   const items = (await rest('api/v1/targets')).items;
   await page.locator('#targets-table tbody tr').first().waitFor();
   assert.equal(await page.locator('#targets-table tbody tr').count(), items.length);
+  assert.equal(await page.locator('#targets-table .badge.stale').count(), items.filter((t) => t.stale).length,
+    'a stale badge on each target whose worker the server has not seen for a lease');
   await shot(page, 'targets');
 });
 

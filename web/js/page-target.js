@@ -58,7 +58,7 @@ function targetHead(t) {
       el('dt', {}, 'Fingerprint'), el('dd', {}, t.fingerprint ? el('code', { id: 'fingerprint' }, t.fingerprint) : '-'),
       el('dt', {}, 'Labels'), el('dd', {}, labelText(t.labels) || '-'),
       el('dt', {}, 'Registered'), el('dd', {}, ui.timeEl(t.registered_at)),
-      el('dt', {}, 'Last seen'), el('dd', {}, ui.timeEl(t.last_seen)),
+      el('dt', {}, 'Last seen'), el('dd', { id: 'last-seen' }, ui.lastSeen(t)),
       el('dt', {}, 'Plans'), el('dd', {}, el('a', { href: href('/', { target: t.name }) }, 'plans with a job on ' + t.name))),
     b.length ? el('table', { class: 'data compact', id: 'benchmarks-table' },
       el('caption', {}, 'Site benchmarks its worker declared'),

@@ -48,7 +48,7 @@ export function show(ctx) {
         { key: 'labels', label: 'Labels', value: (t) => labelText(t.labels) },
         { key: 'fingerprint', label: 'Fingerprint', value: (t) => t.fingerprint || '', cell: (t) => (t.fingerprint ? el('code', { title: t.fingerprint }, t.fingerprint.slice(0, 12)) : '-') },
         { key: 'benchmarks', label: 'Site benchmarks', value: (t) => (t.benchmarks || []).map((b) => b.name).join(', ') },
-        { key: 'last_seen', label: 'Last seen', value: (t) => t.last_seen, cell: (t) => ui.timeEl(t.last_seen) },
+        { key: 'last_seen', label: 'Last seen', value: (t) => t.last_seen, cell: (t) => ui.lastSeen(t) },
       ],
     }));
   }

@@ -14,6 +14,13 @@ export function badge(status) {
   return el('span', { class: 'badge status-' + (STATUS.has(s) ? s : 'unknown') }, s);
 }
 
+/** When a target's worker was last seen, with a "stale" badge when the
+ *  server has not seen it for longer than its lease (the target's stale). */
+export function lastSeen(t) {
+  return el('span', { class: 'last-seen' }, timeEl(t.last_seen),
+    t.stale ? [' ', el('span', { class: 'badge stale', title: 'its worker has not called the server for longer than a lease' }, 'stale')] : null);
+}
+
 const VERDICTS = {
   better: 'better', worse: 'worse', no_effect: 'no effect', inconclusive: 'inconclusive',
 };
