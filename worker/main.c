@@ -84,7 +84,8 @@ static const char usage_text[] =
     "SIGTERM/SIGINT: stop claiming, stop and release a running job, exit 0;\n"
     "a second signal exits at once. HVBENCH_LOG=debug|info|warn|error sets the\n"
     "log level. HVBENCH_TEST_FACTS=FILE (tests only) merges FILE's JSON object over\n"
-    "the probed facts. Exit status: 0 after a shutdown or a --once job, 1 on a refused\n"
+    "the probed facts, HVBENCH_TEST_BOOT_ID=ID (tests only) stands for the machine's\n"
+    "boot id. Exit status: 0 after a shutdown or a --once job, 1 on a refused\n"
     "token or another failure, 2 on a usage error.\n";
 
 /* An address or host name as clients will resolve it: letters, digits,
@@ -619,6 +620,10 @@ int main(int argc, char **argv)
         return EXIT_FAILURE;
     }
     const char *hostname = json_string_value(json_object_get(facts, "hostname"));
+    char boot_id[65];
+    if (hv_facts_boot_id(boot_id, sizeof boot_id) != 0)
+        hv_warn("cannot read this machine's boot id (/proc/sys/kernel/random/boot_id); "
+                "registering without one");
     struct hv_worker_config cfg = {
         .server = o.server,
         .token = o.token,
@@ -636,6 +641,7 @@ int main(int argc, char **argv)
         .sysfs_root = o.sysfs_root,
         .guest_wait = o.guest_wait,
         .nic = o.nic,
+        .boot_id = boot_id[0] != '\0' ? boot_id : NULL,
     };
     char state_dir[1024], err[1200];
     state_dir_of(&o, state_dir, sizeof state_dir);
