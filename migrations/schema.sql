@@ -4,7 +4,7 @@
 -- function or trigger changed by several migrations is here as the last
 -- one left it. To change the schema, add a migration, run `make schema`
 -- and commit both (tests/integration/test_schema.sh fails while this file
--- is stale). Schema version 50. Definitions only: the rows of
+-- is stale). Schema version 51. Definitions only: the rows of
 -- hv_schema_migrations, which `hvbench-server migrate` writes, are not here.
 
 --
@@ -2177,7 +2177,9 @@ CREATE TABLE public.workers (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     last_seen timestamp with time zone DEFAULT now() NOT NULL,
     ended_at timestamp with time zone,
-    ended_reason text
+    ended_reason text,
+    boot_id text,
+    CONSTRAINT workers_boot_id_check CHECK (((boot_id IS NULL) OR (boot_id ~ '^[0-9a-z-]{1,64}$'::text)))
 );
 
 --

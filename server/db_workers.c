@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* The credential check runs on every worker call, so it writes only when
  * last_seen is more than a few seconds old: the worker's and its
@@ -46,14 +47,16 @@ static const struct hv_stmt lookup_many = {
 static const struct hv_stmt lock_target = {"worker_lock_target",
                                            "SELECT id FROM targets WHERE name = $1 FOR UPDATE", 1};
 
-/* The live holder of a target, how long it has been silent, and whether a
- * running attempt is its own (then it holds the target however silent). */
+/* The live holder of a target, how long it has been silent, whether a
+ * running attempt is its own (then it holds the target however silent),
+ * its boot id and the target's DMI product UUID (either may be NULL). */
 static const struct hv_stmt holder = {
     "worker_holder",
     "SELECT w.id, extract(epoch FROM now() - w.last_seen)::float8, EXISTS (SELECT 1 FROM jobs j "
     " JOIN job_claims c ON c.job_id = j.id AND c.attempt = j.attempt "
-    " WHERE j.status = 'running' AND j.target_id = w.target_id AND c.worker_id = w.id) "
-    "FROM workers w WHERE w.target_id = $1 AND w.ended_at IS NULL FOR UPDATE OF w",
+    " WHERE j.status = 'running' AND j.target_id = w.target_id AND c.worker_id = w.id), "
+    "w.boot_id, lower(t.dmi_uuid) FROM workers w JOIN targets t ON t.id = w.target_id "
+    "WHERE w.target_id = $1 AND w.ended_at IS NULL FOR UPDATE OF w",
     1};
 
 /* The host of a guest: the host target its worker named ($1), else the
@@ -75,16 +78,24 @@ static const struct hv_stmt guest_host = {
 
 static const struct hv_stmt own_target = {
     "worker_own_target",
-    "SELECT t.name, t.id FROM workers w JOIN targets t ON t.id = w.target_id "
+    "SELECT t.name, t.id, w.boot_id FROM workers w JOIN targets t ON t.id = w.target_id "
     "WHERE w.id = $1 AND w.ended_at IS NULL",
     1};
 
-/* Workers ids grow with each registration, so the newest one of a UUID
- * tells a host worker whether its restarted guest registered again. */
+/* A credential registered by a worker that sent no boot id learns it. */
+static const struct hv_stmt learn_boot = {
+    "worker_learn_boot",
+    "UPDATE workers SET boot_id = $2 WHERE id = $1 AND boot_id IS NULL AND $2::text IS NOT NULL",
+    2};
+
+/* Workers ids grow with each registration, so the newest one of a UUID,
+ * with the boot it came from, tells a host worker whether its restarted
+ * guest registered again. */
 static const struct hv_stmt guest_registration = {
     "worker_guest_registration",
     "SELECT json_build_object('host', h.kind = 'host', 'registration', (SELECT "
-    "json_build_object('worker_id', w.id, 'target', g.short_name, 'registered_at', w.created_at) "
+    "json_build_object('worker_id', w.id, 'target', g.short_name, 'registered_at', w.created_at, "
+    "'boot_id', w.boot_id, 'live', w.ended_at IS NULL) "
     "FROM workers w JOIN targets g ON g.id = w.target_id WHERE g.kind = 'guest' "
     "AND g.dmi_uuid IS NOT NULL AND lower(g.dmi_uuid) = lower($2) ORDER BY w.id DESC LIMIT 1))"
     "::text FROM targets h WHERE h.id = $1",
@@ -98,9 +109,9 @@ static const struct hv_stmt end_worker = {
 
 static const struct hv_stmt insert_worker = {
     "worker_insert",
-    "INSERT INTO workers (target_id, token_id, hash, version) VALUES ($1, $2, $3::bytea, $4) "
-    "RETURNING id",
-    4};
+    "INSERT INTO workers (target_id, token_id, hash, version, boot_id) "
+    "VALUES ($1, $2, $3::bytea, $4, $5) RETURNING id",
+    5};
 
 static const struct hv_stmt free_target = {
     "target_free",
@@ -225,9 +236,35 @@ static enum hv_db_status upsert(const struct hv_worker_registration *g,
                                out->host[0] != '\0' ? out->host : NULL, &out->target_id);
 }
 
+/* Whether a registration is a guest's. */
+static bool is_guest(const struct hv_worker_registration *g)
+{
+    return g->kind != NULL && strcmp(g->kind, "guest") == 0;
+}
+
+/* Whether a worker of boot held and a registration of boot now ran on
+ * two boots of their machine: both known and different. */
+static bool other_boot(const char *held, const char *now)
+{
+    return held != NULL && now != NULL && strcmp(held, now) != 0;
+}
+
+/* Ends worker id, of the boot old of its guest, which booted again (new). */
+static enum hv_db_status retire(struct hv_db *db, int64_t id, const char *old, const char *now)
+{
+    char wid[24], reason[128];
+    snprintf(reason, sizeof reason,
+             "its guest booted again (boot %.8s, this worker ran on boot %.8s)", now, old);
+    const char *pe[] = {hv_db_int(wid, sizeof wid, id), reason};
+    enum hv_db_status s = hv_db_exec(db, &end_worker, pe, NULL);
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
 /* Re-registration with the caller's own credential: the name must be the
- * one it holds; the same guest name under another host (the guest moved)
- * is another target, which the credential does not hold (moved). */
+ * one it holds; a guest's credential from another boot than the
+ * registration's ends (out->old_boot says it: its worker died with that
+ * boot, and the new boot registers with the worker token); the same guest name under another host
+ * (the guest moved) is another target, which the credential does not hold (moved). */
 static enum hv_db_status confirm_session(struct hv_db *db, const struct hv_worker_registration *g,
                                          struct hv_worker_registered *out)
 {
@@ -241,9 +278,21 @@ static enum hv_db_status confirm_session(struct hv_db *db, const struct hv_worke
         out->moved = strcmp(slash != NULL ? slash + 1 : held, g->name) == 0;
         s = HV_DB_CONFLICT;
     }
+    if (s == HV_DB_OK && is_guest(g) &&
+        other_boot(PQgetisnull(r, 0, 2) ? NULL : PQgetvalue(r, 0, 2), g->boot_id))
+        snprintf(out->old_boot, sizeof out->old_boot, "%s", PQgetvalue(r, 0, 2));
     PQclear(r);
     if (s != HV_DB_OK)
         return s == HV_DB_NONE ? HV_DB_CONFLICT : s;
+    if (out->old_boot[0] != '\0') {
+        out->boot_ended = true;
+        out->retired_id = g->session_id;
+        return retire(db, g->session_id, out->old_boot, g->boot_id);
+    }
+    const char *pb[] = {p[0], g->boot_id};
+    s = hv_db_exec(db, &learn_boot, pb, NULL);
+    if (s != HV_DB_OK && s != HV_DB_NONE)
+        return s;
     s = upsert(g, out);
     out->worker_id = g->session_id;
     out->reused = true;
@@ -265,7 +314,20 @@ static enum hv_db_status check_holder(struct hv_db *db, const struct hv_worker_r
     out->holder_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     out->holder_idle = strtod(PQgetvalue(r, 0, 1), NULL);
     out->holder_busy = PQgetvalue(r, 0, 2)[0] == 't';
+    /* The same guest (its DMI product UUID) on another boot: the holder
+     * died with its boot, however recently it was seen. */
+    bool rebooted = is_guest(g) && g->dmi_uuid != NULL && !PQgetisnull(r, 0, 4) &&
+                    strcasecmp(PQgetvalue(r, 0, 4), g->dmi_uuid) == 0 &&
+                    other_boot(PQgetisnull(r, 0, 3) ? NULL : PQgetvalue(r, 0, 3), g->boot_id);
+    if (rebooted) {
+        out->retired_id = out->holder_id;
+        snprintf(out->old_boot, sizeof out->old_boot, "%s", PQgetvalue(r, 0, 3));
+    }
     PQclear(r);
+    if (rebooted) {
+        out->holder_id = 0;
+        return retire(db, out->retired_id, out->old_boot, g->boot_id);
+    }
     if (out->holder_busy || out->holder_idle < g->live_seconds)
         return HV_DB_CONFLICT;
     char hid[24], reason[128];
@@ -308,7 +370,8 @@ static enum hv_db_status register_txn(struct hv_db *db, void *arg)
         return s;
     char tid[24], tok[24];
     const char *pi[] = {hv_db_int(tid, sizeof tid, out->target_id),
-                        hv_db_int(tok, sizeof tok, g->token_id), g->hash_hex, g->version};
+                        hv_db_int(tok, sizeof tok, g->token_id), g->hash_hex, g->version,
+                        g->boot_id};
     s = hv_db_exec(db, &insert_worker, pi, &r);
     if (s == HV_DB_OK)
         out->worker_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);

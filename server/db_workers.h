@@ -38,6 +38,7 @@ enum hv_db_status hv_db_worker_lookup_many(const char *const *hashes, size_t n,
 struct hv_worker_registration {
     const char *name, *kind, *facts, *fingerprint, *dmi_uuid, *labels, *version;
     const char *host;     /**< a guest's host as its worker names it, or NULL */
+    const char *boot_id;  /**< the boot of the worker's machine (lower case), or NULL */
     int64_t token_id;     /**< the registering token */
     int64_t session_id;   /**< the caller's own worker id when it re-registers, else 0 */
     const char *hash_hex; /**< hash of the new credential (unused when session_id != 0) */
@@ -55,6 +56,10 @@ struct hv_worker_registered {
     bool wrong_target;  /**< on HV_DB_CONFLICT with session_id: it holds another target */
     bool moved;         /**< and that target is the same guest under another host */
     bool unknown_host;  /**< on HV_DB_NONE: no host target is called reg->host */
+    int64_t retired_id; /**< a worker of the guest's earlier boot that this ended, or 0 */
+    char old_boot[65];  /**< that worker's boot id, or "" */
+    bool boot_ended;    /**< the caller's own credential (session_id) was of another boot of
+                             its guest and ended: it registers again with the worker token */
     char name[300];     /**< the target's name: "HOST/NAME" for a guest of a known host */
     char host[160];     /**< that host's name, or "" */
 };
@@ -67,14 +72,22 @@ struct hv_worker_registered {
  *  new one. HV_DB_CONFLICT when another live worker holds the target (out
  *  says which) or, with session_id, when that worker holds another target;
  *  a holder silent for live_seconds without a running job is replaced.
- *  HV_DB_NONE when reg->host names no registered host. */
+ *  A guest's registration from another boot than its target's live
+ *  holder (the same DMI product UUID, both boot ids known) ends that
+ *  holder whatever its silence or attempts (out->retired_id): it died
+ *  with its boot. With session_id from another boot of the guest, that
+ *  credential ends instead and nothing else changes (out->boot_ended,
+ *  HV_DB_OK). Re-registrations of the same boot, or without boot ids,
+ *  keep the rules above. HV_DB_NONE when reg->host names no registered
+ *  host. */
 enum hv_db_status hv_db_worker_register(const struct hv_worker_registration *reg,
                                         struct hv_worker_registered *out);
 
 /** For the worker of target host_target: {"host": whether that target is
  *  a host, "registration": the newest registration of a guest target
  *  whose DMI product UUID is uuid, {"worker_id", "target",
- *  "registered_at"}, or null}. HV_DB_NONE when the target is gone. */
+ *  "registered_at", "boot_id" (null when its worker sent none), "live"
+ *  (not ended)}, or null}. HV_DB_NONE when the target is gone. */
 enum hv_db_status hv_db_worker_guest_registration(int64_t host_target, const char *uuid,
                                                   json_t **out);
 

@@ -13,6 +13,7 @@
 #include "protocol.h"
 #include "routes.h"
 #include "jspec.h"
+#include "log.h"
 #include "result.h"
 #include "site_bench.h"
 #include "timeutil.h"
@@ -26,7 +27,7 @@ static const char *const target_kinds[] = {"host", "guest", NULL};
 
 /* A registration's body, bound by register_fields. */
 struct register_body {
-    const char *name, *kind, *version, *host;
+    const char *name, *kind, *version, *host, *boot_id;
     const json_t *facts, *fingerprint, *labels;
     int64_t protocol;
 };
@@ -42,6 +43,8 @@ static const struct hv_jfield register_fields[] = {
     {.name = "labels", .type = HV_J_OBJECT, TO(labels)},
     /* A guest's host, as its host worker registered it. */
     {.name = "host", .type = HV_J_STRING, .max_len = 128, TO(host)},
+    /* The boot of the worker's machine (Linux: /proc/sys/kernel/random/boot_id). */
+    {.name = "boot_id", .type = HV_J_STRING, .max_len = 64, TO(boot_id)},
     /* Workers before protocol versions sent none: they speak version 1. */
     {.name = "protocol", .type = HV_J_INTEGER, .min = 1, .max = 1e6, TO(protocol)},
     {0},
@@ -86,6 +89,17 @@ static void check_site_factors(const json_t *sf, json_t *errors)
     }
 }
 
+/* A boot id as Linux writes it (a UUID) or any other 1 to 64 letters,
+ * digits and dashes. */
+static bool boot_id_ok(const char *s)
+{
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '-')
+            return false;
+    return n > 0;
+}
+
 /* The labels, the site benchmarks the facts declare, and a name that is
  * not empty, once the members are checked. */
 static void check_registration(const json_t *doc, const void *dest, json_t *errors)
@@ -105,6 +119,8 @@ static void check_registration(const json_t *doc, const void *dest, json_t *erro
         hv_errors_add(errors, "/host", "must be a host's name (not empty, no \"/\")");
     if (b->host != NULL && strcmp(b->kind, "guest") != 0)
         hv_errors_add(errors, "/host", "only a guest names its host");
+    if (b->boot_id != NULL && !boot_id_ok(b->boot_id))
+        hv_errors_add(errors, "/boot_id", "must be 1 to 64 of 0-9 a-z A-Z and \"-\"");
 }
 
 /* What the server accepts in a result upload, so a worker can fit its
@@ -166,6 +182,9 @@ void hv_h_worker_register(struct hv_request *req)
         }
         hv_token_hash_hex(credential, hash);
     }
+    char boot[65] = "";
+    for (size_t i = 0; b.boot_id != NULL && b.boot_id[i] != '\0' && i + 1 < sizeof boot; i++)
+        boot[i] = (char)tolower((unsigned char)b.boot_id[i]);
     char *facts_text = json_dumps(b.facts, JSON_COMPACT | JSON_SORT_KEYS);
     char *labels_text = b.labels ? json_dumps(b.labels, JSON_COMPACT) : NULL;
     const char *name = b.name;
@@ -176,6 +195,7 @@ void hv_h_worker_register(struct hv_request *req)
         .fingerprint = json_string_value(b.fingerprint),
         .dmi_uuid = json_string_value(json_object_get(b.facts, "dmi_product_uuid")),
         .host = b.host,
+        .boot_id = b.boot_id != NULL ? boot : NULL,
         .labels = labels_text,
         .version = b.version,
         .token_id = req->token_id,
@@ -209,7 +229,20 @@ void hv_h_worker_register(struct hv_request *req)
         hv_reply_problem(req, HV_E_CONFLICT, detail, errors);
     } else if (s != HV_DB_OK) {
         hv_reply_db_failure(req, s);
+    } else if (out.boot_ended) {
+        /* 401: the worker forgets the credential and registers anew. */
+        char detail[512];
+        snprintf(detail, sizeof detail,
+                 "this worker credential was issued to boot %.8s of the guest \"%s\", which "
+                 "booted again (boot %.8s); it has ended: register with the worker token",
+                 out.old_boot, out.name, boot);
+        hv_info("worker %lld ended: its guest %s booted again (boot %.8s after %.8s)",
+                (long long)out.retired_id, out.name, boot, out.old_boot);
+        hv_reply_problem(req, HV_E_UNAUTHORIZED, detail, NULL);
     } else {
+        if (out.retired_id != 0)
+            hv_info("worker %lld ended: its guest %s booted again (boot %.8s after %.8s)",
+                    (long long)out.retired_id, out.name, boot, out.old_boot);
         json_t *answer =
             json_pack("{s:I,s:s,s:O,s:I,s:o,s:s,s:i}", "target_id", (json_int_t)out.target_id,
                       "name", out.name, "fingerprint", b.fingerprint ? b.fingerprint : json_null(),

@@ -29,9 +29,10 @@ struct hv_client {
     struct hv_httpc *http; /* every call but the long polls */
     struct hv_httpc *poll; /* long polls: longer timeout, abortable */
     double max_wait;
-    char *base_url;  /* for hv_client_local_address() */
-    char *token;     /* the worker token, for hv_client_use_credential(NULL) */
-    char *advertise; /* --advertise, or NULL */
+    char *base_url;   /* for hv_client_local_address() */
+    char *token;      /* the worker token, for hv_client_use_credential(NULL) */
+    char *advertise;  /* --advertise, or NULL */
+    char boot_id[65]; /* sent with registrations; "" sends none */
     long last_status;
     char last_error[512];
     volatile sig_atomic_t *abort_flag; /* a shutdown signal came */
@@ -165,6 +166,8 @@ enum hv_call hv_client_register(struct hv_client *c, const char *name, const cha
         json_object_set(body, "labels", (json_t *)labels);
     if (body != NULL && host != NULL)
         json_object_set_new(body, "host", json_string(host));
+    if (body != NULL && c->boot_id[0] != '\0')
+        json_object_set_new(body, "boot_id", json_string(c->boot_id));
     if (body == NULL) {
         snprintf(c->last_error, sizeof c->last_error, "cannot build the registration");
         return HV_CALL_REJECTED;
@@ -521,6 +524,11 @@ enum hv_call hv_client_ready(struct hv_client *c, const struct hv_job *job, doub
     return call;
 }
 
+void hv_client_set_boot_id(struct hv_client *c, const char *boot_id)
+{
+    snprintf(c->boot_id, sizeof c->boot_id, "%s", boot_id != NULL ? boot_id : "");
+}
+
 int hv_client_set_advertise(struct hv_client *c, const char *addr)
 {
     char *copy = strdup(addr);
@@ -687,20 +695,34 @@ enum hv_call hv_client_step_result(struct hv_client *c, const struct hv_step *st
     return step_call(c, step, "result", copy, NULL);
 }
 
+/* The guest registration an answer of GET /api/v1/workers/guest holds. */
+static void take_guest_registration(const json_t *answer, struct hv_guest_registration *out)
+{
+    const json_t *reg = json_object_get(answer, "registration");
+    const json_t *id = json_object_get(reg, "worker_id");
+    const char *boot = json_string_value(json_object_get(reg, "boot_id"));
+    out->worker_id = json_is_integer(id) ? (long long)json_integer_value(id) : 0;
+    snprintf(out->boot_id, sizeof out->boot_id, "%s", boot != NULL ? boot : "");
+    out->live = json_is_true(json_object_get(reg, "live"));
+    double at, now;
+    if (hv_iso8601_parse(json_string_value(json_object_get(reg, "registered_at")), &at) == 0 &&
+        hv_iso8601_parse(json_string_value(json_object_get(answer, "server_time")), &now) == 0)
+        out->age = now > at ? now - at : 0;
+}
+
 enum hv_call hv_client_guest_registration(struct hv_client *c, const char *uuid,
-                                          long long *worker_id)
+                                          struct hv_guest_registration *out)
 {
     char path[128];
     snprintf(path, sizeof path, "/api/v1/workers/guest?uuid=%.40s", uuid);
     struct hv_http_response resp;
-    *worker_id = 0;
+    *out = (struct hv_guest_registration){.age = -1};
     hv_httpc_request(c->http, "GET", path, NULL, &resp);
     c->last_status = resp.status;
     enum hv_call call = classify(resp.status);
     if (call == HV_CALL_OK) {
         c->last_error[0] = '\0';
-        json_t *id = json_object_get(json_object_get(resp.body, "registration"), "worker_id");
-        *worker_id = json_is_integer(id) ? (long long)json_integer_value(id) : 0;
+        take_guest_registration(resp.body, out);
     } else {
         char what[400];
         hv_http_response_describe(&resp, what, sizeof what);

@@ -183,13 +183,21 @@ enum hv_call hv_client_step_heartbeat(struct hv_client *c, const struct hv_step 
  *  HV_CALL_OK like 201. */
 enum hv_call hv_client_step_result(struct hv_client *c, const struct hv_step *step, json_t *body);
 
-/** GET /api/v1/workers/guest?uuid=UUID (a host worker): the id of the
- *  newest worker registration of the guest whose DMI product UUID is
- *  uuid into *worker_id, 0 when it never registered. Ids grow with each
- *  registration, so a larger one than before a restart means the guest's
- *  worker registered again. */
+/** The newest worker registration of a guest, as a host worker learns it. */
+struct hv_guest_registration {
+    long long worker_id; /**< 0 when the guest's worker never registered */
+    char boot_id[65];    /**< the boot it registered from; "" when its worker sent none */
+    bool live;           /**< that worker has not ended */
+    double age;          /**< seconds since it registered, on the server's clock; -1 unknown */
+};
+
+/** GET /api/v1/workers/guest?uuid=UUID (a host worker): the newest worker
+ *  registration of the guest whose DMI product UUID is uuid into *out.
+ *  Ids grow with each registration and a boot id changes with each boot
+ *  of the guest, so a registration from another boot than before a
+ *  restart means the guest came back (docs/virt.md). */
 enum hv_call hv_client_guest_registration(struct hv_client *c, const char *uuid,
-                                          long long *worker_id);
+                                          struct hv_guest_registration *out);
 
 /** POST /api/v1/jobs/{id}/ready with the job's attempt and wait (a long
  *  poll as for claims), and endpoint ({"host", "port"}: where this member
@@ -203,6 +211,10 @@ enum hv_call hv_client_guest_registration(struct hv_client *c, const char *uuid,
 enum hv_call hv_client_ready(struct hv_client *c, const struct hv_job *job, double wait,
                              const json_t *endpoint, struct hv_clock *clock, char *start_at,
                              size_t len, int *ready, json_t **endpoints);
+
+/** Sends boot_id (this machine's boot, facts.h hv_facts_boot_id(); NULL or
+ *  "" for none) with every later registration. Copied, up to 64 bytes. */
+void hv_client_set_boot_id(struct hv_client *c, const char *boot_id);
 
 /** Makes hv_client_local_address() answer addr (the worker's --advertise)
  *  instead of looking. Returns 0, or -1 when memory runs out. */

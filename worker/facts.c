@@ -157,6 +157,22 @@ static int read_dmi_uuid(char *buf, size_t len)
     return 0;
 }
 
+int hv_facts_boot_id(char *buf, size_t len)
+{
+    const char *test = getenv("HVBENCH_TEST_BOOT_ID");
+    if (test != NULL && *test != '\0') {
+        snprintf(buf, len, "%s", test);
+        return 0;
+    }
+    if (read_line("/proc/sys/kernel/random/boot_id", buf, len) != 0) {
+        buf[0] = '\0';
+        return -1;
+    }
+    for (char *p = buf; *p != '\0'; p++)
+        *p = (char)tolower((unsigned char)*p);
+    return 0;
+}
+
 /* Facts that are one string each. */
 static const struct string_fact {
     const char *key;

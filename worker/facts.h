@@ -82,6 +82,13 @@ int hv_facts_add_kvm_probe(json_t *facts, const char *path, char *err, size_t er
  *  worker runs in). Writes it into buf and returns buf. */
 const char *hv_facts_kvm_probe_default(char *buf, size_t len);
 
+/** This machine's boot id into buf: /proc/sys/kernel/random/boot_id (a
+ *  UUID, new at every boot) in lower case, or $HVBENCH_TEST_BOOT_ID when
+ *  set (tests play a guest's boots with it). Not a fact: facts describe
+ *  the target, the boot id the worker's registration (docs/worker.md).
+ *  Returns 0, or -1 with buf "" when it cannot be read. */
+int hv_facts_boot_id(char *buf, size_t len);
+
 /** The fingerprint of the performance-relevant facts: the members
  *  cpu_model, microcode, cpus, mem_total_kb, kernel, virtualization, kvm,
  *  thp and libvirt (without its uri and domains: the hypervisor and its

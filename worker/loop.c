@@ -153,10 +153,10 @@ static void sign_off(struct hv_client *c)
 
 /* The newest registration of a guest's worker, for an apply step waiting
  * on the guests it restarted (step.h). */
-static int guest_registration(void *arg, const char *uuid, long long *worker)
+static int guest_registration(void *arg, const char *uuid, struct hv_guest_registration *out)
 {
     struct hv_client *c = arg;
-    if (hv_client_guest_registration(c, uuid, worker) == HV_CALL_OK)
+    if (hv_client_guest_registration(c, uuid, out) == HV_CALL_OK)
         return 0;
     hv_warn("cannot ask the server whether the guest %s registered: %s", uuid,
             hv_client_last_error(c));
@@ -191,6 +191,7 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
         hv_client_free(c);
         return 1;
     }
+    hv_client_set_boot_id(c, cfg->boot_id);
     /* A worker that runs one job takes no next one with its result. */
     hv_client_claim_with_results(c, !cfg->once);
     int status = 0;

@@ -33,6 +33,7 @@ struct hv_worker_config {
     const char *sysfs_root;  /**< where host settings live: "/" (--sysfs-root) */
     const char *nic;         /**< --nic: a guest's own NIC, or NULL */
     double guest_wait;       /**< --guest-wait: seconds a restarted guest gets to register */
+    const char *boot_id;     /**< this machine's boot (hv_facts_boot_id()), or NULL */
 };
 
 /** Runs until a shutdown signal (after releasing a running job), until

@@ -73,8 +73,9 @@ static const char usage_text[] =
     "                    --server when the state folder holds a credential of it,\n"
     "                    else at the next start\n"
     "  --guest-wait SECONDS  on a host, how long an apply step that restarted a\n"
-    "                    guest waits for its worker to register again before it\n"
-    "                    fails (default 300, 1..86400)\n"
+    "                    guest waits for its worker to register again (from a new\n"
+    "                    boot) before it fails, and for a guest it started that\n"
+    "                    still boots before powering it off (default 300, 1..86400)\n"
     "  --nic IFACE       in a guest, the NIC it sets for the net_queues and guest_mtu\n"
     "                    factors (default: the first one but lo with a default route)\n"
     "  --sysfs-root DIR  read and write host settings (/sys/...) under DIR instead\n"
@@ -89,7 +90,8 @@ static const char usage_text[] =
     "SIGTERM/SIGINT: stop claiming, stop and release a running job, exit 0;\n"
     "a second signal exits at once. HVBENCH_LOG=debug|info|warn|error sets the\n"
     "log level. HVBENCH_TEST_FACTS=FILE (tests only) merges FILE's JSON object over\n"
-    "the probed facts. Exit status: 0 after a shutdown or a --once job, 1 on a refused\n"
+    "the probed facts, HVBENCH_TEST_BOOT_ID=ID (tests only) stands for the machine's\n"
+    "boot id. Exit status: 0 after a shutdown or a --once job, 1 on a refused\n"
     "token or another failure, 2 on a usage error.\n";
 
 /* An address or host name as clients will resolve it: letters, digits,
@@ -659,6 +661,10 @@ int main(int argc, char **argv)
         return EXIT_FAILURE;
     }
     const char *hostname = json_string_value(json_object_get(facts, "hostname"));
+    char boot_id[65];
+    if (hv_facts_boot_id(boot_id, sizeof boot_id) != 0)
+        hv_warn("cannot read this machine's boot id (/proc/sys/kernel/random/boot_id); "
+                "registering without one");
     struct hv_worker_config cfg = {
         .server = o.server,
         .token = o.token,
@@ -676,6 +682,7 @@ int main(int argc, char **argv)
         .sysfs_root = o.sysfs_root,
         .guest_wait = o.guest_wait,
         .nic = o.nic,
+        .boot_id = boot_id[0] != '\0' ? boot_id : NULL,
     };
     char state_dir[1024], err[1200];
     state_dir_of(&o, state_dir, sizeof state_dir);

@@ -8,10 +8,13 @@
  * </hvbench:plan></metadata>; otherwise nothing is changed and the step
  * fails saying so. A restart is an ACPI power-off, waited for up to
  * ctx->shutdown_timeout seconds, then (a guest that ignores ACPI) a
- * destroy, then a start with the new definition. A domain that is not
+ * destroy, then a start with the new definition. A guest this worker
+ * started and that is still booting is first given time to come up
+ * (booting.h): one that boots ignores ACPI. A domain that is not
  * running is only redefined: the levels take effect at its next start.
  * A transient domain is refused: defining it would make it persistent. */
 #include "worker/virt/rows.h"
+#include "worker/virt/booting.h"
 
 #include "log.h"
 #include "timeutil.h"
@@ -166,6 +169,7 @@ static int restart(struct hv_act_ctx *ctx, struct hv_act_domain *d, char *err, s
     const struct hv_virt *lv = ctx->virt->lv;
     double timeout = ctx->shutdown_timeout > 0 ? ctx->shutdown_timeout : HV_ACT_SHUTDOWN_TIMEOUT;
     hv_info("restarting %s for its new definition", d->name);
+    hv_booting_await(ctx, d->name, d->dom);
     hv_act_note_start(ctx, d->name, d->dom);
     if (lv->DomainShutdown(d->dom) != 0) {
         hv_warn("%s refused to power off (%s); destroying it", d->name, hv_act_virt_error(ctx));
@@ -187,6 +191,7 @@ static int restart(struct hv_act_ctx *ctx, struct hv_act_domain *d, char *err, s
     if (lv->DomainCreate(d->dom) != 0)
         return hv_act_fail(err, len, "%s does not start with its new definition: %s", d->name,
                            hv_act_virt_error(ctx));
+    hv_booting_note(ctx, d->dom);
     hv_act_domain_refresh(ctx, d);
     return 0;
 }
@@ -408,6 +413,8 @@ int hv_xml_revert_domain(const struct hv_actuator *a, struct hv_act_ctx *ctx, co
     } else if (restarted && was_active && lv->DomainCreate(d.dom) != 0) {
         rc = hv_act_fail(err, len, "%s does not start with its original definition: %s", name,
                          hv_act_virt_error(ctx));
+    } else if (restarted && was_active) {
+        hv_booting_note(ctx, d.dom);
     }
     note_restored(ctx, entry, name, before, original);
     free(before);

@@ -24,6 +24,7 @@
 #define HV_WORKER_VIRT_ACTUATOR_H
 
 #include "factors.h"
+#include "worker/client.h"
 #include "worker/virt/journal.h"
 
 #include <jansson.h>
@@ -69,14 +70,19 @@ struct hv_act_ctx {
      *  hv_act_ctx_release(). */
     struct hv_act_virt *virt;
     /** Asks the server for the newest worker registration of the guest
-     *  whose DMI product UUID is uuid (*worker: its id, 0 when none);
+     *  whose DMI product UUID is uuid (*out; worker_id 0 when none);
      *  returns 0, or -1 when the server cannot tell. NULL: started is not
-     *  kept (nothing waits for the guests). */
-    int (*registration)(void *arg, const char *uuid, long long *worker);
+     *  kept (nothing waits for the guests) and a restart does not wait for
+     *  a booting guest (booting.h). */
+    int (*registration)(void *arg, const char *uuid, struct hv_guest_registration *out);
     void *registration_arg;
+    /** Seconds a restart waits for a guest still booting to come up
+     *  before powering it off (booting.h); 0 means HV_ACT_UP_WAIT. */
+    double up_wait;
     /** The domains this context started or restarted: name → {"uuid",
      *  "before": the newest registration of its worker before (0: none or
-     *  unknown)}. Created on first use; the caller owns and releases it. */
+     *  unknown), "before_boot": that registration's boot id ("" when
+     *  none)}. Created on first use; the caller owns and releases it. */
     json_t *started;
 };
 

@@ -3,6 +3,7 @@
 
 #include "log.h"
 #include "names.h"
+#include "worker/virt/booting.h"
 #include "worker/virt/domain.h"
 #include "worker/virt/xml.h"
 
@@ -481,6 +482,8 @@ int hv_clone_start(struct hv_act_ctx *ctx, const char *name, char *err, size_t l
         if (lv->DomainCreate(d) != 0)
             rc = hv_act_fail(err, len, "cannot start the clone %s: %s", name,
                              hv_act_virt_error(ctx));
+        else
+            hv_booting_note(ctx, d);
     }
     lv->DomainFree(d);
     return rc;

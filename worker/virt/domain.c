@@ -126,11 +126,12 @@ void hv_act_note_start(struct hv_act_ctx *ctx, const char *name, virDomainPtr d)
         return;
     if (ctx->started == NULL && (ctx->started = json_object()) == NULL)
         return;
-    long long before = 0;
+    struct hv_guest_registration before;
     if (ctx->registration(ctx->registration_arg, uuid, &before) != 0)
-        before = 0;
+        before = (struct hv_guest_registration){.worker_id = 0};
     json_object_set_new(ctx->started, name,
-                        json_pack("{s:s, s:I}", "uuid", uuid, "before", (json_int_t)before));
+                        json_pack("{s:s, s:I, s:s}", "uuid", uuid, "before",
+                                  (json_int_t)before.worker_id, "before_boot", before.boot_id));
 }
 
 /* Whether /proc/PID/cmdline is QEMU's for domain name: libvirt starts it

@@ -97,7 +97,8 @@ int hv_act_map_parse(const char *s, unsigned char *map, int maplen);
 
 /** Notes in ctx->started that domain d (named name) is about to be started
  *  or restarted, with its UUID and its worker's newest registration now
- *  (ctx->registration), so a step can wait for the next one. */
+ *  and that registration's boot (ctx->registration), so a step can wait
+ *  for one from the next boot. */
 void hv_act_note_start(struct hv_act_ctx *ctx, const char *name, virDomainPtr d);
 
 /** Copies a kernel CPU set into map (maplen bytes). */

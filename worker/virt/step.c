@@ -6,6 +6,7 @@
 #include "timeutil.h"
 #include "worker/state.h"
 #include "worker/virt/actuator.h"
+#include "worker/virt/booting.h"
 #include "worker/virt/clone.h"
 #include "worker/virt/restored.h"
 #include "worker/wake.h"
@@ -41,13 +42,26 @@ static struct hv_act_ctx step_ctx(const struct hv_step *step, const struct hv_st
                                .tick_arg = arg,
                                .registration =
                                    strcmp(step->kind, "apply") == 0 ? env->registration : NULL,
-                               .registration_arg = env->registration_arg};
+                               .registration_arg = env->registration_arg,
+                               .up_wait = env->guest_wait};
+}
+
+/* Whether now is a registration of another boot than g's "before"
+ * (ctx->started): by boot id when both have one, else a newer one. A
+ * late registration of the boot before the restart does not count. */
+static bool came_back(const json_t *g, const struct hv_guest_registration *now)
+{
+    const char *before = json_string_value(json_object_get(g, "before_boot"));
+    if (now->worker_id == 0)
+        return false;
+    if (before != NULL && before[0] != '\0' && now->boot_id[0] != '\0')
+        return strcmp(before, now->boot_id) != 0;
+    return now->worker_id > json_integer_value(json_object_get(g, "before"));
 }
 
 /* Waits until the worker of every guest ctx started registered again
- * (a registration newer than the one before the start), heartbeating
- * through ctx->tick. Returns 0, or -1 with err naming each domain whose
- * worker did not register in time. */
+ * (came_back()), heartbeating through ctx->tick. Returns 0, or -1 with
+ * err naming each domain whose worker did not register in time. */
 static int wait_guests(const struct hv_step *step, const struct hv_step_env *env,
                        struct hv_act_ctx *ctx, char *err, size_t len)
 {
@@ -66,14 +80,15 @@ static int wait_guests(const struct hv_step *step, const struct hv_step_env *env
         {
             if (json_is_true(json_object_get(g, "registered")))
                 continue;
-            long long now = 0;
+            struct hv_guest_registration now;
             const char *uuid = json_string_value(json_object_get(g, "uuid"));
-            if (env->registration(env->registration_arg, uuid, &now) == 0 &&
-                now > json_integer_value(json_object_get(g, "before"))) {
+            if (env->registration(env->registration_arg, uuid, &now) == 0 && came_back(g, &now)) {
                 json_object_set_new(g, "registered", json_true());
                 pending--;
-                hv_info("step %lld: the worker of %s registered again %.0f s after the restart",
-                        step->id, name, hv_monotonic() - t0);
+                hv_booting_done(uuid);
+                hv_info("step %lld: the worker of %s registered again %.0f s after the restart "
+                        "(boot %.8s)",
+                        step->id, name, hv_monotonic() - t0, now.boot_id[0] ? now.boot_id : "?");
             }
         }
         if (pending == 0)

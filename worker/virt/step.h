@@ -13,8 +13,11 @@
  * An apply step that restarted a guest (or started a clone it made)
  * succeeds only once that guest's worker registered again: it asks the
  * server (env->registration) every 2 s, heartbeating the step, for a
- * registration newer than the one before the restart, for at most
- * env->guest_wait seconds, and fails naming the domain otherwise.
+ * registration from another boot than the one before the restart (by
+ * boot id; a worker that sends none: a registration newer than the one
+ * before), for at most env->guest_wait seconds, and fails naming the
+ * domain otherwise. The same bound applies to a guest still booting that
+ * an apply step is about to restart (worker/virt/booting.h).
  *
  * The journal (journal.h) lives in STATE_DIR/NAME/journal/, so a worker
  * that crashed between an apply and its restore still knows what to put
@@ -39,7 +42,7 @@ struct hv_step_env {
     /** Asks the server for the newest registration of a guest's worker by
      *  its DMI product UUID (hv_act_ctx.registration); NULL: an apply step
      *  does not wait for the guests it restarted. */
-    int (*registration)(void *arg, const char *uuid, long long *worker);
+    int (*registration)(void *arg, const char *uuid, struct hv_guest_registration *out);
     void *registration_arg;
     double guest_wait; /**< seconds a restarted guest's worker gets to register; 0: the default */
     bool guest;        /**< a guest's worker: it sets its own NIC for jobs (guestnic.h) */
