@@ -15,13 +15,13 @@ static const struct hv_stmt upsert = {
     7};
 
 /* A new version of the target's facts when they (without the libvirt
- * domains, whose states come and go) or the fingerprint differ from the
- * latest version; otherwise the latest version was seen again. Facts that
- * say nothing (no fingerprint, {}) start no version. The registration
- * holds the target's row, so two registrations never race here. */
+ * domains, whose states come and go, and the storage, whose mounts do) or the fingerprint differ
+ * from the latest version; otherwise the latest version was seen again. Facts that say nothing (no
+ * fingerprint, {}) start no version. The registration holds the target's row, so two registrations
+ * never race here. */
 static const struct hv_stmt facts_version = {
     "target_facts_version",
-    "WITH f AS (SELECT $2::text AS fp, $3::jsonb #- '{libvirt,domains}' AS facts), "
+    "WITH f AS (SELECT $2::text AS fp, $3::jsonb #- '{libvirt,domains}' #- '{storage}' AS facts), "
     "cur AS (SELECT v.id, v.fingerprint IS NOT DISTINCT FROM f.fp AND v.facts = f.facts AS same "
     " FROM target_facts v, f WHERE v.target_id = $1 ORDER BY v.first_seen DESC, v.id DESC "
     " LIMIT 1), "
