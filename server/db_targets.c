@@ -140,6 +140,20 @@ enum hv_db_status hv_db_target_site_factors(const char *name, json_t **out)
     return hv_db_json(&site_factors, params, out, NULL);
 }
 
+/* What a plan's disruption depends on in its host's facts
+ * (server/plan_disrupt.h): the libvirt domains and the storage. */
+static const struct hv_stmt disruption_facts = {
+    "target_disruption_facts",
+    "SELECT jsonb_build_object('domains', t.facts->'libvirt'->'domains', 'storage', "
+    "t.facts->'storage')::text FROM targets t WHERE t.name = $1 AND t.kind = 'host'",
+    1};
+
+enum hv_db_status hv_db_target_disruption_facts(const char *name, json_t **out)
+{
+    const char *params[] = {name};
+    return hv_db_json(&disruption_facts, params, out, NULL);
+}
+
 enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,
                                       const char *fingerprint, const char *dmi_uuid,
                                       const char *labels_json, const char *host, int64_t *id)
