@@ -12,42 +12,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "tests/unit/check.h"
+#include "tests/unit/tree.h"
 
 #define FIX "tests/fixtures/storage"
-
-/* Writes text to root/rel, making its folders. */
-static void put(const char *root, const char *rel, const char *text)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", root, rel);
-    for (char *q = path + strlen(root) + 1; *q; q++)
-        if (*q == '/') {
-            *q = '\0';
-            mkdir(path, 0755);
-            *q = '/';
-        }
-    FILE *f = fopen(path, "w");
-    if (f != NULL) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
 
 /* A block device's files: sys/block/REL/{dev,size,queue/rotational}. */
 static void put_dev(const char *root, const char *rel, const char *dev, const char *size,
                     const char *rot)
 {
     char p[512], v[64];
-    snprintf(p, sizeof p, "sys/block/%s/dev", rel);
+    snprintf(p, sizeof p, "/sys/block/%s/dev", rel);
     snprintf(v, sizeof v, "%s\n", dev);
-    put(root, p, v);
-    snprintf(p, sizeof p, "sys/block/%s/size", rel);
+    tree_put(root, p, v);
+    snprintf(p, sizeof p, "/sys/block/%s/size", rel);
     snprintf(v, sizeof v, "%s\n", size);
-    put(root, p, v);
+    tree_put(root, p, v);
     if (rot != NULL) {
-        snprintf(p, sizeof p, "sys/block/%s/queue/rotational", rel);
+        snprintf(p, sizeof p, "/sys/block/%s/queue/rotational", rel);
         snprintf(v, sizeof v, "%s\n", rot);
-        put(root, p, v);
+        tree_put(root, p, v);
     }
 }
 
@@ -197,9 +180,9 @@ static void test_partitions_and_holders(void)
     }
     put_dev(root, "sda", "8:0", "1000", "0");
     put_dev(root, "sda/sda1", "8:1", "100", NULL);
-    put(root, "sys/block/sda/sda1/partition", "1\n");
+    tree_put(root, "/sys/block/sda/sda1/partition", "1\n");
     put_dev(root, "sda/sda2", "254:0", "800", NULL);
-    put(root, "sys/block/sda/sda2/partition", "2\n");
+    tree_put(root, "/sys/block/sda/sda2/partition", "2\n");
     put_dev(root, "sdb", "8:16", "2000", NULL);
     json_t *facts = json_object();
     hv_facts_add_storage(facts, root, FIX "/mountinfo", NULL);
@@ -224,8 +207,8 @@ static void test_partitions_and_holders(void)
     }
     put_dev(root, "nvme0n1", "259:0", "4000", "0");
     put_dev(root, "nvme0n1/nvme0n1p1", "259:1", "3000", NULL);
-    put(root, "sys/block/nvme0n1/nvme0n1p1/partition", "1\n");
-    put(root, "sys/block/nvme0n1/nvme0n1p1/holders/dm-0", "");
+    tree_put(root, "/sys/block/nvme0n1/nvme0n1p1/partition", "1\n");
+    tree_put(root, "/sys/block/nvme0n1/nvme0n1p1/holders/dm-0", "");
     put_dev(root, "dm-0", "254:0", "3000", "0");
     facts = json_object();
     hv_facts_add_storage(facts, root, FIX "/mountinfo", "/srv/state");
