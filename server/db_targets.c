@@ -17,13 +17,13 @@ static const struct hv_stmt upsert = {
     7};
 
 /* A new version of the target's facts when they (without the libvirt
- * domains, whose states come and go) or the fingerprint differ from the
- * latest version; otherwise the latest version was seen again. Facts that
- * say nothing (no fingerprint, {}) start no version. The registration
- * holds the target's row, so two registrations never race here. */
+ * domains, whose states come and go, and the storage, whose mounts do) or the fingerprint differ
+ * from the latest version; otherwise the latest version was seen again. Facts that say nothing (no
+ * fingerprint, {}) start no version. The registration holds the target's row, so two registrations
+ * never race here. */
 static const struct hv_stmt facts_version = {
     "target_facts_version",
-    "WITH f AS (SELECT $2::text AS fp, $3::jsonb #- '{libvirt,domains}' AS facts), "
+    "WITH f AS (SELECT $2::text AS fp, $3::jsonb #- '{libvirt,domains}' #- '{storage}' AS facts), "
     "cur AS (SELECT v.id, v.fingerprint IS NOT DISTINCT FROM f.fp AND v.facts = f.facts AS same "
     " FROM target_facts v, f WHERE v.target_id = $1 ORDER BY v.first_seen DESC, v.id DESC "
     " LIMIT 1), "
@@ -145,6 +145,20 @@ enum hv_db_status hv_db_target_site_factors(const char *name, json_t **out)
 {
     const char *params[] = {name};
     return hv_db_json(&site_factors, params, out, NULL);
+}
+
+/* What a plan's disruption depends on in its host's facts
+ * (server/plan_disrupt.h): the libvirt domains and the storage. */
+static const struct hv_stmt disruption_facts = {
+    "target_disruption_facts",
+    "SELECT jsonb_build_object('domains', t.facts->'libvirt'->'domains', 'storage', "
+    "t.facts->'storage')::text FROM targets t WHERE t.name = $1 AND t.kind = 'host'",
+    1};
+
+enum hv_db_status hv_db_target_disruption_facts(const char *name, json_t **out)
+{
+    const char *params[] = {name};
+    return hv_db_json(&disruption_facts, params, out, NULL);
 }
 
 enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const char *facts_json,

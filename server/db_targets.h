@@ -81,4 +81,10 @@ enum hv_db_status hv_db_target_actuators(const char *name, json_t **out);
  *  when its facts do not say; HV_DB_NONE when no such target registered. */
 enum hv_db_status hv_db_target_site_factors(const char *name, json_t **out);
 
+/** The facts of host target name a plan's disruption is judged by
+ *  (server/plan_disrupt.h) in *out: {"domains": facts.libvirt.domains,
+ *  "storage": facts.storage}, each JSON null when its worker did not
+ *  report it; HV_DB_NONE when no such host registered. */
+enum hv_db_status hv_db_target_disruption_facts(const char *name, json_t **out);
+
 #endif

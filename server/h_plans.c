@@ -11,6 +11,7 @@
 #include "metrics.h"
 #include "plan.h"
 #include "plan_fleet.h"
+#include "plan_disrupt.h"
 #include "plan_owner.h"
 #include "selector.h"
 #include "query.h"
@@ -76,8 +77,11 @@ static double workload_seconds(const struct hv_workload *w)
 /* The dry run's "actions": what the plan will do to its host and guests.
  * Blocks are the configurations of the rounds at min repetitions; each
  * block restarts every guest once when any restart-class factor is set
- * (one restart per domain and step), and the restore once more. */
-static json_t *actions_json(const struct hv_plan *plan, const struct hv_expansion *x)
+ * (one restart per domain and step), and the restore once more. Its
+ * warnings are the messages of judged (disruption_judged()), the texts a
+ * submission answers with. */
+static json_t *actions_json(const struct hv_plan *plan, const struct hv_expansion *x,
+                            const json_t *judged)
 {
     const json_t *factors = json_object_get(plan->doc, "factors");
     size_t blocks = json_object_size(factors) > 0 ? plan->n_configs * (size_t)plan->rep_min : 0;
@@ -123,14 +127,12 @@ static json_t *actions_json(const struct hv_plan *plan, const struct hv_expansio
     for (size_t i = 0; i < plan->n_guests; i++)
         json_array_append_new(guests, json_pack("{s:s, s:I}", "name", plan->guests[i], "restarts",
                                                 (json_int_t)per_domain));
-    const json_t *domains = json_object_get(
-        json_object_get(json_object_get(plan->doc, "targets"), "guests"), "domains");
-    if (restarts && json_array_size(domains) > 0 &&
-        !json_is_true(json_object_get(plan->doc, "allow_restart")))
-        json_array_append_new(
-            warnings, json_string("restart-class factors restart the existing domains named in "
-                                  "targets.guests.domains, which needs allow_restart: true in the "
-                                  "plan; without it each apply step fails on a running domain"));
+    size_t wi;
+    const json_t *w;
+    json_array_foreach(judged, wi, w)
+    {
+        json_array_append(warnings, json_object_get(w, "message"));
+    }
     /* Jobs of one group run at once: a group counts once, at its longest. */
     double job_s = 0;
     double *group_s = x->n_groups > 0 ? calloc(x->n_groups, sizeof *group_s) : NULL;
@@ -154,8 +156,10 @@ static json_t *actions_json(const struct hv_plan *plan, const struct hv_expansio
                      job_s + (double)n_restarts * RESTART_ESTIMATE_S, "warnings", warnings);
 }
 
-/* The dry-run answer: what the plan expands into, without storing it. */
-static json_t *expansion_json(const struct hv_plan *plan, const struct hv_expansion *x)
+/* The dry-run answer: what the plan expands into, without storing it;
+ * judged as actions_json() takes it. */
+static json_t *expansion_json(const struct hv_plan *plan, const struct hv_expansion *x,
+                              const json_t *judged)
 {
     json_t *order = json_array();
     for (size_t i = 0; i < x->n_jobs && i < 10000; i++) {
@@ -187,7 +191,7 @@ static json_t *expansion_json(const struct hv_plan *plan, const struct hv_expans
         "jobs_at_max_repetitions",
         (json_int_t)(hv_plan_jobs_per_round(plan) * (size_t)plan->rep_max), "configurations",
         configs, "workloads", workloads, "targets", targets, "run_order", order,
-        "run_order_truncated", x->n_jobs > 10000, "actions", actions_json(plan, x));
+        "run_order_truncated", x->n_jobs > 10000, "actions", actions_json(plan, x, judged));
 }
 
 /* Checks the Idempotency-Key header; answers 400 and returns false when it
@@ -215,9 +219,10 @@ static void reply_stored(struct hv_request *req, enum hv_db_status s, int64_t id
 static enum hv_db_status unregistered_warnings(const struct hv_plan *plan,
                                                const struct hv_expansion *x, json_t **out);
 
-/* Stores the plan and answers with its summary. */
+/* Stores the plan and answers with its summary, its warnings those of
+ * unregistered targets and then judged (disruption_judged()). */
 static void store(struct hv_request *req, const struct hv_plan *plan, const struct hv_expansion *x,
-                  const char *key)
+                  const char *key, const json_t *judged)
 {
     json_t *warnings = NULL;
     enum hv_db_status s = unregistered_warnings(plan, x, &warnings);
@@ -225,6 +230,7 @@ static void store(struct hv_request *req, const struct hv_plan *plan, const stru
         hv_reply_db_failure(req, s);
         return;
     }
+    json_array_extend(warnings, (json_t *)judged);
     char sha[65];
     hv_sha256_hex(req->body, req->body_len, sha);
     struct hv_plan_submit sub = {plan, x, req->token_id, key, sha};
@@ -579,6 +585,43 @@ static bool host_can_apply(struct hv_request *req, const struct hv_plan *plan)
     return false;
 }
 
+/* The plan's disruption (plan_disrupt.h) judged against its host's last
+ * facts: *warnings is a new array of what the answer warns of. Answers 422
+ * naming each domain (or the database failure), and returns false, when
+ * those facts show a domain running that the plan would restart without
+ * leave. */
+static bool disruption_judged(struct hv_request *req, const struct hv_plan *plan, json_t **warnings)
+{
+    json_t *facts = NULL;
+    enum hv_db_status s = hv_db_target_disruption_facts(plan->host, &facts);
+    *warnings = NULL;
+    if (s != HV_DB_OK && s != HV_DB_NONE) {
+        json_decref(facts);
+        hv_reply_db_failure(req, s);
+        return false;
+    }
+    json_t *found = json_array(), *refusals = json_array();
+    char detail[1536];
+    int rc = found != NULL && refusals != NULL
+                 ? hv_plan_disruption(plan, s == HV_DB_OK ? facts : NULL, found, refusals, detail,
+                                      sizeof detail)
+                 : -1;
+    json_decref(facts);
+    if (rc != 0 || json_array_size(refusals) > 0) {
+        json_decref(found);
+        if (rc != 0) {
+            json_decref(refusals);
+            hv_reply_problem(req, HV_E_INTERNAL, "out of memory checking the plan", NULL);
+        } else {
+            hv_reply_problem(req, HV_E_IMPOSSIBLE_PLAN, detail, refusals);
+        }
+        return false;
+    }
+    json_decref(refusals);
+    *warnings = found;
+    return true;
+}
+
 /* Whether the plan's drain hooks can run: a url hook's address has the
  * form webhooks' have and the server has a key to sign it with; a local
  * hook's name is one its registered host's worker declares (a host that
@@ -690,9 +733,9 @@ static json_t *fleet_hosts(struct hv_request *req, const char *label)
 /* The dry run of a fleet plan: the first host's expansion, the hosts
  * matched and each one's job count. */
 static json_t *fleet_dry_json(const json_t *parent, const struct hv_plan *plans,
-                              const struct hv_expansion *xs, size_t n)
+                              const struct hv_expansion *xs, size_t n, const json_t *judged)
 {
-    json_t *out = expansion_json(&plans[0], &xs[0]);
+    json_t *out = expansion_json(&plans[0], &xs[0], judged);
     json_t *hosts = json_array();
     for (size_t i = 0; i < n; i++)
         json_array_append_new(
@@ -700,6 +743,23 @@ static json_t *fleet_dry_json(const json_t *parent, const struct hv_plan *plans,
     json_object_set(out, "plan", (json_t *)parent);
     json_object_set_new(out, "hosts", hosts);
     return out;
+}
+
+/* Appends to all each warning of some that it does not hold yet. */
+static void add_new_warnings(json_t *all, const json_t *some)
+{
+    size_t i, j;
+    const json_t *w, *have;
+    json_array_foreach(some, i, w)
+    {
+        bool seen = false;
+        json_array_foreach(all, j, have)
+        {
+            seen = seen || json_equal(w, have);
+        }
+        if (!seen)
+            json_array_append(all, (json_t *)w);
+    }
 }
 
 /* A fleet plan (lib/plan_fleet.h): one child per matching host, each
@@ -717,6 +777,8 @@ static void fleet_create(struct hv_request *req, json_t *doc, const char *label,
     static const bool fleet = true;
     struct hv_plan_env env = {guests_by_label, guests_by_domain, (void *)&fleet};
     bool ok = plans != NULL && xs != NULL;
+    /* The children's warnings, each text once. */
+    json_t *judged = json_array();
     if (!ok)
         hv_reply_problem(req, HV_E_INTERNAL, "out of memory checking the plan", NULL);
     for (size_t i = 0; ok && i < n; i++) {
@@ -742,8 +804,12 @@ static void fleet_create(struct hv_request *req, json_t *doc, const char *label,
         } else if (ok) {
             expanded++;
         }
+        json_t *w = NULL;
         ok = ok && targets_registered(req, &plans[i]) && host_can_apply(req, &plans[i]) &&
-             hooks_usable(req, &plans[i]) && site_benchmarks_declared(req, &plans[i], &xs[i]);
+             hooks_usable(req, &plans[i]) && site_benchmarks_declared(req, &plans[i], &xs[i]) &&
+             disruption_judged(req, &plans[i], &w);
+        add_new_warnings(judged, w);
+        json_decref(w);
     }
     if (ok) {
         /* The parent keeps the plan as the first child normalised it, its
@@ -752,7 +818,7 @@ static void fleet_create(struct hv_request *req, json_t *doc, const char *label,
         json_object_set(json_object_get(parent, "targets"), "host",
                         json_object_get(json_object_get(doc, "targets"), "host"));
         if (dry) {
-            hv_reply_json(req, 200, fleet_dry_json(parent, plans, xs, n));
+            hv_reply_json(req, 200, fleet_dry_json(parent, plans, xs, n, judged));
         } else {
             char sha[65];
             hv_sha256_hex(req->body, req->body_len, sha);
@@ -763,7 +829,7 @@ static void fleet_create(struct hv_request *req, json_t *doc, const char *label,
             bool replayed = false;
             enum hv_db_status s = hv_db_fleet_create(&f, &id, &replayed);
             /* Its children's hosts were picked among the registered. */
-            reply_stored(req, s, id, replayed, NULL);
+            reply_stored(req, s, id, replayed, json_incref(judged));
         }
         json_decref(parent);
     }
@@ -773,6 +839,7 @@ static void fleet_create(struct hv_request *req, json_t *doc, const char *label,
         hv_plan_free(&plans[i]);
     free(plans);
     free(xs);
+    json_decref(judged);
     json_decref(hosts);
 }
 
@@ -826,13 +893,15 @@ void hv_h_plans_create(struct hv_request *req)
         hv_reply_problem(req, HV_E_INTERNAL, "out of memory expanding the plan", NULL);
         return;
     }
+    json_t *judged = NULL;
     if (targets_registered(req, &plan) && host_can_apply(req, &plan) && hooks_usable(req, &plan) &&
-        site_benchmarks_declared(req, &plan, &x)) {
+        site_benchmarks_declared(req, &plan, &x) && disruption_judged(req, &plan, &judged)) {
         if (dry)
-            hv_reply_json(req, 200, expansion_json(&plan, &x));
+            hv_reply_json(req, 200, expansion_json(&plan, &x, judged));
         else
-            store(req, &plan, &x, key);
+            store(req, &plan, &x, key, judged);
     }
+    json_decref(judged);
     hv_expansion_free(&x);
     hv_plan_free(&plan);
 }

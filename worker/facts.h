@@ -53,6 +53,34 @@ json_t *hv_facts_collect(void);
  *  same machine (a tuning factor), not another machine. */
 void hv_facts_add_cpu_power(json_t *facts, const char *root);
 
+/** Adds facts.storage, the block devices under root ("/" for this
+ *  machine; the worker's --sysfs-root, a temporary tree in tests) and what
+ *  is mounted on them, read from the mountinfo file (proc(5) format;
+ *  /proc/self/mountinfo for this machine):
+ *
+ *  - block_devices: [{"name" ("sda"), "dev" ("8:0"), "size_bytes",
+ *    "rotational" (true, false or null), "partitions" (["sda1"]),
+ *    "holders" (dm devices on the disk or its partitions: ["dm-0"]),
+ *    "mounts" (the mount points on the disk, its partitions or holders,
+ *    ["/", "/boot"])}] of root/sys/block, by name; a device of size 0
+ *    (an unused loop or zram device) is left out
+ *  - state_dir (when state_dir is not NULL): {"path": state_dir, "mount"
+ *    (the mount point holding it, or null), "device" (the listed disk
+ *    holding that mount, or null)}
+ *
+ *  A file that cannot be read leaves its part empty. Bounded: 256
+ *  devices, 128 partitions and holders and 64 mount points per device,
+ *  4096 mounts. Not in the fingerprint. */
+void hv_facts_add_storage(json_t *facts, const char *root, const char *mountinfo,
+                          const char *state_dir);
+
+/** The entries of mountinfo text (proc(5): "36 35 98:0 /mnt1 /mnt2 rw
+ *  master:1 - ext3 /dev/root rw") as a new JSON array of {"dev"
+ *  ("MAJOR:MINOR"), "mount", "fstype", "source"}, the octal escapes of
+ *  paths undone; lines that are not such entries are skipped, at most 4096
+ *  entries. NULL only when memory runs out; text NULL gives []. Pure. */
+json_t *hv_facts_parse_mountinfo(const char *text);
+
 /** Adds facts.libvirt from the libvirt connection uri (e.g.
  *  "qemu:///system", "test:///default"), opened read-only:
  *

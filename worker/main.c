@@ -485,6 +485,19 @@ static void add_kvm_probe(const struct options *o, json_t *facts)
                 : " (probed on another kernel or /dev/kvm)");
 }
 
+/* Adds a host's block devices and mounts (facts.storage), so a plan
+ * tuning the disk that holds / or this worker's state is warned of at
+ * submission. Under --sysfs-root DIR the mounts are DIR/proc/self/mountinfo
+ * (absent: none), to match the devices of DIR/sys/block. */
+static void add_storage(const struct options *o, json_t *facts)
+{
+    char state[1024], mountinfo[1200];
+    state_dir_of(o, state, sizeof state);
+    bool real = strcmp(o->sysfs_root, "/") == 0;
+    snprintf(mountinfo, sizeof mountinfo, "%s/proc/self/mountinfo", real ? "" : o->sysfs_root);
+    hv_facts_add_storage(facts, o->sysfs_root, mountinfo, state);
+}
+
 /* Tests only: $HVBENCH_TEST_FACTS names a JSON object merged over the
  * probed facts, so workers on one machine register as machines that
  * differ (tests/integration/test_fleet.sh). Read only when set. Returns
@@ -545,6 +558,7 @@ static json_t *collect_facts(const struct options *o, const struct hv_conf *conf
         if (acts != NULL)
             json_object_set_new(facts, "actuators", acts);
         add_kvm_probe(o, facts);
+        add_storage(o, facts);
     }
     return test_facts(facts);
 }

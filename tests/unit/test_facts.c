@@ -12,6 +12,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "tests/unit/check.h"
+#include "tests/unit/tree.h"
 
 /* The first line of a file, or "" when it cannot be read. */
 static void first_line(const char *path, char *buf, size_t len)
@@ -266,24 +267,6 @@ static void test_libvirt(void)
     json_decref(facts);
 }
 
-/* Writes text to root + rel, making the directories on the way. */
-static void put(const char *root, const char *rel, const char *text)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s%s", root, rel);
-    for (char *q = path + strlen(root) + 1; *q; q++)
-        if (*q == '/') {
-            *q = '\0';
-            mkdir(path, 0755);
-            *q = '/';
-        }
-    FILE *f = fopen(path, "w");
-    if (f != NULL) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
-
 #define CPU "/sys/devices/system/cpu"
 
 /* Governor, turbo and SMT from a temporary sysfs tree: agreeing and
@@ -295,11 +278,11 @@ static void test_cpu_power(void)
         CHECK_SAY(0, "mkdtemp");
         return;
     }
-    put(root, CPU "/cpu0/cpufreq/scaling_governor", "performance\n");
-    put(root, CPU "/cpu1/cpufreq/scaling_governor", "performance\n");
-    put(root, CPU "/intel_pstate/no_turbo", "1\n");
-    put(root, CPU "/smt/active", "1\n");
-    put(root, CPU "/smt/control", "on\n");
+    tree_put(root, CPU "/cpu0/cpufreq/scaling_governor", "performance\n");
+    tree_put(root, CPU "/cpu1/cpufreq/scaling_governor", "performance\n");
+    tree_put(root, CPU "/intel_pstate/no_turbo", "1\n");
+    tree_put(root, CPU "/smt/active", "1\n");
+    tree_put(root, CPU "/smt/control", "on\n");
     json_t *f = json_object();
     hv_facts_add_cpu_power(f, root);
     json_t *p = json_object_get(f, "cpu_power");
@@ -313,12 +296,12 @@ static void test_cpu_power(void)
     CHECK_SAY(ctl && strcmp(ctl, "on") == 0, "smt_control on (%s)", ctl);
     json_decref(f);
 
-    put(root, CPU "/cpu1/cpufreq/scaling_governor", "powersave\n");
-    put(root, CPU "/cpufreq/boost", "1\n");
+    tree_put(root, CPU "/cpu1/cpufreq/scaling_governor", "powersave\n");
+    tree_put(root, CPU "/cpufreq/boost", "1\n");
     char nt[512];
     snprintf(nt, sizeof nt, "%s" CPU "/intel_pstate/no_turbo", root);
     unlink(nt);
-    put(root, CPU "/smt/active", "0\n");
+    tree_put(root, CPU "/smt/active", "0\n");
     f = json_object();
     hv_facts_add_cpu_power(f, root);
     p = json_object_get(f, "cpu_power");

@@ -1,0 +1,249 @@
+/* plan_disrupt.c — see plan_disrupt.h. */
+#include "plan_disrupt.h"
+
+#include "errors.h"
+#include "factors.h"
+#include "jspec.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Names listed in a sentence before "and N more". */
+#define LIST_SHOWN 8
+
+/* The domain states in which libvirt counts a domain active: a restart
+ * class level then needs it restarted (act_restart.c). */
+static const char *const active_states[] = {"running", "idle", "paused", "in shutdown",
+                                            "pmsuspended"};
+
+/* Joins the n names as "a, b, c" into buf, past LIST_SHOWN as "..., and
+ * N more". */
+static void join(char *buf, size_t len, const char *const *names, size_t n)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && i < LIST_SHOWN && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? ", " : "", names[i]);
+    if (n > LIST_SHOWN && k < len)
+        snprintf(buf + k, len - k, ", and %zu more", n - LIST_SHOWN);
+}
+
+/* The libvirt domain a guest target is: "HOST/NAME" is NAME. */
+static const char *domain_of(const char *target)
+{
+    const char *slash = strrchr(target, '/');
+    return slash != NULL ? slash + 1 : target;
+}
+
+/* The state host_facts show domain name in, or NULL. */
+static const char *domain_state(const json_t *host_facts, const char *name)
+{
+    size_t i;
+    const json_t *d;
+    json_array_foreach(json_object_get(host_facts, "domains"), i, d)
+    {
+        const char *n = json_string_value(json_object_get(d, "name"));
+        if (n != NULL && strcmp(n, name) == 0)
+            return json_string_value(json_object_get(d, "state"));
+    }
+    return NULL;
+}
+
+static bool is_active(const char *state)
+{
+    for (size_t i = 0; state != NULL && i < sizeof active_states / sizeof *active_states; i++)
+        if (strcmp(state, active_states[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The path of the plan member naming domain: its index in
+ * targets.guests.domains, else targets.guests (a label). */
+static void domain_path(const struct hv_plan *plan, const char *domain, char *buf, size_t len)
+{
+    const json_t *domains = json_object_get(
+        json_object_get(json_object_get(plan->doc, "targets"), "guests"), "domains");
+    snprintf(buf, len, "/targets/guests");
+    for (size_t i = 0; i < json_array_size(domains); i++)
+        if (strcmp(json_string_value(json_array_get(domains, i)), domain) == 0)
+            hv_jpath_index(buf, len, "/targets/guests/domains", i);
+}
+
+/* The restart-class factors the plan sets, into names[*n]. */
+static void factors_of(const struct hv_plan *plan, enum hv_disruption d, const char **names,
+                       size_t *n)
+{
+    const char *name;
+    json_t *levels;
+    *n = 0;
+    json_object_foreach(json_object_get(plan->doc, "factors"), name, levels)
+    {
+        const struct hv_factor_def *f = hv_factor_find(name);
+        if (f != NULL && f->disruption == d && *n < HV_PLAN_MAX_FACTORS)
+            names[(*n)++] = name;
+    }
+}
+
+/* Restart-class factors on domains the plan did not create, without
+ * allow_restart. */
+static int restart_judgement(const struct hv_plan *plan, const json_t *host_facts, json_t *warnings,
+                             json_t *refusals, char *detail, size_t len)
+{
+    const char *factors[HV_PLAN_MAX_FACTORS];
+    size_t n_factors;
+    factors_of(plan, HV_DISRUPT_RESTART, factors, &n_factors);
+    if (n_factors == 0 || json_is_true(json_object_get(plan->doc, "allow_restart")))
+        return 0;
+    const char **domains = calloc(plan->n_guests + 1, sizeof *domains);
+    const char **running = calloc(plan->n_guests + 1, sizeof *running);
+    const char **configs = calloc(plan->n_configs + 1, sizeof *configs);
+    if (domains == NULL || running == NULL || configs == NULL) {
+        free(domains);
+        free(running);
+        free(configs);
+        return -1;
+    }
+    size_t n_domains = 0, n_running = 0;
+    for (size_t i = 0; i < plan->n_guests; i++) {
+        /* Template clones are created by the plan. */
+        if (strstr(plan->guests[i], HV_PLAN_ID_MARK) != NULL)
+            continue;
+        const char *d = domain_of(plan->guests[i]);
+        domains[n_domains++] = d;
+        const char *state = domain_state(host_facts, d);
+        if (!is_active(state))
+            continue;
+        running[n_running++] = d;
+        char path[256];
+        domain_path(plan, d, path, sizeof path);
+        hv_errors_add(refusals, path,
+                      "domain %s is %s on host %s (its worker's last facts) and restart-class "
+                      "factors would restart it, which the plan does not allow: set "
+                      "allow_restart: true in the plan, or stop %s before submitting it",
+                      d, state, plan->host, d);
+    }
+    if (n_domains > 0) {
+        for (size_t i = 0; i < plan->n_configs; i++)
+            configs[i] = plan->configs[i].name;
+        char f[512], d[1024], c[2048];
+        join(f, sizeof f, factors, n_factors);
+        join(d, sizeof d, domains, n_domains);
+        join(c, sizeof c, configs, plan->n_configs);
+        size_t blocks = plan->n_configs * (size_t)plan->rep_min;
+        hv_errors_add(warnings, "/allow_restart",
+                      "restart-class factors restart the existing domains %s (%s; not created "
+                      "by the plan), which needs allow_restart: true in the plan: without it "
+                      "the apply step of a block fails on each of them that runs with levels "
+                      "its definition does not hold, and with it every job of the block, host "
+                      "baseline included; blocks at risk: configurations %s (%zu block%s). Set "
+                      "allow_restart: true, or stop those domains before the plan runs",
+                      d, f, c, blocks, blocks == 1 ? "" : "s");
+    }
+    if (n_running > 0) {
+        char r[1024];
+        join(r, sizeof r, running, n_running);
+        snprintf(detail, len,
+                 "restart-class factors would restart running domain%s %s on host %s, which the "
+                 "plan did not create: set allow_restart: true in the plan, or stop %s first",
+                 n_running == 1 ? "" : "s", r, plan->host, n_running == 1 ? "it" : "them");
+    }
+    free(domains);
+    free(running);
+    free(configs);
+    return 0;
+}
+
+/* Whether block device d of the storage facts is the disk called name:
+ * its own name or a partition's. */
+static bool is_disk(const json_t *d, const char *name)
+{
+    const char *n = json_string_value(json_object_get(d, "name"));
+    if (n != NULL && strcmp(n, name) == 0)
+        return true;
+    size_t i;
+    const json_t *p;
+    json_array_foreach(json_object_get(d, "partitions"), i, p)
+    {
+        if (json_is_string(p) && strcmp(json_string_value(p), name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Whether mount point mp is among d's mounts. */
+static bool holds(const json_t *d, const char *mp)
+{
+    size_t i;
+    const json_t *m;
+    json_array_foreach(json_object_get(d, "mounts"), i, m)
+    {
+        if (mp != NULL && json_is_string(m) && strcmp(json_string_value(m), mp) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* A factor acting on tuning.disk whose disk holds the host's own files. */
+static void disk_judgement(const struct hv_plan *plan, const json_t *host_facts, json_t *warnings)
+{
+    const char *disk =
+        json_string_value(json_object_get(json_object_get(plan->doc, "tuning"), "disk"));
+    const char *factors[HV_PLAN_MAX_FACTORS];
+    size_t n_factors = 0;
+    const char *name;
+    json_t *levels;
+    json_object_foreach(json_object_get(plan->doc, "factors"), name, levels)
+    {
+        const struct hv_factor_def *f = hv_factor_find(name);
+        if (f != NULL && f->host_file != NULL && strstr(f->host_file, "DISK") != NULL &&
+            n_factors < HV_PLAN_MAX_FACTORS)
+            factors[n_factors++] = name;
+    }
+    if (disk == NULL || n_factors == 0)
+        return;
+    /* A /dev/disk/by-* or /dev/mapper path names the disk by a link the
+     * facts do not list: not judged. */
+    const char *base = strncmp(disk, "/dev/", 5) == 0 ? disk + 5 : disk;
+    const json_t *storage = json_object_get(host_facts, "storage");
+    const json_t *state = json_object_get(storage, "state_dir");
+    const char *state_mount = json_string_value(json_object_get(state, "mount"));
+    const char *state_dev = json_string_value(json_object_get(state, "device"));
+    size_t i;
+    const json_t *d;
+    json_array_foreach(json_object_get(storage, "block_devices"), i, d)
+    {
+        if (!is_disk(d, base))
+            continue;
+        const char *dev = json_string_value(json_object_get(d, "name"));
+        bool root = holds(d, "/");
+        bool st = holds(d, state_mount) || (state_dev != NULL && strcmp(state_dev, dev) == 0);
+        if (!root && !st)
+            continue;
+        char f[512], what[1400];
+        join(f, sizeof f, factors, n_factors);
+        snprintf(what, sizeof what, "%s%s%s%s%s%s", root ? "/ (the host's root file system)" : "",
+                 root && st ? " and " : "", st ? "the host worker's state folder " : "",
+                 st ? json_string_value(json_object_get(state, "path")) : "",
+                 st && state_mount != NULL ? " (on " : "",
+                 st && state_mount != NULL ? state_mount : "");
+        hv_errors_add(warnings, "/tuning/disk",
+                      "tuning.disk %s (disk %s of host %s) holds %s%s: the levels of %s apply to "
+                      "the host's own files too, so its operating system and worker share "
+                      "every level measured, and the guests' I/O shares the disk with them",
+                      disk, dev, plan->host, what, st && state_mount != NULL ? ")" : "", f);
+        return;
+    }
+}
+
+int hv_plan_disruption(const struct hv_plan *plan, const json_t *host_facts, json_t *warnings,
+                       json_t *refusals, char *detail, size_t len)
+{
+    if (len > 0)
+        detail[0] = '\0';
+    if (restart_judgement(plan, host_facts, warnings, refusals, detail, len) != 0)
+        return -1;
+    disk_judgement(plan, host_facts, warnings);
+    return 0;
+}
