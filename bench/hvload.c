@@ -15,7 +15,10 @@
  * It records every (job id, attempt) it was given and every answer, and
  * prints what a benchmark or a correctness test needs: jobs claimed,
  * duplicate claims, uploads by status, errors, elapsed time, claims/s,
- * samples ingested/s and claim/upload latency percentiles.
+ * samples ingested/s and claim/upload latency percentiles. With --outage
+ * its workers ride out a database outage as hvbench-worker does (a request
+ * answered 503 or not at all is asked again), and it reports the longest
+ * time no claim and no upload succeeded (bench/failover.sh).
  *
  * Exit status: 0 when every claim was distinct and every answer was the
  * expected one; 1 on a duplicate claim, an unexpected status or a request
@@ -82,8 +85,10 @@ struct counts {
     long claims_with_uploads; /* jobs an upload's answer brought (?claim=true) */
     long uploads_201, uploads_200, uploads_409, uploads_other;
     long heartbeats_200, heartbeats_other;
-    long errors;      /* requests that got no answer */
-    long bad_answers; /* a 200 claim whose body was not a job */
+    long retries;          /* requests asked again in an outage (--outage) */
+    long uploads_replayed; /* uploads asked again and answered as replays */
+    long errors;           /* requests that got no answer */
+    long bad_answers;      /* a 200 claim whose body was not a job */
     long samples_stored;
 };
 
@@ -108,11 +113,14 @@ struct sim {
     int64_t job;
     int attempt;
     long empty, failures; /* empty claims and failed requests in a row */
+    double outage_since;  /* when its requests began to fail (--outage); 0: they do not */
+    bool asked_again;     /* the request it asks was asked before, unanswered */
     char small[96];       /* a claim's or heartbeat's body */
     struct sbuf answer;   /* the answer's body */
     struct counts c;
     struct crec_vec claims;
     struct dvec claim_ms, upload_ms;
+    struct dvec claim_at, upload_at; /* monotonic times of its claims and uploads */
     struct sbuf body;
     uint64_t rng;
     double last_work; /* monotonic time its last upload finished */
@@ -426,7 +434,9 @@ static void start_request(struct loop *l, struct sim *w)
     case STEP_UPLOAD: {
         char finished[40];
         hv_now_iso8601(finished, sizeof finished);
-        build_result(w, w->attempt, w->started, finished);
+        /* Asked again, it is the same upload, as a worker's outbox keeps it. */
+        if (!w->asked_again || w->body.len == 0)
+            build_result(w, w->attempt, w->started, finished);
         if (w->body.failed) {
             w->c.errors++;
             fprintf(stderr, "hvload: worker %d: out of memory building a result\n", w->index);
@@ -462,6 +472,30 @@ static void start_request(struct loop *l, struct sim *w)
     w->in_flight = true;
 }
 
+/* Whether w rides out the answer r (503 or none) as an outage: it asks
+ * the same again in 0.2 s, for up to --outage seconds from the first. */
+static bool ride_out(struct sim *w, const struct hv_http_response *r)
+{
+    if (opt.outage <= 0 || (r->status != 0 && r->status != 503))
+        return false;
+    double now = hv_monotonic();
+    if (w->outage_since == 0)
+        w->outage_since = now;
+    if (now - w->outage_since >= opt.outage)
+        return false;
+    w->c.retries++;
+    w->asked_again = true;
+    w->wake_at = now + 0.2;
+    return true;
+}
+
+/* A request of w was answered as it should be: no outage for it now. */
+static void answered(struct sim *w)
+{
+    w->outage_since = 0;
+    w->asked_again = false;
+}
+
 /* A failed request: w asks again after pause seconds, or ends after
  * MAX_FAILURES_IN_ROW of them. */
 static void failed(struct sim *w, double pause)
@@ -489,6 +523,7 @@ static bool take_job(struct sim *w, const json_t *j, struct hv_http_response *r,
     w->job = json_integer_value(id);
     w->attempt = (int)json_integer_value(att);
     dvec_push(&w->claim_ms, ms);
+    dvec_push(&w->claim_at, hv_monotonic());
     w->empty = 0;
     atomic_fetch_add(&progress_claimed, 1);
     if (!crec_push(&w->claims, (struct claim_rec){w->job, w->attempt, w->index})) {
@@ -504,6 +539,9 @@ static bool take_job(struct sim *w, const json_t *j, struct hv_http_response *r,
 /* The answer to a claim. */
 static void claimed(struct sim *w, struct hv_http_response *r, double ms)
 {
+    if (ride_out(w, r))
+        return;
+    answered(w);
     if (r->status == 200) {
         if (take_job(w, json_object_get(r->body, "job"), r, "claim answered 200 without a job", ms))
             w->c.claims_200++;
@@ -529,6 +567,9 @@ static void claimed(struct sim *w, struct hv_http_response *r, double ms)
 /* The answer to a heartbeat: the upload follows only after a 200. */
 static void heartbeaten(struct sim *w, struct hv_http_response *r)
 {
+    if (ride_out(w, r))
+        return;
+    answered(w);
     if (r->status == 200) {
         w->c.heartbeats_200++;
         w->step = STEP_UPLOAD;
@@ -545,11 +586,24 @@ static void heartbeaten(struct sim *w, struct hv_http_response *r)
 /* The answer to an upload. */
 static void uploaded(struct sim *w, struct hv_http_response *r, double t1)
 {
-    switch (r->status) {
-    case 201:
-        w->c.uploads_201++;
+    if (ride_out(w, r))
+        return;
+    bool again = w->asked_again;
+    answered(w);
+    /* Asked again after an answer got lost, the upload may have been
+     * stored the first time: its replay is the expected answer. */
+    if (r->status == 200 && again) {
+        w->c.uploads_replayed++;
         w->c.samples_stored += opt.samples;
+    }
+    switch (r->status == 200 && again ? 201 : r->status) {
+    case 201:
+        if (r->status == 201) {
+            w->c.uploads_201++;
+            w->c.samples_stored += opt.samples;
+        }
         dvec_push(&w->upload_ms, (t1 - w->t0) * 1000.0);
+        dvec_push(&w->upload_at, t1);
         w->last_work = t1;
         atomic_fetch_add(&progress_uploaded, 1);
         w->failures = 0;
@@ -718,6 +772,11 @@ struct summary {
     long jobs_claimed, distinct_jobs, duplicate_jobs, duplicate_attempts;
     double elapsed, work_elapsed;
     struct dvec claim_ms, upload_ms;
+    struct dvec claim_at, upload_at; /* every worker's, sorted */
+    /* The longest time without a claim and without an upload between the
+     * run's start and the last one, and when (seconds from the start)
+     * each began. */
+    double claim_stall, upload_stall, claim_stall_from, upload_stall_from;
     long per_server_claims[MAX_SERVERS];
     long unexpected;
     double cpu_s; /* this process: user + system, every thread */
@@ -737,6 +796,8 @@ static void add_counts(struct counts *t, const struct counts *c)
     t->uploads_other += c->uploads_other;
     t->heartbeats_200 += c->heartbeats_200;
     t->heartbeats_other += c->heartbeats_other;
+    t->retries += c->retries;
+    t->uploads_replayed += c->uploads_replayed;
     t->errors += c->errors;
     t->bad_answers += c->bad_answers;
     t->samples_stored += c->samples_stored;
@@ -746,6 +807,24 @@ static void dvec_append(struct dvec *to, const struct dvec *from)
 {
     for (size_t i = 0; i < from->n; i++)
         dvec_push(to, from->v[i]);
+}
+
+/* Sorts the times in d and sets *gap to the longest time between two of
+ * them (the first counted from t0) and *from to when it began, in seconds
+ * from t0. */
+static void longest_gap(struct dvec *d, double t0, double *gap, double *from)
+{
+    qsort(d->v, d->n, sizeof(double), cmp_double);
+    *gap = 0;
+    *from = 0;
+    double prev = t0;
+    for (size_t i = 0; i < d->n; i++) {
+        if (d->v[i] - prev > *gap) {
+            *gap = d->v[i] - prev;
+            *from = prev - t0;
+        }
+        prev = d->v[i];
+    }
 }
 
 static void summarise(struct summary *s, double t_start, double t_end)
@@ -761,6 +840,8 @@ static void summarise(struct summary *s, double t_start, double t_end)
                 s->c.errors++;
         dvec_append(&s->claim_ms, &w->claim_ms);
         dvec_append(&s->upload_ms, &w->upload_ms);
+        dvec_append(&s->claim_at, &w->claim_at);
+        dvec_append(&s->upload_at, &w->upload_at);
         s->per_server_claims[w->server_idx] += w->c.claims_200 + w->c.claims_with_uploads;
         if (w->last_work > last_work)
             last_work = w->last_work;
@@ -782,6 +863,8 @@ static void summarise(struct summary *s, double t_start, double t_end)
     free(all.v);
     qsort(s->claim_ms.v, s->claim_ms.n, sizeof(double), cmp_double);
     qsort(s->upload_ms.v, s->upload_ms.n, sizeof(double), cmp_double);
+    longest_gap(&s->claim_at, t_start, &s->claim_stall, &s->claim_stall_from);
+    longest_gap(&s->upload_at, t_start, &s->upload_stall, &s->upload_stall_from);
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0)
         s->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
@@ -818,7 +901,8 @@ static void print_json(const struct summary *s, int status)
         "s:{s:I,s:I,s:I,s:I},"
         "s:{s:I,s:I},"
         "s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,"
-        "s:{s:o,s:o,s:o},s:{s:o,s:o,s:o},s:f,s:b,s:i}",
+        "s:{s:o,s:o,s:o},s:{s:o,s:o,s:o},s:f,s:b,s:i,"
+        "s:I,s:I,s:f,s:f,s:f,s:f}",
         "workers", (json_int_t)opt.workers, "servers", servers, "target", opt.target, "samples",
         (json_int_t)opt.samples, "metrics", (json_int_t)opt.metrics, "wait", opt.wait, "heartbeat",
         opt.heartbeat, "registered", (json_int_t)s->c.registered, "jobs_claimed",
@@ -838,7 +922,10 @@ static void print_json(const struct summary *s, int status)
         json_ms(percentile(&s->claim_ms, 100)), "upload_ms", "p50",
         json_ms(percentile(&s->upload_ms, 50)), "p99", json_ms(percentile(&s->upload_ms, 99)),
         "max", json_ms(percentile(&s->upload_ms, 100)), "cpu_s", s->cpu_s, "limit_reached",
-        atomic_load(&limit_passed), "exit", status);
+        atomic_load(&limit_passed), "exit", status, "retries", (json_int_t)s->c.retries,
+        "uploads_replayed", (json_int_t)s->c.uploads_replayed, "claim_stall_s", s->claim_stall,
+        "claim_stall_from_s", s->claim_stall_from, "upload_stall_s", s->upload_stall,
+        "upload_stall_from_s", s->upload_stall_from);
     if (doc == NULL) {
         fprintf(stderr, "hvload: cannot build the JSON summary\n");
         return;
@@ -874,6 +961,12 @@ static void print_text(const struct summary *s, int status)
     if (opt.heartbeat)
         printf("  heartbeats          200: %ld  other: %ld\n", s->c.heartbeats_200,
                s->c.heartbeats_other);
+    if (opt.outage > 0) {
+        printf("  outage              %ld requests asked again, %ld uploads answered as replays\n",
+               s->c.retries, s->c.uploads_replayed);
+        printf("  longest stall       claims %.3f s (from %.3f s), uploads %.3f s (from %.3f s)\n",
+               s->claim_stall, s->claim_stall_from, s->upload_stall, s->upload_stall_from);
+    }
     printf("  unexpected          %ld\n", s->unexpected);
     printf("  errors              %ld (no answer)\n", s->c.errors);
     printf("  elapsed             %.3f s (work %.3f s)\n", s->elapsed, s->work_elapsed);
@@ -1059,10 +1152,14 @@ int main(int argc, char **argv)
         free(sims[i].claims.v);
         free(sims[i].claim_ms.v);
         free(sims[i].upload_ms.v);
+        free(sims[i].claim_at.v);
+        free(sims[i].upload_at.v);
         free(sims[i].body.p);
     }
     free(s.claim_ms.v);
     free(s.upload_ms.v);
+    free(s.claim_at.v);
+    free(s.upload_at.v);
     free(sims);
     for (long t = 0; t < threads; t++)
         curl_multi_cleanup(loops[t].multi);

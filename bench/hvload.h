@@ -33,6 +33,7 @@ struct options {
     long empty_claims;
     double timeout;
     double limit;
+    double outage; /* --outage: seconds a worker rides out answers 503 or none */
     bool heartbeat;
     bool claim_next;   /* an upload also claims the next job (not --claim-alone) */
     bool hosts;        /* --hosts: each worker its own target NAME-NNN */

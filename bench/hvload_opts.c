@@ -42,6 +42,12 @@ static const char usage_text[] =
     "                        (default 3 with --wait 0, else 1)\n"
     "  --timeout S           per-request timeout on top of --wait (default 15)\n"
     "  --duration-limit S    stop the whole run after S seconds (default 300)\n"
+    "  --outage S            ride out a database outage (a failover) as a worker\n"
+    "                        does: a request answered 503 or not at all is asked\n"
+    "                        again (an upload from the outbox) every 0.2 s for up\n"
+    "                        to S seconds, counted as a retry, not a failure; an\n"
+    "                        upload asked again and answered 200 is the replay of\n"
+    "                        one stored before its answer got lost (default 0)\n"
     "  --quiet               no progress lines on standard error\n"
     "  --json                print the summary as one JSON object\n"
     "  --help                show this help\n"
@@ -135,6 +141,7 @@ enum {
     OPT_EMPTY,
     OPT_TIMEOUT,
     OPT_LIMIT,
+    OPT_OUTAGE,
     OPT_HOSTS,
     OPT_LABEL,
     OPT_QUIET,
@@ -201,6 +208,10 @@ static int take_option(int c, struct options *o)
         if (!parse_double(optarg, 1, 86400, &o->limit))
             return usage_error("--duration-limit needs 1..86400 seconds, not '%s'", optarg);
         break;
+    case OPT_OUTAGE:
+        if (!parse_double(optarg, 0, 3600, &o->outage))
+            return usage_error("--outage needs 0..3600 seconds, not '%s'", optarg);
+        break;
     case OPT_HOSTS:
         o->hosts = true;
         break;
@@ -240,6 +251,7 @@ int hvload_parse_options(int argc, char **argv, struct options *o)
         {"empty-claims", required_argument, NULL, OPT_EMPTY},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"duration-limit", required_argument, NULL, OPT_LIMIT},
+        {"outage", required_argument, NULL, OPT_OUTAGE},
         {"hosts", no_argument, NULL, OPT_HOSTS},
         {"label", required_argument, NULL, OPT_LABEL},
         {"quiet", no_argument, NULL, OPT_QUIET},

@@ -5,10 +5,25 @@
 #
 #   deploy/pg.sh start|stop|status|conninfo|destroy [DIR]
 #   deploy/pg.sh psql [DIR] [--] [psql arguments...]
+#   deploy/pg.sh standby DIR STANDBY_DIR [NAME]
+#   deploy/pg.sh promote STANDBY_DIR
 #
 # DIR defaults to var/pg under the repository. Inside it: data/ (PGDATA),
 # run/ (the socket), log/postgres.log. `conninfo` prints the libpq connection
 # string; `destroy` stops the cluster and deletes it.
+#
+# `standby` ships a standby of the running cluster in DIR: a second private
+# cluster in STANDBY_DIR (same layout, its own socket) copied by
+# pg_basebackup -R over DIR's socket and streaming from it, under the
+# application_name NAME (default hvbench_standby). Replication is
+# synchronous: DIR's cluster gets synchronous_standby_names = NAME (ALTER
+# SYSTEM), so a COMMIT it acknowledges is on both, and waits while the
+# standby is away. It prints the multi-host connection string of the pair
+# (target_session_attrs=read-write: libpq takes whichever is the primary).
+# `promote` makes the standby in STANDBY_DIR a primary (pg_ctl promote) once
+# DIR's cluster is gone; it keeps no standby of its own, so its commits
+# wait for none. Neither command fences the old primary: do not start it
+# again as a primary (destroy it, or ship it anew as a standby).
 #
 # HVBENCH_PG_FAST=1 trades durability for speed (initdb --no-sync, fsync=off);
 # the tests set it. HVBENCH_PG_SHARED_BUFFERS (e.g. 1GB) sets shared_buffers
@@ -34,6 +49,8 @@ usage() {
     cat >&2 <<'EOF'
 usage: deploy/pg.sh start|stop|status|conninfo|destroy [DIR]
        deploy/pg.sh psql [DIR] [--] [psql arguments...]
+       deploy/pg.sh standby DIR STANDBY_DIR [NAME]
+       deploy/pg.sh promote STANDBY_DIR
 EOF
     exit 2
 }
@@ -79,7 +96,8 @@ fi
 # 700, as in CI) or the socket path would exceed the 107-byte unix socket
 # limit, the cluster lives in /tmp/hvbench-pg-<hash of DIR> (mode 700, owned
 # by the server's user) and DIR is a symlink to it.
-FALLBACK=/tmp/hvbench-pg-$(printf '%s' "$DIR" | sha256sum | cut -c1-12)
+fallback_of() { echo "/tmp/hvbench-pg-$(printf '%s' "$1" | sha256sum | cut -c1-12)"; }
+FALLBACK=$(fallback_of "$DIR")
 
 needs_fallback() {
     local sock=/run/.s.PGSQL.$PORT p
@@ -206,27 +224,32 @@ cmd_start() {
         elif [[ $(<"$DATA/PG_VERSION") != 15 ]]; then
             die "$DATA holds a PostgreSQL $(<"$DATA/PG_VERSION") cluster, not 15"
         fi
-        clean_stale
-        local opts="-c listen_addresses='' -c unix_socket_directories='$RUN' -c port=$PORT"
-        if [[ $FAST == 1 ]]; then
-            opts+=" -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        else
-            opts+=" -c fsync=on"
-        fi
-        if [[ -n ${HVBENCH_PG_SHARED_BUFFERS:-} ]]; then
-            [[ $HVBENCH_PG_SHARED_BUFFERS =~ ^[0-9]+[kMG]B$ ]] ||
-                die "HVBENCH_PG_SHARED_BUFFERS: a size such as 1GB or 512MB"
-            opts+=" -c shared_buffers=$HVBENCH_PG_SHARED_BUFFERS"
-        fi
-        # 9>&-: the server must not inherit (and so hold forever) our lock.
-        if ! as_owner "$BINDIR/pg_ctl" start -D "$DATA" -l "$LOG" -w -t 60 -s -o "$opts" 9>&-; then
-            tail -n 20 -- "$LOG" >&2 || true
-            die "could not start the server (log: $LOG)"
-        fi
+        start_server
     fi
     wait_ready
     ensure_db
     echo "$CONNINFO"
+}
+
+# Starts the cluster in DATA (not running, the lock held).
+start_server() {
+    clean_stale
+    local opts="-c listen_addresses='' -c unix_socket_directories='$RUN' -c port=$PORT"
+    if [[ $FAST == 1 ]]; then
+        opts+=" -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    else
+        opts+=" -c fsync=on"
+    fi
+    if [[ -n ${HVBENCH_PG_SHARED_BUFFERS:-} ]]; then
+        [[ $HVBENCH_PG_SHARED_BUFFERS =~ ^[0-9]+[kMG]B$ ]] ||
+            die "HVBENCH_PG_SHARED_BUFFERS: a size such as 1GB or 512MB"
+        opts+=" -c shared_buffers=$HVBENCH_PG_SHARED_BUFFERS"
+    fi
+    # 9>&-: the server must not inherit (and so hold forever) our lock.
+    if ! as_owner "$BINDIR/pg_ctl" start -D "$DATA" -l "$LOG" -w -t 60 -s -o "$opts" 9>&-; then
+        tail -n 20 -- "$LOG" >&2 || true
+        die "could not start the server (log: $LOG)"
+    fi
 }
 
 cmd_stop() {
@@ -260,8 +283,77 @@ cmd_destroy() {
     if [[ -L $DIR ]]; then rm -f -- "$DIR"; fi
 }
 
+# Points DIR (and what resolve() derives from it) at another cluster.
+use_dir() {
+    DIR=$(realpath -m -s -- "$1")
+    FALLBACK=$(fallback_of "$DIR")
+    resolve
+}
+
+# The standby of the running cluster in DIR, in $1 (see the header).
+cmd_standby() {
+    local sdir=${1:-} name=${2:-hvbench_standby} primary_run i state=''
+    [[ -n $sdir ]] || usage
+    [[ $name =~ ^[a-z_][a-z0-9_]*$ ]] || die "standby name: lower-case letters, digits and _"
+    need_server_bins
+    resolve
+    is_running || die "no cluster runs in $DIR to ship a standby of"
+    primary_run=$RUN
+    use_dir "$sdir"
+    mkdir -p -- "$(dirname "$DIR")"
+    make_layout
+    lock
+    is_running && die "a cluster runs in $DIR already"
+    [[ -f $DATA/PG_VERSION ]] && die "$DIR holds a cluster already (destroy it first)"
+    find "$DATA" -mindepth 1 -delete
+    # -R writes primary_conninfo (with this application_name, which the
+    # primary's synchronous_standby_names names) and standby.signal.
+    local args=(-D "$DATA" -R -X stream -c fast
+        -d "host=$primary_run port=$PORT user=$DB_USER application_name=$name")
+    if [[ $FAST == 1 ]]; then args+=(--no-sync); fi
+    if ! as_owner "$BINDIR/pg_basebackup" "${args[@]}" >"$REAL/log/basebackup.log" 2>&1; then
+        tail -n 20 -- "$REAL/log/basebackup.log" >&2
+        die "pg_basebackup failed (log: $REAL/log/basebackup.log)"
+    fi
+    # The copy carries the primary's ALTER SYSTEM settings; a promoted
+    # standby with synchronous_standby_names would wait for a standby of
+    # its own forever.
+    sed -i '/^synchronous_standby_names/d' -- "$DATA/postgresql.auto.conf"
+    start_server
+    wait_ready
+    # Synchronous from now on. The fast mode's synchronous_commit=off
+    # (a command-line setting) would acknowledge a COMMIT before the
+    # standby has it: the database's own setting outranks it.
+    "$PSQL" -X -qAt -v ON_ERROR_STOP=1 "host=$primary_run port=$PORT dbname=postgres user=$DB_USER" \
+        -c "ALTER SYSTEM SET synchronous_standby_names = '\"$name\"'" -c "SELECT pg_reload_conf()" \
+        -c "ALTER DATABASE $DB_NAME SET synchronous_commit = on" >/dev/null
+    for ((i = 0; i < 60; i++)); do
+        state=$("$PSQL" -X -qAt "host=$primary_run port=$PORT dbname=postgres user=$DB_USER" \
+            -c "SELECT sync_state FROM pg_stat_replication WHERE application_name = '$name'")
+        # "potential": another standby of the same name is the synchronous
+        # one, and this one takes over when that one goes.
+        [[ $state == sync || $state == potential ]] && break
+        sleep 0.5
+    done
+    [[ $state == sync || $state == potential ]] ||
+        die "the standby in $DIR is not a synchronous standby (state '$state')"
+    echo "host=$primary_run,$RUN port=$PORT dbname=$DB_NAME user=$DB_USER target_session_attrs=read-write"
+}
+
+# The standby in DIR becomes a primary; pg_ctl waits until it takes writes.
+cmd_promote() {
+    need_server_bins
+    resolve
+    is_running || die "no cluster runs in $DIR"
+    [[ -f $DATA/standby.signal ]] || die "the cluster in $DIR is not a standby"
+    as_owner "$BINDIR/pg_ctl" promote -D "$DATA" -w -t 60 -s || die "could not promote $DIR (log: $LOG)"
+    echo "$CONNINFO"
+}
+
 case $cmd in
 start) cmd_start ;;
+standby) cmd_standby "$@" ;;
+promote) cmd_promote ;;
 stop) cmd_stop ;;
 status) cmd_status ;;
 conninfo)

@@ -9,8 +9,21 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_PREPARED 256
+
+/* The pauses, in milliseconds, before each new try of a transaction that
+ * a lost connection cut: a database failing over (its primary gone, a
+ * standby not promoted yet) refuses connections for a while. About 1.5 s
+ * in all: a server thread is held that long at most, and a longer outage
+ * is the client's to ride out (a worker keeps its results in its outbox
+ * and uploads them again). */
+static const unsigned cut_pause_ms[] = {50, 100, 200, 400, 800};
+#define N_CUT_RETRIES (sizeof cut_pause_ms / sizeof cut_pause_ms[0])
+/* Tries of a transaction that a serialization failure or a deadlock
+ * undid. */
+#define SERIAL_TRIES 3
 
 struct hv_db {
     PGconn *conn;
@@ -28,6 +41,12 @@ struct hv_db {
     /* The transaction's COMMIT went with its last statements
      * (hv_db_exec_all_commit()) and succeeded: hv_db_txn() sends none. */
     bool committed;
+    /* The transaction's COMMIT was sent: when no answer to it came, it
+     * may have committed, and hv_db_txn() must not run it again. */
+    bool commit_sent;
+    /* The connection is open but unusable for writing (the server is a
+     * standby: SQLSTATE 25006): the next use opens another. */
+    bool stale;
     /* Why the last statement that failed did (its SQLSTATE and message):
      * a constraint a caller did not expect to meet is logged with it. */
     char last_error[256];
@@ -69,6 +88,7 @@ static bool db_connect(struct hv_db *db)
     if (db->conn != NULL)
         PQfinish(db->conn);
     db->n_prepared = 0;
+    db->stale = false;
     db->conn = PQconnectdb(db_conninfo ? db_conninfo : "");
     if (PQstatus(db->conn) != CONNECTION_OK) {
         hv_error("database: %s", PQerrorMessage(db->conn));
@@ -97,6 +117,12 @@ void hv_db_thread_batch_mode(void)
     thread_batch_mode = true;
 }
 
+/* Whether db's connection can take a statement. */
+static bool usable(const struct hv_db *db)
+{
+    return db->conn != NULL && !db->stale && PQstatus(db->conn) == CONNECTION_OK;
+}
+
 struct hv_db *hv_db_thread(void)
 {
     pthread_once(&db_key_once, db_make_key);
@@ -107,14 +133,13 @@ struct hv_db *hv_db_thread(void)
             return NULL;
         pthread_setspecific(db_key, db);
     }
-    if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK) {
-        if (!db_connect(db))
-            return NULL;
-    }
+    if (!usable(db) && !db_connect(db))
+        return NULL;
     return db;
 }
 
 static enum hv_db_status send_begin(struct hv_db *db);
+static enum hv_db_status send_commit(struct hv_db *db);
 
 PGconn *hv_db_pg(struct hv_db *db)
 {
@@ -142,6 +167,13 @@ static enum hv_db_status classify(struct hv_db *db, PGresult *r, const char *wha
         /* Class 08 (connection) and 57P0x (server shutting down). */
         if (strncmp(state, "08", 2) == 0 || strncmp(state, "57P0", 4) == 0)
             return HV_DB_UNAVAILABLE;
+        /* A read-only transaction: the connection reached a standby (a
+         * primary demoted, or a failover under way); another connection
+         * finds the primary (target_session_attrs=read-write). */
+        if (strcmp(state, "25006") == 0) {
+            db->stale = true;
+            return HV_DB_UNAVAILABLE;
+        }
     }
     hv_error("database: %s: %s", what, PQresultErrorMessage(r));
     return HV_DB_ERROR;
@@ -224,7 +256,7 @@ static enum hv_db_status run_pipeline(struct hv_db *db, size_t n, const struct h
                 PQexecPrepared(db->conn, st[i]->name, st[i]->nparams, params[i], NULL, NULL, 0),
                 res ? &res[i] : NULL);
         if (commit && (s == HV_DB_OK || s == HV_DB_NONE)) {
-            enum hv_db_status c = hv_db_command(db, "COMMIT");
+            enum hv_db_status c = send_commit(db);
             db->committed = c == HV_DB_OK;
             s = c == HV_DB_OK ? s : c;
         }
@@ -233,8 +265,10 @@ static enum hv_db_status run_pipeline(struct hv_db *db, size_t n, const struct h
     bool sent = !begin || PQsendQueryParams(db->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
     for (size_t i = 0; i < n && sent; i++)
         sent = PQsendQueryPrepared(db->conn, st[i]->name, st[i]->nparams, params[i], NULL, NULL, 0);
-    if (commit)
-        sent = sent && PQsendQueryParams(db->conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0);
+    if (commit && sent) {
+        db->commit_sent = true;
+        sent = PQsendQueryParams(db->conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0);
+    }
     sent = sent && PQpipelineSync(db->conn);
     for (size_t i = 0; i < total && sent; i++)
         rs[i] = pipeline_result(db->conn);
@@ -370,40 +404,87 @@ enum hv_db_status hv_db_command(struct hv_db *db, const char *sql)
     return s;
 }
 
+/* Sends the transaction's COMMIT; from then on, when no answer comes, the
+ * transaction may have committed. Not sent on a connection known broken:
+ * nothing of the transaction can commit then. */
+static enum hv_db_status send_commit(struct hv_db *db)
+{
+    if (!usable(db))
+        return HV_DB_UNAVAILABLE;
+    db->commit_sent = true;
+    return hv_db_command(db, "COMMIT");
+}
+
+/* Sleeps ms milliseconds. */
+static void pause_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* Runs fn once between BEGIN and COMMIT (or ROLLBACK) on db's open
+ * connection. */
+static enum hv_db_status txn_once(struct hv_db *db, hv_db_txn_fn fn, void *arg)
+{
+    db->begin_pending = true;
+    db->begin_failed = false;
+    db->committed = false;
+    db->commit_sent = false;
+    enum hv_db_status s = fn(db, arg);
+    /* What failed as its connection broke (a COPY, whose failure fn sees
+     * as an error) failed for want of the database. */
+    if (s == HV_DB_ERROR && db->conn != NULL && PQstatus(db->conn) != CONNECTION_OK)
+        s = HV_DB_UNAVAILABLE;
+    bool nothing_sent = db->begin_pending, committed = db->committed;
+    db->begin_pending = false;
+    db->committed = false;
+    if (committed || nothing_sent)
+        return s; /* committed already, or nothing to end */
+    if (s == HV_DB_OK || s == HV_DB_NONE) {
+        enum hv_db_status c = send_commit(db);
+        return c == HV_DB_OK ? s : c;
+    }
+    if (usable(db) && PQtransactionStatus(db->conn) != PQTRANS_IDLE)
+        hv_db_command(db, "ROLLBACK");
+    return s;
+}
+
 enum hv_db_status hv_db_txn(struct hv_db *db, hv_db_txn_fn fn, void *arg)
 {
-    enum hv_db_status s = HV_DB_RETRY;
-    for (int attempt = 0; attempt < 3 && s == HV_DB_RETRY; attempt++) {
-        if ((db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK) && !db_connect(db))
-            return HV_DB_UNAVAILABLE;
-        db->begin_pending = true;
-        db->begin_failed = false;
-        db->committed = false;
-        s = fn(db, arg);
-        bool nothing_sent = db->begin_pending, committed = db->committed;
-        db->begin_pending = false;
-        db->committed = false;
-        if (committed && (s == HV_DB_OK || s == HV_DB_NONE))
-            break;
-        if (s == HV_DB_UNAVAILABLE && (nothing_sent || db->begin_failed)) {
-            /* The database restarted under us before the transaction
-             * began: reconnect and try again. */
-            hv_warn("database connection lost before a transaction; reconnecting");
-            if (db_connect(db))
-                s = HV_DB_RETRY;
+    unsigned serial = 0, cuts = 0;
+    for (;;) {
+        enum hv_db_status s =
+            usable(db) || db_connect(db) ? txn_once(db, fn, arg) : HV_DB_UNAVAILABLE;
+        if (s == HV_DB_RETRY && ++serial < SERIAL_TRIES)
             continue;
+        if (s != HV_DB_UNAVAILABLE)
+            return s;
+        if (db->commit_sent) {
+            /* The COMMIT went out and no answer came: the transaction may
+             * be stored (on the new primary too, with synchronous
+             * replication), so it is not run again. The caller answers
+             * 503; a client that asks again is answered from what is
+             * stored (an upload as a replay). */
+            hv_warn("database connection lost at a COMMIT; its outcome is unknown");
+            hv_metrics_db_commit_unknown();
+            db->commit_sent = false;
+            return s;
         }
-        if (nothing_sent || db->conn == NULL)
-            continue; /* nothing to end */
-        if (s == HV_DB_OK || s == HV_DB_NONE) {
-            enum hv_db_status c = hv_db_command(db, "COMMIT");
-            if (c != HV_DB_OK)
-                s = c;
-        } else if (PQstatus(db->conn) == CONNECTION_OK) {
-            hv_db_command(db, "ROLLBACK");
+        if (cuts >= N_CUT_RETRIES)
+            return s;
+        /* Nothing of the transaction can have committed: the server rolls
+         * back what a lost connection leaves open. Run it again, from the
+         * start, on a new connection, once the database takes one. */
+        if (db->conn != NULL) {
+            PQfinish(db->conn);
+            db->conn = NULL;
         }
+        hv_warn("database connection lost in a transaction; trying it again (%u of %zu)", cuts + 1,
+                N_CUT_RETRIES);
+        hv_metrics_db_txn_retry();
+        pause_ms(cut_pause_ms[cuts++]);
     }
-    return s;
 }
 
 char *hv_db_text_array(const char *const *items, size_t n)

@@ -136,7 +136,19 @@ typedef enum hv_db_status (*hv_db_txn_fn)(struct hv_db *db, void *arg);
 
 /** Runs fn between BEGIN and COMMIT, rolling back when fn returns anything
  *  but HV_DB_OK or HV_DB_NONE; retries the whole unit up to 3 times on
- *  HV_DB_RETRY. fn must be safe to run again. */
+ *  HV_DB_RETRY. fn must be safe to run again.
+ *
+ *  A lost connection (a database restart or failover: connection errors,
+ *  SQLSTATE 57P0x, or 25006 from a server that turned out to be a standby)
+ *  that cut the transaction before its COMMIT was sent is survived: fn is
+ *  run again from the start on a new connection (the connection string may
+ *  name several hosts, target_session_attrs=read-write finding the
+ *  primary), after a pause, up to 5 times in about 1.5 s, then
+ *  HV_DB_UNAVAILABLE. A connection lost once the COMMIT was sent leaves
+ *  the outcome unknown: fn is not run again and the result is
+ *  HV_DB_UNAVAILABLE, so what the caller answers must be safe to ask
+ *  again (an upload asked again finds its result and answers a replay).
+ *  The pauses hold the calling thread. */
 enum hv_db_status hv_db_txn(struct hv_db *db, hv_db_txn_fn fn, void *arg);
 
 /** Formats a C array of strings as a PostgreSQL array literal into a

@@ -41,7 +41,7 @@ struct slot {
 
 static struct slot slots[N_SLOTS];
 static atomic_ulong claims_job, claims_empty, claims_with_result, results_stored, samples_ingested,
-    db_reconnects;
+    db_reconnects, db_txn_retries, db_commit_unknown, listen_reconnects;
 static atomic_ulong refused_address, refused_room, refused_sending, refused_body, head_timeouts,
     body_timeouts;
 static atomic_ulong plan_cache_hits, plan_cache_misses;
@@ -118,6 +118,21 @@ void hv_metrics_result_stored(size_t samples)
 void hv_metrics_db_reconnect(void)
 {
     add(&db_reconnects, 1);
+}
+
+void hv_metrics_db_txn_retry(void)
+{
+    add(&db_txn_retries, 1);
+}
+
+void hv_metrics_db_commit_unknown(void)
+{
+    add(&db_commit_unknown, 1);
+}
+
+void hv_metrics_listen_reconnect(void)
+{
+    add(&listen_reconnects, 1);
 }
 
 void hv_metrics_conn_refused(enum hv_metrics_refusal why)
@@ -201,6 +216,33 @@ static bool slot_used(size_t i)
 static void put_family(FILE *f, const char *name, const char *type, const char *help)
 {
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* The database connection counters: one row each. */
+static const struct {
+    const char *name;
+    const atomic_ulong *value;
+    const char *help;
+} db_counters[] = {
+    {"hvbench_db_reconnects_total", &db_reconnects,
+     "Database connections of server threads opened again after they were lost."},
+    {"hvbench_db_txn_retries_total", &db_txn_retries,
+     "Transactions run again from the start on a new connection after a lost one (a database "
+     "restart or failover) cut them before their COMMIT."},
+    {"hvbench_db_commit_unknown_total", &db_commit_unknown,
+     "Transactions whose connection was lost at their COMMIT (answered 503, not run again: they "
+     "may be stored)."},
+    {"hvbench_db_listen_reconnects_total", &listen_reconnects,
+     "LISTEN connections (long-poll wake-ups) opened again after they were lost."},
+};
+
+static void put_db_counters(FILE *f)
+{
+    for (size_t i = 0; i < sizeof db_counters / sizeof db_counters[0]; i++) {
+        put_family(f, db_counters[i].name, "counter", db_counters[i].help);
+        fprintf(f, "%s %lu\n", db_counters[i].name,
+                atomic_load_explicit(db_counters[i].value, memory_order_relaxed));
+    }
 }
 
 /* Writes the request counters: one line per route and status class that
@@ -407,9 +449,7 @@ char *hv_metrics_render(const struct hv_metrics_db *db)
                "Per-second samples stored with those results.");
     fprintf(f, "hvbench_samples_ingested_total %lu\n", get(&samples_ingested));
     put_job_durations(f);
-    put_family(f, "hvbench_db_reconnects_total", "counter",
-               "Database connections of server threads opened again after they were lost.");
-    fprintf(f, "hvbench_db_reconnects_total %lu\n", get(&db_reconnects));
+    put_db_counters(f);
     put_connections(f);
     put_state(f, db);
     if (ferror(f)) {

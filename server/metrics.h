@@ -64,6 +64,18 @@ void hv_metrics_job_duration(bool ok, double seconds);
  *  it was lost. */
 void hv_metrics_db_reconnect(void);
 
+/** Counts one transaction run again from the start on a new connection
+ *  after a lost connection cut it before its COMMIT (hv_db_txn()). */
+void hv_metrics_db_txn_retry(void);
+
+/** Counts one transaction whose connection was lost once its COMMIT was
+ *  sent: its outcome is unknown, and it is not run again. */
+void hv_metrics_db_commit_unknown(void);
+
+/** Counts one LISTEN connection (waiters.c) opened again after it was
+ *  lost. */
+void hv_metrics_listen_reconnect(void);
+
 /** Why a connection was closed at once, without an answer (conns.h). */
 enum hv_metrics_refusal {
     HV_REFUSED_ADDRESS, /**< its address held --max-per-address already */

@@ -2,6 +2,7 @@
 #include "waiters.h"
 
 #include "log.h"
+#include "metrics.h"
 #include "timeutil.h"
 
 #include <libpq-fe.h>
@@ -17,6 +18,9 @@
 /* Claim waiters re-check this often even without a notification: an
  * expired lease makes a job claimable without any NOTIFY. */
 #define FALLBACK_TICK 5.0
+/* A lost LISTEN connection is opened again this often: a database failing
+ * over takes connections again within seconds. */
+#define RECONNECT_EVERY 0.5
 
 struct waiter {
     struct hv_request *req;
@@ -202,11 +206,24 @@ static void drain_notifications(PGconn *c)
     }
 }
 
+/* After a LISTEN connection was opened again: whatever was notified while
+ * none listened is lost, so every parked request looks again, and the
+ * webhook sender too. */
+static void wake_after_gap(void)
+{
+    hv_metrics_listen_reconnect();
+    atomic_fetch_add(&jobs_seq, 1);
+    atomic_fetch_add(&group_seq, 1);
+    resume_matching(match_all, NULL);
+    if (extra_fn != NULL)
+        extra_fn();
+}
+
 static void *listen_loop(void *arg)
 {
     PGconn *c = NULL;
     double next_tick = hv_monotonic() + FALLBACK_TICK, next_connect = 0;
-    bool warned = false;
+    bool warned = false, listened = false;
     while (!atomic_load(&stopping)) {
         double now = hv_monotonic();
         if (c == NULL && now >= next_connect) {
@@ -220,12 +237,17 @@ static void *listen_loop(void *arg)
                 hv_info("waiters: listening again");
                 warned = false;
             }
-            next_connect = now + 2.0;
+            if (c != NULL && listened)
+                wake_after_gap();
+            listened = listened || c != NULL;
+            next_connect = now + RECONNECT_EVERY;
         }
         struct pollfd fds[2] = {{wake_pipe[0], POLLIN, 0}, {c ? PQsocket(c) : -1, POLLIN, 0}};
         double until = next_wakeup(now);
         if (until > next_tick)
             until = next_tick;
+        if (c == NULL && until > next_connect)
+            until = next_connect;
         int ms = (int)((until - now) * 1000.0) + 1;
         poll(fds, c ? 2 : 1, ms < 0 ? 0 : ms);
         if (fds[0].revents & POLLIN) {

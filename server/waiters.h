@@ -7,7 +7,10 @@
  * a notification resumes the matching requests, which then run their
  * handler again. A slow fallback tick resumes claim waiters every few
  * seconds (leases expire without a notification) and expired waiters
- * answer with "nothing yet". */
+ * answer with "nothing yet". A lost LISTEN connection (a database restart
+ * or failover) is opened again every half second, to whichever server the
+ * connection string finds; once it is, every parked request is woken to
+ * look again, since what was notified meanwhile is lost. */
 #ifndef HV_SERVER_WAITERS_H
 #define HV_SERVER_WAITERS_H
 

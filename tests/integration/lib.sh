@@ -225,6 +225,22 @@ hv_register() {
     W=(-H "Authorization: Bearer $(json .worker_token)")
 }
 
+# Submit a plan NAME of 4 one-second builtin cpu workloads, each repeated
+# REPS times on the host target TARGET, and set PLAN to its id (the load
+# tests' queue: 4 x REPS jobs that bench/hvload answers at once):
+#   hv_submit_cpu_plan NAME TARGET REPS
+hv_submit_cpu_plan() {
+    jq -n --arg name "$1" --arg target "$2" --argjson reps "$3" '{name: $name,
+        targets: {host: $target}, repetitions: {min: $reps},
+        workloads: [range(4) | {id: "cpu-\(.)", kind: "cpu", engine: "builtin",
+                                params: {copies: 1, seconds: 1}}]}' >"$HV_TMP/plan.json"
+    assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" \
+        --data-binary @"$HV_TMP/plan.json"
+    # shellcheck disable=SC2034 # for the caller
+    PLAN=$(json .id)
+    assert_eq "the plan holds $((4 * $3)) jobs" "$((4 * $3))" "$(json .jobs.total)"
+}
+
 # EXIT trap: stop workers, server and cluster; keep the temp dir only when
 # the test failed and KEEP=1.
 hv_teardown() {

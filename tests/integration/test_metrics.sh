@@ -79,7 +79,8 @@ assert_eq "build info names this server's version" 1 \
 for series in 'hvbench_job_claims_total{outcome="job"}' 'hvbench_job_claims_total{outcome="empty"}' \
     'hvbench_job_claims_total{outcome="with_result"}' \
     hvbench_long_polls_waiting hvbench_results_stored_total hvbench_samples_ingested_total \
-    hvbench_db_reconnects_total; do
+    hvbench_db_reconnects_total hvbench_db_txn_retries_total hvbench_db_commit_unknown_total \
+    hvbench_db_listen_reconnects_total; do
     assert_eq "$series is there, at 0" "$series 0" "$(grep -Fx "$series 0" "$HV_TMP/before.txt")"
 done
 
@@ -131,6 +132,13 @@ killed=$(sql "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
                 AND backend_type = 'client backend'")
 assert_match "the server's connection was killed" '^[1-9]' "$killed"
 assert_status 200 GET /api/v1/plans
+# The long-poll listener's connection was among them: it LISTENs again.
+# shellcheck disable=SC2317 # called through wait_for
+listening_again() {
+    scrape "$HV_TMP/now.txt"
+    [[ $(value "$HV_TMP/now.txt" hvbench_db_listen_reconnects_total) == 1 ]]
+}
+wait_for "the LISTEN connection is opened again" 10 listening_again
 
 # --- what moved ------------------------------------------------------------------------
 scrape "$HV_TMP/after.txt"
@@ -169,6 +177,9 @@ assert_eq "the durations' sum: started_at to finished_at" 3.000 \
 reconnects=$(delta hvbench_db_reconnects_total)
 assert_eq "database reconnects: between 1 and the $killed connections killed" true \
     "$( ((reconnects >= 1 && reconnects <= killed)) && echo true || echo "false ($reconnects)")"
+assert_delta "the LISTEN connection opened again once" hvbench_db_listen_reconnects_total 1
+assert_delta "no transaction was cut (the killed connections were idle)" \
+    hvbench_db_txn_retries_total 0
 assert_eq "no long poll waits now" 0 "$(value "$HV_TMP/after.txt" hvbench_long_polls_waiting)"
 
 # The histogram counts what the counters count; its buckets never decrease.

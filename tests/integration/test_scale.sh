@@ -49,13 +49,7 @@ done
 hv_log "second server pid $PID2 at $URL2"
 
 # --- 2000 jobs: 4 workloads x 500 repetitions on one host target --------------
-jq -n --arg target "$TARGET" '{name: "scale", targets: {host: $target}, repetitions: {min: 500},
-    workloads: [range(4) | {id: "cpu-\(.)", kind: "cpu", engine: "builtin",
-                            params: {copies: 1, seconds: 1}}]}' >"$HV_TMP/plan.json"
-assert_status 201 POST /api/v1/plans -H "Authorization: Bearer $SUBMIT_TOKEN" \
-    --data-binary @"$HV_TMP/plan.json"
-PLAN=$(json .id)
-assert_eq "the plan holds $JOBS jobs" "$JOBS" "$(json .jobs.total)"
+hv_submit_cpu_plan scale "$TARGET" 500
 
 # --- 200 workers, round-robin over both servers, all claiming at once ---------
 # Bounded twice: hvload stops itself after 90 s, timeout kills it after 110 s.

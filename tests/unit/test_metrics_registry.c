@@ -43,6 +43,9 @@ int main(void)
     CHECK_LINE(t, "hvbench_batched_requests_total{kind=\"result\"} 0");
     CHECK_LINE(t, "hvbench_samples_ingested_total 0");
     CHECK_LINE(t, "hvbench_db_reconnects_total 0");
+    CHECK_LINE(t, "hvbench_db_txn_retries_total 0");
+    CHECK_LINE(t, "hvbench_db_commit_unknown_total 0");
+    CHECK_LINE(t, "hvbench_db_listen_reconnects_total 0");
     /* Nothing answered yet: no request series. */
     CHECK(strstr(t, "hvbench_http_requests_total{") == NULL);
     CHECK(strstr(t, "hvbench_http_request_duration_seconds_bucket{") == NULL);
@@ -69,6 +72,10 @@ int main(void)
     hv_metrics_result_stored(3);
     hv_metrics_result_stored(0);
     hv_metrics_db_reconnect();
+    hv_metrics_db_txn_retry();
+    hv_metrics_db_txn_retry();
+    hv_metrics_db_commit_unknown();
+    hv_metrics_listen_reconnect();
     hv_metrics_plan_cache(true);
     hv_metrics_plan_cache(true);
     hv_metrics_plan_cache(false);
@@ -126,6 +133,9 @@ int main(void)
     CHECK_LINE(t, "hvbench_results_stored_total 2");
     CHECK_LINE(t, "hvbench_samples_ingested_total 3");
     CHECK_LINE(t, "hvbench_db_reconnects_total 1");
+    CHECK_LINE(t, "hvbench_db_txn_retries_total 2");
+    CHECK_LINE(t, "hvbench_db_commit_unknown_total 1");
+    CHECK_LINE(t, "hvbench_db_listen_reconnects_total 1");
     CHECK_LINE(t, "hvbench_webhook_deliveries_total{outcome=\"delivered\"} 0");
     CHECK_MSG(strstr(t, "hvbench_jobs{") == NULL, "no database: no job gauges");
     free(t);
