@@ -195,6 +195,23 @@ static const struct hv_stmt reapply = {
     "AND s.status = 'done'",
     1};
 
+/* A worker process's first registration with the credential of an
+ * earlier run (held says which results that run kept and sends next):
+ * every other attempt and step the credential still runs died with that
+ * run, so their leases end now and the next sweep (db_job_lease.c,
+ * db_steps.c) puts them back, cancels or fails them as any lost lease. */
+static const struct hv_stmt abandon = {
+    "worker_abandon_earlier_run",
+    "WITH h AS (SELECT (e->>'job_id')::bigint AS job_id, (e->>'attempt')::int AS attempt "
+    " FROM jsonb_array_elements($2::jsonb) e), "
+    "j AS (UPDATE jobs j SET lease_until = now() - interval '1 ms' FROM job_claims c "
+    " WHERE c.worker_id = $1 AND c.job_id = j.id AND c.attempt = j.attempt "
+    " AND j.status = 'running' AND NOT EXISTS (SELECT 1 FROM h WHERE h.job_id = j.id "
+    " AND h.attempt = j.attempt) RETURNING 1) "
+    "UPDATE plan_steps SET lease_until = now() - interval '1 ms' "
+    "WHERE worker_id = $1 AND status = 'running'",
+    2};
+
 /* reapply for a host's registration. */
 static enum hv_db_status host_registered(struct hv_db *db, const struct hv_worker_registration *g)
 {
@@ -293,6 +310,12 @@ static enum hv_db_status confirm_session(struct hv_db *db, const struct hv_worke
     s = hv_db_exec(db, &learn_boot, pb, NULL);
     if (s != HV_DB_OK && s != HV_DB_NONE)
         return s;
+    if (g->held != NULL) {
+        const char *ph[] = {p[0], g->held};
+        s = hv_db_exec(db, &abandon, ph, NULL);
+        if (s != HV_DB_OK && s != HV_DB_NONE)
+            return s;
+    }
     s = upsert(g, out);
     out->worker_id = g->session_id;
     out->reused = true;

@@ -41,6 +41,9 @@ struct hv_worker_registration {
     const char *boot_id;  /**< the boot of the worker's machine (lower case), or NULL */
     int64_t token_id;     /**< the registering token */
     int64_t session_id;   /**< the caller's own worker id when it re-registers, else 0 */
+    const char *held;     /**< a worker process's first registration: JSON [{job_id, attempt}]
+                               of the results it kept; with session_id, every other running
+                               attempt and step of that worker ends now; NULL: none ends */
     const char *hash_hex; /**< hash of the new credential (unused when session_id != 0) */
     int live_seconds;     /**< a holder seen this recently still holds the target */
 };

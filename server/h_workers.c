@@ -28,7 +28,7 @@ static const char *const target_kinds[] = {"host", "guest", NULL};
 /* A registration's body, bound by register_fields. */
 struct register_body {
     const char *name, *kind, *version, *host, *boot_id;
-    const json_t *facts, *fingerprint, *labels;
+    const json_t *facts, *fingerprint, *labels, *held;
     int64_t protocol;
 };
 
@@ -45,8 +45,18 @@ static const struct hv_jfield register_fields[] = {
     {.name = "host", .type = HV_J_STRING, .max_len = 128, TO(host)},
     /* The boot of the worker's machine (Linux: /proc/sys/kernel/random/boot_id). */
     {.name = "boot_id", .type = HV_J_STRING, .max_len = 64, TO(boot_id)},
+    /* A worker process's first registration: the attempts whose results it
+     * kept from an earlier run of it (the others of its credential died). */
+    {.name = "held", .type = HV_J_ARRAY, .max_len = 10000, TO(held)},
     /* Workers before protocol versions sent none: they speak version 1. */
     {.name = "protocol", .type = HV_J_INTEGER, .min = 1, .max = 1e6, TO(protocol)},
+    {0},
+};
+
+/* An entry of a registration's held list. */
+static const struct hv_jfield held_fields[] = {
+    {.name = "job_id", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 9e15},
+    {.name = "attempt", .type = HV_J_INTEGER, .required = true, .min = 1, .max = 1e9},
     {0},
 };
 
@@ -121,6 +131,14 @@ static void check_registration(const json_t *doc, const void *dest, json_t *erro
         hv_errors_add(errors, "/host", "only a guest names its host");
     if (b->boot_id != NULL && !boot_id_ok(b->boot_id))
         hv_errors_add(errors, "/boot_id", "must be 1 to 64 of 0-9 a-z A-Z and \"-\"");
+    size_t i;
+    const json_t *h;
+    char path[64];
+    json_array_foreach(b->held, i, h)
+    {
+        hv_jpath_index(path, sizeof path, "/held", i);
+        hv_jspec_check(h, path, held_fields, errors);
+    }
 }
 
 /* What the server accepts in a result upload, so a worker can fit its
@@ -187,6 +205,7 @@ void hv_h_worker_register(struct hv_request *req)
         boot[i] = (char)tolower((unsigned char)b.boot_id[i]);
     char *facts_text = json_dumps(b.facts, JSON_COMPACT | JSON_SORT_KEYS);
     char *labels_text = b.labels ? json_dumps(b.labels, JSON_COMPACT) : NULL;
+    char *held_text = b.held ? json_dumps(b.held, JSON_COMPACT) : NULL;
     const char *name = b.name;
     struct hv_worker_registration reg = {
         .name = name,
@@ -197,6 +216,7 @@ void hv_h_worker_register(struct hv_request *req)
         .host = b.host,
         .boot_id = b.boot_id != NULL ? boot : NULL,
         .labels = labels_text,
+        .held = held_text,
         .version = b.version,
         .token_id = req->token_id,
         .session_id = req->worker_id,
@@ -207,6 +227,7 @@ void hv_h_worker_register(struct hv_request *req)
     enum hv_db_status s = hv_db_worker_register(&reg, &out);
     free(facts_text);
     free(labels_text);
+    free(held_text);
     if (s == HV_DB_CONFLICT && out.moved) {
         /* 401: the worker forgets the credential and registers anew with
          * the worker token, as the guest of its new host. */

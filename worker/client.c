@@ -33,6 +33,7 @@ struct hv_client {
     char *token;      /* the worker token, for hv_client_use_credential(NULL) */
     char *advertise;  /* --advertise, or NULL */
     char boot_id[65]; /* sent with registrations; "" sends none */
+    json_t *held;     /* sent with registrations as "held", or NULL */
     long last_status;
     char last_error[512];
     volatile sig_atomic_t *abort_flag; /* a shutdown signal came */
@@ -75,6 +76,7 @@ void hv_client_free(struct hv_client *c)
     free(c->token);
     free(c->advertise);
     json_decref(c->next);
+    json_decref(c->held);
     free(c);
 }
 
@@ -168,6 +170,8 @@ enum hv_call hv_client_register(struct hv_client *c, const char *name, const cha
         json_object_set_new(body, "host", json_string(host));
     if (body != NULL && c->boot_id[0] != '\0')
         json_object_set_new(body, "boot_id", json_string(c->boot_id));
+    if (body != NULL && c->held != NULL)
+        json_object_set(body, "held", c->held);
     if (body == NULL) {
         snprintf(c->last_error, sizeof c->last_error, "cannot build the registration");
         return HV_CALL_REJECTED;
@@ -527,6 +531,12 @@ enum hv_call hv_client_ready(struct hv_client *c, const struct hv_job *job, doub
 void hv_client_set_boot_id(struct hv_client *c, const char *boot_id)
 {
     snprintf(c->boot_id, sizeof c->boot_id, "%s", boot_id != NULL ? boot_id : "");
+}
+
+void hv_client_set_held(struct hv_client *c, json_t *held)
+{
+    json_decref(c->held);
+    c->held = held;
 }
 
 int hv_client_set_advertise(struct hv_client *c, const char *addr)

@@ -216,6 +216,12 @@ enum hv_call hv_client_ready(struct hv_client *c, const struct hv_job *job, doub
  *  "" for none) with every later registration. Copied, up to 64 bytes. */
 void hv_client_set_boot_id(struct hv_client *c, const char *boot_id);
 
+/** Sends held (JSON [{job_id, attempt}]: the results this worker kept and
+ *  delivers next; NULL for none) with every later registration: the
+ *  server ends every other attempt and step of the credential, which died
+ *  with an earlier run of the worker. Takes the reference. */
+void hv_client_set_held(struct hv_client *c, json_t *held);
+
 /** Makes hv_client_local_address() answer addr (the worker's --advertise)
  *  instead of looking. Returns 0, or -1 when memory runs out. */
 int hv_client_set_advertise(struct hv_client *c, const char *addr);

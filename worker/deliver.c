@@ -1,6 +1,7 @@
 /* deliver.c — see deliver.h. */
 #include "worker/deliver.h"
 
+#include "fault.h"
 #include "log.h"
 #include "timeutil.h"
 #include "worker/state.h"
@@ -359,6 +360,7 @@ static enum hv_delivery keep_and_send(struct hv_client *c, long long job_id, int
 {
     int keep_err;
     keep_on_disk(job_id, attempt, body, &keep_err);
+    hv_fault("job.kept");
     if (keep_err != 0)
         hv_warn("job %lld: cannot keep the result in %s/outbox (%s); it is held in memory only",
                 job_id, hv_state_path(), strerror(keep_err));

@@ -95,6 +95,17 @@ static int register_worker(struct hv_client *c, const struct hv_worker_config *c
     if (have && hv_client_use_credential(c, kept) != 0)
         have = false;
     bool held_logged = false;
+    /* The results kept from an earlier run go with the registration: the
+     * other attempts and steps of the credential ended with that run. */
+    json_t *kept_list = hv_state_outbox_list(), *held = json_array(), *e;
+    size_t i;
+    json_array_foreach(kept_list, i, e)
+    {
+        json_array_append_new(held, json_pack("{s:O, s:O}", "job_id", json_object_get(e, "job_id"),
+                                              "attempt", json_object_get(e, "attempt")));
+    }
+    json_decref(kept_list);
+    hv_client_set_held(c, held);
     while (!hv_shutdown_requested()) {
         struct hv_registration reg;
         enum hv_call call = hv_client_register(c, cfg->name, cfg->kind, cfg->host, cfg->facts,

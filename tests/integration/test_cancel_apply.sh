@@ -106,6 +106,45 @@ assert_eq "every step cancelled, the host never held" "cancelled false " \
 claim
 assert_eq "nothing to claim" 204 "$STATUS"
 
+# --- a worker's new run ends what its earlier run held ---------------------------------
+# Registering again with its own credential and "held" (the results its
+# outbox kept), a worker ends every other attempt and step of the
+# credential: they died with the earlier run, so the next sweep requeues
+# them instead of waiting for their lease.
+HW=("${WH[@]}")
+hv_register ca-run
+RW=("${W[@]}") WH=("${W[@]}")
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
+    "$(plan run ca-run '{"thp": ["never", "always"]}' 1)"
+R=$(json .id)
+claim
+RSTEP=$(json .step.id)
+step_result "$RSTEP" "$(json .step.attempt)" \
+    '[{"factor": "thp", "scope": "host", "object": "/sys/thp", "from": "madvise", "to": "never"}]'
+claim
+RJOB=$(json .job.id) RJATT=$(json .job.attempt)
+assert_eq "block 0's job is claimed" "$R running" \
+    "$(sql "SELECT plan_id || ' ' || status FROM jobs WHERE id = $RJOB")"
+lease_left() { sql "SELECT lease_until > now() FROM jobs WHERE id = $RJOB"; }
+api POST /api/v1/workers/register "${RW[@]}" --data-binary \
+    "{\"name\":\"ca-run\",\"kind\":\"host\",\"facts\":{},\"held\":[{\"job_id\":$RJOB,\"attempt\":$RJATT}]}"
+assert_eq "a registration that holds the attempt's kept result leaves its lease" "200 t" \
+    "$STATUS $(lease_left)"
+api POST /api/v1/workers/register "${RW[@]}" --data-binary \
+    '{"name":"ca-run","kind":"host","facts":{},"held":[{"job_id":0,"attempt":1}]}'
+assert_eq "a malformed held entry is refused at its path" "400 /held/0/job_id" \
+    "$STATUS $(json -r '.errors[0].path')"
+api POST /api/v1/workers/register "${RW[@]}" --data-binary \
+    '{"name":"ca-run","kind":"host","facts":{},"held":[]}'
+assert_eq "one that holds nothing ends the attempt's lease" "200 f" "$STATUS $(lease_left)"
+claim
+assert_eq "the next claim gets block 0 applied again, then its job again" "apply 0" \
+    "$(json -r '"\(.step.kind) \(.step.block)"')"
+assert_eq "the job went back to the queue" "queued $RJATT" \
+    "$(sql "SELECT status || ' ' || attempt FROM jobs WHERE id = $RJOB")"
+assert_status 200 POST "/api/v1/plans/$R/cancel" "${S[@]}"
+WH=("${HW[@]}")
+
 # --- the real host worker, killed in block 0 --------------------------------------------
 ROOT=$HV_TMP/root
 THP=$ROOT/sys/kernel/mm/transparent_hugepage/enabled

@@ -2,6 +2,7 @@
  * back, restore; see actuator.h. */
 #include "worker/virt/actuator.h"
 
+#include "fault.h"
 #include "log.h"
 #include "timeutil.h"
 #include "worker/virt/clone.h"
@@ -428,6 +429,8 @@ int hv_actuators_apply(const json_t *levels, struct hv_act_ctx *ctx, json_t **se
     }
     for (size_t i = 0; i < hv_host_nrows; i++)
         apply_row(&p, &hv_host_rows[i]);
+    if (json_array_size(ctx->changes) > 0)
+        hv_fault("apply.changed");
     apply_site(&p);
     if (open_domains(&p) == 0 && p.domains != NULL) {
         apply_definitions(&p);
@@ -535,6 +538,8 @@ int hv_actuators_restore(struct hv_act_ctx *ctx, char *err, size_t len)
         } else if (a->revert(a, ctx, entry, msg, sizeof msg) != 0 ||
                    hv_journal_remove(ctx->journal, i, msg, sizeof msg) != 0) {
             add_error(err, len, msg);
+        } else {
+            hv_fault("restore.changed");
         }
     }
     return hv_journal_count(ctx->journal) == 0 ? 0 : -1;

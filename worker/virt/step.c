@@ -1,6 +1,7 @@
 /* step.c — see step.h. */
 #include "worker/virt/step.h"
 
+#include "fault.h"
 #include "log.h"
 #include "names.h"
 #include "timeutil.h"
@@ -303,6 +304,9 @@ enum hv_step_outcome hv_step_run(struct hv_client *c, const struct hv_step *step
 {
     hv_info("step %lld started: %s for plan %lld (block %d, configuration %s, attempt %d)",
             step->id, step->kind, step->plan_id, step->block, step->configuration, step->attempt);
+    char point[40];
+    snprintf(point, sizeof point, "%s.claimed", step->kind);
+    hv_fault(point);
     double t0 = hv_monotonic();
     struct beat b = {.c = c, .step = step, .lease = step->lease_seconds};
     b.next = t0 + step->lease_seconds / 3.0;
@@ -324,6 +328,8 @@ enum hv_step_outcome hv_step_run(struct hv_client *c, const struct hv_step *step
         hv_warn("step %lld (%s, plan %lld) failed after %.1f s (%zu change%s): %s", step->id,
                 step->kind, step->plan_id, hv_monotonic() - t0, changes, changes == 1 ? "" : "s",
                 json_string_value(json_object_get(body, "error")));
+    snprintf(point, sizeof point, "%s.done", step->kind);
+    hv_fault(point);
     enum hv_step_outcome out = deliver(c, step, body);
     json_decref(body);
     return out;
