@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # test-timeout: 1800
+# plain-pass-only: it drives QEMU guests under TCG through the system libvirtd (minutes); the tuning code it runs is under the sanitizers in test_tuning_worker, test_clone and test_chaos
 # Guest templates end to end under QEMU TCG through the system libvirtd: a
 # template guest of the guest image (deploy/guest-image/guest.sh, never
 # started), a plan with the host as baseline and two clones of it, CPU (1 s)
