@@ -14,6 +14,7 @@
 #include "log.h"
 #include "optfile.h"
 #include "static.h"
+#include "sweeper.h"
 #include "waiters.h"
 #include "webhooks.h"
 
@@ -488,7 +489,8 @@ static int cmd_serve(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     hv_waiters_on_webhooks(hv_webhooks_wake);
     if (hv_waiters_start(hv_cfg.db) != 0 || hv_batch_start() != 0 || hv_webhooks_start() != 0 ||
-        hv_hooks_start() != 0 || hv_http_start() != 0)
+        hv_hooks_start() != 0 || hv_sweeper_start(hv_cfg.lease_seconds) != 0 ||
+        hv_http_start() != 0)
         return 1;
     hv_info("listening on http://%s:%u (%u threads, schema %d, web %s)", hv_cfg.listen_host,
             hv_cfg.listen_port, hv_cfg.threads, hv_cfg.expected_schema, hv_cfg.web_dir);
@@ -496,6 +498,7 @@ static int cmd_serve(int argc, char **argv)
     sigwait(&set, &sig);
     hv_info("signal %d: draining requests in flight", sig);
     hv_http_stop(10);
+    hv_sweeper_stop();
     hv_webhooks_stop();
     hv_hooks_stop();
     hv_info("stopped");
