@@ -67,10 +67,16 @@ void hv_facts_add_cpu_power(json_t *facts, const char *root);
  *  - state_dir (when state_dir is not NULL): {"path": state_dir, "mount"
  *    (the mount point holding it, or null), "device" (the listed disk
  *    holding that mount, or null)}
+ *  - databases: [{"path", "mount", "device"}] as state_dir, one per
+ *    PostgreSQL data directory running on the machine, by path: the
+ *    folder (root/proc/PID/cwd) of each process called postgres or
+ *    postmaster (root/proc/PID/stat) whose parent is not (a postmaster)
  *
- *  A file that cannot be read leaves its part empty. Bounded: 256
+ *  A file that cannot be read leaves its part empty (another user's
+ *  processes, unreadable without privileges, are left out). Bounded: 256
  *  devices, 128 partitions and holders and 64 mount points per device,
- *  4096 mounts. Not in the fingerprint. */
+ *  4096 mounts, 32 databases among 65536 processes. Not in the
+ *  fingerprint. */
 void hv_facts_add_storage(json_t *facts, const char *root, const char *mountinfo,
                           const char *state_dir);
 

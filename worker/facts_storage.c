@@ -1,9 +1,10 @@
 /* facts_storage.c — the block devices of a host and what is mounted on
  * them; see facts.h.
  *
- * Two sources: sysfs (ROOT/sys/block/NAME/{dev,size,queue/rotational},
- * the partitions below it, the holders of either) and a mountinfo file
- * (proc(5)). A mount is on a disk when its device number is the disk's, a
+ * Three sources: sysfs (ROOT/sys/block/NAME/{dev,size,queue/rotational},
+ * the partitions below it, the holders of either), a mountinfo file
+ * (proc(5)) and the processes of ROOT/proc (PostgreSQL postmasters and
+ * the folders they run in). A mount is on a disk when its device number is the disk's, a
  * partition's or a holder's (LVM, dm-crypt), or, for file systems that
  * report an anonymous device number (btrfs), when its source is
  * /dev/NAME of one of them. Every list is bounded: a machine past a bound
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define MOUNTINFO_MAX_BYTES (4u << 20) /* a host with 10,000 mounts has ~1.5 MiB */
 #define MOUNTS_MAX          4096       /* mountinfo entries read */
@@ -26,6 +28,8 @@
 #define PARTS_MAX           128        /* partitions and holders of one disk */
 #define DISK_MOUNTS_MAX     64         /* mount points listed per disk */
 #define NAME_MAX_LEN        64         /* a kernel block device name */
+#define DATABASES_MAX       32         /* PostgreSQL data directories listed */
+#define PROCS_MAX           65536      /* ROOT/proc entries looked at */
 
 /* Copies the space-delimited field at *p into out (len bytes), undoing
  * mountinfo's octal escapes (\040 space, \011 tab, \012 newline, \134
@@ -286,24 +290,15 @@ static const json_t *mount_of(const json_t *mounts, const char *path)
     return best;
 }
 
-/* {"path", "mount", "device"} of the state folder: device the name of the
- * listed disk whose mounts hold its mount, else null. The folder may not
- * exist yet (the worker makes it): its nearest existing parent counts. */
-static json_t *state_dir_json(const char *state_dir, const json_t *mounts, const json_t *disks)
+/* {"path", "mount", "device"} of a folder whose resolved path is real:
+ * mount the mount point holding real, or null; device the name of the
+ * first listed disk whose mounts hold that mount, else null. */
+static json_t *place_json(const char *path, const char *real, const json_t *mounts,
+                          const json_t *disks)
 {
-    char real[PATH_MAX], probe[PATH_MAX];
-    snprintf(probe, sizeof probe, "%s", state_dir);
-    while (realpath(probe, real) == NULL) {
-        char *slash = strrchr(probe, '/');
-        if (slash == NULL || slash == probe) {
-            snprintf(real, sizeof real, "/");
-            break;
-        }
-        *slash = '\0';
-    }
     const json_t *m = mount_of(mounts, real);
     const char *mp = json_string_value(json_object_get(m, "mount"));
-    json_t *out = json_pack("{s:s}", "path", state_dir);
+    json_t *out = json_pack("{s:s}", "path", path);
     json_object_set_new(out, "mount", mp != NULL ? json_string(mp) : json_null());
     const char *device = NULL;
     size_t i;
@@ -319,6 +314,112 @@ static json_t *state_dir_json(const char *state_dir, const json_t *mounts, const
         }
     }
     json_object_set_new(out, "device", device != NULL ? json_string(device) : json_null());
+    return out;
+}
+
+/* place_json of the state folder. The folder may not exist yet (the
+ * worker makes it): its nearest existing parent counts. */
+static json_t *state_dir_json(const char *state_dir, const json_t *mounts, const json_t *disks)
+{
+    char real[PATH_MAX], probe[PATH_MAX];
+    snprintf(probe, sizeof probe, "%s", state_dir);
+    while (realpath(probe, real) == NULL) {
+        char *slash = strrchr(probe, '/');
+        if (slash == NULL || slash == probe) {
+            snprintf(real, sizeof real, "/");
+            break;
+        }
+        *slash = '\0';
+    }
+    return place_json(state_dir, real, mounts, disks);
+}
+
+/* The command name and parent of process pid from ROOT/proc/PID/stat
+ * ("PID (COMM) STATE PPID ...", proc(5); COMM may hold spaces and
+ * parentheses: it ends at the last ')'). False when it cannot be read. */
+static bool proc_stat(const char *root, const char *pid, char *comm, size_t len, long *ppid)
+{
+    char path[PATH_MAX], buf[512];
+    if ((size_t)snprintf(path, sizeof path, "%s/proc/%s/stat", root, pid) >= sizeof path)
+        return false;
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+    char state;
+    if (open == NULL || close == NULL || close < open ||
+        sscanf(close + 1, " %c %ld", &state, ppid) != 2)
+        return false;
+    snprintf(comm, len, "%.*s", (int)(close - open - 1), open + 1);
+    return true;
+}
+
+static bool is_postgres(const char *comm)
+{
+    return strcmp(comm, "postgres") == 0 || strcmp(comm, "postmaster") == 0;
+}
+
+/* Whether process pid is a PostgreSQL postmaster: called postgres (or
+ * postmaster), its parent not (a backend's parent is its postmaster). */
+static bool is_postmaster(const char *root, const char *pid)
+{
+    char comm[64], parent[24];
+    long ppid;
+    if (!proc_stat(root, pid, comm, sizeof comm, &ppid) || !is_postgres(comm))
+        return false;
+    snprintf(parent, sizeof parent, "%ld", ppid);
+    return ppid <= 0 || !proc_stat(root, parent, comm, sizeof comm, &ppid) || !is_postgres(comm);
+}
+
+static int by_path(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* place_json of the data directory of each PostgreSQL postmaster under
+ * ROOT/proc (the folder it runs in, ROOT/proc/PID/cwd, as the postmaster
+ * chdirs to it), by path, at most DATABASES_MAX. A process whose files
+ * cannot be read (another user's, without the right to) is left out. */
+static json_t *databases_json(const char *root, const json_t *mounts, const json_t *disks)
+{
+    json_t *out = json_array();
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/proc", root);
+    DIR *d = opendir(path);
+    if (d == NULL || out == NULL) {
+        if (d != NULL)
+            closedir(d);
+        return out;
+    }
+    char *dirs[DATABASES_MAX];
+    size_t n = 0, seen = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < DATABASES_MAX && seen++ < PROCS_MAX) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+            strspn(e->d_name, "0123456789") != strlen(e->d_name) || strlen(e->d_name) > 16 ||
+            !is_postmaster(root, e->d_name))
+            continue;
+        char link[PATH_MAX], cwd[PATH_MAX];
+        snprintf(link, sizeof link, "%s/proc/%s/cwd", root, e->d_name);
+        ssize_t len = readlink(link, cwd, sizeof cwd - 1);
+        if (len <= 0 || cwd[0] != '/')
+            continue;
+        cwd[len] = '\0';
+        /* A removed folder: no disk holds it any more. */
+        if (len > 10 && strcmp(cwd + len - 10, " (deleted)") == 0)
+            continue;
+        if ((dirs[n] = strdup(cwd)) != NULL)
+            n++;
+    }
+    closedir(d);
+    qsort(dirs, n, sizeof *dirs, by_path);
+    for (size_t i = 0; i < n; i++) {
+        json_array_append_new(out, place_json(dirs[i], dirs[i], mounts, disks));
+        free(dirs[i]);
+    }
     return out;
 }
 
@@ -365,6 +466,8 @@ void hv_facts_add_storage(json_t *facts, const char *root, const char *mountinfo
     json_t *storage = json_pack("{s:O}", "block_devices", disks);
     if (state_dir != NULL && storage != NULL)
         json_object_set_new(storage, "state_dir", state_dir_json(state_dir, mounts, disks));
+    if (storage != NULL)
+        json_object_set_new(storage, "databases", databases_json(root, mounts, disks));
     json_decref(disks);
     json_decref(mounts);
     if (storage != NULL)

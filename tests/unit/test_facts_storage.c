@@ -2,8 +2,9 @@
  * captured on a real machine (tests/fixtures/storage/, README.md says
  * how): its mountinfo as the kernel wrote it, and a sysfs tree rebuilt
  * from its /sys/block; then the same mountinfo over trees with
- * partitions and a device-mapper holder, the state folder's mount, and
- * hostile mountinfo lines. */
+ * partitions and a device-mapper holder, the state folder's mount,
+ * hostile mountinfo lines, and the PostgreSQL data directories of a
+ * process tree. */
 #include "worker/facts.h"
 
 #include <stdio.h>
@@ -225,6 +226,66 @@ static void test_partitions_and_holders(void)
     rm_tree(root);
 }
 
+/* A process: ROOT/proc/PID/stat and, when cwd is not NULL, its cwd
+ * link. */
+static void put_proc(const char *root, int pid, const char *comm, int ppid, const char *cwd)
+{
+    char p[512], v[256];
+    snprintf(p, sizeof p, "/proc/%d/stat", pid);
+    snprintf(v, sizeof v, "%d (%s) S %d %d %d 0 -1 4194560 100 0 0 0\n", pid, comm, ppid, pid, pid);
+    tree_put(root, p, v);
+    if (cwd != NULL) {
+        snprintf(p, sizeof p, "%s/proc/%d/cwd", root, pid);
+        CHECK_SAY(symlink(cwd, p) == 0, "link %s", p);
+    }
+}
+
+/* Postmasters among other processes: a postgres process whose parent is
+ * not one (systemd's, or a parent gone) is listed with the folder it runs
+ * in, its disk and mount; its backends, other commands and a process
+ * whose folder cannot be read are not. */
+static void test_databases(void)
+{
+    char root[] = "/tmp/hv-storage-XXXXXX";
+    if (mkdtemp(root) == NULL) {
+        CHECK_SAY(0, "mkdtemp");
+        return;
+    }
+    put_dev(root, "sda", "8:0", "1000", "0");
+    put_dev(root, "sda/sda1", "8:1", "1000", NULL);
+    tree_put(root, "/sys/block/sda/sda1/partition", "1\n");
+    put_dev(root, "sdb", "8:16", "2000", "1");
+    tree_put(root, "/proc/self/mountinfo",
+             "26 1 8:1 / / rw - ext4 /dev/sda1 rw\n27 26 8:16 / /srv rw - xfs /dev/sdb rw\n");
+    put_proc(root, 1, "systemd", 0, "/");
+    put_proc(root, 900, "postgres", 1, "/var/lib/postgresql/15/main");
+    put_proc(root, 901, "postgres", 900, "/var/lib/postgresql/15/main");
+    put_proc(root, 902, "postgres", 900, "/var/lib/postgresql/15/main");
+    put_proc(root, 77, "postmaster", 5, "/srv/pg/data"); /* parent 5 gone */
+    put_proc(root, 78, "postgres", 77, "/srv/pg/data");
+    put_proc(root, 300, "bash", 1, "/srv/pg");
+    put_proc(root, 301, "postgres (x)", 1, "/srv/other");
+    put_proc(root, 400, "postgres", 1, NULL); /* another user's: no cwd */
+    put_proc(root, 500, "postgres", 1, "/srv/gone (deleted)");
+    tree_put(root, "/proc/600/stat", "600 no parentheses S 1\n");
+    tree_put(root, "/proc/self/stat", "1234 (postgres) S 1\n");
+    char mi[600];
+    snprintf(mi, sizeof mi, "%s/proc/self/mountinfo", root);
+    json_t *facts = json_object();
+    hv_facts_add_storage(facts, root, mi, NULL);
+    const json_t *dbs = json_object_get(json_object_get(facts, "storage"), "databases");
+    CHECK_SAY(json_array_size(dbs) == 2, "two postmasters (%zu)", json_array_size(dbs));
+    char *got = json_dumps(dbs, JSON_COMPACT);
+    CHECK_SAY(got != NULL &&
+                  strcmp(got, "[{\"path\":\"/srv/pg/data\",\"mount\":\"/srv\",\"device\":"
+                              "\"sdb\"},{\"path\":\"/var/lib/postgresql/15/main\","
+                              "\"mount\":\"/\",\"device\":\"sda\"}]") == 0,
+              "their data directories by path, with mount and disk (%s)", got);
+    free(got);
+    json_decref(facts);
+    rm_tree(root);
+}
+
 /* No sysfs tree and no mountinfo: empty facts, not a failure. */
 static void test_nothing_readable(void)
 {
@@ -235,6 +296,9 @@ static void test_nothing_readable(void)
               "no devices without a tree");
     CHECK_SAY(json_is_null(json_object_get(json_object_get(st, "state_dir"), "mount")),
               "no mount without a mountinfo");
+    CHECK_SAY(json_is_array(json_object_get(st, "databases")) &&
+                  json_array_size(json_object_get(st, "databases")) == 0,
+              "no processes: no databases");
     json_decref(facts);
 }
 
@@ -244,6 +308,7 @@ int main(void)
     test_mountinfo_edges();
     test_captured_machine();
     test_partitions_and_holders();
+    test_databases();
     test_nothing_readable();
     return check_summary("facts_storage");
 }
