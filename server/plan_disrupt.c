@@ -185,7 +185,40 @@ static bool holds(const json_t *d, const char *mp)
     return false;
 }
 
-/* A factor acting on tuning.disk whose disk holds the host's own files. */
+/* Whether disk d holds place, a {"path", "mount", "device"} of the
+ * storage facts (state_dir, one of databases): its mount is among d's
+ * mounts, or its device is d. */
+static bool holds_place(const json_t *d, const json_t *place)
+{
+    const char *name = json_string_value(json_object_get(d, "name"));
+    const char *dev = json_string_value(json_object_get(place, "device"));
+    return holds(d, json_string_value(json_object_get(place, "mount"))) ||
+           (dev != NULL && name != NULL && strcmp(dev, name) == 0);
+}
+
+/* Appends item number i of n to buf (k bytes used of len), after ", "
+ * or, before the last, " and ". */
+static void add_item(char *buf, size_t len, size_t *k, size_t i, size_t n, const char *item)
+{
+    if (*k < len)
+        *k += (size_t)snprintf(buf + *k, len - *k, "%s%s",
+                               i == 0       ? ""
+                               : i + 1 == n ? " and "
+                                            : ", ",
+                               item);
+}
+
+/* "WHAT PATH (on MOUNT)" of place into buf; without a mount, "WHAT PATH". */
+static void place_item(char *buf, size_t len, const char *what, const json_t *place)
+{
+    const char *mount = json_string_value(json_object_get(place, "mount"));
+    snprintf(buf, len, "%s %s%s%s%s", what, json_string_value(json_object_get(place, "path")),
+             mount != NULL ? " (on " : "", mount != NULL ? mount : "", mount != NULL ? ")" : "");
+}
+
+/* A factor acting on tuning.disk whose disk holds the host's own files:
+ * its root file system, the worker's state folder, the data directory of
+ * a PostgreSQL server running there (hvbench's own database, perhaps). */
 static void disk_judgement(const struct hv_plan *plan, const json_t *host_facts, json_t *warnings)
 {
     const char *disk =
@@ -208,8 +241,7 @@ static void disk_judgement(const struct hv_plan *plan, const json_t *host_facts,
     const char *base = strncmp(disk, "/dev/", 5) == 0 ? disk + 5 : disk;
     const json_t *storage = json_object_get(host_facts, "storage");
     const json_t *state = json_object_get(storage, "state_dir");
-    const char *state_mount = json_string_value(json_object_get(state, "mount"));
-    const char *state_dev = json_string_value(json_object_get(state, "device"));
+    const json_t *dbs = json_object_get(storage, "databases");
     size_t i;
     const json_t *d;
     json_array_foreach(json_object_get(storage, "block_devices"), i, d)
@@ -218,21 +250,60 @@ static void disk_judgement(const struct hv_plan *plan, const json_t *host_facts,
             continue;
         const char *dev = json_string_value(json_object_get(d, "name"));
         bool root = holds(d, "/");
-        bool st = holds(d, state_mount) || (state_dev != NULL && strcmp(state_dev, dev) == 0);
-        if (!root && !st)
+        bool st = state != NULL && holds_place(d, state);
+        size_t n_db = 0, k;
+        const json_t *db;
+        json_array_foreach(dbs, k, db)
+        {
+            n_db += holds_place(d, db) && json_is_string(json_object_get(db, "path"));
+        }
+        if (!root && !st && n_db == 0)
             continue;
-        char f[512], what[1400];
+        size_t shown = n_db > LIST_SHOWN ? LIST_SHOWN : n_db;
+        size_t n = (size_t)root + (size_t)st + shown + (n_db > shown), at = 0, used = 0;
+        char what[2048], item[1200];
+        what[0] = '\0';
+        if (root)
+            add_item(what, sizeof what, &used, at++, n, "/ (the host's root file system)");
+        if (st) {
+            place_item(item, sizeof item, "the host worker's state folder", state);
+            add_item(what, sizeof what, &used, at++, n, item);
+        }
+        size_t named = 0;
+        json_array_foreach(dbs, k, db)
+        {
+            if (named == shown || !holds_place(d, db) ||
+                !json_is_string(json_object_get(db, "path")))
+                continue;
+            place_item(item, sizeof item, "the PostgreSQL data directory", db);
+            add_item(what, sizeof what, &used, at++, n, item);
+            named++;
+        }
+        if (n_db > shown) {
+            snprintf(item, sizeof item, "%zu more PostgreSQL data directories", n_db - shown);
+            add_item(what, sizeof what, &used, at++, n, item);
+        }
+        char f[512], tail[1024];
         join(f, sizeof f, factors, n_factors);
-        snprintf(what, sizeof what, "%s%s%s%s%s%s", root ? "/ (the host's root file system)" : "",
-                 root && st ? " and " : "", st ? "the host worker's state folder " : "",
-                 st ? json_string_value(json_object_get(state, "path")) : "",
-                 st && state_mount != NULL ? " (on " : "",
-                 st && state_mount != NULL ? state_mount : "");
-        hv_errors_add(warnings, "/tuning/disk",
-                      "tuning.disk %s (disk %s of host %s) holds %s%s: the levels of %s apply to "
-                      "the host's own files too, so its operating system and worker share "
-                      "every level measured, and the guests' I/O shares the disk with them",
-                      disk, dev, plan->host, what, st && state_mount != NULL ? ")" : "", f);
+        /* What the levels do to the PostgreSQL servers there, one or more. */
+        const char *servers =
+            n_db == 1 ? "the PostgreSQL server of that data directory (hvbench's own database, "
+                        "perhaps) runs at every level measured: its service is disturbed and its "
+                        "I/O is in the results"
+                      : "the PostgreSQL servers of those data directories (hvbench's own "
+                        "database, perhaps) run at every level measured: their service is "
+                        "disturbed and their I/O is in the results";
+        if (root || st)
+            snprintf(tail, sizeof tail,
+                     "the levels of %s apply to the host's own files too, so its operating "
+                     "system and worker share every level measured, and the guests' I/O shares "
+                     "the disk with them%s%s",
+                     f, n_db > 0 ? "; " : "", n_db > 0 ? servers : "");
+        else
+            snprintf(tail, sizeof tail, "the levels of %s apply to the %s files too, so %s", f,
+                     n_db == 1 ? "database's" : "databases'", servers);
+        hv_errors_add(warnings, "/tuning/disk", "tuning.disk %s (disk %s of host %s) holds %s: %s",
+                      disk, dev, plan->host, what, tail);
         return;
     }
 }

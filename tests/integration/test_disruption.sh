@@ -6,9 +6,10 @@
 # the host's last facts show such a domain running, the plan is refused
 # (422, naming it); with allow_restart it is accepted without the
 # warning. A disk-tuning factor whose tuning.disk holds / or the host
-# worker's state folder (the host's storage facts) is warned of, and a
-# real host worker reports its block devices and mounts under its
-# --sysfs-root.
+# worker's state folder (the host's storage facts) is warned of, and so
+# is one holding the data directory of a PostgreSQL server running on the
+# host; a real host worker reports its block devices and mounts under its
+# --sysfs-root, and, on this machine, the test's own cluster.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 hv_setup
@@ -81,18 +82,35 @@ assert_eq "and none about restarts in the 201 answer" 0 \
     "$(json '[.warnings // [] | .[] | select(.path == "/allow_restart")] | length')"
 
 # --- the tuned disk holds / and the worker's state ---------------------------------
+# disk_warned PLAN DESC TEXT: the dry run of PLAN warns TEXT at /tuning/disk
+# first, and its 201 answer says the same there.
+disk_warned() {
+    assert_status 200 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$1"
+    hv_log "disk warning: $(json -r '.actions.warnings[0]')"
+    assert_eq "$2" "$3" "$(json -r '.actions.warnings[0]')"
+    assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$1"
+    assert_eq "the 201 answer says the same at /tuning/disk" "/tuning/disk|$3" \
+        "$(json -r '.warnings[] | select(.path == "/tuning/disk") | .path + "|" + .message')"
+}
 DISK=$(plan disk dr-host '{"readahead_kb": [128, 4096]}' | jq -c '.tuning = {disk: "/dev/vda1"}')
-assert_status 200 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$DISK"
-DW=$(json -r '.actions.warnings[0]')
-hv_log "disk warning: $DW"
-assert_eq "a partition of vda stands for it: the dry run warns it holds / and the state folder" \
-    "tuning.disk /dev/vda1 (disk vda of host dr-host) holds / (the host's root file system) and the host worker's state folder /var/lib/hvbench-worker (on /): the levels of readahead_kb apply to the host's own files too, so its operating system and worker share every level measured, and the guests' I/O shares the disk with them" \
-    "$DW"
-assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$DISK"
-assert_eq "the 201 answer says the same at /tuning/disk" "/tuning/disk|$DW" \
-    "$(json -r '.warnings[] | select(.path == "/tuning/disk") | .path + "|" + .message')"
+disk_warned "$DISK" "a partition of vda stands for it: the dry run warns it holds / and the state folder" \
+    "tuning.disk /dev/vda1 (disk vda of host dr-host) holds / (the host's root file system) and the host worker's state folder /var/lib/hvbench-worker (on /): the levels of readahead_kb apply to the host's own files too, so its operating system and worker share every level measured, and the guests' I/O shares the disk with them"
 assert_status 200 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(jq -c '.tuning.disk = "vdb"' <<<"$DISK")"
 assert_eq "a disk holding nothing of the host's: no warning" 0 "$(json '.actions.warnings | length')"
+
+# --- the tuned disk holds a PostgreSQL data directory -----------------------------
+PG_FACTS=$(facts 'shut off' | jq -c '.storage.block_devices[1].mounts = ["/srv"]
+    | .storage.databases = [
+        {path: "/srv/pg/15/main", mount: "/srv", device: "vdb"},
+        {path: "/var/lib/postgresql/15/main", mount: "/", device: "vda"}]')
+hv_register dr-pg host "$PG_FACTS"
+PGDISK=$(plan pgdisk dr-pg '{"io_scheduler": ["none", "mq-deadline"]}' | jq -c '.tuning = {disk: "vdb"}')
+disk_warned "$PGDISK" "a disk holding a data directory alone: the dry run names it and what the levels do to its server" \
+    "tuning.disk vdb (disk vdb of host dr-pg) holds the PostgreSQL data directory /srv/pg/15/main (on /srv): the levels of io_scheduler apply to the database's files too, so the PostgreSQL server of that data directory (hvbench's own database, perhaps) runs at every level measured: its service is disturbed and its I/O is in the results"
+assert_status 200 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(jq -c '.tuning.disk = "/dev/vda1"' <<<"$PGDISK")"
+assert_match "the root disk: /, the state folder and the other data directory, all named" \
+    "holds / \(the host's root file system\), the host worker's state folder /var/lib/hvbench-worker \(on /\) and the PostgreSQL data directory /var/lib/postgresql/15/main \(on /\): .* the guests' I/O shares the disk with them; the PostgreSQL server of that data directory \(hvbench's own database, perhaps\) runs at every level measured" \
+    "$(json -r '.actions.warnings[0]')"
 
 # --- a real host worker reports its storage ---------------------------------------
 # Its --sysfs-root holds a disk hvb0 (254:7) and a mountinfo mounting / from
@@ -118,5 +136,18 @@ assert_status 200 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary \
     "$(plan st st-host '{"readahead_kb": [128, 4096]}' | jq -c '.tuning = {disk: "hvb0"}')"
 assert_match "a plan tuning it is warned of" "^tuning.disk hvb0 \(disk hvb0 of host st-host\) holds / \(the host's root file system\) and the host worker's state folder " \
     "$(json -r '.actions.warnings[0]')"
+
+# --- a real host worker lists this machine's PostgreSQL servers --------------------
+# The test's own cluster runs here, as the worker's user (or the postgres
+# user, the worker being root): its data directory is among them.
+hv_start_worker pg-host --kind host --state-dir "$HV_TMP/state-pg" --poll 1 --wait 2
+# shellcheck disable=SC2317 # called through wait_for
+pg_registered() { [[ $(sql "SELECT count(*) FROM targets WHERE name = 'pg-host'") == 1 ]]; }
+wait_for "the real host worker registers" 30 pg_registered
+assert_status 200 GET "/api/v1/targets/$(sql "SELECT id FROM targets WHERE name = 'pg-host'")"
+DATA=$(realpath "$HV_TMP/pg/data")
+# shellcheck disable=SC2016 # $d is jq's
+assert_eq "its facts list the test cluster's data directory, with its mount" "$DATA true" \
+    "$(json -r --arg d "$DATA" '.facts.storage.databases[] | select(.path == $d) | [.path, (.mount | startswith("/"))] | map(tostring) | join(" ")')"
 
 hv_finish
