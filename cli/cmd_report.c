@@ -17,15 +17,19 @@ static int cmd_report_exec(struct cli_ctx *ctx, int argc, char **argv);
 
 const struct cli_command cli_cmd_report = {
     .name = "report",
-    .usage = "[--format table|md|csv|json] ID",
+    .usage = "[--format table|md|csv|json] [--all] ID",
     .summary = "show a plan's statistics, verdicts, overhead and recommendations",
-    .help = "--format table (the default) prints one row per configuration, workload,\n"
-            "target and metric (the centre: the geometric mean of a positive metric,\n"
-            "with its 95% interval on logs, or in words why there is none; then the\n"
-            "arithmetic mean and sd; ↑ higher is better, ↓ lower is better), then the verdicts of "
-            "every factor level against its default,\n"
-            "the overhead against the baseline, the efficiency, the recommendations,\n"
-            "the repetitions and the warnings. --format md and csv print the report\n"
+    .help = "--format table (the default) opens with the answer: the ranked\n"
+            "recommendations with their gains and intervals, the efficiency, how many\n"
+            "comparisons are decided and how many more rounds would likely decide the\n"
+            "others. Then one row per configuration, workload, target and primary\n"
+            "metric (the centre: the geometric mean of a positive metric, with its 95%\n"
+            "interval on logs, or in words why there is none; then the arithmetic mean\n"
+            "and sd; ↑ higher is better, ↓ lower is better), the verdicts of every\n"
+            "factor level against its default, the overhead against the baseline, the\n"
+            "recommendations, the repetitions and the warnings. --all lists every\n"
+            "metric and percentile, the whole overhead and the efficiency too.\n"
+            "--format md (the answer first, then everything) and csv print the report\n"
             "as Markdown or CSV, --format json (or the global --json) as the server\n"
             "sent it.\n",
     .fn = cmd_report_exec,
@@ -190,8 +194,41 @@ static void print_warnings(const json_t *body, const json_t *repetitions)
     }
 }
 
-/** The sections after the summary table. */
-static int print_sections(const json_t *body)
+/** The elements of list whose "primary" is true (all of them when all):
+ *  a new array of borrowed rows; *hidden gets how many were left out. */
+static json_t *primary_only(const json_t *list, bool all, size_t *hidden)
+{
+    json_t *kept = json_array();
+    size_t i;
+    const json_t *e;
+    json_array_foreach(list, i, e)
+    {
+        if (all || json_is_true(json_object_get(e, "primary")))
+            json_array_append(kept, (json_t *)e);
+        else
+            ++*hidden;
+    }
+    return kept;
+}
+
+/** The answer the report opens with (hv_report_lead). */
+static void print_answer(const json_t *body)
+{
+    json_t *lines = hv_report_lead(body);
+    if (json_array_size(lines) > 0) {
+        putchar('\n');
+        cli_out("Answer");
+    }
+    size_t i;
+    const json_t *l;
+    json_array_foreach(lines, i, l) cli_out("  %s", json_string_value(l));
+    json_decref(lines);
+}
+
+/** The sections after the summary table; unless all, the overhead of
+ *  primary metrics only (*hidden counts the rest) and no efficiency (the
+ *  answer has it). */
+static int print_sections(const json_t *body, bool all, size_t *hidden)
 {
     const json_t *cmps = json_object_get(body, "comparisons");
     int rc = CLI_EXIT_OK;
@@ -202,8 +239,11 @@ static int print_sections(const json_t *body)
         rc = cli_print_rows(cmps, verdict_cols, VERDICT_NCOLS, add_verdict);
     }
     print_lines("Interactions", json_object_get(body, "interactions"), "sentence");
-    print_lines("Overhead", json_object_get(body, "overhead"), "sentence");
-    print_lines("Efficiency", json_object_get(body, "efficiency"), "sentence");
+    json_t *overhead = primary_only(json_object_get(body, "overhead"), all, hidden);
+    print_lines("Overhead", overhead, "sentence");
+    json_decref(overhead);
+    if (all) /* else the answer said it */
+        print_lines("Efficiency", json_object_get(body, "efficiency"), "sentence");
     if (json_array_size(json_object_get(body, "comparisons")) > 0)
         print_recommendations(body);
     const json_t *reps = json_object_get(json_object_get(body, "repetitions"), "configurations");
@@ -268,8 +308,10 @@ static void print_hosts(const json_t *body)
     }
 }
 
-/** Prints the header line, the summary table and the sections. */
-static int print_report(const json_t *body)
+/** Prints the header line, the answer, the summary table and the
+ *  sections: of primary metrics only unless all, with a last line saying
+ *  how many rows --all would add. */
+static int print_report(const json_t *body, bool all)
 {
     const json_t *rows = json_object_get(body, "summaries");
     if (!json_is_array(rows)) {
@@ -283,6 +325,7 @@ static int print_report(const json_t *body)
             name != NULL ? name : "", status != NULL ? status : "unknown");
     if (status != NULL && !cli_plan_finished(status))
         cli_out("(partial: the plan is still %s)", status);
+    print_answer(body);
     print_hosts(body);
     if (json_array_size(rows) == 0) {
         if (json_object_get(body, "hosts") != NULL)
@@ -290,9 +333,18 @@ static int print_report(const json_t *body)
         cli_err("no results yet");
         return CLI_EXIT_OK;
     }
+    size_t hidden = 0;
+    json_t *shown = primary_only(rows, all, &hidden);
     putchar('\n');
-    int rc = cli_print_rows(rows, report_cols, REPORT_NCOLS, add_row);
-    return rc == CLI_EXIT_OK ? print_sections(body) : rc;
+    int rc = cli_print_rows(shown, report_cols, REPORT_NCOLS, add_row);
+    json_decref(shown);
+    if (rc == CLI_EXIT_OK)
+        rc = print_sections(body, all, &hidden);
+    if (rc == CLI_EXIT_OK && hidden > 0) {
+        putchar('\n');
+        cli_out("%zu rows of other metrics and percentiles left out: --all lists them", hidden);
+    }
+    return rc;
 }
 
 /** Writes text (Markdown or CSV) to stdout with control characters other
@@ -318,15 +370,20 @@ static int print_text(char *text)
 enum report_format { FMT_TABLE, FMT_MD, FMT_CSV, FMT_JSON };
 
 /** Parses the options; returns -1 after a usage message. */
-static int parse_format(int argc, char **argv, enum report_format *fmt)
+static int parse_format(int argc, char **argv, enum report_format *fmt, bool *all)
 {
     static const struct option options[] = {
         {"format", required_argument, NULL, 'f'},
+        {"all", no_argument, NULL, 'a'},
         {NULL, 0, NULL, 0},
     };
     static const char *const names[] = {"table", "md", "csv", "json"};
     int opt;
     while ((opt = getopt_long(argc, argv, "f:", options, NULL)) != -1) {
+        if (opt == 'a') {
+            *all = true;
+            continue;
+        }
         if (opt != 'f')
             return -1;
         size_t i = 0;
@@ -341,11 +398,12 @@ static int parse_format(int argc, char **argv, enum report_format *fmt)
     return 0;
 }
 
-/** hvbench report [--format F] ID */
+/** hvbench report [--format F] [--all] ID */
 static int cmd_report_exec(struct cli_ctx *ctx, int argc, char **argv)
 {
     enum report_format fmt = ctx->json ? FMT_JSON : FMT_TABLE;
-    if (parse_format(argc, argv, &fmt) != 0)
+    bool all = false;
+    if (parse_format(argc, argv, &fmt, &all) != 0)
         return cli_usage(&cli_cmd_report);
     if (argc - optind != 1 || argv[optind][0] == '-')
         return cli_usage(&cli_cmd_report);
@@ -369,7 +427,7 @@ static int cmd_report_exec(struct cli_ctx *ctx, int argc, char **argv)
             rc = print_text(hv_report_csv(resp.body));
             break;
         case FMT_TABLE:
-            rc = print_report(resp.body);
+            rc = print_report(resp.body, all);
             break;
         }
     }

@@ -440,6 +440,20 @@ char *hv_report_md(const json_t *report)
               "Design %s, baseline %s, equivalence margin \xc2\xb1%g %%, 95 %% intervals; n "
               "counts rounds.\n",
               str(report, "design"), str(report, "baseline"), num(report, "margin_pct"));
+    json_t *answer = hv_report_lead(report);
+    if (answer == NULL)
+        b.oom = true;
+    if (json_array_size(answer) > 0)
+        sb_puts(&b, "\n## Answer\n\n");
+    size_t i;
+    const json_t *l;
+    json_array_foreach(answer, i, l)
+    {
+        sb_puts(&b, "- ");
+        md_text(&b, json_string_value(l), false);
+        sb_puts(&b, "\n");
+    }
+    json_decref(answer);
     if (json_array_size(json_object_get(report, "warnings")) > 0) {
         sb_puts(&b, "\n## Warnings\n\n");
         md_bullets(&b, report, "warnings", "message");

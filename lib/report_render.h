@@ -12,11 +12,27 @@
 #include <jansson.h>
 #include <stddef.h>
 
-/** The report as a Markdown document: the plan, warnings, recommendations,
- *  verdicts, overhead and efficiency, interactions, repetitions, then the
- *  summaries with their per-run values. Returns a malloc'd string the
+/** The report as a Markdown document: the plan, the answer
+ *  (hv_report_lead), warnings, recommendations, verdicts, overhead and
+ *  efficiency, interactions, repetitions, then the summaries of every
+ *  metric with their per-run values. Returns a malloc'd string the
  *  caller frees, or NULL when memory runs out. */
 char *hv_report_md(const json_t *report);
+
+/** The answer a report opens with (hvbench report and the Markdown print
+ *  it first), as lines of text: one per recommendation in rank order
+ *  ("Recommended 1: vcpu_pin=on: <each gain with its interval>"), one per
+ *  efficiency entry ("Efficiency: <its sentence>"), then how many
+ *  comparisons are decided after Holm (better, worse, no_effect against
+ *  inconclusive) and, for the first few undecided ones, fewest further
+ *  rounds first, what would decide each: the comparison's more_rounds
+ *  ("about 17 more rounds would likely decide it", with ", beyond the
+ *  plan's max of N rounds" when n + more_rounds exceeds
+ *  repetitions.max), or why there is no estimate. A plan without
+ *  comparisons answers with its efficiency alone. Everything is read from
+ *  the report; nothing is recomputed. Returns a new JSON array of
+ *  strings, or NULL when memory runs out. */
+json_t *hv_report_lead(const json_t *report);
 
 /** The report as one CSV table (RFC 4180, header line first) with a row
  *  per summary, run, comparison, interaction, overhead, efficiency and

@@ -133,6 +133,8 @@ assert_status 200 GET "/api/v1/plans/$P/report?format=md"
 assert_match "md: text/markdown" '^text/markdown' "$CONTENT_TYPE"
 MD=$BODY
 assert_eq "md: the title" "# Report of plan $P: pin (done)" "$(head -n 1 <<<"$MD")"
+assert_eq "md: the answer first" "## Answer" "$(grep -m 1 '^## ' <<<"$MD")"
+assert_match "md: the answer's recommendation" $'## Answer\n\n- Recommended 1: vcpu_pin=on: cpu score in the guests \\+5\\.' "$MD"
 assert_match "md: the recommendation" '1\. \*\*vcpu_pin=on\*\* \(risk: low, disruption: live\)' "$MD"
 assert_match "md: the overhead sentence" "- cpu score in the guests: ${MINUS}10\." "$MD"
 assert_status 200 GET "/api/v1/plans/$P/report?format=csv"
@@ -161,6 +163,30 @@ assert_match "table: the summary row of the guests" '^default +cpu +2 guests +cp
 assert_match "table: the verdict" 'vcpu_pin=on vs off +6 +\+5\.[0-9] % .* better' "$OUT"
 assert_match "table: the overhead" "cpu score in the guests: ${MINUS}10\." "$OUT"
 assert_match "table: the recommendation" '1\. Set vcpu_pin=on \(the plan.s default is off\)' "$OUT"
+# The answer comes first: right under the header, before the summary table.
+assert_eq "table: the answer opens the report" "Answer" "$(sed -n 3p <<<"$OUT")"
+assert_match "answer: the recommendation with its gain and interval" \
+    '^  Recommended 1: vcpu_pin=on: cpu score in the guests \+5\.[0-9] % \[\+[0-9.]+, \+[0-9.]+\] \(n = 6 rounds\)$' \
+    "$(sed -n 4p <<<"$OUT")"
+assert_match "answer: the guests' efficiency" '^  Efficiency: the guests keep (89|90)\.[0-9] % \[' "$(sed -n 5p <<<"$OUT")"
+assert_eq "answer: how many comparisons are decided" \
+    "  Decided: 1 of 1 comparison (1 better, 0 worse, 0 no effect); 0 inconclusive" \
+    "$(grep '^  Decided:' <<<"$OUT")"
+assert_eq "answer before the summary table" 1 \
+    "$(awk '/^Answer$/ { a = NR } /^configuration / { t = NR } END { print (a > 0 && a < t) }' <<<"$OUT")"
+assert_eq "table: primary metrics only" 0 "$(grep -c 'cpu\.score_per_copy' <<<"$OUT")"
+assert_eq "table: the efficiency is said once, in the answer" 2 "$(grep -c 'of the host.s performance' <<<"$OUT")"
+assert_eq "table: the rows left out, and how to list them" \
+    "5 rows of other metrics and percentiles left out: --all lists them" "$(tail -n 1 <<<"$OUT")"
+cli report --all "$P"
+assert_eq "--all exits 0" 0 "$RC"
+assert_eq "--all: the answer still first" "Answer" "$(sed -n 3p <<<"$OUT")"
+assert_eq "--all: every metric's summary row" 3 "$(grep -c '^[a-z_=]* *cpu .*cpu\.score_per_copy ↑' <<<"$OUT")"
+assert_eq "--all: an overhead line per entry" "$(jr '.overhead | length')" \
+    "$(awk '/^Overhead$/ { on = 1; next } on && /^$/ { on = 0 } on { n++ } END { print n }' <<<"$OUT")"
+assert_eq "--all: the overhead of the other metric too" 2 "$(grep -c '^  cpu score-per-copy in the guests' <<<"$OUT")"
+assert_match "--all: the efficiency section" $'\nEfficiency\n  the guests keep' "$OUT"
+assert_eq "--all: nothing left out" 0 "$(grep -c 'left out' <<<"$OUT")"
 cli report --format md "$P"
 assert_eq "--format md prints the server's Markdown" "$MD" "$OUT"
 cli report --format csv "$P"

@@ -440,6 +440,20 @@ static void test_one_round(void)
     CHECK_STR(json_string_value(json_object_get(rep, "stop")), "running");
     char *md = hv_report_md(r), *csv = hv_report_csv(r);
     CHECK(md != NULL && csv != NULL);
+    /* The answer: nothing decided, and what would give an interval. */
+    json_t *lead = hv_report_lead(r);
+    CHECK(json_array_size(lead) == 6);
+    CHECK_STR(json_string_value(json_array_get(lead, 0)),
+              "Recommended: nothing; no factor level is better than its default on a primary "
+              "metric");
+    CHECK_STR(json_string_value(json_array_get(lead, 1)),
+              "Decided: 0 of 4 comparisons (0 better, 0 worse, 0 no effect); 4 inconclusive");
+    CHECK_STR(json_string_value(json_array_get(lead, 2)),
+              "Undecided: ksm=on on site score (site, guests): at least 1 more round needed for "
+              "an interval");
+    CHECK(md != NULL && strstr(md, "\n## Answer\n\n- Recommended: nothing") != NULL &&
+          strstr(md, "## Answer") < strstr(md, "## Recommendations"));
+    json_decref(lead);
     free(md);
     free(csv);
     json_decref(r);
@@ -465,6 +479,16 @@ static void test_one_at_a_time(void)
     CHECK(json_array_size(json_object_get(r, "interactions")) == 0);
     /* "host": no host values, so no overhead and no efficiency. */
     CHECK(json_array_size(json_object_get(r, "overhead")) == 0);
+    /* The answer: the recommendation with both gains, everything decided. */
+    json_t *lead = hv_report_lead(r);
+    CHECK(json_array_size(lead) == 2);
+    const char *first = json_string_value(json_array_get(lead, 0));
+    CHECK(first != NULL &&
+          strncmp(first, "Recommended 1: vcpu_pin=on: site score in the guests +", 54) == 0 &&
+          strstr(first, "; site seconds in the guests \xe2\x88\x92") != NULL);
+    CHECK_STR(json_string_value(json_array_get(lead, 1)),
+              "Decided: 4 of 4 comparisons (2 better, 0 worse, 2 no effect); 0 inconclusive");
+    json_decref(lead);
     json_decref(r);
 }
 
@@ -628,6 +652,47 @@ static void test_plan_members(void)
     }
 }
 
+/* The answer's words for comparisons that are not decided, each read from
+ * the report: the rounds more_rounds estimates (past the plan's max, or
+ * the cap), and a verdict Holm's correction withdrew. */
+static void test_lead_undecided(void)
+{
+    json_t *r = json_loads(
+        "{\"repetitions\":{\"max\":10},\"recommendations\":[],\"comparisons\":["
+        "{\"factor\":\"ksm\",\"level\":\"on\",\"workload\":\"w\",\"side\":\"host\","
+        "\"metric\":\"cpu.score\",\"n\":5,\"pct\":1.5,\"verdict\":\"inconclusive\","
+        "\"family_verdict\":\"inconclusive\",\"more_rounds\":null,"
+        "\"more_rounds_beyond_cap\":true},"
+        "{\"factor\":\"vcpu_pin\",\"level\":\"on\",\"workload\":\"w\",\"side\":\"host\","
+        "\"metric\":\"cpu.score\",\"n\":5,\"pct\":2.6,\"verdict\":\"inconclusive\","
+        "\"family_verdict\":\"inconclusive\",\"more_rounds\":3},"
+        "{\"factor\":\"thp\",\"level\":\"never\",\"workload\":\"w\",\"side\":\"host\","
+        "\"metric\":\"disk.seq_read.mbps\",\"n\":5,\"pct\":2.6,\"verdict\":\"better\","
+        "\"family_verdict\":\"inconclusive\",\"more_rounds\":null},"
+        "{\"factor\":\"ksm\",\"level\":\"on\",\"workload\":\"w\",\"side\":\"host\","
+        "\"metric\":\"disk.seq_read.mbps\",\"n\":5,\"pct\":2.6,\"verdict\":\"inconclusive\","
+        "\"family_verdict\":\"inconclusive\",\"more_rounds\":17},"
+        "{\"factor\":\"ksm\",\"level\":\"on\",\"family_verdict\":\"worse\"}]}",
+        0, NULL);
+    json_t *lead = hv_report_lead(r);
+    static const char *const want[] = {
+        "Recommended: nothing; no factor level is better than its default on a primary metric",
+        "Decided: 1 of 5 comparisons (0 better, 1 worse, 0 no effect); 4 inconclusive",
+        "Undecided: vcpu_pin=on on cpu score (w, host): about 3 more rounds would likely decide "
+        "it",
+        "Undecided: ksm=on on disk seq-read (w, host): about 17 more rounds would likely decide "
+        "it, beyond the plan's max of 10 rounds",
+        "Undecided: ksm=on on cpu score (w, host): more than 1000 further rounds would be needed",
+        "Undecided: thp=never on disk seq-read (w, host): better on its own, not after Holm's "
+        "correction over 5 comparisons",
+    };
+    CHECK(json_array_size(lead) == sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        CHECK_STR(json_string_value(json_array_get(lead, i)), want[i]);
+    json_decref(lead);
+    json_decref(r);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -636,6 +701,7 @@ int main(void)
     test_outliers();
     test_one_round();
     test_one_at_a_time();
+    test_lead_undecided();
     test_holm();
     test_render();
     test_text();
