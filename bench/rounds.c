@@ -43,20 +43,24 @@ static json_t *experiment_json(const struct roundsim_experiment *e, const struct
                       "false_pct", 100.0 * (double)wrong / (double)t->seeds, "false_upper95_pct",
                       100.0 * roundsim_upper95(wrong, t->seeds)));
     }
-    return json_pack("{s:s,s:f,s:f,s:f,s:f,s:f,s:I,s:f,s:i,s:i,s:o,s:o,s:o}", "name", e->name,
-                     "effect_pct", m->effect_pct, "cv_pct", m->cv_pct, "drift_pct", m->drift_pct,
-                     "burst_share", m->burst_share, "burst_pct", m->burst_pct, "precise",
-                     (json_int_t)t->precise, "mean_rounds", t->mean_rounds, "p50", t->p50, "p90",
-                     t->p90, "better_p50", rounds_json(t->better_p50), "better_p90",
-                     rounds_json(t->better_p90), "margins", margins);
+    return json_pack("{s:s,s:f,s:f,s:f,s:f,s:f,s:I,s:f,s:i,s:i,s:o,s:o,s:o,s:o,s:o}", "name",
+                     e->name, "effect_pct", m->effect_pct, "cv_pct", m->cv_pct, "drift_pct",
+                     m->drift_pct, "burst_share", m->burst_share, "burst_pct", m->burst_pct,
+                     "precise", (json_int_t)t->precise, "mean_rounds", t->mean_rounds, "p50",
+                     t->p50, "p90", t->p90, "better_p50", rounds_json(t->better_p50), "better_p90",
+                     rounds_json(t->better_p90), "won_p50", rounds_json(t->won_p50), "won_p90",
+                     rounds_json(t->won_p90), "margins", margins);
 }
 
-static void print_rounds(int r)
+/* " P50 / P90 |", "never" for ROUNDSIM_NEVER. */
+static void print_rounds(int p50, int p90)
 {
-    if (r == ROUNDSIM_NEVER)
-        printf(" never |");
-    else
-        printf(" %d |", r);
+    char a[16] = "never", b[16] = "never";
+    if (p50 != ROUNDSIM_NEVER)
+        snprintf(a, sizeof a, "%d", p50);
+    if (p90 != ROUNDSIM_NEVER)
+        snprintf(b, sizeof b, "%d", p90);
+    printf(" %s / %s |", a, b);
 }
 
 static void print_row(const struct roundsim_experiment *e, const struct roundsim_tally *t)
@@ -66,10 +70,10 @@ static void print_row(const struct roundsim_experiment *e, const struct roundsim
     for (size_t i = 0; i < m->n_margins; i++) {
         const size_t *v = t->verdicts[i];
         size_t wrong = roundsim_wrong(m, v);
-        printf("| %s | %g %% | %.2f | %d | %d |", e->name, m->margin_pct[i], t->mean_rounds, t->p50,
-               t->p90);
-        print_rounds(t->better_p50);
-        print_rounds(t->better_p90);
+        printf("| %s | %g %% | %.2f |", e->name, m->margin_pct[i], t->mean_rounds);
+        print_rounds(t->p50, t->p90);
+        print_rounds(t->better_p50, t->better_p90);
+        print_rounds(t->won_p50, t->won_p90);
         printf(" %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.2f %% (≤ %.2f %%) | %.1f %% |\n",
                100.0 * (double)v[HV_VERDICT_BETTER] / n, 100.0 * (double)v[HV_VERDICT_WORSE] / n,
                100.0 * (double)v[HV_VERDICT_NO_EFFECT] / n,
@@ -103,9 +107,11 @@ int main(int argc, char **argv)
         return 1;
     }
     if (!as_json)
-        printf("| data | margin | mean rounds | p50 | p90 | to better p50 | to better p90 | better "
-               "| worse | no_effect | inconclusive | wrong (upper 95 %%) | precise |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        printf(
+            "| data | margin | mean rounds | rounds p50 / p90 | to better p50 / p90 | the better "
+            "ones' p50 / p90 | better | worse | no_effect | inconclusive | wrong (upper 95 %%) "
+            "| precise |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t k = 0; k < roundsim_n_experiments; k++) {
         const struct roundsim_experiment *e = &roundsim_experiments[k];
         struct roundsim_tally t;

@@ -45,7 +45,7 @@ jq -r '.seeds as $n | .experiments[] | . as $e
         .margins[0] as $m
         | ["rounds to better, +\(.effect_pct) %, \($how) (margin \($m.margin_pct) %)",
            (if .better_p50 == null then "-" else (.better_p50 | tostring) end), "rounds", "-", "-", "-", "-",
-           "p90 \(.better_p90 | rounds); better \($m.better / $n * 100 | pct) %, inconclusive \($m.inconclusive / $n * 100 | pct) %, worse \($m.worse / $n * 100 | pct) %; \($stop)"]
+           "p90 \(.better_p90 | rounds) (a seed not ending better counts as never); of the seeds ending better, median \(.won_p50 | rounds), p90 \(.won_p90 | rounds); better \($m.better / $n * 100 | pct) %, inconclusive \($m.inconclusive / $n * 100 | pct) %, worse \($m.worse / $n * 100 | pct) %; \($stop)"]
       else
         .margins[]
         | ["false better/worse on null data, margin \(.margin_pct) %, \($how)",

@@ -159,12 +159,13 @@ int roundsim_tally(const struct roundsim_model *m, const struct roundsim_seed *s
                    struct roundsim_tally *t)
 {
     *t = (struct roundsim_tally){.seeds = n};
-    int *rounds = malloc(2 * n * sizeof *rounds);
+    int *rounds = malloc(3 * n * sizeof *rounds);
     if (rounds == NULL || n == 0) {
         free(rounds);
         return -1;
     }
-    int *better = rounds + n;
+    int *better = rounds + n, *won = rounds + 2 * n;
+    size_t n_won = 0;
     double sum = 0.0;
     for (size_t i = 0; i < n; i++) {
         t->precise += s[i].stop == HV_ADAPT_PRECISE;
@@ -172,11 +173,14 @@ int roundsim_tally(const struct roundsim_model *m, const struct roundsim_seed *s
         rounds[i] = s[i].rounds;
         /* "Never" sorts after every number of rounds. */
         better[i] = s[i].verdict[0] == HV_VERDICT_BETTER ? s[i].rounds : INT32_MAX;
+        if (s[i].verdict[0] == HV_VERDICT_BETTER)
+            won[n_won++] = s[i].rounds;
         for (size_t k = 0; k < m->n_margins; k++)
             t->verdicts[k][s[i].verdict[k]]++;
     }
     qsort(rounds, n, sizeof *rounds, cmp_int);
     qsort(better, n, sizeof *better, cmp_int);
+    qsort(won, n_won, sizeof *won, cmp_int);
     t->mean_rounds = sum / (double)n;
     t->p50 = quantile(rounds, n, 0.5);
     t->p90 = quantile(rounds, n, 0.9);
@@ -186,6 +190,8 @@ int roundsim_tally(const struct roundsim_model *m, const struct roundsim_seed *s
         t->better_p50 = ROUNDSIM_NEVER;
     if (t->better_p90 == INT32_MAX)
         t->better_p90 = ROUNDSIM_NEVER;
+    t->won_p50 = n_won > 0 ? quantile(won, n_won, 0.5) : ROUNDSIM_NEVER;
+    t->won_p90 = n_won > 0 ? quantile(won, n_won, 0.9) : ROUNDSIM_NEVER;
     free(rounds);
     return 0;
 }

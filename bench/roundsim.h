@@ -70,6 +70,9 @@ struct roundsim_tally {
      *  counting as never: median and 90th percentile, ROUNDSIM_NEVER when
      *  that share of seeds never got there. */
     int better_p50, better_p90;
+    /** The same among the seeds that end better only; ROUNDSIM_NEVER
+     *  when none does. */
+    int won_p50, won_p90;
 };
 
 /** One experiment of bench/rounds.c: a model and its seeds' stream. */

@@ -19,23 +19,21 @@
 /* The figures of one experiment at SEEDS seeds. */
 struct expect {
     size_t precise, rounds_sum;
-    int p50, p90, better_p50, better_p90;
+    int p50, p90, better_p50, better_p90, won_p50, won_p90;
     size_t verdicts[2][4]; /* per margin: inconclusive, better, worse, no_effect */
 };
 
-/* In the order of roundsim_experiments; ROUNDSIM_NEVER is "never". */
+/* In the order of roundsim_experiments. */
+#define NEVER ROUNDSIM_NEVER
 static const struct expect expected[] = {
-    {200, 2648, 13, 18, 14, ROUNDSIM_NEVER, {{25, 175, 0, 0}}}, /* +5 %, noise only */
-    {80, 9100, 50, 50, 50, ROUNDSIM_NEVER, {{36, 164, 0, 0}}},  /* +5 %, drift and bursts */
-    {200, 2587, 13, 17, ROUNDSIM_NEVER, ROUNDSIM_NEVER, {{180, 6, 14, 0}, {198, 2, 0, 0}}}, /* null
-                                                                                             */
-    {83,
-     8868,
-     50,
-     50,
-     ROUNDSIM_NEVER,
-     ROUNDSIM_NEVER,
-     {{198, 0, 2, 0}, {200, 0, 0, 0}}}, /* null, drift */
+    /* +5 %, noise only */
+    {200, 2648, 13, 18, 14, NEVER, 13, 18, {{25, 175, 0, 0}}},
+    /* +5 %, drift and bursts */
+    {80, 9100, 50, 50, 50, NEVER, 50, 50, {{36, 164, 0, 0}}},
+    /* null, noise only */
+    {200, 2587, 13, 17, NEVER, NEVER, 10, 17, {{180, 6, 14, 0}, {198, 2, 0, 0}}},
+    /* null, drift and bursts */
+    {83, 8868, 50, 50, NEVER, NEVER, NEVER, NEVER, {{198, 0, 2, 0}, {200, 0, 0, 0}}},
 };
 
 static void test_experiment(size_t k, struct roundsim_seed *s)
@@ -54,8 +52,8 @@ static void test_experiment(size_t k, struct roundsim_seed *s)
     }
     struct roundsim_tally t;
     CHECK(roundsim_tally(m, s, SEEDS, &t) == 0);
-    printf("{%zu, %zu, %d, %d, %d, %d, {", t.precise, sum, t.p50, t.p90, t.better_p50,
-           t.better_p90);
+    printf("{%zu, %zu, %d, %d, %d, %d, %d, %d, {", t.precise, sum, t.p50, t.p90, t.better_p50,
+           t.better_p90, t.won_p50, t.won_p90);
     for (size_t j = 0; j < m->n_margins; j++)
         printf("%s{%zu, %zu, %zu, %zu}", j ? ", " : "", t.verdicts[j][0], t.verdicts[j][1],
                t.verdicts[j][2], t.verdicts[j][3]);
@@ -63,6 +61,7 @@ static void test_experiment(size_t k, struct roundsim_seed *s)
     CHECK_MSG(t.precise == x->precise && sum == x->rounds_sum, "%s", e->name);
     CHECK_MSG(t.p50 == x->p50 && t.p90 == x->p90, "%s", e->name);
     CHECK_MSG(t.better_p50 == x->better_p50 && t.better_p90 == x->better_p90, "%s", e->name);
+    CHECK_MSG(t.won_p50 == x->won_p50 && t.won_p90 == x->won_p90, "%s", e->name);
     for (size_t j = 0; j < m->n_margins; j++)
         CHECK_MSG(memcmp(t.verdicts[j], x->verdicts[j], sizeof x->verdicts[j]) == 0,
                   "%s, margin %g %%", e->name, m->margin_pct[j]);
