@@ -74,7 +74,7 @@ static void print_row(const struct roundsim_experiment *e, const struct roundsim
         print_rounds(t->p50, t->p90);
         print_rounds(t->better_p50, t->better_p90);
         print_rounds(t->won_p50, t->won_p90);
-        printf(" %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.2f %% (≤ %.2f %%) | %.1f %% |\n",
+        printf(" %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.3g %% (≤ %.3g %%) | %.1f %% |\n",
                100.0 * (double)v[HV_VERDICT_BETTER] / n, 100.0 * (double)v[HV_VERDICT_WORSE] / n,
                100.0 * (double)v[HV_VERDICT_NO_EFFECT] / n,
                100.0 * (double)v[HV_VERDICT_INCONCLUSIVE] / n, 100.0 * (double)wrong / n,
