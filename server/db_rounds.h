@@ -1,13 +1,15 @@
 /* db_rounds.h — adaptive repetitions.
  *
  * A plan asks for repetitions {min, max, ci_pct}. Its first min rounds are
- * queued when it is submitted; whenever a round ends, the server
- * summarises every primary metric of every configuration, workload and
- * target over the rounds so far (lib/adaptive.h) and, while any 95 %
- * interval is wider than ci_pct and fewer than max rounds ran, queues one
- * more whole round: every configuration again, in the plan's seeded
- * order, as blocks of its own in a tuning plan. The decision is kept with
- * the plan (plans.adaptive) for the report and the API. */
+ * queued when it is submitted; whenever a round ends, the server builds
+ * the plan's report over the rounds so far and takes its stop rule's
+ * decision (the repetitions section, server/report_advice.c: the
+ * group-sequential rule over the plan's comparisons, lib/sequential.h, or
+ * without comparisons the width of every primary interval,
+ * lib/adaptive.h). While it says "more" and fewer than max rounds ran, one
+ * more whole round is queued: every configuration again, in the plan's
+ * seeded order, as blocks of its own in a tuning plan. The decision is
+ * kept with the plan (plans.adaptive) for the report and the API. */
 #ifndef HV_SERVER_DB_ROUNDS_H
 #define HV_SERVER_DB_ROUNDS_H
 
