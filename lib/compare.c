@@ -75,13 +75,13 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Yuen's one-sample figures of d[0..n) (n >= 2), which it sorts: the
- * trimmed mean of the h = n − 2g middle values, g = floor(n·TRIM/100), as
- * a log group whose one-sample t is Yuen's: n = h, so df = h − 1, and var
- * chosen so that var/h = (n − 1)·s_w²/(h·(h − 1)), s_w² the sample
- * variance of d winsorized at the same g. With g = 0 it is the plain
- * mean, variance and t. */
-static struct hv_log_group yuen_group(double *d, size_t n)
+/* The one-sample trimmed t of d[0..n) (n >= 2), which it sorts, as a
+ * log group whose plain one-sample t it is: the trimmed mean of the
+ * h = n − 2g middle values (g = floor(n·TRIM/100)), n = h so that
+ * df = h − 1, and var such that var/h = (n − 1)·s_w²/(h·(h − 1)) (Yuen's
+ * se²), s_w² the sample variance of d winsorized at the same g. With
+ * g = 0 it is the plain mean, variance and t. */
+static struct hv_log_group trimmed_group(double *d, size_t n)
 {
     qsort(d, n, sizeof *d, cmp_double);
     size_t g = n * HV_PAIRED_TRIM_PCT / 100, h = n - 2 * g;
@@ -124,8 +124,9 @@ enum hv_stat_err hv_effect_paired(const double *level, const double *base, size_
         d[r] = sum / (double)cells;
     }
     /* The one-sample t of a contrast of one group with coefficient 1
-     * (est = mean, se² = var/n, df = n − 1) is Yuen's on that group. */
-    struct hv_log_group g = yuen_group(d, rounds);
+     * (est = mean, se² = var/n, df = n − 1) is the trimmed t on that
+     * group. */
+    struct hv_log_group g = trimmed_group(d, rounds);
     free(d);
     struct hv_contrast_acc acc;
     hv_contrast_begin(&acc);

@@ -38,7 +38,8 @@
 /** The power hv_rounds_to_decide asks for (see there). */
 #define HV_DECIDE_POWER 0.80
 /** The share of the rounds hv_effect_paired trims from each end of the
- *  round ratios (floor(rounds·HV_PAIRED_TRIM_PCT/100)): 20 %, Yuen's. */
+ *  round ratios (floor(rounds·HV_PAIRED_TRIM_PCT/100)): 20 %, the usual
+ *  choice for the trimmed t (docs/statistics.md says why). */
 #define HV_PAIRED_TRIM_PCT 20
 /** The largest cap hv_rounds_to_decide takes. */
 #define HV_DECIDE_CAP_MAX 1000000
@@ -82,7 +83,8 @@ enum hv_stat_err hv_effect(const struct hv_log_group *level, const struct hv_log
  *  as for hv_effect) and round r, every cell run once in every round. Each
  *  round's log ratio d_r = (1/cells)·Σ_c (ln level − ln base) removes what
  *  the round shares (drift common to every configuration of the round).
- *  The effect is Yuen's trimmed mean of the d_r: with
+ *  The effect is the trimmed mean of the d_r with the one-sample trimmed
+ *  t (Tukey and McLaughlin; Yuen's standard error and df): with
  *  g = floor(rounds·HV_PAIRED_TRIM_PCT/100) rounds off each end of their
  *  order and h = rounds − 2g kept, est is the mean of the h middle d_r,
  *  se² = (rounds − 1)·s_w²/(h·(h − 1)) with s_w² the sample variance of
@@ -93,8 +95,8 @@ enum hv_stat_err hv_effect(const struct hv_log_group *level, const struct hv_log
  *  (g = 0: the paired t). It estimates the centre of the d_r: the effect
  *  when their spread is symmetric about it, as it is when bursts hit
  *  either configuration alike. *out has hv_effect's members: log.n_min
- *  is the rounds (not h), log.runs every value, p Yuen's test of "no
- *  change". Needs rounds >= 2; values must be positive and finite.
+ *  is the rounds (not h), log.runs every value, p the trimmed t test
+ *  of "no change". Needs rounds >= 2; values must be positive and finite.
  *  Allocates scratch (HV_STAT_NO_MEMORY). For rounds that are not
  *  complete (a configuration missing from a round, imported results)
  *  hv_effect is the comparison. */
