@@ -8,7 +8,9 @@
  *     in ten, at random, ×1.2): rounds at the stop, rounds to better, the
  *     verdicts at the plan's default margin;
  *   - no effect, the same two ways: the false better/worse rate at margins
- *     0.1 % and 1 %, with its Clopper–Pearson one-sided upper 95 % bound.
+ *     0.1 % and 1 %, with its Clopper–Pearson one-sided upper 95 % bound;
+ *   - every experiment: how often each rule's 95 % interval holds the true
+ *     effect at roundsim_cover_at's rounds, whatever the stop.
  * The stop rule: min 3, max 50, ci_pct 2.
  *
  *   build/bench/rounds [--seeds N (20000)] [--threads T (2)] [--json]
