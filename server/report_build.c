@@ -67,8 +67,9 @@ static void probe_words(const struct hv_rdata *d, char *buf, size_t len)
 }
 
 /* One warning per configuration whose jobs ran while the host was busy
- * with other work (their host telemetry's host_busy), naming the jobs and
- * the most the other work took. */
+ * with other work (a guest job's host telemetry's host_busy, a bare-metal
+ * job's own observed.interference), naming the jobs and the most the other
+ * work took; other domains only when a guest job's telemetry counted them. */
 static void busy_warnings(struct hv_rctx *c, const struct hv_rdata *d)
 {
     const json_t *busy = json_object_get(d->host_view, "busy");
@@ -79,6 +80,7 @@ static void busy_warnings(struct hv_rctx *c, const struct hv_rdata *d)
             json_string_value(json_object_get(json_array_get(busy, i), "configuration"));
         char jobs[400] = "";
         double others = 0, steal = 0, own = 0;
+        bool domains = false;
         size_t listed = 0;
         for (k = 0; i + k < n; k++) {
             const json_t *b = json_array_get(busy, i + k);
@@ -93,6 +95,7 @@ static void busy_warnings(struct hv_rctx *c, const struct hv_rdata *d)
                          target != NULL ? target : "?");
                 listed++;
             }
+            domains = domains || json_is_number(json_object_get(b, "others_cpu_pct"));
             double v = json_number_value(json_object_get(b, "others_cpu_pct"));
             others = v > others ? v : others;
             v = json_number_value(json_object_get(b, "steal_pct"));
@@ -103,13 +106,15 @@ static void busy_warnings(struct hv_rctx *c, const struct hv_rdata *d)
         char more[32] = "";
         if (listed < k)
             snprintf(more, sizeof more, " and %zu more", k - listed);
+        char doms[64] = "";
+        if (domains)
+            snprintf(doms, sizeof doms, "other domains up to %.1f %% of a CPU, ", others);
         hv_rwarn(c, "host_busy",
                  "configuration %s: %zu job%s ran while %s was busy with other work (job%s %s%s; "
-                 "other domains up to %.1f %% of a CPU, steal up to %.1f %%, the host's own work "
-                 "up to %.1f %% of a CPU): their values carry that work's noise",
+                 "%ssteal up to %.1f %%, the host's own work up to %.1f %% of a CPU): their "
+                 "values carry that work's noise",
                  config != NULL ? config : "?", k, k == 1 ? "" : "s",
-                 host != NULL ? host : "the host", k == 1 ? "" : "s", jobs, more, others, steal,
-                 own);
+                 host != NULL ? host : "the host", k == 1 ? "" : "s", jobs, more, doms, steal, own);
     }
 }
 

@@ -167,6 +167,24 @@ static void test_host_view(void)
               "%s", msg);
     CHECK(!warned(r, "host_busy"));
     json_decref(r);
+
+    /* A bare-metal job's own interference: the host's own work, no other
+     * domains. */
+    plan_of(&d, "{\"targets\":{\"host\":\"hv\"}}", "done");
+    config_of(&d, "default", "{}");
+    CHECK(hv_rdata_workload(&d, "cpu", "cpu", "builtin") == 0);
+    value(&d, 0, "cpu", "hv", "cpu.score", true, 1, 1000.0);
+    d.host_view = check_json("{\"host\": \"hv\", \"kvm_probe\": null, \"busy\": [{\"job_id\": "
+                             "21, \"configuration\": \"default\", \"target\": \"hv\", "
+                             "\"others_cpu_pct\": null, \"steal_pct\": 0.25, "
+                             "\"nonguest_cpu_pct\": 83.5}]}");
+    r = report_of(&d);
+    w = find(json_object_get(r, "warnings"), "kind", "host_busy", NULL, NULL);
+    CHECK_STR(json_string_value(json_object_get(w, "message")),
+              "configuration default: 1 job ran while hv was busy with other work (job 21 (hv); "
+              "steal up to 0.2 %, the host's own work up to 83.5 % of a CPU): their values carry "
+              "that work's noise");
+    json_decref(r);
 }
 
 /* --- a full factorial 2×2: vcpu_pin=on +5 %, thp=never −10 % ------------ */
