@@ -1,4 +1,5 @@
-/* rounds.c — rounds to a verdict under today's stop rule and comparison,
+/* rounds.c — rounds to a verdict under today's stop rule and comparison
+ * and under the paired group-sequential rule (both arms on the same seeds),
  * for bench/rounds.sh: simulated plans of two configurations
  * (bench/roundsim.h) run through lib/adaptive.c and lib/compare.c, the
  * four experiments of roundsim_experiments, `seeds` seeds each:
@@ -27,7 +28,8 @@ static json_t *rounds_json(int r)
     return r == ROUNDSIM_NEVER ? json_null() : json_integer(r);
 }
 
-static json_t *experiment_json(const struct roundsim_experiment *e, const struct roundsim_tally *t)
+static json_t *experiment_json(const struct roundsim_experiment *e, enum roundsim_arm arm,
+                               const struct roundsim_tally *t)
 {
     const struct roundsim_model *m = &e->model;
     json_t *margins = json_array();
@@ -43,11 +45,12 @@ static json_t *experiment_json(const struct roundsim_experiment *e, const struct
                       "false_pct", 100.0 * (double)wrong / (double)t->seeds, "false_upper95_pct",
                       100.0 * roundsim_upper95(wrong, t->seeds)));
     }
-    return json_pack("{s:s,s:f,s:f,s:f,s:f,s:f,s:I,s:f,s:i,s:i,s:o,s:o,s:o,s:o,s:o}", "name",
-                     e->name, "effect_pct", m->effect_pct, "cv_pct", m->cv_pct, "drift_pct",
-                     m->drift_pct, "burst_share", m->burst_share, "burst_pct", m->burst_pct,
-                     "precise", (json_int_t)t->precise, "mean_rounds", t->mean_rounds, "p50",
-                     t->p50, "p90", t->p90, "better_p50", rounds_json(t->better_p50), "better_p90",
+    return json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:I,s:I,s:f,s:i,s:i,s:o,s:o,s:o,s:o,s:o}",
+                     "name", e->name, "rule", roundsim_arm_name(arm), "effect_pct", m->effect_pct,
+                     "cv_pct", m->cv_pct, "drift_pct", m->drift_pct, "burst_share", m->burst_share,
+                     "burst_pct", m->burst_pct, "precise", (json_int_t)t->precise, "decided",
+                     (json_int_t)t->decided, "mean_rounds", t->mean_rounds, "p50", t->p50, "p90",
+                     t->p90, "better_p50", rounds_json(t->better_p50), "better_p90",
                      rounds_json(t->better_p90), "won_p50", rounds_json(t->won_p50), "won_p90",
                      rounds_json(t->won_p90), "margins", margins);
 }
@@ -63,22 +66,26 @@ static void print_rounds(int p50, int p90)
     printf(" %s / %s |", a, b);
 }
 
-static void print_row(const struct roundsim_experiment *e, const struct roundsim_tally *t)
+static void print_row(const struct roundsim_experiment *e, enum roundsim_arm arm,
+                      const struct roundsim_tally *t)
 {
     const struct roundsim_model *m = &e->model;
     double n = (double)t->seeds;
     for (size_t i = 0; i < m->n_margins; i++) {
         const size_t *v = t->verdicts[i];
         size_t wrong = roundsim_wrong(m, v);
-        printf("| %s | %g %% | %.2f |", e->name, m->margin_pct[i], t->mean_rounds);
+        printf("| %s | %s | %g %% | %.2f |", e->name, roundsim_arm_name(arm), m->margin_pct[i],
+               t->mean_rounds);
         print_rounds(t->p50, t->p90);
         print_rounds(t->better_p50, t->better_p90);
         print_rounds(t->won_p50, t->won_p90);
-        printf(" %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.3g %% (≤ %.3g %%) | %.1f %% |\n",
-               100.0 * (double)v[HV_VERDICT_BETTER] / n, 100.0 * (double)v[HV_VERDICT_WORSE] / n,
-               100.0 * (double)v[HV_VERDICT_NO_EFFECT] / n,
-               100.0 * (double)v[HV_VERDICT_INCONCLUSIVE] / n, 100.0 * (double)wrong / n,
-               100.0 * roundsim_upper95(wrong, t->seeds), 100.0 * (double)t->precise / n);
+        printf(
+            " %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.3g %% (≤ %.3g %%) | %.1f %% | %.1f %% |\n",
+            100.0 * (double)v[HV_VERDICT_BETTER] / n, 100.0 * (double)v[HV_VERDICT_WORSE] / n,
+            100.0 * (double)v[HV_VERDICT_NO_EFFECT] / n,
+            100.0 * (double)v[HV_VERDICT_INCONCLUSIVE] / n, 100.0 * (double)wrong / n,
+            100.0 * roundsim_upper95(wrong, t->seeds), 100.0 * (double)t->precise / n,
+            100.0 * (double)t->decided / n);
     }
 }
 
@@ -108,22 +115,23 @@ int main(int argc, char **argv)
     }
     if (!as_json)
         printf(
-            "| data | margin | mean rounds | rounds p50 / p90 | to better p50 / p90 | the better "
-            "ones' p50 / p90 | better | worse | no_effect | inconclusive | wrong (upper 95 %%) "
-            "| precise |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    for (size_t k = 0; k < roundsim_n_experiments; k++) {
-        const struct roundsim_experiment *e = &roundsim_experiments[k];
+            "| data | rule | margin | mean rounds | rounds p50 / p90 | to better p50 / p90 | the "
+            "better ones' p50 / p90 | better | worse | no_effect | inconclusive | wrong (upper 95 "
+            "%%) | precise | decided |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (size_t k = 0; k < 2 * roundsim_n_experiments; k++) {
+        const struct roundsim_experiment *e = &roundsim_experiments[k / 2];
+        enum roundsim_arm arm = k % 2 ? ROUNDSIM_SEQUENTIAL : ROUNDSIM_TODAY;
         struct roundsim_tally t;
-        if (roundsim_run(&e->model, e->stream, (size_t)seeds, (int)threads, s) != 0 ||
+        if (roundsim_run(&e->model, arm, e->stream, (size_t)seeds, (int)threads, s) != 0 ||
             roundsim_tally(&e->model, s, (size_t)seeds, &t) != 0) {
             fprintf(stderr, "rounds: %s: the simulation failed\n", e->name);
             return 1;
         }
         if (as_json)
-            json_array_append_new(list, experiment_json(e, &t));
+            json_array_append_new(list, experiment_json(e, arm, &t));
         else
-            print_row(e, &t);
+            print_row(e, arm, &t);
     }
     if (as_json) {
         json_t *doc = json_pack("{s:I,s:i,s:i,s:f,s:o}", "seeds", (json_int_t)seeds, "rep_min",

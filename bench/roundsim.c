@@ -7,6 +7,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A model with the stop rule's settings and the noise every experiment
  * shares, its verdicts read at the margins listed. */
@@ -55,11 +56,67 @@ static enum hv_verdict report_verdict(const double *level, const double *base, s
     return usable ? family : HV_VERDICT_INCONCLUSIVE;
 }
 
-int roundsim_seed(const struct roundsim_model *m, uint64_t stream, uint64_t seed,
+const char *roundsim_arm_name(enum roundsim_arm arm)
+{
+    return arm == ROUNDSIM_SEQUENTIAL ? "sequential" : "today";
+}
+
+/* Today's rule on the series: stops by hv_adapt_next, verdicts at the
+ * stop. */
+static int run_today(const struct roundsim_model *m, const double *level, const double *base,
+                     struct roundsim_seed *out)
+{
+    const double *series[2] = {base, level};
+    struct hv_summary s[2];
+    enum hv_adapt a = HV_ADAPT_MORE;
+    int r = 0;
+    while (a == HV_ADAPT_MORE) {
+        r++;
+        for (int c = 0; c < 2; c++)
+            if (hv_summarize_scaled(series[c], (size_t)r, &s[c]) != HV_STAT_OK)
+                return -1;
+        a = hv_adapt_next(s, 2, m->ci_pct, r, m->rep_min, m->rep_max);
+    }
+    for (size_t i = 0; i < m->n_margins; i++) {
+        out->rounds[i] = r;
+        out->stop[i] = a == HV_ADAPT_PRECISE ? HV_SEQ_PRECISE : HV_SEQ_MAX;
+        out->verdict[i] = report_verdict(level, base, (size_t)r, m->margin_pct[i]);
+    }
+    return 0;
+}
+
+/* The sequential arm on the series, one plan per margin. */
+static int run_sequential(const struct roundsim_model *m, const struct hv_seq_design *d,
+                          const double *level, const double *base, struct roundsim_seed *out)
+{
+    bool hib = true;
+    for (size_t i = 0; i < m->n_margins; i++) {
+        enum hv_seq_stop stop = HV_SEQ_MORE;
+        enum hv_verdict v = HV_VERDICT_INCONCLUSIVE;
+        int r = 0;
+        while (stop == HV_SEQ_MORE) {
+            r++;
+            struct hv_ratio ratio = {.log = {.se = NAN}};
+            v = HV_VERDICT_INCONCLUSIVE;
+            if (r >= m->rep_min &&
+                hv_effect_paired(level, base, 1, (size_t)r, &ratio) == HV_STAT_OK &&
+                hv_seq_verdicts(d, r, &ratio, 1, m->margin_pct[i], &hib, &v) != HV_STAT_OK)
+                return -1;
+            stop = hv_seq_next(d, &ratio, &v, 1, m->ci_pct, r);
+        }
+        out->rounds[i] = r;
+        out->stop[i] = stop;
+        out->verdict[i] = v;
+    }
+    return 0;
+}
+
+int roundsim_seed(const struct roundsim_model *m, enum roundsim_arm arm,
+                  const struct hv_seq_design *d, uint64_t stream, uint64_t seed,
                   struct roundsim_seed *out)
 {
     if (m->rep_min < 1 || m->rep_max < m->rep_min || m->n_margins < 1 ||
-        m->n_margins > ROUNDSIM_MARGINS_MAX)
+        m->n_margins > ROUNDSIM_MARGINS_MAX || (arm == ROUNDSIM_SEQUENTIAL && d == NULL))
         return -1;
     size_t cap = (size_t)m->rep_max;
     double *x = malloc(2 * cap * sizeof *x);
@@ -71,10 +128,9 @@ int roundsim_seed(const struct roundsim_model *m, uint64_t stream, uint64_t seed
     double *series[2] = {base, level};
     double walk = 0.0, burst = 1.0 + m->burst_pct / 100.0;
     uint64_t st = sim_state(stream, seed);
-    struct hv_summary s[2];
-    enum hv_adapt a = HV_ADAPT_MORE;
-    int r = 0;
-    while (a == HV_ADAPT_MORE) {
+    /* Every round up to max, drawn in the order rounds are run: a plan
+     * that stops at r has seen exactly the first r rounds. */
+    for (size_t r = 0; r < cap; r++) {
         if (m->drift_pct > 0.0)
             walk += m->drift_pct / 100.0 * sim_normal(&st);
         for (int c = 0; c < 2; c++) {
@@ -83,25 +139,19 @@ int roundsim_seed(const struct roundsim_model *m, uint64_t stream, uint64_t seed
                 v *= burst;
             series[c][r] = v;
         }
-        r++;
-        for (int c = 0; c < 2; c++)
-            if (hv_summarize_scaled(series[c], (size_t)r, &s[c]) != HV_STAT_OK) {
-                free(x);
-                return -1;
-            }
-        a = hv_adapt_next(s, 2, m->ci_pct, r, m->rep_min, m->rep_max);
     }
-    out->rounds = r;
-    out->stop = a;
-    for (size_t i = 0; i < m->n_margins; i++)
-        out->verdict[i] = report_verdict(level, base, (size_t)r, m->margin_pct[i]);
+    memset(out, 0, sizeof *out);
+    int rc = arm == ROUNDSIM_SEQUENTIAL ? run_sequential(m, d, level, base, out)
+                                        : run_today(m, level, base, out);
     free(x);
-    return 0;
+    return rc;
 }
 
 /* The work shared by roundsim_run's threads: each takes the next seed. */
 struct job {
     const struct roundsim_model *m;
+    enum roundsim_arm arm;
+    const struct hv_seq_design *d;
     uint64_t stream;
     size_t seeds, next;
     struct roundsim_seed *out;
@@ -115,21 +165,30 @@ static void *worker(void *arg)
         size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
         if (i >= j->seeds)
             break;
-        if (roundsim_seed(j->m, j->stream, i, &j->out[i]) != 0)
+        if (roundsim_seed(j->m, j->arm, j->d, j->stream, i, &j->out[i]) != 0)
             __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
     }
     return NULL;
 }
 
-int roundsim_run(const struct roundsim_model *m, uint64_t stream, size_t seeds, int threads,
-                 struct roundsim_seed *out)
+int roundsim_run(const struct roundsim_model *m, enum roundsim_arm arm, uint64_t stream,
+                 size_t seeds, int threads, struct roundsim_seed *out)
 {
-    struct job j = {.m = m, .stream = stream, .seeds = seeds, .out = out};
+    struct hv_seq_design d = {0};
+    struct job j = {.m = m, .arm = arm, .stream = stream, .seeds = seeds, .out = out};
     if (threads < 1)
         return -1;
+    if (arm == ROUNDSIM_SEQUENTIAL) {
+        if (hv_seq_design_init(&d, ROUNDSIM_SPEND, HV_FAMILY_ALPHA, m->rep_min, m->rep_max, 1) !=
+            HV_STAT_OK)
+            return -1;
+        j.d = &d;
+    }
     pthread_t *t = calloc((size_t)threads, sizeof *t);
-    if (t == NULL)
+    if (t == NULL) {
+        hv_seq_design_free(&d);
         return -1;
+    }
     int started = 0;
     for (; started < threads - 1; started++)
         if (pthread_create(&t[started], NULL, worker, &j) != 0)
@@ -138,6 +197,7 @@ int roundsim_run(const struct roundsim_model *m, uint64_t stream, size_t seeds, 
     for (int i = 0; i < started; i++)
         pthread_join(t[i], NULL);
     free(t);
+    hv_seq_design_free(&d);
     return j.failed || started < threads - 1 ? -1 : 0;
 }
 
@@ -168,13 +228,14 @@ int roundsim_tally(const struct roundsim_model *m, const struct roundsim_seed *s
     size_t n_won = 0;
     double sum = 0.0;
     for (size_t i = 0; i < n; i++) {
-        t->precise += s[i].stop == HV_ADAPT_PRECISE;
-        sum += s[i].rounds;
-        rounds[i] = s[i].rounds;
+        t->precise += s[i].stop[0] == HV_SEQ_PRECISE;
+        t->decided += s[i].stop[0] == HV_SEQ_DECIDED;
+        sum += s[i].rounds[0];
+        rounds[i] = s[i].rounds[0];
         /* "Never" sorts after every number of rounds. */
-        better[i] = s[i].verdict[0] == HV_VERDICT_BETTER ? s[i].rounds : INT32_MAX;
+        better[i] = s[i].verdict[0] == HV_VERDICT_BETTER ? s[i].rounds[0] : INT32_MAX;
         if (s[i].verdict[0] == HV_VERDICT_BETTER)
-            won[n_won++] = s[i].rounds;
+            won[n_won++] = s[i].rounds[0];
         for (size_t k = 0; k < m->n_margins; k++)
             t->verdicts[k][s[i].verdict[k]]++;
     }

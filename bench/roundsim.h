@@ -29,9 +29,30 @@
 
 #include "adaptive.h"
 #include "compare.h"
+#include "sequential.h"
 
 #include <stddef.h>
 #include <stdint.h>
+
+/** The rules a simulated plan runs under: one run gives both arms on the
+ *  same seeds. */
+enum roundsim_arm {
+    /** today's: hv_adapt_next stops on the width; at the stop, the report's
+     *  Welch comparison (hv_effect) and Holm (hv_family_verdicts) */
+    ROUNDSIM_TODAY = 0,
+    /** paired and group-sequential: after each round from rep_min, the
+     *  paired comparison (hv_effect_paired) judged at the look's level
+     *  (hv_seq_verdicts, spending ROUNDSIM_SPEND); hv_seq_next stops when
+     *  it is decided, on the width, or at max. Its stop reads the margin,
+     *  so every margin is a plan of its own on the same data. */
+    ROUNDSIM_SEQUENTIAL,
+};
+
+/** The spending function of the sequential arm (sequential.h). */
+#define ROUNDSIM_SPEND HV_SPEND_POCOCK
+
+/** "today" or "sequential" (static). */
+const char *roundsim_arm_name(enum roundsim_arm arm);
 
 /** The most margins one model judges its stops at. */
 #define ROUNDSIM_MARGINS_MAX 4
@@ -53,15 +74,18 @@ struct roundsim_model {
 
 /** What one seed came to. */
 struct roundsim_seed {
-    int rounds;                                    /**< complete rounds at the stop */
-    enum hv_adapt stop;                            /**< HV_ADAPT_PRECISE or HV_ADAPT_MAX */
-    enum hv_verdict verdict[ROUNDSIM_MARGINS_MAX]; /**< the family verdict at each margin */
+    /** Per margin (today's arm: the same stop for every margin): */
+    int rounds[ROUNDSIM_MARGINS_MAX];              /**< complete rounds at the stop */
+    enum hv_seq_stop stop[ROUNDSIM_MARGINS_MAX];   /**< why it stopped */
+    enum hv_verdict verdict[ROUNDSIM_MARGINS_MAX]; /**< the family verdict */
 };
 
 /** The figures of many seeds. */
 struct roundsim_tally {
     size_t seeds;
-    size_t precise; /**< seeds stopped by the width rather than max */
+    /** At the first margin: */
+    size_t precise; /**< seeds stopped by the width */
+    size_t decided; /**< seeds stopped by a decided comparison (sequential arm) */
     double mean_rounds;
     int p50, p90; /**< rounds at the stop: median and 90th percentile */
     /** Per margin: seeds of each verdict (indexed by enum hv_verdict). */
@@ -96,16 +120,19 @@ extern const size_t roundsim_n_experiments;
  *  the opposite direction's verdict when it has one. */
 size_t roundsim_wrong(const struct roundsim_model *m, const size_t *v);
 
-/** Runs seed `seed` of experiment `stream` of model m into *out. Returns 0,
- *  or -1 when memory ran out or a model figure is out of range. */
-int roundsim_seed(const struct roundsim_model *m, uint64_t stream, uint64_t seed,
+/** Runs seed `seed` of experiment `stream` of model m under `arm` into
+ *  *out; d is the sequential arm's design (rep_min..rep_max, one
+ *  comparison; NULL for today's). Returns 0, or -1 when memory ran out or
+ *  a model figure is out of range. */
+int roundsim_seed(const struct roundsim_model *m, enum roundsim_arm arm,
+                  const struct hv_seq_design *d, uint64_t stream, uint64_t seed,
                   struct roundsim_seed *out);
 
-/** Runs seeds 0..seeds-1 of experiment `stream` into out[0..seeds) with
- *  `threads` threads (>= 1). Returns 0, or -1 when a seed failed or a
- *  thread could not start. */
-int roundsim_run(const struct roundsim_model *m, uint64_t stream, size_t seeds, int threads,
-                 struct roundsim_seed *out);
+/** Runs seeds 0..seeds-1 of experiment `stream` under `arm` into
+ *  out[0..seeds) with `threads` threads (>= 1). Returns 0, or -1 when a
+ *  seed failed or a thread could not start. */
+int roundsim_run(const struct roundsim_model *m, enum roundsim_arm arm, uint64_t stream,
+                 size_t seeds, int threads, struct roundsim_seed *out);
 
 /** Tallies s[0..n) (n >= 1). Allocates scratch; returns 0 or -1. */
 int roundsim_tally(const struct roundsim_model *m, const struct roundsim_seed *s, size_t n,

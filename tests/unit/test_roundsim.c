@@ -41,14 +41,14 @@ static void test_experiment(size_t k, struct roundsim_seed *s)
     const struct roundsim_experiment *e = &roundsim_experiments[k];
     const struct roundsim_model *m = &e->model;
     const struct expect *x = &expected[k];
-    CHECK(roundsim_run(m, e->stream, SEEDS, 1, s) == 0);
+    CHECK(roundsim_run(m, ROUNDSIM_TODAY, e->stream, SEEDS, 1, s) == 0);
     size_t sum = 0;
     for (size_t i = 0; i < SEEDS; i++) {
-        sum += (size_t)s[i].rounds;
-        CHECK_MSG(s[i].rounds >= m->rep_min && s[i].rounds <= m->rep_max, "seed %zu: %d rounds", i,
-                  s[i].rounds);
-        CHECK(s[i].stop == HV_ADAPT_PRECISE ||
-              (s[i].stop == HV_ADAPT_MAX && s[i].rounds == m->rep_max));
+        sum += (size_t)s[i].rounds[0];
+        CHECK_MSG(s[i].rounds[0] >= m->rep_min && s[i].rounds[0] <= m->rep_max,
+                  "seed %zu: %d rounds", i, s[i].rounds[0]);
+        CHECK(s[i].stop[0] == HV_SEQ_PRECISE ||
+              (s[i].stop[0] == HV_SEQ_MAX && s[i].rounds[0] == m->rep_max));
     }
     struct roundsim_tally t;
     CHECK(roundsim_tally(m, s, SEEDS, &t) == 0);
@@ -68,7 +68,7 @@ static void test_experiment(size_t k, struct roundsim_seed *s)
 
     /* Two threads share the seeds out: every seed comes to the same. */
     struct roundsim_seed *two = calloc(SEEDS, sizeof *two);
-    CHECK(two != NULL && roundsim_run(m, e->stream, SEEDS, 2, two) == 0);
+    CHECK(two != NULL && roundsim_run(m, ROUNDSIM_TODAY, e->stream, SEEDS, 2, two) == 0);
     CHECK(two != NULL && memcmp(s, two, SEEDS * sizeof *s) == 0);
     free(two);
 }
