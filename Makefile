@@ -336,11 +336,15 @@ PLANCHECK := $(BUILD)/bench/plancheck
 SLOWCLIENTS := $(BUILD)/tools/slowclients
 # bench/mhd_min.c: the minimal libmicrohttpd responder (bench/reads.sh).
 MHDMIN := $(BUILD)/bench/mhd_min
+# bench/rounds.c: rounds to a verdict under the stop rule, simulated
+# (bench/rounds.sh); its core bench/roundsim.c is compiled into
+# tests/unit/test_roundsim.c too.
+ROUNDS := $(BUILD)/bench/rounds
 # tests/tools/hookrecv.c: a webhook receiver (tests/integration/test_webhooks.sh).
 HOOKRECV := $(BUILD)/tools/hookrecv
 .PHONY: bench bench-progs test-tools
 bench-progs: $(PROGS) $(HVLOAD) $(ENGINERUN) $(NETRUN) $(CURLIDLE) $(SLOWCLIENTS) $(MHDMIN) $(HOOKRECV) \
-  $(PLANCHECK)
+  $(PLANCHECK) $(ROUNDS)
 bench: bench-progs
 	BUILD=$(BUILD) bench/all.sh
 test-tools: $(SLOWCLIENTS) $(HOOKRECV)
@@ -366,6 +370,10 @@ $(MHDMIN): $(BUILD)/obj/bench/mhd_min.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,libmicrohttpd)
 
 $(PLANCHECK): $(BUILD)/obj/bench/plancheck.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_LIB)) $(LDLIBS_COMMON)
+
+$(ROUNDS): $(BUILD)/obj/bench/rounds.o $(BUILD)/obj/bench/roundsim.o $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS_LIB)) $(LDLIBS_COMMON)
 

@@ -20,7 +20,7 @@ export BENCH_QUICK=${BENCH_QUICK:-0}
 
 # bench/guest_agent_cost.sh boots a guest (one guest run at a time on a
 # shared machine): BENCH_ONLY=guest_agent_cost runs it on purpose.
-ALL=(reads claims ingest worker_idle agent_cost report web webhooks fleet disk-vs-fio net-vs-iperf cpu-stability)
+ALL=(reads claims ingest worker_idle agent_cost report web webhooks fleet disk-vs-fio net-vs-iperf cpu-stability rounds)
 read -ra ONLY <<<"${BENCH_ONLY:-${ALL[*]}}"
 
 deploy/deps.sh bench || { echo "bench: deploy/deps.sh bench failed" >&2; exit 1; }

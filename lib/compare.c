@@ -47,6 +47,15 @@ static enum hv_stat_err effect_contrast(const struct hv_log_group *level,
     return hv_contrast_end(&acc, 0.95, out);
 }
 
+/* The % figures of a ratio whose contrast out->log is computed. */
+static void ratio_figures(struct hv_ratio *out)
+{
+    out->pct = 100.0 * expm1(out->log.est);
+    out->lo_pct = 100.0 * expm1(out->log.lo);
+    out->hi_pct = 100.0 * expm1(out->log.hi);
+    out->p = hv_contrast_p_two_sided(&out->log, 0.0);
+}
+
 enum hv_stat_err hv_effect(const struct hv_log_group *level, const struct hv_log_group *base,
                            size_t cells, struct hv_ratio *out)
 {
@@ -56,10 +65,43 @@ enum hv_stat_err hv_effect(const struct hv_log_group *level, const struct hv_log
     enum hv_stat_err e = effect_contrast(level, base, cells, 0, &out->log);
     if (e != HV_STAT_OK)
         return e;
-    out->pct = 100.0 * expm1(out->log.est);
-    out->lo_pct = 100.0 * expm1(out->log.lo);
-    out->hi_pct = 100.0 * expm1(out->log.hi);
-    out->p = hv_contrast_p_two_sided(&out->log, 0.0);
+    ratio_figures(out);
+    return HV_STAT_OK;
+}
+
+enum hv_stat_err hv_effect_paired(const double *level, const double *base, size_t cells,
+                                  size_t rounds, struct hv_ratio *out)
+{
+    *out = no_ratio(cells);
+    if (cells == 0)
+        return HV_STAT_BAD_ARG;
+    if (rounds < 2)
+        return HV_STAT_TOO_FEW;
+    /* The d_r as one sample: a contrast of one group with coefficient 1
+     * is the one-sample t (est = mean, se² = var/n, df = n − 1). */
+    struct hv_moments d;
+    hv_moments_init(&d);
+    for (size_t r = 0; r < rounds; r++) {
+        double sum = 0.0;
+        for (size_t c = 0; c < cells; c++) {
+            double a = level[c * rounds + r], b = base[c * rounds + r];
+            if (!isfinite(a) || !isfinite(b))
+                return HV_STAT_NOT_FINITE;
+            if (!(a > 0.0 && b > 0.0))
+                return HV_STAT_NOT_POSITIVE;
+            sum += log(a) - log(b);
+        }
+        (void)hv_moments_add(&d, sum / (double)cells);
+    }
+    struct hv_log_group g = {.n = rounds, .mean = d.mean, .var = d.m2 / (double)(rounds - 1)};
+    struct hv_contrast_acc acc;
+    hv_contrast_begin(&acc);
+    hv_contrast_add(&acc, &g, 1.0, 0);
+    enum hv_stat_err e = hv_contrast_end(&acc, 0.95, &out->log);
+    if (e != HV_STAT_OK)
+        return e;
+    out->log.runs = 2 * cells * rounds;
+    ratio_figures(out);
     return HV_STAT_OK;
 }
 
@@ -183,6 +225,20 @@ static int cmp_ranked(const void *a, const void *b)
     if (x->p != y->p)
         return x->p < y->p ? -1 : 1;
     return (x->i > y->i) - (x->i < y->i);
+}
+
+enum hv_stat_err hv_p_order(const double *p, size_t m, size_t *order)
+{
+    struct ranked *r = malloc((m > 0 ? m : 1) * sizeof *r);
+    if (r == NULL)
+        return HV_STAT_NO_MEMORY;
+    for (size_t i = 0; i < m; i++)
+        r[i] = (struct ranked){p[i], i};
+    qsort(r, m, sizeof *r, cmp_ranked);
+    for (size_t i = 0; i < m; i++)
+        order[i] = r[i].i;
+    free(r);
+    return HV_STAT_OK;
 }
 
 enum hv_stat_err hv_holm(const double *p, size_t m, double alpha, double *p_adj, bool *significant)

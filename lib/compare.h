@@ -73,6 +73,21 @@ enum hv_stat_err hv_compare(const double *a, size_t na, const double *b, size_t 
 enum hv_stat_err hv_effect(const struct hv_log_group *level, const struct hv_log_group *base,
                            size_t cells, struct hv_ratio *out);
 
+/** The main effect of a level against the default from complete rounds,
+ *  paired within each round: level[c·rounds + r] and base[c·rounds + r]
+ *  are the values of the level and of the default in cell c (cells >= 1,
+ *  as for hv_effect) and round r, every cell run once in every round. Each
+ *  round's log ratio d_r = (1/cells)·Σ_c (ln level − ln base) removes what
+ *  the round shares (drift common to every configuration of the round);
+ *  the effect is the mean of the d_r with the Student t interval of their
+ *  sd (rounds − 1 df), back-transformed as hv_effect's. *out has the same
+ *  members: log.n_min is the rounds, log.runs every value, p the paired t
+ *  test of "no change". Needs rounds >= 2; values must be positive and
+ *  finite. For rounds that are not complete (a configuration missing from
+ *  a round, imported results) hv_effect is the comparison. */
+enum hv_stat_err hv_effect_paired(const double *level, const double *base, size_t cells,
+                                  size_t rounds, struct hv_ratio *out);
+
 /** The verdict of r against ±margin_pct (>= 0). */
 enum hv_verdict hv_verdict_of(const struct hv_ratio *r, double margin_pct, bool higher_is_better);
 
@@ -113,6 +128,11 @@ struct hv_more {
 enum hv_stat_err hv_rounds_to_decide(const struct hv_log_group *level,
                                      const struct hv_log_group *base, size_t cells,
                                      double margin_pct, size_t cap, struct hv_more *out);
+
+/** order[0..m) gets the indices of p[0..m) from the smallest p to the
+ *  largest, ties by index (Holm's order). Returns HV_STAT_NO_MEMORY or
+ *  HV_STAT_OK. */
+enum hv_stat_err hv_p_order(const double *p, size_t m, size_t *order);
 
 /** Holm's step-down adjustment of m p-values (each in [0, 1]): p_adj[i]
  *  (may be NULL) gets the adjusted p-value, significant[i] (may be NULL)

@@ -266,7 +266,8 @@ static bool other_boot(const char *held, const char *now)
     return held != NULL && now != NULL && strcmp(held, now) != 0;
 }
 
-/* Ends worker id, of the boot old of its guest, which booted again (new). */
+/* Ends worker id, of the boot old of its guest, which booted again (new):
+ * what it ran died with that boot, so its leases end now (abandon). */
 static enum hv_db_status retire(struct hv_db *db, int64_t id, const char *old, const char *now)
 {
     char wid[24], reason[128];
@@ -274,6 +275,9 @@ static enum hv_db_status retire(struct hv_db *db, int64_t id, const char *old, c
              "its guest booted again (boot %.8s, this worker ran on boot %.8s)", now, old);
     const char *pe[] = {hv_db_int(wid, sizeof wid, id), reason};
     enum hv_db_status s = hv_db_exec(db, &end_worker, pe, NULL);
+    const char *pa[] = {pe[0], "[]"};
+    if (s == HV_DB_OK || s == HV_DB_NONE)
+        s = hv_db_exec(db, &abandon, pa, NULL);
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 

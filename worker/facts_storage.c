@@ -339,22 +339,21 @@ static json_t *state_dir_json(const char *state_dir, const json_t *mounts, const
  * parentheses: it ends at the last ')'). False when it cannot be read. */
 static bool proc_stat(const char *root, const char *pid, char *comm, size_t len, long *ppid)
 {
-    char path[PATH_MAX], buf[512];
+    char path[PATH_MAX];
     if ((size_t)snprintf(path, sizeof path, "%s/proc/%s/stat", root, pid) >= sizeof path)
         return false;
-    FILE *f = fopen(path, "re");
-    if (f == NULL)
+    size_t n;
+    char *buf = hv_read_file(path, 512, HV_READ_TRUNCATE, &n);
+    if (buf == NULL)
         return false;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
     const char *open = strchr(buf, '('), *close = strrchr(buf, ')');
     char state;
-    if (open == NULL || close == NULL || close < open ||
-        sscanf(close + 1, " %c %ld", &state, ppid) != 2)
-        return false;
-    snprintf(comm, len, "%.*s", (int)(close - open - 1), open + 1);
-    return true;
+    bool ok = open != NULL && close != NULL && close > open &&
+              sscanf(close + 1, " %c %ld", &state, ppid) == 2;
+    if (ok)
+        snprintf(comm, len, "%.*s", (int)(close - open - 1), open + 1);
+    free(buf);
+    return ok;
 }
 
 static bool is_postgres(const char *comm)

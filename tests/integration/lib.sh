@@ -241,6 +241,27 @@ hv_submit_cpu_plan() {
     assert_eq "the plan holds $((4 * $3)) jobs" "$((4 * $3))" "$(json .jobs.total)"
 }
 
+# A fake guest worker: claims with the credential header in
+# $HV_TMP/guest-auth (read again each time, so a test can switch it) and
+# answers each job at once with cpu.score 100; stops once $HV_TMP/ended
+# exists. Run it in the background: hv_fake_guest >LOG 2>&1 &
+hv_fake_guest() {
+    local out=$HV_TMP/claim-guest id att auth
+    while [[ ! -e $HV_TMP/ended ]]; do
+        auth=$(cat "$HV_TMP/guest-auth")
+        curl -s --max-time 10 -o "$out" -H "$auth" -H 'Content-Type: application/json' \
+            --data-binary '{"wait":1}' "$URL/api/v1/jobs/claim" || continue
+        if [[ ! -s $out ]] || ! jq -e .job >/dev/null "$out"; then
+            sleep 0.5
+            continue
+        fi
+        id=$(jq -r .job.id "$out") att=$(jq -r .job.attempt "$out")
+        curl -s --max-time 10 -o /dev/null -H "$auth" -H 'Content-Type: application/json' \
+            --data-binary "{\"attempt\":$att,\"status\":\"ok\",\"metrics\":[{\"name\":\"cpu.score\",\"value\":100,\"unit\":\"score\"}]}" \
+            "$URL/api/v1/jobs/$id/result"
+    done
+}
+
 # EXIT trap: stop workers, server and cluster; keep the temp dir only when
 # the test failed and KEEP=1.
 hv_teardown() {

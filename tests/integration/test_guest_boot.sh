@@ -77,7 +77,8 @@ assert_match "boot A's claim is refused, naming the new boot" "registration has 
 assert_status 401 POST "/api/v1/jobs/$J1/heartbeat" -H "$GA" --data-binary "{\"attempt\":$ATT1}"
 assert_eq "boot A's worker was handed no other job" 1 "$(sql "SELECT count(*) FROM job_claims WHERE worker_id = $WA")"
 assert_status 200 POST /api/v1/jobs/claim -H "$GB" --data-binary '{}'
-assert_eq "boot B's worker claims the next job" "true" "$(json -r ".job.id != $J1")"
+assert_eq "boot B's worker gets the job boot A ran again at once (its lease ended with boot A)" \
+    "$J1 $((ATT1 + 1))" "$(json .job.id) $(json .job.attempt)"
 assert_status 200 GET "/api/v1/workers/guest?uuid=$U2" -H "$HOSTW"
 assert_eq "the host worker learns boot B" "$WB $B true" \
     "$(json -r '[(.registration.worker_id | tostring), .registration.boot_id, (.registration.live | tostring)] | join(" ")')"
@@ -100,24 +101,7 @@ LOG=$HV_TMP/worker-gb-host.log
 reg test "$WT" "$A" "$UUID"
 cred >"$HV_TMP/guest-auth"
 
-# The guest: answers its jobs at once; stops at the flag file.
-fake_guest() {
-    local out=$HV_TMP/claim-guest id att auth
-    while [[ ! -e $HV_TMP/ended ]]; do
-        auth=$(cat "$HV_TMP/guest-auth")
-        curl -s --max-time 10 -o "$out" -H "$auth" -H 'Content-Type: application/json' \
-            --data-binary '{"wait":1}' "$URL/api/v1/jobs/claim" || continue
-        if [[ ! -s $out ]] || ! jq -e .job >/dev/null "$out"; then
-            sleep 0.5
-            continue
-        fi
-        id=$(jq -r .job.id "$out") att=$(jq -r .job.attempt "$out")
-        curl -s --max-time 10 -o /dev/null -H "$auth" -H 'Content-Type: application/json' \
-            --data-binary "{\"attempt\":$att,\"status\":\"ok\",\"metrics\":[{\"name\":\"cpu.score\",\"value\":100,\"unit\":\"score\"}]}" \
-            "$URL/api/v1/jobs/$id/result"
-    done
-}
-fake_guest >"$HV_TMP/fake-guest.log" 2>&1 &
+hv_fake_guest >"$HV_TMP/fake-guest.log" 2>&1 &
 HV_WORKER_PIDS+=($!)
 
 plan() { # NAME LEVELS

@@ -42,22 +42,8 @@ assert_status 403 GET "/api/v1/workers/guest?uuid=$UUID" -H "$GUEST_AUTH"
 assert_status 403 GET "/api/v1/workers/guest?uuid=$UUID" "${R[@]}"
 api POST /api/v1/workers/deregister -H "$HOST_AUTH"
 
-# The guest: answers its jobs at once; stops at the flag file.
-fake_guest() {
-    local out=$HV_TMP/claim-guest id att auth
-    while [[ ! -e $HV_TMP/ended ]]; do
-        auth=$(cat "$HV_TMP/guest-auth")
-        curl -s --max-time 10 -o "$out" -H "$auth" -H 'Content-Type: application/json' \
-            --data-binary '{"wait":1}' "$URL/api/v1/jobs/claim" || continue
-        if [[ ! -s $out ]] || ! jq -e .job >/dev/null "$out"; then continue; fi
-        id=$(jq -r .job.id "$out") att=$(jq -r .job.attempt "$out")
-        curl -s --max-time 10 -o /dev/null -H "$auth" -H 'Content-Type: application/json' \
-            --data-binary "{\"attempt\":$att,\"status\":\"ok\",\"metrics\":[{\"name\":\"cpu.score\",\"value\":100,\"unit\":\"score\"}]}" \
-            "$URL/api/v1/jobs/$id/result"
-    done
-}
 echo "$GUEST_AUTH" >"$HV_TMP/guest-auth"
-fake_guest >"$HV_TMP/fake-guest.log" 2>&1 &
+hv_fake_guest >"$HV_TMP/fake-guest.log" 2>&1 &
 HV_WORKER_PIDS+=($!)
 
 plan() { # NAME
