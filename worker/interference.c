@@ -78,8 +78,10 @@ int hv_interference_compute(const struct hv_interference_mark *a,
         .others_cpu_pct = others,
         .steal_pct = steal,
         .procs_running = a->procs_running > b->procs_running ? a->procs_running : b->procs_running,
-        .others_threshold_pct = HV_BUSY_NONGUEST_PCT / (double)ncpus};
-    out->busy = others >= out->others_threshold_pct || steal >= HV_BUSY_STEAL_PCT;
+        .others_threshold_pct = HV_BUSY_NONGUEST_PCT / (double)ncpus,
+        .seconds = b->mono - a->mono};
+    out->busy = out->seconds >= HV_INTERFERENCE_MIN_S &&
+                (others >= out->others_threshold_pct || steal >= HV_BUSY_STEAL_PCT);
     return 0;
 }
 
@@ -95,11 +97,12 @@ json_t *hv_interference_json(const struct hv_interference_mark *a,
     struct hv_interference in;
     if (hv_interference_compute(a, b, &in) != 0)
         return NULL;
-    json_t *o = json_pack("{s:b, s:f, s:f, s:I, s:f, s:f, s:f}", "busy", in.busy, "others_cpu_pct",
-                          two(in.others_cpu_pct), "steal_pct", two(in.steal_pct), "ncpus",
-                          (json_int_t)(b->ncpus > 0 ? b->ncpus : 1), "seconds",
-                          two(b->mono - a->mono), "others_threshold_pct",
-                          two(in.others_threshold_pct), "steal_threshold_pct", HV_BUSY_STEAL_PCT);
+    json_t *o =
+        json_pack("{s:b, s:f, s:f, s:I, s:f, s:f, s:f, s:f}", "busy", in.busy, "others_cpu_pct",
+                  two(in.others_cpu_pct), "steal_pct", two(in.steal_pct), "ncpus",
+                  (json_int_t)(b->ncpus > 0 ? b->ncpus : 1), "seconds", two(in.seconds),
+                  "others_threshold_pct", two(in.others_threshold_pct), "steal_threshold_pct",
+                  HV_BUSY_STEAL_PCT, "min_seconds", HV_INTERFERENCE_MIN_S);
     if (o != NULL)
         json_object_set_new(o, "procs_running",
                             in.procs_running >= 0 ? json_integer(in.procs_running) : json_null());

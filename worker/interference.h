@@ -33,6 +33,17 @@ struct hv_proc_cpu {
  *  the fields up to cstime are not there. */
 int hv_proc_cpu_parse(const char *text, struct hv_proc_cpu *out);
 
+/* The shortest interval that may say busy, in seconds. The counters tick
+ * at 1/100 s per CPU and the marks are read a moment apart from the
+ * engine's start and end, so over a short run a few ticks of anyone (the
+ * server answering the claim, PostgreSQL committing it, when they run on
+ * the same machine) are a large share: a 0.1 s run on 2 CPUs has 20 ticks,
+ * 5 of them past the threshold. From 0.5 s (100 ticks on 2 CPUs, 25 the
+ * threshold) a moment's work no longer reaches it, while one CPU's busy
+ * loop beside the job (100 % of one CPU, twice the threshold) still does.
+ * A shorter run reports its figures but is never busy. */
+#define HV_INTERFERENCE_MIN_S 0.5
+
 /** The host's counters at one moment. */
 struct hv_interference_mark {
     bool have_cpu;           /**< cpu and self were read */
@@ -55,7 +66,10 @@ struct hv_interference {
     double steal_pct;            /**< steal, percent of the same */
     int procs_running;           /**< the larger of the two marks' runnable tasks; -1: unread */
     double others_threshold_pct; /**< HV_BUSY_NONGUEST_PCT (of one CPU) in the same unit */
-    bool busy; /**< others_cpu_pct >= others_threshold_pct or steal_pct >= HV_BUSY_STEAL_PCT */
+    double seconds;              /**< the interval's length */
+    /** the interval lasted HV_INTERFERENCE_MIN_S or more, and others_cpu_pct >=
+     *  others_threshold_pct or steal_pct >= HV_BUSY_STEAL_PCT */
+    bool busy;
 };
 
 /** Computes the interval from a to b into *out. Returns 0, or -1 when
@@ -66,7 +80,7 @@ int hv_interference_compute(const struct hv_interference_mark *a,
 /** The interval from a to b as observed.interference: a new object
  *  {"busy", "others_cpu_pct", "steal_pct", "procs_running" (null when
  *  unread), "ncpus", "seconds", "others_threshold_pct",
- *  "steal_threshold_pct"}, or NULL when it cannot be computed. */
+ *  "steal_threshold_pct", "min_seconds"}, or NULL when it cannot be computed. */
 json_t *hv_interference_json(const struct hv_interference_mark *a,
                              const struct hv_interference_mark *b);
 

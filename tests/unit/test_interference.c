@@ -108,10 +108,23 @@ static void test_captured_interval(void)
     char *text =
         o != NULL ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(10)) : NULL;
     CHECK_STR(text != NULL ? text : "",
-              "{\"busy\":true,\"ncpus\":2,\"others_cpu_pct\":83.14,\"others_threshold_pct\":25.0,"
-              "\"procs_running\":5,\"seconds\":2.0,\"steal_pct\":0.0,\"steal_threshold_pct\":2.0}");
+              "{\"busy\":true,\"min_seconds\":0.5,\"ncpus\":2,\"others_cpu_pct\":83.14,"
+              "\"others_threshold_pct\":25.0,\"procs_running\":5,\"seconds\":2.0,"
+              "\"steal_pct\":0.0,\"steal_threshold_pct\":2.0}");
     free(text);
     json_decref(o);
+
+    /* The same counters over a run shorter than HV_INTERFERENCE_MIN_S: a
+     * moment's work of anyone is a large share of so few ticks, so the
+     * figures are said but not busy; at the bound it is busy again. */
+    struct hv_interference_mark s = b;
+    s.mono = a.mono + 0.3;
+    CHECK(hv_interference_compute(&a, &s, &in) == 0);
+    CHECK_NEAR(in.others_cpu_pct, 100.0 * 212 / 255, 1e-9);
+    CHECK_MSG(!in.busy && in.seconds < HV_INTERFERENCE_MIN_S, "0.3 s run: not busy");
+    s.mono = a.mono + HV_INTERFERENCE_MIN_S;
+    CHECK(hv_interference_compute(&a, &s, &in) == 0);
+    CHECK_MSG(in.busy, "a run of %.1f s: busy", HV_INTERFERENCE_MIN_S);
 
     /* The same worker time on a quiet host: 43 of 1000 ticks busy, all its
      * own, and 30 stolen. */
