@@ -80,6 +80,10 @@ static const struct hv_stmt next_round = {
     "FROM ins i JOIN plans p ON p.id = $1 WHERE i.block IS NOT NULL",
     4};
 
+/* The noisy job's result set aside and its configuration queued again
+ * in its round, or NULL (migrations/052). */
+static const struct hv_stmt noise_repeat = {"round_noise_repeat", "SELECT hv_noise_repeat($1)", 1};
+
 /* Whether metric is one the workload's engine judges by (its primary
  * metrics); a site benchmark's one declared metric always is. */
 static bool primary(const char *kind, const char *engine, const char *metric)
@@ -202,6 +206,22 @@ static enum hv_db_status decide(struct hv_db *db, const char *plan, int round, i
                 a == HV_ADAPT_MORE      ? "an interval is still too wide, one more round"
                 : a == HV_ADAPT_PRECISE ? "every interval is within the width asked for"
                                         : "max rounds done");
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
+enum hv_db_status hv_db_noise_repeat(struct hv_db *db, const char *job_id, bool *repeated)
+{
+    const char *p[] = {job_id};
+    PGresult *r = NULL;
+    enum hv_db_status s = hv_db_exec(db, &noise_repeat, p, &r);
+    bool did = s == HV_DB_OK && !PQgetisnull(r, 0, 0);
+    if (did)
+        hv_info("job %s ran beside other work (%s): set aside, its configuration runs again in "
+                "its round",
+                job_id, PQgetvalue(r, 0, 0));
+    PQclear(r);
+    if (repeated != NULL)
+        *repeated = did;
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 
