@@ -50,7 +50,7 @@ enum roundsim_arm {
 };
 
 /** The spending function of the sequential arm (sequential.h). */
-#define ROUNDSIM_SPEND HV_SPEND_POCOCK
+#define ROUNDSIM_SPEND HV_SEQ_SPEND
 
 /** "today" or "sequential" (static). */
 const char *roundsim_arm_name(enum roundsim_arm arm);

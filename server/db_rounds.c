@@ -69,6 +69,10 @@ static const struct hv_stmt next_round = {
     "FROM ins i JOIN plans p ON p.id = $1 WHERE i.block IS NOT NULL",
     4};
 
+/* The noisy job's result set aside and its configuration queued again
+ * in its round, or NULL (migrations/052). */
+static const struct hv_stmt noise_repeat = {"round_noise_repeat", "SELECT hv_noise_repeat($1)", 1};
+
 /* The plan's report as the stop rule reads it: its repetitions section's
  * decision (server/report_advice.c) after the latest round, with what the
  * record keeps of it. Read on this transaction's connection (the report's
@@ -161,5 +165,21 @@ enum hv_db_status hv_db_round_decide(struct hv_db *db, const char *job_id)
     snprintf(next, sizeof next, "%d", round + 1);
     const char *pn[] = {plan, next, seed, randomized ? "t" : "f"};
     s = hv_db_exec(db, &next_round, pn, NULL);
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
+enum hv_db_status hv_db_noise_repeat(struct hv_db *db, const char *job_id, bool *repeated)
+{
+    const char *p[] = {job_id};
+    PGresult *r = NULL;
+    enum hv_db_status s = hv_db_exec(db, &noise_repeat, p, &r);
+    bool did = s == HV_DB_OK && !PQgetisnull(r, 0, 0);
+    if (did)
+        hv_info("job %s ran beside other work (%s): set aside, its configuration runs again in "
+                "its round",
+                job_id, PQgetvalue(r, 0, 0));
+    PQclear(r);
+    if (repeated != NULL)
+        *repeated = did;
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }

@@ -94,6 +94,65 @@ static json_t *report_of(struct hv_rdata *d)
     return r;
 }
 
+/* --- noisy jobs: the set-aside count and reasons, the kept busy job ---- */
+
+static void test_set_aside(void)
+{
+    struct hv_rdata d;
+    plan_of(&d, "{\"targets\":{\"host\":\"hv\"},\"repetitions\":{\"min\":2}}", "done");
+    config_of(&d, "default", "{}");
+    CHECK(hv_rdata_workload(&d, "cpu", "cpu", "builtin") == 0);
+    for (int r = 1; r <= 2; r++)
+        value(&d, 0, "cpu", "hv", "cpu.score", true, r, 1000.0 + r);
+    d.host_view =
+        check_json("{\"host\": \"hv\", \"kvm_probe\": null, \"noise\": \"repeat\", \"busy\": ["
+                   "{\"job_id\": 7, \"configuration\": \"default\", \"target\": \"hv\", "
+                   "\"others_cpu_pct\": null, \"steal_pct\": 0, \"nonguest_cpu_pct\": 105}], "
+                   "\"set_aside\": {\"count\": 2, \"reasons\": {\"interference\": 2}, \"jobs\": ["
+                   "{\"job_id\": 3, \"reason\": \"interference\"}, "
+                   "{\"job_id\": 5, \"reason\": \"interference\"}]}}");
+    json_t *r = report_of(&d);
+    CHECK_MSG(json_integer_value(json_object_get(json_object_get(r, "set_aside"), "count")) == 2,
+              "the report's set_aside is the host view's");
+    json_t *w = find(json_object_get(r, "warnings"), "kind", "set_aside", NULL, NULL);
+    CHECK_STR(json_string_value(json_object_get(w, "message")),
+              "2 jobs ran beside other work and were set aside (2 interference): their values "
+              "are in no figure, and each one's configuration ran again in the same round");
+    w = find(json_object_get(r, "warnings"), "kind", "host_busy", NULL, NULL);
+    const char *msg = json_string_value(json_object_get(w, "message"));
+    CHECK_MSG(msg != NULL && strstr(msg, "(job 7 (hv); ") != NULL &&
+                  strstr(msg, "(kept although the plan repeats noisy jobs: ") != NULL,
+              "the busy job that stayed in is warned of as kept: %s", msg ? msg : "");
+    char *md = hv_report_md(r);
+    CHECK_MSG(md != NULL && strstr(md, "\nSet aside as noisy: 2 jobs (2 interference), each run "
+                                       "again in its round; n counts none of them.\n") != NULL,
+              "the markdown prints the count");
+    free(md);
+    json_decref(r);
+
+    /* keep: no count, no warning of it; busy jobs are warned of as before. */
+    plan_of(&d, "{\"targets\":{\"host\":\"hv\"}}", "done");
+    config_of(&d, "default", "{}");
+    CHECK(hv_rdata_workload(&d, "cpu", "cpu", "builtin") == 0);
+    value(&d, 0, "cpu", "hv", "cpu.score", true, 1, 1000.0);
+    d.host_view =
+        check_json("{\"host\": \"hv\", \"noise\": \"keep\", \"busy\": [{\"job_id\": 7, "
+                   "\"configuration\": \"default\", \"target\": \"hv\", \"steal_pct\": 0, "
+                   "\"nonguest_cpu_pct\": 105}], \"set_aside\": {\"count\": 0, \"reasons\": {}, "
+                   "\"jobs\": []}}");
+    r = report_of(&d);
+    CHECK(find(json_object_get(r, "warnings"), "kind", "set_aside", NULL, NULL) == NULL);
+    w = find(json_object_get(r, "warnings"), "kind", "host_busy", NULL, NULL);
+    msg = json_string_value(json_object_get(w, "message"));
+    CHECK_MSG(msg != NULL && strstr(msg, "kept although") == NULL &&
+                  strstr(msg, "carry that work's noise") != NULL,
+              "keep: the warning as before: %s", msg ? msg : "");
+    md = hv_report_md(r);
+    CHECK(md != NULL && strstr(md, "Set aside as noisy") == NULL);
+    free(md);
+    json_decref(r);
+}
+
 /* --- the host: its KVM probe beside the emulated warning, busy jobs ---- */
 
 static void test_host_view(void)
@@ -166,6 +225,24 @@ static void test_host_view(void)
                   strstr(msg, "probe again (deploy/guest-image/probe-kvm.sh --force)") != NULL,
               "%s", msg);
     CHECK(!warned(r, "host_busy"));
+    json_decref(r);
+
+    /* A bare-metal job's own interference: the host's own work, no other
+     * domains. */
+    plan_of(&d, "{\"targets\":{\"host\":\"hv\"}}", "done");
+    config_of(&d, "default", "{}");
+    CHECK(hv_rdata_workload(&d, "cpu", "cpu", "builtin") == 0);
+    value(&d, 0, "cpu", "hv", "cpu.score", true, 1, 1000.0);
+    d.host_view = check_json("{\"host\": \"hv\", \"kvm_probe\": null, \"busy\": [{\"job_id\": "
+                             "21, \"configuration\": \"default\", \"target\": \"hv\", "
+                             "\"others_cpu_pct\": null, \"steal_pct\": 0.25, "
+                             "\"nonguest_cpu_pct\": 83.5}]}");
+    r = report_of(&d);
+    w = find(json_object_get(r, "warnings"), "kind", "host_busy", NULL, NULL);
+    CHECK_STR(json_string_value(json_object_get(w, "message")),
+              "configuration default: 1 job ran while hv was busy with other work (job 21 (hv); "
+              "steal up to 0.2 %, the host's own work up to 83.5 % of a CPU): their values carry "
+              "that work's noise");
     json_decref(r);
 }
 
@@ -758,6 +835,7 @@ int main(void)
     test_risk_levels();
     test_plan_members();
     test_host_view();
+    test_set_aside();
     /* SHOW_REPORT=md|csv|json prints the factorial's report to look at. */
     const char *show = getenv("SHOW_REPORT");
     if (show != NULL) {
