@@ -1,6 +1,7 @@
 /* report_build.c — a plan's report as a whole; see report.h. */
 #include "report.h"
 #include "report_int.h"
+#include "report_render.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -226,6 +227,11 @@ json_t *hv_report_build_digest(const struct hv_rdata *d, json_t **digest)
     rc |= sections(&c, report, digest);
     rc |= json_object_set(report, "warnings", c.warnings);
     hv_rctx_free(&c);
+    /* Read from the finished document, as hvbench report reads it. */
+    if (rc == 0) {
+        rc |= put(report, "decided", hv_report_decided_json(report));
+        rc |= put(report, "answer", hv_report_lead(report));
+    }
     if (rc != 0) {
         json_decref(report);
         if (digest != NULL) {

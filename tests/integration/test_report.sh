@@ -172,6 +172,10 @@ assert_match "answer: the guests' efficiency" '^  Efficiency: the guests keep (8
 assert_eq "answer: how many comparisons are decided" \
     "  Decided: 1 of 1 comparison (1 better, 0 worse, 0 no effect); 0 inconclusive" \
     "$(grep '^  Decided:' <<<"$OUT")"
+assert_eq "json: the report's answer is the lines the CLI prints under Answer" \
+    "$(jr '.answer[] | "  " + .')" "$(awk '/^Answer$/ { a = 1; next } a && /^  / { print; next } a { exit }' <<<"$OUT")"
+assert_eq "json: the decided counts" '{"comparisons":1,"better":1,"worse":0,"no_effect":0,"inconclusive":0}' \
+    "$(jq -c .decided <<<"$R")"
 assert_eq "answer before the summary table" 1 \
     "$(awk '/^Answer$/ { a = NR } /^configuration / { t = NR } END { print (a > 0 && a < t) }' <<<"$OUT")"
 assert_eq "table: primary metrics only" 0 "$(grep -c 'cpu\.score_per_copy' <<<"$OUT")"

@@ -35,6 +35,23 @@ static void config_of(struct hv_rdata *d, const char *name, const char *levels)
     json_decref(l);
 }
 
+/* The report's `decided` member is these counts, as hv_report_decided_json
+ * gives them. */
+static void check_decided(const json_t *r, long long comparisons, long long better, long long worse,
+                          long long no_effect, long long inconclusive)
+{
+    const json_t *d = json_object_get(r, "decided");
+    CHECK(json_object_size(d) == 5);
+    CHECK(json_integer_value(json_object_get(d, "comparisons")) == comparisons);
+    CHECK(json_integer_value(json_object_get(d, "better")) == better);
+    CHECK(json_integer_value(json_object_get(d, "worse")) == worse);
+    CHECK(json_integer_value(json_object_get(d, "no_effect")) == no_effect);
+    CHECK(json_integer_value(json_object_get(d, "inconclusive")) == inconclusive);
+    json_t *again = hv_report_decided_json(r);
+    CHECK(json_equal(again, d));
+    json_decref(again);
+}
+
 static int64_t next_job = 100;
 
 /* One value of one round. */
@@ -530,6 +547,8 @@ static void test_one_round(void)
     CHECK_STR(json_string_value(json_array_get(lead, 2)),
               "Undecided: ksm=on on site score (site, guests): at least 1 more round needed for "
               "an interval");
+    CHECK(json_equal(json_object_get(r, "answer"), lead));
+    check_decided(r, 4, 0, 0, 0, 4);
     CHECK(md != NULL && strstr(md, "\n## Answer\n\n- Recommended: nothing") != NULL &&
           strstr(md, "## Answer") < strstr(md, "## Recommendations"));
     json_decref(lead);
@@ -567,6 +586,9 @@ static void test_one_at_a_time(void)
           strstr(first, "; site seconds in the guests \xe2\x88\x92") != NULL);
     CHECK_STR(json_string_value(json_array_get(lead, 1)),
               "Decided: 4 of 4 comparisons (2 better, 0 worse, 2 no effect); 0 inconclusive");
+    /* The report carries the same answer and its counts. */
+    CHECK(json_equal(json_object_get(r, "answer"), lead));
+    check_decided(r, 4, 2, 0, 2, 0);
     json_decref(lead);
     json_decref(r);
 }
@@ -771,6 +793,11 @@ static void test_lead_undecided(void)
     CHECK(json_array_size(lead) == sizeof want / sizeof want[0]);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         CHECK_STR(json_string_value(json_array_get(lead, i)), want[i]);
+    /* The counts of the "Decided:" line; a comparison without a verdict
+     * counts as inconclusive. */
+    struct hv_report_decided d = hv_report_decided(r);
+    CHECK(d.comparisons == 5 && d.better == 0 && d.worse == 1 && d.no_effect == 0 &&
+          d.inconclusive == 4);
     json_decref(lead);
     json_decref(r);
 }
