@@ -248,6 +248,44 @@ enum hv_stat_err hv_rounds_to_decide(const struct hv_log_group *level,
     return HV_STAT_OK;
 }
 
+/* Whether k more paired rounds likely decide at two-sided level a. */
+static bool decides_paired(const struct hv_contrast *c, size_t k, double a, double gap, double z)
+{
+    double n = (double)c->n_min;
+    double se = c->se * sqrt(n / (n + (double)k));
+    return (gsl_cdf_tdist_Qinv(a / 2.0, c->df + (double)k) + z) * se <= gap;
+}
+
+enum hv_stat_err hv_rounds_to_decide_paired(const struct hv_ratio *r, double margin_pct,
+                                            double level, size_t cap, struct hv_more *out)
+{
+    *out = (struct hv_more){0};
+    const struct hv_contrast *c = &r->log;
+    if (!(margin_pct >= 0.0 && margin_pct < 100.0) || cap > HV_DECIDE_CAP_MAX ||
+        !(level > 0.0 && level < 1.0) || isnan(c->est) || isnan(c->se) || !(c->df > 0.0) ||
+        c->n_min < 1)
+        return HV_STAT_BAD_ARG;
+    double gap = decide_gap(c->est, margin_pct);
+    double z = gsl_cdf_ugaussian_Pinv(HV_DECIDE_POWER);
+    if (c->degenerate || decides_paired(c, 0, level, gap, 0.0))
+        return HV_STAT_OK;
+    if (!(gap > 0.0) || cap == 0 || !decides_paired(c, cap, level, gap, z)) {
+        out->rounds = cap;
+        out->beyond_cap = true;
+        return HV_STAT_OK;
+    }
+    size_t lo = 1, hi = cap;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (decides_paired(c, mid, level, gap, z))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    out->rounds = lo;
+    return HV_STAT_OK;
+}
+
 /* A p-value and where it came from, for sorting. */
 struct ranked {
     double p;

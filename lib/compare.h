@@ -144,6 +144,18 @@ enum hv_stat_err hv_rounds_to_decide(const struct hv_log_group *level,
                                      const struct hv_log_group *base, size_t cells,
                                      double margin_pct, size_t cap, struct hv_more *out);
 
+/** The further rounds likely to decide a paired comparison r
+ *  (hv_effect_paired over r->log.n_min complete rounds) read at the
+ *  two-sided level `level` in (0, 1): the smallest k with
+ *    (t(1 − level/2, df + k) + z(HV_DECIDE_POWER))·se·√(n/(n + k)) <= gap
+ *  (the spread of the round ratios as now, gap as hv_rounds_to_decide's).
+ *  An estimate, not a promise; already past the margin at that level: 0.
+ *  Returns HV_STAT_BAD_ARG (margin_pct outside [0, 100), cap above
+ *  HV_DECIDE_CAP_MAX, level outside (0, 1), r without an interval) or
+ *  HV_STAT_OK. */
+enum hv_stat_err hv_rounds_to_decide_paired(const struct hv_ratio *r, double margin_pct,
+                                            double level, size_t cap, struct hv_more *out);
+
 /** order[0..m) gets the indices of p[0..m) from the smallest p to the
  *  largest, ties by index (Holm's order). Returns HV_STAT_NO_MEMORY or
  *  HV_STAT_OK. */

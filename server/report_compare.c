@@ -258,7 +258,12 @@ static void compare_sentence(const struct hv_rctx *c, const struct hv_rcmp *m)
     verdict_words(c, m, words, sizeof words);
     long long rounds = (long long)json_integer_value(json_object_get(m->json, "n"));
     long long cells = (long long)json_integer_value(json_object_get(m->json, "cells"));
-    if (cells > 1)
+    if (m->paired && cells > 1)
+        snprintf(n, sizeof n, "n = %lld rounds, paired within each, over %lld cells", rounds,
+                 cells);
+    else if (m->paired)
+        snprintf(n, sizeof n, "n = %lld rounds, paired within each", rounds);
+    else if (cells > 1)
         snprintf(n, sizeof n, "n = %lld round%s per configuration, pooled over %lld cells", rounds,
                  rounds == 1 ? "" : "s", cells);
     else
@@ -328,6 +333,18 @@ static int family_verdicts(struct hv_rctx *c)
     for (size_t i = 0; rc == 0 && i < m; i++) {
         struct hv_rcmp *k = &c->cmps[i];
         k->family = k->usable ? v[i] : HV_VERDICT_INCONCLUSIVE;
+        /* A paired comparison's further rounds: its round ratios' spread,
+         * read at the look's level. */
+        struct hv_more more;
+        if (k->paired && k->family == HV_VERDICT_INCONCLUSIVE && c->look_level > 0.0 &&
+            hv_rounds_to_decide_paired(&k->r, d->margin_pct, c->look_level, HV_PLAN_MAX_REPETITIONS,
+                                       &more) == HV_STAT_OK) {
+            json_object_set_new(k->json, "more_rounds",
+                                more.beyond_cap
+                                    ? json_null()
+                                    : json_integer((json_int_t)(more.rounds ? more.rounds : 1)));
+            json_object_set_new(k->json, "more_rounds_beyond_cap", json_boolean(more.beyond_cap));
+        }
         k->p_adj = p[i];
         json_object_set_new(k->json, "family_verdict", json_string(hv_verdict_name(k->family)));
         hv_rset_num(k->json, "p_adjusted", p[i]);

@@ -103,7 +103,7 @@ assert_match "the change is about +5 %" '^(4\.[5-9]|5\.[0-4])[0-9]*$' "$(jq -r .
 assert_eq "its interval lies past the margin and covers +5 %" true \
     "$(jq '.lo_pct > 1 and .lo_pct < 5 and .hi_pct > 5' <<<"$C")"
 assert_match "the verdict's sentence" \
-    '^cpu score in the guests with vcpu_pin=on: \+5\.[0-9] % \[\+[0-9.]+, \+[0-9.]+\] vs vcpu_pin=off \(n = 6 rounds each\): better$' \
+    '^cpu score in the guests with vcpu_pin=on: \+5\.[0-9] % \[\+[0-9.]+, \+[0-9.]+\] vs vcpu_pin=off \(n = 6 rounds, paired within each\): better$' \
     "$(jq -r .sentence <<<"$C")"
 
 # Overhead against the host, and the efficiency.

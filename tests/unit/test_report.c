@@ -309,13 +309,14 @@ static void test_factorial(void)
     CHECK_STR(json_string_value(json_object_get(pin, "verdict")), "better");
     CHECK_STR(json_string_value(json_object_get(pin, "family_verdict")), "better");
     CHECK(json_integer_value(json_object_get(pin, "cells")) == 2);
+    CHECK_STR(json_string_value(json_object_get(pin, "analysis")), "paired");
     CHECK(json_integer_value(json_object_get(pin, "n")) == 6);     /* rounds, not runs */
     CHECK(json_integer_value(json_object_get(pin, "runs")) == 24); /* 4 arms × 6 rounds */
     CHECK_STR(json_string_value(json_object_get(pin, "side")), "guests");
     CHECK(json_array_size(json_object_get(pin, "jobs")) == 48); /* 2 guests per value */
     const char *s = json_string_value(json_object_get(pin, "sentence"));
     CHECK_MSG(s && strstr(s, "cpu score in the guests with vcpu_pin=on: +") == s &&
-                  strstr(s, "vs vcpu_pin=off (n = 6 rounds per configuration, pooled over 2 "
+                  strstr(s, "vs vcpu_pin=off (n = 6 rounds, paired within each, over 2 "
                             "cells): better"),
               "%s", s);
 

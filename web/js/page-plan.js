@@ -220,10 +220,20 @@ function roundsWords(plan) {
   const w = r.widest;
   const widest = w && w.metric ? ' The widest: ' + w.metric + (w.workload ? ' (' + w.workload + ')' : '') +
     (typeof w.half_pct === 'number' ? ' ±' + w.half_pct.toFixed(2) + ' %' : '') + '.' : '';
+  const sequential = r.rule === 'sequential';
+  const decided = sequential && typeof r.decided === 'number'
+    ? ' ' + r.decided + ' of ' + r.comparisons + ' comparison' + (r.comparisons === 1 ? '' : 's') + ' decided.' : '';
   const words = {
-    more: 'another round is queued: an interval of a primary metric is still wider than ±' + r.ci_pct + ' %.',
-    precise: 'every primary interval is within ±' + r.ci_pct + ' %.',
-    max: 'stopped at the maximum number of rounds without every interval within ±' + r.ci_pct + ' %.' + widest,
+    more: sequential
+      ? 'another round is queued: a comparison is not decided yet.' + decided
+      : 'another round is queued: an interval of a primary metric is still wider than ±' + r.ci_pct + ' %.',
+    decided: 'every comparison is decided (better, worse or no effect), so the plan stopped.',
+    precise: sequential
+      ? 'every undecided comparison is as precise as asked (±' + r.ci_pct + ' %).' + decided
+      : 'every primary interval is within ±' + r.ci_pct + ' %.',
+    max: sequential
+      ? 'stopped at the maximum number of rounds.' + decided
+      : 'stopped at the maximum number of rounds without every interval within ±' + r.ci_pct + ' %.' + widest,
   }[r.decision] || r.decision;
   return el('p', { class: 'rounds-line' }, after + words);
 }
