@@ -678,13 +678,17 @@ static void report_param_errors(json_t *doc, json_t *errors)
 }
 
 /* Returns 0, or -1 when memory ran out. */
-static int fill_defaults(json_t *doc, uint64_t default_seed)
+static int fill_defaults(json_t *doc, uint64_t default_seed, const char *noise)
 {
     static const char *const defaults[][2] = {
-        {"design", "full"},  {"concurrency", "one-guest"}, {"order", "randomized"},
-        {"noise", "repeat"}, {"baseline", "host"},
+        {"design", "full"},
+        {"concurrency", "one-guest"},
+        {"order", "randomized"},
+        {"baseline", "host"},
     };
     int rc = 0;
+    if (json_object_get(doc, "noise") == NULL)
+        rc |= json_object_set_new(doc, "noise", json_string(noise != NULL ? noise : "repeat"));
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
         if (json_object_get(doc, defaults[i][0]) == NULL)
             rc |= json_object_set_new(doc, defaults[i][0], json_string(defaults[i][1]));
@@ -760,7 +764,7 @@ static enum hv_plan_verdict parse(const json_t *in, uint64_t default_seed,
         return HV_PLAN_INVALID;
     }
 
-    if (fill_defaults(doc, default_seed) != 0) {
+    if (fill_defaults(doc, default_seed, env != NULL ? env->noise_default : NULL) != 0) {
         json_decref(doc);
         return HV_PLAN_NO_MEMORY;
     }

@@ -128,6 +128,9 @@ struct hv_plan_env {
      *  keeps the names as written. */
     int (*guests_by_domain)(void *arg, const char *host, const json_t *domains, json_t **names);
     void *arg;
+    /** The noise treatment of a plan that does not say ("repeat" or
+     *  "keep"); NULL: "repeat". */
+    const char *noise_default;
 };
 
 /** Validates doc and fills *plan. default_seed is used when the plan has no

@@ -38,13 +38,16 @@ struct hv_server_config {
     struct hv_cidr trusted[HV_MAX_TRUSTED]; /**< networks exempt from the per-address cap */
     unsigned n_trusted;                     /**< entries of trusted in use */
     bool read_needs_token;                  /**< GET endpoints need a token too */
-    int lease_seconds;                      /**< how long a claim holds a job */
-    double group_start_delay;               /**< seconds from a group's last ready to its start */
-    int expected_schema;                    /**< newest migration found at start */
-    const char *hook_secret_file;           /**< signing key of plans' url hooks, or NULL */
-    char *hook_secret;                      /**< its content (first line), or NULL */
-    bool hook_private;                      /**< url hooks may call private addresses */
-    int plan_cache_ms;   /**< max age of a kept plan read (answer_cache.h); 0: none kept */
+    /** The noise treatment of plans that do not say: "repeat" (default) or
+     *  "keep" (--noise-default) */
+    const char *noise_default;
+    int lease_seconds;            /**< how long a claim holds a job */
+    double group_start_delay;     /**< seconds from a group's last ready to its start */
+    int expected_schema;          /**< newest migration found at start */
+    const char *hook_secret_file; /**< signing key of plans' url hooks, or NULL */
+    char *hook_secret;            /**< its content (first line), or NULL */
+    bool hook_private;            /**< url hooks may call private addresses */
+    int plan_cache_ms;            /**< max age of a kept plan read (answer_cache.h); 0: none kept */
     unsigned batch;      /**< most claims or results in one batch (batch.h); 1: each alone */
     int batch_linger_us; /**< how long a batch waits for as many as the last one took */
     int result_lanes;    /**< threads storing results' batches (batch.h) */

@@ -775,7 +775,8 @@ static void fleet_create(struct hv_request *req, json_t *doc, const char *label,
     struct hv_expansion *xs = calloc(n, sizeof *xs);
     json_int_t seed = (json_int_t)(fresh_seed() >> 11);
     static const bool fleet = true;
-    struct hv_plan_env env = {guests_by_label, guests_by_domain, (void *)&fleet};
+    struct hv_plan_env env = {guests_by_label, guests_by_domain, (void *)&fleet,
+                              hv_cfg.noise_default};
     bool ok = plans != NULL && xs != NULL;
     /* The children's warnings, each text once. */
     json_t *judged = json_array();
@@ -870,7 +871,7 @@ void hv_h_plans_create(struct hv_request *req)
         return;
     }
     struct hv_plan plan;
-    struct hv_plan_env env = {guests_by_label, guests_by_domain, NULL};
+    struct hv_plan_env env = {guests_by_label, guests_by_domain, NULL, hv_cfg.noise_default};
     enum hv_plan_verdict v = hv_plan_parse(doc, fresh_seed(), &env, &plan, errors);
     json_decref(doc);
     if (v == HV_PLAN_NO_MEMORY) {

@@ -102,6 +102,8 @@ static void usage(FILE *f)
         "  --worker-live S           a worker seen this recently keeps its target against a\n"
         "                            new registration under the same name (default 90)\n"
         "  --read-auth open|token    whether GET endpoints need a token (default open)\n"
+        "  --noise-default repeat|keep  what plans that do not say `noise` do with a job run\n"
+        "                            beside other work (default repeat: set aside, run again)\n"
         "  --hook-secret-file FILE   the key url drain hooks are signed with (plans' hooks;\n"
         "                            without it, plans with url hooks are refused)\n"
         "  --hook-addresses public|any  whether url hooks may call addresses that are not\n"
@@ -241,6 +243,7 @@ enum {
     SO_CHECK,
     SO_HOOK_SECRET,
     SO_HOOK_ADDR,
+    SO_NOISE,
     SO_NUMBER = 0x100
 };
 static const struct option serve_opts[] = {
@@ -253,6 +256,7 @@ static const struct option serve_opts[] = {
     {"trusted", required_argument, NULL, SO_TRUSTED},
     {"trusted-reserve", required_argument, NULL, SO_RESERVE},
     {"read-auth", required_argument, NULL, SO_READ},
+    {"noise-default", required_argument, NULL, SO_NOISE},
     {"hook-secret-file", required_argument, NULL, SO_HOOK_SECRET},
     {"hook-addresses", required_argument, NULL, SO_HOOK_ADDR},
     {"help", no_argument, NULL, 'h'},
@@ -306,6 +310,13 @@ static int parse_serve(const struct option *opts, int argc, char **argv, const c
                 return 2;
             }
             hv_cfg.read_needs_token = strcmp(optarg, "token") == 0;
+            break;
+        case SO_NOISE:
+            if (strcmp(optarg, "repeat") != 0 && strcmp(optarg, "keep") != 0) {
+                fprintf(stderr, "hvbench-server: --noise-default is repeat or keep\n");
+                return 2;
+            }
+            hv_cfg.noise_default = strcmp(optarg, "keep") == 0 ? "keep" : "repeat";
             break;
         case SO_HOOK_SECRET:
             hv_cfg.hook_secret_file = optarg;
@@ -394,15 +405,16 @@ static int check_config(void)
            "connection-timeout = %u\nheader-timeout = %u\nbody-timeout = %u\ntrusted = "
            "%s\ntrusted-reserve = %u\n"
            "max-per-address = %u\nmax-bodies-per-address = %u\nlease = %d\nworker-live = "
-           "%d\nread-auth = %s\n"
+           "%d\nread-auth = %s\nnoise-default = %s\n"
            "plan-cache-ms = %d\nbatch = %u\nbatch-linger-us = %d\nresult-lanes = %d\n",
            hv_cfg.db, hv_cfg.listen_host, hv_cfg.listen_port, hv_cfg.threads, hv_cfg.web_dir,
            hv_cfg.migrations_dir, hv_cfg.max_body, hv_cfg.max_result_body, hv_cfg.max_connections,
            hv_cfg.conn_timeout, hv_cfg.header_timeout, hv_cfg.body_timeout,
            trusted[0] ? trusted : "none", hv_cfg.trusted_reserve, hv_cfg.max_per_address,
            hv_cfg.max_bodies_per_address, hv_cfg.lease_seconds, hv_cfg.worker_live_seconds,
-           hv_cfg.read_needs_token ? "token" : "open", hv_cfg.plan_cache_ms, hv_cfg.batch,
-           hv_cfg.batch_linger_us, hv_cfg.result_lanes);
+           hv_cfg.read_needs_token ? "token" : "open",
+           hv_cfg.noise_default != NULL ? hv_cfg.noise_default : "repeat", hv_cfg.plan_cache_ms,
+           hv_cfg.batch, hv_cfg.batch_linger_us, hv_cfg.result_lanes);
     int problems = 0;
     char index[4096];
     snprintf(index, sizeof index, "%s/index.html", hv_cfg.web_dir);

@@ -104,16 +104,30 @@ static void summary_of(const json_t *a, struct hv_summary *s)
     };
 }
 
-/* An arm's figures: everything but its per-round values. */
+/* An arm's per-round values as [[round, value], ...]: what a paired
+ * comparison reads (17 digits: they read back exactly). */
+static json_t *arm_values_json(const struct hv_arm *a)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; list != NULL && i < a->n; i++)
+        if (json_array_append_new(list, json_pack("[i,o]", a->rounds[i], num_json(a->values[i]))) !=
+            0) {
+            json_decref(list);
+            list = NULL;
+        }
+    return list;
+}
+
+/* An arm's figures and its per-round values. */
 static json_t *arm_json(const struct hv_arm *a)
 {
-    return json_pack("{s:I,s:I,s:i,s:s,s:s,s:b,s:I,s:b,s:o,s:b,s:[I,o,o],s:o}", "config",
+    return json_pack("{s:I,s:I,s:i,s:s,s:s,s:b,s:I,s:b,s:o,s:b,s:[I,o,o],s:o,s:o}", "config",
                      (json_int_t)a->config, "workload", (json_int_t)a->workload, "side",
                      (int)a->side, "metric", a->metric, "unit", a->unit, "higher_is_better",
                      a->higher_is_better, "n", (json_int_t)a->n, "finite", a->finite, "summary",
                      summary_json(&a->sum), "positive", a->positive, "log", (json_int_t)a->log.n,
                      num_json(a->log.mean), num_json(a->log.var), "jobs",
-                     hv_rjobs_json(a->jobs, a->n_jobs, a->n_jobs));
+                     hv_rjobs_json(a->jobs, a->n_jobs, a->n_jobs), "values", arm_values_json(a));
 }
 
 json_t *hv_rdigest(const struct hv_rctx *c, json_t *summaries, json_t *rows, size_t first_warning)
@@ -175,6 +189,18 @@ static int arm_of(const struct hv_rdata *d, const json_t *o, struct hv_arm *a)
     };
     a->primary = hv_rdata_primary(d, a->workload, a->metric);
     summary_of(json_object_get(o, "summary"), &a->sum);
+    const json_t *values = json_object_get(o, "values");
+    if (json_array_size(values) != a->n)
+        return -1;
+    a->values = malloc((a->n ? a->n : 1) * sizeof *a->values);
+    a->rounds = malloc((a->n ? a->n : 1) * sizeof *a->rounds);
+    if (a->values == NULL || a->rounds == NULL)
+        return -1;
+    for (size_t i = 0; i < a->n; i++) {
+        const json_t *v = json_array_get(values, i);
+        a->rounds[i] = (int)json_integer_value(json_array_get(v, 0));
+        a->values[i] = num_of(v, 1);
+    }
     size_t n = json_array_size(jobs);
     a->jobs = malloc((n ? n : 1) * sizeof *a->jobs);
     if (a->jobs == NULL)
@@ -192,10 +218,9 @@ int hv_rdigest_arms(struct hv_rctx *c)
     c->arms = calloc(n ? n : 1, sizeof *c->arms);
     if (c->arms == NULL)
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        if (arm_of(c->d, json_array_get(list, i), &c->arms[c->n_arms]) != 0)
+    /* Counted first: what a failing arm allocated is freed with c. */
+    for (size_t i = 0; i < n; i++)
+        if (arm_of(c->d, json_array_get(list, i), &c->arms[c->n_arms++]) != 0)
             return -1;
-        c->n_arms++;
-    }
     return 0;
 }

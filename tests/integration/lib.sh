@@ -28,6 +28,11 @@ HV_SERVER_PID=
 HV_WORKER_PIDS=()
 # Extra options for `hvbench-server serve`; a test sets it before hv_setup.
 HV_SERVER_ARGS=("${HV_SERVER_ARGS[@]}")
+# The server's --noise-default: keep, since the tests' workers share this
+# machine with the server, its database and each other, so their jobs may
+# run beside other work by design and the tests count jobs; empty: the
+# server's own default (repeat). A test sets it before hv_setup.
+HV_NOISE_DEFAULT=${HV_NOISE_DEFAULT-keep}
 HV_ASSERTS=0
 HV_FAILED=0
 STATUS='' BODY='' CONTENT_TYPE=''
@@ -125,6 +130,7 @@ hv_start_server() {
         PORT=${HV_SERVER_PORT:-$(hv_free_port)} || hv_die "no free TCP port"
         URL=http://127.0.0.1:$PORT
         "$SERVER" serve --db "$DB" --listen "127.0.0.1:$PORT" --web-dir "$HV_ROOT/web" \
+            ${HV_NOISE_DEFAULT:+--noise-default "$HV_NOISE_DEFAULT"} \
             "${HV_SERVER_ARGS[@]}" >>"$HV_TMP/server.log" 2>&1 &
         HV_SERVER_PID=$!
         for ((i = 0; i < 40; i++)); do

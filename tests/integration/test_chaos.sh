@@ -28,6 +28,7 @@ restart_server() {
     for ((i = 0; i < 50; i++)); do
         local j
         "$SERVER" serve --db "$DB" --listen "127.0.0.1:$PORT" --web-dir "$HV_ROOT/web" \
+            ${HV_NOISE_DEFAULT:+--noise-default "$HV_NOISE_DEFAULT"} \
             "${HV_SERVER_ARGS[@]}" >>"$HV_TMP/server.log" 2>&1 &
         HV_SERVER_PID=$!
         for ((j = 0; j < 40; j++)); do

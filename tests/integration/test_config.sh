@@ -29,7 +29,7 @@ assert_match "it says so" "cannot read $HV_TMP/none.json: No such file" "$out"
 P2=$(hv_free_port)
 jq -n --arg db "$DB" --arg web "$HV_ROOT/web" --arg listen "127.0.0.1:$P2" \
     '{db: $db, listen: $listen, "web-dir": $web, threads: 3, lease: 45,
-      trusted: ["10.0.0.0/8", "127.0.0.1"], "read-auth": "token"}' >"$conf"
+      trusted: ["10.0.0.0/8", "127.0.0.1"], "read-auth": "token", "noise-default": "keep"}' >"$conf"
 out=$(HVBENCH_SERVER_LEASE=50 "$SERVER" serve --config "$conf" --threads 4 --check-config \
     --migrations-dir "$HV_ROOT/migrations" 2>&1)
 assert_eq "a good file: --check-config exits 0" 0 "$?" || echo "$out"
@@ -37,6 +37,7 @@ assert_match "the file's listen" "listen = 127.0.0.1:$P2" "$out"
 assert_match "the command line over the file" "threads = 4" "$out"
 assert_match "the environment over the file" "lease = 50" "$out"
 assert_match "a list" "trusted = 10.0.0.0/8,127.0.0.1/32" "$out"
+assert_match "the plans' noise default from the file" "noise-default = keep" "$out"
 assert_match "the database and its schema" "database: reachable, schema [0-9]+" "$out"
 assert_match "and the verdict" "configuration ok" "$out"
 out=$(HVBENCH_SERVER_CONFIG=$conf HVBENCH_SERVER_TRUSTED=10.1.0.0/16,10.2.0.0/16 \

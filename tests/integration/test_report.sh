@@ -123,8 +123,9 @@ assert_match "with the catalogue's apply snippet" '^virsh vcpupin' "$(jr '.recom
 assert_match "and links to the jobs behind it" '^/api/v1/jobs/[0-9]+$' "$(jr '.recommendations[0].links[0]')"
 JOB=$(jr '.recommendations[0].jobs[0]')
 assert_eq "the evidence is a job of this plan" "$P" "$(sql "SELECT plan_id FROM jobs WHERE id = $JOB")"
-assert_eq "every configuration reached the width" "width width" \
-    "$(jr '[.repetitions.configurations[].stop] | join(" ")')"
+assert_eq "every comparison decided: the sequential rule's stop, every configuration's" \
+    "sequential decided decided decided" \
+    "$(jr '"\(.repetitions.rule) \(.repetitions.decision) " + ([.repetitions.configurations[].stop] | join(" "))')"
 assert_eq "the catalogue shows the risk level" low \
     "$(curl -s "$URL/api/v1/catalog" | jq -r '.factors[] | select(.name == "vcpu_pin") | .risk_level')"
 

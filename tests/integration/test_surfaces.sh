@@ -78,13 +78,17 @@ assert_eq "csv: the same centre and bounds (to 9 digits)" \
 
 # --- one comparison: thp=never against the default ------------------------------------------
 rsel='.comparisons[] | select(.metric == "cpu.score" and .factor == "thp")'
+# The report pairs the plan's complete rounds; /compare, between any two
+# selections, is Welch on logs: the same centre (4 rounds: nothing is
+# trimmed), each its own interval.
 rpct=$(jq -r "$rsel | [.pct, .lo_pct, .hi_pct] | map(. * 100 | round / 100) | @tsv" <<<"$report")
+assert_eq "the report's comparison is paired" paired "$(jq -r "$rsel | .analysis" <<<"$report")"
 assert_status 200 GET "/api/v1/compare?a=$P&b=$P:thp=never" -H "Authorization: Bearer $READ_TOKEN"
 cmp=$BODY
 csel='.rows[] | select(.metric == "cpu.score")'
 apct=$(jq -r "$csel | [.change_pct, .lo_pct, .hi_pct] | map(. * 100 | round / 100) | @tsv" <<<"$cmp")
-hv_log "report: $rpct; compare: $apct"
-assert_eq "the report's comparison is /compare's (Welch on logs of the same rounds)" "$rpct" "$apct"
+hv_log "report (paired): $rpct; compare (Welch): $apct"
+assert_eq "its centre is /compare's (the same rounds)" "$(cut -f1 <<<"$rpct")" "$(cut -f1 <<<"$apct")"
 g9() { awk '{ printf "%.9g %.9g %.9g", $1, $2, $3 }'; }
 assert_eq "and its side A is the report's series (to 9 digits)" "$(g9 <<<"$c $lo $hi")" \
     "$(jq -r "$csel | .a | \"\(.center) \(.lo) \(.hi)\"" <<<"$cmp" | g9)"

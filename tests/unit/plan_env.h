@@ -43,6 +43,6 @@ static int plan_env_domains(void *arg, const char *host, const json_t *domains, 
     return 0;
 }
 
-static const struct hv_plan_env plan_env = {plan_env_guests, plan_env_domains, NULL};
+static const struct hv_plan_env plan_env = {plan_env_guests, plan_env_domains, NULL, NULL};
 
 #endif

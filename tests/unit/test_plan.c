@@ -689,7 +689,7 @@ static void test_host_names(void)
     json_decref(errors);
     /* A guest a label picks must have a host-safe domain (422: the plan
      * is well formed, the registered name is not). */
-    struct hv_plan_env odd = {odd_guests, NULL, NULL};
+    struct hv_plan_env odd = {odd_guests, NULL, NULL, NULL};
     json_t *doc =
         json_pack("{s:s, s:{s:s, s:{s:s}}, s:[{s:s, s:s}]}", "name", "t", "targets", "host", "h",
                   "guests", "label", "pool=x", "workloads", "id", "c", "kind", "cpu");
@@ -750,12 +750,43 @@ static void test_big_plans(void)
     json_decref(doc);
 }
 
+/* The noise treatment of a plan that does not say is the server's default
+ * (repeat unless it says keep); a plan's own word wins. */
+static void test_noise_default(void)
+{
+    static const char *const cases[][3] = {
+        /* env default, plan's noise ("" none), expected */
+        {"", "", "repeat"},           {"keep", "", "keep"}, {"repeat", "", "repeat"},
+        {"keep", "repeat", "repeat"}, {"", "keep", "keep"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct hv_plan_env env = plan_env;
+        env.noise_default = cases[i][0][0] ? cases[i][0] : NULL;
+        json_t *doc =
+            json_pack("{s:s, s:{s:s}, s:[{s:s, s:s, s:s}]}", "name", "n", "targets", "host", "h",
+                      "workloads", "id", "c", "kind", "cpu", "engine", "builtin");
+        if (cases[i][1][0])
+            json_object_set_new(doc, "noise", json_string(cases[i][1]));
+        json_t *errors = json_array();
+        struct hv_plan plan;
+        enum hv_plan_verdict v = hv_plan_parse(doc, 1, &env, &plan, errors);
+        CHECK_MSG(v == HV_PLAN_VALID, "case %zu: %s", i, json_dumps(errors, 0));
+        if (v == HV_PLAN_VALID) {
+            CHECK_STR(json_string_value(json_object_get(plan.doc, "noise")), cases[i][2]);
+            hv_plan_free(&plan);
+        }
+        json_decref(errors);
+        json_decref(doc);
+    }
+}
+
 int main(void)
 {
     test_bad_plans();
     test_host_names();
     test_big_plans();
     test_normalisation();
+    test_noise_default();
     test_factors();
     test_tuning();
     test_guests();
