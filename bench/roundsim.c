@@ -136,18 +136,10 @@ static void cover(const struct roundsim_model *m, enum roundsim_arm arm, const d
     }
 }
 
-int roundsim_seed(const struct roundsim_model *m, enum roundsim_arm arm,
-                  const struct hv_seq_design *d, uint64_t stream, uint64_t seed,
-                  struct roundsim_seed *out)
+void roundsim_series(const struct roundsim_model *m, uint64_t stream, uint64_t seed, double *base,
+                     double *level)
 {
-    if (m->rep_min < 1 || m->rep_max < m->rep_min || m->n_margins < 1 ||
-        m->n_margins > ROUNDSIM_MARGINS_MAX || (arm == ROUNDSIM_SEQUENTIAL && d == NULL))
-        return -1;
     size_t cap = (size_t)m->rep_max;
-    double *x = malloc(2 * cap * sizeof *x);
-    if (x == NULL)
-        return -1;
-    double *base = x, *level = x + cap;
     double sigma = sqrt(log1p(m->cv_pct * m->cv_pct / 1e4));
     double mu[2] = {0.0, log1p(m->effect_pct / 100.0)};
     double *series[2] = {base, level};
@@ -165,6 +157,21 @@ int roundsim_seed(const struct roundsim_model *m, enum roundsim_arm arm,
             series[c][r] = v;
         }
     }
+}
+
+int roundsim_seed(const struct roundsim_model *m, enum roundsim_arm arm,
+                  const struct hv_seq_design *d, uint64_t stream, uint64_t seed,
+                  struct roundsim_seed *out)
+{
+    if (m->rep_min < 1 || m->rep_max < m->rep_min || m->n_margins < 1 ||
+        m->n_margins > ROUNDSIM_MARGINS_MAX || (arm == ROUNDSIM_SEQUENTIAL && d == NULL))
+        return -1;
+    size_t cap = (size_t)m->rep_max;
+    double *x = malloc(2 * cap * sizeof *x);
+    if (x == NULL)
+        return -1;
+    double *base = x, *level = x + cap;
+    roundsim_series(m, stream, seed, base, level);
     memset(out, 0, sizeof *out);
     cover(m, arm, level, base, out);
     int rc = arm == ROUNDSIM_SEQUENTIAL ? run_sequential(m, d, level, base, out)

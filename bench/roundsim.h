@@ -21,6 +21,12 @@
  * comparison; a verdict from an unusable interval is inconclusive), once
  * for every margin asked (the stop rule does not read the margin).
  *
+ * The sequential arm calls the functions the plan report calls
+ * (server/report_compare.c) in the order it calls them;
+ * tests/unit/test_roundsim.c replays seeds of every experiment through the
+ * report itself and checks that it stops at the same round, for the same
+ * reason, with the same verdict.
+ *
  * Every seed draws from its own generator (tests/unit/sim.h's
  * sim_state(stream, seed)), so the figures are the same whatever the
  * number of threads. Thread safe. */
@@ -132,6 +138,12 @@ extern const size_t roundsim_n_experiments;
  *  (indexed by enum hv_verdict): better or worse when m has no effect,
  *  the opposite direction's verdict when it has one. */
 size_t roundsim_wrong(const struct roundsim_model *m, const size_t *v);
+
+/** The values seed `seed` of experiment `stream` of model m draws, round
+ *  by round: base[0..rep_max) of the default, level[0..rep_max) of the
+ *  level (what roundsim_seed judges). */
+void roundsim_series(const struct roundsim_model *m, uint64_t stream, uint64_t seed, double *base,
+                     double *level);
 
 /** Runs seed `seed` of experiment `stream` of model m under `arm` into
  *  *out; d is the sequential arm's design (rep_min..rep_max, one

@@ -11,10 +11,14 @@
  * data at most 5 % at every margin. Also: the figures do not depend on
  * the threads, every stop obeys the rule's bounds, and the
  * Clopper–Pearson bound against an exact binomial sum (Python's
- * math.comb). */
+ * math.comb). And the paired arm is the server's rule: a few seeds of
+ * every experiment replayed round by round through the plan report
+ * (server/report.h, as the server decides after each round) stop at the
+ * same round, for the same reason, with the same verdict. */
 #include "../../bench/roundsim.c"
 
 #include "check.h"
+#include "server/report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +151,97 @@ static void test_upper95(void)
     CHECK(roundsim_upper95(7, 7) == 1.0);
 }
 
+/* Seeds per experiment replayed through the report. */
+#define REPLAYED 6
+
+/* The report of a plan of the model's two configurations after `rounds`
+ * rounds of base and level; *decision and *verdict its stop rule's
+ * decision and its comparison's family verdict (static strings). */
+static void report_after(const struct roundsim_model *m, double margin, const double *base,
+                         const double *level, int rounds, char *decision, size_t len, char *verdict,
+                         size_t vlen)
+{
+    struct hv_rdata d;
+    hv_rdata_init(&d);
+    json_t *summary = json_pack("{s:i,s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:i}}", "id", 1, "name", "sim",
+                                "status", "running", "jobs", "total", 2 * rounds, "queued", 0,
+                                "running", 0, "done", 2 * rounds, "failed", 0, "cancelled", 0);
+    json_t *spec = json_pack("{s:{s:s},s:{s:[s,s]},s:{s:i,s:i,s:f},s:f}", "targets", "host", "h",
+                             "factors", "f", "a", "b", "repetitions", "min", m->rep_min, "max",
+                             m->rep_max, "ci_pct", m->ci_pct, "margin_pct", margin);
+    CHECK(hv_rdata_plan(&d, summary, spec) == 0);
+    json_decref(summary);
+    json_decref(spec);
+    CHECK(hv_rdata_workload(&d, "cpu", "cpu", "builtin") == 0);
+    json_t *la = json_pack("{s:s}", "f", "a"), *lb = json_pack("{s:s}", "f", "b");
+    CHECK(hv_rdata_config(&d, "default", la) == 0 && hv_rdata_config(&d, "f=b", lb) == 0);
+    json_decref(la);
+    json_decref(lb);
+    int64_t job = 1;
+    for (int r = 0; r < rounds; r++)
+        for (size_t c = 0; c < 2; c++) {
+            struct hv_rrow row = {.config = c,
+                                  .workload = "cpu",
+                                  .target = "h",
+                                  .metric = "cpu.score",
+                                  .unit = "score",
+                                  .higher_is_better = true,
+                                  .round = r + 1,
+                                  .value = c ? level[r] : base[r],
+                                  .members = 1,
+                                  .jobs = &job,
+                                  .n_jobs = 1};
+            CHECK(hv_rdata_run(&d, &row) == 0);
+        }
+    CHECK(hv_rdata_finish(&d) == 0);
+    json_t *rep = hv_report_build(&d);
+    CHECK(rep != NULL);
+    const json_t *reps = json_object_get(rep, "repetitions");
+    const json_t *cmp = json_array_get(json_object_get(rep, "comparisons"), 0);
+    snprintf(decision, len, "%s", json_string_value(json_object_get(reps, "decision")));
+    snprintf(verdict, vlen, "%s", json_string_value(json_object_get(cmp, "family_verdict")));
+    CHECK_STR(json_string_value(json_object_get(reps, "rule")), "sequential");
+    if (rounds >= 2)
+        CHECK_STR(json_string_value(json_object_get(cmp, "analysis")), "paired");
+    json_decref(rep);
+    hv_rdata_free(&d);
+}
+
+/* The paired arm's stop and verdict are the report's, round by round. */
+static void test_report_rule(void)
+{
+    size_t agreed = 0;
+    for (size_t k = 0; k < roundsim_n_experiments; k++) {
+        const struct roundsim_model *m = &roundsim_experiments[k].model;
+        uint64_t stream = roundsim_experiments[k].stream;
+        struct hv_seq_design design;
+        CHECK(hv_seq_design_init(&design, ROUNDSIM_SPEND, HV_FAMILY_ALPHA, m->rep_min, m->rep_max,
+                                 1) == HV_STAT_OK);
+        double *x = malloc(2 * (size_t)m->rep_max * sizeof *x);
+        CHECK(x != NULL);
+        for (uint64_t seed = 0; x != NULL && seed < REPLAYED; seed++) {
+            struct roundsim_seed s;
+            CHECK(roundsim_seed(m, ROUNDSIM_SEQUENTIAL, &design, stream, seed, &s) == 0);
+            roundsim_series(m, stream, seed, x, x + m->rep_max);
+            char decision[16] = "more", verdict[16] = "";
+            int r = 0;
+            while (strcmp(decision, "more") == 0 && r < m->rep_max)
+                report_after(m, m->margin_pct[0], x, x + m->rep_max, ++r, decision, sizeof decision,
+                             verdict, sizeof verdict);
+            bool same = r == s.rounds[0] && strcmp(decision, hv_seq_stop_name(s.stop[0])) == 0 &&
+                        strcmp(verdict, hv_verdict_name(s.verdict[0])) == 0;
+            CHECK_MSG(same, "%s seed %llu: report %d %s %s, bench %d %s %s",
+                      roundsim_experiments[k].name, (unsigned long long)seed, r, decision, verdict,
+                      s.rounds[0], hv_seq_stop_name(s.stop[0]), hv_verdict_name(s.verdict[0]));
+            agreed += same;
+        }
+        free(x);
+        hv_seq_design_free(&design);
+    }
+    printf("the report's rule and the bench's agree on %zu of %zu seeds\n", agreed,
+           roundsim_n_experiments * REPLAYED);
+}
+
 int main(void)
 {
     CHECK(roundsim_n_experiments == sizeof expected_today / sizeof expected_today[0]);
@@ -161,5 +256,6 @@ int main(void)
     if (s != NULL)
         test_goals(t);
     test_upper95();
+    test_report_rule();
     return check_summary("roundsim");
 }
