@@ -157,7 +157,7 @@ sql "UPDATE results SET observed = jsonb_set(observed, '{interference,busy}', 'f
 sql "UPDATE results SET observed = jsonb_set(observed, '{interference}', observed->'interference' || '{\"busy\": true, \"others_cpu_pct\": 30, \"steal_pct\": 0.5, \"ncpus\": 4}') WHERE job_id = ${JOB[sysbench]}" >/dev/null
 api GET "/api/v1/plans/$PLAN/report" "${R[@]}"
 assert_eq "a host_busy warning names the busy bare-metal job" \
-    "configuration default: 1 job ran while tools-host was busy with other work (job ${JOB[sysbench]} (tools-host); steal up to 0.5 %, the host's own work up to 120.0 % of a CPU): their values carry that work's noise (kept although the plan repeats noisy jobs: the last job its round allowed, one that ran with others, or one whose host telemetry came after its result)" \
+    "configuration default: 1 job ran while tools-host was busy with other work (job ${JOB[sysbench]} (tools-host); steal up to 0.5 %, the host's own work up to 120.0 % of a CPU): their values carry that work's noise" \
     "$(json -r '[.warnings[] | select(.kind == "host_busy") | .message] | join("; ")')"
 
 # A busy loop beside a job: its CPU is others' (the bound is generous: one
