@@ -203,16 +203,45 @@ static double decide_gap(double est, double margin_pct)
     return fmin(up - est, est - down);
 }
 
-/* Whether k more rounds likely decide: (t + z)·se_k <= gap. */
-static bool decides(const struct hv_log_group *level, const struct hv_log_group *base, size_t cells,
-                    size_t k, double gap, double z)
+/* The smallest k in 1..cap for which likely(arg, k) holds (likely is
+ * monotone in k: se_k and t_k fall as k grows) into *out; beyond_cap
+ * when even cap does not do, or when the gap is none (possible false). */
+static void fewest_rounds(bool (*likely)(const void *arg, size_t k), const void *arg, bool possible,
+                          size_t cap, struct hv_more *out)
 {
+    if (!possible || cap == 0 || !likely(arg, cap)) {
+        out->rounds = cap;
+        out->beyond_cap = true;
+        return;
+    }
+    size_t lo = 1, hi = cap;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (likely(arg, mid))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    out->rounds = lo;
+}
+
+/* What "k more rounds likely decide" reads of a Welch comparison. */
+struct welch_need {
+    const struct hv_log_group *level, *base;
+    size_t cells;
+    double gap, z;
+};
+
+/* Whether k more rounds likely decide: (t + z)·se_k <= gap. */
+static bool welch_decides(const void *arg, size_t k)
+{
+    const struct welch_need *w = arg;
     struct hv_contrast c;
-    if (effect_contrast(level, base, cells, k, &c) != HV_STAT_OK)
+    if (effect_contrast(w->level, w->base, w->cells, k, &c) != HV_STAT_OK)
         return false;
     if (c.degenerate)
         return true;
-    return (gsl_cdf_tdist_Pinv(0.975, c.df) + z) * c.se <= gap;
+    return (gsl_cdf_tdist_Pinv(0.975, c.df) + w->z) * c.se <= w->gap;
 }
 
 enum hv_stat_err hv_rounds_to_decide(const struct hv_log_group *level,
@@ -228,32 +257,25 @@ enum hv_stat_err hv_rounds_to_decide(const struct hv_log_group *level,
         return e;
     if (hv_verdict_of(&r, margin_pct, true) != HV_VERDICT_INCONCLUSIVE)
         return HV_STAT_OK;
-    double gap = decide_gap(r.log.est, margin_pct);
-    double z = gsl_cdf_ugaussian_Pinv(HV_DECIDE_POWER);
-    if (!(gap > 0.0) || cap == 0 || !decides(level, base, cells, cap, gap, z)) {
-        out->rounds = cap;
-        out->beyond_cap = true;
-        return HV_STAT_OK;
-    }
-    /* se_k and t_k fall as k grows, so "decides" is monotone in k. */
-    size_t lo = 1, hi = cap;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (decides(level, base, cells, mid, gap, z))
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    out->rounds = lo;
+    struct welch_need w = {level, base, cells, decide_gap(r.log.est, margin_pct),
+                           gsl_cdf_ugaussian_Pinv(HV_DECIDE_POWER)};
+    fewest_rounds(welch_decides, &w, w.gap > 0.0, cap, out);
     return HV_STAT_OK;
 }
 
-/* Whether k more paired rounds likely decide at two-sided level a. */
-static bool decides_paired(const struct hv_contrast *c, size_t k, double a, double gap, double z)
+/* What "k more rounds likely decide" reads of a paired comparison. */
+struct paired_need {
+    const struct hv_contrast *c;
+    double level, gap, z;
+};
+
+/* Whether k more paired rounds likely decide at the two-sided level. */
+static bool paired_decides(const void *arg, size_t k)
 {
-    double n = (double)c->n_min;
-    double se = c->se * sqrt(n / (n + (double)k));
-    return (gsl_cdf_tdist_Qinv(a / 2.0, c->df + (double)k) + z) * se <= gap;
+    const struct paired_need *p = arg;
+    double n = (double)p->c->n_min;
+    double se = p->c->se * sqrt(n / (n + (double)k));
+    return (gsl_cdf_tdist_Qinv(p->level / 2.0, p->c->df + (double)k) + p->z) * se <= p->gap;
 }
 
 enum hv_stat_err hv_rounds_to_decide_paired(const struct hv_ratio *r, double margin_pct,
@@ -265,24 +287,13 @@ enum hv_stat_err hv_rounds_to_decide_paired(const struct hv_ratio *r, double mar
         !(level > 0.0 && level < 1.0) || isnan(c->est) || isnan(c->se) || !(c->df > 0.0) ||
         c->n_min < 1)
         return HV_STAT_BAD_ARG;
-    double gap = decide_gap(c->est, margin_pct);
-    double z = gsl_cdf_ugaussian_Pinv(HV_DECIDE_POWER);
-    if (c->degenerate || decides_paired(c, 0, level, gap, 0.0))
+    /* Decided already at the level (no power asked): none. */
+    struct paired_need now = {c, level, decide_gap(c->est, margin_pct), 0.0};
+    if (c->degenerate || paired_decides(&now, 0))
         return HV_STAT_OK;
-    if (!(gap > 0.0) || cap == 0 || !decides_paired(c, cap, level, gap, z)) {
-        out->rounds = cap;
-        out->beyond_cap = true;
-        return HV_STAT_OK;
-    }
-    size_t lo = 1, hi = cap;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (decides_paired(c, mid, level, gap, z))
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    out->rounds = lo;
+    struct paired_need p = now;
+    p.z = gsl_cdf_ugaussian_Pinv(HV_DECIDE_POWER);
+    fewest_rounds(paired_decides, &p, p.gap > 0.0, cap, out);
     return HV_STAT_OK;
 }
 
