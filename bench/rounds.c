@@ -8,7 +8,9 @@
  *     in ten, at random, ×1.2): rounds at the stop, rounds to better, the
  *     verdicts at the plan's default margin;
  *   - no effect, the same two ways: the false better/worse rate at margins
- *     0.1 % and 1 %, with its Clopper–Pearson one-sided upper 95 % bound.
+ *     0.1 % and 1 %, with its Clopper–Pearson one-sided upper 95 % bound;
+ *   - every experiment: how often each rule's 95 % interval holds the true
+ *     effect at roundsim_cover_at's rounds, whatever the stop.
  * The stop rule: min 3, max 50, ci_pct 2.
  *
  *   build/bench/rounds [--seeds N (20000)] [--threads T (2)] [--json]
@@ -45,14 +47,19 @@ static json_t *experiment_json(const struct roundsim_experiment *e, enum roundsi
                       "false_pct", 100.0 * (double)wrong / (double)t->seeds, "false_upper95_pct",
                       100.0 * roundsim_upper95(wrong, t->seeds)));
     }
-    return json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:I,s:I,s:f,s:i,s:i,s:o,s:o,s:o,s:o,s:o}",
+    json_t *coverage = json_array();
+    for (size_t k = 0; k < ROUNDSIM_COVER_LOOKS; k++)
+        json_array_append_new(coverage,
+                              json_pack("{s:i,s:f}", "rounds", roundsim_cover_at[k], "covered_pct",
+                                        100.0 * (double)t->covered[k] / (double)t->seeds));
+    return json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:I,s:I,s:f,s:i,s:i,s:o,s:o,s:o,s:o,s:o,s:o}",
                      "name", e->name, "rule", roundsim_arm_name(arm), "effect_pct", m->effect_pct,
                      "cv_pct", m->cv_pct, "drift_pct", m->drift_pct, "burst_share", m->burst_share,
                      "burst_pct", m->burst_pct, "precise", (json_int_t)t->precise, "decided",
                      (json_int_t)t->decided, "mean_rounds", t->mean_rounds, "p50", t->p50, "p90",
                      t->p90, "better_p50", rounds_json(t->better_p50), "better_p90",
                      rounds_json(t->better_p90), "won_p50", rounds_json(t->won_p50), "won_p90",
-                     rounds_json(t->won_p90), "margins", margins);
+                     rounds_json(t->won_p90), "margins", margins, "coverage", coverage);
 }
 
 /* " P50 / P90 |", "never" for ROUNDSIM_NEVER. */
@@ -79,13 +86,15 @@ static void print_row(const struct roundsim_experiment *e, enum roundsim_arm arm
         print_rounds(t->p50, t->p90);
         print_rounds(t->better_p50, t->better_p90);
         print_rounds(t->won_p50, t->won_p90);
-        printf(
-            " %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.3g %% (≤ %.3g %%) | %.1f %% | %.1f %% |\n",
-            100.0 * (double)v[HV_VERDICT_BETTER] / n, 100.0 * (double)v[HV_VERDICT_WORSE] / n,
-            100.0 * (double)v[HV_VERDICT_NO_EFFECT] / n,
-            100.0 * (double)v[HV_VERDICT_INCONCLUSIVE] / n, 100.0 * (double)wrong / n,
-            100.0 * roundsim_upper95(wrong, t->seeds), 100.0 * (double)t->precise / n,
-            100.0 * (double)t->decided / n);
+        printf(" %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.3g %% (≤ %.3g %%) | %.1f %% | %.1f %% |",
+               100.0 * (double)v[HV_VERDICT_BETTER] / n, 100.0 * (double)v[HV_VERDICT_WORSE] / n,
+               100.0 * (double)v[HV_VERDICT_NO_EFFECT] / n,
+               100.0 * (double)v[HV_VERDICT_INCONCLUSIVE] / n, 100.0 * (double)wrong / n,
+               100.0 * roundsim_upper95(wrong, t->seeds), 100.0 * (double)t->precise / n,
+               100.0 * (double)t->decided / n);
+        for (size_t k = 0; k < ROUNDSIM_COVER_LOOKS; k++)
+            printf("%s%.1f", k ? " / " : " ", 100.0 * (double)t->covered[k] / n);
+        printf(" %% |\n");
     }
 }
 
@@ -113,12 +122,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "rounds: out of memory\n");
         return 1;
     }
-    if (!as_json)
-        printf(
+    if (!as_json) {
+        fputs(
             "| data | rule | margin | mean rounds | rounds p50 / p90 | to better p50 / p90 | the "
             "better ones' p50 / p90 | better | worse | no_effect | inconclusive | wrong (upper 95 "
-            "%%) | precise | decided |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+            "%) | precise | decided | 95 % interval holds the truth at",
+            stdout);
+        for (size_t k = 0; k < ROUNDSIM_COVER_LOOKS; k++)
+            printf("%s%d", k ? " / " : " ", roundsim_cover_at[k]);
+        printf(" rounds |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    }
     for (size_t k = 0; k < 2 * roundsim_n_experiments; k++) {
         const struct roundsim_experiment *e = &roundsim_experiments[k / 2];
         enum roundsim_arm arm = k % 2 ? ROUNDSIM_SEQUENTIAL : ROUNDSIM_TODAY;

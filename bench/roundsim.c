@@ -28,6 +28,10 @@ const struct roundsim_experiment roundsim_experiments[] = {
 };
 const size_t roundsim_n_experiments = sizeof roundsim_experiments / sizeof roundsim_experiments[0];
 
+/* From the first look at which trimming starts (5 rounds: one round off
+ * each end) to the experiments' rep_max. */
+const int roundsim_cover_at[ROUNDSIM_COVER_LOOKS] = {5, 10, 20, 50};
+
 size_t roundsim_wrong(const struct roundsim_model *m, const size_t *v)
 {
     if (m->effect_pct == 0.0)
@@ -111,6 +115,27 @@ static int run_sequential(const struct roundsim_model *m, const struct hv_seq_de
     return 0;
 }
 
+/* out->covered: the arm's 95 % interval of the first rounds of the
+ * series (m->rep_max of them) against the true effect. */
+static void cover(const struct roundsim_model *m, enum roundsim_arm arm, const double *level,
+                  const double *base, struct roundsim_seed *out)
+{
+    double truth = log1p(m->effect_pct / 100.0);
+    for (size_t k = 0; k < ROUNDSIM_COVER_LOOKS; k++) {
+        int n = roundsim_cover_at[k];
+        struct hv_ratio r = {.log = {.lo = NAN, .hi = NAN}};
+        struct hv_log_group gl, gb;
+        if (n > m->rep_max)
+            continue;
+        if (arm == ROUNDSIM_SEQUENTIAL)
+            (void)hv_effect_paired(level, base, 1, (size_t)n, &r);
+        else if (hv_log_group_of(level, (size_t)n, &gl) == HV_STAT_OK &&
+                 hv_log_group_of(base, (size_t)n, &gb) == HV_STAT_OK)
+            (void)hv_effect(&gl, &gb, 1, &r);
+        out->covered[k] = r.log.lo <= truth && truth <= r.log.hi;
+    }
+}
+
 int roundsim_seed(const struct roundsim_model *m, enum roundsim_arm arm,
                   const struct hv_seq_design *d, uint64_t stream, uint64_t seed,
                   struct roundsim_seed *out)
@@ -141,6 +166,7 @@ int roundsim_seed(const struct roundsim_model *m, enum roundsim_arm arm,
         }
     }
     memset(out, 0, sizeof *out);
+    cover(m, arm, level, base, out);
     int rc = arm == ROUNDSIM_SEQUENTIAL ? run_sequential(m, d, level, base, out)
                                         : run_today(m, level, base, out);
     free(x);
@@ -238,6 +264,8 @@ int roundsim_tally(const struct roundsim_model *m, const struct roundsim_seed *s
             won[n_won++] = s[i].rounds[0];
         for (size_t k = 0; k < m->n_margins; k++)
             t->verdicts[k][s[i].verdict[k]]++;
+        for (size_t k = 0; k < ROUNDSIM_COVER_LOOKS; k++)
+            t->covered[k] += s[i].covered[k];
     }
     qsort(rounds, n, sizeof *rounds, cmp_int);
     qsort(better, n, sizeof *better, cmp_int);

@@ -31,6 +31,7 @@
 #include "compare.h"
 #include "sequential.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,7 +50,7 @@ enum roundsim_arm {
 };
 
 /** The spending function of the sequential arm (sequential.h). */
-#define ROUNDSIM_SPEND HV_SPEND_POCOCK
+#define ROUNDSIM_SPEND HV_SEQ_SPEND
 
 /** "today" or "sequential" (static). */
 const char *roundsim_arm_name(enum roundsim_arm arm);
@@ -72,12 +73,22 @@ struct roundsim_model {
     double margin_pct[ROUNDSIM_MARGINS_MAX]; /**< the margins verdicts are read at */
 };
 
+/** The fixed rounds at which the coverage of each arm's 95 % interval is
+ *  read (roundsim_cover_at; each at most every model's rep_max). */
+#define ROUNDSIM_COVER_LOOKS 4
+extern const int roundsim_cover_at[ROUNDSIM_COVER_LOOKS];
+
 /** What one seed came to. */
 struct roundsim_seed {
     /** Per margin (today's arm: the same stop for every margin): */
     int rounds[ROUNDSIM_MARGINS_MAX];              /**< complete rounds at the stop */
     enum hv_seq_stop stop[ROUNDSIM_MARGINS_MAX];   /**< why it stopped */
     enum hv_verdict verdict[ROUNDSIM_MARGINS_MAX]; /**< the family verdict */
+    /** Whether the arm's 95 % interval of the first roundsim_cover_at[k]
+     *  rounds, whatever the stop rule, holds the true effect
+     *  ln(1 + effect_pct/100): today's Welch interval (hv_effect), the
+     *  sequential arm's paired one (hv_effect_paired). */
+    bool covered[ROUNDSIM_COVER_LOOKS];
 };
 
 /** The figures of many seeds. */
@@ -97,6 +108,8 @@ struct roundsim_tally {
     /** The same among the seeds that end better only; ROUNDSIM_NEVER
      *  when none does. */
     int won_p50, won_p90;
+    /** Seeds whose interval held the truth at roundsim_cover_at[k]. */
+    size_t covered[ROUNDSIM_COVER_LOOKS];
 };
 
 /** One experiment of bench/rounds.c: a model and its seeds' stream. */

@@ -69,6 +69,34 @@ enum hv_stat_err hv_effect(const struct hv_log_group *level, const struct hv_log
     return HV_STAT_OK;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The one-sample trimmed t of d[0..n) (n >= 2), which it sorts, as a
+ * log group whose plain one-sample t it is: the trimmed mean of the
+ * h = n − 2g middle values (g = floor(n·TRIM/100)), n = h so that
+ * df = h − 1, and var such that var/h = (n − 1)·s_w²/(h·(h − 1)) (Yuen's
+ * se²), s_w² the sample variance of d winsorized at the same g. With
+ * g = 0 it is the plain mean, variance and t. */
+static struct hv_log_group trimmed_group(double *d, size_t n)
+{
+    qsort(d, n, sizeof *d, cmp_double);
+    size_t g = n * HV_PAIRED_TRIM_PCT / 100, h = n - 2 * g;
+    double lo = d[g], hi = d[n - 1 - g], sum = 0.0;
+    for (size_t i = g; i < n - g; i++)
+        sum += d[i];
+    struct hv_moments w;
+    hv_moments_init(&w);
+    for (size_t i = 0; i < n; i++)
+        (void)hv_moments_add(&w, fmin(fmax(d[i], lo), hi));
+    double s2w = w.m2 / (double)(n - 1);
+    return (struct hv_log_group){
+        .n = h, .mean = sum / (double)h, .var = (double)(n - 1) * s2w / (double)(h - 1)};
+}
+
 enum hv_stat_err hv_effect_paired(const double *level, const double *base, size_t cells,
                                   size_t rounds, struct hv_ratio *out)
 {
@@ -77,29 +105,36 @@ enum hv_stat_err hv_effect_paired(const double *level, const double *base, size_
         return HV_STAT_BAD_ARG;
     if (rounds < 2)
         return HV_STAT_TOO_FEW;
-    /* The d_r as one sample: a contrast of one group with coefficient 1
-     * is the one-sample t (est = mean, se² = var/n, df = n − 1). */
-    struct hv_moments d;
-    hv_moments_init(&d);
+    double *d = malloc(rounds * sizeof *d);
+    if (d == NULL)
+        return HV_STAT_NO_MEMORY;
     for (size_t r = 0; r < rounds; r++) {
         double sum = 0.0;
         for (size_t c = 0; c < cells; c++) {
             double a = level[c * rounds + r], b = base[c * rounds + r];
-            if (!isfinite(a) || !isfinite(b))
-                return HV_STAT_NOT_FINITE;
-            if (!(a > 0.0 && b > 0.0))
-                return HV_STAT_NOT_POSITIVE;
+            enum hv_stat_err bad = !isfinite(a) || !isfinite(b) ? HV_STAT_NOT_FINITE
+                                   : !(a > 0.0 && b > 0.0)      ? HV_STAT_NOT_POSITIVE
+                                                                : HV_STAT_OK;
+            if (bad != HV_STAT_OK) {
+                free(d);
+                return bad;
+            }
             sum += log(a) - log(b);
         }
-        (void)hv_moments_add(&d, sum / (double)cells);
+        d[r] = sum / (double)cells;
     }
-    struct hv_log_group g = {.n = rounds, .mean = d.mean, .var = d.m2 / (double)(rounds - 1)};
+    /* The one-sample t of a contrast of one group with coefficient 1
+     * (est = mean, se² = var/n, df = n − 1) is the trimmed t on that
+     * group. */
+    struct hv_log_group g = trimmed_group(d, rounds);
+    free(d);
     struct hv_contrast_acc acc;
     hv_contrast_begin(&acc);
     hv_contrast_add(&acc, &g, 1.0, 0);
     enum hv_stat_err e = hv_contrast_end(&acc, 0.95, &out->log);
     if (e != HV_STAT_OK)
         return e;
+    out->log.n_min = rounds;
     out->log.runs = 2 * cells * rounds;
     ratio_figures(out);
     return HV_STAT_OK;
@@ -205,6 +240,44 @@ enum hv_stat_err hv_rounds_to_decide(const struct hv_log_group *level,
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (decides(level, base, cells, mid, gap, z))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    out->rounds = lo;
+    return HV_STAT_OK;
+}
+
+/* Whether k more paired rounds likely decide at two-sided level a. */
+static bool decides_paired(const struct hv_contrast *c, size_t k, double a, double gap, double z)
+{
+    double n = (double)c->n_min;
+    double se = c->se * sqrt(n / (n + (double)k));
+    return (gsl_cdf_tdist_Qinv(a / 2.0, c->df + (double)k) + z) * se <= gap;
+}
+
+enum hv_stat_err hv_rounds_to_decide_paired(const struct hv_ratio *r, double margin_pct,
+                                            double level, size_t cap, struct hv_more *out)
+{
+    *out = (struct hv_more){0};
+    const struct hv_contrast *c = &r->log;
+    if (!(margin_pct >= 0.0 && margin_pct < 100.0) || cap > HV_DECIDE_CAP_MAX ||
+        !(level > 0.0 && level < 1.0) || isnan(c->est) || isnan(c->se) || !(c->df > 0.0) ||
+        c->n_min < 1)
+        return HV_STAT_BAD_ARG;
+    double gap = decide_gap(c->est, margin_pct);
+    double z = gsl_cdf_ugaussian_Pinv(HV_DECIDE_POWER);
+    if (c->degenerate || decides_paired(c, 0, level, gap, 0.0))
+        return HV_STAT_OK;
+    if (!(gap > 0.0) || cap == 0 || !decides_paired(c, cap, level, gap, z)) {
+        out->rounds = cap;
+        out->beyond_cap = true;
+        return HV_STAT_OK;
+    }
+    size_t lo = 1, hi = cap;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (decides_paired(c, mid, level, gap, z))
             hi = mid;
         else
             lo = mid + 1;

@@ -37,6 +37,10 @@
 #define HV_FAMILY_ALPHA 0.05
 /** The power hv_rounds_to_decide asks for (see there). */
 #define HV_DECIDE_POWER 0.80
+/** The share of the rounds hv_effect_paired trims from each end of the
+ *  round ratios (floor(rounds·HV_PAIRED_TRIM_PCT/100)): 20 %, the usual
+ *  choice for the trimmed t (docs/statistics.md says why). */
+#define HV_PAIRED_TRIM_PCT 20
 /** The largest cap hv_rounds_to_decide takes. */
 #define HV_DECIDE_CAP_MAX 1000000
 
@@ -78,13 +82,24 @@ enum hv_stat_err hv_effect(const struct hv_log_group *level, const struct hv_log
  *  are the values of the level and of the default in cell c (cells >= 1,
  *  as for hv_effect) and round r, every cell run once in every round. Each
  *  round's log ratio d_r = (1/cells)·Σ_c (ln level − ln base) removes what
- *  the round shares (drift common to every configuration of the round);
- *  the effect is the mean of the d_r with the Student t interval of their
- *  sd (rounds − 1 df), back-transformed as hv_effect's. *out has the same
- *  members: log.n_min is the rounds, log.runs every value, p the paired t
- *  test of "no change". Needs rounds >= 2; values must be positive and
- *  finite. For rounds that are not complete (a configuration missing from
- *  a round, imported results) hv_effect is the comparison. */
+ *  the round shares (drift common to every configuration of the round).
+ *  The effect is the trimmed mean of the d_r with the one-sample trimmed
+ *  t (Tukey and McLaughlin; Yuen's standard error and df): with
+ *  g = floor(rounds·HV_PAIRED_TRIM_PCT/100) rounds off each end of their
+ *  order and h = rounds − 2g kept, est is the mean of the h middle d_r,
+ *  se² = (rounds − 1)·s_w²/(h·(h − 1)) with s_w² the sample variance of
+ *  the d_r winsorized at the same g, df = h − 1, and the 95 % interval
+ *  est ± t(0.975, df)·se, back-transformed as hv_effect's. So a round
+ *  whose ratio a burst on one run threw off (one run in ten) moves
+ *  neither the estimate nor its spread; below 5 rounds nothing is trimmed
+ *  (g = 0: the paired t). It estimates the centre of the d_r: the effect
+ *  when their spread is symmetric about it, as it is when bursts hit
+ *  either configuration alike. *out has hv_effect's members: log.n_min
+ *  is the rounds (not h), log.runs every value, p the trimmed t test
+ *  of "no change". Needs rounds >= 2; values must be positive and finite.
+ *  Allocates scratch (HV_STAT_NO_MEMORY). For rounds that are not
+ *  complete (a configuration missing from a round, imported results)
+ *  hv_effect is the comparison. */
 enum hv_stat_err hv_effect_paired(const double *level, const double *base, size_t cells,
                                   size_t rounds, struct hv_ratio *out);
 
@@ -128,6 +143,18 @@ struct hv_more {
 enum hv_stat_err hv_rounds_to_decide(const struct hv_log_group *level,
                                      const struct hv_log_group *base, size_t cells,
                                      double margin_pct, size_t cap, struct hv_more *out);
+
+/** The further rounds likely to decide a paired comparison r
+ *  (hv_effect_paired over r->log.n_min complete rounds) read at the
+ *  two-sided level `level` in (0, 1): the smallest k with
+ *    (t(1 − level/2, df + k) + z(HV_DECIDE_POWER))·se·√(n/(n + k)) <= gap
+ *  (the spread of the round ratios as now, gap as hv_rounds_to_decide's).
+ *  An estimate, not a promise; already past the margin at that level: 0.
+ *  Returns HV_STAT_BAD_ARG (margin_pct outside [0, 100), cap above
+ *  HV_DECIDE_CAP_MAX, level outside (0, 1), r without an interval) or
+ *  HV_STAT_OK. */
+enum hv_stat_err hv_rounds_to_decide_paired(const struct hv_ratio *r, double margin_pct,
+                                            double level, size_t cap, struct hv_more *out);
 
 /** order[0..m) gets the indices of p[0..m) from the smallest p to the
  *  largest, ties by index (Holm's order). Returns HV_STAT_NO_MEMORY or

@@ -26,6 +26,9 @@ static const char *const kinds[] = {"cpu", "disk", "net", NULL};
 static const char *const designs[] = {"full", "one-at-a-time", NULL};
 static const char *const concurrencies[] = {"one-guest", "all-guests", "ramp", NULL};
 static const char *const orders[] = {"randomized", "sequential", NULL};
+/* What the server does with a job that ran beside other work (busy):
+ * repeat it in its round and set it aside, or keep it (migrations/052). */
+static const char *const noises[] = {"repeat", "keep", NULL};
 
 static const struct hv_jfield plan_fields[] = {
     {.name = "name", .type = HV_J_STRING, .required = true, .max_len = 128},
@@ -39,6 +42,7 @@ static const struct hv_jfield plan_fields[] = {
     {.name = "ramp", .type = HV_J_OBJECT},
     {.name = "repetitions", .type = HV_J_OBJECT},
     {.name = "order", .type = HV_J_STRING, .choices = orders},
+    {.name = "noise", .type = HV_J_STRING, .choices = noises},
     {.name = "seed", .type = HV_J_INTEGER, .min = 0, .max = 9007199254740991.0},
     {.name = "margin_pct", .type = HV_J_NUMBER, .min = 0.1, .max = 50},
     /* A fleet plan's (plan_fleet.h): how many of its hosts run at once. */
@@ -677,10 +681,8 @@ static void report_param_errors(json_t *doc, json_t *errors)
 static int fill_defaults(json_t *doc, uint64_t default_seed)
 {
     static const char *const defaults[][2] = {
-        {"design", "full"},
-        {"concurrency", "one-guest"},
-        {"order", "randomized"},
-        {"baseline", "host"},
+        {"design", "full"},  {"concurrency", "one-guest"}, {"order", "randomized"},
+        {"noise", "repeat"}, {"baseline", "host"},
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)

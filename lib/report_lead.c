@@ -111,29 +111,48 @@ static int cmp_more(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+struct hv_report_decided hv_report_decided(const json_t *report)
+{
+    struct hv_report_decided d = {0};
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(report, "comparisons"), i, c)
+    {
+        const char *v = str(c, "family_verdict");
+        d.comparisons++;
+        d.better += strcmp(v, "better") == 0;
+        d.worse += strcmp(v, "worse") == 0;
+        d.no_effect += strcmp(v, "no_effect") == 0;
+        d.inconclusive += !decided(c);
+    }
+    return d;
+}
+
+json_t *hv_report_decided_json(const json_t *report)
+{
+    struct hv_report_decided d = hv_report_decided(report);
+    return json_pack("{s:I,s:I,s:I,s:I,s:I}", "comparisons", (json_int_t)d.comparisons, "better",
+                     (json_int_t)d.better, "worse", (json_int_t)d.worse, "no_effect",
+                     (json_int_t)d.no_effect, "inconclusive", (json_int_t)d.inconclusive);
+}
+
 /* How many comparisons are decided, and what would decide the others. */
 static void verdicts(json_t *lines, const json_t *report)
 {
     const json_t *cmps = json_object_get(report, "comparisons");
-    size_t n = json_array_size(cmps), better = 0, worse = 0, none = 0, i;
+    size_t n = json_array_size(cmps), i;
     const json_t *c;
     const json_t **open = malloc((n ? n : 1) * sizeof *open);
     if (open == NULL)
         return;
     size_t k = 0;
-    json_array_foreach(cmps, i, c)
-    {
-        const char *v = str(c, "family_verdict");
-        better += strcmp(v, "better") == 0;
-        worse += strcmp(v, "worse") == 0;
-        none += strcmp(v, "no_effect") == 0;
-        if (!decided(c))
-            open[k++] = c;
-    }
+    json_array_foreach(cmps, i, c) if (!decided(c)) open[k++] = c;
+    struct hv_report_decided d = hv_report_decided(report);
     line(lines,
          "Decided: %zu of %zu comparison%s (%zu better, %zu worse, %zu no effect); %zu "
          "inconclusive",
-         n - k, n, n == 1 ? "" : "s", better, worse, none, k);
+         d.comparisons - d.inconclusive, d.comparisons, d.comparisons == 1 ? "" : "s", d.better,
+         d.worse, d.no_effect, d.inconclusive);
     qsort(open, k, sizeof *open, cmp_more);
     const json_t *max = json_object_get(json_object_get(report, "repetitions"), "max");
     long long rep_max = json_is_integer(max) ? (long long)json_integer_value(max) : 0;

@@ -363,6 +363,26 @@ static const char *value_text(const json_t *v, char *buf, size_t len)
 
 /* A fleet plan's per-host view: each host against the fleet's median,
  * then the outliers with the facts in which they differ. */
+/* The jobs set aside as noisy (the report's set_aside): how many, why,
+ * and that n leaves them out. */
+static void md_set_aside(struct sb *b, const json_t *report)
+{
+    const json_t *sa = json_object_get(report, "set_aside");
+    json_int_t n = json_integer_value(json_object_get(sa, "count"));
+    if (n <= 0)
+        return;
+    sb_printf(b, "\nSet aside as noisy: %lld job%s (", (long long)n, n == 1 ? "" : "s");
+    const char *reason;
+    const json_t *count;
+    size_t k = 0;
+    json_object_foreach((json_t *)json_object_get(sa, "reasons"), reason, count)
+    {
+        sb_printf(b, "%s%lld ", k++ > 0 ? ", " : "", (long long)json_integer_value(count));
+        md_text(b, reason, false);
+    }
+    sb_puts(b, "), each run again in its round; n counts none of them.\n");
+}
+
 static void md_hosts(struct sb *b, const json_t *report)
 {
     const json_t *h = json_object_get(report, "hosts");
@@ -471,6 +491,7 @@ char *hv_report_md(const json_t *report)
     md_efficiency(&b, report);
     sb_puts(&b, "\n## Repetitions\n\n");
     md_bullets(&b, json_object_get(report, "repetitions"), "configurations", "sentence");
+    md_set_aside(&b, report);
     md_hosts(&b, report);
     md_summaries(&b, report);
     md_runs(&b, report);

@@ -34,6 +34,27 @@ char *hv_report_md(const json_t *report);
  *  strings, or NULL when memory runs out. */
 json_t *hv_report_lead(const json_t *report);
 
+/** How a report's comparisons[] stand after Holm's correction: how many
+ *  there are, how many have the family_verdict better, worse and
+ *  no_effect (decided), and how many do not (inconclusive, or no verdict).
+ *  The counts hv_report_lead's "Decided:" line prints and the report's
+ *  `decided` member holds. */
+struct hv_report_decided {
+    size_t comparisons;  /**< every element of comparisons[] */
+    size_t better;       /**< family_verdict "better" */
+    size_t worse;        /**< family_verdict "worse" */
+    size_t no_effect;    /**< family_verdict "no_effect" */
+    size_t inconclusive; /**< the rest: comparisons − better − worse − no_effect */
+};
+
+/** The counts of report's comparisons (all 0 without any). */
+struct hv_report_decided hv_report_decided(const json_t *report);
+
+/** hv_report_decided as the report's `decided` member: a new object
+ *  {comparisons, better, worse, no_effect, inconclusive}, or NULL when
+ *  memory runs out. */
+json_t *hv_report_decided_json(const json_t *report);
+
 /** The report as one CSV table (RFC 4180, header line first) with a row
  *  per summary, run, comparison, interaction, overhead, efficiency and
  *  recommendation; the column "section" says which. Returns a malloc'd

@@ -48,6 +48,13 @@ enum hv_spend {
     HV_SPEND_POCOCK,
 };
 
+/** The spending function of a plan's stop rule and its verdicts (the
+ *  server's and the bench's): Pocock type, for why see docs/statistics.md
+ *  ("Stopping that stays valid"). */
+#define HV_SEQ_SPEND HV_SPEND_POCOCK
+/** Its name in a report ("pocock"). */
+#define HV_SEQ_SPEND_NAME "pocock"
+
 /** The error spent by information fraction t (clamped to [0, 1]) of a
  *  two-sided alpha in (0, 1). */
 double hv_spend(enum hv_spend shape, double alpha, double t);

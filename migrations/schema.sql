@@ -4,7 +4,7 @@
 -- function or trigger changed by several migrations is here as the last
 -- one left it. To change the schema, add a migration, run `make schema`
 -- and commit both (tests/integration/test_schema.sh fails while this file
--- is stale). Schema version 51. Definitions only: the rows of
+-- is stale). Schema version 52. Definitions only: the rows of
 -- hv_schema_migrations, which `hvbench-server migrate` writes, are not here.
 
 --
@@ -428,6 +428,49 @@ BEGIN
     VALUES (NEW.id, CASE WHEN TG_OP = 'INSERT' THEN 'imported' ELSE 'cancel' END, true)
     ON CONFLICT (plan_id, xact) DO UPDATE SET reason = excluded.reason, locked = true;
     RETURN NULL;
+END $$;
+
+--
+-- Name: hv_noise_repeat(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_noise_repeat(p_job bigint) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    j jobs;
+    why text;
+    rmax integer;
+    n integer;
+BEGIN
+    SELECT * INTO j FROM jobs WHERE id = p_job;
+    IF NOT FOUND OR j.status <> 'done' OR j.group_id IS NOT NULL OR j.role IS NOT NULL THEN
+        RETURN NULL;
+    END IF;
+    SELECT coalesce((p.spec->'repetitions'->>'max')::int, 1) INTO rmax FROM plans p
+    WHERE p.id = j.plan_id AND p.spec->>'noise' = 'repeat' AND NOT p.cancelled;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    why := hv_result_noise(j.id, j.attempt);
+    IF why IS NULL THEN
+        RETURN NULL;
+    END IF;
+    PERFORM hv_plan_lock(j.plan_id);
+    SELECT count(*) INTO n FROM jobs x
+    WHERE x.plan_id = j.plan_id AND x.config_id = j.config_id AND x.workload_id = j.workload_id
+      AND x.target_name = j.target_name AND x.repetition = j.repetition;
+    IF n >= rmax THEN
+        RETURN NULL;
+    END IF;
+    UPDATE results SET set_aside = why
+    WHERE job_id = j.id AND attempt = j.attempt AND status = 'ok';
+    INSERT INTO jobs (plan_id, config_id, workload_id, workload, target_name, repetition,
+                      run_order, max_failures, block)
+    SELECT j.plan_id, j.config_id, j.workload_id, j.workload, j.target_name, j.repetition,
+           max(x.run_order), j.max_failures, j.block
+    FROM jobs x WHERE x.plan_id = j.plan_id AND x.repetition = j.repetition;
+    RETURN why;
 END $$;
 
 --
@@ -968,6 +1011,21 @@ CREATE FUNCTION public.hv_result_host_samples(rid bigint) RETURNS TABLE(metric t
 $$;
 
 --
+-- Name: hv_result_noise(bigint, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_result_noise(p_job bigint, p_attempt integer) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+SELECT CASE
+    WHEN EXISTS (SELECT 1 FROM results r WHERE r.job_id = p_job AND r.attempt = p_attempt
+                 AND r.observed->'interference'->'busy' = 'true'::jsonb) THEN 'interference'
+    WHEN EXISTS (SELECT 1 FROM telemetry tm WHERE tm.job_id = p_job AND tm.attempt = p_attempt
+                 AND tm.observed->'host_busy'->'busy' = 'true'::jsonb) THEN 'host_busy'
+END
+$$;
+
+--
 -- Name: hv_round_values(bigint); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1394,6 +1452,8 @@ CREATE TABLE public.results (
     observed jsonb DEFAULT '{}'::jsonb NOT NULL,
     raw text,
     received_at timestamp with time zone DEFAULT now() NOT NULL,
+    set_aside text,
+    CONSTRAINT results_set_aside_check CHECK ((set_aside = ANY (ARRAY['interference'::text, 'host_busy'::text]))),
     CONSTRAINT results_status_check CHECK ((status = ANY (ARRAY['ok'::text, 'error'::text])))
 );
 
@@ -1426,7 +1486,7 @@ CREATE VIEW public.hv_round_parts AS
     r.id AS results_sum
    FROM (((public.jobs j
      JOIN public.configurations c ON ((c.id = j.config_id)))
-     JOIN public.results r ON (((r.job_id = j.id) AND (r.attempt = j.attempt) AND (r.status = 'ok'::text))))
+     JOIN public.results r ON (((r.job_id = j.id) AND (r.attempt = j.attempt) AND (r.status = 'ok'::text) AND (r.set_aside IS NULL))))
      JOIN public.metrics m ON ((m.result_id = r.id)))
   WHERE ((j.status = 'done'::text) AND (j.role IS DISTINCT FROM 'server'::text) AND (j.group_id IS NULL))
 UNION ALL
@@ -1476,7 +1536,7 @@ UNION ALL
             max(abs(m.value)) OVER (PARTITION BY j.plan_id, j.target_name, j.group_id, m.name, c.idx, c.name, j.workload_id, j.series_key, j.repetition) AS s
            FROM (((public.jobs j
              JOIN public.configurations c ON ((c.id = j.config_id)))
-             JOIN public.results r ON (((r.job_id = j.id) AND (r.attempt = j.attempt) AND (r.status = 'ok'::text))))
+             JOIN public.results r ON (((r.job_id = j.id) AND (r.attempt = j.attempt) AND (r.status = 'ok'::text) AND (r.set_aside IS NULL))))
              JOIN public.metrics m ON ((m.result_id = r.id)))
           WHERE ((j.status = 'done'::text) AND (j.role IS DISTINCT FROM 'server'::text) AND (j.group_id IS NOT NULL))) y
   GROUP BY y.plan_id, y.target_name, y.group_id, y.metric, y.cidx, y.cname, y.workload_id, y.series_key, y.repetition;

@@ -32,11 +32,13 @@ static const struct hv_stmt job_exists = {"job_exists", "SELECT '1' FROM jobs WH
 /* A result with its host telemetry (migrations/009): the host's samples
  * join the guest's, on the result's axis (hv_result_host_samples,
  * migrations/048); observed gains the host's host_busy verdict; telemetry says
- * "present" or "missing" with the reason. */
+ * "present" or "missing" with the reason; set_aside why the result is in no
+ * figure (migrations/052), or null. */
 static const struct hv_stmt job_results = {
     "job_results",
     "SELECT coalesce(json_agg(json_build_object('result_id', r.id, 'attempt', r.attempt, "
-    "'status', r.status, 'error', r.error, 'started_at', r.started_at, 'finished_at', "
+    "'status', r.status, 'error', r.error, 'set_aside', r.set_aside, 'started_at', r.started_at, "
+    "'finished_at', "
     "r.finished_at, 'received_at', r.received_at, 'observed', r.observed || CASE WHEN "
     "tm.observed ? 'host_busy' THEN jsonb_build_object('host_busy', tm.observed->'host_busy') "
     "ELSE '{}' END, 'telemetry', CASE WHEN tm.status = 'ok' THEN 'present' ELSE 'missing' END, "

@@ -31,8 +31,8 @@ static const struct hv_stmt lock_job = {
     "result_lock_job",
     "SELECT status, attempt, status IN ('queued', 'failed') AND lapsed_attempt = attempt "
     "AND group_id IS NULL, (SELECT r.id FROM results r WHERE r.job_id = $1 AND r.attempt = $2), "
-    "(SELECT c.worker_id FROM job_claims c WHERE c.job_id = $1 AND c.attempt = $2) = $3 "
-    "FROM jobs WHERE id = $1 FOR UPDATE",
+    "(SELECT c.worker_id FROM job_claims c WHERE c.job_id = $1 AND c.attempt = $2) = "
+    "$3, " HV_SQL_NOISE_MAY_REPEAT("jobs") " FROM jobs WHERE id = $1 FOR UPDATE",
     3};
 /* A job of a tuning plan carries the levels its host worker read back
  * when it applied the block's configuration (observed.host_settings),
@@ -83,12 +83,15 @@ static const struct hv_stmt lock_many = {
     "AND j.group_id IS NULL, (SELECT r.id FROM results r WHERE r.job_id = e.job_id "
     "AND r.attempt = e.attempt), (SELECT c.worker_id FROM job_claims c WHERE c.job_id = e.job_id "
     "AND c.attempt = e.attempt) = e.worker_id, " HV_SQL_ROUND_MAY_DECIDE(
-        "j") " "
-             "FROM unnest($1::bigint[], $2::int[], $3::bigint[]) WITH ORDINALITY AS e(job_id, "
-             "attempt, "
-             "worker_id, i) LEFT JOIN LATERAL (SELECT status, attempt, lapsed_attempt, group_id, "
-             "plan_id, "
-             "repetition FROM jobs WHERE id = e.job_id FOR UPDATE) j ON true ORDER BY e.i",
+        "j") ", " HV_SQL_NOISE_MAY_REPEAT("j") " "
+                                               "FROM unnest($1::bigint[], $2::int[], $3::bigint[]) "
+                                               "WITH ORDINALITY AS e(job_id, "
+                                               "attempt, "
+                                               "worker_id, i) LEFT JOIN LATERAL (SELECT status, "
+                                               "attempt, lapsed_attempt, group_id, "
+                                               "plan_id, "
+                                               "repetition, role FROM jobs WHERE id = e.job_id FOR "
+                                               "UPDATE) j ON true ORDER BY e.i",
     3};
 static const struct hv_stmt insert_many = {
     "result_insert_many",
@@ -278,6 +281,7 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
     bool running = strcmp(PQgetvalue(r, 0, 0), "running") == 0;
     int current = atoi(PQgetvalue(r, 0, 1));
     bool lapsed = PQgetvalue(r, 0, 2)[0] == 't';
+    bool may_repeat = PQgetvalue(r, 0, 5)[0] == 't';
     if (PQgetvalue(r, 0, 4)[0] != 't') {
         a->out->not_claimer = true;
         PQclear(r);
@@ -335,8 +339,11 @@ static enum hv_db_status store_txn(struct hv_db *db, void *arg)
         s = hv_db_exec(db, &fail_group, p1, NULL);
         s = s == HV_DB_NONE ? HV_DB_OK : s;
     }
-    /* The job that ends a round decides whether another round follows
-     * (finish_job said whether it may). */
+    /* A noisy job done is set aside and repeated first, which keeps its
+     * round open; the job that ends a round decides whether another round
+     * follows (finish_job said whether it may). */
+    if (s == HV_DB_OK && may_repeat && strcmp(u->status, "ok") == 0)
+        s = hv_db_noise_repeat(db, id, NULL);
     return s == HV_DB_OK && may_decide ? hv_db_round_decide(db, id) : s;
 }
 
@@ -477,11 +484,13 @@ static enum hv_db_status store_many_txn(struct hv_db *db, void *arg)
     }
     /* Whether a job written needs more than its end: a failed member
      * takes its group with it, a round's end decides the next. */
-    bool more = false, decide[HV_CLAIM_MANY_MAX];
+    bool more = false, decide[HV_CLAIM_MANY_MAX], repeat[HV_CLAIM_MANY_MAX];
     for (size_t i = 0; i < n && i < HV_CLAIM_MANY_MAX; i++) {
         if (lock_outcome(a->items[i], r, (int)i)) {
+            bool ok = strcmp(a->items[i]->u.status, "ok") == 0;
             decide[nw] = PQgetvalue(r, (int)i, 5)[0] == 't';
-            more = more || decide[nw] || strcmp(a->items[i]->u.status, "ok") != 0;
+            repeat[nw] = ok && PQgetvalue(r, (int)i, 6)[0] == 't';
+            more = more || decide[nw] || repeat[nw] || !ok;
             w[nw++] = a->items[i];
         }
     }
@@ -514,11 +523,19 @@ static enum hv_db_status store_many_txn(struct hv_db *db, void *arg)
             if (w[i]->u.job_id == job)
                 w[i]->stored.result_id = strtoll(PQgetvalue(rs[0], (int)k, 1), NULL, 10);
     }
+    /* Noisy jobs are set aside and repeated before any round is decided,
+     * so a round that one of them keeps open is not decided ended. */
+    for (size_t i = 0; s == HV_DB_OK && i < nw; i++) {
+        if (repeat[i]) {
+            char id[24];
+            s = hv_db_noise_repeat(db, hv_db_int(id, sizeof id, w[i]->u.job_id), NULL);
+        }
+    }
     /* What store_txn does after a job's end: a failed member takes its
      * group with it; the job that ends a round decides the next. The
      * batch may end the last jobs of a round together: each then sees
      * the round ended, and the plan is decided once, after the first.
-     * Without either, the transaction is committed already. */
+     * Without any of these, the transaction is committed already. */
     int64_t decided[HV_CLAIM_MANY_MAX];
     size_t nd = 0;
     for (size_t k = 0; s == HV_DB_OK && k < nw; k++) {

@@ -1,10 +1,8 @@
 /* db_rounds.c — see db_rounds.h. */
 #include "db_rounds.h"
 
-#include "adaptive.h"
 #include "log.h"
-#include "params.h"
-#include "stats.h"
+#include "report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,18 +31,9 @@ static const struct hv_stmt state = {
     "j.repetition AND x.status IN ('queued', 'running')), p.cancelled, "
     "coalesce((p.spec->'repetitions'->>'min')::int, 1), "
     "coalesce((p.spec->'repetitions'->>'max')::int, 1), "
-    "coalesce((p.spec->'repetitions'->>'ci_pct')::float8, 0), p.seed::text, "
+    "p.seed::text, "
     "coalesce(p.spec->>'order', 'randomized') <> 'sequential' "
     "FROM jobs j JOIN plans p ON p.id = j.plan_id WHERE j.id = $1",
-    1};
-
-/* One value per series and round (hv_round_values, migrations/042): the
- * series' configuration, workload, target and metric, the workload's kind
- * and engine, the round and the value; a group's members are one value. */
-static const struct hv_stmt values = {
-    "round_values",
-    "SELECT v.config_idx, v.workload_id, v.target, v.metric, v.kind, v.engine, v.round, v.value "
-    "FROM hv_round_values($1) v ORDER BY 1, 2, 3, 4, 7",
     1};
 
 static const struct hv_stmt record = {
@@ -80,128 +69,68 @@ static const struct hv_stmt next_round = {
     "FROM ins i JOIN plans p ON p.id = $1 WHERE i.block IS NOT NULL",
     4};
 
-/* Whether metric is one the workload's engine judges by (its primary
- * metrics); a site benchmark's one declared metric always is. */
-static bool primary(const char *kind, const char *engine, const char *metric)
-{
-    const struct hv_engine_def *e = hv_engine_def_find(kind, engine);
-    if (e == NULL || e->metrics == NULL)
-        return true;
-    for (const char *const *m = e->metrics; *m != NULL; m++)
-        if (strcmp(*m, metric) == 0)
-            return true;
-    return false;
-}
+/* The noisy job's result set aside and its configuration queued again
+ * in its round, or NULL (migrations/052). */
+static const struct hv_stmt noise_repeat = {"round_noise_repeat", "SELECT hv_noise_repeat($1)", 1};
 
-/* The series of r's rows, summarised: a growing array of summaries of the
- * primary metrics, and the key of each for the record. */
-struct series_set {
-    struct hv_summary *s;
-    json_t *keys; /* [{configuration index, workload, target, metric}] */
-    size_t n, cap;
-};
-
-static int series_add(struct series_set *set, PGresult *r, int first, const double *x, size_t n)
+/* The plan's report as the stop rule reads it: its repetitions section's
+ * decision (server/report_advice.c) after the latest round, with what the
+ * record keeps of it. Read on this transaction's connection (the report's
+ * reads use the thread's, db), so the result that ended the round is in. */
+static enum hv_db_status decide(struct hv_db *db, const char *plan, int round, int rmax, bool *more)
 {
-    if (set->n == set->cap) {
-        size_t cap = set->cap ? set->cap * 2 : 32;
-        struct hv_summary *s = realloc(set->s, cap * sizeof *s);
-        if (s == NULL)
-            return -1;
-        set->s = s;
-        set->cap = cap;
+    *more = false;
+    struct hv_rdata d;
+    hv_rdata_init(&d);
+    d.runs_all = true; /* the values themselves, never a digest */
+    enum hv_db_status s = hv_report_load(strtoll(plan, NULL, 10), &d);
+    json_t *report = s == HV_DB_OK ? hv_report_build(&d) : NULL;
+    hv_rdata_free(&d);
+    if (s != HV_DB_OK || report == NULL) {
+        json_decref(report);
+        return s == HV_DB_OK ? HV_DB_ERROR : s;
     }
-    enum hv_stat_err e = hv_summarize_scaled(x, n, &set->s[set->n]);
-    if (e == HV_STAT_NO_MEMORY)
-        return -1;
-    if (e != HV_STAT_OK)
-        return 0; /* nothing to judge by */
-    json_array_append_new(
-        set->keys, json_pack("{s:i,s:s,s:s,s:s}", "configuration", atoi(PQgetvalue(r, first, 0)),
-                             "workload", PQgetvalue(r, first, 1), "target", PQgetvalue(r, first, 2),
-                             "metric", PQgetvalue(r, first, 3)));
-    set->n++;
-    return 0;
-}
-
-/* Whether rows a and b belong to one series. */
-static bool same_series(PGresult *r, int a, int b)
-{
-    for (int c = 0; c < 4; c++)
-        if (strcmp(PQgetvalue(r, a, c), PQgetvalue(r, b, c)) != 0)
-            return false;
-    return true;
-}
-
-static int collect(PGresult *r, struct series_set *set)
-{
-    int rows = PQntuples(r);
-    double *x = malloc(((size_t)rows + 1) * sizeof *x);
-    if (x == NULL)
-        return -1;
-    for (int first = 0; first < rows;) {
-        int end = first;
-        size_t n = 0;
-        for (; end < rows && same_series(r, first, end); end++)
-            x[n++] = strtod(PQgetvalue(r, end, 7), NULL);
-        if (primary(PQgetvalue(r, first, 4), PQgetvalue(r, first, 5), PQgetvalue(r, first, 3)) &&
-            series_add(set, r, first, x, n) != 0) {
-            free(x);
-            return -1;
+    const json_t *reps = json_object_get(report, "repetitions");
+    const json_t *family = json_object_get(report, "family");
+    const char *decision = json_string_value(json_object_get(reps, "decision"));
+    const char *rule = json_string_value(json_object_get(reps, "rule"));
+    /* The report counts the rounds with values; a round whose jobs all
+     * failed still counts towards max. */
+    if (decision == NULL || (round >= rmax && strcmp(decision, "more") == 0))
+        decision = "max";
+    json_t *rec =
+        json_pack("{s:i,s:s,s:s,s:O,s:O?}", "rounds", round, "rule", rule ? rule : "width",
+                  "decision", decision, "ci_pct", json_object_get(reps, "ci_pct"), "widest",
+                  json_object_get(reps, "widest"));
+    if (rec != NULL && rule != NULL && strcmp(rule, "sequential") == 0) {
+        size_t i, decided = 0;
+        const json_t *c;
+        json_array_foreach(json_object_get(report, "comparisons"), i, c)
+        {
+            const char *v = json_string_value(json_object_get(c, "family_verdict"));
+            decided += v != NULL && strcmp(v, "inconclusive") != 0;
         }
-        first = end;
+        json_object_set(rec, "comparisons", json_object_get(family, "comparisons"));
+        json_object_set_new(rec, "decided", json_integer((json_int_t)decided));
+        json_object_set(rec, "look_level", json_object_get(family, "look_level"));
     }
-    free(x);
-    return 0;
-}
-
-/* Decides after `round` rounds and records it; *more says whether to
- * queue another. */
-static enum hv_db_status decide(struct hv_db *db, const char *plan, int round, int rmin, int rmax,
-                                double ci_pct, bool *more)
-{
-    const char *p[] = {plan};
-    PGresult *r;
-    enum hv_db_status s = hv_db_exec(db, &values, p, &r);
-    if (s != HV_DB_OK && s != HV_DB_NONE) {
-        PQclear(r);
-        return s;
-    }
-    struct series_set set = {.keys = json_array()};
-    if (s == HV_DB_OK && collect(r, &set) != 0)
-        s = HV_DB_ERROR;
-    PQclear(r);
-    size_t widest = 0;
-    enum hv_adapt a = HV_ADAPT_MAX;
-    if (s != HV_DB_ERROR) {
-        a = hv_adapt_next(set.s, set.n, ci_pct, round, rmin, rmax);
-        hv_ci_reached(set.s, set.n, ci_pct, &widest);
-    }
-    json_t *rec = json_pack("{s:i,s:s,s:f,s:i}", "rounds", round, "decision", hv_adapt_name(a),
-                            "ci_pct", ci_pct, "series", (int)set.n);
-    if (widest < set.n && rec != NULL) {
-        json_t *w = json_deep_copy(json_array_get(set.keys, widest));
-        double h = set.s[widest].rel_half_pct;
-        json_object_set_new(w, "half_pct", h == h ? json_real(h) : json_null());
-        json_object_set_new(rec, "widest", w);
-    }
-    free(set.s);
-    json_decref(set.keys);
+    char said[16];
+    snprintf(said, sizeof said, "%s", decision);
+    json_decref(report);
     char *text = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
     json_decref(rec);
-    if (s != HV_DB_ERROR && text != NULL) {
-        const char *p2[] = {plan, text};
-        s = hv_db_exec(db, &record, p2, NULL);
-    } else {
-        s = HV_DB_ERROR;
-    }
+    if (text == NULL)
+        return HV_DB_ERROR;
+    const char *p2[] = {plan, text};
+    s = hv_db_exec(db, &record, p2, NULL);
     free(text);
-    *more = a == HV_ADAPT_MORE;
-    if (s == HV_DB_OK)
+    *more = strcmp(said, "more") == 0;
+    if (s == HV_DB_OK || s == HV_DB_NONE)
         hv_info("plan %s: after %d round%s: %s", plan, round, round == 1 ? "" : "s",
-                a == HV_ADAPT_MORE      ? "an interval is still too wide, one more round"
-                : a == HV_ADAPT_PRECISE ? "every interval is within the width asked for"
-                                        : "max rounds done");
+                *more                          ? "not decided yet, one more round"
+                : strcmp(said, "decided") == 0 ? "every comparison is decided"
+                : strcmp(said, "precise") == 0 ? "every interval is within the width asked for"
+                                               : "max rounds done");
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 
@@ -220,22 +149,37 @@ enum hv_db_status hv_db_round_decide(struct hv_db *db, const char *job_id)
     }
     char plan[24], seed[32];
     snprintf(plan, sizeof plan, "%s", PQgetvalue(r, 0, 0));
-    snprintf(seed, sizeof seed, "%s", PQgetvalue(r, 0, 8));
+    snprintf(seed, sizeof seed, "%s", PQgetvalue(r, 0, 7));
     int round = atoi(PQgetvalue(r, 0, 1)), latest = atoi(PQgetvalue(r, 0, 2));
     bool open = PQgetvalue(r, 0, 3)[0] == 't', cancelled = PQgetvalue(r, 0, 4)[0] == 't';
     int rmin = atoi(PQgetvalue(r, 0, 5)), rmax = atoi(PQgetvalue(r, 0, 6));
-    double ci_pct = strtod(PQgetvalue(r, 0, 7), NULL);
-    bool randomized = PQgetvalue(r, 0, 9)[0] == 't';
+    bool randomized = PQgetvalue(r, 0, 8)[0] == 't';
     PQclear(r);
     if (open || cancelled || round != latest || rmin < 1 || rmax < rmin)
         return HV_DB_OK;
     bool more = false;
-    s = decide(db, plan, round, rmin, rmax, ci_pct, &more);
+    s = decide(db, plan, round, rmax, &more);
     if (s != HV_DB_OK || !more)
         return s;
     char next[16];
     snprintf(next, sizeof next, "%d", round + 1);
     const char *pn[] = {plan, next, seed, randomized ? "t" : "f"};
     s = hv_db_exec(db, &next_round, pn, NULL);
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
+enum hv_db_status hv_db_noise_repeat(struct hv_db *db, const char *job_id, bool *repeated)
+{
+    const char *p[] = {job_id};
+    PGresult *r = NULL;
+    enum hv_db_status s = hv_db_exec(db, &noise_repeat, p, &r);
+    bool did = s == HV_DB_OK && !PQgetisnull(r, 0, 0);
+    if (did)
+        hv_info("job %s ran beside other work (%s): set aside, its configuration runs again in "
+                "its round",
+                job_id, PQgetvalue(r, 0, 0));
+    PQclear(r);
+    if (repeated != NULL)
+        *repeated = did;
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }

@@ -102,21 +102,49 @@ static const struct hv_stmt merge = {
  * telemetry (its partial index, migrations/019_telemetry_busy.sql), each
  * then looked up by its id, so a report reads none of the plan's other
  * jobs (joining each job of a plan of 100,000 to its telemetry took
- * 0.5-1.4 s a report). */
+ * 0.5-1.4 s a report). Bare-metal jobs say it in their own result
+ * (observed.interference, worker/interference.h): the work beside them is
+ * the host's own work, its share of all the CPU time times the CPUs in
+ * percent of one CPU as host_busy's nonguest_cpu_pct is; a plain join, so
+ * the planner goes through the plan's jobs or, given one, an index of the
+ * busy results. A result the plan set aside as noisy (results.set_aside,
+ * migrations/052) is no value of the report, so it is not among the busy
+ * but listed under set_aside, with the reason and the signal that set it
+ * aside. */
 static const struct hv_stmt report_host = {
     "telemetry_report_host",
     "SELECT json_build_object('host', p.spec->'targets'->>'host', 'kvm_probe', (SELECT "
     "h.facts->'kvm_probe' FROM targets h WHERE h.name = p.spec->'targets'->>'host'), 'busy', "
     "(SELECT coalesce(json_agg(json_build_object('job_id', j.id, 'configuration', c.name, "
-    "'target', j.target_name, 'workload', j.workload_id, 'others_cpu_pct', "
-    "tm.observed->'host_busy'->'others_cpu_pct', 'steal_pct', "
-    "tm.observed->'host_busy'->'steal_pct', 'nonguest_cpu_pct', "
-    "tm.observed->'host_busy'->'nonguest_cpu_pct') ORDER BY c.idx, j.id), '[]') "
-    "FROM telemetry tm CROSS JOIN LATERAL (SELECT j.id, j.config_id, j.target_name, "
-    "j.workload_id FROM jobs j WHERE j.id = tm.job_id AND j.attempt = tm.attempt "
-    "AND j.plan_id = p.id AND j.status = 'done' OFFSET 0) j "
-    "JOIN configurations c ON c.id = j.config_id "
-    "WHERE tm.observed->'host_busy'->'busy' = 'true'::jsonb))::text FROM plans p WHERE p.id = $1",
+    "'target', j.target_name, 'workload', j.workload_id, 'others_cpu_pct', b.others, "
+    "'steal_pct', b.steal, 'nonguest_cpu_pct', b.own) ORDER BY c.idx, j.id), '[]') "
+    "FROM (SELECT tm.job_id, tm.attempt, tm.observed->'host_busy'->'others_cpu_pct' AS others, "
+    "tm.observed->'host_busy'->'steal_pct' AS steal, "
+    "tm.observed->'host_busy'->'nonguest_cpu_pct' AS own FROM telemetry tm "
+    "WHERE tm.observed->'host_busy'->'busy' = 'true'::jsonb "
+    "UNION ALL SELECT r.job_id, r.attempt, NULL, r.observed->'interference'->'steal_pct', "
+    "to_jsonb(round((r.observed->'interference'->>'others_cpu_pct')::numeric * "
+    "(r.observed->'interference'->>'ncpus')::numeric, 2)) FROM results r "
+    "JOIN jobs rj ON rj.id = r.job_id AND rj.attempt = r.attempt AND rj.plan_id = $1 "
+    "WHERE r.observed->'interference'->'busy' = 'true'::jsonb) b "
+    "CROSS JOIN LATERAL (SELECT j.id, j.config_id, j.target_name, "
+    "j.workload_id FROM jobs j WHERE j.id = b.job_id AND j.attempt = b.attempt "
+    "AND j.plan_id = p.id AND j.status = 'done' AND NOT EXISTS (SELECT 1 FROM results ra "
+    "WHERE ra.job_id = j.id AND ra.attempt = j.attempt AND ra.set_aside IS NOT NULL) OFFSET 0) j "
+    "JOIN configurations c ON c.id = j.config_id), "
+    "'noise', coalesce(p.spec->>'noise', 'keep'), 'set_aside', "
+    "(SELECT json_build_object('count', count(*), 'reasons', coalesce((SELECT "
+    "json_object_agg(x.why, x.n) FROM (SELECT r2.set_aside AS why, count(*) AS n FROM results r2 "
+    "JOIN jobs j2 ON j2.id = r2.job_id AND j2.attempt = r2.attempt WHERE j2.plan_id = p.id "
+    "AND j2.status = 'done' AND r2.set_aside IS NOT NULL GROUP BY 1) x), '{}'), 'jobs', "
+    "coalesce(json_agg(json_build_object('job_id', sj.id, 'configuration', sc.name, 'target', "
+    "sj.target_name, 'workload', sj.workload_id, 'round', sj.repetition, 'reason', sr.set_aside, "
+    "'signal', coalesce(sr.observed->'interference', (SELECT tm.observed->'host_busy' "
+    "FROM telemetry tm WHERE tm.job_id = sj.id AND tm.attempt = sj.attempt))) "
+    "ORDER BY sc.idx, sj.id), '[]')) FROM results sr JOIN jobs sj ON sj.id = sr.job_id "
+    "AND sj.attempt = sr.attempt AND sj.plan_id = p.id AND sj.status = 'done' "
+    "JOIN configurations sc ON sc.id = sj.config_id WHERE sr.set_aside IS NOT NULL))::text "
+    "FROM plans p WHERE p.id = $1",
     1};
 
 enum hv_db_status hv_db_report_host(int64_t plan_id, json_t **out)

@@ -57,8 +57,15 @@ enum hv_db_status hv_db_telemetry_store(const struct hv_telemetry_upload *u, boo
  *  "busy": [{"job_id", "configuration", "target", "workload",
  *  "others_cpu_pct", "steal_pct", "nonguest_cpu_pct"}]}, busy listing the
  *  done jobs whose counted attempt ran while the host was busy with other
- *  work (their telemetry's host_busy.busy), in configuration and job
- *  order. HV_DB_NONE when there is no such plan. */
+ *  work (their telemetry's host_busy.busy, or a bare-metal job's own
+ *  observed.interference.busy: no others_cpu_pct, its others' share in
+ *  percent of one CPU as nonguest_cpu_pct), in configuration and job
+ *  order, leaving out what was set aside; "noise": the plan's noise
+ *  ("repeat" or "keep"); "set_aside": {"count", "reasons": {reason: n},
+ *  "jobs": [{"job_id", "configuration", "target", "workload", "round",
+ *  "reason", "signal"}]}, the done jobs whose result was set aside as
+ *  noisy (migrations/052), signal their observed.interference or their
+ *  telemetry's host_busy. HV_DB_NONE when there is no such plan. */
 enum hv_db_status hv_db_report_host(int64_t plan_id, json_t **out);
 
 #endif

@@ -7,7 +7,10 @@
  * verdicts (Holm over the family that feeds recommendations), two-factor
  * interactions, the overhead against the baseline with the efficiency
  * per subsystem and overall, whether each configuration's repetitions
- * reached the width asked for, and the recommendations. The statistics are
+ * reached the width asked for, the recommendations, and last, read from
+ * that finished document, the answer it opens with and how many
+ * comparisons are decided (lib/report_render.h hv_report_lead,
+ * hv_report_decided: the same lines hvbench report prints). The statistics are
  * lib/'s (stats.h, compare.h, contrast.h, efficiency.h, adaptive.h);
  * docs/statistics.md says how the report uses them, docs/api.md what it
  * looks like. lib/report_render.h renders it as Markdown or CSV.

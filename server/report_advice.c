@@ -102,13 +102,21 @@ static json_t *repetitions_of(struct hv_rctx *c, const json_t *summaries, size_t
     size_t widest;
     bool reached;
     enum hv_adapt next = judge(d, j, k, rounds, &reached, &widest);
-    const char *stop = next == HV_ADAPT_PRECISE ? "width"
-                       : next == HV_ADAPT_MAX   ? "max"
-                       : d->finished            ? "ended"
-                                                : "running";
+    /* With comparisons, the plan's stop rule is theirs (hv_rcompare). */
+    bool decided = c->n_cmps > 0 && c->after == HV_SEQ_DECIDED;
+    const char *stop = decided                    ? "decided"
+                       : next == HV_ADAPT_PRECISE ? "width"
+                       : next == HV_ADAPT_MAX     ? "max"
+                       : d->finished              ? "ended"
+                                                  : "running";
     char wide[400], text[900];
     widest_words(c, &j[widest], wide, sizeof wide);
-    if (reached)
+    if (decided)
+        snprintf(text, sizeof text,
+                 "%s: %zu round%s; every comparison of the plan is decided (better, worse or no "
+                 "effect) at round %d's level",
+                 name, rounds, rounds == 1 ? "" : "s", c->look);
+    else if (reached)
         snprintf(text, sizeof text,
                  "%s: %zu round%s; every primary interval is within \xc2\xb1%g %% (the widest, "
                  "%s)",
@@ -124,7 +132,7 @@ static json_t *repetitions_of(struct hv_rctx *c, const json_t *summaries, size_t
                  "\xc2\xb1%g %% asked for",
                  name, d->finished ? "the plan ended" : "still running", rounds, d->rep_max, wide,
                  d->ci_pct);
-    if (!reached && d->finished)
+    if (!reached && !decided && d->finished)
         hv_rwarn(c, "width", "%s", text);
     const json_t *w = j[widest].summary;
     json_t *o = json_pack("{s:s,s:I,s:s,s:b,s:{s:O,s:O,s:O,s:O},s:s}", "configuration", name,
@@ -157,11 +165,27 @@ json_t *hv_rrepetitions(struct hv_rctx *c, const json_t *summaries)
      * primary series of every configuration within ci_pct. */
     size_t widest, k = judged_of(summaries, NULL, j, &rounds);
     bool reached;
-    judge(d, j, k, rounds, &reached, &widest);
+    enum hv_adapt next = judge(d, j, k, rounds, &reached, &widest);
+    json_t *wide = NULL;
+    if (widest < k) {
+        const json_t *w = j[widest].summary;
+        wide = json_pack("{s:O,s:O,s:O,s:O}", "workload", json_object_get(w, "workload"), "target",
+                         json_object_get(w, "target"), "side", json_object_get(w, "side"), "metric",
+                         json_object_get(w, "metric"));
+        hv_rset_num(wide, "half_pct",
+                    j[widest].s.scale == HV_CI_NONE ? NAN : j[widest].s.rel_half_pct);
+    }
     free(j);
+    /* The stop rule's decision after the latest round, the one the server
+     * takes (server/db_rounds.c reads it): with comparisons, the
+     * group-sequential rule over them; without, every primary interval's
+     * width. */
+    const char *decision = c->n_cmps > 0 ? hv_seq_stop_name(c->after) : hv_adapt_name(next);
     const json_t *kept = json_object_get(d->summary, "rounds");
-    return json_pack("{s:i,s:i,s:f,s:b,s:O,s:o}", "min", d->rep_min, "max", d->rep_max, "ci_pct",
-                     d->ci_pct, "reached", reached, "server",
+    return json_pack("{s:i,s:i,s:f,s:b,s:s,s:s,s:o,s:O,s:o}", "min", d->rep_min, "max", d->rep_max,
+                     "ci_pct", d->ci_pct, "reached", reached, "rule",
+                     c->n_cmps > 0 ? "sequential" : "width", "decision", decision, "widest",
+                     wide != NULL ? wide : json_null(), "server",
                      json_is_object(kept) ? (json_t *)kept : json_null(), "configurations", list);
 }
 

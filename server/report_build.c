@@ -1,6 +1,7 @@
 /* report_build.c — a plan's report as a whole; see report.h. */
 #include "report.h"
 #include "report_int.h"
+#include "report_render.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -67,18 +68,22 @@ static void probe_words(const struct hv_rdata *d, char *buf, size_t len)
 }
 
 /* One warning per configuration whose jobs ran while the host was busy
- * with other work (their host telemetry's host_busy), naming the jobs and
- * the most the other work took. */
+ * with other work (a guest job's host telemetry's host_busy, a bare-metal
+ * job's own observed.interference), naming the jobs and the most the other
+ * work took; other domains only when a guest job's telemetry counted them. */
 static void busy_warnings(struct hv_rctx *c, const struct hv_rdata *d)
 {
     const json_t *busy = json_object_get(d->host_view, "busy");
     const char *host = json_string_value(json_object_get(d->host_view, "host"));
+    const char *noise = json_string_value(json_object_get(d->host_view, "noise"));
+    bool repeat = noise != NULL && strcmp(noise, "repeat") == 0;
     size_t n = json_array_size(busy);
     for (size_t i = 0, k; i < n; i += k) {
         const char *config =
             json_string_value(json_object_get(json_array_get(busy, i), "configuration"));
         char jobs[400] = "";
         double others = 0, steal = 0, own = 0;
+        bool domains = false;
         size_t listed = 0;
         for (k = 0; i + k < n; k++) {
             const json_t *b = json_array_get(busy, i + k);
@@ -93,6 +98,7 @@ static void busy_warnings(struct hv_rctx *c, const struct hv_rdata *d)
                          target != NULL ? target : "?");
                 listed++;
             }
+            domains = domains || json_is_number(json_object_get(b, "others_cpu_pct"));
             double v = json_number_value(json_object_get(b, "others_cpu_pct"));
             others = v > others ? v : others;
             v = json_number_value(json_object_get(b, "steal_pct"));
@@ -103,14 +109,48 @@ static void busy_warnings(struct hv_rctx *c, const struct hv_rdata *d)
         char more[32] = "";
         if (listed < k)
             snprintf(more, sizeof more, " and %zu more", k - listed);
+        char doms[64] = "";
+        if (domains)
+            snprintf(doms, sizeof doms, "other domains up to %.1f %% of a CPU, ", others);
         hv_rwarn(c, "host_busy",
                  "configuration %s: %zu job%s ran while %s was busy with other work (job%s %s%s; "
-                 "other domains up to %.1f %% of a CPU, steal up to %.1f %%, the host's own work "
-                 "up to %.1f %% of a CPU): their values carry that work's noise",
+                 "%ssteal up to %.1f %%, the host's own work up to %.1f %% of a CPU): their "
+                 "values carry that work's noise%s",
                  config != NULL ? config : "?", k, k == 1 ? "" : "s",
-                 host != NULL ? host : "the host", k == 1 ? "" : "s", jobs, more, others, steal,
-                 own);
+                 host != NULL ? host : "the host", k == 1 ? "" : "s", jobs, more, doms, steal, own,
+                 repeat ? " (kept although the plan repeats noisy jobs: the last job its round "
+                          "allowed, one that ran with others, or one whose host telemetry came "
+                          "after its result)"
+                        : "");
     }
+}
+
+/* The jobs set aside as noisy (migrations/052): the report's set_aside
+ * member, a copy of the host view's, and one warning saying how many and
+ * why. Their values are in no figure (hv_round_parts leaves them out). */
+static int set_aside(struct hv_rctx *c, const struct hv_rdata *d, json_t *report)
+{
+    const json_t *sa = json_object_get(d->host_view, "set_aside");
+    json_int_t n = json_integer_value(json_object_get(sa, "count"));
+    if (!json_is_object(sa))
+        return 0;
+    if (n > 0) {
+        char why[200] = "";
+        const char *reason;
+        const json_t *count;
+        json_object_foreach((json_t *)json_object_get(sa, "reasons"), reason, count)
+        {
+            size_t used = strlen(why);
+            snprintf(why + used, sizeof why - used, "%s%lld %s", used > 0 ? ", " : "",
+                     (long long)json_integer_value(count), reason);
+        }
+        hv_rwarn(c, "set_aside",
+                 "%lld job%s ran beside other work and %s set aside (%s): %s in no figure, and "
+                 "%s configuration ran again in the same round",
+                 (long long)n, n == 1 ? "" : "s", n == 1 ? "was" : "were", why,
+                 n == 1 ? "its values are" : "their values are", n == 1 ? "its" : "each one's");
+    }
+    return json_object_set_new(report, "set_aside", json_deep_copy(sa));
 }
 
 /* Sets key of report to v (stolen); a NULL v (memory ran out) fails. */
@@ -183,9 +223,15 @@ json_t *hv_report_build_digest(const struct hv_rdata *d, json_t **digest)
             names, probe);
     }
     busy_warnings(&c, d);
-    int rc = sections(&c, report, digest);
+    int rc = set_aside(&c, d, report);
+    rc |= sections(&c, report, digest);
     rc |= json_object_set(report, "warnings", c.warnings);
     hv_rctx_free(&c);
+    /* Read from the finished document, as hvbench report reads it. */
+    if (rc == 0) {
+        rc |= put(report, "decided", hv_report_decided_json(report));
+        rc |= put(report, "answer", hv_report_lead(report));
+    }
     if (rc != 0) {
         json_decref(report);
         if (digest != NULL) {

@@ -11,6 +11,7 @@
 
 #include "plan.h"
 #include "report_render.h"
+#include "sequential.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -112,6 +113,34 @@ static const char *no_ratio_reason(const struct cells *k)
     return "an interval needs at least 2 rounds of each configuration";
 }
 
+/* The paired comparison of the cells when their rounds are complete:
+ * every pair has values of the same rounds, none missing, none of them
+ * unusable. Returns whether *r holds it (else Welch is the comparison). */
+static bool compare_paired(const struct cells *k, struct hv_ratio *r)
+{
+    if (k->n == 0 || k->usable < k->n)
+        return false;
+    size_t rounds = k->lev[0]->n;
+    for (size_t i = 0; i < k->n; i++)
+        for (int side = 0; side < 2; side++) {
+            const struct hv_arm *a = side ? k->base[i] : k->lev[i];
+            if (a->n != rounds ||
+                memcmp(a->rounds, k->lev[0]->rounds, rounds * sizeof *a->rounds) != 0)
+                return false;
+        }
+    double *lv = malloc(2 * k->n * rounds * sizeof *lv);
+    if (lv == NULL)
+        return false;
+    double *bv = lv + k->n * rounds;
+    for (size_t i = 0; i < k->n; i++) {
+        memcpy(lv + i * rounds, k->lev[i]->values, rounds * sizeof *lv);
+        memcpy(bv + i * rounds, k->base[i]->values, rounds * sizeof *bv);
+    }
+    bool ok = hv_effect_paired(lv, bv, k->n, rounds, r) == HV_STAT_OK;
+    free(lv);
+    return ok;
+}
+
 /* Computes the comparison of the cells into *m and its JSON object. */
 static json_t *compare_cells(struct hv_rctx *c, const struct cells *k, struct hv_rcmp *m)
 {
@@ -120,7 +149,8 @@ static json_t *compare_cells(struct hv_rctx *c, const struct cells *k, struct hv
     struct hv_more more = {0};
     m->r = (struct hv_ratio){.pct = NAN, .lo_pct = NAN, .hi_pct = NAN, .p = NAN};
     m->r.log = (struct hv_contrast){.est = NAN, .se = NAN, .df = NAN, .lo = NAN, .hi = NAN};
-    if (k->usable > 0 && hv_effect(k->gl, k->gb, k->usable, &m->r) == HV_STAT_OK)
+    m->paired = compare_paired(k, &m->r);
+    if (m->paired || (k->usable > 0 && hv_effect(k->gl, k->gb, k->usable, &m->r) == HV_STAT_OK))
         m->has_ratio = true;
     size_t n = m->has_ratio ? m->r.log.n_min : k->n_min;
     char note[160];
@@ -149,6 +179,8 @@ static json_t *compare_cells(struct hv_rctx *c, const struct cells *k, struct hv
                         : !m->has_ratio && n < 2   ? json_integer((json_int_t)(2 - n))
                                                    : json_null());
     json_object_set_new(o, "more_rounds_beyond_cap", json_boolean(decide && more.beyond_cap));
+    json_object_set_new(o, "analysis",
+                        !m->has_ratio ? json_null() : json_string(m->paired ? "paired" : "welch"));
     json_object_set_new(o, "reason", m->has_ratio ? json_null() : json_string(no_ratio_reason(k)));
     if (m->has_ratio && k->usable < k->n)
         hv_rwarn(c, "cells",
@@ -226,7 +258,12 @@ static void compare_sentence(const struct hv_rctx *c, const struct hv_rcmp *m)
     verdict_words(c, m, words, sizeof words);
     long long rounds = (long long)json_integer_value(json_object_get(m->json, "n"));
     long long cells = (long long)json_integer_value(json_object_get(m->json, "cells"));
-    if (cells > 1)
+    if (m->paired && cells > 1)
+        snprintf(n, sizeof n, "n = %lld rounds, paired within each, over %lld cells", rounds,
+                 cells);
+    else if (m->paired)
+        snprintf(n, sizeof n, "n = %lld rounds, paired within each", rounds);
+    else if (cells > 1)
         snprintf(n, sizeof n, "n = %lld round%s per configuration, pooled over %lld cells", rounds,
                  rounds == 1 ? "" : "s", cells);
     else
@@ -246,29 +283,74 @@ static void compare_sentence(const struct hv_rctx *c, const struct hv_rcmp *m)
     json_object_set_new(m->json, "sentence", json_string(text));
 }
 
-/* Holm over every comparison: the family verdicts and adjusted p. */
+/* The latest round with values among the arms: the look a report reads. */
+static int latest_round(const struct hv_rctx *c)
+{
+    int latest = 0;
+    for (size_t i = 0; i < c->n_arms; i++) {
+        const struct hv_arm *a = &c->arms[i];
+        if (a->n > 0 && a->rounds[a->n - 1] > latest)
+            latest = a->rounds[a->n - 1];
+    }
+    return latest;
+}
+
+/* The family verdicts, read as the stop rule reads them: Holm over every
+ * comparison at each look of the plan's group-sequential design
+ * (lib/sequential.h), at the look of the plan's latest round (kept within
+ * repetitions min..max); c->after the stop rule's decision there. The
+ * adjusted p is Holm's over the margin p-values at the fixed-sample
+ * level. */
 static int family_verdicts(struct hv_rctx *c)
 {
+    const struct hv_rdata *d = c->d;
     size_t m = c->n_cmps;
     struct hv_ratio *r = malloc((m ? m : 1) * sizeof *r);
     bool *hib = malloc((m ? m : 1) * sizeof *hib);
     enum hv_verdict *v = malloc((m ? m : 1) * sizeof *v);
-    double *p = malloc((m ? m : 1) * sizeof *p);
+    double *p = malloc(2 * (m ? m : 1) * sizeof *p);
+    struct hv_seq_design design = {0};
     int rc = r && hib && v && p ? 0 : -1;
     for (size_t i = 0; rc == 0 && i < m; i++) {
         r[i] = c->cmps[i].r;
         hib[i] = c->cmps[i].arm->higher_is_better;
+        p[m + i] = hv_margin_p(&r[i], d->margin_pct);
+        if (isnan(p[m + i]))
+            p[m + i] = 1.0; /* a comparison without an interval claims nothing */
     }
-    if (rc == 0 && hv_family_verdicts(r, m, c->d->margin_pct, hib, v, p) != HV_STAT_OK)
+    int latest = latest_round(c);
+    c->look = latest < d->rep_min ? d->rep_min : latest > d->rep_max ? d->rep_max : latest;
+    if (rc == 0 && m > 0 &&
+        (hv_seq_design_init(&design, HV_SEQ_SPEND, HV_FAMILY_ALPHA, d->rep_min, d->rep_max, m) !=
+             HV_STAT_OK ||
+         hv_seq_verdicts(&design, c->look, r, m, d->margin_pct, hib, v) != HV_STAT_OK ||
+         hv_holm(p + m, m, HV_FAMILY_ALPHA, p, NULL) != HV_STAT_OK))
         rc = -1;
+    if (rc == 0 && m > 0) {
+        c->look_level = hv_seq_level(&design, c->look, 1);
+        c->after = hv_seq_next(&design, r, v, m, d->ci_pct, latest);
+    }
     for (size_t i = 0; rc == 0 && i < m; i++) {
         struct hv_rcmp *k = &c->cmps[i];
         k->family = k->usable ? v[i] : HV_VERDICT_INCONCLUSIVE;
+        /* A paired comparison's further rounds: its round ratios' spread,
+         * read at the look's level. */
+        struct hv_more more;
+        if (k->paired && k->family == HV_VERDICT_INCONCLUSIVE && c->look_level > 0.0 &&
+            hv_rounds_to_decide_paired(&k->r, d->margin_pct, c->look_level, HV_PLAN_MAX_REPETITIONS,
+                                       &more) == HV_STAT_OK) {
+            json_object_set_new(k->json, "more_rounds",
+                                more.beyond_cap
+                                    ? json_null()
+                                    : json_integer((json_int_t)(more.rounds ? more.rounds : 1)));
+            json_object_set_new(k->json, "more_rounds_beyond_cap", json_boolean(more.beyond_cap));
+        }
         k->p_adj = p[i];
         json_object_set_new(k->json, "family_verdict", json_string(hv_verdict_name(k->family)));
         hv_rset_num(k->json, "p_adjusted", p[i]);
         compare_sentence(c, k);
     }
+    hv_seq_design_free(&design);
     free(r);
     free(hib);
     free(v);
@@ -294,14 +376,23 @@ json_t *hv_rcompare(struct hv_rctx *c, json_t **family)
         json_decref(list);
         return NULL;
     }
-    char text[400];
+    const struct hv_rdata *d = c->d;
+    char text[800], looks[400] = "";
+    if (d->rep_max > d->rep_min)
+        snprintf(looks, sizeof looks,
+                 ", over every look the plan may stop at (rounds %d to %d, a group-sequential "
+                 "design spending it evenly); at round %d a comparison is decided at the "
+                 "two-sided level %.4f",
+                 d->rep_min, d->rep_max, c->look, c->look_level);
     snprintf(text, sizeof text,
              "%zu comparison%s of a factor level with its default feed%s the recommendations; "
-             "Holm's method holds the chance of any false better or worse among them at %g %%",
+             "Holm's method holds the chance of any false better or worse among them at %g %%%s",
              c->n_cmps, c->n_cmps == 1 ? "" : "s", c->n_cmps == 1 ? "s" : "",
-             100.0 * HV_FAMILY_ALPHA);
+             100.0 * HV_FAMILY_ALPHA, looks);
     *family =
-        json_pack("{s:I,s:s,s:f,s:f,s:s}", "comparisons", (json_int_t)c->n_cmps, "method", "holm",
-                  "alpha", HV_FAMILY_ALPHA, "margin_pct", c->d->margin_pct, "sentence", text);
+        json_pack("{s:I,s:s,s:f,s:f,s:s,s:i,s:f,s:i,s:i,s:s}", "comparisons", (json_int_t)c->n_cmps,
+                  "method", "holm", "alpha", HV_FAMILY_ALPHA, "margin_pct", d->margin_pct,
+                  "spending", HV_SEQ_SPEND_NAME, "look", c->look, "look_level", c->look_level,
+                  "looks_from", d->rep_min, "looks_to", d->rep_max, "sentence", text);
     return list;
 }

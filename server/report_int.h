@@ -6,6 +6,7 @@
 #define HV_SERVER_REPORT_INT_H
 
 #include "compare.h"
+#include "sequential.h"
 #include "report_data.h"
 #include "stats.h"
 
@@ -40,6 +41,7 @@ struct hv_rcmp {
     const struct hv_arm *arm; /**< an arm of the level: workload, metric, side */
     size_t factor, level;
     bool has_ratio;
+    bool paired; /**< r is of complete rounds paired (hv_effect_paired), else Welch */
     struct hv_ratio r;
     bool usable;             /**< its interval is worth printing (hv_contrast_note) */
     enum hv_verdict verdict; /**< its own 95 % interval against the margin;
@@ -59,6 +61,11 @@ struct hv_rctx {
     size_t n_cmps;
     json_t *warnings;    /**< [{"kind", "message"}] */
     bool multi_workload; /**< more than one variant: sentences name the workload */
+    /** The look the family verdicts are read at (hv_rcompare): the plan's
+     *  latest round with values, kept within repetitions min..max. */
+    int look;
+    double look_level;      /**< its two-sided level (share alpha), 0 without comparisons */
+    enum hv_seq_stop after; /**< the stop rule's decision at the look (hv_seq_next) */
 };
 
 /* report_arms.c */

@@ -7,6 +7,7 @@
 #include "worker/deliver.h"
 #include "worker/engines/engine.h"
 #include "factors.h"
+#include "worker/interference.h"
 #include "worker/virt/actuator.h"
 #include "worker/virt/guestnic.h"
 #include "worker/virt/procpin.h"
@@ -61,6 +62,8 @@ struct engine_run {
     struct hv_process_pin pin; /* the job's process_pin level */
     json_t *nic_settings;      /* a guest's NIC levels as set before the engine (guestnic.h) */
     bool nic_failed;           /* they could not be set: the engine did not run */
+    const char *proc_root;     /* a bare-metal job's host files (--sysfs-root), else NULL */
+    struct hv_interference_mark mark0; /* the host's counters as the engine started */
     pthread_t thread;
 };
 
@@ -527,6 +530,27 @@ static void note_start(const struct hv_job *job, struct engine_run *r, const str
                 job->id, job->group_id, g->start_at, skew_ms);
 }
 
+/* Adds to a bare-metal job's observed what else ran on the host while its
+ * engine ran (interference.h), from the mark taken as it started to now
+ * that its thread, and with it every tool it ran, has ended. Logged when
+ * the host was busy; nothing is added when the counters cannot be read. */
+static void note_interference(const struct hv_job *job, struct engine_run *r)
+{
+    if (r->proc_root == NULL)
+        return;
+    struct hv_interference_mark end;
+    hv_interference_mark(r->proc_root, &end);
+    json_t *in = hv_interference_json(&r->mark0, &end);
+    if (in == NULL)
+        return;
+    if (json_is_true(json_object_get(in, "busy")))
+        hv_warn("job %lld: the host was busy with other work while it ran (others %.1f %% of its "
+                "CPU time, steal %.1f %%)",
+                job->id, json_number_value(json_object_get(in, "others_cpu_pct")),
+                json_number_value(json_object_get(in, "steal_pct")));
+    json_object_set_new(r->observed, "interference", in);
+}
+
 /* For the server side of a two-sided workload: lets the engine start
  * listening and builds the endpoint the ready calls announce, filling in
  * this worker's own address when the engine left the host empty. Returns
@@ -602,6 +626,7 @@ enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job,
                                    .job_id = job->id,
                                    .group_size = job->group_size};
     r.observed = job_observed(job);
+    r.proc_root = env != NULL && !env->guest ? env->root : NULL;
     if (hv_engine_result_init(&r.result) != 0 || r.observed == NULL) {
         hv_engine_result_clear(&r.result);
         json_decref(r.observed);
@@ -660,10 +685,13 @@ enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job,
             outcome = finish(c, job, &r, env);
         } else {
             /* From here the engine's run() owns what prepare() left. */
+            if (r.proc_root != NULL)
+                hv_interference_mark(r.proc_root, &r.mark0);
             if (job->group_id != 0)
                 note_start(job, &r, &clock, &g);
             if (supervise(c, job, &r, &clock, last_extend, &outcome)) {
                 pthread_join(r.thread, NULL);
+                note_interference(job, &r);
                 outcome = finish(c, job, &r, env);
             }
         }

@@ -23,13 +23,6 @@
 /* A job's telemetry is one upload; past this many samples the rest of a
  * long job is not sampled (the server's limit for one result). */
 #define MAX_SAMPLES 200000
-/* Other domains' CPU (percent of one CPU, mean over the job) or steal
- * (percent of the host's CPU time) at or past these make a host busy. */
-#define BUSY_OTHERS_PCT 25.0
-#define BUSY_STEAL_PCT  2.0
-/* CPU the host spent outside every domain (its own processes: other
- * users' work, not VMs), percent of one CPU, at or past this is busy too. */
-#define BUSY_NONGUEST_PCT 50.0
 
 int hv_cpu_times_parse(const char *text, struct hv_cpu_times *out)
 {
@@ -76,13 +69,15 @@ int hv_cpu_times_read(const char *path, struct hv_cpu_times *out)
     return read_small(path, buf, sizeof buf) == 0 ? hv_cpu_times_parse(buf, out) : -1;
 }
 
+unsigned long long hv_cpu_times_total(const struct hv_cpu_times *t)
+{
+    return t->user + t->nice + t->system + t->idle + t->iowait + t->irq + t->softirq + t->steal;
+}
+
 int hv_cpu_times_pct(const struct hv_cpu_times *a, const struct hv_cpu_times *b, double *user,
                      double *system, double *iowait, double *steal)
 {
-    unsigned long long ta =
-        a->user + a->nice + a->system + a->idle + a->iowait + a->irq + a->softirq + a->steal;
-    unsigned long long tb =
-        b->user + b->nice + b->system + b->idle + b->iowait + b->irq + b->softirq + b->steal;
+    unsigned long long ta = hv_cpu_times_total(a), tb = hv_cpu_times_total(b);
     if (tb <= ta)
         return -1;
     double total = (double)(tb - ta);
@@ -96,12 +91,20 @@ int hv_cpu_times_pct(const struct hv_cpu_times *a, const struct hv_cpu_times *b,
     return 0;
 }
 
+int hv_loadavg_parse(const char *text, double *load1, int *running)
+{
+    int run = 0, total = 0;
+    if (sscanf(text, "%lf %*f %*f %d/%d", load1, &run, &total) != 3 || *load1 < 0 || run < 0)
+        return -1;
+    if (running != NULL)
+        *running = run;
+    return 0;
+}
+
 int hv_loadavg_read(const char *path, double *load1)
 {
     char buf[256];
-    if (read_small(path, buf, sizeof buf) != 0)
-        return -1;
-    return sscanf(buf, "%lf", load1) == 1 && *load1 >= 0 ? 0 : -1;
+    return read_small(path, buf, sizeof buf) == 0 ? hv_loadavg_parse(buf, load1, NULL) : -1;
 }
 
 /* Which counter a "block.N.x" or "net.N.x" parameter adds to. */
@@ -566,16 +569,17 @@ static void finish_job(struct tracked *j)
         double n = (double)j->n;
         double others = j->others_sum / n, steal = j->steal_sum / n;
         double nonguest = j->nonguest_n > 0 ? j->nonguest_sum / (double)j->nonguest_n : 0;
-        bool busy =
-            others >= BUSY_OTHERS_PCT || steal >= BUSY_STEAL_PCT || nonguest >= BUSY_NONGUEST_PCT;
+        bool busy = others >= HV_BUSY_OTHERS_PCT || steal >= HV_BUSY_STEAL_PCT ||
+                    nonguest >= HV_BUSY_NONGUEST_PCT;
         json_object_set_new(body, "status", json_string("ok"));
         json_object_set_new(body, "t0", json_string(j->t0));
         json_object_set(body, "samples", j->samples);
-        json_t *hb = json_pack(
-            "{s:b,s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:f}", "busy", busy, "others_cpu_pct", others,
-            "others_cpu_pct_max", j->others_max, "steal_pct", steal, "host_cpu_pct",
-            j->host_sum / n, "seconds", (int)j->n, "others_threshold_pct", BUSY_OTHERS_PCT,
-            "steal_threshold_pct", BUSY_STEAL_PCT, "nonguest_threshold_pct", BUSY_NONGUEST_PCT);
+        json_t *hb =
+            json_pack("{s:b,s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:f}", "busy", busy, "others_cpu_pct",
+                      others, "others_cpu_pct_max", j->others_max, "steal_pct", steal,
+                      "host_cpu_pct", j->host_sum / n, "seconds", (int)j->n, "others_threshold_pct",
+                      HV_BUSY_OTHERS_PCT, "steal_threshold_pct", HV_BUSY_STEAL_PCT,
+                      "nonguest_threshold_pct", HV_BUSY_NONGUEST_PCT);
         /* Only when the domain's CPU time was known (not with every driver). */
         json_object_set_new(hb, "nonguest_cpu_pct",
                             j->nonguest_n > 0 ? json_real(nonguest) : json_null());

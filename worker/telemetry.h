@@ -26,6 +26,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* When work other than the one measured makes a job's figures noisy: the
+ * host telemetry's host_busy for a guest job, and a bare-metal job's own
+ * observed.interference (worker/interference.h), which reads the host's
+ * own work with the same threshold. Other domains' CPU (percent of one
+ * CPU, mean over the job) or steal (percent of the host's CPU time) at or
+ * past these make a host busy. */
+#define HV_BUSY_OTHERS_PCT 25.0
+#define HV_BUSY_STEAL_PCT  2.0
+/* CPU the host spent outside what is measured (outside every domain for a
+ * guest job; outside the worker and its tools for a bare-metal job: other
+ * users' work), percent of one CPU, at or past this is busy too. */
+#define HV_BUSY_NONGUEST_PCT 50.0
+
 /** The aggregate "cpu" line of /proc/stat, in clock ticks. */
 struct hv_cpu_times {
     unsigned long long user, nice, system, idle, iowait, irq, softirq, steal;
@@ -36,6 +49,9 @@ struct hv_cpu_times {
  *  (missing later fields, as on old kernels, count 0). */
 int hv_cpu_times_parse(const char *text, struct hv_cpu_times *out);
 
+/** All the CPU time the line counts (every field summed), in clock ticks. */
+unsigned long long hv_cpu_times_total(const struct hv_cpu_times *t);
+
 /** Reads path (/proc/stat) and parses it. */
 int hv_cpu_times_read(const char *path, struct hv_cpu_times *out);
 
@@ -44,6 +60,13 @@ int hv_cpu_times_read(const char *path, struct hv_cpu_times *out);
  *  Returns -1 when no tick passed (or the counters went back). */
 int hv_cpu_times_pct(const struct hv_cpu_times *a, const struct hv_cpu_times *b, double *user,
                      double *system, double *iowait, double *steal);
+
+/** Parses text (the contents of /proc/loadavg, "0.52 0.58 0.59 3/512
+ *  4242"): the 1-minute load into *load1 and, when running is not NULL,
+ *  the count of runnable tasks (the first number of the fourth field; the
+ *  task reading the file is one of them) into *running. Returns 0, or -1
+ *  when a field is missing or malformed. */
+int hv_loadavg_parse(const char *text, double *load1, int *running);
 
 /** Reads the 1-minute load from path (/proc/loadavg). */
 int hv_loadavg_read(const char *path, double *load1);

@@ -229,15 +229,30 @@ test('the quick plan page: status, charts and the full table like the API and th
   const score = page.locator('#charts figure[data-metric="cpu.score"]');
   const centre = report.summaries.find((s) => s.metric === 'cpu.score').interval.center;
   assert.ok((await score.innerText()).includes(cliFmtNum(centre)), `cpu.score chart names ${cliFmtNum(centre)}`);
-  // The full table sits behind a toggle reached by keyboard.
-  await page.locator('#table-toggle').focus();
-  await page.keyboard.press('Enter');
-  await page.locator('#report-table').waitFor();
-  assert.match(page.url(), /table=1/, 'the open table is in the URL');
-  await shot(page, 'plan-quick');
+  // The report opens with its answer: this plan compares nothing, so the
+  // answer (empty) says so.
+  assert.equal(await page.locator('#report > :first-child').getAttribute('id'), 'answer', 'the answer comes first');
+  assert.deepEqual(report.answer, [], 'no factors, no guests: nothing to answer');
+  assert.match(await page.locator('#answer').innerText(), /Nothing to decide/);
+  // The primary metrics' rows, as hvbench report prints them; the other
+  // metrics and percentiles appear with "All metrics", reached by keyboard.
   const trs = page.locator('#report-table tbody tr');
   const sums = report.summaries;
-  assert.equal(await trs.count(), sums.length, 'one table row per summary');
+  const primaries = sums.filter((s) => s.primary === true);
+  assert.ok(primaries.length > 0 && primaries.length < sums.length, 'the quick plan has primary and other metrics');
+  await page.locator('#report-table').waitFor();
+  assert.equal(await trs.count(), primaries.length, 'a row per primary summary, no other');
+  assert.equal(await page.locator('#report-table tr[data-primary="false"]').count(), 0, 'no row of another metric or percentile');
+  assert.equal(await page.locator('#all-toggle').getAttribute('aria-pressed'), 'false');
+  assert.match(await page.locator('#all-note').innerText(), new RegExp(`^Primary metrics only: ${sums.length - primaries.length +
+    (report.overhead || []).filter((o) => o.primary === false).length} rows? of other metrics and percentiles left out`));
+  await page.locator('#all-toggle').focus();
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((n) => document.querySelectorAll('#report-table tbody tr').length === n, sums.length);
+  assert.equal(await page.locator('#all-toggle').getAttribute('aria-pressed'), 'true');
+  assert.match(page.url(), /all=1/, '"All metrics" is in the URL');
+  await shot(page, 'plan-quick');
+  assert.equal(await trs.count(), sums.length, 'with All metrics: one table row per summary');
   const wrong = [];
   for (let i = 0; i < sums.length; i++) {
     const r = sums[i];
@@ -279,6 +294,31 @@ test('the tuning plan page: settings read back, verdicts, recommendations, overh
     assert.equal(cells[3], String(steps[i].settings.thp.read_back), 'thp as read back');
   }
   const report = await rest(`api/v1/plans/${TUNE}/report`);
+  // The answer opens the report: the server's lines as they are, with how
+  // many comparisons are decided, the recommendations (or none) and what
+  // would decide the others.
+  await p.locator('#answer .answer-lines').waitFor();
+  assert.equal(await p.locator('#report > :first-child').getAttribute('id'), 'answer', 'the answer comes first');
+  assert.deepEqual((await p.locator('#answer li').allInnerTexts()).map((t) => t.trim()), report.answer, 'the answer as the API gives it');
+  const answer = await p.locator('#answer').innerText();
+  const d = report.decided;
+  assert.ok(d.comparisons > 0 && d.comparisons === report.comparisons.length, 'a comparison per level and primary metric');
+  assert.ok(answer.includes(`Decided: ${d.comparisons - d.inconclusive} of ${d.comparisons} comparison`),
+    `the decided count in ${JSON.stringify(answer)}`);
+  assert.match(answer, /Recommended( 1: thp=never|: nothing)/, 'the recommendation, or that there is none');
+  if (report.comparisons.some((c) => c.family_verdict === 'inconclusive' && Number.isInteger(c.more_rounds))) {
+    assert.match(answer, /more rounds? (would likely decide it|needed for an interval)/, 'what would decide the rest');
+  }
+  // Primary metrics only until "All metrics" is pressed.
+  await p.locator('#report-table').waitFor();
+  const others = report.summaries.filter((s) => s.primary === false).length;
+  assert.ok(others > 0, 'the tuning plan has rows of other metrics and percentiles');
+  assert.equal(await p.locator('#report-table tr[data-primary="false"]').count(), 0, 'their rows are not shown');
+  await p.locator('#all-toggle').click();
+  await p.locator('#report-table tr[data-primary="false"]').first().waitFor();
+  assert.equal(await p.locator('#report-table tr[data-primary="false"]').count(), others, 'All metrics shows them');
+  await p.locator('#all-toggle').click();
+  await p.waitForFunction(() => document.querySelectorAll('#report-table tr[data-primary="false"]').length === 0);
   if (report.comparisons) {
     await p.locator('#verdicts-table').waitFor();
     const trs = p.locator('#verdicts-table tbody tr');

@@ -103,7 +103,7 @@ assert_match "the change is about +5 %" '^(4\.[5-9]|5\.[0-4])[0-9]*$' "$(jq -r .
 assert_eq "its interval lies past the margin and covers +5 %" true \
     "$(jq '.lo_pct > 1 and .lo_pct < 5 and .hi_pct > 5' <<<"$C")"
 assert_match "the verdict's sentence" \
-    '^cpu score in the guests with vcpu_pin=on: \+5\.[0-9] % \[\+[0-9.]+, \+[0-9.]+\] vs vcpu_pin=off \(n = 6 rounds each\): better$' \
+    '^cpu score in the guests with vcpu_pin=on: \+5\.[0-9] % \[\+[0-9.]+, \+[0-9.]+\] vs vcpu_pin=off \(n = 6 rounds, paired within each\): better$' \
     "$(jq -r .sentence <<<"$C")"
 
 # Overhead against the host, and the efficiency.
@@ -172,6 +172,10 @@ assert_match "answer: the guests' efficiency" '^  Efficiency: the guests keep (8
 assert_eq "answer: how many comparisons are decided" \
     "  Decided: 1 of 1 comparison (1 better, 0 worse, 0 no effect); 0 inconclusive" \
     "$(grep '^  Decided:' <<<"$OUT")"
+assert_eq "json: the report's answer is the lines the CLI prints under Answer" \
+    "$(jr '.answer[] | "  " + .')" "$(awk '/^Answer$/ { a = 1; next } a && /^  / { print; next } a { exit }' <<<"$OUT")"
+assert_eq "json: the decided counts" '{"comparisons":1,"better":1,"worse":0,"no_effect":0,"inconclusive":0}' \
+    "$(jq -c .decided <<<"$R")"
 assert_eq "answer before the summary table" 1 \
     "$(awk '/^Answer$/ { a = NR } /^configuration / { t = NR } END { print (a > 0 && a < t) }' <<<"$OUT")"
 assert_eq "table: primary metrics only" 0 "$(grep -c 'cpu\.score_per_copy' <<<"$OUT")"

@@ -84,4 +84,44 @@ assert_eq "a second round was added, as blocks 2 and 3 with their apply steps" "
 api POST /api/v1/jobs/claim "${WT[@]}" --data-binary '{}'
 assert_eq "after the last block, the restore step" restore "$(json -r .step.kind)"
 
+# --- comparisons decide: the group-sequential rule stops at min -----------------------
+# The host drifts ±10 % from round to round, the same for both levels of a
+# round; thp=never is 10 % faster within every round. Paired over complete
+# rounds the drift is gone: decided at the first look, long before the
+# width of each configuration (0.1 %) could be reached.
+hv_register paired-rounds
+WP=("${W[@]}")
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
+    "$(plan paired 3 10 0.1 | jq -c '.targets.host = "paired-rounds" | .factors = {"thp": ["always", "never"]}')"
+P=$(json .id)
+drift=(0 1000 1100 950 1080)
+noise=(0 1.002 0.998 1.001 0.999)
+for ((i = 0; i < 12; i++)); do
+    api POST /api/v1/jobs/claim "${WP[@]}" --data-binary '{}'
+    [[ $STATUS == 200 ]] || break
+    if [[ $(json -r .step.kind) == apply ]]; then
+        api POST "/api/v1/steps/$(json .step.id)/result" "${WP[@]}" --data-binary \
+            "{\"attempt\":$(json .step.attempt),\"status\":\"ok\"}"
+        continue
+    fi
+    [[ $(json -r .step.kind) == restore ]] && break
+    rep=$(json .job.repetition)
+    v=${drift[rep]}
+    [[ $(json -r .job.levels.thp) == never ]] && v=$(awk -v b="$v" -v n="${noise[rep]}" 'BEGIN { printf "%.3f", 1.10 * b * n }')
+    api POST "/api/v1/jobs/$(json .job.id)/result" "${WP[@]}" --data-binary \
+        "{\"attempt\":$(json .job.attempt),\"status\":\"ok\",\"metrics\":[{\"name\":\"cpu.score\",\"value\":$v,\"unit\":\"score\"}]}"
+    [[ $STATUS == 201 ]] || hv_die "paired job: $STATUS $BODY"
+done
+assert_eq "decided after the 3 rounds of min: no fourth" 3 "$(rounds "$P")"
+assert_status 200 GET "/api/v1/plans/$P"
+assert_eq "the plan says it stopped decided, by the sequential rule" "decided sequential 3 1 of 1" \
+    "$(json -r '"\(.rounds.decision) \(.rounds.rule) \(.rounds.rounds) \(.rounds.decided) of \(.rounds.comparisons)"')"
+assert_status 200 GET "/api/v1/plans/$P/report"
+assert_eq "the report: paired, better, at look 3 of 3..10" "paired better 3 3 10" \
+    "$(json -r '"\(.comparisons[0].analysis) \(.comparisons[0].family_verdict) \(.family.look) \(.family.looks_from) \(.family.looks_to)"')"
+assert_eq "the effect: +10 % within its interval" true \
+    "$(json '.comparisons[0].lo_pct < 10 and .comparisons[0].hi_pct > 10 and .comparisons[0].lo_pct > 9')"
+assert_eq "its repetitions stop: decided" "sequential decided decided" \
+    "$(json -r '"\(.repetitions.rule) \(.repetitions.decision) \(.repetitions.configurations[0].stop)"')"
+
 hv_finish

@@ -134,7 +134,7 @@ sql "UPDATE telemetry SET observed = jsonb_set(observed, '{host_busy}', observed
 sql "UPDATE targets SET facts = facts || '{\"libvirt\": {\"domains\": [{\"name\": \"tel-guest\", \"type\": \"qemu\"}]}, \"kvm_probe\": {\"answer\": \"tcg\", \"why\": \"no ready marker from a kvm guest within 60s\", \"probed_at\": \"2026-12-01T19:43:53Z\", \"current\": true}}' WHERE name = 'tel-other'" >/dev/null
 assert_status 200 GET "/api/v1/plans/$P/report" "${R[@]}"
 assert_eq "a host_busy warning names the busy job of its configuration" \
-    "configuration default: 1 job ran while tel-other was busy with other work (job $JOB1 (tel-host/tel-guest); other domains up to 40.0 % of a CPU, steal up to 0.5 %, the host's own work up to 12.0 % of a CPU): their values carry that work's noise" \
+    "configuration default: 1 job ran while tel-other was busy with other work (job $JOB1 (tel-host/tel-guest); other domains up to 40.0 % of a CPU, steal up to 0.5 %, the host's own work up to 12.0 % of a CPU): their values carry that work's noise (kept although the plan repeats noisy jobs: the last job its round allowed, one that ran with others, or one whose host telemetry came after its result)" \
     "$(json -r '[.warnings[] | select(.kind == "host_busy") | .message] | join("; ")')"
 assert_match "the emulated warning says what the host's KVM probe found" \
     "^tel-host/tel-guest ran under QEMU's TCG emulation .*\. The KVM probe of tel-other found KVM unusable there: no ready marker from a kvm guest within 60s \(probed 2026-12-01T19:43:53Z\)$" \

@@ -6,7 +6,9 @@
 # versions, argv and raw outputs stored; a plan naming a site benchmark the
 # target lacks is refused; a worker whose PATH lacks the tool fails the job
 # with the clear reason; a broken configuration stops the worker at start
-# with the member's path.
+# with the member's path. Each job of the host worker says what else ran on
+# the host meanwhile (observed.interference); a busy one is warned of in
+# the report, and a busy loop beside a job shows in its others' share.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 hv_setup
@@ -44,7 +46,7 @@ cat >"$HV_TMP/worker.json" <<EOF
                  "result": {"regex": "Score: ([0-9.]+)"}, "metric": "site.text.score",
                  "unit": "HS06", "higher_is_better": true}}}
 EOF
-hv_start_worker tools-host --config "$HV_TMP/worker.json"
+hv_start_worker tools-host --kind host --config "$HV_TMP/worker.json"
 registered() {
     api GET /api/v1/targets "${R[@]}"
     [[ $(json '[.items[] | select(.name == "tools-host")] | length') == 1 ]]
@@ -115,6 +117,19 @@ assert_eq "sysbench: cpu.sysbench.events_per_s is positive" true \
     "$(positive "$(metric_of cpu.sysbench.events_per_s)")"
 assert_match "sysbench: observed records its version" '^sysbench [0-9]' "$(json -r .observed.tool_version)"
 
+# sane: observed.interference holds shares of the host's CPU time, the CPUs
+# and the runnable tasks (the reader among them), whatever else runs here.
+NCPUS=$(getconf _NPROCESSORS_ONLN)
+sane='.observed.interference | (.busy | type) == "boolean" and .ncpus == '"$NCPUS"'
+    and .others_cpu_pct >= 0 and .others_cpu_pct <= 100 and .steal_pct >= 0
+    and .steal_pct <= 100 and .procs_running >= 1 and .seconds > 0
+    and .others_threshold_pct == (50 / .ncpus * 100 | round / 100) and .steal_threshold_pct == 2'
+assert_eq "sysbench: observed.interference is sane ($(json -c .observed.interference))" true \
+    "$(json "$sane")"
+result_of fio
+assert_eq "fio: observed.interference is sane ($(json -c .observed.interference))" true \
+    "$(json "$sane")"
+
 result_of site-json
 assert_eq "site-json: the JSON Pointer's value" 42.5 "$(metric_of site.json.score)"
 assert_eq "site-json: its unit" HS06 "$(json -r '.metrics[0].unit')"
@@ -134,6 +149,33 @@ assert_match "the site benchmark's output is kept as raw" '"args": "--copies 2"'
 api GET "/api/v1/plans/$PLAN/report" "${R[@]}"
 assert_eq "the report has the site benchmark's metric" 17.25 \
     "$(json '.rows[] | select(.metric == "site.text.score") | .mean')"
+
+# A bare-metal job whose interference says busy is warned of like a guest
+# job whose host telemetry did, with its others' share in % of a CPU (this
+# shared machine may have been busy for any job: all are set here).
+sql "UPDATE results SET observed = jsonb_set(observed, '{interference,busy}', 'false')" >/dev/null
+sql "UPDATE results SET observed = jsonb_set(observed, '{interference}', observed->'interference' || '{\"busy\": true, \"others_cpu_pct\": 30, \"steal_pct\": 0.5, \"ncpus\": 4}') WHERE job_id = ${JOB[sysbench]}" >/dev/null
+api GET "/api/v1/plans/$PLAN/report" "${R[@]}"
+assert_eq "a host_busy warning names the busy bare-metal job" \
+    "configuration default: 1 job ran while tools-host was busy with other work (job ${JOB[sysbench]} (tools-host); steal up to 0.5 %, the host's own work up to 120.0 % of a CPU): their values carry that work's noise (kept although the plan repeats noisy jobs: the last job its round allowed, one that ran with others, or one whose host telemetry came after its result)" \
+    "$(json -r '[.warnings[] | select(.kind == "host_busy") | .message] | join("; ")')"
+
+# A busy loop beside a job: its CPU is others' (the bound is generous: one
+# loop takes a CPU when the host's others leave it one).
+yes >/dev/null &
+YES=$!
+HV_WORKER_PIDS+=("$YES")
+jq '.name = "beside a busy loop" | .workloads = [.workloads[1] | .params.seconds = 2]' \
+    "$HV_TMP/plan.json" >"$HV_TMP/busy.json"
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary @"$HV_TMP/busy.json"
+PLAN=$(json .id)
+wait_for "the plan beside the busy loop ends" 120 plan_ended
+kill "$YES"
+api GET "/api/v1/plans/$PLAN/jobs" "${R[@]}"
+JOB[busy]=$(json '.items[0].id')
+result_of busy
+assert_eq "beside a busy loop: others took over 10 % of the CPU time ($(json -c .observed.interference))" \
+    true "$(json "($sane) and .observed.interference.others_cpu_pct > 10")"
 
 # --- a tool missing on the worker -----------------------------------------------------
 mkdir -p "$HV_TMP/emptybin"

@@ -185,6 +185,35 @@ static void test_rounds_to_decide(void)
           HV_STAT_BAD_ARG);
 }
 
+/* The paired estimate: the round ratios' spread, at the look's level. */
+static void test_rounds_to_decide_paired(void)
+{
+    /* Round ratios of about +2.4 % with a spread of about 2 %. */
+    static const double level[] = {103, 99, 106, 101, 104}, base[] = {100, 98, 101, 100, 102};
+    struct hv_ratio r;
+    CHECK(hv_effect_paired(level, base, 1, 5, &r) == HV_STAT_OK);
+    struct hv_more more, strict;
+    CHECK(hv_rounds_to_decide_paired(&r, MARGIN, 0.05, 1000, &more) == HV_STAT_OK);
+    CHECK(hv_rounds_to_decide_paired(&r, MARGIN, 0.01, 1000, &strict) == HV_STAT_OK);
+    double gap = r.log.est - log1p(MARGIN / 100.0);
+    double n = (double)r.log.n_min;
+#define PAIRED_CRIT(k, a)                                                                          \
+    ((hv_t_quantile(1.0 - (a) / 2.0, r.log.df + (double)(k)) + 0.8416212335729143) * r.log.se *    \
+     sqrt(n / (n + (double)(k))))
+    printf("paired rounds to decide %+.2f %% (%.2f .. %.2f): %zu more at 0.05, %zu at 0.01\n",
+           r.pct, r.lo_pct, r.hi_pct, more.rounds, strict.rounds);
+    CHECK(!more.beyond_cap && more.rounds > 0);
+    CHECK(PAIRED_CRIT(more.rounds, 0.05) <= gap && PAIRED_CRIT(more.rounds - 1, 0.05) > gap);
+    /* A stricter level asks for more. */
+    CHECK(strict.rounds > more.rounds);
+    CHECK(PAIRED_CRIT(strict.rounds, 0.01) <= gap && PAIRED_CRIT(strict.rounds - 1, 0.01) > gap);
+#undef PAIRED_CRIT
+    CHECK(hv_rounds_to_decide_paired(&r, MARGIN, 0.05, more.rounds - 1, &more) == HV_STAT_OK);
+    CHECK(more.beyond_cap);
+    CHECK(hv_rounds_to_decide_paired(&r, MARGIN, 0.0, 1000, &more) == HV_STAT_BAD_ARG);
+    CHECK(hv_rounds_to_decide_paired(&r, -1.0, 0.05, 1000, &more) == HV_STAT_BAD_ARG);
+}
+
 static void test_holm(void)
 {
     /* R: p.adjust(c(0.01, 0.04, 0.03, 0.005), "holm") = 0.03 0.06 0.06 0.02 */
@@ -466,6 +495,7 @@ int main(void)
     test_refusals();
     test_margin_p();
     test_rounds_to_decide();
+    test_rounds_to_decide_paired();
     test_holm();
     test_family();
     run_simulations();

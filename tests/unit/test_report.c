@@ -35,6 +35,23 @@ static void config_of(struct hv_rdata *d, const char *name, const char *levels)
     json_decref(l);
 }
 
+/* The report's `decided` member is these counts, as hv_report_decided_json
+ * gives them. */
+static void check_decided(const json_t *r, long long comparisons, long long better, long long worse,
+                          long long no_effect, long long inconclusive)
+{
+    const json_t *d = json_object_get(r, "decided");
+    CHECK(json_object_size(d) == 5);
+    CHECK(json_integer_value(json_object_get(d, "comparisons")) == comparisons);
+    CHECK(json_integer_value(json_object_get(d, "better")) == better);
+    CHECK(json_integer_value(json_object_get(d, "worse")) == worse);
+    CHECK(json_integer_value(json_object_get(d, "no_effect")) == no_effect);
+    CHECK(json_integer_value(json_object_get(d, "inconclusive")) == inconclusive);
+    json_t *again = hv_report_decided_json(r);
+    CHECK(json_equal(again, d));
+    json_decref(again);
+}
+
 static int64_t next_job = 100;
 
 /* One value of one round. */
@@ -92,6 +109,65 @@ static json_t *report_of(struct hv_rdata *d)
     CHECK(r != NULL);
     hv_rdata_free(d);
     return r;
+}
+
+/* --- noisy jobs: the set-aside count and reasons, the kept busy job ---- */
+
+static void test_set_aside(void)
+{
+    struct hv_rdata d;
+    plan_of(&d, "{\"targets\":{\"host\":\"hv\"},\"repetitions\":{\"min\":2}}", "done");
+    config_of(&d, "default", "{}");
+    CHECK(hv_rdata_workload(&d, "cpu", "cpu", "builtin") == 0);
+    for (int r = 1; r <= 2; r++)
+        value(&d, 0, "cpu", "hv", "cpu.score", true, r, 1000.0 + r);
+    d.host_view =
+        check_json("{\"host\": \"hv\", \"kvm_probe\": null, \"noise\": \"repeat\", \"busy\": ["
+                   "{\"job_id\": 7, \"configuration\": \"default\", \"target\": \"hv\", "
+                   "\"others_cpu_pct\": null, \"steal_pct\": 0, \"nonguest_cpu_pct\": 105}], "
+                   "\"set_aside\": {\"count\": 2, \"reasons\": {\"interference\": 2}, \"jobs\": ["
+                   "{\"job_id\": 3, \"reason\": \"interference\"}, "
+                   "{\"job_id\": 5, \"reason\": \"interference\"}]}}");
+    json_t *r = report_of(&d);
+    CHECK_MSG(json_integer_value(json_object_get(json_object_get(r, "set_aside"), "count")) == 2,
+              "the report's set_aside is the host view's");
+    json_t *w = find(json_object_get(r, "warnings"), "kind", "set_aside", NULL, NULL);
+    CHECK_STR(json_string_value(json_object_get(w, "message")),
+              "2 jobs ran beside other work and were set aside (2 interference): their values "
+              "are in no figure, and each one's configuration ran again in the same round");
+    w = find(json_object_get(r, "warnings"), "kind", "host_busy", NULL, NULL);
+    const char *msg = json_string_value(json_object_get(w, "message"));
+    CHECK_MSG(msg != NULL && strstr(msg, "(job 7 (hv); ") != NULL &&
+                  strstr(msg, "(kept although the plan repeats noisy jobs: ") != NULL,
+              "the busy job that stayed in is warned of as kept: %s", msg ? msg : "");
+    char *md = hv_report_md(r);
+    CHECK_MSG(md != NULL && strstr(md, "\nSet aside as noisy: 2 jobs (2 interference), each run "
+                                       "again in its round; n counts none of them.\n") != NULL,
+              "the markdown prints the count");
+    free(md);
+    json_decref(r);
+
+    /* keep: no count, no warning of it; busy jobs are warned of as before. */
+    plan_of(&d, "{\"targets\":{\"host\":\"hv\"}}", "done");
+    config_of(&d, "default", "{}");
+    CHECK(hv_rdata_workload(&d, "cpu", "cpu", "builtin") == 0);
+    value(&d, 0, "cpu", "hv", "cpu.score", true, 1, 1000.0);
+    d.host_view =
+        check_json("{\"host\": \"hv\", \"noise\": \"keep\", \"busy\": [{\"job_id\": 7, "
+                   "\"configuration\": \"default\", \"target\": \"hv\", \"steal_pct\": 0, "
+                   "\"nonguest_cpu_pct\": 105}], \"set_aside\": {\"count\": 0, \"reasons\": {}, "
+                   "\"jobs\": []}}");
+    r = report_of(&d);
+    CHECK(find(json_object_get(r, "warnings"), "kind", "set_aside", NULL, NULL) == NULL);
+    w = find(json_object_get(r, "warnings"), "kind", "host_busy", NULL, NULL);
+    msg = json_string_value(json_object_get(w, "message"));
+    CHECK_MSG(msg != NULL && strstr(msg, "kept although") == NULL &&
+                  strstr(msg, "carry that work's noise") != NULL,
+              "keep: the warning as before: %s", msg ? msg : "");
+    md = hv_report_md(r);
+    CHECK(md != NULL && strstr(md, "Set aside as noisy") == NULL);
+    free(md);
+    json_decref(r);
 }
 
 /* --- the host: its KVM probe beside the emulated warning, busy jobs ---- */
@@ -167,6 +243,24 @@ static void test_host_view(void)
               "%s", msg);
     CHECK(!warned(r, "host_busy"));
     json_decref(r);
+
+    /* A bare-metal job's own interference: the host's own work, no other
+     * domains. */
+    plan_of(&d, "{\"targets\":{\"host\":\"hv\"}}", "done");
+    config_of(&d, "default", "{}");
+    CHECK(hv_rdata_workload(&d, "cpu", "cpu", "builtin") == 0);
+    value(&d, 0, "cpu", "hv", "cpu.score", true, 1, 1000.0);
+    d.host_view = check_json("{\"host\": \"hv\", \"kvm_probe\": null, \"busy\": [{\"job_id\": "
+                             "21, \"configuration\": \"default\", \"target\": \"hv\", "
+                             "\"others_cpu_pct\": null, \"steal_pct\": 0.25, "
+                             "\"nonguest_cpu_pct\": 83.5}]}");
+    r = report_of(&d);
+    w = find(json_object_get(r, "warnings"), "kind", "host_busy", NULL, NULL);
+    CHECK_STR(json_string_value(json_object_get(w, "message")),
+              "configuration default: 1 job ran while hv was busy with other work (job 21 (hv); "
+              "steal up to 0.2 %, the host's own work up to 83.5 % of a CPU): their values carry "
+              "that work's noise");
+    json_decref(r);
 }
 
 /* --- a full factorial 2×2: vcpu_pin=on +5 %, thp=never −10 % ------------ */
@@ -215,13 +309,14 @@ static void test_factorial(void)
     CHECK_STR(json_string_value(json_object_get(pin, "verdict")), "better");
     CHECK_STR(json_string_value(json_object_get(pin, "family_verdict")), "better");
     CHECK(json_integer_value(json_object_get(pin, "cells")) == 2);
+    CHECK_STR(json_string_value(json_object_get(pin, "analysis")), "paired");
     CHECK(json_integer_value(json_object_get(pin, "n")) == 6);     /* rounds, not runs */
     CHECK(json_integer_value(json_object_get(pin, "runs")) == 24); /* 4 arms × 6 rounds */
     CHECK_STR(json_string_value(json_object_get(pin, "side")), "guests");
     CHECK(json_array_size(json_object_get(pin, "jobs")) == 48); /* 2 guests per value */
     const char *s = json_string_value(json_object_get(pin, "sentence"));
     CHECK_MSG(s && strstr(s, "cpu score in the guests with vcpu_pin=on: +") == s &&
-                  strstr(s, "vs vcpu_pin=off (n = 6 rounds per configuration, pooled over 2 "
+                  strstr(s, "vs vcpu_pin=off (n = 6 rounds, paired within each, over 2 "
                             "cells): better"),
               "%s", s);
 
@@ -277,7 +372,9 @@ static void test_factorial(void)
 
     json_t *rep = find(json_object_get(json_object_get(r, "repetitions"), "configurations"),
                        "configuration", "default", NULL, NULL);
-    CHECK_STR(json_string_value(json_object_get(rep, "stop")), "width");
+    /* Every comparison is decided: the plan's stop rule (the comparisons'
+     * group-sequential one) stops it so; every interval is narrow too. */
+    CHECK_STR(json_string_value(json_object_get(rep, "stop")), "decided");
     CHECK(json_is_true(json_object_get(rep, "reached")));
     CHECK(!warned(r, "width") && !warned(r, "partial"));
     json_decref(r);
@@ -451,6 +548,8 @@ static void test_one_round(void)
     CHECK_STR(json_string_value(json_array_get(lead, 2)),
               "Undecided: ksm=on on site score (site, guests): at least 1 more round needed for "
               "an interval");
+    CHECK(json_equal(json_object_get(r, "answer"), lead));
+    check_decided(r, 4, 0, 0, 0, 4);
     CHECK(md != NULL && strstr(md, "\n## Answer\n\n- Recommended: nothing") != NULL &&
           strstr(md, "## Answer") < strstr(md, "## Recommendations"));
     json_decref(lead);
@@ -488,6 +587,9 @@ static void test_one_at_a_time(void)
           strstr(first, "; site seconds in the guests \xe2\x88\x92") != NULL);
     CHECK_STR(json_string_value(json_array_get(lead, 1)),
               "Decided: 4 of 4 comparisons (2 better, 0 worse, 2 no effect); 0 inconclusive");
+    /* The report carries the same answer and its counts. */
+    CHECK(json_equal(json_object_get(r, "answer"), lead));
+    check_decided(r, 4, 2, 0, 2, 0);
     json_decref(lead);
     json_decref(r);
 }
@@ -502,7 +604,10 @@ static void test_holm(void)
             "{\"net_queues\":[\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\",\"10\","
             "\"11\",\"12\"]}}",
             "done");
-    static const double base[] = {100, 100.5, 99.5}, other[] = {100.2, 99.7, 100.1};
+    /* Level 2's round ratios are 1.0287, 1.0213 and 1.025: paired, +2.5 %
+     * with a t of about 7 on 2 df against the 1 % margin. */
+    static const double base[] = {100, 100.5, 99.5}, other[] = {100.2, 99.7, 100.1},
+                        ratio[] = {1.0287, 1.0213, 1.025};
     CHECK(hv_rdata_workload(&d, "site", "net", "custom") == 0);
     for (int q = 1; q <= 12; q++) {
         char name[32], levels[64];
@@ -512,7 +617,7 @@ static void test_holm(void)
         for (int r = 0; r < 3; r++)
             value(&d, (size_t)q - 1, "site", "vm0", "site.gbps", true, r + 1,
                   q == 1   ? base[r]
-                  : q == 2 ? 1.025 * base[r]
+                  : q == 2 ? ratio[r] * base[r]
                            : other[r]);
     }
     json_t *rep = report_of(&d);
@@ -689,8 +794,57 @@ static void test_lead_undecided(void)
     CHECK(json_array_size(lead) == sizeof want / sizeof want[0]);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         CHECK_STR(json_string_value(json_array_get(lead, i)), want[i]);
+    /* The counts of the "Decided:" line; a comparison without a verdict
+     * counts as inconclusive. */
+    struct hv_report_decided d = hv_report_decided(r);
+    CHECK(d.comparisons == 5 && d.better == 0 && d.worse == 1 && d.no_effect == 0 &&
+          d.inconclusive == 4);
     json_decref(lead);
     json_decref(r);
+}
+
+/* --- Paired rounds and the sequential look ------------------------------ */
+
+/* A drift the rounds share (the host's load, ±10 %) hides a +5 % effect
+ * from Welch; the paired comparison of complete rounds removes it. A
+ * missing round makes the rounds incomplete: Welch again. */
+static void test_paired(void)
+{
+    static const double drift[] = {100, 110, 95, 120, 104, 90};
+    static const double noise[] = {1.004, 0.997, 1.002, 0.999, 1.001, 0.996};
+    for (int missing = 0; missing < 2; missing++) {
+        struct hv_rdata d;
+        plan_of(&d,
+                "{\"targets\":{\"host\":\"hv\"},\"factors\":{\"vcpu_pin\":[\"off\","
+                "\"on\"]},\"repetitions\":{\"min\":3,\"max\":20,\"ci_pct\":2}}",
+                "running");
+        CHECK(hv_rdata_workload(&d, "cpu", "cpu", "hvload") == 0);
+        config_of(&d, "default", "{\"vcpu_pin\":\"off\"}");
+        config_of(&d, "vcpu_pin=on", "{\"vcpu_pin\":\"on\"}");
+        for (int r = 0; r < 6; r++) {
+            value(&d, 0, "cpu", "g1", "cpu.score", true, r + 1, drift[r]);
+            if (!(missing && r == 2))
+                value(&d, 1, "cpu", "g1", "cpu.score", true, r + 1, 1.05 * drift[r] * noise[r]);
+        }
+        json_t *rep = report_of(&d);
+        json_t *c = json_array_get(json_object_get(rep, "comparisons"), 0);
+        json_t *family = json_object_get(rep, "family");
+        json_t *reps = json_object_get(rep, "repetitions");
+        CHECK_STR(json_string_value(json_object_get(c, "analysis")), missing ? "welch" : "paired");
+        CHECK_STR(json_string_value(json_object_get(c, "family_verdict")),
+                  missing ? "inconclusive" : "better");
+        if (!missing)
+            CHECK(num(c, "lo_pct") > 4.0 && num(c, "hi_pct") < 6.0);
+        /* The look: round 6 of 3..20, at the Pocock-type level (below the
+         * fixed-sample 0.05, above a Bonferroni split over 18 looks). */
+        CHECK(json_integer_value(json_object_get(family, "look")) == 6);
+        CHECK_STR(json_string_value(json_object_get(family, "spending")), "pocock");
+        CHECK(num(family, "look_level") > 0.05 / 18 && num(family, "look_level") < 0.05);
+        CHECK_STR(json_string_value(json_object_get(reps, "rule")), "sequential");
+        CHECK_STR(json_string_value(json_object_get(reps, "decision")),
+                  missing ? "more" : "decided");
+        json_decref(rep);
+    }
 }
 
 int main(void)
@@ -703,11 +857,13 @@ int main(void)
     test_one_at_a_time();
     test_lead_undecided();
     test_holm();
+    test_paired();
     test_render();
     test_text();
     test_risk_levels();
     test_plan_members();
     test_host_view();
+    test_set_aside();
     /* SHOW_REPORT=md|csv|json prints the factorial's report to look at. */
     const char *show = getenv("SHOW_REPORT");
     if (show != NULL) {

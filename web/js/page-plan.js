@@ -1,9 +1,11 @@
 // page-plan.js — #/plans/ID : one plan. Its status (progress, what it
 // waits for, the rounds, its owner; a fleet plan's hosts and their
-// per-host view, a fleet child's parent), then what its report says — recommendations,
-// warnings, overhead, verdicts, a chart per primary metric, the full table
-// — the settings each configuration read back, the failed jobs with their
-// whole error, and the plan as submitted.
+// per-host view, a fleet child's parent), then what its report says, in
+// the order of `hvbench report` — the answer, the primary metrics' table
+// (every metric with "All metrics", all=1, as --all) and charts, verdicts,
+// overhead, recommendations, warnings — the settings each configuration
+// read back, the failed jobs with their whole error, and the plan as
+// submitted.
 
 import { el, put } from './dom.js';
 import { api, apiOptional } from './api.js';
@@ -11,7 +13,7 @@ import * as ui from './ui.js';
 import * as rep from './plan-report.js';
 import * as fleet from './plan-hosts.js';
 import { waitingWords } from './page-plans.js';
-import { href } from './route.js';
+import { current, href, setParams } from './route.js';
 
 const REFRESH_MS = 3000; // a plan page follows a running plan
 
@@ -21,6 +23,7 @@ export function show(ctx, id) {
   const title = el('h1', { tabindex: '-1' }, 'Plan ' + id);
   const status = el('section', { id: 'plan-status', class: 'plan-status', 'aria-live': 'polite', 'aria-label': 'Status' });
   const slots = {
+    answer: el('div', {}, ui.loading('the report')),
     recs: el('div', {}, ui.loading('the report')),
     warnings: el('div', {}),
     overhead: el('div', {}, ui.loading('the report')),
@@ -34,15 +37,30 @@ export function show(ctx, id) {
   // A fleet plan's hosts, shown once the plan says it has children.
   const hostsSection = ui.section('hosts', 'Hosts', slots.hosts);
   hostsSection.hidden = true;
+  // "All metrics" (as hvbench report --all): every metric and percentile
+  // in the table and the overhead; the primary metrics' alone without.
+  let all = current().params.get('all') === '1';
+  let shown = null; // the report drawn, for the toggle to draw again
+  const allToggle = el('button', { type: 'button', id: 'all-toggle', 'aria-pressed': String(all), 'aria-controls': 'results overhead', hidden: true },
+    'All metrics');
+  const allNote = el('span', { id: 'all-note', class: 'muted' });
+  allToggle.addEventListener('click', () => {
+    all = !all;
+    setParams({ all: all ? '1' : null });
+    if (shown) drawMetrics(slots, shown.report, shown.plan, all, allToggle, allNote);
+  });
   // What a plan with jobs of its own shows; a fleet plan's parent has none
-  // (its children have them), so it shows its hosts instead.
+  // (its children have them), so it shows its hosts instead. The report's
+  // sections open with its answer, as hvbench report does.
   const ownSections = [
-    ui.section('recommendations', 'Recommendations', slots.recs),
-    slots.warnings,
-    ui.section('overhead', 'Overhead', slots.overhead),
-    ui.section('verdicts', 'Verdicts', slots.verdicts),
-    ui.section('charts', 'Primary metrics', slots.charts),
-    ui.section('results', 'Results', slots.table),
+    el('div', { id: 'report', class: 'report-sections' },
+      ui.section('answer', 'Answer', slots.answer),
+      ui.section('results', 'Metrics', el('p', { class: 'all-bar' }, allToggle, ' ', allNote), slots.table),
+      ui.section('charts', 'Primary metrics', slots.charts),
+      ui.section('verdicts', 'Verdicts', slots.verdicts),
+      ui.section('overhead', 'Overhead', slots.overhead),
+      ui.section('recommendations', 'Recommendations', slots.recs),
+      slots.warnings),
     ui.section('settings', 'Settings read back', slots.settings)];
   const planCode = el('code', {});
   // Hidden until the plan has loaded once: a plan that does not exist
@@ -89,10 +107,12 @@ export function show(ctx, id) {
       const text = JSON.stringify(reportRes.value);
       if (text !== lastReport && plan) {
         lastReport = text;
+        shown = { report: reportRes.value, plan };
         drawReport(slots, reportRes.value, plan, primaryOf(catalog, plan));
+        drawMetrics(slots, reportRes.value, plan, all, allToggle, allNote);
       }
     } else {
-      for (const k of ['recs', 'overhead', 'verdicts', 'charts', 'table']) put(slots[k], ui.sectionError(reportRes.reason));
+      for (const k of ['answer', 'recs', 'overhead', 'verdicts', 'charts', 'table']) put(slots[k], ui.sectionError(reportRes.reason));
     }
     if (stepsRes.status === 'fulfilled') {
       const text = JSON.stringify(stepsRes.value);
@@ -115,15 +135,22 @@ export function show(ctx, id) {
   load();
 }
 
-/** The report's sections into their slots. */
+/** The report's sections into their slots, but those "All metrics"
+ *  changes (drawMetrics). */
 function drawReport(slots, report, plan, primary) {
-  const active = ui.ACTIVE.has(report.status);
+  put(slots.answer, rep.answer(report));
   put(slots.recs, rep.recommendations(report, plan));
   put(slots.warnings, rep.warnings(report));
-  put(slots.overhead, rep.overhead(report));
   put(slots.verdicts, rep.verdicts(report));
   put(slots.charts, rep.charts(report, primary), rep.repetitions(report));
-  put(slots.table, rep.fullTable(report, active, plan));
+}
+
+/** The sections of primary metrics alone, or of every metric when all:
+ *  the table and the overhead, and the toggle's state. */
+function drawMetrics(slots, report, plan, all, toggle, note) {
+  put(slots.table, rep.fullTable(report, ui.ACTIVE.has(report.status), plan, all));
+  put(slots.overhead, rep.overhead(report, all));
+  rep.setAllToggle(toggle, note, report, all);
 }
 
 /** Whether (workload variant, metric) is a primary metric of the
@@ -193,10 +220,20 @@ function roundsWords(plan) {
   const w = r.widest;
   const widest = w && w.metric ? ' The widest: ' + w.metric + (w.workload ? ' (' + w.workload + ')' : '') +
     (typeof w.half_pct === 'number' ? ' ±' + w.half_pct.toFixed(2) + ' %' : '') + '.' : '';
+  const sequential = r.rule === 'sequential';
+  const decided = sequential && typeof r.decided === 'number'
+    ? ' ' + r.decided + ' of ' + r.comparisons + ' comparison' + (r.comparisons === 1 ? '' : 's') + ' decided.' : '';
   const words = {
-    more: 'another round is queued: an interval of a primary metric is still wider than ±' + r.ci_pct + ' %.',
-    precise: 'every primary interval is within ±' + r.ci_pct + ' %.',
-    max: 'stopped at the maximum number of rounds without every interval within ±' + r.ci_pct + ' %.' + widest,
+    more: sequential
+      ? 'another round is queued: a comparison is not decided yet.' + decided
+      : 'another round is queued: an interval of a primary metric is still wider than ±' + r.ci_pct + ' %.',
+    decided: 'every comparison is decided (better, worse or no effect), so the plan stopped.',
+    precise: sequential
+      ? 'every undecided comparison is as precise as asked (±' + r.ci_pct + ' %).' + decided
+      : 'every primary interval is within ±' + r.ci_pct + ' %.',
+    max: sequential
+      ? 'stopped at the maximum number of rounds.' + decided
+      : 'stopped at the maximum number of rounds without every interval within ±' + r.ci_pct + ' %.' + widest,
   }[r.decision] || r.decision;
   return el('p', { class: 'rounds-line' }, after + words);
 }

@@ -1,16 +1,17 @@
 // plan-report.js — the sections of a plan page drawn from its report
-// (GET /api/v1/plans/{id}/report): recommendation cards, warnings, the
-// overhead summary, verdicts per factor level and primary metric, a chart
-// per primary metric and the full table. A section whose members the
-// server's report does not have says so instead of guessing: the page
-// shows only numbers the API gave.
+// (GET /api/v1/plans/{id}/report), in the order `hvbench report` prints
+// them: the answer, the table of primary metrics (every metric and
+// percentile with "All metrics", as --all), a chart per primary metric,
+// verdicts per factor level and primary metric, the overhead summary,
+// recommendation cards, warnings. A section whose members the server's
+// report does not have says so instead of guessing: the page shows only
+// numbers and words the API gave.
 
 import { el } from './dom.js';
 import * as fmt from './fmt.js';
 import * as ui from './ui.js';
 import { dataTable } from './table.js';
 import { intervalChart } from './charts.js';
-import { current, setParams } from './route.js';
 
 /** Direction arrow of a metric, with a text alternative. */
 export function direction(hib) {
@@ -21,6 +22,51 @@ export function direction(hib) {
 
 const has = (o, k) => o && Object.prototype.hasOwnProperty.call(o, k);
 const ENDPOINT = 'recommendations, verdicts and overhead in GET /api/v1/plans/{id}/report';
+
+/** The kind of an answer line, from the word it opens with (the lines of
+ *  the report's answer, lib/report_lead.c): its class on the page. */
+const ANSWER_KINDS = [['Recommended ', 'answer-rec'], ['Recommended:', 'answer-none'], ['Efficiency', 'answer-eff'],
+  ['Decided', 'answer-decided'], ['Undecided', 'answer-undecided']];
+
+/** The answer the report opens with: the server's lines as they are
+ *  (`hvbench report` prints the same under "Answer"), the words before
+ *  the first colon in bold. */
+export function answer(report) {
+  if (!has(report, 'answer')) return ui.unavailable('Answer', 'answer in GET /api/v1/plans/{id}/report');
+  const lines = Array.isArray(report.answer) ? report.answer.filter((l) => typeof l === 'string') : [];
+  if (lines.length === 0) {
+    return ui.empty('Nothing to decide: this plan compares no factor levels and no guests with a baseline; its figures are below.');
+  }
+  return el('ul', { class: 'answer-lines' }, lines.map((line) => {
+    const kind = ANSWER_KINDS.find(([word]) => line.startsWith(word));
+    const colon = line.indexOf(': ');
+    return el('li', { class: kind ? kind[1] : null },
+      colon > 0 ? [el('strong', {}, line.slice(0, colon + 1)), line.slice(colon + 1)] : line);
+  }));
+}
+
+/** Whether a row (a summary or an overhead entry) is shown without "All
+ *  metrics": a primary metric's (a report without `primary` shows all). */
+export const shownByDefault = (r) => r.primary !== false;
+
+/** How many rows "All metrics" adds: the summaries and overhead entries of
+ *  other metrics and percentiles. */
+export function hiddenRows(report) {
+  const count = (list) => (Array.isArray(list) ? list.filter((r) => !shownByDefault(r)).length : 0);
+  return count(report.summaries) + count(report.overhead);
+}
+
+/** The "All metrics" toggle (a button kept across redraws, so its focus
+ *  stays) and its note, set for report: pressed when all is shown, the
+ *  note saying how many rows of other metrics and percentiles are left
+ *  out. Hidden when the report has none. */
+export function setAllToggle(button, note, report, all) {
+  const hidden = hiddenRows(report);
+  button.hidden = hidden === 0;
+  button.setAttribute('aria-pressed', String(all));
+  note.textContent = hidden === 0 ? '' : all ? 'Every metric and percentile.'
+    : 'Primary metrics only: ' + hidden + ' row' + (hidden === 1 ? '' : 's') + ' of other metrics and percentiles left out.';
+}
 
 /** Recommendation cards, best first. */
 export function recommendations(report, plan) {
@@ -87,11 +133,12 @@ export function warnings(report) {
 }
 
 /** Overhead: guest against host (or the baseline) per subsystem and
- *  overall, with the report's sentences, then per primary metric. */
-export function overhead(report) {
+ *  overall, with the report's sentences, then per primary metric (per
+ *  metric when all). */
+export function overhead(report, all) {
   if (!has(report, 'efficiency') && !has(report, 'overhead')) return ui.unavailable('Overhead', ENDPOINT);
   const eff = Array.isArray(report.efficiency) ? report.efficiency : [];
-  const per = (Array.isArray(report.overhead) ? report.overhead : []).filter((o) => o.primary !== false);
+  const per = (Array.isArray(report.overhead) ? report.overhead : []).filter((o) => all || shownByDefault(o));
   if (eff.length === 0 && per.length === 0) {
     return ui.empty(report.baseline === 'host' ? 'No overhead: the plan has no guest results with host results to compare.'
       : 'No overhead: nothing to compare with the baseline ' + (report.baseline || '') + '.');
@@ -106,7 +153,7 @@ export function overhead(report) {
           el('th', { scope: 'col', class: 'num' }, 'Weight'))),
         el('tbody', {}, (e.subsystems || []).map((s) => effRow(s.subsystem, s)), e.overall ? effRow('overall', e.overall, true) : null))))),
     per.length ? el('div', { class: 'scroll-x' }, el('table', { class: 'data compact overhead-table' },
-      el('caption', {}, 'Per primary metric: change against the baseline'),
+      el('caption', {}, (all ? 'Per metric' : 'Per primary metric') + ': change against the baseline'),
       el('thead', {}, el('tr', {}, ['Configuration', 'Workload', 'Metric'].map((h) => el('th', { scope: 'col' }, h)),
         el('th', { scope: 'col', class: 'num' }, 'Change [95 %]'), el('th', { scope: 'col' }, 'Verdict'))),
       el('tbody', {}, per.map((o) => el('tr', { class: ui.verdictClass(o.verdict) },
@@ -246,53 +293,38 @@ function noResultsWords(plan, active) {
   return 'No results yet: the first jobs are still running.';
 }
 
-/** The full table behind a toggle (state in the URL), sortable and
- *  filterable: the report's summaries, as `hvbench report` prints them.
- *  plan (the plan answer, when there is one) says why there are none yet. */
-export function fullTable(report, active, plan) {
-  const rows = Array.isArray(report.summaries) ? report.summaries : [];
-  if (rows.length === 0) {
+/** The table of the report's summaries as `hvbench report` prints them,
+ *  sortable and filterable: the primary metrics' rows, every row when all
+ *  ("All metrics", all=1 in the URL, as --all). plan (the plan answer,
+ *  when there is one) says why there are none yet. */
+export function fullTable(report, active, plan, all) {
+  const every = Array.isArray(report.summaries) ? report.summaries : [];
+  if (every.length === 0) {
     return ui.empty(noResultsWords(plan, active));
   }
-  const open = current().params.get('table') === '1';
-  const box = el('div', { id: 'full-table', hidden: !open });
-  const button = el('button', { type: 'button', id: 'table-toggle', 'aria-expanded': String(open), 'aria-controls': 'full-table' },
-    open ? 'Hide the full table' : 'Show the full table (' + rows.length + ' rows)');
-  let built = false;
-  const build = () => {
-    if (built) return;
-    built = true;
-    box.append(dataTable({
-      id: 'report-table', param: 't', rows,
-      caption: 'Centre (the geometric mean of a positive metric) with its 95 % interval (on logs), then the arithmetic mean and sample standard deviation, per metric' +
-        (active ? ' — partial, the plan is still ' + report.status : ''),
-      rowProps: (r) => ({ 'data-metric': r.metric, 'data-configuration': r.configuration, 'data-target': r.target }),
-      columns: [
-        { key: 'configuration', label: 'Configuration', value: (r) => r.configuration },
-        { key: 'workload', label: 'Workload', value: (r) => r.workload },
-        { key: 'target', label: 'Target', value: (r) => r.target },
-        { key: 'metric', label: 'Metric', value: (r) => r.metric, cell: (r) => [r.metric || '-', ' ', direction(r.higher_is_better)] },
-        { key: 'n', label: 'n', title: 'rounds', num: true, value: (r) => r.n },
-        { key: 'centre', label: 'Centre', title: 'the geometric mean of a positive metric, else the mean', num: true,
-          value: (r) => figures(r).center, cell: (r) => el('span', { class: 'centre' }, fmt.num(figures(r).center)) },
-        { key: 'ci', label: '95% interval', title: '95 % interval of the centre: half width and bounds', num: true,
-          value: (r) => figures(r).half, cell: (r) => ciCell(figures(r)) },
-        { key: 'mean', label: 'Arith. mean', title: 'arithmetic mean', num: true, value: (r) => r.mean, cell: (r) => fmt.num(r.mean) },
-        { key: 'sd', label: 'SD', title: 'sample standard deviation', num: true, value: (r) => r.sd, cell: (r) => (r.n >= 2 ? fmt.num(r.sd) : '-') },
-        { key: 'unit', label: 'Unit', value: (r) => r.unit || '' },
-      ],
-    }));
-  };
-  if (open) build();
-  button.addEventListener('click', () => {
-    const show = box.hidden;
-    box.hidden = !show;
-    if (show) build();
-    button.setAttribute('aria-expanded', String(show));
-    button.textContent = show ? 'Hide the full table' : 'Show the full table (' + rows.length + ' rows)';
-    setParams({ table: show ? '1' : null });
+  const rows = all ? every : every.filter(shownByDefault);
+  if (rows.length === 0) return ui.empty('No primary metrics in this report: "All metrics" lists its ' + every.length + ' rows.');
+  return dataTable({
+    id: 'report-table', param: 't', rows,
+    caption: 'Centre (the geometric mean of a positive metric) with its 95 % interval (on logs), then the arithmetic mean and sample standard deviation, per ' +
+      (all ? 'metric' : 'primary metric') + (active ? ' — partial, the plan is still ' + report.status : ''),
+    rowProps: (r) => ({ 'data-metric': r.metric, 'data-configuration': r.configuration, 'data-target': r.target,
+      'data-primary': String(shownByDefault(r)) }),
+    columns: [
+      { key: 'configuration', label: 'Configuration', value: (r) => r.configuration },
+      { key: 'workload', label: 'Workload', value: (r) => r.workload },
+      { key: 'target', label: 'Target', value: (r) => r.target },
+      { key: 'metric', label: 'Metric', value: (r) => r.metric, cell: (r) => [r.metric || '-', ' ', direction(r.higher_is_better)] },
+      { key: 'n', label: 'n', title: 'rounds', num: true, value: (r) => r.n },
+      { key: 'centre', label: 'Centre', title: 'the geometric mean of a positive metric, else the mean', num: true,
+        value: (r) => figures(r).center, cell: (r) => el('span', { class: 'centre' }, fmt.num(figures(r).center)) },
+      { key: 'ci', label: '95% interval', title: '95 % interval of the centre: half width and bounds', num: true,
+        value: (r) => figures(r).half, cell: (r) => ciCell(figures(r)) },
+      { key: 'mean', label: 'Arith. mean', title: 'arithmetic mean', num: true, value: (r) => r.mean, cell: (r) => fmt.num(r.mean) },
+      { key: 'sd', label: 'SD', title: 'sample standard deviation', num: true, value: (r) => r.sd, cell: (r) => (r.n >= 2 ? fmt.num(r.sd) : '-') },
+      { key: 'unit', label: 'Unit', value: (r) => r.unit || '' },
+    ],
   });
-  return el('div', {}, button, box);
 }
 
 function ciCell(f) {

@@ -1,5 +1,5 @@
 // route.js — the page's state lives in location.hash, so every view can be
-// linked: "#/plans/7?table=1&sort=-mean". The path picks the page, the
+// linked: "#/plans/7?all=1&t_sort=-mean". The path picks the page, the
 // query holds filters, toggles, sort orders and zoom ranges.
 
 /** The current hash as {path, params} ("#/" when empty). */
