@@ -8,14 +8,19 @@
 # examples/demo-guest.json, a question this machine answers within the
 # demo's time: the guest's 4 KiB random writes (8 in flight) with its
 # disk's host cache mode writethrough (every write synced on the host, the
-# plan's default) against writeback (the host's page cache), four rounds,
-# a restart of the guest per block. That report comes last: its answer
+# plan's default) against writeback (the host's page cache), seven
+# rounds, a restart of the guest per block. That report comes last: its answer
 # block holds the verdict and the recommendation.
 #
 # What was measured on this 2-core machine (TCG guest, other builds
 # running beside it, up to 1.7 CPUs of the host's own work):
-# - writeback against writethrough, qd 8: +148.3 % [+112.4, +190.3] at
-#   n = 4 rounds, better (10.4 against 25.8 MB/s); the demo's question.
+# - writeback against writethrough, qd 8, the demo's question: better in
+#   every run, but its interval is wide (the writethrough side moves with
+#   the other builds' I/O, the writeback side with their CPU): at n = 4
+#   +148.3 % [+112.4, +190.3] once, too wide to use once; at n = 6 decided
+#   in 3 runs of 4 (+161.2 % [+93.0, +253.5], +166.0 % [+92.4, +267.9]),
+#   too wide once; at n = 7, the demo's, +102.9 % [+69.8, +142.5], the
+#   whole `make demo` in 3 min 54 s.
 # - the same at qd 1: +243 to +375 %, but the interval of so large a
 #   ratio stays wider than the report uses (±100 points) at n = 3..5: the
 #   guest's fast side is bound by TCG's CPU and moves with the other load.
@@ -25,9 +30,8 @@
 #   unpinned, unpinned +7.8 % [-14.3, +35.6] at n = 8. The other load
 #   moves the guest's score by ±12-26 %, more than pinning does, so no
 #   CPU question decides here within minutes.
-# The server's `noise` plan option, once it exists, should be "keep" in
-# examples/demo-guest.json: every job here runs beside other work, and
-# repeating such jobs would not end within the demo's time.
+# Both plans set `noise: "keep"`: on that machine every job runs beside
+# other work, and repeating such jobs would not end within the demo's time.
 #
 # At the end, on a terminal, the server stays up for the report page until
 # Enter is pressed; without a terminal everything stops at once.
