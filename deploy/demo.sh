@@ -20,7 +20,9 @@
 #   +148.3 % [+112.4, +190.3] once, too wide to use once; at n = 6 decided
 #   in 3 runs of 4 (+161.2 % [+93.0, +253.5], +166.0 % [+92.4, +267.9]),
 #   too wide once; at n = 7, the demo's, +102.9 % [+69.8, +142.5], the
-#   whole `make demo` in 3 min 54 s.
+#   whole `make demo` in 3 min 54 s. Once in ten runs at qd 8 the guest's
+#   disk stopped completing writes (its jbd2 blocked, QEMU idle); the plan
+#   then waits until HVBENCH_DEMO_TIMEOUT, and Ctrl-C cleans up.
 # - the same at qd 1: +243 to +375 %, but the interval of so large a
 #   ratio stays wider than the report uses (±100 points) at n = 3..5: the
 #   guest's fast side is bound by TCG's CPU and moves with the other load.
