@@ -19,7 +19,7 @@ hv_register noise-host
 plan() { # NAME [NOISE]: one workload, two fixed rounds, at most 2 jobs a round
     jq -c --arg n "$1" --arg noise "${2:-}" \
         '.name = $n | .targets.host = "noise-host" | .workloads[0].params.seconds = 1
-         | .repetitions = {min: 2, max: 2} | if $noise != "" then .noise = $noise else . end' \
+         | .repetitions = {min: 2, max: 2} | if $noise != "" then .noise = $noise else del(.noise) end' \
         "$HV_ROOT/examples/quick.json"
 }
 # run VALUE BUSY: claims the next job and uploads cpu.score VALUE with
