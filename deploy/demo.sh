@@ -8,9 +8,10 @@
 # examples/demo-guest.json, a question this machine answers within the
 # demo's time: the guest's 4 KiB random writes (8 in flight) with its
 # disk's host cache mode writethrough (every write synced on the host, the
-# plan's default) against writeback (the host's page cache), seven
-# rounds, a restart of the guest per block. That report comes last: its answer
-# block holds the verdict and the recommendation.
+# plan's default) against writeback (the host's page cache), a restart of
+# the guest per block, rounds added from 4 until the comparison is decided
+# (at most 10). That report comes last: its answer block holds the verdict
+# and the recommendation.
 #
 # What was measured on this 2-core machine (TCG guest, other builds
 # running beside it, up to 1.7 CPUs of the host's own work):
@@ -19,8 +20,10 @@
 #   the other builds' I/O, the writeback side with their CPU): at n = 4
 #   +148.3 % [+112.4, +190.3] once, too wide to use once; at n = 6 decided
 #   in 3 runs of 4 (+161.2 % [+93.0, +253.5], +166.0 % [+92.4, +267.9]),
-#   too wide once; at n = 7, the demo's, +102.9 % [+69.8, +142.5], the
-#   whole `make demo` in 3 min 54 s. Once in ten runs at qd 8 the guest's
+#   too wide once; at a fixed n = 7 +102.9 % [+69.8, +142.5], the whole
+#   `make demo` in 3 min 54 s (the Welch comparison). Paired and read at
+#   each round's level from round 4 (the demo's plan), decided at round 4:
+#   +115.1 % [+68.8, +173.9], the whole `make demo` in 3 min 46 s. Once in ten runs at qd 8 the guest's
 #   disk stopped completing writes (its jbd2 blocked, QEMU idle); the plan
 #   then waits until HVBENCH_DEMO_TIMEOUT, and Ctrl-C cleans up.
 # - the same at qd 1: +243 to +375 %, but the interval of so large a

@@ -141,8 +141,8 @@ static const struct hv_factor_def catalogue[] = {
      .risk = "writeback and unsafe can lose data on a host crash: writeback loses what the guest "
              "has not flushed, unsafe ignores flushes and can lose anything; none and directsync "
              "need storage that supports O_DIRECT",
-     .apply_hint = "XML: <driver name='qemu' type='raw' cache='none'/> in the <disk>; virsh edit "
-                   "DOMAIN, then restart",
+     .apply_hint = "XML: <driver name='qemu' type='raw' cache='{level}'/> in the <disk>; virsh "
+                   "edit DOMAIN, then restart",
      .evidence = "cache effects point in opposite directions by workload: measure, never assume"},
     {.name = "io_mode",
      .summary = "how QEMU submits the disk's I/O to the host",
@@ -153,8 +153,8 @@ static const struct hv_factor_def catalogue[] = {
      .system_default = "threads",
      .risk = "native needs cache none or directsync; io_uring needs QEMU >= 5.0, libvirt >= 6.3 "
              "and host kernel >= 5.1",
-     .apply_hint = "XML: <driver name='qemu' type='raw' cache='none' io='native'/> in the <disk>; "
-                   "virsh edit DOMAIN, then restart"},
+     .apply_hint = "XML: <driver name='qemu' type='raw' cache='none' io='{level}'/> in the "
+                   "<disk>; virsh edit DOMAIN, then restart"},
     {.name = "vhost_net",
      .summary = "in-kernel virtio-net backend (vhost) instead of QEMU's userspace one",
      .disruption = HV_DISRUPT_RESTART,

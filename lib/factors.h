@@ -58,7 +58,8 @@ struct hv_factor_def {
     const char *risk;
     /** How to apply it by hand: a libvirt XML snippet, virsh command or
      *  sysfs line, with placeholders (DOMAIN, VCPU, HOSTCPU, DEVICE, IFACE,
-     *  N ...). */
+     *  N ...); "{level}", where it stands, is the level a report's
+     *  recommendation names. */
     const char *apply_hint;
     /** A short note of a published effect, or NULL. */
     const char *evidence;

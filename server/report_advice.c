@@ -191,6 +191,23 @@ json_t *hv_rrepetitions(struct hv_rctx *c, const json_t *summaries)
 
 /* ---- recommendations ------------------------------------------------- */
 
+/* The catalogue's apply snippet for level: its "{level}" (at most one)
+ * replaced by the level recommended. */
+static json_t *apply_of(const char *hint, const char *level)
+{
+    const char *at = strstr(hint, "{level}");
+    if (at == NULL)
+        return json_string(hint);
+    size_t len = strlen(hint) - 7 + strlen(level) + 1;
+    char *text = malloc(len);
+    if (text == NULL)
+        return NULL;
+    snprintf(text, len, "%.*s%s%s", (int)(at - hint), hint, level, at + 7);
+    json_t *s = json_string(text);
+    free(text);
+    return s;
+}
+
 /* The gain of a comparison in the metric's good direction, in %. */
 static double gain_of(const struct hv_rcmp *m)
 {
@@ -364,7 +381,8 @@ static json_t *recommend_json(const struct hv_rctx *c, const struct finding *g, 
     json_object_set_new(o, "risk_level",
                         def ? json_string(hv_risk_level_name(def->risk_level)) : json_null());
     json_object_set_new(o, "risk", def && def->risk ? json_string(def->risk) : json_null());
-    json_object_set_new(o, "apply", def ? json_string(def->apply_hint) : json_null());
+    json_object_set_new(o, "apply",
+                        def ? apply_of(def->apply_hint, f->levels[g->level]) : json_null());
     return o;
 }
 
