@@ -43,7 +43,7 @@ raw() { jq -c --arg m "$1" "[.items[-1].samples[] | select(.metric == \$m)] | $2
 assert_status 200 GET "/api/v1/jobs/$JOB/results?raw=true"
 assert_eq "a JSON answer" application/json "$CONTENT_TYPE"
 assert_eq "one result, its fields in order" \
-    '["result_id","attempt","status","error","started_at","finished_at","received_at","observed","telemetry","telemetry_reason","metrics","samples","raw"]' \
+    '["result_id","attempt","status","error","set_aside","started_at","finished_at","received_at","observed","telemetry","telemetry_reason","metrics","samples","raw"]' \
     "$(json -c '[.items[] | keys_unsorted] | .[]')"
 assert_eq "the fields' types" \
     '["number","number","string","null","object","string","string","array","array","null"]' \
