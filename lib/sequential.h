@@ -83,7 +83,8 @@ struct hv_seq_design {
  *  (1 <= rep_min <= rep_max <= HV_SEQ_LOOKS_MAX) and m >= 1 comparisons
  *  spending alpha by shape. Free with hv_seq_design_free. Returns
  *  HV_STAT_BAD_ARG, HV_STAT_NO_MEMORY or HV_STAT_OK. Cost: m designs of
- *  O(looks · grid · band), about a millisecond each at 50 looks. */
+ *  O(looks · grid · band); measured per design (one Holm share) about 1 ms
+ *  at 8 looks, 7 ms at 48, 53 ms at 198 and 0.5 s at 998. */
 enum hv_stat_err hv_seq_design_init(struct hv_seq_design *d, enum hv_spend shape, double alpha,
                                     int rep_min, int rep_max, size_t m);
 
