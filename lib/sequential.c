@@ -182,11 +182,19 @@ enum hv_stat_err hv_seq_bounds(enum hv_spend shape, double alpha, const double *
 enum hv_stat_err hv_seq_design_init(struct hv_seq_design *d, enum hv_spend shape, double alpha,
                                     int rep_min, int rep_max, size_t m)
 {
-    *d = (struct hv_seq_design){.rep_min = rep_min, .rep_max = rep_max, .m = m};
-    if (rep_min < 1 || rep_max < rep_min || rep_max > HV_SEQ_LOOKS_MAX || m == 0 ||
-        m > SIZE_MAX / HV_SEQ_LOOKS_MAX)
+    return hv_seq_design_init_to(d, shape, alpha, rep_min, rep_max, rep_max, m);
+}
+
+enum hv_stat_err hv_seq_design_init_to(struct hv_seq_design *d, enum hv_spend shape, double alpha,
+                                       int rep_min, int rep_max, int last, size_t m)
+{
+    if (last > rep_max)
+        last = rep_max;
+    *d = (struct hv_seq_design){.rep_min = rep_min, .rep_max = rep_max, .last = last, .m = m};
+    if (rep_min < 1 || rep_max < rep_min || rep_max > HV_SEQ_LOOKS_MAX || last < rep_min ||
+        m == 0 || m > SIZE_MAX / HV_SEQ_LOOKS_MAX)
         return HV_STAT_BAD_ARG;
-    size_t looks = (size_t)(rep_max - rep_min + 1);
+    size_t looks = (size_t)(last - rep_min + 1);
     double *t = malloc(2 * looks * sizeof *t);
     d->level = malloc(m * looks * sizeof *d->level);
     if (t == NULL || d->level == NULL) {
@@ -217,9 +225,9 @@ void hv_seq_design_free(struct hv_seq_design *d)
 
 double hv_seq_level(const struct hv_seq_design *d, int rounds, size_t j)
 {
-    if (d->level == NULL || rounds < d->rep_min || rounds > d->rep_max || j < 1 || j > d->m)
+    if (d->level == NULL || rounds < d->rep_min || rounds > d->last || j < 1 || j > d->m)
         return 0.0;
-    size_t looks = (size_t)(d->rep_max - d->rep_min + 1);
+    size_t looks = (size_t)(d->last - d->rep_min + 1);
     return d->level[(j - 1) * looks + (size_t)(rounds - d->rep_min)];
 }
 

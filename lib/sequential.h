@@ -75,6 +75,7 @@ enum hv_stat_err hv_seq_bounds(enum hv_spend shape, double alpha, const double *
  *  Holm step. */
 struct hv_seq_design {
     int rep_min, rep_max;
+    int last;      /**< the last look computed (rep_max unless hv_seq_design_init_to) */
     size_t m;      /**< the plan's comparisons */
     double *level; /**< level[(j − 1)·looks + (r − rep_min)]: round r, share alpha/j */
 };
@@ -87,6 +88,15 @@ struct hv_seq_design {
  *  at 8 looks, 7 ms at 48, 53 ms at 198 and 0.5 s at 998. */
 enum hv_stat_err hv_seq_design_init(struct hv_seq_design *d, enum hv_spend shape, double alpha,
                                     int rep_min, int rep_max, size_t m);
+
+/** hv_seq_design_init for the looks rep_min..last only (rep_min <= last
+ *  <= rep_max; a last past rep_max is rep_max): a look's boundary depends
+ *  on the looks before it alone, so these levels are the whole design's,
+ *  at the cost of last − rep_min + 1 looks. hv_seq_level is 0 past last.
+ *  What a report reads at its look: the cost follows the rounds run, not
+ *  the plan's cap. */
+enum hv_stat_err hv_seq_design_init_to(struct hv_seq_design *d, enum hv_spend shape, double alpha,
+                                       int rep_min, int rep_max, int last, size_t m);
 
 /** Frees what hv_seq_design_init allocated (d may be zeroed). */
 void hv_seq_design_free(struct hv_seq_design *d);

@@ -321,8 +321,8 @@ static int family_verdicts(struct hv_rctx *c)
     int latest = latest_round(c);
     c->look = latest < d->rep_min ? d->rep_min : latest > d->rep_max ? d->rep_max : latest;
     if (rc == 0 && m > 0 &&
-        (hv_seq_design_init(&design, HV_SEQ_SPEND, HV_FAMILY_ALPHA, d->rep_min, d->rep_max, m) !=
-             HV_STAT_OK ||
+        (hv_seq_design_init_to(&design, HV_SEQ_SPEND, HV_FAMILY_ALPHA, d->rep_min, d->rep_max,
+                               c->look, m) != HV_STAT_OK ||
          hv_seq_verdicts(&design, c->look, r, m, d->margin_pct, hib, v) != HV_STAT_OK ||
          hv_holm(p + m, m, HV_FAMILY_ALPHA, p, NULL) != HV_STAT_OK))
         rc = -1;

@@ -181,8 +181,28 @@ static void test_design_and_verdicts(void)
     hv_seq_design_free(&d);
 }
 
+/* A design computed up to a look has the whole design's levels there. */
+static void test_design_to(void)
+{
+    struct hv_seq_design whole, part;
+    CHECK(hv_seq_design_init(&whole, HV_SEQ_SPEND, 0.05, 3, 200, 3) == HV_STAT_OK);
+    CHECK(hv_seq_design_init_to(&part, HV_SEQ_SPEND, 0.05, 3, 200, 12, 3) == HV_STAT_OK);
+    for (int r = 3; r <= 12; r++)
+        for (size_t j = 1; j <= 3; j++)
+            CHECK_NEAR(hv_seq_level(&part, r, j), hv_seq_level(&whole, r, j), 1e-15);
+    CHECK(hv_seq_level(&part, 13, 1) == 0.0 && hv_seq_level(&whole, 13, 1) > 0.0);
+    hv_seq_design_free(&part);
+    /* Past the cap is the cap; before the first look is refused. */
+    CHECK(hv_seq_design_init_to(&part, HV_SEQ_SPEND, 0.05, 3, 20, 99, 1) == HV_STAT_OK &&
+          part.last == 20);
+    hv_seq_design_free(&part);
+    CHECK(hv_seq_design_init_to(&part, HV_SEQ_SPEND, 0.05, 3, 20, 2, 1) == HV_STAT_BAD_ARG);
+    hv_seq_design_free(&whole);
+}
+
 int main(void)
 {
+    test_design_to();
     test_paired();
     test_paired_trimmed();
     test_spending();
