@@ -116,8 +116,10 @@ on_exit() {
         fi
         exit "$rc"
     fi
-    if [[ $GUEST_DEFINED == 1 ]]; then "$GUEST_SH" undefine "$GUEST" >/dev/null 2>&1 || true; fi
+    # The worker first, so that nothing it does on its way out (putting back
+    # what it changed) meets a guest being removed.
     [[ -n $WORKER_PID ]] && stop_pid "$WORKER_PID"
+    if [[ $GUEST_DEFINED == 1 ]]; then "$GUEST_SH" undefine "$GUEST" >/dev/null 2>&1 || true; fi
     [[ -n $SERVER_PID ]] && stop_pid "$SERVER_PID"
     if [[ $LIBVIRTD_STARTED == 1 ]]; then "$LIBVIRTD_SH" stop >/dev/null 2>&1 || true; fi
     if [[ $PG_STARTED == 1 ]]; then "$PG" stop || true; fi
