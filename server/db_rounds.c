@@ -103,15 +103,12 @@ static enum hv_db_status decide(struct hv_db *db, const char *plan, int round, i
                   "decision", decision, "ci_pct", json_object_get(reps, "ci_pct"), "widest",
                   json_object_get(reps, "widest"));
     if (rec != NULL && rule != NULL && strcmp(rule, "sequential") == 0) {
-        size_t i, decided = 0;
-        const json_t *c;
-        json_array_foreach(json_object_get(report, "comparisons"), i, c)
-        {
-            const char *v = json_string_value(json_object_get(c, "family_verdict"));
-            decided += v != NULL && strcmp(v, "inconclusive") != 0;
-        }
+        /* The report's own count (hv_report_decided). */
+        const json_t *counts = json_object_get(report, "decided");
+        json_int_t all = json_integer_value(json_object_get(counts, "comparisons"));
+        json_int_t open = json_integer_value(json_object_get(counts, "inconclusive"));
         json_object_set(rec, "comparisons", json_object_get(family, "comparisons"));
-        json_object_set_new(rec, "decided", json_integer((json_int_t)decided));
+        json_object_set_new(rec, "decided", json_integer(all - open));
         json_object_set(rec, "look_level", json_object_get(family, "look_level"));
     }
     char said[16];
