@@ -10,13 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct action {
     const char *name;
     int sig;
 };
 
-static const struct action actions[] = {{"kill", SIGKILL}, {"stop", SIGSTOP}};
+/* hang: no signal; the arriving thread blocks for good. */
+#define HANG (-1)
+static const struct action actions[] = {{"kill", SIGKILL}, {"stop", SIGSTOP}, {"hang", HANG}};
 
 static char fault_point[64];
 static int fault_sig;
@@ -40,7 +43,7 @@ static void read_env(void)
             return;
         }
     }
-    hv_warn("HVBENCH_FAULT=%s ignored: not POINT:kill or POINT:stop", v);
+    hv_warn("HVBENCH_FAULT=%s ignored: not POINT:kill, POINT:stop or POINT:hang", v);
 }
 
 void hv_fault(const char *point)
@@ -48,6 +51,11 @@ void hv_fault(const char *point)
     pthread_once(&once, read_env);
     if (fault_sig == 0 || strcmp(point, fault_point) != 0 || atomic_exchange(&fired, true))
         return;
+    if (fault_sig == HANG) {
+        hv_warn("fault point %s reached: this thread hangs", point);
+        for (;;)
+            pause();
+    }
     hv_warn("fault point %s reached: raising %s", point,
             fault_sig == SIGKILL ? "SIGKILL" : "SIGSTOP");
     raise(fault_sig);

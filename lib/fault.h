@@ -5,6 +5,8 @@
  *   kill   raise SIGKILL (nothing after the point runs, nothing is flushed)
  *   stop   raise SIGSTOP (the test acts — kills the server, cancels the
  *          plan — then sends SIGCONT and the process goes on)
+ *   hang   the thread that arrives blocks for good (pause(2) in a loop),
+ *          as a call that never returns would; the others go on
  * Without the variable, or at any other point, hv_fault() does nothing but
  * compare a string once. The points are listed in docs/worker.md ("Fault
  * points"); tests/integration/test_chaos.sh drives them.

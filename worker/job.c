@@ -2,11 +2,13 @@
 #include "worker/job.h"
 
 #include "log.h"
+#include "params.h"
 #include "timeutil.h"
 #include "worker/clock.h"
 #include "worker/deliver.h"
 #include "worker/engines/engine.h"
 #include "factors.h"
+#include "fault.h"
 #include "worker/interference.h"
 #include "worker/virt/actuator.h"
 #include "worker/virt/guestnic.h"
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* How soon a failed heartbeat is tried again (at most; never later than
  * the regular interval). */
@@ -46,6 +49,16 @@
  * start); a heartbeat falling due then is sent once the engine runs,
  * still well inside the lease. */
 #define START_GUARD 0.5
+/* An engine may run at most RUN_LIMIT_FACTOR times the time its
+ * parameters give (warm-up plus seconds or runtime) plus run_slack for
+ * laying out files and starting tools; past that the job fails. One
+ * that does not end within STOP_GRACE of being told to stop is stuck (an
+ * I/O the device never completes): the job fails and the worker exits. */
+#define RUN_LIMIT_FACTOR 3.0
+#define STOP_GRACE       15.0
+/* The worker's exit status when an engine thread cannot be stopped
+ * (EX_SOFTWARE). */
+#define EXIT_STUCK 70
 
 /* One engine run in its own thread. */
 struct engine_run {
@@ -70,6 +83,7 @@ struct engine_run {
 static void *engine_main(void *arg)
 {
     struct engine_run *r = arg;
+    hv_fault("engine.run");
     if (hv_process_pin_enter(&r->pin) != 0) {
         snprintf(r->result.error, sizeof r->result.error, "%s", r->pin.error);
         r->rc = -1;
@@ -296,26 +310,87 @@ static enum hv_job_outcome release_job(struct hv_client *c, const struct hv_job 
     return HV_JOB_RELEASED;
 }
 
-/* Heartbeats until the engine ends, the server withdraws the job or a
- * shutdown signal comes; the lease was last extended at last_extend
- * (monotonic). Returns true when the engine ended on its own. */
-static bool supervise(struct hv_client *c, const struct hv_job *job, struct engine_run *r,
-                      struct hv_clock *clock, double last_extend, enum hv_job_outcome *outcome)
+/* Set once at the start (hv_job_set_run_slack), read by every job. */
+static double run_slack = HV_JOB_RUN_SLACK;
+
+void hv_job_set_run_slack(double seconds)
+{
+    run_slack = seconds;
+}
+
+double hv_job_run_limit(const json_t *params)
+{
+    double t = hv_params_num(params, "seconds");
+    if (!(t > 0))
+        t = hv_params_num(params, "runtime");
+    if (!(t > 0))
+        return 0;
+    double w = hv_params_num(params, "warmup");
+    return RUN_LIMIT_FACTOR * (t + (w > 0 ? w : 0)) + run_slack;
+}
+
+/* How supervise() ended. */
+enum supervised {
+    RUN_ENDED, /* the engine ended on its own (or was stopped at its limit: rc, error say) */
+    RUN_OUT,   /* the job is gone (cancelled, lease lost, shutdown): *outcome says how */
+    RUN_STUCK, /* past its limit the engine did not stop: r is still the engine's */
+};
+
+/* Tells the engine to stop after it ran past limit; waits STOP_GRACE for
+ * it. Returns RUN_ENDED with the job's error saying why, or RUN_STUCK. */
+static enum supervised stop_overrun(const struct hv_job *job, struct engine_run *r, double limit)
+{
+    hv_warn("job %lld: the engine has run %.0f s, past its limit of %.0f s; stopping it", job->id,
+            hv_monotonic() - r->t_start, limit);
+    __atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
+    double until = hv_monotonic() + STOP_GRACE;
+    while (!engine_done(r) && hv_monotonic() < until)
+        hv_wake_wait(0.5);
+    if (!engine_done(r))
+        return RUN_STUCK;
+    pthread_join(r->thread, NULL);
+    /* The engine's own error, if any, after the reason. */
+    char msg[sizeof r->result.error + 200];
+    snprintf(msg, sizeof msg,
+             "the engine ran past its limit of %.0f s (%.0f times its parameters' time plus "
+             "%.0f s) and was stopped%s%s",
+             limit, RUN_LIMIT_FACTOR, run_slack, r->result.error[0] ? ": " : "", r->result.error);
+    size_t n = strnlen(msg, sizeof r->result.error - 1);
+    memcpy(r->result.error, msg, n);
+    r->result.error[n] = '\0';
+    r->rc = -1;
+    return RUN_ENDED;
+}
+
+/* Heartbeats until the engine ends, passes its limit (hv_job_run_limit),
+ * the server withdraws the job or a shutdown signal comes; the lease was
+ * last extended at last_extend (monotonic). */
+static enum supervised supervise(struct hv_client *c, const struct hv_job *job,
+                                 struct engine_run *r, struct hv_clock *clock, double last_extend,
+                                 enum hv_job_outcome *outcome)
 {
     int lease = job->lease_seconds;
     double next = last_extend + heartbeat_interval(lease);
+    double limit = hv_job_run_limit(job->params);
     bool failing = false;
     for (;;) {
-        if (engine_done(r))
-            return true;
+        if (engine_done(r)) {
+            pthread_join(r->thread, NULL);
+            return RUN_ENDED;
+        }
         if (hv_shutdown_requested()) {
             engine_stop_and_join(r);
             *outcome = release_job(c, job);
-            return false;
+            return RUN_OUT;
         }
         double now = hv_monotonic();
+        if (limit > 0 && now - r->t_start >= limit)
+            return stop_overrun(job, r, limit);
         if (now < next) {
-            hv_wake_wait(next - now);
+            double wait = next - now;
+            if (limit > 0 && r->t_start + limit - now < wait)
+                wait = r->t_start + limit - now;
+            hv_wake_wait(wait);
             continue;
         }
         bool cancel = false;
@@ -338,7 +413,7 @@ static bool supervise(struct hv_client *c, const struct hv_job *job, struct engi
         }
         engine_stop_and_join(r);
         *outcome = HV_JOB_ABANDONED;
-        return false;
+        return RUN_OUT;
     }
 }
 
@@ -605,6 +680,29 @@ static void fail_now(struct engine_run *r, const char *fmt, ...)
     r->rc = -1;
 }
 
+/* The engine of r did not stop: fails the job with a result of its own
+ * (r's result is still the engine thread's) and ends the worker, which
+ * cannot join that thread; its supervisor starts it again. */
+static _Noreturn void fail_stuck(struct hv_client *c, const struct hv_job *job,
+                                 struct engine_run *r, const struct hv_step_env *env, double limit)
+{
+    struct engine_run f = {.t_start = r->t_start, .pin = r->pin};
+    memcpy(f.started_at, r->started_at, sizeof f.started_at);
+    f.observed = json_incref(r->observed);
+    if (hv_engine_result_init(&f.result) == 0) {
+        fail_now(&f,
+                 "the engine ran past its limit of %.0f s and did not stop within %.0f s of "
+                 "being told to (an I/O or a call that never returns); the worker exits",
+                 limit, STOP_GRACE);
+        memcpy(f.started_at, r->started_at, sizeof f.started_at);
+        f.t_end = hv_monotonic();
+        finish(c, job, &f, env);
+    }
+    hv_error("job %lld: the engine thread cannot be stopped; the worker exits (status %d)", job->id,
+             EXIT_STUCK);
+    _exit(EXIT_STUCK);
+}
+
 enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job,
                                const struct hv_step_env *env)
 {
@@ -689,8 +787,10 @@ enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job,
                 hv_interference_mark(r.proc_root, &r.mark0);
             if (job->group_id != 0)
                 note_start(job, &r, &clock, &g);
-            if (supervise(c, job, &r, &clock, last_extend, &outcome)) {
-                pthread_join(r.thread, NULL);
+            enum supervised how = supervise(c, job, &r, &clock, last_extend, &outcome);
+            if (how == RUN_STUCK)
+                fail_stuck(c, job, &r, env, hv_job_run_limit(job->params));
+            if (how == RUN_ENDED) {
                 note_interference(job, &r);
                 outcome = finish(c, job, &r, env);
             }

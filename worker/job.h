@@ -38,8 +38,23 @@ enum hv_job_outcome {
  *  plan's host (job->tuning) has the block's host levels read again under
  *  env->root when the engine ended: a level that moved fails the job, and
  *  observed.settings holds each one as read at the start and at the end.
- *  env may be NULL (nothing is read back). */
+ *  env may be NULL (nothing is read back). An engine that runs past
+ *  hv_job_run_limit() is told to stop and the job fails saying so; one
+ *  that then does not stop within 15 s fails the job and ends the
+ *  process with status 70 (its thread cannot be joined). */
 enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job,
                                const struct hv_step_env *env);
+
+/** The default of the worker's --run-slack, in seconds. */
+#define HV_JOB_RUN_SLACK 300.0
+
+/** How long (seconds from its start) the engine of a job with these
+ *  params may run: 3 × (warmup + seconds, or runtime) + the run slack
+ *  (hv_job_set_run_slack); 0 when the params bound no time (no limit; a
+ *  tool's own timeout applies). */
+double hv_job_run_limit(const json_t *params);
+
+/** Sets the run slack (the worker's --run-slack) before any job runs. */
+void hv_job_set_run_slack(double seconds);
 
 #endif

@@ -5,6 +5,7 @@
 #include "worker/config.h"
 #include "worker/engines/custom.h"
 #include "worker/facts.h"
+#include "worker/job.h"
 #include "worker/loop.h"
 #include "worker/state.h"
 #include "worker/client.h"
@@ -76,6 +77,9 @@ static const char usage_text[] =
     "                    guest waits for its worker to register again (from a new\n"
     "                    boot) before it fails, and for a guest it started that\n"
     "                    still boots before powering it off (default 300, 1..86400)\n"
+    "  --run-slack SECONDS  how long an engine may run beyond 3 times its\n"
+    "                    parameters' time (warmup + seconds) before its job fails\n"
+    "                    (default 300, 1..86400)\n"
     "  --nic IFACE       in a guest, the NIC it sets for the net_queues and guest_mtu\n"
     "                    factors (default: the first one but lo with a default route)\n"
     "  --sysfs-root DIR  read and write host settings (/sys/...) under DIR instead\n"
@@ -128,7 +132,7 @@ struct options {
     const char *nic;       /* --nic: a guest's own NIC, or NULL */
     const char *kvm_probe; /* NULL: the default, when it exists */
     json_t *labels;        /* NULL without --label */
-    double poll, wait, guest_wait;
+    double poll, wait, guest_wait, run_slack;
     bool once, restore, check_config;
 };
 
@@ -166,7 +170,8 @@ enum {
     OPT_KVM_PROBE,
     OPT_NIC,
     OPT_HOST,
-    OPT_CHECK_CONFIG
+    OPT_CHECK_CONFIG,
+    OPT_RUN_SLACK
 };
 
 /* Reads optarg as a number of seconds into *v. Returns false when it is
@@ -267,6 +272,11 @@ static int take_option(int opt, char **argv, struct options *o)
             return usage_error("--guest-wait needs a number of seconds from 1 to 86400, not '%s'",
                                optarg);
         break;
+    case OPT_RUN_SLACK:
+        if (!seconds_arg(&o->run_slack) || !(o->run_slack >= 1 && o->run_slack <= 86400))
+            return usage_error("--run-slack needs a number of seconds from 1 to 86400, not '%s'",
+                               optarg);
+        break;
     case OPT_KVM_PROBE:
         if (*optarg == '\0')
             return usage_error("--kvm-probe needs a file name, or none");
@@ -336,6 +346,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"nic", required_argument, NULL, OPT_NIC},
         {"check-config", no_argument, NULL, OPT_CHECK_CONFIG},
         {"guest-wait", required_argument, NULL, OPT_GUEST_WAIT},
+        {"run-slack", required_argument, NULL, OPT_RUN_SLACK},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -345,7 +356,8 @@ static int parse_options(int argc, char **argv, struct options *o)
                           .sysfs_root = "/",
                           .poll = 2,
                           .wait = 25,
-                          .guest_wait = 300};
+                          .guest_wait = 300,
+                          .run_slack = HV_JOB_RUN_SLACK};
     int n = 0;
     char **v = settings_argv(longopts, argc, argv, &n);
     if (v == NULL)
@@ -679,6 +691,7 @@ int main(int argc, char **argv)
     if (hv_facts_boot_id(boot_id, sizeof boot_id) != 0)
         hv_warn("cannot read this machine's boot id (/proc/sys/kernel/random/boot_id); "
                 "registering without one");
+    hv_job_set_run_slack(o.run_slack);
     struct hv_worker_config cfg = {
         .server = o.server,
         .token = o.token,
