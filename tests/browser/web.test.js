@@ -625,6 +625,9 @@ test('job zoom stays: a drag zooms every chart, writes from/to, a link opens zoo
   await p.goto(`${BASE}/#/jobs/${hostJob.id}`);
   const fig = p.locator('#samples figure.chart').first();
   await fig.locator('.chart-box[data-drawn="1"] canvas').first().waitFor();
+  // The first chart is above the fold (1280×900), before the metrics.
+  const bottom = await fig.locator('canvas').first().evaluate((c) => c.getBoundingClientRect().bottom);
+  assert.ok(bottom <= 900, `the first chart ends at ${bottom} px`);
   const whole = await chartData(fig);
   assert.deepEqual([whole.from, whole.to], [whole.xmin, whole.xmax], 'unzoomed: the whole run');
   await dragAcross(p, fig);

@@ -1,6 +1,6 @@
-// page-job.js — #/jobs/ID : one job. What it ran and where, each attempt's
-// metrics, the per-second samples as time series with the host telemetry
-// (host.* samples) beneath on the same time axis, the raw tool output and
+// page-job.js — #/jobs/ID : one job. What it ran and where, the per-second
+// samples as time series with the host telemetry (host.* samples) beneath
+// on the same time axis, each attempt's metrics, the raw tool output and
 // the environment the worker observed. The samples come from GET
 // /api/v1/jobs/{id}/samples at about one value per pixel of the charts
 // (time buckets: mean, min, max); a drag across a chart zooms every chart
@@ -199,12 +199,13 @@ function resultView(ctx, id, r, sd, points) {
     el('p', { class: 'status-line' }, 'Result of attempt ' + r.attempt + ': ', el('span', { class: 'badge status-' + (r.status === 'ok' ? 'done' : 'failed') }, r.status),
       ' · started ', ui.timeEl(r.started_at), ' · finished ', ui.timeEl(r.finished_at)),
     r.error ? el('pre', { class: 'error-text' }, r.error) : null,
-    ui.section('metrics', 'Metrics', metricsTable(r.metrics || [])),
+    // The charts first, above the fold; the metrics' table beneath them.
     ui.section('samples', 'Per-second samples',
       wFigs.length ? [el('p', { class: 'muted small' }, 'Drag across a chart to zoom every chart into a range (kept in the URL); double-click or "Whole run" to zoom out.'), wFigs]
         : ui.empty('This result has no per-second samples.')),
     ui.section('telemetry', 'Host telemetry',
       hFigs.length ? hFigs : ui.empty('No host telemetry in this result (no host.* samples).')),
+    ui.section('metrics', 'Metrics', metricsTable(r.metrics || [])),
     ui.section('observed', 'Observed environment',
       r.observed && Object.keys(r.observed).length ? ui.kvList(r.observed) : ui.empty('Nothing observed.')),
     raw);
