@@ -533,6 +533,207 @@ test('job → target: facts, fingerprint, tuning changes; → history → compar
   await page.waitForFunction(() => location.hash.startsWith('#/compare'));
 });
 
+// --- charts and zoom ------------------------------------------------------
+
+/** Whether ticks are the multiples of one 1-2-5 step (1, 2, 5, 10, 20 …). */
+function oneTwoFive(ticks) {
+  if (ticks.length < 2) return ticks.length === 1;
+  const step = ticks[1] - ticks[0];
+  const mant = step / 10 ** Math.floor(Math.log10(step) + 1e-9);
+  return [1, 2, 5].some((m) => Math.abs(mant - m) < 1e-6) &&
+    ticks.every((t, i) => Math.abs(t - ticks[0] - i * step) < step * 1e-6 && Math.abs(t / step - Math.round(t / step)) < 1e-6);
+}
+
+/** A chart figure's data attributes as numbers (lists for the ticks). */
+async function chartData(fig) {
+  return fig.evaluate((f) => {
+    const n = (k) => (f.dataset[k] === undefined ? null : Number(f.dataset[k]));
+    const list = (k) => (f.dataset[k] ? f.dataset[k].split(',').map(Number) : []);
+    return { from: n('from'), to: n('to'), xmin: n('xmin'), xmax: n('xmax'), ymin: n('ymin'), ymax: n('ymax'),
+      yticks: list('yticks'), xticks: list('xticks'), ylabel: f.dataset.ylabel ?? null, xlabel: f.dataset.xlabel ?? null };
+  });
+}
+
+/** Drags across the middle half of a uPlot chart's plot with the mouse. */
+async function dragAcross(p, fig) {
+  const over = fig.locator('.u-over');
+  await over.scrollIntoViewIfNeeded();
+  const box = await over.boundingBox();
+  await p.mouse.move(box.x + box.width * 0.25, box.y + box.height / 2);
+  await p.mouse.down();
+  await p.mouse.move(box.x + box.width * 0.75, box.y + box.height / 2, { steps: 5 });
+  await p.mouse.up();
+}
+
+const hashParams = (p) => p.evaluate(() => Object.fromEntries(new URLSearchParams(location.hash.split('?')[1] || '')));
+
+test('history zoom stays: a drag writes from/to, survives the refetch, a link opens zoomed, "Whole range" returns', async (t) => {
+  const h = await rest(`api/v1/targets/${TUNE_TARGET}/history?metric=cpu.score`);
+  if (!h) return t.skip('no history endpoint');
+  const p = await newPage('history-zoom');
+  await p.goto(`${BASE}/#/targets/${TUNE_TARGET}?metric=cpu.score`);
+  const fig = p.locator('#history figure.history-chart').first();
+  await fig.locator('.chart-box[data-drawn="1"] canvas').first().waitFor();
+  const s = h.series[0];
+  const first = Date.parse(s.first) / 1000;
+  const last = Date.parse(s.last) / 1000;
+  const whole = await chartData(fig);
+  assert.deepEqual([whole.xmin, whole.xmax], [first, last > first ? last : first + 1], 'the full range is the series\'');
+  assert.deepEqual([whole.from, whole.to], [whole.xmin, whole.xmax], 'unzoomed: the whole range shown');
+  assert.ok(await fig.locator('button.zoom-reset').isHidden(), 'no "Whole range" while unzoomed');
+  // Mark the figure: a zoom must keep this chart, not build another.
+  await fig.evaluate((f) => { f.dataset.mark = 'kept'; });
+  await dragAcross(p, fig);
+  await p.waitForTimeout(2000);
+  const z = await chartData(fig);
+  const q = await hashParams(p);
+  assert.ok(z.from > whole.from && z.to < whole.to && z.to > z.from, `zoomed in: ${z.from}..${z.to} within ${whole.from}..${whole.to}`);
+  assert.deepEqual([Number(q.from), Number(q.to)], [z.from, z.to], 'the URL holds the range shown');
+  assert.equal(q.metric, 'cpu.score');
+  assert.equal(await fig.getAttribute('data-mark'), 'kept', 'the same chart, not a new one');
+  assert.equal(await p.locator('#history figure.history-chart').count(), h.series.length, 'one chart per series');
+  // The window was read at full resolution and drawn into the same chart.
+  const asked = await p.evaluate(() => performance.getEntriesByType('resource')
+    .filter((e) => e.name.includes('/history?') && new URL(e.name).searchParams.has('from'))
+    .map((e) => [new URL(e.name).searchParams.get('from'), new URL(e.name).searchParams.get('to')]));
+  assert.deepEqual(asked.at(-1), [new Date(z.from * 1000).toISOString(), new Date(z.to * 1000).toISOString()]);
+  const win = await rest(`api/v1/targets/${TUNE_TARGET}/history?metric=cpu.score&from=${encodeURIComponent(asked.at(-1)[0])}&to=${encodeURIComponent(asked.at(-1)[1])}`);
+  const inWin = (win.series.find((x) => JSON.stringify(x.workload) === JSON.stringify(s.workload)) || { points: [] }).points.length;
+  assert.equal(Number(await fig.getAttribute('data-points')), inWin, 'the window\'s own points');
+  assert.ok(await fig.locator('button.zoom-reset').isVisible(), '"Whole range" while zoomed');
+  // The link opens zoomed.
+  await p.reload();
+  await fig.locator('.chart-box[data-drawn="1"] canvas').first().waitFor();
+  await p.waitForTimeout(500);
+  const again = await chartData(fig);
+  assert.deepEqual([again.from, again.to], [z.from, z.to], 'a link with from/to opens zoomed');
+  assert.deepEqual([again.xmin, again.xmax], [whole.xmin, whole.xmax], 'and knows the full range');
+  await shot(p, 'history-zoomed');
+  // "Whole range" returns, and from/to leave the URL.
+  await fig.locator('button.zoom-reset').click();
+  await p.waitForTimeout(500);
+  const back = await chartData(fig);
+  assert.deepEqual([back.from, back.to], [whole.xmin, whole.xmax], 'the whole range again');
+  const q2 = await hashParams(p);
+  assert.ok(!('from' in q2) && !('to' in q2), `no from/to left: ${JSON.stringify(q2)}`);
+  assert.equal(Number(await fig.getAttribute('data-points')), s.points.length, 'the whole series\' points');
+  await p.context().close();
+});
+
+test('job zoom stays: a drag zooms every chart, writes from/to, a link opens zoomed', async () => {
+  const p = await newPage('job-zoom');
+  await p.goto(`${BASE}/#/jobs/${hostJob.id}`);
+  const fig = p.locator('#samples figure.chart').first();
+  await fig.locator('.chart-box[data-drawn="1"] canvas').first().waitFor();
+  // The first chart is above the fold (1280×900), before the metrics.
+  const bottom = await fig.locator('canvas').first().evaluate((c) => c.getBoundingClientRect().bottom);
+  assert.ok(bottom <= 900, `the first chart ends at ${bottom} px`);
+  const whole = await chartData(fig);
+  assert.deepEqual([whole.from, whole.to], [whole.xmin, whole.xmax], 'unzoomed: the whole run');
+  await dragAcross(p, fig);
+  await p.waitForTimeout(2000);
+  const z = await chartData(fig);
+  const q = await hashParams(p);
+  assert.ok(z.from > whole.from && z.to < whole.to, `zoomed in: ${z.from}..${z.to}`);
+  assert.deepEqual([Number(q.from), Number(q.to)], [z.from, z.to], 'the URL holds the range shown');
+  for (const f of await p.locator('#samples figure.chart, #telemetry figure.chart').all()) {
+    const d = await chartData(f);
+    assert.deepEqual([d.from, d.to], [z.from, z.to], `${await f.getAttribute('data-metric')}: the same range`);
+  }
+  await p.reload();
+  await fig.locator('.chart-box[data-drawn="1"] canvas').first().waitFor();
+  await p.waitForTimeout(500);
+  const again = await chartData(fig);
+  assert.deepEqual([again.from, again.to], [z.from, z.to], 'a link with from/to opens zoomed');
+  await fig.locator('figcaption button', { hasText: 'Whole run' }).click();
+  await p.waitForTimeout(300);
+  const back = await chartData(fig);
+  assert.deepEqual([back.from, back.to], [whole.xmin, whole.xmax], 'the whole run again');
+  assert.ok(!('from' in (await hashParams(p))), 'from/to leave the URL');
+  await p.context().close();
+});
+
+test('charts read right: 1-2-5 ticks, positive axes from 0 up, units on the axes, the ratio chart\'s 1.0 line and band', async () => {
+  const p = await newPage('charts');
+  // The history chart of a positive metric: its unit on the value axis,
+  // never below 0, ticks on one 1-2-5 step.
+  const h = await rest(`api/v1/targets/${TUNE_TARGET}/history?metric=cpu.score`);
+  if (h) {
+    await p.goto(`${BASE}/#/targets/${TUNE_TARGET}?metric=cpu.score`);
+    const fig = p.locator('#history figure.history-chart').first();
+    await fig.locator('.chart-box[data-drawn="1"] canvas').first().waitFor();
+    const d = await chartData(fig);
+    assert.equal(d.ylabel, h.series[0].unit || '', 'the unit on the value axis');
+    assert.ok(d.ymin >= 0, `a positive metric's axis from ${d.ymin}`);
+    assert.ok(oneTwoFive(d.yticks), `1-2-5 ticks: ${d.yticks}`);
+    assert.ok(d.yticks.length >= 2 && d.yticks.length <= 8, `${d.yticks.length} ticks`);
+  }
+  // A job's samples: whole seconds on the time axis, few ticks, units.
+  const res = (await rest(`api/v1/jobs/${hostJob.id}/results?samples=0`)).items.at(-1);
+  await p.goto(`${BASE}/#/jobs/${hostJob.id}`);
+  const figs = p.locator('#samples figure.chart, #telemetry figure.chart');
+  await figs.first().locator('.chart-box[data-drawn="1"] canvas').first().waitFor();
+  for (const f of await figs.all()) {
+    const d = await chartData(f);
+    const metric = await f.getAttribute('data-metric');
+    const m = res.metrics.find((x) => x.name === metric);
+    if (m && m.unit) assert.equal(d.ylabel, m.unit, `${metric}: the unit on the axis`);
+    assert.ok(d.ylabel, `${metric}: a unit on the axis`);
+    assert.ok(d.ymin >= 0, `${metric}: axis from ${d.ymin}`);
+    assert.ok(oneTwoFive(d.yticks) && oneTwoFive(d.xticks), `${metric}: 1-2-5 ticks ${d.yticks} / ${d.xticks}`);
+    assert.ok(d.xticks.every(Number.isInteger), `${metric}: whole seconds ${d.xticks}`);
+    assert.ok(d.xticks.length <= Math.max(2, Number(await f.getAttribute('data-samples'))) + 1, `${metric}: ${d.xticks.length} ticks`);
+  }
+  // The quick plan's interval charts: the unit on the axis, 1-2-5 ticks.
+  const report = await rest(`api/v1/plans/${QUICK}/report`);
+  await p.goto(`${BASE}/#/plans/${QUICK}`);
+  const ic = p.locator('figure.interval-chart').first();
+  await ic.waitFor();
+  const metric = await ic.getAttribute('data-metric');
+  const d = await chartData(ic);
+  const unit = (report.summaries.find((x) => x.metric === metric) || {}).unit;
+  assert.equal(d.xlabel, unit || 'no unit given', `${metric}: the unit on the axis`);
+  assert.ok(oneTwoFive(d.xticks) && d.xmin >= 0, `${metric}: ${d.xticks}`);
+  // The fleet's ratio charts: the median as a 1.0 line and the ±margin band.
+  if (FLEET) {
+    const fr = await rest(`api/v1/plans/${FLEET}/report`);
+    await p.goto(`${BASE}/#/plans/${FLEET}`);
+    const rc = p.locator('#hosts-view figure.interval-chart').first();
+    await rc.waitFor();
+    const m = fr.hosts.margin_pct;
+    assert.equal(await rc.getAttribute('data-ref'), '1');
+    assert.equal(await rc.getAttribute('data-band'), `${1 - m / 100},${1 + m / 100}`);
+    assert.equal(await rc.locator('.ref-line').count(), 1, 'a 1.0 line');
+    assert.equal(await rc.locator('.margin-band').count(), 1, 'a margin band');
+    const rd = await chartData(rc);
+    assert.equal(rd.xlabel, 'ratio to the fleet median');
+    assert.ok(oneTwoFive(rd.xticks) && rd.xmin >= 0, `ratio ticks ${rd.xticks}`);
+    await shot(p, 'fleet-ratio');
+  }
+  // The chart functions themselves, as the page loads them: 1-2-5 ticks,
+  // an axis never below 0 for values that are not, and an interval too
+  // wide to draw marked rather than setting the scale.
+  const got = await p.evaluate(async () => {
+    const c = await import('/js/charts.js');
+    const f = c.intervalChart('ratio', null, [
+      { label: 'a', center: 1.01, lo: 0.97, hi: 1.05 }, { label: 'b', center: 0.99, lo: 0.96, hi: 1.02 },
+      { label: 'c', center: 1.2, lo: -0.5, hi: 40 }], 'host', { ratio: true, ref: 1, band: [0.95, 1.05] });
+    return {
+      ticks: [[0.5156, 1.149], [-1003, 3009], [1, 2], [0, 0.0007]].map(([lo, hi]) => c.ticks(lo, hi, 5)),
+      secs: c.ticks(0, 1, 20, 1),
+      range: c.valueRange(1003, 1003.5), flat: c.valueRange(0, 0),
+      wide: f.dataset.tooWide, notes: f.querySelectorAll('.too-wide-note').length, xmax: Number(f.dataset.xmax), xmin: Number(f.dataset.xmin),
+    };
+  });
+  for (const t of got.ticks) assert.ok(oneTwoFive(t), `1-2-5: ${t}`);
+  assert.deepEqual(got.secs, [0, 1], 'a 2-sample run: two ticks');
+  assert.ok(got.range[0] >= 0 && got.flat[0] === 0, `never below 0: ${got.range} ${got.flat}`);
+  assert.equal(got.wide, '1');
+  assert.equal(got.notes, 1, '"interval too wide to draw"');
+  assert.ok(got.xmax <= 2 && got.xmin >= 0, `the wide interval does not set the axis: ${got.xmin}..${got.xmax}`);
+  await p.context().close();
+});
+
 test('compare: two plans side by side, numbers as the API gives them', async () => {
   await page.locator('#cmp-a').fill(QUICK);
   await page.locator('#cmp-b').fill(`${TUNE}:default`);

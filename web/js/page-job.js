@@ -1,14 +1,16 @@
-// page-job.js — #/jobs/ID : one job. What it ran and where, each attempt's
-// metrics, the per-second samples as time series with the host telemetry
-// (host.* samples) beneath on the same time axis, the raw tool output and
+// page-job.js — #/jobs/ID : one job. What it ran and where, the per-second
+// samples as time series with the host telemetry (host.* samples) beneath
+// on the same time axis, each attempt's metrics, the raw tool output and
 // the environment the worker observed. The samples come from GET
 // /api/v1/jobs/{id}/samples at about one value per pixel of the charts
-// (time buckets: mean, min, max); a drag across a chart asks for its range
-// again, whole once the range holds few samples.
+// (time buckets: mean, min, max); a drag across a chart zooms every chart
+// to its range, writes it to the URL (from/to, seconds since the start)
+// and asks for the range again, whole once it holds few samples; a link
+// with from/to opens zoomed.
 
 import { el, put } from './dom.js';
 import { api, query } from './api.js';
-import { current, href } from './route.js';
+import { current, href, setParams } from './route.js';
 import { chartPoints, seriesChart } from './charts.js';
 import { direction } from './plan-report.js';
 import { jobSeconds } from './page-jobs.js';
@@ -125,6 +127,28 @@ export function sampleColumns(sd) {
 
 const EMPTY = { t: new Float64Array(0), v: new Float64Array(0), min: null, max: null, n: 0, downsampled: false };
 
+/** The unit of a host telemetry series, which its name spells
+ *  (docs/worker.md): the results list units of the workload's metrics
+ *  only. */
+const TELEMETRY_UNITS = [['_pct', '%'], ['_bytes_s', 'bytes/s'], ['_reqs_s', 'requests/s'], ['_drops_s', 'packets/s']];
+
+function unitOf(units, name) {
+  if (units.get(name)) return units.get(name);
+  if (!name.startsWith('host.')) return '';
+  const hit = TELEMETRY_UNITS.find(([suffix]) => name.endsWith(suffix));
+  return hit ? hit[1] : '';
+}
+
+/** The zoom in the URL: [from, to] seconds since the start, or null. */
+function urlView() {
+  const { params } = current();
+  const from = Number(params.get('from'));
+  const to = Number(params.get('to'));
+  return params.has('from') && params.has('to') && isFinite(from) && isFinite(to) && to > from ? [from, to] : null;
+}
+
+const sameView = (a, b) => (a === null ? b === null : b !== null && a[0] === b[0] && a[1] === b[1]);
+
 function resultView(ctx, id, r, sd, points) {
   const units = new Map((r.metrics || []).map((m) => [m.name, m.unit]));
   const { groups, range } = sampleColumns(sd);
@@ -132,24 +156,37 @@ function resultView(ctx, id, r, sd, points) {
   const workload = names.filter((n) => !n.startsWith('host.'));
   const host = names.filter((n) => n.startsWith('host.'));
   const sync = 'job-' + id;
-  // A zoom asks the range of every chart again; the last asked wins.
+  // A zoom is every chart's view at once (the synced charts each report
+  // the same drag), in the URL; its samples are asked again, the last
+  // asked wins. The whole run is the samples read first.
+  let view = urlView();
   let asked = 0;
-  const zoom = async (z) => {
+  const load = async (z) => {
     const mine = ++asked;
-    let d;
-    try {
-      d = await api('api/v1/jobs/' + id + '/samples' + query({ attempt: r.attempt, points, from: z ? z[0] : null, to: z ? z[1] : null }));
-    } catch (err) {
-      if (ctx.current()) ctx.showError(err);
-      return;
+    let got = groups;
+    if (z) {
+      let d;
+      try {
+        d = await api('api/v1/jobs/' + id + '/samples' + query({ attempt: r.attempt, points, from: z[0], to: z[1] }));
+      } catch (err) {
+        if (ctx.current()) ctx.showError(err);
+        return;
+      }
+      got = sampleColumns(d).groups;
     }
     if (!ctx.current() || mine !== asked) return;
-    const got = sampleColumns(d).groups;
-    for (const f of figs) f.update(got.get(f.dataset.metric) || EMPTY, z || range, Boolean(z));
+    for (const f of figs) f.update(got.get(f.dataset.metric) || EMPTY);
+  };
+  const zoom = (z) => {
+    if (sameView(z, view)) return;
+    view = z;
+    setParams({ from: z ? z[0] : null, to: z ? z[1] : null });
+    for (const f of figs) f.setView(z);
+    load(z);
   };
   const chart = (n, color) => {
     const g = groups.get(n);
-    const f = seriesChart({ label: n, unit: units.get(n) || '', ...g, points, xRange: range, sync, color, height: color ? 140 : 200, onZoom: zoom });
+    const f = seriesChart({ label: n, unit: unitOf(units, n), ...g, points, full: range, view, sync, color, height: color ? 140 : 200, onZoom: zoom });
     f.dataset.metric = n;
     return f;
   };
@@ -162,12 +199,13 @@ function resultView(ctx, id, r, sd, points) {
     el('p', { class: 'status-line' }, 'Result of attempt ' + r.attempt + ': ', el('span', { class: 'badge status-' + (r.status === 'ok' ? 'done' : 'failed') }, r.status),
       ' · started ', ui.timeEl(r.started_at), ' · finished ', ui.timeEl(r.finished_at)),
     r.error ? el('pre', { class: 'error-text' }, r.error) : null,
-    ui.section('metrics', 'Metrics', metricsTable(r.metrics || [])),
+    // The charts first, above the fold; the metrics' table beneath them.
     ui.section('samples', 'Per-second samples',
-      wFigs.length ? [el('p', { class: 'muted small' }, 'Drag across a chart to zoom into a range; double-click or "Whole run" to zoom out.'), wFigs]
+      wFigs.length ? [el('p', { class: 'muted small' }, 'Drag across a chart to zoom every chart into a range (kept in the URL); double-click or "Whole run" to zoom out.'), wFigs]
         : ui.empty('This result has no per-second samples.')),
     ui.section('telemetry', 'Host telemetry',
       hFigs.length ? hFigs : ui.empty('No host telemetry in this result (no host.* samples).')),
+    ui.section('metrics', 'Metrics', metricsTable(r.metrics || [])),
     ui.section('observed', 'Observed environment',
       r.observed && Object.keys(r.observed).length ? ui.kvList(r.observed) : ui.empty('Nothing observed.')),
     raw);
@@ -183,6 +221,8 @@ function resultView(ctx, id, r, sd, points) {
       }
     }
   });
+  // A link with from/to opens zoomed: the range's own samples.
+  if (view) load(view);
   return box;
 }
 

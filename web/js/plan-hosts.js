@@ -48,13 +48,16 @@ export function hostsView(report) {
       cls: r.outlier ? ui.verdictClass(below(r) ? 'worse' : 'better') : ui.verdictClass('no_effect'),
     }));
     const title = s.metric + ' — ' + s.workload + (s.where === 'guests' ? ', the guests' : ', the host') + ': ratio to the fleet median';
-    const fig = intervalChart(title, null, items, 'host');
+    // A ratio chart: the fleet median (1) as a line, the ±margin as a
+    // band, an interval reaching 0 too wide to draw.
+    const fig = intervalChart(title, null, items, 'host', { ratio: true, ref: 1,
+      band: typeof margin === 'number' ? [1 - margin / 100, 1 + margin / 100] : null, axisLabel: 'ratio to the fleet median' });
     fig.setAttribute('data-metric', s.metric);
     fig.setAttribute('data-workload', s.workload);
     fig.setAttribute('data-where', s.where || 'host');
     fig.append(el('p', { class: 'muted small' }, 'Fleet median ', el('span', { class: 'num median' }, fmt.num(s.median)),
-      s.unit ? ' ' + s.unit : '', '; dot: the host\'s mean over the median, whiskers: its 95 % interval; an outlier\'s interval lies wholly beyond ±' +
-      margin + ' %' + (s.higher_is_better === false ? ' (lower is better).' : '.')));
+      s.unit ? ' ' + s.unit : '', '; dot: the host\'s mean over the median, whiskers: its 95 % interval; line: the median (1), band: ±' +
+      margin + ' % around it, which an outlier\'s interval lies wholly beyond' + (s.higher_is_better === false ? ' (lower is better).' : '.')));
     fig.append(el('div', { class: 'scroll-x' }, el('table', { class: 'data compact hosts-table' },
       el('caption', { class: 'visually-hidden' }, title),
       el('thead', {}, el('tr', {}, ['Host', 'Rounds', 'Mean', '95 % interval', 'Ratio', 'Ratio interval', ''].map((x) => el('th', { scope: 'col' }, x)))),

@@ -2,8 +2,9 @@
 // /api/v1/targets/{id}/history): one zoomable chart per series, imports at
 // their own dates, change points marked, each listed with the fingerprint
 // and facts that differ around it and the tuning changes between, and a
-// form to acknowledge it with a submit token. The zoom range and the
-// metric are in the URL.
+// form to acknowledge it with a submit token. The zoom range (from/to,
+// epoch seconds) and the metric are in the URL: a drag zooms every chart
+// of the metric, and a link with from/to opens zoomed.
 
 import { el, put } from './dom.js';
 import { api, apiOptional, query } from './api.js';
@@ -59,19 +60,24 @@ async function drawHistory(ctx, id, target, slot, body, metric, suggest) {
   const { params } = current();
   const from = Number(params.get('from'));
   const to = Number(params.get('to'));
-  const range = from > 0 && to > from ? [from, to] : null;
+  const view = from > 0 && to > from ? [from, to] : null;
   put(body, ui.loading('the history'));
+  // About a point per pixel of the chart: past that the server answers
+  // time buckets (mean, min, max), which draw the same and arrive sooner.
+  // A zoom (from/to in the URL, seconds) is asked of the server: the
+  // window's own points, or finer buckets of it, not the whole range's.
+  const points = chartPoints(body);
+  const ask = (r) => apiOptional('api/v1/targets/' + id + '/history' + query({
+    metric, workload: params.get('workload'), configuration: params.get('configuration'), max_points: points,
+    from: r ? new Date(r[0] * 1000).toISOString() : null,
+    to: r ? new Date(r[1] * 1000).toISOString() : null,
+  }));
   let res;
+  let win = null;
   try {
-    // About a point per pixel of the chart: past that the server answers
-    // time buckets (mean, min, max), which draw the same and arrive sooner.
-    // A zoom (from/to in the URL, seconds) is asked of the server: the
-    // window's own points, or finer buckets of it, not the whole range's.
-    res = await apiOptional('api/v1/targets/' + id + '/history' + query({
-      metric, workload: params.get('workload'), configuration: params.get('configuration'), max_points: chartPoints(body),
-      from: range ? new Date(range[0] * 1000).toISOString() : null,
-      to: range ? new Date(range[1] * 1000).toISOString() : null,
-    }));
+    // The whole series (its full range and change points, what "Whole
+    // range" shows) and, with a zoom in the URL, the window beside it.
+    [res, win] = await Promise.all([ask(null), view ? ask(view) : null]);
   } catch (err) {
     if (ctx.current()) put(body, ui.sectionError(err));
     return;
@@ -94,8 +100,10 @@ async function drawHistory(ctx, id, target, slot, body, metric, suggest) {
     put(body, ui.empty('Nothing on ' + t.name + ' measured ' + metric + '.'));
     return;
   }
-  const reload = zoomReload(ctx, t, slot, range);
-  const figs = series.map((s, i) => seriesView(ctx, t, h, s, i, range, reload));
+  const zoom = zoomer(ctx, ask, h, view);
+  const shown = win && !win.missing ? win.data : h;
+  const figs = series.map((s, i) => seriesView(ctx, t, h, s, i, zoom.view, matching(shown, s), zoom.to));
+  zoom.figs = figs;
   put(body,
     h.new_change_points > 0 ? el('p', { class: 'warning-line' }, h.new_change_points + ' change point' + (h.new_change_points === 1 ? '' : 's') + ' nobody acknowledged yet.') : null,
     figs);
@@ -114,6 +122,62 @@ async function drawHistory(ctx, id, target, slot, body, metric, suggest) {
     }
   });
   return true;
+}
+
+/** The series of answer a that is series s of another answer (the same
+ *  workload), or null: a window may hold points of fewer series. */
+function matching(a, s) {
+  const key = JSON.stringify(s.workload || null);
+  return (Array.isArray(a.series) ? a.series : []).find((x) => JSON.stringify(x.workload || null) === key) || null;
+}
+
+/** A series' points as a chart draws them. */
+function columns(s) {
+  const pts = s && Array.isArray(s.points) ? s.points : [];
+  const d = Boolean(s && s.downsampled);
+  return {
+    at: Float64Array.from(pts, (p) => Date.parse(p.at) / 1000),
+    v: Float64Array.from(pts, (p) => p.value),
+    min: d ? Float64Array.from(pts, (p) => (typeof p.min === 'number' ? p.min : p.value)) : null,
+    max: d ? Float64Array.from(pts, (p) => (typeof p.max === 'number' ? p.max : p.value)) : null,
+  };
+}
+
+/** What a zoom does: every chart shows the window at once, the window
+ *  goes into the URL (from/to) and its own points are read (after the
+ *  drag has settled) into the same charts, which keep the window; the
+ *  whole range shows the whole answer h again. .to(range | null) zooms,
+ *  .view is the window shown, .figs the series' views (seriesView). */
+function zoomer(ctx, ask, h, view) {
+  let timer = null;
+  let asked = 0;
+  const z = { view, figs: [] };
+  const apply = (a) => {
+    for (const f of z.figs) f.show(matching(a, f.series));
+  };
+  z.to = (r) => {
+    if (r === z.view || (r && z.view && r[0] === z.view[0] && r[1] === z.view[1])) return;
+    z.view = r;
+    setParams({ from: r ? r[0] : null, to: r ? r[1] : null });
+    for (const f of z.figs) f.chart.setView(r);
+    clearTimeout(timer);
+    const mine = ++asked;
+    if (!r) {
+      apply(h);
+      return;
+    }
+    timer = setTimeout(async () => {
+      let res;
+      try {
+        res = await ask(r);
+      } catch (err) {
+        if (ctx.current()) ctx.showError(err);
+        return;
+      }
+      if (ctx.current() && mine === asked && !res.missing) apply(res.data);
+    }, 300);
+  };
+  return z;
 }
 
 async function suggestMetrics(ctx, t, list, metric, body) {
@@ -135,44 +199,39 @@ async function suggestMetrics(ctx, t, list, metric, body) {
   }
 }
 
-/** What a zoom of the first chart does: the window goes into the URL and
- *  the history is read again for it (after the drag has settled), so a
- *  long history shows the window's own points; "Reset zoom" reads the
- *  whole series again. */
-function zoomReload(ctx, t, slot, range) {
-  let timer = null;
-  return (r) => {
-    if (!r && !range) return;
-    if (r && range && r[0] === range[0] && r[1] === range[1]) return;
-    setParams({ from: r ? r[0] : null, to: r ? r[1] : null });
-    clearTimeout(timer);
-    timer = setTimeout(() => { if (ctx.current()) history(ctx, t.id, Promise.resolve(t), slot); }, 300);
-  };
-}
-
-/** One series: its chart and its change points. */
-function seriesView(ctx, t, h, s, i, range, reload) {
+/** One series: its chart (the points of shown, the window's or the
+ *  whole series') and its change points (the whole series'); .show(x)
+ *  draws series x of another answer (a window) in the same chart. */
+function seriesView(ctx, t, h, s, i, view, shown, zoom) {
   const pts = Array.isArray(s.points) ? s.points : [];
-  const at = Float64Array.from(pts, (p) => Date.parse(p.at) / 1000);
-  const v = Float64Array.from(pts, (p) => p.value);
   const cps = Array.isArray(s.change_points) ? s.change_points : [];
   const w = s.workload || {};
   const label = h.metric + ' — ' + (s.workload_ids || []).join(', ') + (w.engine ? ' (' + w.kind + ', ' + w.engine + ')' : '');
+  const first = Date.parse(s.first) / 1000;
+  const last = Date.parse(s.last) / 1000;
   const chart = historyChart({
-    label, unit: s.unit, at, v,
-    min: s.downsampled ? Float64Array.from(pts, (p) => (typeof p.min === 'number' ? p.min : p.value)) : null,
-    max: s.downsampled ? Float64Array.from(pts, (p) => (typeof p.max === 'number' ? p.max : p.value)) : null,
+    label, unit: s.unit, ...columns(shown),
     changePoints: cps.map((c) => ({ at: Date.parse(c.at) / 1000, status: c.status })),
-    range: i === 0 ? range : null,
-    onZoom: i === 0 ? reload : null,
+    full: first > 0 && last >= first ? [first, last > first ? last : first + 1] : null,
+    view, onZoom: zoom,
   });
+  const cpItems = cps.map((c) => changePoint(ctx, t, pts, c, zoom));
+  // The compare links from the points shown (a window's carry plans).
+  const linksFrom = (ss) => {
+    for (const li of cpItems) li.points(ss && Array.isArray(ss.points) ? ss.points : []);
+  };
+  if (shown !== s) linksFrom(shown);
   const box = el('div', { class: 'series', 'data-series': i },
     chart,
     el('p', { class: 'muted small' }, s.n + ' points from ', ui.timeEl(s.first), ' to ', ui.timeEl(s.last),
       s.downsampled ? ' — more than ' + h.max_points + ' points: each point is a time bucket (its mean; grey lines its min and max)' : ''),
-    cps.length ? el('ol', { class: 'change-points' }, cps.map((c) => changePoint(ctx, t, pts, c, i === 0 ? reload : null)))
-      : el('p', { class: 'muted' }, 'No change points in this series.'));
+    cps.length ? el('ol', { class: 'change-points' }, cpItems) : el('p', { class: 'muted' }, 'No change points in this series.'));
   box.chart = chart;
+  box.series = s;
+  box.show = (shownSeries) => {
+    chart.update(columns(shownSeries));
+    linksFrom(shownSeries);
+  };
   return box;
 }
 
@@ -183,20 +242,26 @@ function planBefore(pts, c) {
   return null;
 }
 
-function changePoint(ctx, t, pts, c, reload) {
-  const prev = planBefore(pts, c);
-  // In a series cut into buckets the points around a change point carry no
-  // plan: a zoom around it reads them, and the compare link comes with them.
-  const around = !prev && reload ? zoomAround(c) : null;
+function changePoint(ctx, t, pts, c, zoom) {
+  const link = el('span', { class: 'cp-compare' });
   const li = el('li', { class: 'change-point cp-' + c.status, 'data-cp-id': c.id },
     el('p', {}, el('strong', {}, fmt.change(c.change_pct) + ' %'), ' at ', ui.timeEl(c.at),
       ': mean ', fmt.num(c.mean_before), ' → ', fmt.num(c.mean_after),
       ' (n = ' + c.n_before + ' before, ' + c.n_after + ' after; p = ' + fmt.num(c.p) + ') ',
       el('span', { class: 'badge status-' + (c.status === 'new' ? 'failed' : 'done') }, c.status)),
-    el('p', { class: 'small' }, 'First point of the new level: ', ui.planLink(c.plan_id, 'plan ' + c.plan_id),
-      prev && prev !== c.plan_id ? [' · ', el('a', { href: href('/compare', { a: prev, b: c.plan_id }), class: 'compare-link' }, 'compare plan ' + prev + ' with plan ' + c.plan_id)] : null,
-      around ? [' · ', zoomLink(around, reload)] : null),
+    el('p', { class: 'small' }, 'First point of the new level: ', ui.planLink(c.plan_id, 'plan ' + c.plan_id), link),
     factsDiff(c), tuningDiff(c));
+  // The compare link, from the points shown: in a series cut into buckets
+  // the points around a change point carry no plan; a zoom around it reads
+  // them (the window's points, given to .points), and the link comes with
+  // them.
+  li.points = (shown) => {
+    const prev = planBefore(shown, c) || planBefore(pts, c);
+    const around = !prev && zoom ? zoomAround(c) : null;
+    put(link, prev && prev !== c.plan_id ? [' · ', el('a', { href: href('/compare', { a: prev, b: c.plan_id }), class: 'compare-link' }, 'compare plan ' + prev + ' with plan ' + c.plan_id)] : null,
+      around ? [' · ', zoomLink(around, zoom)] : null);
+  };
+  li.points(pts);
   if (c.status === 'new') li.append(ackForm(ctx, c, li));
   else if (c.acknowledged_at) li.append(el('p', { class: 'small muted' }, 'Acknowledged ', ui.timeEl(c.acknowledged_at), c.acknowledged_by ? ' by ' + c.acknowledged_by : ''));
   return li;
@@ -212,11 +277,11 @@ function zoomAround(c) {
   return [Math.floor(before - pad), Math.ceil(at + pad)];
 }
 
-function zoomLink(r, reload) {
+function zoomLink(r, zoom) {
   const a = el('a', { href: '#', class: 'zoom-link' }, 'zoom to it (the plans around it, to compare)');
   a.addEventListener('click', (e) => {
     e.preventDefault();
-    reload(r);
+    zoom(r);
   });
   return a;
 }
