@@ -2,12 +2,14 @@
 # Domains of another VM manager are left alone unless the plan names them
 # and allows restarts. The host worker runs against libvirt's test driver
 # with a node file of two running domains, one with OpenStack nova's
-# metadata, one with OpenNebula's. A plan naming the nova domain without
-# allow_restart fails its first apply step with the worker's words naming
-# the domain, its manager and what is missing; one naming both without it
-# names both managers; the same plan with allow_restart: true applies its
-# block and, cancelled, restores it. (Domains selected by label, not
-# named, are refused alike: tests/unit/test_actuators_guest.c.)
+# metadata, one with OpenNebula's, and its facts name each one's manager.
+# A plan naming the nova domain without allow_restart is refused at
+# submission (422, dry run too) naming the domain and its manager; one
+# naming both names both; the same plan with allow_restart: true is
+# accepted, its worker applies the block and, the plan cancelled,
+# restores it. (The worker's own check, for a domain that changed hands
+# since its facts, and domains selected by label: tests/unit/
+# test_actuators_guest.c.)
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 hv_setup
@@ -40,8 +42,9 @@ hv_start_worker md-host --libvirt "test://$HV_TMP/node.xml" --kind host --wait 2
 # shellcheck disable=SC2317 # called through wait_for
 host_registered() { [[ $(sql "SELECT count(*) FROM targets WHERE name = 'md-host' AND facts ? 'libvirt'") == 1 ]]; }
 wait_for "the host worker registers with its domains" 30 host_registered
-assert_eq "the worker sees both domains running" "one-42 running,tenant-vm running" \
-    "$(sql "SELECT string_agg(d->>'name' || ' ' || (d->>'state'), ',' ORDER BY d->>'name') FROM targets, jsonb_array_elements(facts->'libvirt'->'domains') d WHERE name = 'md-host'")"
+assert_eq "its facts name each domain's state and manager" \
+    "one-42 running OpenNebula,tenant-vm running OpenStack nova" \
+    "$(sql "SELECT string_agg(concat_ws(' ', d->>'name', d->>'state', d->>'manager'), ',' ORDER BY d->>'name') FROM targets, jsonb_array_elements(facts->'libvirt'->'domains') d WHERE name = 'md-host'")"
 
 plan() { # NAME DOMAINS-JSON ALLOW-RESTART
     jq -c --arg n "$1" --argjson d "$2" --argjson r "$3" '.name = $n
@@ -55,26 +58,24 @@ step_of() { # PLAN KIND -> "status|error" of its first step of KIND
 # shellcheck disable=SC2317 # called through wait_for
 step_ended() { [[ $(step_of "$1" "$2") =~ ^(done|failed)\| ]]; }
 
-NOVA="tenant-vm is managed by OpenStack nova (its libvirt metadata is in http://openstack.org/xmlns/libvirt/nova/1.1): hvbench changes a domain another manager owns only when the plan names it in targets.guests.domains and sets allow_restart: true"
+NOVA="domain tenant-vm on host md-host is managed by OpenStack nova (its worker's last facts): hvbench changes a domain another manager owns only when the plan names it in targets.guests.domains and sets allow_restart: true"
 
-# --- named, but allow_restart is false ---------------------------------------------
-assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$(plan named-only '["tenant-vm"]' false)"
-P=$(json .id)
-wait_for "plan $P's first apply step ends" 60 step_ended "$P" apply
-hv_log "the step: $(step_of "$P" apply)"
-assert_eq "it fails, naming the domain, its manager and what is missing" \
-    "failed|$NOVA (allow_restart is false); nothing was changed on it" \
-    "$(step_of "$P" apply | sed 's/^\(failed|[^;]*; nothing was changed on it\).*/\1/')"
-assert_eq "no apply step of the plan succeeded" 0 \
-    "$(sql "SELECT count(*) FROM plan_steps WHERE plan_id = $P AND kind = 'apply' AND status = 'done'")"
+# --- named, but allow_restart is false: refused at submission -----------------------
+assert_status 422 POST "/api/v1/plans?dry_run=1" "${S[@]}" --data-binary "$(plan named-only '["tenant-vm"]' false)"
+assert_status 422 POST /api/v1/plans "${S[@]}" --data-binary "$(plan named-only '["tenant-vm"]' false)"
+hv_log "refused: $(json -r .detail)"
+assert_eq "one error, at the member naming the domain, naming its manager" \
+    "/targets/guests/domains/0|$NOVA" "$(json -r '.errors | map(.path + "|" + .message) | join(";")')"
+assert_eq "the detail says what to do" \
+    "guest factors would change domain tenant-vm on host md-host, which OpenStack nova manages: name it in targets.guests.domains and set allow_restart: true, or use a template's clones (targets.guests.template)" \
+    "$(json -r .detail)"
 
-# --- both named, allow_restart false: each refused, in one error ------------------
-assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$(plan both '["tenant-vm", "one-42"]' false)"
-P=$(json .id)
-wait_for "plan $P's first apply step ends" 60 step_ended "$P" apply
-assert_match "both domains are refused, each with its manager" \
-    "^failed\|.*tenant-vm is managed by OpenStack nova.*; one-42 is managed by OpenNebula \(its libvirt metadata is in http://opennebula.org/xmlns/libvirt/1.0\)" \
-    "$(step_of "$P" apply)"
+# --- both named, allow_restart false: each refused ----------------------------------
+assert_status 422 POST /api/v1/plans "${S[@]}" --data-binary "$(plan both '["tenant-vm", "one-42"]' false)"
+assert_eq "both domains, each with its manager" \
+    "/targets/guests/domains/0 OpenStack nova,/targets/guests/domains/1 OpenNebula" \
+    "$(json -r '[.errors[] | .path + " " + (.message | capture("managed by (?<m>[^(]+) ").m)] | join(",")')"
+assert_eq "no plan was stored" 0 "$(sql "SELECT count(*) FROM plans")"
 
 # --- named with allow_restart: applied, then restored --------------------------------
 assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$(plan allowed '["tenant-vm", "one-42"]' true)"
