@@ -3,7 +3,8 @@
 # Deploys a worker with deploy/ansible's role the way a fleet is deployed:
 # the example playbook against localhost (-c local) with an inventory that
 # puts it in groups carrying labels, everything under a scratch prefix.
-# Checks the syntax, the installed files and the configuration's values,
+# The token comes from a vault (ansible-vault encrypt_string). Checks the
+# syntax, the installed files and the configuration's values,
 # that a second run changes nothing, then starts the installed worker by
 # hand with its installed configuration and sees it register with the
 # server under its name and with the inventory's labels.
@@ -21,16 +22,21 @@ PLAYBOOK=$HV_ROOT/deploy/ansible/playbook.yml
 export ANSIBLE_HOME=$HV_TMP/ansible ANSIBLE_LOCAL_TEMP=$HV_TMP/ansible/tmp \
     ANSIBLE_NOCOLOR=1 ANSIBLE_RETRY_FILES_ENABLED=0 ANSIBLE_STDOUT_CALLBACK=default
 
+# The token in a vault, as a site keeps it (docs/operations.md).
+echo "test vault password" >"$HV_TMP/vault-pass"
+ansible-vault encrypt_string --vault-password-file "$HV_TMP/vault-pass" \
+    --name hvbench_worker_token "$WORKER_TOKEN" >"$HV_TMP/vault.yml" 2>"$HV_TMP/vault.err" ||
+    hv_die "ansible-vault encrypt_string failed: $(cat "$HV_TMP/vault.err")"
+assert_eq "the vault file holds the token encrypted only" 0 "$(grep -c -F "$WORKER_TOKEN" "$HV_TMP/vault.yml")"
+
 # The inventory: localhost in the hypervisors group and two of its
 # children, each group with its labels; the host's own label over them.
-# The token is in plain text here; a site keeps it in a vault.
 cat >"$HV_TMP/inventory.yml" <<INV
 all:
   children:
     hypervisors:
       vars:
         hvbench_worker_server: "$URL"
-        hvbench_worker_token: "$WORKER_TOKEN"
         hvbench_worker_prefix: "$PREFIX"
         hvbench_worker_binaries_dir: "$BUILD/bin"
         hvbench_worker_libvirt: ""
@@ -54,7 +60,8 @@ all:
 INV
 
 play() {
-    ansible-playbook -c local -i "$HV_TMP/inventory.yml" "$PLAYBOOK" "$@"
+    ansible-playbook -c local -i "$HV_TMP/inventory.yml" -e "@$HV_TMP/vault.yml" \
+        --vault-password-file "$HV_TMP/vault-pass" "$PLAYBOOK" "$@"
 }
 
 play --syntax-check >"$HV_TMP/syntax.log" 2>&1
@@ -78,7 +85,7 @@ assert_eq "the configuration is the owner's alone (it holds the token)" 600 "$(s
 assert_eq "its folder" 750 "$(stat -c %a "$PREFIX/etc/hvbench")"
 assert_eq "the state folder" 700 "$(stat -c %a "$PREFIX/var/lib/hvbench-worker")"
 assert_eq "configuration: server" "$URL" "$(jq -r .server "$CONF")"
-assert_eq "configuration: the token" "$WORKER_TOKEN" "$(jq -r .token "$CONF")"
+assert_eq "configuration: the token, decrypted from the vault" "$WORKER_TOKEN" "$(jq -r .token "$CONF")"
 assert_eq "configuration: name, kind, state folder" \
     "ansible-hv01 host $PREFIX/var/lib/hvbench-worker" \
     "$(jq -r '"\(.name) \(.kind) \(.["state-dir"])"' "$CONF")"
