@@ -131,7 +131,8 @@ static const struct hv_stmt claim = {
     "hv_domain_name(j.target_name)), "
     "'[]') FROM jobs j WHERE j.plan_id = c.plan_id AND j.target_name <> c.target_name), 'disk', "
     "p.spec->'tuning'->'disk', 'nic', p.spec->'tuning'->'nic', 'allow_restart', "
-    "coalesce((p.spec->>'allow_restart')::bool, false), 'template', "
+    "coalesce((p.spec->>'allow_restart')::bool, false), 'named_domains', "
+    "p.spec->'targets'->'guests'->'domains', 'template', "
     "p.spec->'targets'->'guests'->'template'->>'domain', 'hook', c.hook, 'host', "
     "c.target_name)::text "
     "FROM c JOIN plans p ON p.id = c.plan_id LEFT JOIN configurations cf ON cf.id = c.config_id",

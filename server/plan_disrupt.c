@@ -37,8 +37,9 @@ static const char *domain_of(const char *target)
     return slash != NULL ? slash + 1 : target;
 }
 
-/* The state host_facts show domain name in, or NULL. */
-static const char *domain_state(const json_t *host_facts, const char *name)
+/* Member key of domain name as host_facts show it ("state", "manager"),
+ * or NULL. */
+static const char *domain_fact(const json_t *host_facts, const char *name, const char *key)
 {
     size_t i;
     const json_t *d;
@@ -46,7 +47,7 @@ static const char *domain_state(const json_t *host_facts, const char *name)
     {
         const char *n = json_string_value(json_object_get(d, "name"));
         if (n != NULL && strcmp(n, name) == 0)
-            return json_string_value(json_object_get(d, "state"));
+            return json_string_value(json_object_get(d, key));
     }
     return NULL;
 }
@@ -112,7 +113,7 @@ static int restart_judgement(const struct hv_plan *plan, const json_t *host_fact
             continue;
         const char *d = domain_of(plan->guests[i]);
         domains[n_domains++] = d;
-        const char *state = domain_state(host_facts, d);
+        const char *state = domain_fact(host_facts, d, "state");
         if (!is_active(state))
             continue;
         running[n_running++] = d;
@@ -153,6 +154,54 @@ static int restart_judgement(const struct hv_plan *plan, const json_t *host_fact
     free(running);
     free(configs);
     return 0;
+}
+
+/* Whether the plan names domain in targets.guests.domains. */
+static bool named(const struct hv_plan *plan, const char *domain)
+{
+    char path[256];
+    domain_path(plan, domain, path, sizeof path);
+    return strcmp(path, "/targets/guests") != 0;
+}
+
+/* Guest factors on domains another VM manager owns (the worker's facts
+ * name it: worker/virt/owner.h), which the plan must name and allow
+ * restarts on; the worker refuses them otherwise. */
+static void manager_judgement(const struct hv_plan *plan, const json_t *host_facts,
+                              json_t *refusals, char *detail, size_t len)
+{
+    bool guest_factors = false;
+    const char *name;
+    json_t *levels;
+    json_object_foreach(json_object_get(plan->doc, "factors"), name, levels)
+    {
+        const struct hv_factor_def *f = hv_factor_find(name);
+        guest_factors |= f != NULL && f->scope == HV_SCOPE_GUEST;
+    }
+    if (!guest_factors)
+        return;
+    bool allow = json_is_true(json_object_get(plan->doc, "allow_restart"));
+    for (size_t i = 0; i < plan->n_guests; i++) {
+        if (strstr(plan->guests[i], HV_PLAN_ID_MARK) != NULL)
+            continue;
+        const char *d = domain_of(plan->guests[i]);
+        const char *manager = domain_fact(host_facts, d, "manager");
+        if (manager == NULL || (allow && named(plan, d)))
+            continue;
+        char path[256];
+        domain_path(plan, d, path, sizeof path);
+        hv_errors_add(refusals, path,
+                      "domain %s on host %s is managed by %s (its worker's last facts): hvbench "
+                      "changes a domain another manager owns only when the plan names it in "
+                      "targets.guests.domains and sets allow_restart: true",
+                      d, plan->host, manager);
+        if (len > 0 && detail[0] == '\0')
+            snprintf(detail, len,
+                     "guest factors would change domain %s on host %s, which %s manages: name it "
+                     "in targets.guests.domains and set allow_restart: true, or use a template's "
+                     "clones (targets.guests.template)",
+                     d, plan->host, manager);
+    }
 }
 
 /* Whether block device d of the storage facts is the disk called name:
@@ -315,6 +364,7 @@ int hv_plan_disruption(const struct hv_plan *plan, const json_t *host_facts, jso
         detail[0] = '\0';
     if (restart_judgement(plan, host_facts, warnings, refusals, detail, len) != 0)
         return -1;
+    manager_judgement(plan, host_facts, refusals, detail, len);
     disk_judgement(plan, host_facts, warnings);
     return 0;
 }

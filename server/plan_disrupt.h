@@ -26,8 +26,12 @@
  *
  *  Appends to refusals one error at the domain's path for each such
  *  domain the host's facts show active (running, idle, paused, in
- *  shutdown, pmsuspended), and then writes into detail (len bytes) a
- *  sentence naming them and saying what to do. Returns 0, or -1 when
+ *  shutdown, pmsuspended), and one for each domain the plan's guest
+ *  factors would change that the facts show another VM manager owns
+ *  ("manager": OpenStack nova, OpenNebula) unless the plan names it in
+ *  targets.guests.domains and sets allow_restart; then writes into detail
+ *  (len bytes) a sentence naming the first kind found and saying what to
+ *  do. Returns 0, or -1 when
  *  memory runs out. Pure; thread safe. */
 int hv_plan_disruption(const struct hv_plan *plan, const json_t *host_facts, json_t *warnings,
                        json_t *refusals, char *detail, size_t len);

@@ -377,17 +377,20 @@ static enum hv_call parse_step(struct hv_client *c, json_t *answer, const struct
     int attempt;
     const char *kind;
     json_t *lease = NULL, *block = NULL, *conf = NULL, *levels = NULL, *domains = NULL,
-           *disk = NULL, *nic = NULL, *restart = NULL, *tmpl = NULL;
+           *disk = NULL, *nic = NULL, *restart = NULL, *tmpl = NULL, *named = NULL;
     json_error_t err;
     const char *why = NULL;
     if (json_unpack_ex(answer, &err, 0,
                        "{s:{s:I, s:s, s:I, s:i, s?o, s?o, s?o, s?o, s?o, s?o, "
-                       "s?o, s?o, s?o}}",
+                       "s?o, s?o, s?o, s?o}}",
                        "step", "id", &id, "kind", &kind, "plan_id", &plan_id, "attempt", &attempt,
                        "lease_seconds", &lease, "block", &block, "configuration", &conf, "levels",
                        &levels, "domains", &domains, "disk", &disk, "nic", &nic, "allow_restart",
-                       &restart, "template", &tmpl) != 0 ||
-        (why = step_shape(kind, levels, domains, disk, nic, restart)) != NULL) {
+                       &restart, "template", &tmpl, "named_domains", &named) != 0 ||
+        (why = step_shape(kind, levels, domains, disk, nic, restart)) != NULL ||
+        (why = named != NULL && !json_is_null(named) && !(json_is_array(named) && names_ok(named))
+                   ? "step.named_domains must be an array of domain names"
+                   : NULL) != NULL) {
         snprintf(c->last_error, sizeof c->last_error, "claim answer: %s", why ? why : err.text);
         json_decref(answer);
         return HV_CALL_RETRY;
@@ -411,6 +414,7 @@ static enum hv_call parse_step(struct hv_client *c, json_t *answer, const struct
         .disk = json_is_string(disk) ? json_string_value(disk) : NULL,
         .nic = json_is_string(nic) ? json_string_value(nic) : NULL,
         .allow_restart = json_is_true(restart),
+        .named_domains = json_is_array(named) ? named : NULL,
         .template_domain =
             json_is_string(tmpl) && json_string_length(tmpl) > 0 ? json_string_value(tmpl) : NULL,
         .clock = *clock,

@@ -77,6 +77,10 @@ struct hv_step {
     const char *disk;      /**< the host disk of the guests' images, or NULL */
     const char *nic;       /**< the host NIC of the benchmark traffic, or NULL */
     bool allow_restart;    /**< whether running guests may be restarted */
+    /** The domains the plan names (targets.guests.domains), or NULL: the
+     *  only ones of another VM manager the step may change
+     *  (worker/virt/owner.h). */
+    const json_t *named_domains;
     /** The template domain the plan's guests are cloned from
      *  (targets.guests.template.domain), or NULL. */
     const char *template_domain;

@@ -2,6 +2,8 @@
 #include "worker/facts.h"
 
 #include "worker/virt.h"
+#include "worker/virt/owner.h"
+#include "worker/virt/xml.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -51,12 +53,9 @@ static const char *state_name(int state)
 
 /* The domain type of a domain's XML (<domain type='kvm'>: kvm, qemu for
  * QEMU's TCG emulation, xen ...) into out; "" when it cannot be read. */
-static void domain_type(const struct hv_virt *lv, virDomainPtr dom, char *out, size_t len)
+static void domain_type(const char *xml, char *out, size_t len)
 {
     out[0] = '\0';
-    char *xml = lv->DomainGetXMLDesc(dom, 0);
-    if (xml == NULL)
-        return;
     const char *at = strstr(xml, "<domain ");
     const char *type = at != NULL ? strstr(at, "type=") : NULL;
     const char *close = at != NULL ? strchr(at, '>') : NULL;
@@ -67,10 +66,21 @@ static void domain_type(const struct hv_virt *lv, virDomainPtr dom, char *out, s
             out[n] = '\0';
         }
     }
-    free(xml);
 }
 
-/* [{"name", "uuid", "state", "type"}] of every domain, running or not;
+/* The VM manager (OpenStack nova, OpenNebula) whose element the definition
+ * xml holds in its <metadata> (worker/virt/owner.h), or NULL; also NULL
+ * when libxml2 cannot be loaded or the text not parsed. */
+static const char *domain_manager(const char *xml)
+{
+    char why[300];
+    struct hv_xml *x = hv_xml_parse(xml, why, sizeof why);
+    const struct hv_vm_manager *m = x != NULL ? hv_domxml_manager(hv_xml_root(x), NULL, 0) : NULL;
+    hv_xml_free(x);
+    return m != NULL ? m->name : NULL;
+}
+
+/* [{"name", "uuid", "state", "type", "manager"}] of every domain, running or not;
  * NULL (and err filled) when libvirt cannot list them. */
 static json_t *list_domains(const struct hv_virt *lv, virConnectPtr conn, char *err, size_t errlen)
 {
@@ -96,10 +106,17 @@ static json_t *list_domains(const struct hv_virt *lv, virConnectPtr conn, char *
         /* A domain that vanished meanwhile has no state: leave it out. */
         if (lv->DomainGetState(doms[i], &state, &reason, 0) == 0)
             json_object_set_new(d, "state", json_string(state_name(state)));
-        char type[32];
-        domain_type(lv, doms[i], type, sizeof type);
-        if (type[0] != '\0')
-            json_object_set_new(d, "type", json_string(type));
+        char *xml = lv->DomainGetXMLDesc(doms[i], 0);
+        if (xml != NULL) {
+            char type[32];
+            domain_type(xml, type, sizeof type);
+            if (type[0] != '\0')
+                json_object_set_new(d, "type", json_string(type));
+            const char *manager = domain_manager(xml);
+            if (manager != NULL)
+                json_object_set_new(d, "manager", json_string(manager));
+            free(xml);
+        }
         json_array_append_new(list, d);
         lv->DomainFree(doms[i]);
     }

@@ -6,7 +6,8 @@
  * domain's definition byte for byte and its pinning and I/O limit; and the
  * refusals: restarts not allowed, io=native with a host cache, huge pages
  * not reserved, live levels on a stopped guest, unknown domains, no
- * libvirt. Also what the test driver lacks: the LIVE flag of
+ * libvirt; domains of other VM managers (nova, OpenNebula) refused unless
+ * the plan names them and allows restarts. Also what the test driver lacks: the LIVE flag of
  * virDomainPinVcpuFlags, and a kernel to read affinity from. */
 #include "tests/unit/check.h"
 #include "worker/virt.h"
@@ -219,20 +220,32 @@ static void test_apply_restore(void)
     lv->DomainFree(b);
 }
 
-/* Applies levels to domains and expects a failure naming each needle and
- * no change to the first domain's definition or the journal. */
-static void expect_fail(const char *domains, const char *levels, const char *uri, bool restart,
-                        const char *rootdir, const char *const *needles)
+/* A context of plan 21 that changes domains d, of which it names those in
+ * named, journalling into j. */
+static struct hv_act_ctx plan21(const char *rootdir, const char *uri, const json_t *d,
+                                const json_t *named, bool restart, struct hv_journal *j)
+{
+    return (struct hv_act_ctx){.root = rootdir,
+                               .libvirt_uri = uri,
+                               .domains = d,
+                               .named = named,
+                               .allow_restart = restart,
+                               .plan_id = 21,
+                               .journal = j};
+}
+
+/* Applies levels to domains, of which the plan names those in named (a
+ * JSON array, or NULL), and expects a failure naming each needle and no
+ * change to the first domain's definition or the journal. */
+static void expect_fail_named(const char *domains, const char *named, const char *levels,
+                              const char *uri, bool restart, const char *rootdir,
+                              const char *const *needles)
 {
     char err[8192];
     json_t *d = check_json(domains), *l = check_json(levels), *settings;
+    json_t *nd = named != NULL ? check_json(named) : NULL;
     struct hv_journal *j = journal(21);
-    struct hv_act_ctx ctx = {.root = rootdir,
-                             .libvirt_uri = uri,
-                             .domains = d,
-                             .allow_restart = restart,
-                             .plan_id = 21,
-                             .journal = j};
+    struct hv_act_ctx ctx = plan21(rootdir, uri, d, nd, restart, j);
     virDomainPtr dom = lv->DomainLookupByName(keeper, json_string_value(json_array_get(d, 0)));
     char *before = dom != NULL ? persistent_xml(dom) : NULL;
     CHECK_MSG(hv_actuators_apply(l, &ctx, &settings, err, sizeof err) == -1, "%s applied", levels);
@@ -251,7 +264,14 @@ static void expect_fail(const char *domains, const char *levels, const char *uri
     hv_act_ctx_release(&ctx);
     hv_journal_close(j);
     json_decref(d);
+    json_decref(nd);
     json_decref(l);
+}
+
+static void expect_fail(const char *domains, const char *levels, const char *uri, bool restart,
+                        const char *rootdir, const char *const *needles)
+{
+    expect_fail_named(domains, NULL, levels, uri, restart, rootdir, needles);
 }
 
 static void test_refusals(void)
@@ -337,6 +357,83 @@ static void test_created_and_stopped(void)
     lv->DomainFree(s);
 }
 
+/* Domains another VM manager owns (the metadata OpenStack nova and
+ * OpenNebula write): refused unless the plan names them and allows
+ * restarts, for live and restart rows alike; read back without either; a
+ * clone's mark wins over the template's manager. */
+static void test_other_managers(void)
+{
+    virDomainPtr nova =
+        define("hvt-nova", 1, true,
+               "<metadata><nova:instance xmlns:nova='http://openstack.org/xmlns/libvirt/nova/1.1'>"
+               "<nova:name>tenant-vm</nova:name></nova:instance></metadata>");
+    virDomainPtr one =
+        define("hvt-one-vm", 1, true,
+               "<metadata><one:vm xmlns:one='http://opennebula.org/xmlns/libvirt/1.0'>"
+               "<one:id>42</one:id></one:vm></metadata>");
+    virDomainPtr ours = define(
+        "hvt-ours", 1, true,
+        "<metadata><hvbench:plan xmlns:hvbench='urn:hvbench:plan'>21</hvbench:plan>"
+        "<nova:instance xmlns:nova='http://openstack.org/xmlns/libvirt/nova/1.1'/></metadata>");
+    CHECK(lv->DomainCreate(nova) == 0 && lv->DomainCreate(one) == 0 && lv->DomainCreate(ours) == 0);
+    const char *nova_says =
+        "hvt-nova is managed by OpenStack nova (its libvirt metadata is in "
+        "http://openstack.org/xmlns/libvirt/nova/1.1): hvbench changes a domain "
+        "another manager owns only when the plan names it in "
+        "targets.guests.domains and sets allow_restart: true";
+    expect_fail_named("[\"hvt-nova\"]", NULL, "{\"vcpu_pin\": \"on\"}", URI, false, root,
+                      (const char *const[]){nova_says,
+                                            "(the plan does not name it and allow_restart is "
+                                            "false); nothing was changed on it",
+                                            NULL});
+    expect_fail_named("[\"hvt-nova\"]", "[\"hvt-nova\"]", "{\"blkio_iops\": 100}", URI, false, root,
+                      (const char *const[]){nova_says, "(allow_restart is false)", NULL});
+    expect_fail_named(
+        "[\"hvt-one-vm\", \"hvt-nova\"]", "[\"hvt-nova\"]", "{\"disk_cache\": \"none\"}", URI, true,
+        root,
+        (const char *const[]){"hvt-one-vm is managed by OpenNebula (its libvirt "
+                              "metadata is in http://opennebula.org/xmlns/libvirt/1.0)",
+                              "(the plan does not name it)", NULL});
+    CHECK_MSG(lv->DomainIsActive(one) == 1 && pin_map(one, 0) != 0, "hvt-one-vm was touched");
+
+    /* Named and allowed: changed, restarted, and put back. */
+    char *orig = persistent_xml(nova), err[8192];
+    json_t *d = check_json("[\"hvt-nova\", \"hvt-ours\"]"), *named = check_json("[\"hvt-nova\"]"),
+           *l = check_json("{\"disk_cache\": \"none\", \"vcpu_pin\": \"on\"}"), *settings;
+    struct hv_journal *j = journal(21);
+    struct hv_act_ctx ctx = plan21(root, URI, d, named, true, j);
+    int id = dom_id("hvt-nova");
+    CHECK_MSG(hv_actuators_apply(l, &ctx, &settings, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(dom_id("hvt-nova") != id, "hvt-nova was not restarted");
+    CHECK_STR(rb(settings, "disk_cache"), "none");
+    json_decref(settings);
+    CHECK_MSG(hv_actuators_restore(&ctx, err, sizeof err) == 0, "%s", err);
+    char *now = persistent_xml(nova);
+    CHECK_STR(now, orig);
+    CHECK_MSG(strstr(now, "openstack.org/xmlns/libvirt/nova/1.1") != NULL, "%s", now);
+    free(orig);
+    free(now);
+    json_decref(ctx.changes);
+    hv_act_ctx_release(&ctx);
+    hv_journal_close(j);
+
+    /* Reading back changes nothing, so it needs neither. */
+    json_t *lr = check_json("{\"disk_cache\": \"writeback\"}");
+    struct hv_act_ctx rctx = {.root = root, .libvirt_uri = URI, .domains = d, .plan_id = 21};
+    CHECK_MSG(hv_actuators_read_back(lr, &rctx, &settings, err, sizeof err) == 0, "%s", err);
+    json_decref(settings);
+    hv_act_ctx_release(&rctx);
+    json_decref(lr);
+    json_decref(d);
+    json_decref(named);
+    json_decref(l);
+    virDomainPtr all[] = {nova, one, ours};
+    for (size_t i = 0; i < 3; i++) {
+        lv->DomainDestroy(all[i]);
+        lv->DomainFree(all[i]);
+    }
+}
+
 /* What the test driver cannot do, so the actuators do not rely on it. */
 static void test_driver_gaps(void)
 {
@@ -392,6 +489,7 @@ int main(void)
     test_apply_restore();
     test_refusals();
     test_created_and_stopped();
+    test_other_managers();
     test_driver_gaps();
     lv->ConnectClose(keeper);
     nftw(top, remove_one, 16, FTW_DEPTH | FTW_PHYS);

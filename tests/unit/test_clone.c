@@ -88,6 +88,9 @@ static void define_template(void)
              "<domain type='test'><name>tmpl</name>"
              "<uuid>11111111-2222-3333-4444-555555555555</uuid>"
              "<memory unit='KiB'>1048576</memory><vcpu>2</vcpu>"
+             /* a template another manager owns: its clones are hvbench's */
+             "<metadata><nova:instance xmlns:nova='http://openstack.org/xmlns/libvirt/nova/1.1'>"
+             "<nova:name>golden</nova:name></nova:instance></metadata>"
              "<os><type arch='x86_64'>hvm</type><kernel>/boot/vmlinuz</kernel>"
              "<cmdline>console=ttyS0 hvbench.name=tmpl hvbench.disk=fs</cmdline></os>"
              "<devices>"
@@ -131,6 +134,8 @@ static void test_clone_and_restore(void)
     CHECK(has(x1, "<name>g-p41-1</name>"));
     CHECK_MSG(has(x1, "hvbench.name=g-p41-1 hvbench.disk=fs"), "the kernel command line: %s", x1);
     CHECK(has(x1, "urn:hvbench:plan") && has(x1, ">41</hvbench:plan>"));
+    CHECK_MSG(!has(x1, "openstack.org") && has(before, "openstack.org/xmlns/libvirt/nova/1.1"),
+              "the clone keeps the template's manager: %s", x1);
     char u0[VIR_UUID_STRING_BUFLEN], u1[VIR_UUID_STRING_BUFLEN], u2[VIR_UUID_STRING_BUFLEN];
     uuid_of("tmpl", u0);
     uuid_of("g-p41-1", u1);
@@ -233,7 +238,9 @@ static void test_refusals(void)
     CHECK(hv_clone_create(&ctx, "no-such-template", "g-p41-9", err, sizeof err) == -1);
     CHECK_MSG(has(err, "no-such-template"), "%s", err);
     CHECK(hv_journal_count(j) == 0);
-    CHECK(persistent_xml("test") != NULL);
+    char *kept = persistent_xml("test");
+    CHECK(kept != NULL);
+    free(kept);
     hv_act_ctx_release(&ctx);
     hv_journal_close(j);
 }

@@ -15,6 +15,7 @@
  * A transient domain is refused: defining it would make it persistent. */
 #include "worker/virt/rows.h"
 #include "worker/virt/booting.h"
+#include "worker/virt/owner.h"
 
 #include "log.h"
 #include "timeutil.h"
@@ -25,20 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#define HV_PLAN_NS     "urn:hvbench:plan"
 #define PERSISTENT_XML (VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE)
-
-/* Whether the definition marks the domain as created by the ctx's plan. */
-static bool created_by_plan(const struct hv_act_ctx *ctx, xmlNodePtr root)
-{
-    xmlNodePtr meta = hv_xml_child(root, "metadata");
-    for (xmlNodePtr n = hv_xml_child(meta, "plan"); n != NULL; n = hv_xml_next(n, "plan"))
-        if (n->ns != NULL && n->ns->href != NULL &&
-            strcmp((const char *)n->ns->href, HV_PLAN_NS) == 0 &&
-            strtoll(hv_xml_content(n), NULL, 10) == ctx->plan_id)
-            return true;
-    return false;
-}
 
 /* Parses a definition of d into d->xml (replacing what it held). */
 static int load_xml(struct hv_act_ctx *ctx, struct hv_act_domain *d, unsigned flags,
@@ -271,7 +259,8 @@ static int check_edit(struct hv_act_ctx *ctx, struct hv_act_domain *d, const jso
         check_hugepages(ctx, d, json_string_value(json_object_get(levels, "hugepages")), err,
                         len) != 0)
         return -1;
-    if (d->active && !ctx->allow_restart && !created_by_plan(ctx, hv_xml_root(d->xml)))
+    if (d->active && !ctx->allow_restart &&
+        !hv_domxml_created_by(hv_xml_root(d->xml), ctx->plan_id))
         return hv_act_fail(
             err, len,
             "%s: %s runs and must restart for these levels, and the step does not allow "

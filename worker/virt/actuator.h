@@ -51,6 +51,10 @@ struct hv_act_ctx {
     /** Whether a running guest may be restarted for a restart-class level
      *  (a domain the plan created may always be). */
     bool allow_restart;
+    /** The domains the plan names in targets.guests.domains (a JSON array
+     *  of strings), or NULL: a domain another VM manager owns is changed
+     *  only when it is listed here and allow_restart is set (owner.h). */
+    const json_t *named;
     long long plan_id;
     /** Where originals go before a change; NULL: read-only use
      *  (hv_actuators_read_back()). */

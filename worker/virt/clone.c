@@ -5,6 +5,7 @@
 #include "names.h"
 #include "worker/virt/booting.h"
 #include "worker/virt/domain.h"
+#include "worker/virt/owner.h"
 #include "worker/virt/xml.h"
 
 #include <endian.h>
@@ -17,7 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define HV_PLAN_NS     "urn:hvbench:plan"
 #define PERSISTENT_XML (VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE)
 
 /* The clone folder of the folder holding path, into buf. */
@@ -64,18 +64,6 @@ static void add_unique(json_t *a, const char *s)
     json_array_append_new(a, json_string(s));
 }
 
-/* Whether the definition carries the mark of plan. */
-static bool marked(xmlNodePtr root, long long plan)
-{
-    xmlNodePtr meta = hv_xml_child(root, "metadata");
-    for (xmlNodePtr n = hv_xml_child(meta, "plan"); n != NULL; n = hv_xml_next(n, "plan"))
-        if (n->ns != NULL && n->ns->href != NULL &&
-            strcmp((const char *)n->ns->href, HV_PLAN_NS) == 0 &&
-            strtoll(hv_xml_content(n), NULL, 10) == plan)
-            return true;
-    return false;
-}
-
 /* Whether domain dom's persistent definition carries the mark of plan. */
 static bool dom_marked(struct hv_act_ctx *ctx, virDomainPtr dom)
 {
@@ -85,7 +73,7 @@ static bool dom_marked(struct hv_act_ctx *ctx, virDomainPtr dom)
     char why[300];
     struct hv_xml *x = hv_xml_parse(text, why, sizeof why);
     free(text);
-    bool ok = x != NULL && marked(hv_xml_root(x), ctx->plan_id);
+    bool ok = x != NULL && hv_domxml_created_by(hv_xml_root(x), ctx->plan_id);
     hv_xml_free(x);
     return ok;
 }
@@ -262,6 +250,8 @@ static int edit_definition(struct hv_act_ctx *ctx, xmlNodePtr root, const char *
     hv_xml_remove(hv_xml_child(root, "uuid"));
     int rc = hv_xml_set_content(hv_xml_ensure(root, "name"), name);
     xmlNodePtr meta = hv_xml_ensure(root, "metadata");
+    /* The template's manager (nova, OpenNebula) does not own the clone. */
+    hv_domxml_drop_managers(root);
     xmlNodePtr mark = hv_xml_add_ns(meta, "plan", HV_PLAN_NS, "hvbench");
     char id[32];
     snprintf(id, sizeof id, "%lld", ctx->plan_id);

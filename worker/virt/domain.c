@@ -1,6 +1,7 @@
 /* domain.c — see domain.h. */
 #include "worker/virt/domain.h"
 
+#include "worker/virt/owner.h"
 #include "worker/virt/xml.h"
 
 #include <dirent.h>
@@ -208,6 +209,15 @@ int hv_act_domains_open(struct hv_act_ctx *ctx, struct hv_act_domain **out, size
             size_t k = strlen(err);
             snprintf(err + k, len - k, "%sno domain %s at %s", k ? "; " : "",
                      name != NULL ? name : "(not a string)", ctx->libvirt_uri);
+            continue;
+        }
+        /* A context that changes domains (it has a journal) passes the
+         * owner's door for each; reading back does not. */
+        char why[1024];
+        if (ctx->journal != NULL && hv_act_domain_owner_ok(ctx, name, dom, why, sizeof why) != 0) {
+            size_t k = strlen(err);
+            snprintf(err + k, len - k, "%s%s", k ? "; " : "", why);
+            ctx->virt->lv->DomainFree(dom);
             continue;
         }
         d[used] = (struct hv_act_domain){.name = name, .dom = dom, .first_vcpu = vcpus};

@@ -65,8 +65,10 @@ int hv_act_virt_open(struct hv_act_ctx *ctx, char *err, size_t len);
 const char *hv_act_virt_error(const struct hv_act_ctx *ctx);
 
 /** Looks the step's domains up (ctx->domains, in order) and numbers their
- *  vCPUs. Fills *out with n domains (free with hv_act_domains_free()).
- *  Returns 0 or -1 with err naming each missing domain. */
+ *  vCPUs. With ctx->journal set (the domains are to be changed) each must
+ *  pass hv_act_domain_owner_ok() (owner.h). Fills *out with n domains
+ *  (free with hv_act_domains_free()). Returns 0 or -1 with err naming each
+ *  missing or refused domain. */
 int hv_act_domains_open(struct hv_act_ctx *ctx, struct hv_act_domain **out, size_t *n, char *err,
                         size_t len);
 

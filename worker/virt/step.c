@@ -36,6 +36,7 @@ static struct hv_act_ctx step_ctx(const struct hv_step *step, const struct hv_st
                                .nic = step->nic,
                                .domains = step->domains,
                                .allow_restart = step->allow_restart,
+                               .named = step->named_domains,
                                .plan_id = step->plan_id,
                                .journal = j,
                                .shutdown_timeout = env->shutdown_timeout,
