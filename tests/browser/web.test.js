@@ -608,6 +608,105 @@ test('a server with --read-auth token asks for the token, then lists the plans',
     await p.context().close();
   });
 
+// ---- phone and small things -------------------------------------------------
+// The server-down state, times with their zone, free numbers to their
+// meaningful digits, evidence lists folded past ten.
+
+test('the server does not answer: the page says so with its wait, retries by itself and recovers', async () => {
+  // A context of its own: the aborted requests are console errors on purpose.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  context.setDefaultTimeout(STEP_MS);
+  const p = await context.newPage();
+  const errors = [];
+  p.on('pageerror', (e) => errors.push(e.message));
+  await p.route('**/api/**', (r) => r.abort());
+  await p.goto(`${BASE}/#/`);
+  const box = p.locator('.state-unreachable').first();
+  await box.waitFor();
+  const text = await box.innerText();
+  assert.ok(text.startsWith(`The server at ${BASE}/ did not answer; trying again in `), text);
+  assert.match(text, /trying again in [12] s\./, 'the first waits are 1 s, then 2 s');
+  assert.equal(await box.locator('button.retry-now').innerText(), 'Try again now');
+  // The wait grows: after a second failed retry the page says a longer one.
+  await p.waitForFunction(() => /in [34] s\./.test((document.querySelector('.retry-wait') || {}).textContent || ''));
+  await p.evaluate(() => { window.hvSameDocument = true; });
+  await p.unroute('**/api/**');
+  await p.locator('#plans-table tbody tr').first().waitFor();
+  assert.equal(await p.locator('.state-unreachable').count(), 0, 'the words are gone');
+  assert.equal(await p.evaluate(() => window.hvSameDocument), true, 'recovered without a reload');
+  // "Try again now" does not wait.
+  await p.route('**/api/**', (r) => r.abort());
+  await p.locator('.topnav a[data-section="targets"]').click();
+  await p.locator('.state-unreachable button.retry-now').first().waitFor();
+  await p.unroute('**/api/**');
+  await p.locator('.state-unreachable button.retry-now').first().click();
+  await p.locator('#targets-table tbody tr').first().waitFor();
+  assert.deepEqual(errors, [], 'no page errors');
+  await context.close();
+});
+
+test('times carry their zone in the CLI\'s form; observed numbers have their meaningful digits only', async () => {
+  // +05:30 all year: the zone shows whatever this machine's is.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: 'Asia/Kolkata' });
+  context.setDefaultTimeout(STEP_MS);
+  const p = await context.newPage();
+  await p.goto(`${BASE}/#/plans/${QUICK}`);
+  const t = p.locator('#plan-status time').first();
+  await t.waitFor();
+  const iso = await t.getAttribute('datetime');
+  const local = new Date(Date.parse(iso) + 5.5 * 3600e3).toISOString().replace('T', ' ').replace(/\.\d+Z$/, '');
+  assert.equal((await t.innerText()).trim(), `${local} +05:30`, `${iso} as the CLI prints it, with the zone`);
+  await context.close();
+
+  const q = await newPage('observed');
+  const job = (await rest(`api/v1/plans/${QUICK}/jobs?status=done&limit=1`)).items[0];
+  const res = (await rest(`api/v1/jobs/${job.id}/results?samples=0`)).items.at(-1);
+  await q.goto(`${BASE}/#/jobs/${job.id}`);
+  await q.locator('#observed dl.kv').first().waitFor();
+  // The page's list as an object: dt → dd text, nested lists as objects.
+  const shown = await q.locator('#observed dl.kv').first().evaluate(function walk(dl) {
+    const o = {};
+    for (const dt of dl.querySelectorAll(':scope > dt')) {
+      const dd = dt.nextElementSibling;
+      const inner = dd.querySelector(':scope > dl.kv');
+      o[dt.textContent] = inner ? walk(inner) : dd.textContent;
+    }
+    return o;
+  });
+  const scalar = (v) => (typeof v === 'number' ? (Number.isSafeInteger(v) ? String(v) : cliFmtNum(v)) : v === null ? 'null' : String(v));
+  const want = (v) => (Array.isArray(v) && v.every((x) => x === null || typeof x !== 'object') ? v.map(scalar).join(', ')
+    : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, want(x)])) : scalar(v));
+  assert.ok(Object.keys(res.observed).length > 0, 'the result observed something');
+  assert.deepEqual(shown, want(res.observed), 'observed values: integers whole, other numbers as the CLI rounds them');
+  const long = JSON.stringify(shown).match(/\d\.\d{5,}/g);
+  assert.equal(long, null, `no number with more than four significant digits: ${long}`);
+  await q.context().close();
+});
+
+test('a recommendation\'s evidence past ten folds as "and N more"; a factor outside the catalog says so', async () => {
+  const p = await newPage('evidence');
+  const report = await rest(`api/v1/plans/${TUNE}/report`);
+  // Real report, one recommendation made to have 24 jobs of evidence and
+  // a factor the catalog does not describe (disruption null).
+  const jobs = Array.from({ length: 24 }, (_, i) => i + 1);
+  const rec = { ...(report.recommendations[0] || { rank: 1, factor: 'thp', level: 'never', default: 'always', gains: [], hurts: [] }),
+    jobs, disruption: null, risk_level: null };
+  const body = JSON.stringify({ ...report, recommendations: [rec, ...report.recommendations.slice(1)] });
+  await p.route(`**/api/v1/plans/${TUNE}/report*`, (r) => r.fulfill({ status: 200, contentType: 'application/json', body }));
+  await p.goto(`${BASE}/#/plans/${TUNE}`);
+  const ev = p.locator('#recommendations article.rec').first().locator('.evidence');
+  await ev.waitFor();
+  const visible = () => ev.locator('a').evaluateAll((as) => as.filter((a) => a.checkVisibility()).map((a) => a.textContent));
+  assert.deepEqual(await visible(), jobs.slice(0, 10).map(String), 'the first ten');
+  assert.equal((await ev.locator('summary').innerText()).trim(), 'and 14 more');
+  await ev.locator('summary').click();
+  assert.deepEqual(await visible(), jobs.map(String), 'all 24 once opened');
+  const badge = p.locator('#recommendations article.rec').first().locator('.tag[class*="disruption-"]');
+  assert.equal((await badge.innerText()).trim(), 'disruption not known');
+  assert.match(await badge.getAttribute('title'), /not in the factor catalog/);
+  await p.context().close();
+});
+
 test('no console errors, no page errors, no request to another host', async () => {
   if (page) await page.context().close();
   assert.deepEqual(problems, []);
