@@ -609,8 +609,77 @@ test('a server with --read-auth token asks for the token, then lists the plans',
   });
 
 // ---- phone and small things -------------------------------------------------
-// The server-down state, times with their zone, free numbers to their
-// meaningful digits, evidence lists folded past ten.
+// Every page at a phone's width, the server-down state, times with their
+// zone, free numbers to their meaningful digits, badges that say what they
+// mean, evidence lists folded past ten.
+
+/** Every route main.js knows, with the ids of the data test_web.sh built:
+ *  one visit each in the 390 px sweep. Add a page here when adding one. */
+async function routes() {
+  const job = (await rest(`api/v1/plans/${TUNE}/jobs?limit=1`)).items[0];
+  return [
+    '#/', `#/plans/${QUICK}`, `#/plans/${TUNE}`, `#/plans/${FAIL}`, `#/plans/${WAITS}`,
+    ...(FLEET ? [`#/plans/${FLEET}`] : []),
+    `#/plans/${TUNE}/jobs`, `#/jobs/${job.id}`, '#/targets', `#/targets/${TUNE_TARGET}?metric=cpu.score`,
+    `#/compare?a=${QUICK}&b=${TUNE}:default`,
+  ];
+}
+
+/** Waits until route r's page has drawn: its heading, no section in
+ *  sight still loading, and the charts' frame after that. */
+async function settle(p, r) {
+  await p.waitForFunction(() => document.querySelector('#view h1') &&
+    ![...document.querySelectorAll('#view .state-loading')].some((e) => e.getClientRects().length > 0))
+    .catch((e) => { throw new Error(`${r}: ${e.message}`); });
+  await p.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+/** The badges (status, verdict, tag) of the page: text, title, whether
+ *  taller than one line of their own text. */
+function badgesOf(p) {
+  return p.evaluate(() => [...document.querySelectorAll('span.badge, span.verdict, span.tag')]
+    .filter((b) => b.offsetParent !== null)
+    .map((b) => {
+      const cs = getComputedStyle(b);
+      const inner = b.getBoundingClientRect().height - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom) -
+        parseFloat(cs.borderTopWidth) - parseFloat(cs.borderBottomWidth);
+      return { text: b.textContent, title: b.title, tall: inner > 1.5 * parseFloat(cs.lineHeight) };
+    }));
+}
+
+test('every page at 390×844: no sideways scroll of the page, badges on one line with their meaning', async () => {
+  const p = await newPage('phone', { width: 390, height: 844 });
+  const wrong = [];
+  let badges = 0;
+  for (const r of await routes()) {
+    await p.goto(`${BASE}/${r}`);
+    await settle(p, r);
+    const [sw, iw] = await p.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+    if (sw > iw) wrong.push(`${r}: the page is ${sw} px wide at ${iw} px`);
+    for (const b of await badgesOf(p)) {
+      badges++;
+      if (b.tall) wrong.push(`${r}: badge "${b.text}" takes more than one line`);
+      if (!b.title.trim()) wrong.push(`${r}: badge "${b.text}" has no title saying what it means`);
+    }
+    await shot(p, `phone-${r.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '') || 'plans'}`);
+  }
+  assert.ok(badges > 10, `badges seen: ${badges}`);
+  assert.deepEqual(wrong, [], 'at 390 px');
+  await p.context().close();
+});
+
+test('at 1400×900 the first chart or answer of the plan, job and target pages is above the fold', async () => {
+  const p = await newPage('fold', { width: 1400, height: 900 });
+  const job = (await rest(`api/v1/plans/${TUNE}/jobs?limit=1`)).items[0];
+  for (const [r, sel] of [[`#/plans/${TUNE}`, '#answer'], [`#/plans/${QUICK}`, '#answer'],
+    [`#/jobs/${job.id}`, '#samples figure.chart'], [`#/targets/${TUNE_TARGET}?metric=cpu.score`, '#history figure']]) {
+    await p.goto(`${BASE}/${r}`);
+    await p.locator(sel).first().waitFor();
+    const top = await p.locator(sel).first().evaluate((e) => e.getBoundingClientRect().top);
+    assert.ok(top < 900, `${r}: ${sel} starts at ${top} px, below the fold`);
+  }
+  await p.context().close();
+});
 
 test('the server does not answer: the page says so with its wait, retries by itself and recovers', async () => {
   // A context of its own: the aborted requests are console errors on purpose.
