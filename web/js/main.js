@@ -86,7 +86,7 @@ function showError(err) {
   const detail = errorBox.querySelector('.error-detail');
   if (err && err.status === 0 && p.unreachable) {
     errorBox.querySelector('.error-title').textContent = 'The server at ' + ui.serverPlace() + ' did not answer';
-    put(detail, el('span', { class: 'retry-wait' }, scheduleRetry()), ' ',
+    put(detail, el('span', { class: 'retry-wait', 'aria-live': 'off' }, scheduleRetry()), ' ',
       el('button', { type: 'button', class: 'retry-now small' }, 'Try again now'),
       p.detail ? el('span', { class: 'hint' }, ' (the browser says: ' + p.detail + ')') : null);
   } else {

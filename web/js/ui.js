@@ -143,7 +143,8 @@ export function serverPlace() {
 
 /** The state of a request that got no answer: "The server at … did not
  *  answer; trying again in 4 s.", the wait in a slot (.retry-wait) kept
- *  current, and a "Try again now" button (.retry-now). main.js owns the
+ *  current (not announced at each tick: the alert is said once), and a
+ *  "Try again now" button (.retry-now). main.js owns the
  *  retry: it learns of this state from the "hv-unreachable" event sent
  *  here, and answers with the slot's words in the event's detail. */
 export function unreachable(err) {
@@ -152,7 +153,7 @@ export function unreachable(err) {
   const why = err && err.problem && err.problem.detail;
   return el('div', { class: 'state state-error state-unreachable', role: 'alert' },
     el('strong', {}, 'The server at ' + serverPlace() + ' did not answer'),
-    el('span', { class: 'retry-wait' }, ask.words), ' ',
+    el('span', { class: 'retry-wait', 'aria-live': 'off' }, ask.words), ' ',
     el('button', { type: 'button', class: 'retry-now small' }, 'Try again now'),
     why ? el('span', { class: 'hint' }, ' (the browser says: ' + why + ')') : null);
 }
