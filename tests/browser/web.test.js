@@ -809,6 +809,188 @@ test('a server with --read-auth token asks for the token, then lists the plans',
     await p.context().close();
   });
 
+// ---- phone and small things -------------------------------------------------
+// Every page at a phone's width, the server-down state, times with their
+// zone, free numbers to their meaningful digits, badges that say what they
+// mean, evidence lists folded past ten.
+
+/** Every route main.js knows, with the ids of the data test_web.sh built:
+ *  one visit each in the 390 px sweep. Add a page here when adding one. */
+async function routes() {
+  const job = (await rest(`api/v1/plans/${TUNE}/jobs?limit=1`)).items[0];
+  return [
+    '#/', `#/plans/${QUICK}`, `#/plans/${TUNE}`, `#/plans/${FAIL}`, `#/plans/${WAITS}`,
+    ...(FLEET ? [`#/plans/${FLEET}`] : []),
+    `#/plans/${TUNE}/jobs`, `#/jobs/${job.id}`, '#/targets', `#/targets/${TUNE_TARGET}?metric=cpu.score`,
+    `#/compare?a=${QUICK}&b=${TUNE}:default`,
+  ];
+}
+
+/** Waits until route r's page has drawn: its heading, no section in
+ *  sight still loading, and the charts' frame after that. */
+async function settle(p, r) {
+  await p.waitForFunction(() => document.querySelector('#view h1') &&
+    ![...document.querySelectorAll('#view .state-loading')].some((e) => e.getClientRects().length > 0))
+    .catch((e) => { throw new Error(`${r}: ${e.message}`); });
+  await p.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+/** The badges (status, verdict, tag) of the page: text, title, whether
+ *  taller than one line of their own text. */
+function badgesOf(p) {
+  return p.evaluate(() => [...document.querySelectorAll('span.badge, span.verdict, span.tag')]
+    .filter((b) => b.offsetParent !== null)
+    .map((b) => {
+      const cs = getComputedStyle(b);
+      const inner = b.getBoundingClientRect().height - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom) -
+        parseFloat(cs.borderTopWidth) - parseFloat(cs.borderBottomWidth);
+      return { text: b.textContent, title: b.title, tall: inner > 1.5 * parseFloat(cs.lineHeight) };
+    }));
+}
+
+test('every page at 390×844: no sideways scroll of the page, badges on one line with their meaning', async () => {
+  const p = await newPage('phone', { width: 390, height: 844 });
+  const wrong = [];
+  let badges = 0;
+  for (const r of await routes()) {
+    await p.goto(`${BASE}/${r}`);
+    await settle(p, r);
+    const [sw, iw] = await p.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+    if (sw > iw) wrong.push(`${r}: the page is ${sw} px wide at ${iw} px`);
+    for (const b of await badgesOf(p)) {
+      badges++;
+      if (b.tall) wrong.push(`${r}: badge "${b.text}" takes more than one line`);
+      if (!b.title.trim()) wrong.push(`${r}: badge "${b.text}" has no title saying what it means`);
+    }
+    await shot(p, `phone-${r.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '') || 'plans'}`);
+  }
+  assert.ok(badges > 10, `badges seen: ${badges}`);
+  assert.deepEqual(wrong, [], 'at 390 px');
+  await p.context().close();
+});
+
+test('at 1400×900 the first chart or answer of the plan, job and target pages is above the fold', async () => {
+  const p = await newPage('fold', { width: 1400, height: 900 });
+  const job = (await rest(`api/v1/plans/${TUNE}/jobs?limit=1`)).items[0];
+  for (const [r, sel] of [[`#/plans/${TUNE}`, '#answer'], [`#/plans/${QUICK}`, '#answer'],
+    [`#/jobs/${job.id}`, '#samples figure.chart'], [`#/targets/${TUNE_TARGET}?metric=cpu.score`, '#history figure']]) {
+    await p.goto(`${BASE}/${r}`);
+    await p.locator(sel).first().waitFor();
+    const top = await p.locator(sel).first().evaluate((e) => e.getBoundingClientRect().top);
+    assert.ok(top < 900, `${r}: ${sel} starts at ${top} px, below the fold`);
+  }
+  await p.context().close();
+});
+
+test('the server does not answer: the page says so with its wait, retries by itself and recovers', async () => {
+  // A context of its own: the aborted requests are console errors on purpose.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  context.setDefaultTimeout(STEP_MS);
+  // The wait each new "did not answer" state says when it appears, in order.
+  await context.addInitScript(() => {
+    window.hvWaits = [];
+    new MutationObserver((ms) => {
+      for (const m of ms) {
+        for (const n of m.addedNodes) {
+          const w = n.querySelector ? (n.matches('.retry-wait') ? n : n.querySelector('.retry-wait')) : null;
+          const s = w && /in (\d+) s\./.exec(w.textContent);
+          if (s && window.hvWaits.at(-1) !== Number(s[1])) window.hvWaits.push(Number(s[1]));
+        }
+      }
+    }).observe(document, { subtree: true, childList: true });
+  });
+  const p = await context.newPage();
+  const errors = [];
+  p.on('pageerror', (e) => errors.push(e.message));
+  await p.route('**/api/**', (r) => r.abort());
+  await p.goto(`${BASE}/#/`);
+  const box = p.locator('.state-unreachable').first();
+  await box.waitFor();
+  const text = await box.innerText();
+  assert.ok(text.startsWith(`The server at ${BASE}/ did not answer; trying again in `), text);
+  assert.match(text, /trying again in \d+ s\. Try again now/);
+  assert.equal(await box.locator('button.retry-now').innerText(), 'Try again now');
+  // The wait grows: 1 s, then 2 s once the first retry failed too.
+  await p.waitForFunction(() => window.hvWaits.length >= 2);
+  assert.deepEqual(await p.evaluate(() => window.hvWaits.slice(0, 2)), [1, 2], 'the first waits');
+  await p.evaluate(() => { window.hvSameDocument = true; });
+  await p.unroute('**/api/**');
+  await p.locator('#plans-table tbody tr').first().waitFor();
+  assert.equal(await p.locator('.state-unreachable').count(), 0, 'the words are gone');
+  assert.equal(await p.evaluate(() => window.hvSameDocument), true, 'recovered without a reload');
+  // "Try again now" does not wait.
+  await p.route('**/api/**', (r) => r.abort());
+  await p.locator('.topnav a[data-section="targets"]').click();
+  await p.locator('.state-unreachable button.retry-now').first().waitFor();
+  await p.unroute('**/api/**');
+  await p.locator('.state-unreachable button.retry-now').first().click();
+  await p.locator('#targets-table tbody tr').first().waitFor();
+  assert.deepEqual(errors, [], 'no page errors');
+  await context.close();
+});
+
+test('times carry their zone in the CLI\'s form; observed numbers have their meaningful digits only', async () => {
+  // +05:30 all year: the zone shows whatever this machine's is.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: 'Asia/Kolkata' });
+  context.setDefaultTimeout(STEP_MS);
+  const p = await context.newPage();
+  await p.goto(`${BASE}/#/plans/${QUICK}`);
+  const t = p.locator('#plan-status time').first();
+  await t.waitFor();
+  const iso = await t.getAttribute('datetime');
+  const local = new Date(Date.parse(iso) + 5.5 * 3600e3).toISOString().replace('T', ' ').replace(/\.\d+Z$/, '');
+  assert.equal((await t.innerText()).trim(), `${local} +05:30`, `${iso} as the CLI prints it, with the zone`);
+  await context.close();
+
+  const q = await newPage('observed');
+  const job = (await rest(`api/v1/plans/${QUICK}/jobs?status=done&limit=1`)).items[0];
+  const res = (await rest(`api/v1/jobs/${job.id}/results?samples=0`)).items.at(-1);
+  await q.goto(`${BASE}/#/jobs/${job.id}`);
+  await q.locator('#observed dl.kv').first().waitFor();
+  // The page's list as an object: dt → dd text, nested lists as objects.
+  const shown = await q.locator('#observed dl.kv').first().evaluate(function walk(dl) {
+    const o = {};
+    for (const dt of dl.querySelectorAll(':scope > dt')) {
+      const dd = dt.nextElementSibling;
+      const inner = dd.querySelector(':scope > dl.kv');
+      o[dt.textContent] = inner ? walk(inner) : dd.textContent;
+    }
+    return o;
+  });
+  const scalar = (v) => (typeof v === 'number' ? (Number.isSafeInteger(v) ? String(v) : cliFmtNum(v)) : v === null ? 'null' : String(v));
+  const want = (v) => (Array.isArray(v) && v.every((x) => x === null || typeof x !== 'object') ? v.map(scalar).join(', ')
+    : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, want(x)])) : scalar(v));
+  assert.ok(Object.keys(res.observed).length > 0, 'the result observed something');
+  assert.deepEqual(shown, want(res.observed), 'observed values: integers whole, other numbers as the CLI rounds them');
+  const long = JSON.stringify(shown).match(/\d\.\d{5,}/g);
+  assert.equal(long, null, `no number with more than four significant digits: ${long}`);
+  await q.context().close();
+});
+
+test('a recommendation\'s evidence past ten folds as "and N more"; a factor outside the catalog says so', async () => {
+  const p = await newPage('evidence');
+  const report = await rest(`api/v1/plans/${TUNE}/report`);
+  // Real report, one recommendation made to have 24 jobs of evidence and
+  // a factor the catalog does not describe (disruption null).
+  const jobs = Array.from({ length: 24 }, (_, i) => i + 1);
+  const rec = { ...(report.recommendations[0] || { rank: 1, factor: 'thp', level: 'never', default: 'always', gains: [], hurts: [] }),
+    jobs, disruption: null, risk_level: null };
+  const body = JSON.stringify({ ...report, recommendations: [rec, ...report.recommendations.slice(1)] });
+  await p.route(`**/api/v1/plans/${TUNE}/report*`, (r) => r.fulfill({ status: 200, contentType: 'application/json', body }));
+  await p.goto(`${BASE}/#/plans/${TUNE}`);
+  const ev = p.locator('#recommendations article.rec').first().locator('.evidence');
+  await ev.waitFor();
+  const visible = () => ev.locator('a').evaluateAll((as) => as.filter((a) => a.checkVisibility()).map((a) => a.textContent));
+  assert.deepEqual(await visible(), jobs.slice(0, 10).map(String), 'the first ten');
+  assert.equal((await ev.locator('summary').innerText()).trim(), 'and 14 more');
+  await ev.locator('summary').click();
+  assert.deepEqual(await visible(), jobs.map(String), 'all 24 once opened');
+  const badge = p.locator('#recommendations article.rec').first().locator('.tag[class*="disruption-"]');
+  assert.equal((await badge.innerText()).trim(), 'disruption not known');
+  assert.match(await badge.getAttribute('title'), /not in the factor catalog/);
+  await p.context().close();
+});
+
 test('no console errors, no page errors, no request to another host', async () => {
   if (page) await page.context().close();
   assert.deepEqual(problems, []);

@@ -38,8 +38,18 @@ export function setToken(token) {
   else localStorage.removeItem(TOKEN_KEY);
 }
 
+// Called with no argument whenever the server answers (any HTTP status):
+// the page's retry of an unanswered request starts its backoff again.
+let answered = () => {};
+
+/** Sets the one function called at every answer of the server. */
+export function onAnswer(fn) {
+  answered = fn;
+}
+
 /** Sends one request and returns the parsed JSON body, or throws an
- *  ApiError. opts: method, token (instead of the stored one), signal. */
+ *  ApiError (status 0 and problem.unreachable when no answer came).
+ *  opts: method, token (instead of the stored one), signal. */
 export async function api(path, opts = {}) {
   const headers = { Accept: 'application/json, application/problem+json' };
   const token = opts.token || getToken();
@@ -51,8 +61,9 @@ export async function api(path, opts = {}) {
     });
   } catch (e) {
     if (e.name === 'AbortError') throw e;
-    throw new ApiError(0, { title: 'Cannot reach the server', detail: e.message });
+    throw new ApiError(0, { title: 'Cannot reach the server', detail: e.message, unreachable: true });
   }
+  answered();
   let body = null;
   if (/json/i.test(res.headers.get('Content-Type') || '')) {
     try {

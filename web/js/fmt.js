@@ -89,11 +89,28 @@ export function eff(v) {
   return (100 * v).toFixed(1) + ' %';
 }
 
-/** Local date and time of an ISO timestamp, or the text itself. */
+/** An ISO timestamp as the CLI writes it (cli/table.c cli_fmt_time: local
+ *  "2026-11-29 19:40:12"), followed by the zone it is in: "UTC", else the
+ *  offset from UTC ("+01:00", "-05:30"). Text that is not a time is shown
+ *  as it is; nothing at all is "-". */
 export function time(iso) {
   const d = new Date(iso);
   if (!iso || isNaN(d.getTime())) return iso || '-';
-  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+  const two = (n) => String(n).padStart(2, '0');
+  const off = -d.getTimezoneOffset();
+  const zone = off === 0 ? 'UTC'
+    : (off > 0 ? '+' : '-') + two(Math.floor(Math.abs(off) / 60)) + ':' + two(Math.abs(off) % 60);
+  return d.getFullYear() + '-' + two(d.getMonth() + 1) + '-' + two(d.getDate()) + ' ' +
+    two(d.getHours()) + ':' + two(d.getMinutes()) + ':' + two(d.getSeconds()) + ' ' + zone;
+}
+
+/** A free number (a fact, an observed value, a setting read back): an
+ *  integer as it is, since counts, sizes and ids are exact; any other
+ *  number to its meaningful digits as num() writes it, so a measured
+ *  2.0275403780000003 reads "2.028". Anything else as its text. */
+export function value(v) {
+  if (typeof v !== 'number') return v === null || v === undefined ? '-' : String(v);
+  return Number.isSafeInteger(v) ? String(v) : num(v);
 }
 
 /** Seconds as "850 ms", "12.3 s", "4 min 05 s", "2 h 03 min", "3 d 4 h". */

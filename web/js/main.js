@@ -7,8 +7,9 @@
 // after the user moved on (ctx.current() turns false).
 
 import { el, put } from './dom.js';
-import { ApiError, getToken, setToken } from './api.js';
+import { ApiError, getToken, onAnswer, setToken } from './api.js';
 import { current } from './route.js';
+import * as ui from './ui.js';
 import * as plans from './page-plans.js';
 import * as plan from './page-plan.js';
 import * as jobs from './page-jobs.js';
@@ -28,13 +29,70 @@ const forgetToken = document.getElementById('forget-token');
 let generation = 0;
 let timer = null;
 
+// A request that got no answer: the page is drawn again after 1 s, then
+// 2, 4, 8 … up to 30 s while nothing answers (the wait starts again at 1 s
+// once the server answers anything), and every .retry-wait slot says when;
+// "Try again now" (.retry-now) draws it at once. One retry a page, however
+// many of its sections failed.
+const RETRY_MAX_S = 30;
+const retry = { failures: 0, at: 0, timer: null, tick: null };
+
+/** Schedules the page's retry unless one is; returns the words of the
+ *  wait ("; trying again in 4 s."). */
+function scheduleRetry() {
+  if (!retry.timer) {
+    const wait = Math.min(RETRY_MAX_S, 2 ** retry.failures);
+    retry.failures++;
+    retry.at = Date.now() + wait * 1000;
+    retry.timer = setTimeout(() => {
+      stopRetry();
+      route();
+    }, wait * 1000);
+    retry.tick = setInterval(showWait, 1000);
+  }
+  return waitWords();
+}
+
+function waitWords() {
+  return '; trying again in ' + Math.max(0, Math.ceil((retry.at - Date.now()) / 1000)) + ' s.';
+}
+
+function showWait() {
+  const words = waitWords();
+  for (const e of document.querySelectorAll('.retry-wait')) e.textContent = words;
+}
+
+function stopRetry() {
+  clearTimeout(retry.timer);
+  clearInterval(retry.tick);
+  retry.timer = null;
+  retry.tick = null;
+}
+
+onAnswer(() => { retry.failures = 0; });
+document.addEventListener('hv-unreachable', (ev) => { ev.detail.words = scheduleRetry(); });
+document.addEventListener('click', (ev) => {
+  if (!(ev.target instanceof Element) || !ev.target.closest('.retry-now')) return;
+  stopRetry();
+  route();
+});
+
 /** Shows err in the #error box: title, detail, one line per errors[]
- *  entry and the hint. A 401 also opens the token form. */
+ *  entry and the hint. A 401 also opens the token form; no answer at all
+ *  says so in words and tries again by itself. */
 function showError(err) {
   const p = (err && err.problem) || { title: 'Error', detail: String(err) };
   const status = err && err.status ? ' (HTTP ' + err.status + ')' : '';
-  errorBox.querySelector('.error-title').textContent = (p.title || 'Error') + status;
-  errorBox.querySelector('.error-detail').textContent = p.detail || '';
+  const detail = errorBox.querySelector('.error-detail');
+  if (err && err.status === 0 && p.unreachable) {
+    errorBox.querySelector('.error-title').textContent = 'The server at ' + ui.serverPlace() + ' did not answer';
+    put(detail, el('span', { class: 'retry-wait', 'aria-live': 'off' }, scheduleRetry()), ' ',
+      el('button', { type: 'button', class: 'retry-now small' }, 'Try again now'),
+      p.detail ? el('span', { class: 'hint' }, ' (the browser says: ' + p.detail + ')') : null);
+  } else {
+    errorBox.querySelector('.error-title').textContent = (p.title || 'Error') + status;
+    detail.textContent = p.detail || '';
+  }
   const list = errorBox.querySelector('.error-list');
   list.replaceChildren();
   if (Array.isArray(p.errors)) {
@@ -112,6 +170,7 @@ const ROUTES = [
 /** Draws the page of the current hash. */
 function route() {
   clearTimeout(timer);
+  stopRetry();
   generation++;
   clearError();
   forgetToken.hidden = !getToken();

@@ -196,7 +196,8 @@ function resultView(ctx, id, r, sd, points) {
   const raw = el('details', { id: 'raw-output' }, el('summary', {}, 'Raw tool output'), el('div', { class: 'raw-body' }));
   raw.addEventListener('toggle', () => { if (raw.open) loadRaw(ctx, id, r.attempt, raw.querySelector('.raw-body')); });
   const box = el('div', {},
-    el('p', { class: 'status-line' }, 'Result of attempt ' + r.attempt + ': ', el('span', { class: 'badge status-' + (r.status === 'ok' ? 'done' : 'failed') }, r.status),
+    el('p', { class: 'status-line' }, 'Result of attempt ' + r.attempt + ': ', ui.tagBadge('status-' + (r.status === 'ok' ? 'done' : 'failed'), r.status,
+        r.status === 'ok' ? 'ok: the attempt ran and reported its metrics' : r.status + ': the attempt did not report its metrics (its error below)'),
       ' · started ', ui.timeEl(r.started_at), ' · finished ', ui.timeEl(r.finished_at)),
     r.error ? el('pre', { class: 'error-text' }, r.error) : null,
     // The charts first, above the fold; the metrics' table beneath them.

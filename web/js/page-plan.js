@@ -9,6 +9,7 @@
 
 import { el, put } from './dom.js';
 import { api, apiOptional } from './api.js';
+import * as fmt from './fmt.js';
 import * as ui from './ui.js';
 import * as rep from './plan-report.js';
 import * as fleet from './plan-hosts.js';
@@ -256,7 +257,7 @@ function settings(data) {
         if (!v) return el('td', { class: 'muted' }, '-');
         const same = String(v.read_back) === String(v.level);
         return el('td', { class: same ? 'read-ok' : 'read-differs', title: v.source ? 'read from ' + v.source : null },
-          String(v.read_back ?? '-'), same ? null : el('span', { class: 'differs' }, ' (asked ' + v.level + ')'));
+          fmt.value(v.read_back), same ? null : el('span', { class: 'differs' }, ' (asked ' + v.level + ')'));
       }))))));
 }
 

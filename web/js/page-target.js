@@ -8,6 +8,7 @@ import { api } from './api.js';
 import { href } from './route.js';
 import { labelText } from './page-targets.js';
 import { history } from './target-history.js';
+import * as fmt from './fmt.js';
 import * as ui from './ui.js';
 
 /** Draws the target page. */
@@ -78,17 +79,11 @@ const RESTORED_BY = {
   restore_command: () => 'by hvbench-worker --restore',
 };
 
-// "restored at HH:MM:SS by ..." (the full time in the tooltip), or that
-// the change is still in force.
+// "restored at <time> by ...", or that the change is still in force.
 function restoredCell(c) {
   if (!c.restored_at) return el('strong', {}, 'still in force');
-  const d = new Date(c.restored_at);
-  const clock = isNaN(d.getTime()) ? c.restored_at
-    : d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
   const by = RESTORED_BY[c.restored_how];
-  return el('span', { class: 'restored' }, 'restored at ',
-    el('time', { datetime: c.restored_at, title: c.restored_at }, clock),
-    by ? ' ' + by(c) : '');
+  return el('span', { class: 'restored' }, 'restored at ', ui.timeEl(c.restored_at), by ? ' ' + by(c) : '');
 }
 
 function changesTable(items) {
@@ -98,8 +93,8 @@ function changesTable(items) {
     el('thead', {}, el('tr', {}, ['Changed', 'Plan', 'Factor', 'Object', 'From', 'To', 'Restored'].map((h) => el('th', { scope: 'col' }, h)))),
     el('tbody', {}, items.map((c) => el('tr', {},
       el('td', {}, ui.timeEl(c.changed_at)), el('td', {}, ui.planLink(c.plan_id)),
-      el('td', {}, c.factor + (c.scope ? ' (' + c.scope + ')' : '')), el('td', {}, el('code', {}, c.object || '-')),
-      el('td', {}, c.from ?? '-'), el('td', {}, c.to ?? '-'),
+      el('td', {}, c.factor + (c.scope ? ' (' + c.scope + ')' : '')), el('td', {}, el('code', {}, c.object ? ui.pathText(c.object) : '-')),
+      el('td', {}, fmt.value(c.from)), el('td', {}, fmt.value(c.to)),
       el('td', {}, restoredCell(c)))))));
 }
 

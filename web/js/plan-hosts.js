@@ -80,6 +80,6 @@ export function hostsView(report) {
         (o.series || []).map((x, i) => [i ? '; ' : '', x.metric + ' (' + x.workload + ', ' + (x.where === 'guests' ? 'the guests' : 'the host') + ') ' + x.side + ' the median, ratio ' + fmt.num(x.ratio) +
           (typeof x.ratio_lo === 'number' ? ' [' + fmt.num(x.ratio_lo) + ', ' + fmt.num(x.ratio_hi) + ']' : '')]),
         '. ', (o.differs || []).length === 0 ? 'Its facts are the typical host\'s.'
-          : ['Differs in ', (o.differs || []).map((d, i) => [i ? ', ' : '', el('code', {}, d.fact), ' ', String(d.value ?? '-'),
-            ' (typical ', String(d.typical ?? '-'), ')']), '.']))));
+          : ['Differs in ', (o.differs || []).map((d, i) => [i ? ', ' : '', el('code', {}, d.fact), ' ', fmt.value(d.value),
+            ' (typical ', fmt.value(d.typical), ')']), '.']))));
 }

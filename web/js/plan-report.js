@@ -84,6 +84,14 @@ export function recommendations(report, plan) {
   return el('div', { class: 'cards' }, recs.map(card));
 }
 
+// What each risk class means (docs/catalog.md), in the risk badge's title.
+const RISK = {
+  none: 'risk none: nothing is known to go wrong at this level',
+  low: 'risk low: it costs or caps something elsewhere (host CPU, a throughput limit); nothing breaks',
+  'data-loss': 'risk data-loss: data can be lost on a host crash',
+  availability: 'risk availability: a guest may not start, boot, migrate or reach the network',
+};
+
 /** One recommendation: knob → level, gain with interval, disruption,
  *  risk, how to apply it, evidence. */
 function card(r) {
@@ -101,14 +109,13 @@ function card(r) {
       'Expected gain ', el('strong', { class: 'gain-value' }, best ? fmt.changeOrNote(best.g.pct, best.g.lo_pct, best.g.hi_pct, best.g) : '-'),
       best ? [' on ', el('code', {}, best.g.metric), ' (', best.g.workload, best.g.side ? ', ' + best.g.side : '', '; n = ', String(best.g.n), ')'] : null),
     el('p', { class: 'badges' }, ui.disruptionBadge(r.disruption),
-      r.risk_level ? el('span', { class: 'tag risk-' + r.risk_level, title: 'risk level' }, 'risk: ' + r.risk_level) : null),
+      r.risk_level ? el('span', { class: 'tag risk-' + r.risk_level, title: RISK[r.risk_level] || 'the worst that can go wrong at this level' }, 'risk: ' + r.risk_level) : null),
     r.risk ? el('p', { class: 'risk' }, el('strong', {}, 'Risk: '), r.risk) : null,
     effects('Helps', r.gains), effects('Hurts', r.hurts),
     r.apply ? el('div', { class: 'apply' },
       el('div', { class: 'apply-head' }, el('span', {}, 'Apply it'), ui.copyButton(r.apply, 'Copy how to apply ' + r.factor + '=' + r.level)),
       el('pre', {}, el('code', {}, r.apply))) : null,
-    jobs.length ? el('p', { class: 'evidence' }, 'Evidence: ', jobs.length + ' jobs — ',
-      jobs.slice(0, 8).map((id, i) => [i ? ', ' : '', ui.jobLink(id)]), jobs.length > 8 ? ' …' : '') : null,
+    jobs.length ? el('p', { class: 'evidence' }, 'Evidence: ', jobs.length + ' jobs — ', ui.foldedList(jobs, (id) => ui.jobLink(id))) : null,
     r.sentence ? el('details', { class: 'sentence' }, el('summary', {}, 'In words'), el('p', {}, r.sentence)) : null);
 }
 

@@ -248,7 +248,7 @@ function changePoint(ctx, t, pts, c, zoom) {
     el('p', {}, el('strong', {}, fmt.change(c.change_pct) + ' %'), ' at ', ui.timeEl(c.at),
       ': mean ', fmt.num(c.mean_before), ' → ', fmt.num(c.mean_after),
       ' (n = ' + c.n_before + ' before, ' + c.n_after + ' after; p = ' + fmt.num(c.p) + ') ',
-      el('span', { class: 'badge status-' + (c.status === 'new' ? 'failed' : 'done') }, c.status)),
+      c.status === 'new' ? ui.tagBadge('status-failed', 'new', 'new: nobody has acknowledged this change point yet') : acknowledgedBadge()),
     el('p', { class: 'small' }, 'First point of the new level: ', ui.planLink(c.plan_id, 'plan ' + c.plan_id), link),
     factsDiff(c), tuningDiff(c));
   // The compare link, from the points shown: in a series cut into buckets
@@ -303,7 +303,7 @@ function tuningDiff(c) {
   const list = Array.isArray(c.tuning) ? c.tuning : [];
   if (list.length === 0) return null;
   return el('ul', { class: 'small tuning' }, list.map((x) => el('li', {}, x.event + ': ', el('code', {}, x.factor), ' ',
-    String(x.from ?? '-'), ' → ', String(x.to ?? '-'), ' on ', x.object || x.scope, x.plan_id ? [' (', ui.planLink(x.plan_id, 'plan ' + x.plan_id), ')'] : null)));
+    fmt.value(x.from), ' → ', fmt.value(x.to), ' on ', x.object ? ui.pathText(x.object) : x.scope, x.plan_id ? [' (', ui.planLink(x.plan_id, 'plan ' + x.plan_id), ')'] : null)));
 }
 
 /** Acknowledge with the stored token or a submit token typed here. */
@@ -323,13 +323,14 @@ function ackForm(ctx, c, li) {
       li.classList.replace('cp-new', 'cp-acknowledged');
       form.replaceWith(el('p', { class: 'small' }, 'Acknowledged ', ui.timeEl(r.acknowledged_at), r.acknowledged_by ? ' by ' + r.acknowledged_by : ''));
       const badge = li.querySelector('.badge');
-      if (badge) {
-        badge.textContent = 'acknowledged';
-        badge.className = 'badge status-done';
-      }
+      if (badge) badge.replaceWith(acknowledgedBadge());
     } catch (err) {
       put(note, ui.sectionError(err));
     }
   });
   return form;
+}
+
+function acknowledgedBadge() {
+  return ui.tagBadge('status-done', 'acknowledged', 'acknowledged: someone has seen this change point and said so');
 }
