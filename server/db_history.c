@@ -703,7 +703,16 @@ enum hv_db_status hv_db_history_metrics(int64_t target_id, const char *metric, s
 #define FLEET_HOSTS                                                                                \
     "FROM targets t WHERE t.kind = 'host' AND (t.labels || t.admin_labels) @> $1::jsonb"
 
-static const struct hv_stmt fleet_count = {"fleet_hosts_count", "SELECT count(*) " FLEET_HOSTS, 1};
+/* How many hosts, and what moves whenever a fleet history of them may
+ * answer otherwise: which hosts (their count and ids) and their history
+ * marks (migrations/028: results, imports, change points found or
+ * acknowledged). */
+static const struct hv_stmt fleet_mark = {
+    "fleet_mark",
+    "SELECT json_build_array(count(*), count(*) || ':' || coalesce(sum(t.id), 0) || ':' || "
+    "coalesce(sum((SELECT sum(h.mark) FROM history_marks h WHERE h.target_name = t.name)), 0))"
+    "::text " FLEET_HOSTS,
+    1};
 
 /* A workload as answers show it: without the ids a plan gave it. */
 #define FLEET_WORKLOAD(job)                                                                        \
@@ -715,7 +724,10 @@ static const struct hv_stmt fleet_count = {"fleet_hosts_count", "SELECT count(*)
  * (POINTS_FROM: hv_round_parts, each plan's default configuration), in
  * one pass; the series most hosts have unless $5 names one; per host and
  * bucket the mean, per bucket the median and quartiles over the hosts,
- * per host the median of its ratios to the bucket's median. */
+ * per host the median of its ratios to the bucket's median. The medians
+ * are looked up in an array by bucket (ma): a join of the host buckets to
+ * the bucket medians, estimated at a row each, ran as a nested loop of
+ * 45,000 × 90 rows at 500 hosts × 90 days. */
 static const struct hv_stmt fleet_read = {
     "fleet_history",
     "WITH h AS (SELECT t.id, t.name " FLEET_HOSTS "), "
@@ -734,9 +746,11 @@ static const struct hv_stmt fleet_read = {
     "med AS (SELECT bk, percentile_cont(0.5) WITHIN GROUP (ORDER BY v) AS p50, "
     " percentile_cont(0.25) WITHIN GROUP (ORDER BY v) AS p25, "
     " percentile_cont(0.75) WITHIN GROUP (ORDER BY v) AS p75, count(*) AS n FROM b GROUP BY bk), "
-    "hr AS (SELECT b.tid, percentile_cont(0.5) WITHIN GROUP (ORDER BY b.v / m.p50) AS ratio, "
-    " json_agg(json_build_array($3::float8 + b.bk * $6::float8, b.v, b.c) ORDER BY b.bk) AS pts "
-    " FROM b JOIN med m ON m.bk = b.bk AND m.p50 <> 0 GROUP BY b.tid), "
+    "ma AS (SELECT array_agg(m.p50 ORDER BY g) AS a FROM generate_series(0, "
+    " ceil(($4::float8 - $3::float8) / $6::float8)::int) g LEFT JOIN med m ON m.bk = g), "
+    "hr AS (SELECT b.tid, percentile_cont(0.5) WITHIN GROUP (ORDER BY b.v / "
+    " nullif((SELECT a FROM ma)[b.bk + 1], 0)) AS ratio, json_agg(json_build_array($3::float8 "
+    " + b.bk * $6::float8, b.v, b.c) ORDER BY b.bk) AS pts FROM b GROUP BY b.tid), "
     "cps AS (SELECT hs.target_id AS tid, json_agg(json_build_object('id', cp.id, 'at', cp.at, "
     " 'change_pct', 100 * cp.rel_change, 'status', CASE WHEN cp.acknowledged_at IS NULL "
     " THEN 'new' ELSE 'acknowledged' END) ORDER BY cp.at) AS list FROM history_series hs "
@@ -770,17 +784,24 @@ static const struct hv_stmt fleet_read = {
                                                " p75, n) ORDER BY bk) FROM med), '[]'))::text",
     7};
 
-enum hv_db_status hv_db_fleet_hosts_count(const json_t *selector, long *n)
+enum hv_db_status hv_db_fleet_mark(const json_t *selector, long *n, char **mark)
 {
     char *sel = json_dumps(selector, JSON_COMPACT);
     if (sel == NULL)
         return HV_DB_ERROR;
     const char *p[] = {sel};
     json_t *v = NULL;
-    enum hv_db_status s = hv_db_json(&fleet_count, p, &v, NULL);
+    enum hv_db_status s = hv_db_json(&fleet_mark, p, &v, NULL);
     free(sel);
-    if (s == HV_DB_OK)
-        *n = (long)json_integer_value(v);
+    const char *m = json_string_value(json_array_get(v, 1));
+    if (s == HV_DB_OK && m == NULL)
+        s = HV_DB_ERROR;
+    if (s == HV_DB_OK) {
+        *n = (long)json_integer_value(json_array_get(v, 0));
+        *mark = strdup(m);
+        if (*mark == NULL)
+            s = HV_DB_ERROR;
+    }
     json_decref(v);
     return s;
 }

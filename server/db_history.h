@@ -167,8 +167,11 @@ struct hv_fleet_history_query {
     double margin_pct;      /**< a host whose ratio to the median lies beyond it is an outlier */
 };
 
-/** How many host targets' labels hold selector, into *n. */
-enum hv_db_status hv_db_fleet_hosts_count(const json_t *selector, long *n);
+/** How many host targets' labels hold selector, into *n, and in *mark
+ *  (new text: free it) what moves whenever a fleet history of them may
+ *  answer otherwise: which hosts they are and their history marks
+ *  (hv_db_history_mark). */
+enum hv_db_status hv_db_fleet_mark(const json_t *selector, long *n, char **mark);
 
 /** The fleet history of q, as JSON text in *out (free out->res with
  *  hv_db_text_free), one statement: {"from", "to" (ISO 8601), "bucket_s",

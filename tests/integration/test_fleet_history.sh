@@ -82,6 +82,9 @@ assert_eq "fh-a and fh-b lie within 1 % of the median" "true" \
 assert_eq "fh-c's change point, new, on day 13" "$CP new 2026-01-13" \
     "$(json -r '.hosts[0].change_points[0] | "\(.id) \(.status) \(.at[0:10])"')"
 assert_eq "the others have none" "0" "$(json '[.hosts[1:][].change_points[]] | length')"
+FIRST=$BODY
+assert_status 200 GET "/api/v1/history?$Q"
+assert_eq "asked again: the same answer (kept while the hosts' marks stand)" "$FIRST" "$BODY"
 
 # Another series key asked for, or none in the window.
 assert_status 200 GET "/api/v1/history?$Q&key=0123456789abcdef0123456789abcdef"
