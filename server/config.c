@@ -20,6 +20,8 @@ struct hv_server_config hv_cfg = {
     .trusted = {{.net = 0x7f000001u, .mask = 0xffffffffu}},
     .n_trusted = 1,
     .lease_seconds = 60,
+    /* Three claim waits: a live worker calls at least once per wait. */
+    .stale_after_seconds = 3 * HV_CLAIM_WAIT_MAX,
     .group_start_delay = 2.0,
     .plan_cache_ms = 1000,
     .batch = 64,

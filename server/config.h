@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** The longest a claim's long poll waits (seconds): a live worker calls
+ *  the server at least this often. */
+#define HV_CLAIM_WAIT_MAX 60
+
 /** Room for this many --trusted networks. */
 #define HV_MAX_TRUSTED 32
 
@@ -42,6 +46,7 @@ struct hv_server_config {
      *  "keep" (--noise-default) */
     const char *noise_default;
     int lease_seconds;            /**< how long a claim holds a job */
+    int stale_after_seconds;      /**< a target not seen this long is not online */
     double group_start_delay;     /**< seconds from a group's last ready to its start */
     int expected_schema;          /**< newest migration found at start */
     const char *hook_secret_file; /**< signing key of plans' url hooks, or NULL */

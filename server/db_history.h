@@ -156,4 +156,40 @@ enum hv_db_status hv_db_history_metrics(int64_t target_id, const char *metric, s
  *  HV_DB_NONE: no such target. */
 enum hv_db_status hv_db_target_facts_history(int64_t target_id, json_t **out);
 
+/** What to read of a fleet's history (GET /api/v1/history): the host
+ *  targets whose labels hold selector, one series of metric each. */
+struct hv_fleet_history_query {
+    const json_t *selector; /**< label selector (lib/selector.h) */
+    const char *metric;     /**< the metric's name */
+    const char *key;        /**< a series key (jobs.series_key); NULL: the one most hosts have */
+    double from, to;        /**< the window, seconds since 1970 */
+    long bucket_s;          /**< bucket length, seconds */
+    double margin_pct;      /**< a host whose ratio to the median lies beyond it is an outlier */
+};
+
+/** How many host targets' labels hold selector, into *n, and in *mark
+ *  (new text: free it) what moves whenever a fleet history of them may
+ *  answer otherwise: which hosts they are and their history marks
+ *  (hv_db_history_mark). */
+enum hv_db_status hv_db_fleet_mark(const json_t *selector, long *n, char **mark);
+
+/** The fleet history of q, as JSON text in *out (free out->res with
+ *  hv_db_text_free), one statement: {"from", "to" (ISO 8601), "bucket_s",
+ *  "metric", "key", "workload", "unit", "higher_is_better", "series_keys":
+ *  [{"key", "workload", "hosts", "points"}] (every series of the metric
+ *  the hosts have in the window, most hosts first), "hosts": [{"id",
+ *  "name", "ratio", "outlier", "points": [[t, value, n]], "change_points":
+ *  [{"id", "at", "change_pct", "status"}]}], "median": [[t, p50, p25,
+ *  p75, hosts]]}. A point is the mean of the host's values (each plan's
+ *  default configuration, one per round as a target's history reads
+ *  them) in the bucket starting t (seconds since 1970), n of them; the
+ *  median row the median and quartiles of the hosts' bucket means. A
+ *  host's ratio is the median over its buckets of its mean over the
+ *  fleet's median; hosts come outliers first, then by how far their ratio
+ *  lies from 1, then by name; those with no point in the window last
+ *  (ratio null). Change points are those the target's history reads found
+ *  (hv_db_history_store) in the window, of the same series. */
+enum hv_db_status hv_db_fleet_history(const struct hv_fleet_history_query *q,
+                                      struct hv_db_text *out);
+
 #endif

@@ -48,14 +48,24 @@ static const struct hv_stmt facts_version = {
     "::int), 'host', (SELECT h.name FROM targets h WHERE h.id = t.host_id), 'short_name', "        \
     "t.short_name)"
 
+/* The list adds what an operator scans a fleet for: online (a worker
+ * registered for it and it was seen within $5 seconds, the server's
+ * --stale-after; a target only an import named is never online) and how many change points of
+ * the target's history are not acknowledged (of those its history reads
+ * found: migrations/008, server/db_history.c). */
 static const struct hv_stmt list = {
     "target_list",
-    "SELECT coalesce(json_agg(" TARGET_JSON_HEAD "$4" TARGET_JSON_TAIL " ORDER BY t.name), "
+    "SELECT coalesce(json_agg((" TARGET_JSON_HEAD "$4" TARGET_JSON_TAIL
+    ")::jsonb || jsonb_build_object('online', NOT hv_worker_stale(t.last_seen, $5::int) "
+    " AND EXISTS (SELECT 1 FROM workers w WHERE w.target_id = t.id), "
+    "'change_points_new', (SELECT count(*) FROM history_series hs JOIN change_points cp "
+    " ON cp.series_id = hs.id WHERE hs.target_id = t.id AND cp.active "
+    " AND cp.acknowledged_at IS NULL)) ORDER BY t.name), "
     "'[]')::text FROM targets t WHERE ($1::text IS NULL OR t.kind = $1) "
     "AND ($2::jsonb IS NULL OR (t.labels || t.admin_labels) @> $2::jsonb) "
     "AND ($3::text IS NULL OR t.host_id = (SELECT h.id FROM targets h WHERE h.name = $3 "
     " AND h.kind = 'host'))",
-    4};
+    5};
 
 /* A guest is linked to its domain by the DMI product UUID its worker
  * reads, which KVM sets to the libvirt domain UUID a host worker lists. */
@@ -183,13 +193,14 @@ enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const 
 }
 
 enum hv_db_status hv_db_target_list(const char *kind, const json_t *selector, const char *host,
-                                    int stale_s, json_t **out)
+                                    int stale_s, int offline_s, json_t **out)
 {
     char *sel = selector != NULL ? json_dumps(selector, JSON_COMPACT) : NULL;
     if (selector != NULL && sel == NULL)
         return HV_DB_ERROR;
-    char window[16];
-    const char *params[] = {kind, sel, host, hv_db_int(window, sizeof window, stale_s)};
+    char window[16], offline[16];
+    const char *params[] = {kind, sel, host, hv_db_int(window, sizeof window, stale_s),
+                            hv_db_int(offline, sizeof offline, offline_s)};
     enum hv_db_status s = hv_db_json(&list, params, out, NULL);
     free(sel);
     return s;

@@ -24,9 +24,13 @@ enum hv_db_status hv_db_target_upsert(const char *name, const char *kind, const 
  *  selector (lib/selector.h, a JSON object) and host (a host's name: its
  *  guests) filter when not NULL. Each says whether it is stale: its worker
  *  not seen for stale_s seconds (the server's lease; migrations/050,
- *  hv_worker_stale). */
+ *  hv_worker_stale); whether it is online: a worker registered for it and
+ *  it was seen within offline_s seconds (the server's --stale-after, by
+ *  the same definition); and in
+ *  change_points_new how many active change points of its history are not
+ *  acknowledged. */
 enum hv_db_status hv_db_target_list(const char *kind, const json_t *selector, const char *host,
-                                    int stale_s, json_t **out);
+                                    int stale_s, int offline_s, json_t **out);
 
 /** One target with its facts as a new JSON object (stale as
  *  hv_db_target_list() says it); HV_DB_NONE when unknown. */

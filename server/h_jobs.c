@@ -125,7 +125,7 @@ static bool caller_owns(struct hv_request *req, int attempt)
 }
 
 /* Long polls never hold a request longer than this, whatever was asked. */
-#define MAX_WAIT 60.0
+#define MAX_WAIT ((double)HV_CLAIM_WAIT_MAX)
 
 /* Starts or continues a long poll: the first run sets the deadline; a
  * handler with nothing to answer calls park() and returns. */

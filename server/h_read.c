@@ -137,7 +137,8 @@ void hv_h_targets_list(struct hv_request *req)
         return;
     }
     json_t *items = NULL;
-    enum hv_db_status s = hv_db_target_list(kind, sel, host, hv_cfg.lease_seconds, &items);
+    enum hv_db_status s = hv_db_target_list(kind, sel, host, hv_cfg.lease_seconds,
+                                            hv_cfg.stale_after_seconds, &items);
     json_decref(sel);
     hv_reply_items(req, s, items, NULL);
 }

@@ -59,6 +59,7 @@ void hv_h_worker_restored(struct hv_request *req);
 void hv_h_target_history(struct hv_request *req);
 void hv_h_target_facts(struct hv_request *req);
 void hv_h_change_point_ack(struct hv_request *req);
+void hv_h_fleet_history(struct hv_request *req);
 /* h_compare.c */
 void hv_h_compare(struct hv_request *req);
 /* h_metrics.c */

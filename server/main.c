@@ -99,6 +99,9 @@ static void usage(FILE *f)
         "  --max-bodies-per-address N  request bodies one untrusted address may be sending at\n"
         "                            once (default 16; 0: no cap); past it: 503 server_busy\n"
         "  --lease S                 job lease length in seconds (default 60)\n"
+        "  --stale-after S           a target whose worker was not seen for S seconds is shown\n"
+        "                            stale, not online, in the targets list (default 180:\n"
+        "                            three times the longest claim wait)\n"
         "  --worker-live S           a worker seen this recently keeps its target against a\n"
         "                            new registration under the same name (default 90)\n"
         "  --read-auth open|token    whether GET endpoints need a token (default open)\n"
@@ -206,6 +209,7 @@ static const struct number_option serve_numbers[] = {
     {"max-per-address", CFG(max_per_address), 0, 100000},
     {"max-bodies-per-address", CFG(max_bodies_per_address), 0, 100000},
     {"lease", CFG(lease_seconds), 1, 86400},
+    {"stale-after", CFG(stale_after_seconds), 1, 86400 * 30},
     /* At most a second: a change made elsewhere shows within it. */
     {"plan-cache-ms", CFG(plan_cache_ms), 0, 1000},
     {"batch", CFG(batch), 1, HV_CLAIM_MANY_MAX},
@@ -404,15 +408,16 @@ static int check_config(void)
            "max-body = %zu\nmax-result-body = %zu\nmax-connections = %u\n"
            "connection-timeout = %u\nheader-timeout = %u\nbody-timeout = %u\ntrusted = "
            "%s\ntrusted-reserve = %u\n"
-           "max-per-address = %u\nmax-bodies-per-address = %u\nlease = %d\nworker-live = "
+           "max-per-address = %u\nmax-bodies-per-address = %u\nlease = %d\nstale-after = "
+           "%d\nworker-live = "
            "%d\nread-auth = %s\nnoise-default = %s\n"
            "plan-cache-ms = %d\nbatch = %u\nbatch-linger-us = %d\nresult-lanes = %d\n",
            hv_cfg.db, hv_cfg.listen_host, hv_cfg.listen_port, hv_cfg.threads, hv_cfg.web_dir,
            hv_cfg.migrations_dir, hv_cfg.max_body, hv_cfg.max_result_body, hv_cfg.max_connections,
            hv_cfg.conn_timeout, hv_cfg.header_timeout, hv_cfg.body_timeout,
            trusted[0] ? trusted : "none", hv_cfg.trusted_reserve, hv_cfg.max_per_address,
-           hv_cfg.max_bodies_per_address, hv_cfg.lease_seconds, hv_cfg.worker_live_seconds,
-           hv_cfg.read_needs_token ? "token" : "open",
+           hv_cfg.max_bodies_per_address, hv_cfg.lease_seconds, hv_cfg.stale_after_seconds,
+           hv_cfg.worker_live_seconds, hv_cfg.read_needs_token ? "token" : "open",
            hv_cfg.noise_default != NULL ? hv_cfg.noise_default : "repeat", hv_cfg.plan_cache_ms,
            hv_cfg.batch, hv_cfg.batch_linger_us, hv_cfg.result_lanes);
     int problems = 0;

@@ -34,6 +34,7 @@ static const struct hv_route routes[] = {
     {"GET", "/api/v1/targets/{id}", hv_h_target_get, HV_ACCESS_READ},
     {"GET", "/api/v1/targets/{id}/changes", hv_h_target_changes, HV_ACCESS_READ},
     {"GET", "/api/v1/targets/{id}/history", hv_h_target_history, HV_ACCESS_READ},
+    {"GET", "/api/v1/history", hv_h_fleet_history, HV_ACCESS_READ},
     {"GET", "/api/v1/targets/{id}/facts", hv_h_target_facts, HV_ACCESS_READ},
     {"POST", "/api/v1/change-points/{id}/ack", hv_h_change_point_ack, HV_ACCESS_SUBMIT},
     {"GET", "/api/v1/compare", hv_h_compare, HV_ACCESS_READ},

@@ -698,16 +698,14 @@ test('charts read right: 1-2-5 ticks, positive axes from 0 up, units on the axes
   if (FLEET) {
     const fr = await rest(`api/v1/plans/${FLEET}/report`);
     await p.goto(`${BASE}/#/plans/${FLEET}`);
-    const rc = p.locator('#hosts-view figure.interval-chart').first();
+    const rc = p.locator('#hosts-view figure.host-series svg.host-strip').first();
     await rc.waitFor();
     const m = fr.hosts.margin_pct;
-    assert.equal(await rc.getAttribute('data-ref'), '1');
     assert.equal(await rc.getAttribute('data-band'), `${1 - m / 100},${1 + m / 100}`);
-    assert.equal(await rc.locator('.ref-line').count(), 1, 'a 1.0 line');
+    assert.equal(await rc.locator('.one-line').count(), 1, 'a 1.0 line');
     assert.equal(await rc.locator('.margin-band').count(), 1, 'a margin band');
-    const rd = await chartData(rc);
-    assert.equal(rd.xlabel, 'ratio to the fleet median');
-    assert.ok(oneTwoFive(rd.xticks) && rd.xmin >= 0, `ratio ticks ${rd.xticks}`);
+    const xt = (await rc.getAttribute('data-xticks')).split(',').map(Number);
+    assert.ok(oneTwoFive(xt) && xt[0] >= 0, `ratio ticks ${xt}`);
     await shot(p, 'fleet-ratio');
   }
   // The chart functions themselves, as the page loads them: 1-2-5 ticks,
@@ -771,9 +769,94 @@ test('the targets page lists every target', async () => {
   const items = (await rest('api/v1/targets')).items;
   await page.locator('#targets-table tbody tr').first().waitFor();
   assert.equal(await page.locator('#targets-table tbody tr').count(), items.length);
-  assert.equal(await page.locator('#targets-table .badge.stale').count(), items.filter((t) => t.stale).length,
-    'a stale badge on each target whose worker the server has not seen for a lease');
+  assert.equal(await page.locator('#targets-table .badge.stale').count(), items.filter((t) => !t.online).length,
+    'a stale badge on each target that is not online (not seen within --stale-after, or only imported)');
   await shot(page, 'targets');
+});
+
+// --- fleet and targets ----------------------------------------------------------------------
+
+test('fleet and targets: the targets page filters by label and kind in the URL, with state and new change points', async () => {
+  const p = await newPage('targets filter');
+  await p.goto(`${BASE}/#/targets?label=pool%3Dwebfleet`);
+  const items = (await rest('api/v1/targets?label=pool%3Dwebfleet')).items;
+  assert.ok(items.length >= 1, 'the fleet hosts carry pool=webfleet');
+  await p.locator('#targets-table tbody tr').first().waitFor();
+  assert.equal(await p.locator('#targets-table tbody tr').count(), items.length, 'one row per target the label matches');
+  for (const t of items) {
+    const row = p.locator(`#targets-table tr[data-target-id="${t.id}"]`);
+    const cells = await cellTexts(row);
+    assert.deepEqual([cells[0], cells[1], cells[2], cells[3], cells[5]],
+      [t.name, t.online ? 'online' : 'stale', t.kind, t.host || '', String(t.change_points_new)], `${t.name}'s row`);
+    assert.ok(cells[4].includes('pool=webfleet'), `${t.name}'s labels`);
+  }
+  assert.equal(await p.locator('#targets-label').inputValue(), 'pool=webfleet', 'the filter read from the URL');
+  await p.locator('#targets-kind').selectOption('guest');
+  await p.waitForFunction(() => /kind=guest/.test(location.hash) && /label=pool%3Dwebfleet/.test(location.hash));
+  const guests = (await rest('api/v1/targets?label=pool%3Dwebfleet&kind=guest')).items;
+  if (guests.length === 0) await p.locator('#targets-body .state').waitFor();
+  assert.equal(await p.locator('#targets-table tbody tr').count(), guests.length, 'kind and label filter together');
+  await p.context().close();
+});
+
+test('fleet and targets: the fleet plan page filters its hosts by name or label, outliers first, kept in the URL', { skip: !FLEET && 'no FLEET_ID' }, async () => {
+  const p = await newPage('fleet filter');
+  const plan = await rest(`api/v1/plans/${FLEET}`);
+  const report = await rest(`api/v1/plans/${FLEET}/report`);
+  const one = plan.children[0].host;
+  await p.goto(`${BASE}/#/plans/${FLEET}?hosts=${encodeURIComponent(one)}`);
+  await p.locator('#children-table tbody tr').first().waitFor();
+  assert.deepEqual(await p.locator('#children-table tbody tr td:first-child').allInnerTexts(), [one], 'the name filter keeps one child');
+  const s = report.hosts.series[0];
+  const fig = p.locator(`#hosts-view figure[data-metric="${s.metric}"][data-workload="${s.workload}"]`);
+  assert.deepEqual(await fig.locator('tbody tr').evaluateAll((rs) => rs.map((r) => r.dataset.host)), [one], 'and one per-host row');
+  assert.equal(await fig.locator('svg.host-strip circle.dot').count(), 1, 'and one dot on the strip');
+  await p.locator('#hosts-filter').fill('pool=webfleet');
+  await p.waitForFunction(() => /hosts=pool%3Dwebfleet/.test(location.hash));
+  await p.waitForFunction((n) => document.querySelectorAll('#children-table tbody tr').length === n, plan.children.length);
+  // Outliers first, then by distance of the ratio from 1.0.
+  const far = (h) => (typeof h.ratio === 'number' ? Math.abs(h.ratio - 1) : -1);
+  const want = s.hosts.slice().sort((a, b) => (b.outlier === true) - (a.outlier === true) || far(b) - far(a) || a.host.localeCompare(b.host)).map((h) => h.host);
+  assert.deepEqual(await fig.locator('tbody tr').evaluateAll((rs) => rs.map((r) => r.dataset.host)), want, 'the label filter keeps every host, outliers first');
+  assert.equal(await fig.locator('svg.host-strip circle.dot').count(), s.hosts.filter((h) => typeof h.ratio === 'number').length, 'a dot per host');
+  assert.equal(await fig.locator('svg.host-strip line.one-line').count(), 1, 'the 1.0 line');
+  assert.equal(await fig.locator('svg.host-strip rect.margin-band').count(), 1, 'the margin band');
+  await p.context().close();
+});
+
+test('fleet and targets: fleet history overlays the hosts, outliers first, the range in the URL', { skip: !FLEET && 'no FLEET_ID' }, async () => {
+  const p = await newPage('fleet history', { width: 1400, height: 900 });
+  const asked = [];
+  p.on('request', (r) => { if (r.url().includes('/api/v1/history?')) asked.push(new URL(r.url())); });
+  await p.goto(`${BASE}/#/fleet-history?selector=pool%3Dwebfleet&metric=cpu.score&range=7d`);
+  await p.locator('#fh-chart .chart-box[data-drawn="1"]').waitFor();
+  assert.equal(asked.length, 1, 'one request for the whole fleet');
+  const q = asked[0].searchParams;
+  const days = (Date.parse(q.get('to')) - Date.parse(q.get('from'))) / 86400000;
+  assert.ok(Math.abs(days - 7) < 0.01, `the last 7 days asked for (${days})`);
+  const d = await rest('api/v1/history?' + new URLSearchParams({ selector: 'pool=webfleet', metric: 'cpu.score', from: q.get('from'), to: q.get('to') }));
+  const hosts = d.hosts.filter((h) => h.points.length > 0);
+  assert.ok(hosts.length >= 3, 'the fleet plan\'s hosts have points this week');
+  assert.equal(await p.locator('#fh-chart .chart-box').getAttribute('data-series'), String(hosts.length), 'one series per host');
+  const rows = p.locator('#fh-hosts tbody tr');
+  assert.deepEqual(await rows.evaluateAll((rs) => rs.map((r) => r.dataset.host)), hosts.map((h) => h.name), 'hosts in the server\'s order, outliers first');
+  for (const h of hosts) {
+    const cells = await cellTexts(p.locator(`#fh-hosts tr[data-host="${h.name}"]`));
+    assert.deepEqual(cells.slice(0, 3), [h.name, cliFmtNum(h.ratio), h.outlier ? 'outlier' : ''], `${h.name}'s row`);
+  }
+  assert.match(await p.locator('#fh-summary').innerText(), new RegExp(`^${hosts.length} hosts with values, ${hosts.filter((h) => h.outlier).length} outlier`));
+  const box = await p.locator('#fh-chart').boundingBox();
+  assert.ok(box.y < 900, 'the chart starts above the fold');
+  await shot(p, 'fleet-history');
+  // Another range: in the URL, and asked for.
+  await p.locator('#fh-range').selectOption('90d');
+  await p.click('form[aria-label="Fleet history"] button[type="submit"]');
+  await p.waitForFunction(() => /range=90d/.test(location.hash) && /selector=pool%3Dwebfleet/.test(location.hash));
+  await p.locator('#fh-chart .chart-box[data-drawn="1"]').waitFor();
+  const last = asked[asked.length - 1].searchParams;
+  const days90 = (Date.parse(last.get('to')) - Date.parse(last.get('from'))) / 86400000;
+  assert.ok(Math.abs(days90 - 90) < 0.01, `the last 90 days asked for (${days90})`);
+  await p.context().close();
 });
 
 test('an unknown plan shows the "Not found" problem', async () => {

@@ -2,8 +2,8 @@
 // serves one fixed page), the read token, and the error box.
 //
 // Pages: #/ (plans), #/plans/ID, #/plans/ID/jobs, #/jobs/ID, #/targets,
-// #/targets/ID (with its history), #/compare. Each page module exports
-// show(ctx, ...): it draws into ctx.view and drops answers that arrive
+// #/targets/ID (with its history), #/compare, #/fleet-history. Each page
+// module exports show(ctx, ...): it draws into ctx.view and drops answers that arrive
 // after the user moved on (ctx.current() turns false).
 
 import { el, put } from './dom.js';
@@ -17,6 +17,7 @@ import * as job from './page-job.js';
 import * as targets from './page-targets.js';
 import * as target from './page-target.js';
 import * as compare from './page-compare.js';
+import * as fleetHistory from './page-fleet-history.js';
 
 const view = document.getElementById('view');
 const errorBox = document.getElementById('error');
@@ -165,6 +166,7 @@ const ROUTES = [
   [/^\/targets\/?$/, (ctx) => targets.show(ctx)],
   [/^\/targets\/(\d{1,15})\/?$/, (ctx, m) => target.show(ctx, Number(m[1]))],
   [/^\/compare\/?$/, (ctx) => compare.show(ctx)],
+  [/^\/fleet-history\/?$/, (ctx) => fleetHistory.show(ctx)],
 ];
 
 /** Draws the page of the current hash. */

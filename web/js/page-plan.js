@@ -95,8 +95,7 @@ export function show(ctx, id) {
       if (Array.isArray(plan.children)) {
         hostsSection.hidden = false;
         for (const sec of ownSections) sec.hidden = true;
-        put(slots.hosts, fleet.children(plan), el('div', { id: 'hosts-view' },
-          reportRes.status === 'fulfilled' ? fleet.hostsView(reportRes.value) : ui.sectionError(reportRes.reason)));
+        put(slots.hosts, fleet.section(plan, reportRes.status === 'fulfilled' ? reportRes.value : null, reportRes.reason));
       }
       if (!planCode.textContent && plan.plan !== undefined) planCode.textContent = JSON.stringify(plan.plan, null, 2);
       again = ui.ACTIVE.has(plan.status);

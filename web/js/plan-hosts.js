@@ -2,75 +2,190 @@
 // each host with its status and progress (GET /api/v1/plans/{id}
 // `children`), and the report's per-host view (`hosts`): per workload and
 // primary metric each host's ratio to the fleet's median with its 95 %
-// interval, the outliers marked, and what differs in their facts.
+// interval, the outliers marked, and what differs in their facts. Made for
+// hundreds of hosts: a strip of dots per series instead of a chart row per
+// host, outliers first, a filter by name or labels kept in the URL, long
+// lists shown 25 rows at a time.
 
-import { el } from './dom.js';
-import { intervalChart } from './charts.js';
+import { el, put, svg } from './dom.js';
+import { api, query } from './api.js';
+import { current, setParams } from './route.js';
 import * as fmt from './fmt.js';
 import * as ui from './ui.js';
+import { ticks } from './charts.js';
+
+/** Rows a long host list shows before "Show all". */
+const ROWS_SHOWN = 25;
+
+/** The host filter of the URL ("hosts"): words a host's name contains, or
+ *  a label selector (k=v[,k=v]) its target's labels hold. */
+function hostFilter() {
+  return (current().params.get('hosts') || '').trim();
+}
+
+/** Whether a filter is a label selector rather than part of a name. */
+function isSelector(f) {
+  return /^[^=,\s]+=[^=,]*(,[^=,\s]+=[^=,]*)*$/.test(f);
+}
+
+/** The filter's test of a host name: names holds the hosts whose labels
+ *  match when the filter is a selector. */
+function matcher(f, names) {
+  if (!f) return () => true;
+  if (isSelector(f)) return (h) => !!names && names.has(h);
+  const low = f.toLowerCase();
+  return (h) => String(h || '').toLowerCase().includes(low);
+}
+
+/** A tbody of rows(list) showing the first ROWS_SHOWN, and a button
+ *  showing the rest. */
+function limited(tbody, list, row) {
+  tbody.replaceChildren(...list.slice(0, ROWS_SHOWN).map(row));
+  if (list.length <= ROWS_SHOWN) return null;
+  const more = el('button', { type: 'button', class: 'small show-all' }, 'Show all ' + list.length);
+  more.addEventListener('click', () => {
+    tbody.replaceChildren(...list.map(row));
+    more.remove();
+  });
+  return more;
+}
+
+/** The filter form of a fleet plan's hosts: typing filters the children
+ *  and the per-host view (onChange(filter, names)); a label selector is
+ *  looked up once among the host targets. The filter stays in the URL. */
+export function filterForm(onChange) {
+  const input = el('input', { id: 'hosts-filter', type: 'search', value: hostFilter(), placeholder: 'name, or labels such as rack=3', size: 32, autocomplete: 'off' });
+  let seq = 0;
+  const apply = async () => {
+    const f = input.value.trim();
+    setParams({ hosts: f });
+    const mine = ++seq;
+    let names = null;
+    if (isSelector(f)) {
+      try {
+        const d = await api('api/v1/targets' + query({ kind: 'host', label: f }));
+        names = new Set((d.items || []).map((t) => t.name));
+      } catch {
+        names = new Set();
+      }
+    }
+    if (mine === seq) onChange(f, names);
+  };
+  input.addEventListener('input', apply);
+  return { form: el('form', { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() },
+    ui.field('Hosts', input)), apply };
+}
 
 /** The children of a fleet plan: host, child plan, status, progress and
- *  what a waiting child waits for. */
-export function children(plan) {
+ *  what a waiting child waits for; those the filter keeps (names: the
+ *  hosts a label filter matched). */
+export function children(plan, filter = hostFilter(), names = null) {
   const kids = Array.isArray(plan.children) ? plan.children : [];
   if (kids.length === 0) return ui.empty('No host matched the selector.');
   const running = kids.filter((c) => ui.ACTIVE.has(c.status) && !c.waiting).length;
+  const keep = matcher(filter, names);
+  const shown = kids.filter((c) => keep(c.host));
+  const tbody = el('tbody', {});
+  const more = limited(tbody, shown, (c) => {
+    const p = typeof c.progress === 'number' ? c.progress : 0;
+    return el('tr', { 'data-plan-id': c.id },
+      el('td', {}, c.host || '-'),
+      el('td', {}, ui.planLink(c.id, 'Plan ' + c.id)),
+      el('td', {}, ui.badge(c.status), c.waiting ? el('div', { class: 'waiting' }, String(c.waiting.detail || c.waiting)) : null),
+      el('td', { class: 'num' }, el('progress', { max: 1, value: p, 'aria-label': 'plan ' + c.id + ' progress' }),
+        ' ' + Math.floor(p * 100 + 1e-9) + '%'));
+  });
   return el('div', {},
     el('p', { id: 'fleet-line' }, kids.length + (kids.length === 1 ? ' host' : ' hosts'),
       typeof plan.max_parallel_hosts === 'number' ? ', at most ' + plan.max_parallel_hosts + ' at a time' : '',
-      running > 0 ? ' (' + running + ' now)' : '', '.'),
+      running > 0 ? ' (' + running + ' now)' : '', '.',
+      filter ? ' ' + shown.length + ' match the filter.' : ''),
     el('div', { class: 'scroll-x' }, el('table', { id: 'children-table', class: 'data' },
       el('caption', {}, 'One plan per host, the same workloads and seed: each host\'s results, verdicts and recommendations are on its plan\'s page'),
       el('thead', {}, el('tr', {}, ['Host', 'Plan', 'Status', 'Progress'].map((h) => el('th', { scope: 'col' }, h)))),
-      el('tbody', {}, kids.map((c) => {
-        const p = typeof c.progress === 'number' ? c.progress : 0;
-        return el('tr', { 'data-plan-id': c.id },
-          el('td', {}, c.host || '-'),
-          el('td', {}, ui.planLink(c.id, 'Plan ' + c.id)),
-          el('td', {}, ui.badge(c.status), c.waiting ? el('div', { class: 'waiting' }, String(c.waiting.detail || c.waiting)) : null),
-          el('td', { class: 'num' }, el('progress', { max: 1, value: p, 'aria-label': 'plan ' + c.id + ' progress' }),
-            ' ' + Math.floor(p * 100 + 1e-9) + '%'));
-      })))));
+      tbody)), more);
 }
 
-/** The report's per-host view: a chart and a table per series, then the
- *  outliers with the facts in which they differ from the typical host. */
-export function hostsView(report) {
+/** A compact strip of one series: every host a dot at its ratio to the
+ *  fleet median on one axis, the 1.0 line, the ±margin band, outliers in
+ *  colour and named. Hundreds of hosts fit in one row. */
+function strip(title, rows, margin, below) {
+  const W = 640;
+  const left = 12;
+  const right = 12;
+  const H = 70;
+  const y0 = 18;
+  const vals = [1 - margin / 100, 1 + margin / 100];
+  for (const r of rows) if (typeof r.ratio === 'number' && isFinite(r.ratio)) vals.push(r.ratio);
+  let lo = Math.min(...vals);
+  let hi = Math.max(...vals);
+  const pad = (hi - lo) * 0.05 || 0.01;
+  lo -= pad;
+  hi += pad;
+  const x = (v) => left + ((v - lo) / (hi - lo)) * (W - left - right);
+  const kids = [svg('title', {}, title + ': each host\'s ratio to the fleet median')];
+  kids.push(svg('rect', { class: 'margin-band', x: x(1 - margin / 100), y: y0 - 10, width: Math.max(1, x(1 + margin / 100) - x(1 - margin / 100)), height: 24 }));
+  kids.push(svg('line', { class: 'one-line', x1: x(1), x2: x(1), y1: y0 - 12, y2: y0 + 16 }));
+  kids.push(svg('line', { class: 'axis', x1: left, x2: W - right, y1: y0 + 18, y2: y0 + 18 }));
+  // 1-2-5 ticks (charts.js), the first and last anchored inside the strip.
+  const tv = ticks(lo, hi, 5);
+  tv.forEach((v, i) => {
+    kids.push(svg('text', { class: 'tick', x: x(v), y: y0 + 32, 'text-anchor': i === 0 ? 'start' : i === tv.length - 1 ? 'end' : 'middle' }, fmt.num(v)));
+  });
+  let labelled = 0;
+  for (const r of rows) {
+    if (typeof r.ratio !== 'number') continue;
+    const cls = r.outlier ? ui.verdictClass(below(r) ? 'worse' : 'better') : ui.verdictClass('no_effect');
+    kids.push(svg('circle', { class: 'dot ' + cls, cx: x(r.ratio), cy: y0 + 2, r: r.outlier ? 4 : 2.5, 'data-host': r.host },
+      svg('title', {}, r.host + ': ' + fmt.num(r.ratio))));
+    if (r.outlier && labelled < 6) {
+      kids.push(svg('text', { class: 'label', x: x(r.ratio), y: y0 + 46 + (labelled % 2) * 12, 'text-anchor': 'middle' }, r.host));
+      labelled++;
+    }
+  }
+  return svg('svg', { class: 'host-strip', 'data-xticks': tv.join(','), 'data-band': vals[0] + ',' + vals[1], viewBox: '0 0 ' + W + ' ' + (H + 12), role: 'img', preserveAspectRatio: 'xMinYMin meet',
+    'aria-label': title + ': ' + rows.length + ' hosts\' ratios to the median, band ±' + margin + ' %' }, kids);
+}
+
+/** The report's per-host view: per series a strip of the hosts' ratios
+ *  and a table, outliers first then by how far the ratio lies from 1.0,
+ *  filtered as children() is; then the outliers with the facts in which
+ *  they differ from the typical host. */
+export function hostsView(report, filter = hostFilter(), names = null) {
   const h = report && report.hosts;
   if (!h || !Array.isArray(h.series)) return ui.empty('The per-host view comes with the children\'s results.');
   if (h.series.length === 0) return ui.empty('No host has a result of a primary metric yet.');
   const margin = h.margin_pct;
+  const keep = matcher(filter, names);
+  const far = (r) => (typeof r.ratio === 'number' ? Math.abs(r.ratio - 1) : -1);
   const figs = h.series.map((s) => {
-    const rows = Array.isArray(s.hosts) ? s.hosts : [];
+    const rows = (Array.isArray(s.hosts) ? s.hosts : []).slice()
+      .sort((a, b) => (b.outlier === true) - (a.outlier === true) || far(b) - far(a) || String(a.host).localeCompare(String(b.host)));
     const below = (r) => (s.higher_is_better === false ? r.ratio > 1 : r.ratio < 1);
-    const items = rows.map((r) => ({
-      label: r.host, center: r.ratio, lo: r.usable === false ? null : r.ratio_lo ?? null, hi: r.usable === false ? null : r.ratio_hi ?? null,
-      cls: r.outlier ? ui.verdictClass(below(r) ? 'worse' : 'better') : ui.verdictClass('no_effect'),
-    }));
     const title = s.metric + ' — ' + s.workload + (s.where === 'guests' ? ', the guests' : ', the host') + ': ratio to the fleet median';
-    // A ratio chart: the fleet median (1) as a line, the ±margin as a
-    // band, an interval reaching 0 too wide to draw.
-    const fig = intervalChart(title, null, items, 'host', { ratio: true, ref: 1,
-      band: typeof margin === 'number' ? [1 - margin / 100, 1 + margin / 100] : null, axisLabel: 'ratio to the fleet median' });
-    fig.setAttribute('data-metric', s.metric);
-    fig.setAttribute('data-workload', s.workload);
-    fig.setAttribute('data-where', s.where || 'host');
-    fig.append(el('p', { class: 'muted small' }, 'Fleet median ', el('span', { class: 'num median' }, fmt.num(s.median)),
-      s.unit ? ' ' + s.unit : '', '; dot: the host\'s mean over the median, whiskers: its 95 % interval; line: the median (1), band: ±' +
-      margin + ' % around it, which an outlier\'s interval lies wholly beyond' + (s.higher_is_better === false ? ' (lower is better).' : '.')));
-    fig.append(el('div', { class: 'scroll-x' }, el('table', { class: 'data compact hosts-table' },
-      el('caption', { class: 'visually-hidden' }, title),
-      el('thead', {}, el('tr', {}, ['Host', 'Rounds', 'Mean', '95 % interval', 'Ratio', 'Ratio interval', ''].map((x) => el('th', { scope: 'col' }, x)))),
-      el('tbody', {}, rows.map((r) => el('tr', { class: r.outlier ? ui.verdictClass(below(r) ? 'worse' : 'better') : '', 'data-host': r.host },
-        el('td', {}, r.host), el('td', { class: 'num' }, String(r.n)),
-        el('td', { class: 'num mean' }, fmt.num(r.mean)),
-        el('td', { class: 'num' }, fmt.boundsOrNote(r, r.lo, r.hi, fmt.num)),
-        el('td', { class: 'num ratio' }, fmt.num(r.ratio)),
-        el('td', { class: 'num' }, fmt.boundsOrNote(r, r.ratio_lo, r.ratio_hi, fmt.num)),
-        el('td', {}, r.outlier ? el('strong', {}, 'outlier') : '')))))));
-    return fig;
+    const shown = rows.filter((r) => keep(r.host));
+    const tbody = el('tbody', {});
+    const more = limited(tbody, shown, (r) => el('tr', { class: r.outlier ? ui.verdictClass(below(r) ? 'worse' : 'better') : '', 'data-host': r.host },
+      el('td', {}, r.host), el('td', { class: 'num' }, String(r.n)),
+      el('td', { class: 'num mean' }, fmt.num(r.mean)),
+      el('td', { class: 'num' }, fmt.boundsOrNote(r, r.lo, r.hi, fmt.num)),
+      el('td', { class: 'num ratio' }, fmt.num(r.ratio)),
+      el('td', { class: 'num' }, fmt.boundsOrNote(r, r.ratio_lo, r.ratio_hi, fmt.num)),
+      el('td', {}, r.outlier ? el('strong', {}, 'outlier') : '')));
+    const n = rows.filter((r) => r.outlier).length;
+    return el('figure', { class: 'host-series', 'data-metric': s.metric, 'data-workload': s.workload, 'data-where': s.where || 'host' },
+      el('figcaption', {}, title, s.unit ? el('span', { class: 'unit' }, ' (' + s.unit + ')') : null),
+      strip(title, shown, margin, below),
+      el('p', { class: 'muted small' }, 'Fleet median ', el('span', { class: 'num median' }, fmt.num(s.median)),
+        s.unit ? ' ' + s.unit : '', '; ', String(rows.length), ' hosts, ', String(n), n === 1 ? ' outlier' : ' outliers',
+        ' (interval wholly beyond ±' + margin + ' %', s.higher_is_better === false ? ', lower is better' : '',
+        '); dot: a host\'s mean over the median, line: 1.0, band: ±' + margin + ' %. Outliers first, then by distance from 1.0.'),
+      el('div', { class: 'scroll-x' }, el('table', { class: 'data compact hosts-table' },
+        el('caption', { class: 'visually-hidden' }, title),
+        el('thead', {}, el('tr', {}, ['Host', 'Rounds', 'Mean', '95 % interval', 'Ratio', 'Ratio interval', ''].map((x) => el('th', { scope: 'col' }, x)))),
+        tbody)), more);
   });
-  const outliers = Array.isArray(h.outliers) ? h.outliers : [];
+  const outliers = (Array.isArray(h.outliers) ? h.outliers : []).filter((o) => keep(o.host));
   return el('div', {},
     el('div', { class: 'charts hosts-charts' }, figs),
     el('h3', {}, 'Outliers'),
@@ -82,4 +197,23 @@ export function hostsView(report) {
         '. ', (o.differs || []).length === 0 ? 'Its facts are the typical host\'s.'
           : ['Differs in ', (o.differs || []).map((d, i) => [i ? ', ' : '', el('code', {}, d.fact), ' ', fmt.value(d.value),
             ' (typical ', fmt.value(d.typical), ')']), '.']))));
+}
+
+/** A fleet plan's hosts section: the filter, the children and the
+ *  per-host view of report (or the error reading it), redrawn as the
+ *  filter changes. */
+export function section(plan, report, reportError) {
+  const kids = el('div', {});
+  const view = el('div', { id: 'hosts-view' });
+  const draw = (f, names) => {
+    put(kids, children(plan, f, names));
+    put(view, report ? hostsView(report, f, names) : ui.sectionError(reportError));
+  };
+  const { form, apply } = filterForm(draw);
+  const f = hostFilter();
+  if (isSelector(f)) apply();
+  else draw(f, null);
+  // The strips are the page's first chart (bench/web.sh).
+  if (report) requestAnimationFrame(() => performance.mark('hv-first-chart'));
+  return el('div', {}, form, kids, view);
 }

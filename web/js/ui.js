@@ -158,6 +158,24 @@ export function unreachable(err) {
     why ? el('span', { class: 'hint' }, ' (the browser says: ' + why + ')') : null);
 }
 
+/** Awaits a page's answer for slot: null when it failed (the section's
+ *  error drawn in slot and shown in the error box) or the user moved on;
+ *  else the answer, the error box cleared. */
+export async function answer(ctx, slot, promise) {
+  let d;
+  try {
+    d = await promise;
+  } catch (err) {
+    if (!ctx.current()) return null;
+    slot.replaceChildren(sectionError(err));
+    ctx.showError(err);
+    return null;
+  }
+  if (!ctx.current()) return null;
+  ctx.clearError();
+  return d;
+}
+
 /** The state of a section whose endpoint this server does not have. */
 export function unavailable(what, endpoint) {
   return el('p', { class: 'state state-unavailable' },
