@@ -53,6 +53,7 @@ PACKAGES=(
     man-db               # make man-check: man --warnings over the pages
     groff-base           # ... and the roff that man renders them with
     systemd              # systemd-analyze verify: the units of deploy/systemd (test_install)
+    ansible-core puppet tuned # test_advice: ansible-playbook, puppet parser validate, tuned's profile loader
 )
 
 # deploy/deps.sh bench: also what `make bench` needs beyond the above (pgbench
