@@ -297,7 +297,7 @@ install-files: $(MAN_PAGES)
 	  [ -e $(DESTDIR)$(SYSCONFDIR)/hvbench/$$f ] || \
 	    install -m 0640 deploy/etc/$$f $(DESTDIR)$(SYSCONFDIR)/hvbench/$$f; \
 	done
-	install -m 0644 $(BUILD)/man/hvbench.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(BUILD)/man/hvbench.1 $(BUILD)/man/hvbench-advice.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(BUILD)/man/hvbench-server.8 $(BUILD)/man/hvbench-worker.8 \
 	  $(DESTDIR)$(MANDIR)/man8/
 

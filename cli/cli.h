@@ -46,6 +46,7 @@ extern const struct cli_command cli_cmd_submit;
 extern const struct cli_command cli_cmd_status;
 extern const struct cli_command cli_cmd_watch;
 extern const struct cli_command cli_cmd_report;
+extern const struct cli_command cli_cmd_advice;
 extern const struct cli_command cli_cmd_list;
 extern const struct cli_command cli_cmd_validate;
 extern const struct cli_command cli_cmd_cancel;

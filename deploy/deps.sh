@@ -53,7 +53,8 @@ PACKAGES=(
     man-db               # make man-check: man --warnings over the pages
     groff-base           # ... and the roff that man renders them with
     systemd              # systemd-analyze verify: the units of deploy/systemd (test_install)
-    ansible-core         # tests/integration/test_ansible.sh: deploy/ansible's role run against localhost
+    ansible-core         # test_ansible (deploy/ansible's role against localhost), test_advice (--syntax-check, --check)
+    puppet tuned         # test_advice: puppet parser validate, tuned's profile loader (its daemon is not left running: below)
 )
 
 # deploy/deps.sh bench: also what `make bench` needs beyond the above (pgbench
@@ -96,3 +97,17 @@ fi
 "${SUDO[@]}" apt-get update -q
 "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
     apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+# Daemons the packages just installed start on a systemd machine that the
+# tests must not find running: tuned would apply a profile to this machine,
+# and test_slurm starts munged, slurmctld and slurmd of its own. Only what
+# this run installed is stopped; a daemon that was there before is left.
+if [[ -d /run/systemd/system ]]; then
+    for unit in tuned munge slurmctld slurmd; do
+        for pkg in "${missing[@]}"; do
+            if [[ $pkg == "$unit" ]]; then
+                "${SUDO[@]}" systemctl disable --now "$unit" >/dev/null 2>&1 || true
+            fi
+        done
+    done
+fi

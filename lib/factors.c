@@ -353,6 +353,14 @@ const char *hv_factor_scope_name(enum hv_factor_scope s)
     return scope_names[s];
 }
 
+const char *hv_factor_host_value(const struct hv_factor_def *f, const char *level)
+{
+    /* Only the boolean factors (off_on, on_off) write a number. */
+    if (f->levels == off_on || f->levels == on_off)
+        return strcmp(level, "on") == 0 ? "1" : strcmp(level, "off") == 0 ? "0" : level;
+    return level;
+}
+
 const struct hv_factor_def *hv_factor_find(const char *name)
 {
     if (name == NULL)

@@ -83,6 +83,13 @@ const char *hv_risk_level_name(enum hv_risk_level r);
  *  Returns a static string. */
 const char *hv_factor_scope_name(enum hv_factor_scope s);
 
+/** The value written to a host or reboot-class factor's host_file (or, for
+ *  a reboot-class factor, given to its module) for level: an on/off level
+ *  is written as the kernel's 1/0 (ksm "on" is 1, kvm_ept "off" is 0),
+ *  every other level as it is spelled ("never", "50000"). Returns level
+ *  itself or a static string. */
+const char *hv_factor_host_value(const struct hv_factor_def *f, const char *level);
+
 /** The factor called name, or NULL when the catalogue has none (also for
  *  name NULL). Returns a pointer into the static table. */
 const struct hv_factor_def *hv_factor_find(const char *name);

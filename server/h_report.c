@@ -1,6 +1,10 @@
 /* h_report.c — GET /api/v1/plans/{id}/report: the plan's report as JSON,
  * or with ?format=md or csv as Markdown or CSV (report.h,
- * lib/report_render.h); ?runs=all lists every run of a big plan's series. */
+ * lib/report_render.h); ?runs=all lists every run of a big plan's series.
+ * GET /api/v1/plans/{id}/recommendations/apply?format=: its
+ * recommendations as a tuned profile, Ansible playbook, Puppet manifest or
+ * shell script (lib/advice_format.h). */
+#include "advice_format.h"
 #include "db_plans.h"
 #include "handlers.h"
 #include "query.h"
@@ -120,4 +124,37 @@ void hv_h_recommendations(struct hv_request *req)
     json_decref(ids);
     hv_reply_json(req, 200,
                   json_pack("{s:s,s:o,s:o}", "target", target, "plans", plans, "items", items));
+}
+
+void hv_h_plan_advice(struct hv_request *req)
+{
+    json_t *errors = json_array();
+    const char *format = NULL;
+    hv_query_enum(req, "format", hv_advice_formats, &format, errors);
+    if (format == NULL && json_array_size(errors) == 0)
+        hv_errors_add(errors, "format", "is required: one of tuned, ansible, puppet, shell");
+    if (hv_query_failed(req, errors))
+        return;
+    /* The plan's disk names the files of its disk settings. */
+    json_t *plan = NULL, *report = NULL;
+    enum hv_db_status s = hv_db_plan_get(req->ids[0], true, &plan);
+    if (s == HV_DB_OK)
+        s = hv_report_get(req->ids[0], false, &report);
+    if (s != HV_DB_OK) {
+        json_decref(plan);
+        if (s == HV_DB_NONE)
+            hv_reply_problem(req, HV_E_NOT_FOUND, "no plan with this id", NULL);
+        else
+            hv_reply_db_failure(req, s);
+        return;
+    }
+    const json_t *tuning = json_object_get(json_object_get(plan, "plan"), "tuning");
+    char *text =
+        hv_advice_render(report, json_string_value(json_object_get(tuning, "disk")), format);
+    json_decref(plan);
+    json_decref(report);
+    if (text == NULL)
+        hv_reply_problem(req, HV_E_INTERNAL, "out of memory while rendering the advice", NULL);
+    else
+        hv_reply_text(req, 200, hv_advice_media_type(format), text);
 }

@@ -43,6 +43,7 @@ void hv_h_import(struct hv_request *req);
 /* h_report.c */
 void hv_h_plan_report(struct hv_request *req);
 void hv_h_recommendations(struct hv_request *req);
+void hv_h_plan_advice(struct hv_request *req);
 /* h_workers.c */
 void hv_h_worker_register(struct hv_request *req);
 void hv_h_worker_deregister(struct hv_request *req);

@@ -26,6 +26,7 @@ static const struct hv_route routes[] = {
     {"GET", "/api/v1/plans/{id}/jobs", hv_h_plan_jobs, HV_ACCESS_READ},
     {"GET", "/api/v1/plans/{id}/report", hv_h_plan_report, HV_ACCESS_READ},
     {"GET", "/api/v1/plans/{id}/steps", hv_h_plan_steps, HV_ACCESS_READ},
+    {"GET", "/api/v1/plans/{id}/recommendations/apply", hv_h_plan_advice, HV_ACCESS_READ},
     {"GET", "/api/v1/recommendations", hv_h_recommendations, HV_ACCESS_READ},
     {"GET", "/api/v1/jobs/{id}", hv_h_job_get, HV_ACCESS_READ},
     {"GET", "/api/v1/jobs/{id}/results", hv_h_job_results, HV_ACCESS_READ},

@@ -52,7 +52,7 @@ else
 fi
 
 # The man pages.
-for page in man1/hvbench.1 man8/hvbench-server.8 man8/hvbench-worker.8; do
+for page in man1/hvbench.1 man1/hvbench-advice.1 man8/hvbench-server.8 man8/hvbench-worker.8; do
     warn=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$P/share/man/$page" 2>&1 >/dev/null)
     assert_eq "man --warnings $page: nothing" "" "$warn"
 done
