@@ -319,7 +319,8 @@ static void test_hooks(void)
     hv_actuators_use_conf(c);
     char why[512];
     json_t *answer = NULL;
-    CHECK_MSG(hv_site_hook_run("drain", 7, "hv-01.lab", NULL, NULL, &answer, why, sizeof why) == 0,
+    CHECK_MSG(hv_site_hook_run("drain", 7, "hv-01.lab", "before_host", NULL, NULL, NULL, &answer,
+                               why, sizeof why) == 0,
               "%s", why);
     CHECK_STR(get("drained"), "hv-01.lab:7");
     json_decref(answer);
@@ -329,12 +330,12 @@ static void test_hooks(void)
     };
     for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
         answer = NULL;
-        CHECK_MSG(hv_site_hook_run("drain", 7, hostile[i], NULL, NULL, &answer, why, sizeof why) ==
-                          -1 &&
+        CHECK_MSG(hv_site_hook_run("drain", 7, hostile[i], "before_host", NULL, NULL, NULL, &answer,
+                                   why, sizeof why) == -1 &&
                       strstr(why, "host-safe name") != NULL && answer == NULL,
                   "host %zu: %s", i, why);
-        CHECK_MSG(hv_site_hook_run(hostile[i], 7, "hv01", NULL, NULL, &answer, why, sizeof why) ==
-                          -1 &&
+        CHECK_MSG(hv_site_hook_run(hostile[i], 7, "hv01", "before_host", NULL, NULL, NULL, &answer,
+                                   why, sizeof why) == -1 &&
                       strstr(why, "host-safe name") != NULL && answer == NULL,
                   "hook %zu: %s", i, why);
     }
