@@ -53,6 +53,7 @@ PACKAGES=(
     man-db               # make man-check: man --warnings over the pages
     groff-base           # ... and the roff that man renders them with
     systemd              # systemd-analyze verify: the units of deploy/systemd (test_install)
+    slurmctld slurmd slurm-client munge # tests/integration/test_slurm.sh: a private Slurm cluster drained by deploy/hooks/
 )
 
 # deploy/deps.sh bench: also what `make bench` needs beyond the above (pgbench
