@@ -239,7 +239,8 @@ assert_status 400 POST /api/v1/plans "${S[@]}" --data-binary \
 assert_eq "hooks.timeout and hooks.interval are bounded" "/hooks/interval /hooks/timeout" \
     "$(json -r '[.errors[].path] | sort | join(" ")')"
 
-# --- a url before_host answering 503 with Retry-After twice --------------------------
+# --- a url before_host answering 503 with Retry-After: 1 twice (the plan sets no interval:
+# its 30 s default would outlast the wait below) ---------------------------------------
 start_receiver notyet --not-yet 2
 assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$(plan_json url-not-yet hook-host "$(url_hooks "$RECV_PORT")")"
 PU=$(json .id)
