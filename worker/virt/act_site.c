@@ -17,6 +17,7 @@
 #include "worker/virt/rows.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,6 +337,18 @@ static void last_line(const char *out, char *why, size_t len)
     snprintf(why, len, "%.*s", (int)(end - start), start);
 }
 
+/* fmt printed into a new string, or NULL when memory runs out. */
+__attribute__((format(printf, 1, 2))) static char *printed(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *out = NULL;
+    if (vasprintf(&out, fmt, ap) < 0)
+        out = NULL; /* its content is undefined then */
+    va_end(ap);
+    return out;
+}
+
 /* The hook's environment: the worker's without its HVBENCH_* variables,
  * then the call's (actuator.h), as a new NULL-terminated array of owned
  * strings (hv_env_free), or NULL when memory runs out. */
@@ -353,9 +366,9 @@ static char **hook_env(long long plan, const char *host, const char *kind, const
     for (size_t i = 0; i < n; i++)
         if (strncmp(environ[i], "HVBENCH_", 8) != 0)
             failed |= (env[k++] = strdup(environ[i])) == NULL;
-    failed |= asprintf(&env[k++], "HVBENCH_HOOK=%s", kind) < 0;
-    failed |= asprintf(&env[k++], "HVBENCH_PLAN=%lld", plan) < 0;
-    failed |= asprintf(&env[k++], "HVBENCH_TARGET=%s", host) < 0;
+    failed |= (env[k++] = printed("HVBENCH_HOOK=%s", kind)) == NULL;
+    failed |= (env[k++] = printed("HVBENCH_PLAN=%lld", plan)) == NULL;
+    failed |= (env[k++] = printed("HVBENCH_TARGET=%s", host)) == NULL;
     /* the keys sorted, so HVBENCH_LABELS reads the same on every run */
     json_t *keys = json_array();
     const char *key;
@@ -376,12 +389,11 @@ static char **hook_env(long long plan, const char *host, const char *kind, const
     {
         const char *lk = json_string_value(v);
         const char *lv = json_string_value(json_object_get(labels, lk));
-        char *more = NULL;
-        failed |= all == NULL || asprintf(&more, "%s%s%s=%s", all, i > 0 ? "," : "", lk, lv) < 0;
+        char *more = all != NULL ? printed("%s%s%s=%s", all, i > 0 ? "," : "", lk, lv) : NULL;
         free(all);
         all = more;
-        char *one = NULL;
-        failed |= asprintf(&one, "HVBENCH_LABEL_%s=%s", lk, lv) < 0;
+        char *one = printed("HVBENCH_LABEL_%s=%s", lk, lv);
+        failed |= all == NULL || one == NULL;
         if (one != NULL)
             for (char *c = one + strlen("HVBENCH_LABEL_"); *c != '='; c++)
                 *c = isalnum((unsigned char)*c) ? (char)toupper((unsigned char)*c) : '_';
