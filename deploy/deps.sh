@@ -55,6 +55,7 @@ PACKAGES=(
     systemd              # systemd-analyze verify: the units of deploy/systemd (test_install)
     ansible-core         # test_ansible (deploy/ansible's role against localhost), test_advice (--syntax-check, --check)
     puppet tuned         # test_advice: puppet parser validate, tuned's profile loader (its daemon is not left running: below)
+    slurmctld slurmd slurm-client munge # test_slurm: a private Slurm cluster drained by deploy/hooks/
 )
 
 # deploy/deps.sh bench: also what `make bench` needs beyond the above (pgbench

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -482,6 +483,11 @@ static int request(struct hv_httpc *c, const char *method, const char *path,
         }
     } else {
         curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &resp->status);
+#if LIBCURL_VERSION_NUM >= 0x074200
+        curl_off_t after = 0;
+        if (curl_easy_getinfo(curl, CURLINFO_RETRY_AFTER, &after) == CURLE_OK && after > 0)
+            resp->retry_after = after > LONG_MAX ? LONG_MAX : (long)after;
+#endif
         char *ct = NULL;
         curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct);
         if (body.len > 0 && is_json_type(ct)) {

@@ -23,7 +23,10 @@ struct hv_http_response {
     json_t *body;
     char error[256];
     bool replayed; /**< the answer carried "Idempotency-Replayed: true" */
-    bool aborted;  /**< given up because the abort flag was set */
+    /** Seconds the answer's Retry-After asks to wait (a number, or an
+     *  HTTP date from now), 0 when it carried none. */
+    long retry_after;
+    bool aborted; /**< given up because the abort flag was set */
 };
 
 /** Creates a client for base_url (e.g. "http://127.0.0.1:8080"); token may

@@ -56,10 +56,14 @@ static const struct hv_jfield plan_fields[] = {
 
 /* The drain hooks: before_host and after_host, each a url the server
  * calls or a local command the host worker's configuration names (the
- * server checks the url's form and the name against the host). */
+ * server checks the url's form and the name against the host); how long
+ * a before_host answering "not yet" is waited for, and how often it is
+ * asked again (server/db_hooks.h). */
 static const struct hv_jfield hooks_fields[] = {
     {.name = "before_host", .type = HV_J_OBJECT},
     {.name = "after_host", .type = HV_J_OBJECT},
+    {.name = "timeout", .type = HV_J_INTEGER, .min = 1, .max = HV_PLAN_HOOK_TIMEOUT_MAX},
+    {.name = "interval", .type = HV_J_INTEGER, .min = 1, .max = HV_PLAN_HOOK_INTERVAL_MAX},
     {0},
 };
 

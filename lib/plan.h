@@ -26,6 +26,16 @@
 #define HV_PLAN_MAX_DEPTH       32
 #define HV_PLAN_MAX_ERRORS      50 /**< problems listed; then one entry counts the rest */
 
+/** A before_host hook that answers "not yet" (exit status 75, HTTP 503) is
+ *  asked again every hooks.interval seconds (or the Retry-After it gave)
+ *  until hooks.timeout seconds passed since its first "not yet": the
+ *  defaults and bounds of the two. A drain may wait for batch jobs of
+ *  days, hence a week at most. */
+#define HV_PLAN_HOOK_TIMEOUT_DEFAULT  86400
+#define HV_PLAN_HOOK_TIMEOUT_MAX      604800
+#define HV_PLAN_HOOK_INTERVAL_DEFAULT 30
+#define HV_PLAN_HOOK_INTERVAL_MAX     3600
+
 /** How a plan failed validation. */
 enum hv_plan_verdict {
     HV_PLAN_VALID = 0,

@@ -2,6 +2,7 @@
 #include "db_hooks.h"
 
 #include "db_admit.h"
+#include "plan.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,11 @@ static const struct hv_stmt create = {
 static const struct hv_stmt after_due = {"hooks_after_due", "SELECT hv_hooks_after_due()", 0};
 
 #define HOOK_ADMITTED HV_SQL_PLAN_ADMITTED("s.plan_id")
+/* The labels of the hook's target, its own and its administrator's (the
+ * latter winning), so a site maps hvbench's names to its own. */
+#define HOOK_LABELS                                                                                \
+    "coalesce((SELECT g.labels || g.admin_labels FROM targets g WHERE g.name = t.target_name), "   \
+    "'{}'::jsonb)"
 static const struct hv_stmt take = {
     "hooks_take",
     "WITH due AS (SELECT s.id FROM plan_steps s WHERE s.hook ? 'url' "
@@ -33,7 +39,9 @@ static const struct hv_stmt take = {
     " WHERE s.id = due.id RETURNING s.*) "
     "SELECT t.id, t.attempt, t.kind, t.hook->>'url', json_build_object('event', 'hook.' || "
     "t.kind, 'at', now(), 'plan', json_build_object('id', p.id, 'name', p.name, 'status', "
-    "ps.status), 'host', t.target_name, 'hook_id', t.id, 'attempt', t.attempt)::text "
+    "ps.status), 'host', t.target_name, 'target', t.target_name, 'labels', " HOOK_LABELS
+    ", 'hook_id', t.id, 'attempt', t.attempt)::text, "
+    "t.attempt - coalesce((t.answer->'not_yet'->>'calls')::int, 0) "
     "FROM t JOIN plans p ON p.id = t.plan_id JOIN plan_summaries ps ON ps.id = p.id ORDER BY t.id",
     2};
 
@@ -43,11 +51,40 @@ static const struct hv_stmt done = {
     " THEN 'failed' ELSE 'queued' END, lease_until = NULL, finished_at = CASE WHEN $2::bool OR "
     " $5::int < 0 THEN now() END, not_before = CASE WHEN NOT $2::bool AND $5::int >= 0 THEN now() "
     " + make_interval(secs => $5::int) END, error = CASE WHEN $2::bool THEN NULL ELSE $3 END, "
-    " answer = $4::jsonb WHERE id = $1 AND attempt = $6 AND status = 'running' "
-    " RETURNING id, kind, status) "
-    "SELECT hv_hook_before_ended(u.id) FROM u WHERE u.kind = 'before_host' "
-    "AND u.status IN ('done', 'failed')",
+    " answer = " HV_SQL_HOOK_ANSWER(
+        "$4") " WHERE id = $1 AND attempt = $6 AND status = 'running' "
+              " RETURNING id, kind, status) "
+              "SELECT hv_hook_before_ended(u.id) FROM u WHERE u.kind = 'before_host' "
+              "AND u.status IN ('done', 'failed')",
     6};
+
+/* A before_host hook said "not yet" ($3 its words, $4 its answer): it is
+ * asked again after $5 seconds (0: the plan's hooks.interval, default $7),
+ * never later than hooks.timeout (default $6) after its first "not yet",
+ * and the plan's waiting carries its words; past that it failed. */
+static const struct hv_stmt not_yet = {
+    "hooks_not_yet",
+    "WITH s AS (SELECT s.id, s.plan_id, coalesce((s.answer->'not_yet'->>'since')::timestamptz, "
+    " now()) AS since, coalesce((s.answer->'not_yet'->>'calls')::int, 0) + 1 AS calls, "
+    " coalesce((p.spec->'hooks'->>'timeout')::int, $6::int) AS timeout_s, CASE WHEN $5::int > 0 "
+    " THEN $5::int ELSE coalesce((p.spec->'hooks'->>'interval')::int, $7::int) END AS every_s "
+    " FROM plan_steps s JOIN plans p ON p.id = s.plan_id WHERE s.id = $1 AND s.attempt = $2 "
+    " AND s.status = 'running' AND s.kind = 'before_host' FOR UPDATE OF s), "
+    "d AS (SELECT s.*, s.since + make_interval(secs => s.timeout_s) AS deadline, "
+    " now() < s.since + make_interval(secs => s.timeout_s) AS again FROM s), "
+    "u AS (UPDATE plan_steps t SET status = CASE WHEN d.again THEN 'queued' ELSE 'failed' END, "
+    " lease_until = NULL, not_before = CASE WHEN d.again THEN least(now() + "
+    " make_interval(secs => d.every_s), d.deadline) END, finished_at = CASE WHEN d.again "
+    " THEN NULL ELSE now() END, error = CASE WHEN d.again THEN $3 ELSE 'not ready within "
+    "hooks.timeout (' || d.timeout_s || ' s): ' || $3 END, answer = coalesce($4::jsonb, '{}') "
+    " || jsonb_build_object('not_yet', jsonb_build_object('since', d.since, 'calls', d.calls, "
+    " 'reason', $3)) FROM d WHERE t.id = d.id RETURNING t.id, t.plan_id, t.status, t.not_before), "
+    "w AS (UPDATE plans p SET waiting = jsonb_build_object('reason', 'before_host_hook', 'since', "
+    " coalesce(p.waiting->'since', to_jsonb(now())), 'detail', $3, 'retry_at', u.not_before), "
+    " updated_at = now() FROM u WHERE p.id = u.plan_id AND u.status = 'queued' "
+    " AND p.waiting->>'reason' = 'before_host_hook' RETURNING 1) "
+    "SELECT hv_hook_before_ended(u.id) FROM u WHERE u.status = 'failed'",
+    7};
 
 enum hv_db_status hv_db_hooks_create(struct hv_db *db, const char *plan_id, const char *host,
                                      const char *hooks)
@@ -90,6 +127,7 @@ enum hv_db_status hv_db_hooks_take(struct hv_hook_due *due, int max, int lock_s,
         d->kind = strdup(PQgetvalue(r, i, 2));
         d->url = strdup(PQgetvalue(r, i, 3));
         d->payload = strdup(PQgetvalue(r, i, 4));
+        d->tries = atoi(PQgetvalue(r, i, 5));
         if (d->kind == NULL || d->url == NULL || d->payload == NULL) {
             hv_hook_due_clear(d);
             continue; /* its lease runs out and it is taken again */
@@ -114,6 +152,23 @@ enum hv_db_status hv_db_hook_done(int64_t id, int attempt, bool ok, const char *
                        hv_db_int(rb, sizeof rb, retry_s),
                        hv_db_int(ab, sizeof ab, attempt)};
     enum hv_db_status s = hv_db_exec(db, &done, p, NULL);
+    return s == HV_DB_NONE ? HV_DB_OK : s;
+}
+
+enum hv_db_status hv_db_hook_not_yet(struct hv_db *db, int64_t id, int attempt, const char *reason,
+                                     const char *answer, int retry_s)
+{
+    if (db == NULL && (db = hv_db_thread()) == NULL)
+        return HV_DB_UNAVAILABLE;
+    char ib[24], ab[16], rb[16], tb[16], eb[16];
+    const char *p[] = {hv_db_int(ib, sizeof ib, id),
+                       hv_db_int(ab, sizeof ab, attempt),
+                       reason,
+                       answer,
+                       hv_db_int(rb, sizeof rb, retry_s > 0 ? retry_s : 0),
+                       hv_db_int(tb, sizeof tb, HV_PLAN_HOOK_TIMEOUT_DEFAULT),
+                       hv_db_int(eb, sizeof eb, HV_PLAN_HOOK_INTERVAL_DEFAULT)};
+    enum hv_db_status s = hv_db_exec(db, &not_yet, p, NULL);
     return s == HV_DB_NONE ? HV_DB_OK : s;
 }
 

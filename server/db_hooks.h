@@ -25,6 +25,7 @@ struct hv_hook_due {
     char *kind;    /**< before_host or after_host */
     char *url;     /**< the plan's url */
     char *payload; /**< the JSON body to send */
+    int tries;     /**< attempt, not counting the calls answered "not yet" */
 };
 
 void hv_hook_due_clear(struct hv_hook_due *d);
@@ -41,6 +42,26 @@ enum hv_db_status hv_db_hooks_take(struct hv_hook_due *due, int max, int lock_s,
  *  or fails them. */
 enum hv_db_status hv_db_hook_done(int64_t id, int attempt, bool ok, const char *error,
                                   const char *answer, int retry_s);
+
+/** Records that attempt of before_host hook id answered "not yet" (a
+ *  local hook's exit status 75, a url hook's 503) with reason, its words,
+ *  and answer (JSON text, as hv_db_hook_done() takes it): the hook is
+ *  queued again after retry_s seconds (0 or less: the plan's
+ *  hooks.interval, HV_PLAN_HOOK_INTERVAL_DEFAULT when it has none), at the
+ *  latest when hooks.timeout (HV_PLAN_HOOK_TIMEOUT_DEFAULT) seconds passed
+ *  since its first "not yet", and the plan's waiting detail is reason.
+ *  An answer after that fails the hook ("not ready within
+ *  hooks.timeout (N s): reason") as any failure does. The answer keeps
+ *  {"not_yet": {"since", "calls", "reason"}}. db NULL: this thread's
+ *  connection, else inside the caller's transaction on db. */
+enum hv_db_status hv_db_hook_not_yet(struct hv_db *db, int64_t id, int attempt, const char *reason,
+                                     const char *answer, int retry_s);
+
+/** SQL: a hook's new answer, the JSON text of parameter param, keeping
+ *  the record of the "not yet" answers before it (its "not_yet"). */
+#define HV_SQL_HOOK_ANSWER(param)                                                                  \
+    "CASE WHEN answer ? 'not_yet' THEN coalesce(" param "::jsonb, '{}') || "                       \
+    "jsonb_build_object('not_yet', answer->'not_yet') ELSE " param "::jsonb END"
 
 /** Arms plan_id's hooks again for a retry (inside its transaction on
  *  db): before_host queued, after_host waiting, their log cleared.

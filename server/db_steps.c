@@ -2,6 +2,7 @@
 #include "db_steps.h"
 
 #include "db_admit.h"
+#include "db_hooks.h"
 #include "db_plans.h"
 #include "log.h"
 
@@ -104,6 +105,7 @@ static const struct hv_stmt advance = {
     " FROM plan_steps s JOIN plans p ON p.id = s.plan_id "                                         \
     " WHERE s.target_name = (SELECT name FROM targets WHERE id = $1) AND s.status = 'queued' "     \
     " AND (s.hook IS NULL OR s.hook ? 'local') AND NOT " HV_SQL_APPLY_DROPPED                      \
+    " AND (s.not_before IS NULL OR s.not_before <= now()) "                                        \
     " AND (s.kind IN ('after_host', 'restore') OR " STEP_ADMITTED ") "                             \
     " AND (s.kind IN ('before_host', 'after_host') OR (NOT EXISTS (SELECT 1 FROM plans q "         \
     "  WHERE q.host_name = s.target_name AND q.holds_host AND q.id <> s.plan_id) "                 \
@@ -134,7 +136,8 @@ static const struct hv_stmt claim = {
     "coalesce((p.spec->>'allow_restart')::bool, false), 'named_domains', "
     "p.spec->'targets'->'guests'->'domains', 'template', "
     "p.spec->'targets'->'guests'->'template'->>'domain', 'hook', c.hook, 'host', "
-    "c.target_name)::text "
+    "c.target_name, 'labels', (SELECT g.labels || g.admin_labels FROM targets g WHERE g.id = $1))"
+    "::text "
     "FROM c JOIN plans p ON p.id = c.plan_id LEFT JOIN configurations cf ON cf.id = c.config_id",
     4};
 
@@ -184,8 +187,8 @@ static const struct hv_stmt restore_again = {
 static const struct hv_stmt finish = {
     "step_finish",
     "UPDATE plan_steps SET status = CASE WHEN $2 THEN 'done' ELSE 'failed' END, lease_until = "
-    "NULL, finished_at = now(), error = $3, settings = $4::jsonb, answer = $5::jsonb "
-    "WHERE id = $1",
+    "NULL, finished_at = now(), error = $3, settings = $4::jsonb, answer = " HV_SQL_HOOK_ANSWER(
+        "$5") " WHERE id = $1",
     5};
 
 /* An apply step the operator must act for: offered again in $3 seconds;
@@ -539,6 +542,8 @@ static enum hv_db_status result_txn(struct hv_db *db, void *arg)
         s = hv_db_exec(db, &wait_operator, pw, NULL);
         return s == HV_DB_NONE ? HV_DB_OK : s;
     }
+    if (res->not_yet && before)
+        return hv_db_hook_not_yet(db, res->id, res->attempt, res->error, res->answer, 0);
     /* A dropped apply step does not wait for the operator: it ends. */
     bool ok = res->ok && !(dropped && res->waiting != NULL);
     const char *p2[] = {sid, ok ? "t" : "f", ok ? NULL : res->error, res->settings, res->answer};

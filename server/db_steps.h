@@ -96,6 +96,9 @@ struct hv_step_result {
     /** A drain hook's answer: {"exit_status", "output"} or {"error"}, or
      *  NULL. */
     const char *answer;
+    /** A before_host hook said "not yet" (exit status 75), error its
+     *  words: hv_db_hook_not_yet(). Any other step: a failure. */
+    bool not_yet;
 };
 
 /** Seconds after which a step waiting for the operator is offered to its

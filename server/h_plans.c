@@ -640,6 +640,8 @@ static bool hooks_usable(struct hv_request *req, const struct hv_plan *plan)
     json_t *h;
     json_object_foreach((json_t *)hooks, kind, h)
     {
+        if (!json_is_object(h))
+            continue; /* hooks.timeout, hooks.interval */
         char path[64];
         hv_jpath(path, sizeof path, "/hooks", kind);
         const char *url = json_string_value(json_object_get(h, "url"));

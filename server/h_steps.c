@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const step_statuses[] = {"ok", "error", "waiting_for_operator", NULL};
+/* not_yet: a before_host hook that exited 75 (its error: its words). */
+static const char *const step_statuses[] = {"ok", "error", "waiting_for_operator", "not_yet", NULL};
 
 /* What the calls' bodies hold, bound by their tables. */
 struct step_body {
@@ -174,6 +175,7 @@ void hv_h_step_result(struct hv_request *req)
         .changes = changes_text,
         .waiting = waiting_text,
         .answer = answer_text,
+        .not_yet = strcmp(status, "not_yet") == 0,
     };
     bool replayed = false;
     enum hv_db_status s = hv_db_step_result(&r, &replayed);

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "webhooks.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -43,12 +44,26 @@ static char *answer_json(long status, const json_t *body, const char *error)
     return s;
 }
 
+/* The words of a "not yet" answer: the body's "reason" (a JSON object's
+ * member, or a JSON string body), else a sentence saying the hook gave
+ * none. */
+static void not_yet_reason(const json_t *body, char *out, size_t len)
+{
+    const char *r =
+        json_string_value(json_is_object(body) ? json_object_get(body, "reason") : body);
+    if (r != NULL && r[0] != '\0')
+        snprintf(out, len, "%s", r);
+    else
+        snprintf(out, len, "the before_host hook answered HTTP 503 (not yet) without a reason");
+}
+
 /* One attempt at one url hook, and its outcome recorded. */
 static void call_one(const struct hv_hook_due *d)
 {
-    char err[300] = "";
+    char err[300] = "", reason[HV_HOOK_REASON_BYTES] = "";
     long status = 0;
-    bool ok = false;
+    bool ok = false, not_yet = false;
+    int retry_after = 0;
     char *answer = NULL;
     struct hv_httpc *c =
         hv_cfg.hook_secret != NULL ? hv_httpc_new(d->url, NULL, HV_HOOK_TIMEOUT) : NULL;
@@ -75,6 +90,11 @@ static void call_one(const struct hv_hook_due *d)
                                                   len, headers, &resp);
             status = resp.status;
             ok = rc == 0 && status >= 200 && status < 300;
+            not_yet = rc == 0 && status == 503 && strcmp(d->kind, "before_host") == 0;
+            if (not_yet) {
+                not_yet_reason(resp.body, reason, sizeof reason);
+                retry_after = resp.retry_after > INT_MAX ? INT_MAX : (int)resp.retry_after;
+            }
             if (rc != 0)
                 snprintf(err, sizeof err, "%s", resp.error);
             else if (!ok)
@@ -84,13 +104,21 @@ static void call_one(const struct hv_hook_due *d)
         }
     }
     hv_httpc_free(c);
+    if (not_yet && !stopping) {
+        hv_info("hook %lld (%s) %s: not yet (HTTP 503): %s", (long long)d->id, d->kind, d->url,
+                reason);
+        hv_db_hook_not_yet(NULL, d->id, d->attempt, reason, answer, retry_after);
+        hv_write_gen_bump(); /* a plan read shows its waiting */
+        free(answer);
+        return;
+    }
     if (stopping && !ok) {
         free(answer);
         return; /* its lease runs out and it is called again */
     }
     if (answer == NULL)
         answer = answer_json(0, NULL, err);
-    int retry = ok ? 0 : d->attempt >= HV_HOOK_ATTEMPTS ? -1 : 1 << (d->attempt - 1);
+    int retry = ok ? 0 : d->tries >= HV_HOOK_ATTEMPTS ? -1 : 1 << (d->tries - 1);
     if (ok)
         hv_info("hook %lld (%s) %s: HTTP %ld", (long long)d->id, d->kind, d->url, status);
     else

@@ -10,7 +10,11 @@
 # plan, and still calls after_host; a local hook runs the command the host
 # worker's configuration names, in order around the plan's job; refusals:
 # a bad url (400), a local name the registered host does not declare
-# (422), url hooks on a server without a signing key (422). A fleet plan's
+# (422), url hooks on a server without a signing key (422). A before_host
+# saying "not yet" (a local hook exiting 75, a url hook answering 503 with
+# Retry-After) is asked again, the plan waiting with its words, until it
+# says yes or hooks.timeout passed; a local hook gets the target's name
+# and labels in its environment. A fleet plan's
 # child waiting for its slot (max_parallel_hosts) does not drain its host.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -74,9 +78,17 @@ assert_eq "a url hook must be http(s)" "/hooks/before_host url: must be an http:
 # A site factor whose programs log to the same file, for a tuning plan.
 DRAINED=$HV_TMP/drained
 echo a >"$HV_TMP/knob"
-jq -n --arg f "$DRAINED" --arg k "$HV_TMP/knob" '{
+# gate says "not yet" (exit 75, its last line the reason) twice, then yes,
+# logging the environment it got; never always says "not yet".
+GATE=$HV_TMP/gate
+jq -n --arg f "$DRAINED" --arg k "$HV_TMP/knob" --arg g "$GATE" '{
     hooks: {drain: ["/bin/sh", "-c", ("echo drain {plan} {host} >> " + $f)],
-            undrain: ["/bin/sh", "-c", ("echo undrain {plan} {host} >> " + $f)]},
+            undrain: ["/bin/sh", "-c", ("echo undrain {plan} {host} >> " + $f)],
+            gate: ["/bin/sh", "-c", ("n=$(($(cat " + $g + ".n 2>/dev/null || echo 0) + 1)); echo $n > " + $g
+                + ".n; echo \"$HVBENCH_HOOK $HVBENCH_PLAN $HVBENCH_TARGET $HVBENCH_LABEL_SLURM_NODE $HVBENCH_LABELS ${HVBENCH_TOKEN:-notoken}\" >> "
+                + $g + ".env; [ $n -gt 2 ] && exit 0; echo checking the queue;"
+                + " echo \"draining: batch job 42 still running on $HVBENCH_TARGET\"; exit 75")],
+            never: ["/bin/sh", "-c", "echo draining: batch job 7 never ends; exit 75"]},
     factors: {knob: {levels: ["a", "b"], class: "host",
         apply: ["/bin/sh", "-c", ("echo \"$0\" > " + $k + "; echo apply \"$0\" >> " + $f), "{level}"],
         read: ["/bin/cat", $k],
@@ -91,7 +103,7 @@ wait_for "the host worker registered" 30 registered
 assert_status 422 POST /api/v1/plans "${S[@]}" --data-binary \
     "$(plan_json undeclared hook-host '{"before_host": {"local": "nodrain"}}')"
 assert_eq "a local hook the host does not declare: 422 at its path, naming what it declares" \
-    "/hooks/before_host drain, undrain" \
+    "/hooks/before_host drain, undrain, gate, never" \
     "$(json -r '.errors[0].path') $(json -r '.errors[0].message' | sed -n 's/.*declares: \(.*\))$/\1/p')"
 
 # --- url hooks around a plan, before_host failing once ---------------------------------
@@ -180,6 +192,72 @@ assert_eq "the hook log: both done, exit status 0" "before_host done 0 after_hos
     "$(json -r '[.hooks[] | "\(.kind) \(.status) \(.answer.exit_status)"] | join(" ")')"
 assert_eq "before_host before the job, after_host after it" true \
     "$(json '.hooks[0].finished_at <= .started_at and .finished_at <= .hooks[1].started_at')"
+
+# --- a before_host that says "not yet" (exit 75) twice, then yes -----------------------
+A=(-H "Authorization: Bearer $ADMIN_TOKEN")
+api GET /api/v1/targets
+HOST_ID=$(json -r '.items[] | select(.name == "hook-host") | .id')
+assert_status 200 PUT "/api/v1/targets/$HOST_ID/labels" "${A[@]}" \
+    --data-binary '{"labels": {"slurm.node": "n042", "rack": "r7"}}'
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
+    "$(plan_json gated hook-host '{"before_host": {"local": "gate"}, "after_host": {"local": "undrain"}, "interval": 2}')"
+PG=$(json .id)
+gate_waits() {
+    api GET "/api/v1/plans/$PG"
+    [[ $(json -r '.hooks[0].answer.not_yet.calls // 0') -ge 1 ]]
+}
+wait_for "plan $PG's gate said not yet" 30 gate_waits
+assert_eq "the plan waits with the hook's last line as its words, the hook queued again" \
+    "queued before_host_hook draining: batch job 42 still running on hook-host queued true" \
+    "$(json -r '"\(.status) \(.waiting.reason) \(.waiting.detail) \(.hooks[0].status) \(.waiting.retry_at != null)"')"
+wait_for "plan $PG's after_host ran" 60 after_done "$PG"
+assert_eq "the plan ran once the gate said yes; its log keeps the two not-yets" \
+    "done before_host done 0 2 draining: batch job 42 still running on hook-host" \
+    "$(json -r '"\(.status) \(.hooks[0].kind) \(.hooks[0].status) \(.hooks[0].answer.exit_status) \(.hooks[0].answer.not_yet.calls) \(.hooks[0].answer.not_yet.reason)"')"
+assert_eq "the gate got the hook, plan, target and labels, not the worker's own HVBENCH_ variables" \
+    "before_host $PG hook-host n042 rack=r7,slurm.node=n042 notoken" "$(sort -u "$GATE.env")"
+assert_eq "it was called three times" 3 "$(cat "$GATE.n")"
+
+# --- a before_host that never says yes ends at hooks.timeout ---------------------------
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
+    "$(plan_json never hook-host '{"before_host": {"local": "never"}, "timeout": 3, "interval": 1}')"
+PN=$(json .id)
+plan_failed() {
+    api GET "/api/v1/plans/$PN"
+    [[ $(json -r .status) == failed ]]
+}
+wait_for "plan $PN failed once hooks.timeout passed" 40 plan_failed
+assert_eq "the hook failed with its last words and the bound" \
+    "before_host failed not ready within hooks.timeout (3 s): draining: batch job 7 never ends" \
+    "$(json -r '"\(.hooks[0].kind) \(.hooks[0].status) \(.hooks[0].error)"')"
+assert_eq "no job ran, the plan no longer waits" "0 1 null" "$(json -r '"\(.jobs.done) \(.jobs.failed) \(.waiting)"')"
+assert_status 200 GET "/api/v1/plans/$PN/jobs"
+assert_match "the job's error says why" "before_host hook failed on hook-host: not ready within hooks.timeout \\(3 s\\)" \
+    "$(json -r '.items[0].error')"
+assert_status 400 POST /api/v1/plans "${S[@]}" --data-binary \
+    "$(plan_json bounds hook-host '{"before_host": {"local": "gate"}, "timeout": 604801, "interval": 0}')"
+assert_eq "hooks.timeout and hooks.interval are bounded" "/hooks/interval /hooks/timeout" \
+    "$(json -r '[.errors[].path] | sort | join(" ")')"
+
+# --- a url before_host answering 503 with Retry-After: 1 twice (the plan sets no interval:
+# its 30 s default would outlast the wait below) ---------------------------------------
+start_receiver notyet --not-yet 2
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$(plan_json url-not-yet hook-host "$(url_hooks "$RECV_PORT")")"
+PU=$(json .id)
+url_waits() {
+    api GET "/api/v1/plans/$PU"
+    [[ $(json -r '.waiting.detail') == "draining: "* ]]
+}
+wait_for "plan $PU waits with the receiver's reason" 30 url_waits
+wait_for "plan $PU's after_host called" 60 after_done "$PU"
+assert_eq "the receiver: before_host 503 twice, then 204, then after_host" \
+    "hook.before_host:503 hook.before_host:503 hook.before_host:204 hook.after_host:204" \
+    "$(calls "$HV_TMP/notyet.log" "$PU")"
+assert_eq "the hook log: done in 3 calls, 2 of them not yet, the last reason kept" \
+    "done done 3 204 2 draining: 1 more calls" \
+    "$(json -r '"\(.status) \(.hooks[0].status) \(.hooks[0].attempts) \(.hooks[0].answer.http_status) \(.hooks[0].answer.not_yet.calls) \(.hooks[0].answer.not_yet.reason)"')"
+assert_eq "the call carries the target and its labels" "hook-host n042" \
+    "$(jq -s -r '[.[] | select(.event == "hook.before_host")][0].body | "\(.target) \(.labels["slurm.node"])"' "$HV_TMP/notyet.log")"
 
 # --- a tuning plan: before_host before its first apply step, after_host
 # after its restore step ------------------------------------------------------------

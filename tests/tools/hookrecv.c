@@ -2,7 +2,7 @@
  * (tests/integration/test_webhooks.sh).
  *
  *   hookrecv --port-file FILE --log FILE [--secret-file FILE] [--fail N]
- *            [--port N]
+ *            [--not-yet N] [--port N]
  *
  * Listens on 127.0.0.1 on port N, or a free one (written to --port-file
  * once it listens) and appends one JSON line per POST to --log:
@@ -10,8 +10,10 @@
  * sig_ok says whether Hvbench-Signature ("t=UNIX,v1=HEX") is HMAC-SHA256
  * with the secret read from --secret-file (at each request: the test
  * writes it once it knows it) over "UNIX.BODY"; null without a secret.
- * The first N requests are answered 500, the rest 204. Runs until SIGTERM
- * or SIGINT. */
+ * The first N requests (--fail) are answered 500, the rest 204; with
+ * --not-yet N, the first N before_host calls are answered 503 with
+ * "Retry-After: 1" and {"reason": "draining: K more calls"} instead (a
+ * drain that is not done yet). Runs until SIGTERM or SIGINT. */
 #include <gnutls/crypto.h>
 #include <jansson.h>
 #include <microhttpd.h>
@@ -26,8 +28,8 @@
 #include <unistd.h>
 
 static const char *log_path, *secret_path;
-static long fail_first;
-static long count;
+static long fail_first, not_yet_first;
+static long count, before_count;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct body {
@@ -114,6 +116,11 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     pthread_mutex_lock(&lock);
     long n = ++count;
     unsigned status = n <= fail_first ? 500 : 204;
+    long left = 0;
+    if (ev != NULL && strcmp(ev, "hook.before_host") == 0 && ++before_count <= not_yet_first) {
+        status = 503;
+        left = not_yet_first - before_count + 1;
+    }
     json_t *line = json_pack("{s:I,s:s?,s:s?,s:s?,s:s,s:o,s:I,s:o}", "n", (json_int_t)n, "event",
                              ev, "delivery", id, "signature", sig, "method", method, "sig_ok",
                              check_signature(sig, b->data != NULL ? b->data : "", b->len),
@@ -128,7 +135,15 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
         fclose(f);
     json_decref(line);
     pthread_mutex_unlock(&lock);
-    struct MHD_Response *r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+    char reason[96] = "";
+    if (status == 503)
+        snprintf(reason, sizeof reason, "{\"reason\": \"draining: %ld more calls\"}", left);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(reason), reason, MHD_RESPMEM_MUST_COPY);
+    if (status == 503) {
+        MHD_add_response_header(r, "Retry-After", "1");
+        MHD_add_response_header(r, "Content-Type", "application/json");
+    }
     enum MHD_Result rc = MHD_queue_response(conn, status, r);
     MHD_destroy_response(r);
     return rc;
@@ -161,12 +176,14 @@ int main(int argc, char **argv)
             secret_path = argv[i + 1];
         else if (strcmp(argv[i], "--fail") == 0)
             fail_first = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--not-yet") == 0)
+            not_yet_first = atol(argv[i + 1]);
         else if (strcmp(argv[i], "--port") == 0)
             port = (unsigned)atoi(argv[i + 1]);
     }
     if (port_file == NULL || log_path == NULL) {
         fprintf(stderr, "usage: hookrecv --port-file FILE --log FILE [--secret-file FILE] "
-                        "[--fail N] [--port N]\n");
+                        "[--fail N] [--not-yet N] [--port N]\n");
         return 2;
     }
     sigset_t set;

@@ -319,7 +319,8 @@ static void test_hooks(void)
     hv_actuators_use_conf(c);
     char why[512];
     json_t *answer = NULL;
-    CHECK_MSG(hv_site_hook_run("drain", 7, "hv-01.lab", NULL, NULL, &answer, why, sizeof why) == 0,
+    CHECK_MSG(hv_site_hook_run("drain", 7, "hv-01.lab", "before_host", NULL, NULL, NULL, &answer,
+                               why, sizeof why) == 0,
               "%s", why);
     CHECK_STR(get("drained"), "hv-01.lab:7");
     json_decref(answer);
@@ -329,16 +330,51 @@ static void test_hooks(void)
     };
     for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
         answer = NULL;
-        CHECK_MSG(hv_site_hook_run("drain", 7, hostile[i], NULL, NULL, &answer, why, sizeof why) ==
-                          -1 &&
+        CHECK_MSG(hv_site_hook_run("drain", 7, hostile[i], "before_host", NULL, NULL, NULL, &answer,
+                                   why, sizeof why) == -1 &&
                       strstr(why, "host-safe name") != NULL && answer == NULL,
                   "host %zu: %s", i, why);
-        CHECK_MSG(hv_site_hook_run(hostile[i], 7, "hv01", NULL, NULL, &answer, why, sizeof why) ==
-                          -1 &&
+        CHECK_MSG(hv_site_hook_run(hostile[i], 7, "hv01", "before_host", NULL, NULL, NULL, &answer,
+                                   why, sizeof why) == -1 &&
                       strstr(why, "host-safe name") != NULL && answer == NULL,
                   "hook %zu: %s", i, why);
     }
     CHECK_STR(get("drained"), "<missing>");
+    hv_actuators_use_conf(NULL);
+    hv_conf_free(c);
+    json_decref(errors);
+    json_decref(doc);
+}
+
+/* A hook gets the call in its environment, not the worker's own HVBENCH_*
+ * variables; exit status 75 is "not yet", its last line the words. */
+static void test_hook_not_yet(void)
+{
+    json_t *doc = conf_doc(
+        "{\"hooks\": {\"gate\": [\"/bin/sh\", \"-c\", \"echo \\\"$HVBENCH_HOOK $HVBENCH_PLAN "
+        "$HVBENCH_TARGET $HVBENCH_LABEL_SLURM_NODE $HVBENCH_LABELS ${HVBENCH_SECRET:-unset}\\\"; "
+        "echo checking; echo '  draining: job 9 on n7  '; echo; exit 75\"]}}");
+    json_t *errors = json_array();
+    struct hv_conf *c = hv_conf_from_json(doc, errors);
+    CHECK(c != NULL);
+    hv_actuators_use_conf(c);
+    setenv("HVBENCH_SECRET", "worker-only", 1);
+    json_t *labels = json_pack("{s:s, s:s, s:i}", "slurm.node", "n7", "rack", "r1", "n", 3);
+    char why[512];
+    json_t *answer = NULL;
+    CHECK_MSG(hv_site_hook_run("gate", 12, "hv01", "before_host", labels, NULL, NULL, &answer, why,
+                               sizeof why) == 1,
+              "%s", why);
+    CHECK_STR(why, "draining: job 9 on n7");
+    CHECK(json_integer_value(json_object_get(answer, "exit_status")) == HV_HOOK_NOT_YET);
+    const char *out = json_string_value(json_object_get(answer, "output"));
+    CHECK_MSG(out != NULL &&
+                  strncmp(out, "before_host 12 hv01 n7 rack=r1,slurm.node=n7 unset\n",
+                          strlen("before_host 12 hv01 n7 rack=r1,slurm.node=n7 unset\n")) == 0,
+              "output: %s", out != NULL ? out : "(null)");
+    unsetenv("HVBENCH_SECRET");
+    json_decref(answer);
+    json_decref(labels);
     hv_actuators_use_conf(NULL);
     hv_conf_free(c);
     json_decref(errors);
@@ -356,6 +392,7 @@ int main(void)
     test_config();
     test_apply_restore();
     test_hooks();
+    test_hook_not_yet();
     nftw(top, remove_one, 16, FTW_DEPTH | FTW_PHYS);
     return check_summary("test_act_site");
 }

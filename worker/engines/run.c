@@ -233,7 +233,8 @@ struct hv_proc *hv_proc_start(const struct hv_run_spec *spec, char *err, size_t 
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                         POSIX_SPAWN_SETPGROUP);
     p->start = hv_monotonic();
-    int rc = posix_spawn(&p->pid, p->path, &fa, &attr, (char *const *)spec->argv, environ);
+    int rc = posix_spawn(&p->pid, p->path, &fa, &attr, (char *const *)spec->argv,
+                         spec->envp != NULL ? (char *const *)spec->envp : environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     if (rc != 0) {

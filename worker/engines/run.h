@@ -44,6 +44,9 @@ struct hv_run_spec {
     size_t out_cap, err_cap;
     /** Directory to run in; NULL: the worker's. */
     const char *cwd;
+    /** The program's environment, "NAME=value" strings, NULL-terminated;
+     *  NULL: the worker's. Borrowed. */
+    const char *const *envp;
 };
 
 /** How a run ended. The two buffers are NUL-terminated and owned by the

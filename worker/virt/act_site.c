@@ -17,9 +17,13 @@
 #include "worker/virt/rows.h"
 
 #include <ctype.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+extern char **environ;
 
 /* The configuration whose factors are declared; NULL: none. */
 static const struct hv_conf *site_conf;
@@ -315,8 +319,108 @@ static json_t *hook_answer(const struct hv_run_result *r)
     return a;
 }
 
-int hv_site_hook_run(const char *name, long long plan, const char *host, void (*tick)(void *),
-                     void *arg, json_t **answer, char *why, size_t len)
+/* Bytes of a hook's output kept: its answer's first HOOK_ANSWER, and the
+ * last line a "not yet" gives as its words. */
+#define HOOK_OUTPUT (64 * 1024)
+
+/* The last non-blank line of out, blanks trimmed, into why. */
+static void last_line(const char *out, char *why, size_t len)
+{
+    const char *end = out + strlen(out);
+    while (end > out && isspace((unsigned char)end[-1]))
+        end--;
+    const char *start = end;
+    while (start > out && start[-1] != '\n')
+        start--;
+    while (start < end && isspace((unsigned char)*start))
+        start++;
+    snprintf(why, len, "%.*s", (int)(end - start), start);
+}
+
+/* fmt printed into a new string, or NULL when memory runs out. */
+__attribute__((format(printf, 1, 2))) static char *printed(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *out = NULL;
+    if (vasprintf(&out, fmt, ap) < 0)
+        out = NULL; /* its content is undefined then */
+    va_end(ap);
+    return out;
+}
+
+/* The hook's environment: the worker's without its HVBENCH_* variables,
+ * then the call's (actuator.h), as a new NULL-terminated array of owned
+ * strings (hv_env_free), or NULL when memory runs out. */
+static char **hook_env(long long plan, const char *host, const char *kind, const json_t *labels)
+{
+    size_t n = 0;
+    while (environ[n] != NULL)
+        n++;
+    size_t max = n + 5 + json_object_size(labels);
+    char **env = calloc(max + 1, sizeof *env);
+    if (env == NULL)
+        return NULL;
+    size_t k = 0;
+    bool failed = false;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "HVBENCH_", 8) != 0)
+            failed |= (env[k++] = strdup(environ[i])) == NULL;
+    failed |= (env[k++] = printed("HVBENCH_HOOK=%s", kind)) == NULL;
+    failed |= (env[k++] = printed("HVBENCH_PLAN=%lld", plan)) == NULL;
+    failed |= (env[k++] = printed("HVBENCH_TARGET=%s", host)) == NULL;
+    /* the keys sorted, so HVBENCH_LABELS reads the same on every run */
+    json_t *keys = json_array();
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)labels, key, v)
+    {
+        if (!json_is_string(v))
+            continue;
+        size_t at = 0;
+        while (at < json_array_size(keys) &&
+               strcmp(json_string_value(json_array_get(keys, at)), key) < 0)
+            at++;
+        json_array_insert_new(keys, at, json_string(key));
+    }
+    char *all = strdup("HVBENCH_LABELS=");
+    size_t i;
+    json_array_foreach(keys, i, v)
+    {
+        const char *lk = json_string_value(v);
+        const char *lv = json_string_value(json_object_get(labels, lk));
+        char *more = all != NULL ? printed("%s%s%s=%s", all, i > 0 ? "," : "", lk, lv) : NULL;
+        free(all);
+        all = more;
+        char *one = printed("HVBENCH_LABEL_%s=%s", lk, lv);
+        failed |= all == NULL || one == NULL;
+        if (one != NULL)
+            for (char *c = one + strlen("HVBENCH_LABEL_"); *c != '='; c++)
+                *c = isalnum((unsigned char)*c) ? (char)toupper((unsigned char)*c) : '_';
+        env[k++] = one;
+    }
+    json_decref(keys);
+    failed |= all == NULL;
+    env[k++] = all;
+    if (failed) {
+        for (size_t j = 0; j < k; j++)
+            free(env[j]);
+        free(env);
+        return NULL;
+    }
+    return env;
+}
+
+static void env_free(char **env)
+{
+    for (size_t i = 0; env != NULL && env[i] != NULL; i++)
+        free(env[i]);
+    free(env);
+}
+
+int hv_site_hook_run(const char *name, long long plan, const char *host, const char *kind,
+                     const json_t *labels, void (*tick)(void *), void *arg, json_t **answer,
+                     char *why, size_t len)
 {
     *answer = NULL;
     /* checked again before use: host goes into the command's arguments */
@@ -345,8 +449,17 @@ int hv_site_hook_run(const char *name, long long plan, const char *host, void (*
         v[i] = json_string_value(json_array_get(full, i));
     char what[160];
     snprintf(what, sizeof what, "hook %s (%s)", name, v[0]);
-    struct hv_run_spec spec = {
-        .argv = v, .display = what, .timeout = HV_CONF_HOOK_TIMEOUT, .out_cap = HOOK_ANSWER};
+    char **env = hook_env(plan, host, kind != NULL ? kind : "", labels);
+    if (env == NULL) {
+        free(v);
+        json_decref(full);
+        return hv_act_fail(why, len, "out of memory");
+    }
+    struct hv_run_spec spec = {.argv = v,
+                               .display = what,
+                               .timeout = HV_CONF_HOOK_TIMEOUT,
+                               .out_cap = HOOK_OUTPUT,
+                               .envp = (const char *const *)env};
     struct hv_proc *p = hv_proc_start(&spec, why, len);
     int rc = -1;
     if (p != NULL) {
@@ -357,10 +470,18 @@ int hv_site_hook_run(const char *name, long long plan, const char *host, void (*
         hv_proc_wait(p, NULL, &r);
         *answer = hook_answer(&r);
         rc = hv_run_ok(&r) ? 0 : -1;
-        if (rc != 0)
+        if (rc != 0 && r.exit_code == HV_HOOK_NOT_YET && !r.timed_out && !r.stopped) {
+            rc = 1;
+            last_line(r.out_len > 0 ? r.out : r.err != NULL ? r.err : "", why, len);
+            if (why[0] == '\0')
+                snprintf(why, len, "hook %s said not yet (exit status %d) without a reason", name,
+                         HV_HOOK_NOT_YET);
+        } else if (rc != 0) {
             hv_run_describe(&r, what, why, len);
+        }
         hv_run_result_clear(&r);
     }
+    env_free(env);
     free(v);
     json_decref(full);
     return rc;

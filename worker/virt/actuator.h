@@ -193,15 +193,28 @@ json_t *hv_actuators_probe(const struct hv_act_ctx *ctx);
 struct hv_conf;
 void hv_actuators_use_conf(const struct hv_conf *c);
 
+/** The exit status of a drain hook that says "not yet" (EX_TEMPFAIL). */
+#define HV_HOOK_NOT_YET 75
+
 /** Runs the drain hook name of that configuration (its argv with
  *  "{plan}" and "{host}" replaced in every argument, never through a
- *  shell; at most HV_CONF_HOOK_TIMEOUT seconds), calling tick about once
- *  a second while it runs (tick may be NULL). *answer is set to a new
- *  {"exit_status", "output"} (its first 1 kB) once it ran. Returns 0 when
- *  it exited with status 0, else -1 with why (also, running nothing, when
- *  name or host is not a host-safe name: names.h). */
-int hv_site_hook_run(const char *name, long long plan, const char *host, void (*tick)(void *),
-                     void *arg, json_t **answer, char *why, size_t len);
+ *  shell; at most HV_CONF_HOOK_TIMEOUT seconds) for kind ("before_host",
+ *  "after_host") of plan on host, whose labels (a JSON object of strings,
+ *  may be NULL) it gets in its environment with the rest: HVBENCH_HOOK
+ *  (kind), HVBENCH_PLAN, HVBENCH_TARGET (host), HVBENCH_LABELS
+ *  ("k=v,k2=v2", keys sorted) and one HVBENCH_LABEL_<KEY>=value a label
+ *  (KEY: the key upper-cased, each character other than A-Z and 0-9 an
+ *  underscore); the worker's own HVBENCH_* variables are not passed on.
+ *  Calls tick about once a second while it runs (tick may be NULL).
+ *  *answer is set to a new {"exit_status", "output"} (its first 1 kB)
+ *  once it ran. Returns 0 when it exited with status 0; 1 when it exited
+ *  with HV_HOOK_NOT_YET, why then its words: the last non-blank line of
+ *  its output (standard output, else standard error); else -1 with why
+ *  (also, running nothing, when name or host is not a host-safe name:
+ *  names.h). */
+int hv_site_hook_run(const char *name, long long plan, const char *host, const char *kind,
+                     const json_t *labels, void (*tick)(void *), void *arg, json_t **answer,
+                     char *why, size_t len);
 
 /** Closes what the context opened (the libvirt connection). The caller's
  *  fields (changes, journal) are left alone. */

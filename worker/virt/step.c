@@ -161,14 +161,19 @@ static json_t *run_hook(const struct hv_step *step, void (*tick)(void *), void *
     const char *name = json_string_value(json_object_get(json_object_get(s, "hook"), "local"));
     const char *host = json_string_value(json_object_get(s, "host"));
     json_t *answer = NULL;
-    int rc = name != NULL ? hv_site_hook_run(name, step->plan_id, host != NULL ? host : "", tick,
-                                             arg, &answer, err, sizeof err)
+    int rc = name != NULL ? hv_site_hook_run(name, step->plan_id, host != NULL ? host : "",
+                                             step->kind, json_object_get(s, "labels"), tick, arg,
+                                             &answer, err, sizeof err)
                           : (snprintf(err, sizeof err, "the step names no local hook"), -1);
     if (answer == NULL)
         answer = json_pack("{s:s}", "error", err);
+    /* only a before_host gates: an after_host saying "not yet" failed */
+    bool not_yet = rc == 1 && strcmp(step->kind, "before_host") == 0;
     json_t *body = json_pack("{s:i, s:s, s:o, s:o, s:o}", "attempt", step->attempt, "status",
-                             rc == 0 ? "ok" : "error", "settings", json_object(), "changes",
-                             json_array(), "answer", answer);
+                             rc == 0   ? "ok"
+                             : not_yet ? "not_yet"
+                                       : "error",
+                             "settings", json_object(), "changes", json_array(), "answer", answer);
     if (body != NULL && rc != 0)
         json_object_set_new(body, "error", json_string(err));
     return body;
