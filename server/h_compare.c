@@ -15,7 +15,15 @@
  * other side's workload of that id does not have is another workload, and
  * the comparison is refused (409) naming the first param that differs.
  * Values no measurement can have, stored before the doors
- * refused them, are left out and counted (server/db_values.h). */
+ * refused them, are left out and counted (server/db_values.h).
+ *
+ * GET /api/v1/compare?items=A,B,C…&baseline=B: two to twelve items (a
+ * side as above, or a target's name standing for its latest done plan)
+ * against a baseline, rows paired across all of them as above; each
+ * metric's comparisons with the baseline are one family whose verdicts
+ * are read after Holm (lib/compare.h, hv_family_verdicts), and each item
+ * gets the geometric mean of its ratios over the primary metrics every
+ * item has, a lower-is-better ratio inverted. */
 #include "adaptive.h"
 #include "compare.h"
 #include "db_compare.h"
