@@ -48,6 +48,7 @@ static const struct hv_stmt side = {
     "'excluded', (SELECT coalesce(sum(x.ex), 0) FROM x), "
     "'rows', (SELECT coalesce(json_agg(json_build_object('workload', x.wid, 'params', x.wp, "
     " 'target', x.tn, "
+    " 'target_kind', coalesce((SELECT t.kind FROM targets t WHERE t.name = x.tn), 'guest'), "
     " 'metric', x.metric, 'unit', x.unit, 'higher_is_better', x.hib, 'kind', x.kind, "
     " 'engine', x.engine, 'n', x.n, 'mean', x.mean, "
     " 'sd', x.sd, 'log_mean', x.lm, 'log_sd', x.ls, 'n_nonpos', x.np, 'excluded', x.ex) "

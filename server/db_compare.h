@@ -16,7 +16,8 @@
  *  ({"host": FACTS, "guest": FACTS}: the facts the workers last reported
  *  of the plan's targets, the first by name of each kind), "rows": per workload id and params,
  * target and metric of its done jobs (the server side of net workloads left out), ordered so,
- *  {"workload", "params", "target", "metric", "unit", "higher_is_better",
+ *  {"workload", "params", "target", "target_kind" ("host" or "guest": the
+ *  target's kind; "guest" for a group's "N guests"), "metric", "unit", "higher_is_better",
  *  "kind", "engine" (the workload's), "n", "mean", "sd", "log_mean", "log_sd", "n_nonpos",
  * "excluded"} with the moments of its rounds' values (hv_round_values, migrations/042: n counts
  * rounds) and of the logarithms of the positive ones (lib/stats.h, hv_moments_set)}. HV_DB_NONE: no

@@ -508,12 +508,23 @@ static bool load_items(struct hv_request *req, struct items *it)
     return true;
 }
 
-/* Whether rows x and y are of one metric of one workload (and target when
- * by_target). */
-static bool same_metric(const json_t *x, const json_t *y, bool by_target)
+/* Whether a row's target is a guest (its kind; a group's "N guests"). */
+static bool on_guest(const json_t *row)
 {
-    return same_workload(x, y) && same_str(x, y, "metric") &&
-           (!by_target || same_str(x, y, "target"));
+    const char *k = json_string_value(json_object_get(row, "target_kind"));
+    return k != NULL && strcmp(k, "guest") == 0;
+}
+
+/* Whether rows x and y are of one metric of one workload and, when
+ * by_target, of one target (pass 0) or, for items on other machines, of
+ * one side, host or guest (pass 1). */
+static bool same_metric(const json_t *x, const json_t *y, bool by_target, int pass)
+{
+    if (!same_workload(x, y) || !same_str(x, y, "metric"))
+        return false;
+    if (!by_target)
+        return true;
+    return pass == 0 ? same_str(x, y, "target") : on_guest(x) == on_guest(y);
 }
 
 /* One metric across the items: their rows (NULL where an item has none). */
@@ -600,11 +611,13 @@ static json_t *metrics_json(const struct items *it, double margin)
             mr.row[i] = row;
             for (size_t j = 0; j < it->n; j++) {
                 const json_t *other = json_object_get(it->sd[j].doc, "rows");
-                for (size_t y = 0; j != i && y < json_array_size(other) && !mr.row[j]; y++)
-                    if (!used[j][y] && same_metric(row, json_array_get(other, y), by_target)) {
-                        used[j][y] = true;
-                        mr.row[j] = json_array_get(other, y);
-                    }
+                for (int pass = 0; pass < 2; pass++)
+                    for (size_t y = 0; j != i && y < json_array_size(other) && !mr.row[j]; y++)
+                        if (!used[j][y] &&
+                            same_metric(row, json_array_get(other, y), by_target, pass)) {
+                            used[j][y] = true;
+                            mr.row[j] = json_array_get(other, y);
+                        }
             }
             json_t *hib = json_object_get(row, "higher_is_better");
             bool primary =
