@@ -650,6 +650,18 @@ test('compare N: plans ticked on the list land on compare', async () => {
   assert.deepEqual(await page.locator('#compare-items > li').evaluateAll((l) => l.map((x) => x.dataset.item)), items);
 });
 
+test('compare N: a plan and a target lead to compare with themselves as the first item', async () => {
+  await page.goto(`${BASE}/#/plans/${TUNE}`);
+  await page.locator('#plan-compare').click();
+  await page.waitForFunction((h) => location.hash === h, `#/compare?items=${TUNE}`);
+  assert.equal(await page.locator('#cmp-items').inputValue(), TUNE);
+  const t = await rest(`api/v1/targets/${TUNE_TARGET}`);
+  await page.goto(`${BASE}/#/targets/${TUNE_TARGET}`);
+  await page.locator('#target-compare').click();
+  await page.waitForFunction(() => location.hash.startsWith('#/compare?items='));
+  assert.equal(await page.locator('#cmp-items').inputValue(), t.name, 'the target stands for its latest done plan');
+});
+
 test('the targets page lists every target', async () => {
   await page.locator('.topnav a[data-section="targets"]').click();
   const items = (await rest('api/v1/targets')).items;
