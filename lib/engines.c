@@ -59,6 +59,17 @@ const struct hv_engine_def *hv_engine_def_find(const char *kind, const char *eng
     return NULL;
 }
 
+bool hv_engine_metric_primary(const char *kind, const char *engine, const char *metric)
+{
+    const struct hv_engine_def *e = hv_engine_def_find(kind, engine);
+    if (e == NULL || e->metrics == NULL)
+        return true;
+    for (const char *const *m = e->metrics; *m != NULL; m++)
+        if (metric != NULL && strcmp(*m, metric) == 0)
+            return true;
+    return false;
+}
+
 size_t hv_engine_def_count(void)
 {
     size_t n = 0;

@@ -225,6 +225,11 @@ int hv_engine_def_fit(const struct hv_engine_def *e, const json_t *params,
  *  pointer into the static table, or NULL when there is none. */
 const struct hv_engine_def *hv_engine_def_find(const char *kind, const char *engine);
 
+/** Whether metric is a primary metric of the engine (kind, engine): one its
+ *  row names, or any metric of an engine that names none (site benchmarks)
+ *  or of an engine not in the table. */
+bool hv_engine_metric_primary(const char *kind, const char *engine, const char *metric);
+
 /** NULL when s may name a site benchmark (a custom engine's params.name,
  *  a worker's declared benchmark): a-z, 0-9, '_', '.', '-', not starting
  *  with '.', so the name cannot reach anything the administrator did not

@@ -17,12 +17,13 @@
     " coalesce(workload->'params', '{}') AS wp FROM jobs WHERE plan_id = $1 "                      \
     " ORDER BY workload_id, id), "                                                                 \
     "v AS (SELECT m.workload_id AS wid, wps.wp, m.target AS tn, m.metric, m.unit, "                \
-    " m.higher_is_better AS hib, m.value, " HV_SQL_METRIC_OK " AS ok "                             \
+    " m.higher_is_better AS hib, m.kind, m.engine, m.value, " HV_SQL_METRIC_OK " AS ok "           \
     " FROM (SELECT rv.*, rv.metric AS name FROM hv_round_values($1) rv) m "                        \
     " JOIN wps ON wps.wid = m.workload_id "                                                        \
     " JOIN configurations c ON c.plan_id = $1 AND c.idx = m.config_idx "                           \
     " WHERE " CONFIG_MATCH "), "                                                                   \
     "x AS (SELECT wid, wp, tn, metric, min(unit) AS unit, bool_and(hib) AS hib, "                  \
+    " min(kind) AS kind, min(engine) AS engine, "                                                  \
     " count(*) FILTER (WHERE ok) AS n, avg(value) FILTER (WHERE ok) AS mean, "                     \
     " stddev_samp(value) FILTER (WHERE ok) AS sd, "                                                \
     " avg(ln(value)) FILTER (WHERE ok AND value > 0) AS lm, "                                      \
@@ -39,10 +40,17 @@ static const struct hv_stmt side = {
     " FROM configurations c WHERE c.plan_id = p.id), "
     "'configuration', (SELECT c.name FROM configurations c WHERE c.plan_id = p.id "
     " AND " CONFIG_MATCH " ORDER BY c.idx LIMIT 1), "
+    "'levels', (SELECT c.levels FROM configurations c WHERE c.plan_id = p.id "
+    " AND " CONFIG_MATCH " ORDER BY c.idx LIMIT 1), "
+    "'facts', (SELECT coalesce(json_object_agg(f.kind, f.facts), '{}') FROM "
+    " (SELECT DISTINCT ON (t.kind) t.kind, t.facts FROM targets t WHERE t.name IN "
+    " (SELECT j.target_name FROM jobs j WHERE j.plan_id = p.id) ORDER BY t.kind, t.name) f), "
     "'excluded', (SELECT coalesce(sum(x.ex), 0) FROM x), "
     "'rows', (SELECT coalesce(json_agg(json_build_object('workload', x.wid, 'params', x.wp, "
     " 'target', x.tn, "
-    " 'metric', x.metric, 'unit', x.unit, 'higher_is_better', x.hib, 'n', x.n, 'mean', x.mean, "
+    " 'target_kind', coalesce((SELECT t.kind FROM targets t WHERE t.name = x.tn), 'guest'), "
+    " 'metric', x.metric, 'unit', x.unit, 'higher_is_better', x.hib, 'kind', x.kind, "
+    " 'engine', x.engine, 'n', x.n, 'mean', x.mean, "
     " 'sd', x.sd, 'log_mean', x.lm, 'log_sd', x.ls, 'n_nonpos', x.np, 'excluded', x.ex) "
     " ORDER BY x.wid, x.metric, x.tn, x.wp::text), '[]') FROM x))::text "
     "FROM plans p WHERE p.id = $1",
@@ -53,4 +61,24 @@ enum hv_db_status hv_db_compare_side(int64_t plan_id, const char *configuration,
     char pid[24];
     const char *p[] = {hv_db_int(pid, sizeof pid, plan_id), configuration};
     return hv_db_json(&side, p, out, NULL);
+}
+
+/* The target's latest done plan: the one that ended last among the done
+ * plans with a job on it. */
+static const struct hv_stmt target_plan = {
+    "compare_target_plan",
+    "SELECT json_build_object('plan_id', (SELECT p.id FROM plans p WHERE p.state = 'done' "
+    " AND EXISTS (SELECT 1 FROM jobs j WHERE j.plan_id = p.id AND j.target_name = t.name) "
+    " ORDER BY p.ended_at DESC NULLS LAST, p.id DESC LIMIT 1))::text "
+    "FROM targets t WHERE t.name = $1",
+    1};
+
+enum hv_db_status hv_db_compare_target_plan(const char *target, int64_t *plan_id)
+{
+    const char *p[] = {target};
+    json_t *o = NULL;
+    enum hv_db_status s = hv_db_json(&target_plan, p, &o, NULL);
+    *plan_id = s == HV_DB_OK ? (int64_t)json_integer_value(json_object_get(o, "plan_id")) : 0;
+    json_decref(o);
+    return s;
 }

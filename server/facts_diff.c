@@ -1,6 +1,7 @@
 /* facts_diff.c — see facts_diff.h. */
 #include "facts_diff.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,57 @@ fail:
     free(paths);
     json_decref(fb);
     json_decref(fa);
+    json_decref(out);
+    return NULL;
+}
+
+json_t *hv_facts_side_by_side(const json_t *const *sides, size_t n)
+{
+    json_t *all = json_object(), *flat = json_array(), *out = json_array();
+    const char **paths = NULL;
+    if (all == NULL || flat == NULL || out == NULL)
+        goto fail;
+    for (size_t i = 0; i < n; i++) {
+        json_t *f = json_object();
+        if (f == NULL || json_array_append_new(flat, f) != 0)
+            goto fail;
+        flatten(f, "", sides[i], 0);
+        json_object_update(all, f);
+    }
+    size_t np = 0;
+    paths = malloc((json_object_size(all) + 1) * sizeof *paths);
+    if (paths == NULL)
+        goto fail;
+    const char *key;
+    json_t *v;
+    json_object_foreach(all, key, v)
+    {
+        paths[np++] = key;
+    }
+    qsort(paths, np, sizeof *paths, cmp_str);
+    for (size_t k = 0; k < np; k++) {
+        json_t *values = json_array();
+        bool differs = false;
+        for (size_t i = 0; values != NULL && i < n; i++) {
+            json_t *x = json_object_get(json_array_get(flat, i), paths[k]);
+            json_t *first = json_object_get(json_array_get(flat, 0), paths[k]);
+            if (!(x != NULL && first != NULL && json_equal(x, first)))
+                differs = true;
+            json_array_append(values, x ? x : json_null());
+        }
+        if (values == NULL ||
+            json_array_append_new(out, json_pack("{s:s,s:o,s:b}", "name", paths[k], "values",
+                                                 values, "differs", differs)) != 0)
+            goto fail;
+    }
+    free(paths);
+    json_decref(all);
+    json_decref(flat);
+    return out;
+fail:
+    free(paths);
+    json_decref(all);
+    json_decref(flat);
     json_decref(out);
     return NULL;
 }

@@ -4,6 +4,7 @@
 #define HV_SERVER_FACTS_DIFF_H
 
 #include <jansson.h>
+#include <stddef.h>
 
 /** The facts that differ between before and after (either may be NULL or
  *  not an object: no facts), as a new JSON array of {"fact", "before",
@@ -13,5 +14,12 @@
  *  compared whole. A fact one side lacks is null there. NULL only when
  *  memory runs out. Pure; thread safe. */
 json_t *hv_facts_diff(const json_t *before, const json_t *after);
+
+/** The facts of n sides (each may be NULL or not an object: no facts)
+ *  side by side, as a new JSON array of {"name", "values": [one per side,
+ *  null where a side lacks it], "differs"} in the order of the paths'
+ *  names, paths as hv_facts_diff's; "differs" is true when any two values
+ *  are not equal. NULL only when memory runs out. Pure; thread safe. */
+json_t *hv_facts_side_by_side(const json_t *const *sides, size_t n);
 
 #endif

@@ -322,16 +322,8 @@ const char *hv_subsys_name(enum hv_subsys s)
 
 bool hv_rdata_primary(const struct hv_rdata *d, size_t w, const char *metric)
 {
-    if (w >= d->n_workloads)
-        return false;
-    const struct hv_engine_def *e =
-        hv_engine_def_find(d->workloads[w].kind, d->workloads[w].engine);
-    if (e == NULL || e->metrics == NULL)
-        return true;
-    for (const char *const *m = e->metrics; *m != NULL; m++)
-        if (strcmp(*m, metric) == 0)
-            return true;
-    return false;
+    return w < d->n_workloads &&
+           hv_engine_metric_primary(d->workloads[w].kind, d->workloads[w].engine, metric);
 }
 
 void hv_rdata_free(struct hv_rdata *d)

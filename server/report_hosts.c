@@ -278,16 +278,9 @@ static json_t *series_json(const json_t *rows, size_t from, size_t to, const jso
  * whose many comparisons would name outliers by chance. */
 static bool primary(const json_t *row)
 {
-    const struct hv_engine_def *e =
-        hv_engine_def_find(json_string_value(json_object_get(row, "kind")),
-                           json_string_value(json_object_get(row, "engine")));
-    const char *metric = json_string_value(json_object_get(row, "metric"));
-    if (e == NULL || e->metrics == NULL)
-        return true;
-    for (const char *const *m = e->metrics; *m != NULL; m++)
-        if (metric != NULL && strcmp(*m, metric) == 0)
-            return true;
-    return false;
+    return hv_engine_metric_primary(json_string_value(json_object_get(row, "kind")),
+                                    json_string_value(json_object_get(row, "engine")),
+                                    json_string_value(json_object_get(row, "metric")));
 }
 
 /* Whether rows a and b belong to one series. */

@@ -764,6 +764,103 @@ test('compare: two plans side by side, numbers as the API gives them', async () 
   await shot(page, 'compare');
 });
 
+// ---- compare N: items against a baseline (GET /api/v1/compare?items=) ----
+
+const VERDICT_WORDS = { better: 'better', worse: 'worse', no_effect: 'no effect', inconclusive: 'inconclusive' };
+/** The centre a side's figures show: its interval's, else its mean. */
+const centreOf = (v) => (typeof v.lo === 'number' && typeof v.hi === 'number' && typeof v.center === 'number' ? v.center : v.mean);
+
+test('compare N: three items, bars and percentages as the API gives them', async () => {
+  const report = await rest(`api/v1/plans/${TUNE}/report`);
+  const configs = [...new Set(report.summaries.map((x) => x.configuration))];
+  assert.ok(configs.length >= 2, `the tuning plan has two configurations: ${configs}`);
+  const list = [QUICK, `${TUNE}:${configs[0]}`, `${TUNE}:${configs[1]}`].join(',');
+  const c = await rest(`api/v1/compare?items=${encodeURIComponent(list)}`);
+  assert.deepEqual(c.items.map((h) => h.item), list.split(','));
+  await page.goto(`${BASE}/#/compare?items=${encodeURIComponent(list)}`);
+  await page.locator('#compare-metrics').waitFor();
+  const sections = page.locator('#compare-metrics section.cmp-metric');
+  assert.equal(await sections.count(), c.metrics.length, 'a section per metric');
+  for (let k = 0; k < c.metrics.length; k++) {
+    const m = c.metrics[k];
+    const rows = sections.nth(k).locator('tbody tr');
+    assert.equal(await rows.count(), c.items.length, `${m.metric}: a bar per item`);
+    const widths = [];
+    for (let i = 0; i < c.items.length; i++) {
+      const v = m.values[i];
+      const cmp = m.comparisons[i];
+      const row = rows.nth(i);
+      const cells = await cellTexts(row);
+      if (!v) {
+        assert.equal(cells[1], '-', `${m.metric} ${c.items[i].item}: no figures`);
+        continue;
+      }
+      // The centre and interval as the API computed them.
+      const f = figuresOf(v);
+      const want = f.interval.startsWith('[') ? `${f.centre} ${f.interval}` : `${f.centre} (${f.interval})`;
+      assert.equal(cells[1].replace(/\s+/g, ' '), want, `${m.metric} ${c.items[i].item}: centre and interval`);
+      // The bar ends at the centre; its whiskers at the interval's bounds.
+      const bar = row.locator('rect.bar-fill');
+      assert.equal(Number(await bar.getAttribute('data-value')), centreOf(v));
+      const w = Number(await bar.getAttribute('width'));
+      widths.push([w, centreOf(v)]);
+      if (f.interval.startsWith('[')) {
+        const xs = await row.locator('g.whisker line').first().evaluate((l) => [Number(l.getAttribute('x1')), Number(l.getAttribute('x2'))]);
+        assert.ok(Math.abs(xs[0] / w - v.lo / v.center) < 1e-6 && Math.abs(xs[1] / w - v.hi / v.center) < 1e-6,
+          `${m.metric} ${c.items[i].item}: whiskers at ${v.lo}, ${v.hi} (x ${xs}, bar ${w})`);
+      }
+      // % against the baseline and the verdict after Holm, as the API says.
+      if (!cmp) {
+        assert.equal(cells[3], 'baseline');
+      } else {
+        assert.equal(cells[3], typeof cmp.change_pct === 'number' ? fmtChangeOrNote(cmp, cmp.change_pct, cmp.lo_pct, cmp.hi_pct) : '-',
+          `${m.metric} ${c.items[i].item}: change`);
+        if (cmp.verdict) assert.equal(cells[4], VERDICT_WORDS[cmp.verdict], `${m.metric} ${c.items[i].item}: verdict`);
+      }
+    }
+    // Bars in proportion to the centres.
+    for (const [w, centre] of widths) {
+      assert.ok(Math.abs(w * widths[0][1] - widths[0][0] * centre) <= 1e-6 * Math.max(1, w * widths[0][1]), `${m.metric}: bars in proportion`);
+    }
+  }
+  // The geometric mean per item, the API's.
+  for (let i = 0; i < c.items.length; i++) {
+    const li = page.locator(`#compare-geomean li[data-item="${c.items[i].item}"]`);
+    const g = c.geomean.values[i];
+    if (typeof g === 'number') assert.equal((await li.locator('.geomean').innerText()).trim(), cliFmtNum(g));
+  }
+  // Settings side by side, the differing ones marked.
+  assert.equal(await page.locator('#compare-settings tr.differs').count(), c.settings.filter((x) => x.differs).length);
+  assert.ok(c.settings.some((x) => x.differs), 'the two configurations differ in a setting');
+  await shot(page, 'compare-n');
+});
+
+test('compare N: plans ticked on the list land on compare', async () => {
+  await page.goto(`${BASE}/#/`);
+  const tick = (id) => page.locator(`#plans-table tr[data-plan-id="${id}"] input.select-plan`);
+  await tick(QUICK).check();
+  assert.equal(await page.locator('#plans-compare').isDisabled(), true, 'one ticked: nothing to compare');
+  await tick(TUNE).check();
+  await page.locator('#plans-compare').click();
+  await page.waitForFunction(() => location.hash.startsWith('#/compare?items='));
+  const items = new URLSearchParams(new URL(page.url()).hash.split('?')[1]).get('items').split(',');
+  assert.deepEqual([...items].sort(), [QUICK, TUNE].sort());
+  await page.locator('#compare-metrics').waitFor();
+  assert.deepEqual(await page.locator('#compare-items > li').evaluateAll((l) => l.map((x) => x.dataset.item)), items);
+});
+
+test('compare N: a plan and a target lead to compare with themselves as the first item', async () => {
+  await page.goto(`${BASE}/#/plans/${TUNE}`);
+  await page.locator('#plan-compare').click();
+  await page.waitForFunction((h) => location.hash === h, `#/compare?items=${TUNE}`);
+  assert.equal(await page.locator('#cmp-items').inputValue(), TUNE);
+  const t = await rest(`api/v1/targets/${TUNE_TARGET}`);
+  await page.goto(`${BASE}/#/targets/${TUNE_TARGET}`);
+  await page.locator('#target-compare').click();
+  await page.waitForFunction(() => location.hash.startsWith('#/compare?items='));
+  assert.equal(await page.locator('#cmp-items').inputValue(), t.name, 'the target stands for its latest done plan');
+});
+
 test('the targets page lists every target', async () => {
   await page.locator('.topnav a[data-section="targets"]').click();
   const items = (await rest('api/v1/targets')).items;

@@ -9,7 +9,12 @@
 # "no_effect"; two plans on different targets compare metric by metric;
 # one run a side gives the ratio without an interval; the margin decides
 # the verdict; names with '=' and ',' pass unescaped; bad sides get 400,
-# unknown plans and configurations 404.
+# unknown plans and configurations 404. Three items (a plan, a
+# configuration, a target standing for its latest done plan) compare
+# against a baseline: verdicts after Holm over the metric's comparisons,
+# the geometric mean of the listed ratios over the primary metrics, the
+# settings side by side; too few or too many items get 400, an unknown
+# item 404 naming it.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 hv_setup
@@ -113,6 +118,70 @@ assert_near "one run a side: the ratio of the means" \
     "$(jq -n "(59800 * 1024 / 1e6) / ((75000 + 75400) / 2 * 1024 / 1e6)")" "$(jq .ratio <<<"$ROW")"
 assert_eq "without an interval or a verdict" 'null null null 1 none' \
     "$(jq -r '"\(.lo_pct) \(.hi_pct) \(.verdict) \(.b.n) \(.b.scale)"' <<<"$ROW")"
+
+# --- three items against a baseline -----------------------------------------------------------
+C=(74000 74600 73700)
+for i in 0 1 2; do bonnie_file "c$i.csv" "${C[i]}"; done
+cat "$HV_TMP/c0.csv" "$HV_TMP/c1.csv" "$HV_TMP/c2.csv" >"$HV_TMP/cs.csv"
+hv_cli --json import --tool bonnie --target cmp-c "$HV_TMP/cs.csv"
+PC=$(jq .plan_id <<<"$OUT")
+api GET "/api/v1/compare?items=$STUDY,$STUDY:study=guest,cmp-c"
+assert_eq "items: 200, three items, the first the baseline, the target its latest plan" \
+    "200 0 $STUDY:default:true $STUDY:study=guest:false $PC:default:false" \
+    "$STATUS $(json -r '"\(.baseline) " + ([.items[] | "\(.plan_id):\(.configuration):\(.baseline)"] | join(" "))')"
+M=$(json '.metrics[] | select(.metric == "disk.seq_write.mbps")')
+assert_eq "a metric: a value per item, a comparison per item but the baseline" '3 null 3 3 3' \
+    "$(jq -r '"\(.values | length) \(.comparisons[0]) \(.values[0].n) \(.values[1].n) \(.values[2].n)"' <<<"$M")"
+expect=$(jq -n --argjson a "$(gm "$(IFS=,; echo "${H[*]}")")" \
+    --argjson c "$(gm "$(IFS=,; echo "${C[*]}")")" '100 * ($c / $a - 1)')
+assert_near "the target's change is the ratio of the geometric means" "$expect" \
+    "$(jq .comparisons[2].change_pct <<<"$M")"
+assert_eq "the guest's the same as in the two-sided answer" worse "$(jq -r .comparisons[1].verdict <<<"$M")"
+# Holm over the two comparisons of each metric: the smaller margin p
+# doubled, the larger kept (never below the first); a better or worse
+# whose adjusted p exceeds 0.05 is inconclusive.
+holm='[.comparisons[1:][] | .p_margin // 1] as $p | ($p | min * 2 | if . > 1 then 1 else . end) as $lo
+  | [$p[] | if . == ($p | min) then $lo else ([., $lo] | max) end]'
+assert_eq "adjusted p-values are Holm's over the metric's comparisons" true \
+    "$(json "[.metrics[] | select(.comparisons[1].p_margin != null and .comparisons[2].p_margin != null)
+      | ($holm) as \$want | [.comparisons[1:][] | .p_adjusted] as \$got
+      | ([range(2)] | all(((\$want[.] - \$got[.]) | fabs) < 1e-9))] | length > 0 and all")"
+assert_eq "a directional verdict stands only under 0.05 after Holm" true \
+    "$(json '[.metrics[] | .comparisons[1:][] | select(.verdict == "better" or .verdict == "worse") | .p_adjusted <= 0.05] | all')"
+# The geometric mean of the listed ratios over the metrics it names,
+# inverted where lower is better.
+gexp=$(json '.geomean.metrics as $names | .geomean.inverted as $inv
+  | [.metrics[] | select(.metric as $m | $names | index($m))] as $ms
+  | [1, 2] | map(. as $i | [$ms[] | .comparisons[$i].ratio as $r
+      | if (.metric as $m | $inv | index($m)) then (1 / $r) else $r end | log] | add / length | exp)')
+assert_near "geomean of the guest: from the listed ratios" "$(jq '.[0]' <<<"$gexp")" "$(json '.geomean.values[1]')"
+assert_near "geomean of the target: from the listed ratios" "$(jq '.[1]' <<<"$gexp")" "$(json '.geomean.values[2]')"
+assert_eq "over the primary metrics, the baseline 1, the page told" 'true 1 true' \
+    "$(json -r '"\(.geomean.metrics | length > 0) \(.geomean.values[0]) \(.geomean.sentence | test("inverted"))"')"
+assert_eq "settings side by side, the differing marked" '{"name":"study","values":["host","guest",null],"differs":true}' \
+    "$(json -c '.settings[] | select(.name == "study")')"
+api GET "/api/v1/compare?items=$STUDY,$STUDY:study=guest,cmp-c&baseline=cmp-c"
+assert_eq "baseline= picks the item" '2 null' "$(json -c '"\(.baseline) \(.metrics[0].comparisons[2])"' | tr -d '"')"
+hv_cli compare "$STUDY" "$STUDY:study=guest" cmp-c
+assert_eq "hvbench compare A B C: exit 0" 0 "$RC"
+assert_match "a table per metric, the guest worse" \
+    "$STUDY:study=guest +[0-9.]+ \[[0-9.]+, [0-9.]+\] \(n=3\) +-(19|20)\.[0-9]+% +\[-2[0-9]\.[0-9]+%, -1[0-9]\.[0-9]+%\] +worse" "$OUT"
+assert_match "and the geometric means" "geometric mean \(.*inverted.*\):
+  $STUDY 1
+  $STUDY:study=guest 0\.[0-9]+" "$OUT"
+
+assert_status 400 GET "/api/v1/compare?items=$A"
+assert_eq "one item: 400 under items" items "$(json -r '.errors[0].path')"
+assert_status 400 GET "/api/v1/compare?items=$(printf "$A,%.0s" {1..12})$A"
+assert_match "thirteen: too many" 'more than 12' "$(json -r '.errors[0].message // .errors[0].detail')"
+assert_status 400 GET "/api/v1/compare?items=$A,$B&baseline=$STUDY"
+assert_eq "a baseline not among the items" baseline "$(json -r '.errors[0].path')"
+assert_status 404 GET "/api/v1/compare?items=$A,no-such-host"
+assert_match "an unknown target named" '^item "no-such-host": no target' "$(json -r .detail)"
+assert_status 404 GET "/api/v1/compare?items=$A,987654321"
+assert_eq "an unknown plan named" 'item "987654321": no plan 987654321' "$(json -r .detail)"
+assert_status 404 GET "/api/v1/compare?items=$A,$STUDY:study=x,thp=y"
+assert_match "an unknown configuration named, its ',' kept" 'no configuration "study=x,thp=y"' "$(json -r .detail)"
 
 # --- bad sides -------------------------------------------------------------------------------
 assert_status 400 GET "/api/v1/compare?b=$A"

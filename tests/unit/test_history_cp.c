@@ -160,11 +160,37 @@ static void test_facts_diff(void)
     json_decref(after);
 }
 
+/* Facts of three sides: every path once, a value per side, the differing
+ * marked. */
+static void test_facts_side_by_side(void)
+{
+    json_t *a = check_json("{\"kernel\": \"6.1.0\", \"kvm\": {\"ept\": true}}");
+    json_t *b = check_json("{\"kernel\": \"6.1.0\", \"kvm\": {\"ept\": false}}");
+    const json_t *sides[] = {a, b, NULL};
+    json_t *d = hv_facts_side_by_side(sides, 3);
+    json_t *want = check_json("[{\"name\": \"kernel\", \"values\": [\"6.1.0\", \"6.1.0\", null], "
+                              "\"differs\": true}, {\"name\": \"kvm.ept\", \"values\": [true, "
+                              "false, null], \"differs\": true}]");
+    CHECK(json_equal(d, want));
+    json_decref(d);
+    json_decref(want);
+    d = hv_facts_side_by_side(sides, 2);
+    want = check_json("[{\"name\": \"kernel\", \"values\": [\"6.1.0\", \"6.1.0\"], \"differs\": "
+                      "false}, {\"name\": \"kvm.ept\", \"values\": [true, false], \"differs\": "
+                      "true}]");
+    CHECK(json_equal(d, want));
+    json_decref(d);
+    json_decref(want);
+    json_decref(a);
+    json_decref(b);
+}
+
 int main(void)
 {
     test_short_history();
     test_long_history();
     test_placement_rate();
     test_facts_diff();
+    test_facts_side_by_side();
     return check_summary("test_history_cp");
 }

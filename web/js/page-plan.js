@@ -183,7 +183,7 @@ function header(title, status, plan) {
       el('span', { class: 'jobs' }, c.total + (c.total === 1 ? ' job' : ' jobs')),
       ui.progressBar(c, 'progress', plan.status), el('span', { class: 'pct' }, pct + '%'),
       el('a', { href: '#/plans/' + plan.id + '/jobs', id: 'jobs-link' }, 'Jobs'),
-      el('a', { href: href('/compare', { a: String(plan.id) }) }, 'Compare…')),
+      el('a', { href: href('/compare', { items: String(plan.id) }), id: 'plan-compare' }, 'Compare with…')),
     plan.waiting && plan.waiting.detail ? el('p', { class: 'waiting', id: 'plan-waiting' }, waitingWords(plan.waiting)) : null,
     Number.isSafeInteger(plan.parent_id) ? el('p', { id: 'fleet-parent' }, 'One host of fleet plan ',
       ui.planLink(plan.parent_id, String(plan.parent_id)), ': the same workloads on every host its selector matched.') : null,

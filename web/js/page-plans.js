@@ -6,7 +6,7 @@
 
 import { el, put } from './dom.js';
 import { api, query } from './api.js';
-import { current, setParams } from './route.js';
+import { current, href, setParams } from './route.js';
 import * as fmt from './fmt.js';
 import * as ui from './ui.js';
 
@@ -66,7 +66,7 @@ export function show(ctx) {
         filtered ? null : el('code', {}, 'hvbench submit plan.json'), filtered ? null : '.'));
     } else {
       const more = cursor ? el('button', { type: 'button', id: 'plans-more', onclick: () => load(false) }, 'Show older plans') : null;
-      put(body, plansTable(shown), more);
+      put(body, compareBar(), plansTable(shown), more);
       details(ctx, shown);
     }
     if (fresh && items.some((p) => ui.ACTIVE.has(p.status))) ctx.schedule(() => load(true), REFRESH_MS);
@@ -108,11 +108,32 @@ function filterForm(f, reload) {
     ui.field('Created since', since), ui.field('Search names', q));
 }
 
+/** "Compare selected": the plans ticked in the table, on the compare page
+ *  (2 to 12; the first ticked is the baseline). */
+function compareBar() {
+  const button = el('button', { type: 'button', id: 'plans-compare', disabled: true }, 'Compare selected');
+  const note = el('span', { class: 'muted', id: 'plans-compare-note' }, 'Tick 2 to 12 plans to compare them.');
+  button.addEventListener('click', () => {
+    const ids = [...document.querySelectorAll('#plans-table input.select-plan:checked')].map((c) => c.value);
+    location.hash = href('/compare', { items: ids.join(',') });
+  });
+  return el('div', { class: 'compare-bar' }, button, ' ', note);
+}
+
+/** Keeps the compare button in step with the ticked rows. */
+function selectionChanged() {
+  const n = document.querySelectorAll('#plans-table input.select-plan:checked').length;
+  const button = document.getElementById('plans-compare');
+  const note = document.getElementById('plans-compare-note');
+  if (button) button.disabled = n < 2 || n > 12;
+  if (note) note.textContent = n > 12 ? 'At most 12 plans compare on one page.' : n + ' ticked; tick 2 to 12 plans to compare them.';
+}
+
 function plansTable(items) {
   const rows = items.map((p) => {
     const c = ui.jobCounts(p);
     return el('tr', { 'data-plan-id': p.id },
-      el('td', { class: 'num' }, ui.planLink(p.id)),
+      el('td', { class: 'num' }, el('input', { type: 'checkbox', class: 'select-plan', value: String(p.id), 'aria-label': 'select plan ' + p.id + ' to compare', onchange: selectionChanged }), ' ', ui.planLink(p.id)),
       el('td', {}, ui.planLink(p.id, p.name || '(unnamed)'),
         p.parent_id ? el('p', { class: 'parent muted' }, 'child of ', ui.planLink(p.parent_id, '#' + p.parent_id)) : null,
         p.waiting && p.waiting.detail ? el('p', { class: 'waiting' }, waitingWords(p.waiting)) : null),

@@ -40,7 +40,8 @@ export function show(ctx, id) {
     if (!ctx.current()) return;
     title.textContent = 'Target ' + t.name;
     document.title = t.name + ' — hvbench';
-    put(head, targetHead(t));
+    put(head, targetHead(t), el('p', {}, el('a', { id: 'target-compare', href: href('/compare', { items: t.name }) },
+      'Compare its latest done plan with…')));
     try {
       const c = await api('api/v1/targets/' + id + '/changes');
       if (ctx.current()) put(changes, changesTable(c.items || []));
