@@ -1003,6 +1003,8 @@ async function routes() {
     ...(FLEET ? [`#/plans/${FLEET}`] : []),
     `#/plans/${TUNE}/jobs`, `#/jobs/${job.id}`, '#/targets', `#/targets/${TUNE_TARGET}?metric=cpu.score`,
     `#/compare?a=${QUICK}&b=${TUNE}:default`,
+    `#/compare?items=${encodeURIComponent([QUICK, `${TUNE}:default`, TUNE].join(','))}`,
+    ...(FLEET ? ['#/fleet-history?selector=pool%3Dwebfleet&metric=cpu.score&range=7d'] : []),
   ];
 }
 
