@@ -21,7 +21,20 @@ hv_setup
 START=$SECONDS
 
 NODE=hvnode01
-SL=$HV_TMP/slurm
+# Slurm's sockets (munged's, and slurmstepd's in the spool: NODE_JOB.STEP)
+# must fit a unix socket's 108 bytes whatever the checkout's path: its
+# files live in a short folder of their own, linked from $HV_TMP/slurm and
+# removed when the test ends (kept with KEEP=1 after a failure).
+SL=$(mktemp -d /tmp/hvslurm.XXXXXX) || hv_die "mktemp failed"
+ln -s "$SL" "$HV_TMP/slurm"
+slurm_teardown() {
+    local rc=$? pid
+    for pid in "${HV_WORKER_PIDS[@]}"; do hv_stop_pid "$pid" 10; done
+    [[ $rc -ne 0 && $rc -ne 77 && ${KEEP:-0} == 1 ]] || rm -rf -- "$SL"
+    (exit "$rc")
+    hv_teardown
+}
+trap slurm_teardown EXIT
 mkdir -p "$SL/munge" "$SL/state" "$SL/spool" "$SL/log"
 chmod 700 "$SL/munge"
 dd if=/dev/urandom of="$SL/munge/key" bs=1024 count=1 status=none
