@@ -101,6 +101,9 @@ for t in "${tests[@]}"; do
     else
         echo "   FAILED: exit $rc after $took ($log)"
     fi
+    # The failed assertions first (the log's tail is mostly the server's and
+    # workers' logs), then the tail.
+    grep -E '^(FAIL|FATAL)|^not ok' "$log" | head -n 10 | sed 's/^/   ! /'
     tail -n 40 "$log" | sed 's/^/   | /'
     failed=$((failed + 1))
     failures+=("$name")
