@@ -832,6 +832,11 @@ test('compare N: three items, bars and percentages as the API gives them', async
   // Settings side by side, the differing ones marked.
   assert.equal(await page.locator('#compare-settings tr.differs').count(), c.settings.filter((x) => x.differs).length);
   assert.ok(c.settings.some((x) => x.differs), 'the two configurations differ in a setting');
+  // At 1280 px every metric's table fits its box: nothing (a verdict, a
+  // long note) is cut off at the right.
+  const over = await page.locator('#compare-metrics .scroll-x').evaluateAll((l) => l
+    .filter((d) => d.scrollWidth > d.clientWidth + 1).map((d) => `${d.closest('section').dataset.metric}: ${d.scrollWidth} > ${d.clientWidth}`));
+  assert.deepEqual(over, [], 'metric tables wider than their box at 1280 px');
   await shot(page, 'compare-n');
 });
 

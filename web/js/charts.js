@@ -222,7 +222,7 @@ function timeSeries(fig, box, z, spec, onZoom, columns) {
     width: Math.max(200, Math.floor(box.clientWidth) || 600),
     height,
     padding: padding(() => xWidest),
-    legend: { show: true, live: true },
+    legend: { show: spec.legend !== false, live: true },
     cursor: {
       ...(spec.sync ? { sync: { key: spec.sync, setSeries: false } } : {}),
       drag: { x: Boolean(onZoom), y: false, setScale: false },
@@ -373,6 +373,113 @@ export function historyChart(spec) {
     return z.u;
   };
   return fig;
+}
+
+/** The hosts of a fleet over time on one chart (the fleet history): each
+ *  host's series thin and grey, outliers in colour, the fleet's median
+ *  thick over the band of its middle half, change points as ticks on top.
+ *  spec: {label, unit, from, to (the window asked for, epoch seconds:
+ *  the x axis whatever part of it has points), at (the buckets' times),
+ *  median, p25, p75 (per bucket), hosts [{name, v (per bucket, null where
+ *  none), outlier, below (an outlier on the worse side)}], changePoints
+ *  [{at (epoch s), status}]}. The axes are every time chart's (timeSeries:
+ *  1-2-5 value ticks, never below 0 for values that are not, the unit as
+ *  label, local time with its zone); no legend (hundreds of hosts), no
+ *  zoom (the page's range picker sets the window). .draw() once the
+ *  figure is in the document. */
+export function fleetChart(spec) {
+  const box = el('div', { class: 'chart-box' });
+  const fig = el('figure', { class: 'chart fleet-history-chart', id: spec.id || null,
+    'aria-label': spec.label + ' of ' + spec.hosts.length + ' hosts over time' },
+  el('figcaption', {}, spec.label, spec.unit ? el('span', { class: 'unit' }, ' (' + spec.unit + ')') : null,
+    el('span', { class: 'muted' }, ' · thick: the fleet median, shaded: its middle half, coloured: outliers, ticks on top: change points (red: new)')),
+  box);
+  const z = zoomState(fig, null, [spec.from, spec.to], null, null);
+  fig.draw = () => {
+    const grey = cssColor('--line', '#c8ccd4');
+    const worse = cssColor('--failed', '#c62828');
+    const accent = cssColor('--accent', '#1f5fbf');
+    const muted = cssColor('--muted', '#5b6475');
+    // Few buckets (a fleet plan that ran in minutes): draw the points too.
+    const dots = spec.at.length < 40;
+    const num = (uu, x) => (x == null ? '-' : fmt.num(x));
+    const series = [{ label: 'time' },
+      { label: 'upper quartile', stroke: 'transparent', points: { show: false }, value: num },
+      { label: 'lower quartile', stroke: 'transparent', points: { show: false }, value: num }];
+    const data = [spec.at, spec.p75, spec.p25];
+    // Outliers drawn last, over the grey crowd.
+    const ordered = spec.hosts.filter((h) => !h.outlier).concat(spec.hosts.filter((h) => h.outlier));
+    for (const h of ordered) {
+      const stroke = h.outlier ? (h.below ? worse : accent) : grey;
+      series.push({ label: h.name, stroke, width: h.outlier ? 2 : 1, spanGaps: true, value: num,
+        points: { show: dots, size: h.outlier ? 7 : 5, fill: stroke } });
+      data.push(h.v);
+    }
+    series.push({ label: 'median', stroke: cssColor('--text', '#1b1f27'), width: 3, spanGaps: true, value: num,
+      points: { show: dots, size: 9 } });
+    data.push(spec.median);
+    z.u = timeSeries(fig, box, z, {
+      height: 320, unit: spec.unit, time: true, legend: false, xLabel: 'time (local, ' + zoneName() + ')',
+      series, bands: [{ series: [1, 2], fill: 'rgba(120, 130, 150, 0.25)' }],
+      draw: (uu) => {
+        const c = uu.ctx;
+        const dpr = window.devicePixelRatio || 1;
+        c.save();
+        for (const cp of spec.changePoints || []) {
+          const x = Math.round(uu.valToPos(cp.at, 'x', true));
+          if (x < uu.bbox.left || x > uu.bbox.left + uu.bbox.width) continue;
+          c.fillStyle = cp.status === 'new' ? worse : muted;
+          c.fillRect(x - dpr, uu.bbox.top, 2 * dpr, 8 * dpr);
+        }
+        c.restore();
+      },
+    }, null, data);
+    if (z.u) box.dataset.series = String(spec.hosts.length);
+    return z.u;
+  };
+  return fig;
+}
+
+/** A compact strip of ratios: every host a dot at its ratio to the fleet
+ *  median on one axis (1-2-5 ticks), the 1.0 line, the ±margin band,
+ *  outliers larger and named (the first six). Hundreds of hosts fit in
+ *  one row. rows: [{name, ratio, outlier, cls (the dot's class)}]. The
+ *  ticks and the band are on the svg as data-xticks and data-band. */
+export function ratioStrip(title, rows, margin) {
+  const W = 640;
+  const left = 12;
+  const right = 12;
+  const H = 70;
+  const y0 = 18;
+  const vals = [1 - margin / 100, 1 + margin / 100];
+  for (const r of rows) if (typeof r.ratio === 'number' && isFinite(r.ratio)) vals.push(r.ratio);
+  let lo = Math.min(...vals);
+  let hi = Math.max(...vals);
+  const pad = (hi - lo) * 0.05 || 0.01;
+  lo -= pad;
+  hi += pad;
+  const x = (v) => left + ((v - lo) / (hi - lo)) * (W - left - right);
+  const kids = [svg('title', {}, title + ': each host\'s ratio to the fleet median')];
+  kids.push(svg('rect', { class: 'margin-band', x: x(1 - margin / 100), y: y0 - 10, width: Math.max(1, x(1 + margin / 100) - x(1 - margin / 100)), height: 24 }));
+  kids.push(svg('line', { class: 'one-line', x1: x(1), x2: x(1), y1: y0 - 12, y2: y0 + 16 }));
+  kids.push(svg('line', { class: 'axis', x1: left, x2: W - right, y1: y0 + 18, y2: y0 + 18 }));
+  // The first and last tick labels anchored inside the strip.
+  const tv = ticks(lo, hi, 5);
+  tv.forEach((v, i) => {
+    kids.push(svg('text', { class: 'tick', x: x(v), y: y0 + 32, 'text-anchor': i === 0 ? 'start' : i === tv.length - 1 ? 'end' : 'middle' }, fmt.num(v)));
+  });
+  let labelled = 0;
+  for (const r of rows) {
+    if (typeof r.ratio !== 'number') continue;
+    kids.push(svg('circle', { class: 'dot ' + (r.cls || ''), cx: x(r.ratio), cy: y0 + 2, r: r.outlier ? 4 : 2.5, 'data-host': r.name },
+      svg('title', {}, r.name + ': ' + fmt.num(r.ratio))));
+    if (r.outlier && labelled < 6) {
+      kids.push(svg('text', { class: 'label', x: x(r.ratio), y: y0 + 46 + (labelled % 2) * 12, 'text-anchor': 'middle' }, r.name));
+      labelled++;
+    }
+  }
+  return svg('svg', { class: 'host-strip', 'data-xticks': tv.join(','), 'data-band': vals[0] + ',' + vals[1], viewBox: '0 0 ' + W + ' ' + (H + 12), role: 'img', preserveAspectRatio: 'xMinYMin meet',
+    'aria-label': title + ': ' + rows.length + ' hosts\' ratios to the median, band ±' + margin + ' %' }, kids);
 }
 
 /** The median of a list of numbers (0 for none). */

@@ -10,6 +10,7 @@ import { api, query } from './api.js';
 import { current, href, setParams } from './route.js';
 import * as fmt from './fmt.js';
 import * as ui from './ui.js';
+import { fleetChart } from './charts.js';
 
 const DAY = 86400;
 const RANGES = [['7d', 'last 7 days', 7], ['30d', 'last 30 days', 30], ['90d', 'last 90 days', 90], ['custom', 'custom', 0]];
@@ -87,7 +88,19 @@ async function load(ctx, body, q) {
   }
   const outliers = withPoints.filter((h) => h.outlier);
   const keys = d.series_keys || [];
-  const fig = overlayChart(d, withPoints);
+  // The buckets' times; each host's values and the median's aligned on them.
+  const at = (d.median || []).map((m) => m[0]);
+  const index = new Map(at.map((x, i) => [x, i]));
+  const col = (rows, j) => {
+    const a = new Array(at.length).fill(null);
+    for (const r of rows || []) if (index.has(r[0])) a[index.get(r[0])] = r[j];
+    return a;
+  };
+  const hib = d.higher_is_better !== false;
+  const fig = fleetChart({ id: 'fh-chart', label: d.metric, unit: d.unit, from: Date.parse(d.from) / 1000, to: Date.parse(d.to) / 1000,
+    at, median: col(d.median, 1), p25: col(d.median, 2), p75: col(d.median, 3),
+    hosts: withPoints.map((h) => ({ name: h.name, v: col(h.points, 1), outlier: h.outlier, below: hib ? h.ratio < 1 : h.ratio > 1 })),
+    changePoints: withPoints.flatMap((h) => (h.change_points || []).map((c) => ({ at: Date.parse(c.at) / 1000, status: c.status }))) });
   put(body,
     el('p', { id: 'fh-summary' }, String(withPoints.length), withPoints.length === 1 ? ' host' : ' hosts', ' with values',
       hosts.length > withPoints.length ? ' (' + (hosts.length - withPoints.length) + ' more without any in the range)' : '',
@@ -140,83 +153,4 @@ function hostList(d, hosts) {
       el('thead', {}, el('tr', {}, ['Host', 'Ratio to median', '', 'Change points', ''].map((x) => el('th', { scope: 'col' }, x)))),
       tbody)),
     more);
-}
-
-/** One uPlot chart: each host's series (grey, outliers in colour), the
- *  median (thick) and the quartile band, change points as ticks on top. */
-function overlayChart(d, hosts) {
-  const box = el('div', { class: 'chart-box' });
-  const fig = el('figure', { class: 'chart fleet-history-chart', id: 'fh-chart',
-    'aria-label': d.metric + ' of ' + hosts.length + ' hosts over time' },
-  el('figcaption', {}, d.metric, d.unit ? el('span', { class: 'unit' }, ' (' + d.unit + ')') : null,
-    el('span', { class: 'muted' }, ' · thick: the fleet median, shaded: its middle half, coloured: outliers, ticks on top: change points (red: new)')),
-  box);
-  fig.draw = () => {
-    const uPlot = window.uPlot;
-    if (typeof uPlot !== 'function') {
-      box.append(el('p', { class: 'state state-error' }, 'The chart library did not load.'));
-      return;
-    }
-    const css = (n, f) => getComputedStyle(document.documentElement).getPropertyValue(n).trim() || f;
-    const xs = (d.median || []).map((m) => m[0]);
-    const at = new Map(xs.map((x, i) => [x, i]));
-    const col = (rows, j) => {
-      const a = new Array(xs.length).fill(null);
-      for (const r of rows) if (at.has(r[0])) a[at.get(r[0])] = r[j];
-      return a;
-    };
-    const grey = css('--line', '#c8ccd4');
-    const worse = css('--failed', '#c62828');
-    const accent = css('--accent', '#1f5fbf');
-    const hib = d.higher_is_better !== false;
-    // Few buckets (a fleet plan that ran in minutes): draw the points too.
-    const dots = xs.length < 40;
-    const series = [{ label: 'time' },
-      { label: 'upper quartile', stroke: 'transparent', points: { show: false } },
-      { label: 'lower quartile', stroke: 'transparent', points: { show: false } }];
-    const data = [xs, col(d.median, 3), col(d.median, 2)];
-    const ordered = hosts.filter((h) => !h.outlier).concat(hosts.filter((h) => h.outlier));
-    for (const h of ordered) {
-      const below = hib ? h.ratio < 1 : h.ratio > 1;
-      const stroke = h.outlier ? (below ? worse : accent) : grey;
-      series.push({ label: h.name, stroke, width: h.outlier ? 2 : 1,
-        spanGaps: true, points: { show: dots, size: h.outlier ? 7 : 5, fill: stroke } });
-      data.push(col(h.points, 1));
-    }
-    series.push({ label: 'median', stroke: css('--text', '#1b1f27'), width: 3, spanGaps: true, points: { show: dots, size: 9 } });
-    data.push(col(d.median, 1));
-    let lo = Infinity;
-    for (let s = 1; s < data.length; s++) for (const v of data[s]) if (v !== null && v < lo) lo = v;
-    const u = new uPlot({
-      width: Math.max(280, Math.floor(box.clientWidth) || 600), height: 320,
-      legend: { show: false },
-      cursor: { drag: { x: false, y: false } },
-      // The x axis is the window asked for, whatever part of it has points.
-      scales: { x: { time: true, range: () => [Date.parse(d.from) / 1000, Date.parse(d.to) / 1000] }, y: { range: (_, min, max) => [lo >= 0 ? 0 : min, max + (max - Math.min(min, 0)) * 0.05 || 1] } },
-      bands: [{ series: [1, 2], fill: 'rgba(120, 130, 150, 0.25)' }],
-      axes: [{ stroke: css('--muted', '#555') },
-        { stroke: css('--muted', '#555'), size: 64, label: d.unit || '', values: (_, ticks) => ticks.map((x) => fmt.num(x)) }],
-      series,
-      hooks: { draw: [(p) => {
-        const c = p.ctx;
-        c.save();
-        const dpr = window.devicePixelRatio || 1;
-        for (const h of hosts) {
-          for (const cp of h.change_points || []) {
-            const x = Math.round(p.valToPos(Date.parse(cp.at) / 1000, 'x', true));
-            c.fillStyle = cp.status === 'new' ? worse : css('--muted', '#5b6475');
-            c.fillRect(x - dpr, p.bbox.top, 2 * dpr, 8 * dpr);
-          }
-        }
-        c.restore();
-      }] },
-    }, data, box);
-    new ResizeObserver(() => {
-      const w = Math.floor(box.clientWidth);
-      if (w > 0 && w !== u.width) u.setSize({ width: w, height: 320 });
-    }).observe(box);
-    box.dataset.drawn = '1';
-    box.dataset.series = String(hosts.length);
-  };
-  return fig;
 }

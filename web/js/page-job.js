@@ -50,7 +50,7 @@ export function show(ctx, id) {
     title.textContent = 'Job ' + job.id + ': ' + job.workload + ' on ' + job.target;
     document.title = title.textContent + ' — hvbench';
     put(head, jobHead(job));
-    targetLink(ctx, head, job.target);
+    if (typeof job.target_id !== 'number') targetLink(ctx, head, job.target);
     const items = Array.isArray(res.items) ? res.items : [];
     if (items.length === 0) {
       put(results, ui.empty(ui.ACTIVE.has(job.status) ? 'No result yet: the job is ' + job.status + '.' : 'No result was uploaded.'));
@@ -74,7 +74,8 @@ export function show(ctx, id) {
 }
 
 
-/** A link to the job's target, once the targets list names its id. */
+/** A link to the job's target, once the targets list names its id (for a
+ *  job that names no target id). */
 async function targetLink(ctx, head, name) {
   try {
     const d = await api('api/v1/targets');
@@ -92,7 +93,8 @@ function jobHead(j) {
     el('div', { class: 'status-line' }, ui.badge(j.status), el('span', {}, 'attempt ' + j.attempt),
       j.failures ? el('span', { class: 'count-failed nonzero' }, j.failures + ' failed attempt' + (j.failures === 1 ? '' : 's')) : null),
     el('dl', { class: 'facts' },
-      el('dt', {}, 'Target'), el('dd', { class: 'target-slot' }, j.target),
+      el('dt', {}, 'Target'), el('dd', { class: 'target-slot' },
+        typeof j.target_id === 'number' ? ui.targetLink(j.target_id, j.target) : j.target),
       el('dt', {}, 'Configuration'), el('dd', {}, j.configuration),
       el('dt', {}, 'Workload'), el('dd', {}, j.workload, spec.engine ? ' (' + spec.kind + ', ' + spec.engine + ')' : ''),
       el('dt', {}, 'Repetition'), el('dd', {}, String(j.repetition)),

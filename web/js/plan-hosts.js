@@ -7,12 +7,12 @@
 // host, outliers first, a filter by name or labels kept in the URL, long
 // lists shown 25 rows at a time.
 
-import { el, put, svg } from './dom.js';
+import { el, put } from './dom.js';
 import { api, query } from './api.js';
 import { current, setParams } from './route.js';
 import * as fmt from './fmt.js';
 import * as ui from './ui.js';
-import { ticks } from './charts.js';
+import { ratioStrip } from './charts.js';
 
 /** Rows a long host list shows before "Show all". */
 const ROWS_SHOWN = 25;
@@ -106,47 +106,6 @@ export function children(plan, filter = hostFilter(), names = null) {
       tbody)), more);
 }
 
-/** A compact strip of one series: every host a dot at its ratio to the
- *  fleet median on one axis, the 1.0 line, the ±margin band, outliers in
- *  colour and named. Hundreds of hosts fit in one row. */
-function strip(title, rows, margin, below) {
-  const W = 640;
-  const left = 12;
-  const right = 12;
-  const H = 70;
-  const y0 = 18;
-  const vals = [1 - margin / 100, 1 + margin / 100];
-  for (const r of rows) if (typeof r.ratio === 'number' && isFinite(r.ratio)) vals.push(r.ratio);
-  let lo = Math.min(...vals);
-  let hi = Math.max(...vals);
-  const pad = (hi - lo) * 0.05 || 0.01;
-  lo -= pad;
-  hi += pad;
-  const x = (v) => left + ((v - lo) / (hi - lo)) * (W - left - right);
-  const kids = [svg('title', {}, title + ': each host\'s ratio to the fleet median')];
-  kids.push(svg('rect', { class: 'margin-band', x: x(1 - margin / 100), y: y0 - 10, width: Math.max(1, x(1 + margin / 100) - x(1 - margin / 100)), height: 24 }));
-  kids.push(svg('line', { class: 'one-line', x1: x(1), x2: x(1), y1: y0 - 12, y2: y0 + 16 }));
-  kids.push(svg('line', { class: 'axis', x1: left, x2: W - right, y1: y0 + 18, y2: y0 + 18 }));
-  // 1-2-5 ticks (charts.js), the first and last anchored inside the strip.
-  const tv = ticks(lo, hi, 5);
-  tv.forEach((v, i) => {
-    kids.push(svg('text', { class: 'tick', x: x(v), y: y0 + 32, 'text-anchor': i === 0 ? 'start' : i === tv.length - 1 ? 'end' : 'middle' }, fmt.num(v)));
-  });
-  let labelled = 0;
-  for (const r of rows) {
-    if (typeof r.ratio !== 'number') continue;
-    const cls = r.outlier ? ui.verdictClass(below(r) ? 'worse' : 'better') : ui.verdictClass('no_effect');
-    kids.push(svg('circle', { class: 'dot ' + cls, cx: x(r.ratio), cy: y0 + 2, r: r.outlier ? 4 : 2.5, 'data-host': r.host },
-      svg('title', {}, r.host + ': ' + fmt.num(r.ratio))));
-    if (r.outlier && labelled < 6) {
-      kids.push(svg('text', { class: 'label', x: x(r.ratio), y: y0 + 46 + (labelled % 2) * 12, 'text-anchor': 'middle' }, r.host));
-      labelled++;
-    }
-  }
-  return svg('svg', { class: 'host-strip', 'data-xticks': tv.join(','), 'data-band': vals[0] + ',' + vals[1], viewBox: '0 0 ' + W + ' ' + (H + 12), role: 'img', preserveAspectRatio: 'xMinYMin meet',
-    'aria-label': title + ': ' + rows.length + ' hosts\' ratios to the median, band ±' + margin + ' %' }, kids);
-}
-
 /** The report's per-host view: per series a strip of the hosts' ratios
  *  and a table, outliers first then by how far the ratio lies from 1.0,
  *  filtered as children() is; then the outliers with the facts in which
@@ -175,7 +134,8 @@ export function hostsView(report, filter = hostFilter(), names = null) {
     const n = rows.filter((r) => r.outlier).length;
     return el('figure', { class: 'host-series', 'data-metric': s.metric, 'data-workload': s.workload, 'data-where': s.where || 'host' },
       el('figcaption', {}, title, s.unit ? el('span', { class: 'unit' }, ' (' + s.unit + ')') : null),
-      strip(title, shown, margin, below),
+      ratioStrip(title, shown.map((r) => ({ name: r.host, ratio: r.ratio, outlier: r.outlier,
+        cls: ui.verdictClass(r.outlier ? (below(r) ? 'worse' : 'better') : 'no_effect') })), margin),
       el('p', { class: 'muted small' }, 'Fleet median ', el('span', { class: 'num median' }, fmt.num(s.median)),
         s.unit ? ' ' + s.unit : '', '; ', String(rows.length), ' hosts, ', String(n), n === 1 ? ' outlier' : ' outliers',
         ' (interval wholly beyond ±' + margin + ' %', s.higher_is_better === false ? ', lower is better' : '',
