@@ -6,7 +6,8 @@
 -- recommends, written once, when the plan ends done, from the report's
 -- own recommendation objects (server/db_rounds.c calls
 -- hv_db_recommendations_keep with the report it built for the round's
--- decision; the figures are the report's, never computed again here).
+-- decision, server/h_admin.c with the report of a plan imported done; the
+-- figures are the report's, never computed again here).
 -- scope: the host targets the plan measured. detail: the recommendation
 -- object as the report gave it (gains, hurts, apply, sentence).
 CREATE TABLE recommendations (

@@ -80,6 +80,18 @@ assert_status 200 GET "/api/v1/recommendations?target=ad-a" "${R[@]}"
 assert_eq "?target= still reads the host's plans' reports, with the id" "$P $ID" \
     "$(json '"\(.plans[0].id) \(.items[0].id)"')"
 
+# An imported copy of the plan ends done at its import: it keeps its own.
+assert_status 200 GET "/api/v1/plans/$P/export" "${R[@]}"
+assert_status 201 POST /api/v1/plans/import "${S[@]}" --data-binary "$BODY"
+P2=$(json .id)
+ID2=$(sql "SELECT id FROM recommendations WHERE plan_id = $P2")
+assert_eq "the imported plan keeps its recommendation, with the same figures" \
+    "thp=never $(sql "SELECT gain_pct FROM recommendations WHERE id = $ID")" \
+    "$(sql "SELECT factor || '=' || level || ' ' || gain_pct FROM recommendations WHERE id = $ID2")"
+assert_status 200 GET "/api/v1/plans/$P2/report" "${R[@]}"
+assert_eq "and its report carries that id" "$ID2" "$(json '.recommendations[0].id')"
+sql "DELETE FROM plans WHERE id = $P2" >/dev/null
+
 # --- declared adoption ---------------------------------------------------------
 assert_status 404 POST /api/v1/recommendations/999999/adopt "${S[@]}" --data-binary '{"selector": {"group": "a"}}'
 assert_status 422 POST "/api/v1/recommendations/$ID/adopt" "${S[@]}" --data-binary '{"selector": {"group": "zzz"}}'
