@@ -64,6 +64,9 @@ static const struct hv_err_info registry[HV_E__COUNT] = {
     [HV_E_REQUEST_TIMEOUT] = {"request_timeout", 408, "Request body too slow",
                               "send the whole body within the server's --body-timeout of the "
                               "request's head; retry on a new connection"},
+    [HV_E_NO_MATCHING_HOST] = {"no_matching_host", 422, "No host matches",
+                               "check the selector or the names: GET /api/v1/targets?kind=host "
+                               "lists the hosts with their labels"},
 };
 
 const struct hv_err_info *hv_err_info(enum hv_err code)

@@ -32,6 +32,7 @@ enum hv_err {
     HV_E_TARGET_HELD,
     HV_E_UNKNOWN_METRIC,
     HV_E_REQUEST_TIMEOUT,
+    HV_E_NO_MATCHING_HOST,
     HV_E__COUNT
 };
 

@@ -5,6 +5,8 @@
  * a hint that is wrong here is a bug in the actuator's specification too. */
 #include "factors.h"
 
+#include "errors.h"
+#include "jspec.h"
 #include "names.h"
 
 #include <ctype.h>
@@ -369,6 +371,24 @@ const struct hv_factor_def *hv_factor_find(const char *name)
         if (strcmp(catalogue[i].name, name) == 0)
             return &catalogue[i];
     return NULL;
+}
+
+void hv_factor_settings_check(const json_t *settings, const char *path, json_t *errors)
+{
+    if (json_object_size(settings) > N_FACTORS)
+        hv_errors_add(errors, path, "at most %zu settings", N_FACTORS);
+    const char *name;
+    json_t *v;
+    json_object_foreach((json_t *)settings, name, v)
+    {
+        char p[200];
+        hv_jpath(p, sizeof p, path, name);
+        const struct hv_factor_def *f = hv_factor_find(name);
+        if (f == NULL || f->scope != HV_SCOPE_HOST)
+            hv_errors_add(errors, p, "not a host setting of the catalogue");
+        else if (!json_is_string(v) || json_string_length(v) < 1 || json_string_length(v) > 128)
+            hv_errors_add(errors, p, "must be a string of 1 to 128 bytes: the level read");
+    }
 }
 
 size_t hv_factor_count(void)

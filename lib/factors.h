@@ -119,6 +119,12 @@ const struct hv_factor_def *hv_factor_at(size_t i);
 int hv_factor_level(const struct hv_factor_def *f, const json_t *level, char *out, size_t outlen,
                     char *err, size_t errlen);
 
+/** Checks host settings as a host worker reports them ({factor: level}):
+ *  at most one member per factor of the catalogue, each a host-scope
+ *  factor, each level a string of 1 to 128 bytes. Appends one error per
+ *  problem under path (e.g. "/settings"). */
+void hv_factor_settings_check(const json_t *settings, const char *path, json_t *errors);
+
 /** The catalogue as a JSON array for GET /api/v1/catalog, in catalogue
  *  order: [{"name", "summary", "disruption", "scope", "type" ("enum" or
  *  "int"), "levels" (array, enum only), "min", "max", "unit" (int only),

@@ -1,6 +1,9 @@
 /* selector.c — see selector.h. */
 #include "selector.h"
 
+#include "errors.h"
+#include "jspec.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,4 +102,21 @@ bad:
     free(copy);
     json_decref(sel);
     return NULL;
+}
+
+void hv_labels_check(const json_t *labels, const char *path, json_t *errors)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)labels, key, v)
+    {
+        char p[160];
+        hv_jpath(p, sizeof p, path, key);
+        if (!hv_label_key_ok(key))
+            hv_errors_add(errors, p, "a key is 1 to 64 of A-Z a-z 0-9 _ . - /");
+        else if (!json_is_string(v) || !hv_label_value_ok(json_string_value(v)))
+            hv_errors_add(errors, p,
+                          "must be a string of 1 to 128 printable characters, no space, ',' "
+                          "or '='");
+    }
 }

@@ -31,4 +31,10 @@ int hv_label_key_ok(const char *key);
 /** Whether a label value is well formed. */
 int hv_label_value_ok(const char *value);
 
+/** Checks labels as an administrator sets them or a selector object names
+ *  them (a JSON object): each key hv_label_key_ok(), each value a string
+ *  hv_label_value_ok(). Appends one error per problem under path + "/" +
+ *  key. */
+void hv_labels_check(const json_t *labels, const char *path, json_t *errors);
+
 #endif

@@ -4,7 +4,7 @@
 -- function or trigger changed by several migrations is here as the last
 -- one left it. To change the schema, add a migration, run `make schema`
 -- and commit both (tests/integration/test_schema.sh fails while this file
--- is stale). Schema version 52. Definitions only: the rows of
+-- is stale). Schema version 53. Definitions only: the rows of
 -- hv_schema_migrations, which `hvbench-server migrate` writes, are not here.
 
 --
@@ -1052,6 +1052,38 @@ GROUP BY y.config_idx, y.workload_id, y.metric, y.round, y.group_id
 $$;
 
 --
+-- Name: hv_target_settings_put(bigint, jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_target_settings_put(tid bigint, reported jsonb) RETURNS jsonb
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    opened bigint;
+    ended bigint;
+BEGIN
+    INSERT INTO target_settings AS s (target_id, settings, reported_at, changed_at)
+    VALUES (tid, reported, now(), now())
+    ON CONFLICT (target_id) DO UPDATE SET settings = EXCLUDED.settings,
+        reported_at = EXCLUDED.reported_at,
+        changed_at = CASE WHEN s.settings = EXCLUDED.settings THEN s.changed_at
+                          ELSE EXCLUDED.changed_at END;
+    UPDATE recommendation_adoptions a SET until = now()
+      FROM recommendations r
+     WHERE r.id = a.recommendation_id AND a.target_id = tid AND a.until IS NULL
+       AND a.source = 'observed' AND reported ? r.factor AND reported->>r.factor <> r.level;
+    GET DIAGNOSTICS ended = ROW_COUNT;
+    INSERT INTO recommendation_adoptions (recommendation_id, target_id, since, source)
+    SELECT r.id, tid, now(), 'observed' FROM recommendations r
+     WHERE reported->>r.factor = r.level
+       AND NOT EXISTS (SELECT 1 FROM recommendation_adoptions a
+                       WHERE a.recommendation_id = r.id AND a.target_id = tid AND a.until IS NULL)
+    ON CONFLICT DO NOTHING;
+    GET DIAGNOSTICS opened = ROW_COUNT;
+    RETURN jsonb_build_object('opened', opened, 'ended', ended);
+END $$;
+
+--
 -- Name: hv_webhook_cp_trigger(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1948,6 +1980,80 @@ CREATE SEQUENCE public.plans_id_seq
 ALTER SEQUENCE public.plans_id_seq OWNED BY public.plans.id;
 
 --
+-- Name: recommendation_adoptions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.recommendation_adoptions (
+    id bigint NOT NULL,
+    recommendation_id bigint NOT NULL,
+    target_id bigint NOT NULL,
+    since timestamp with time zone NOT NULL,
+    until timestamp with time zone,
+    source text NOT NULL,
+    created_by bigint,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT recommendation_adoptions_check CHECK (((until IS NULL) OR (until >= since))),
+    CONSTRAINT recommendation_adoptions_source_check CHECK ((source = ANY (ARRAY['declared'::text, 'observed'::text])))
+);
+
+--
+-- Name: recommendation_adoptions_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.recommendation_adoptions_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: recommendation_adoptions_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.recommendation_adoptions_id_seq OWNED BY public.recommendation_adoptions.id;
+
+--
+-- Name: recommendations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.recommendations (
+    id bigint NOT NULL,
+    plan_id bigint NOT NULL,
+    factor text NOT NULL,
+    level text NOT NULL,
+    default_level text,
+    scope text[] DEFAULT '{}'::text[] NOT NULL,
+    workload text,
+    metric text,
+    gain_pct double precision,
+    gain_lo_pct double precision,
+    gain_hi_pct double precision,
+    risk_level text,
+    risk text,
+    rank integer,
+    detail jsonb DEFAULT '{}'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: recommendations_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.recommendations_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: recommendations_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.recommendations_id_seq OWNED BY public.recommendations.id;
+
+--
 -- Name: report_digests; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2069,6 +2175,17 @@ CREATE SEQUENCE public.target_facts_id_seq
 --
 
 ALTER SEQUENCE public.target_facts_id_seq OWNED BY public.target_facts.id;
+
+--
+-- Name: target_settings; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.target_settings (
+    target_id bigint NOT NULL,
+    settings jsonb NOT NULL,
+    reported_at timestamp with time zone NOT NULL,
+    changed_at timestamp with time zone NOT NULL
+);
 
 --
 -- Name: targets_id_seq; Type: SEQUENCE; Schema: public; Owner: -
@@ -2314,6 +2431,18 @@ ALTER TABLE ONLY public.plan_steps ALTER COLUMN id SET DEFAULT nextval('public.p
 ALTER TABLE ONLY public.plans ALTER COLUMN id SET DEFAULT nextval('public.plans_id_seq'::regclass);
 
 --
+-- Name: recommendation_adoptions id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.recommendation_adoptions ALTER COLUMN id SET DEFAULT nextval('public.recommendation_adoptions_id_seq'::regclass);
+
+--
+-- Name: recommendations id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.recommendations ALTER COLUMN id SET DEFAULT nextval('public.recommendations_id_seq'::regclass);
+
+--
 -- Name: results id; Type: DEFAULT; Schema: public; Owner: -
 --
 
@@ -2529,6 +2658,27 @@ ALTER TABLE ONLY public.plans
     ADD CONSTRAINT plans_pkey PRIMARY KEY (id);
 
 --
+-- Name: recommendation_adoptions recommendation_adoptions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.recommendation_adoptions
+    ADD CONSTRAINT recommendation_adoptions_pkey PRIMARY KEY (id);
+
+--
+-- Name: recommendations recommendations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.recommendations
+    ADD CONSTRAINT recommendations_pkey PRIMARY KEY (id);
+
+--
+-- Name: recommendations recommendations_plan_id_factor_level_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.recommendations
+    ADD CONSTRAINT recommendations_plan_id_factor_level_key UNIQUE (plan_id, factor, level);
+
+--
 -- Name: report_digests report_digests_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2569,6 +2719,13 @@ ALTER TABLE ONLY public.target_changes
 
 ALTER TABLE ONLY public.target_facts
     ADD CONSTRAINT target_facts_pkey PRIMARY KEY (id);
+
+--
+-- Name: target_settings target_settings_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.target_settings
+    ADD CONSTRAINT target_settings_pkey PRIMARY KEY (target_id);
 
 --
 -- Name: targets targets_name_key; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2772,6 +2929,24 @@ CREATE INDEX plans_name_idx ON public.plans USING btree (name);
 --
 
 CREATE INDEX plans_parent_idx ON public.plans USING btree (parent_id, id) WHERE (parent_id IS NOT NULL);
+
+--
+-- Name: recommendation_adoptions_open; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX recommendation_adoptions_open ON public.recommendation_adoptions USING btree (recommendation_id, target_id) WHERE (until IS NULL);
+
+--
+-- Name: recommendation_adoptions_target; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX recommendation_adoptions_target ON public.recommendation_adoptions USING btree (target_id);
+
+--
+-- Name: recommendations_factor; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX recommendations_factor ON public.recommendations USING btree (factor, level);
 
 --
 -- Name: samples_result_idx; Type: INDEX; Schema: public; Owner: -
@@ -3137,6 +3312,34 @@ ALTER TABLE ONLY public.plans
     ADD CONSTRAINT plans_token_id_fkey FOREIGN KEY (token_id) REFERENCES public.tokens(id);
 
 --
+-- Name: recommendation_adoptions recommendation_adoptions_created_by_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.recommendation_adoptions
+    ADD CONSTRAINT recommendation_adoptions_created_by_fkey FOREIGN KEY (created_by) REFERENCES public.tokens(id) ON DELETE SET NULL;
+
+--
+-- Name: recommendation_adoptions recommendation_adoptions_recommendation_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.recommendation_adoptions
+    ADD CONSTRAINT recommendation_adoptions_recommendation_id_fkey FOREIGN KEY (recommendation_id) REFERENCES public.recommendations(id) ON DELETE CASCADE;
+
+--
+-- Name: recommendation_adoptions recommendation_adoptions_target_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.recommendation_adoptions
+    ADD CONSTRAINT recommendation_adoptions_target_id_fkey FOREIGN KEY (target_id) REFERENCES public.targets(id) ON DELETE CASCADE;
+
+--
+-- Name: recommendations recommendations_plan_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.recommendations
+    ADD CONSTRAINT recommendations_plan_id_fkey FOREIGN KEY (plan_id) REFERENCES public.plans(id) ON DELETE CASCADE;
+
+--
 -- Name: report_digests report_digests_plan_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3191,6 +3394,13 @@ ALTER TABLE ONLY public.target_changes
 
 ALTER TABLE ONLY public.target_facts
     ADD CONSTRAINT target_facts_target_id_fkey FOREIGN KEY (target_id) REFERENCES public.targets(id) ON DELETE CASCADE;
+
+--
+-- Name: target_settings target_settings_target_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.target_settings
+    ADD CONSTRAINT target_settings_target_id_fkey FOREIGN KEY (target_id) REFERENCES public.targets(id) ON DELETE CASCADE;
 
 --
 -- Name: targets targets_host_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

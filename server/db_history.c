@@ -1,6 +1,7 @@
 /* db_history.c — see db_history.h. */
 #include "db_history.h"
 
+#include "db_targets.h"
 #include "db_values.h"
 #include "facts_diff.h"
 
@@ -700,8 +701,7 @@ enum hv_db_status hv_db_history_metrics(int64_t target_id, const char *metric, s
 
 /* The host targets a fleet history reads: those whose labels (the
  * worker's and the administrator's) hold the selector $1. */
-#define FLEET_HOSTS                                                                                \
-    "FROM targets t WHERE t.kind = 'host' AND (t.labels || t.admin_labels) @> $1::jsonb"
+#define FLEET_HOSTS HV_SQL_SELECTED_HOSTS
 
 /* How many hosts, and what moves whenever a fleet history of them may
  * answer otherwise: which hosts (their count and ids) and their history

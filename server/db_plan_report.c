@@ -1,5 +1,6 @@
 /* db_plan_report.c — what a plan's report reads and keeps (db_plans.h):
- * its meta (spec, configurations, workloads, emulated guests), the report
+ * its meta (spec, configurations, workloads, emulated guests, the ids of
+ * its kept recommendations), the report
  * digest and answer kept per state of its done jobs, and its observations,
  * the values the report is computed from. */
 #include "db_plans.h"
@@ -36,7 +37,11 @@ static const struct hv_stmt report_meta = {
     "jsonb_array_elements(coalesce(h.facts->'libvirt'->'domains', '[]')) d "
     "WHERE h.name = p.spec->'targets'->>'host' AND t.name <> h.name AND d->>'name' = "
     "hv_domain_name(t.name) "
-    "AND d->>'type' = 'qemu'))::text, CASE WHEN $3 THEN rd.digest END "
+    "AND d->>'type' = 'qemu'), "
+    /* The ids of the recommendations kept when the plan ended done. */
+    "'recommendation_ids', (SELECT coalesce(json_object_agg(r.factor || '=' || r.level, r.id), "
+    "'{}') FROM recommendations r WHERE r.plan_id = p.id))::text, "
+    "CASE WHEN $3 THEN rd.digest END "
     "FROM plans p LEFT JOIN report_digests rd ON rd.plan_id = p.id AND rd.version = $2, "
     "LATERAL (SELECT CASE WHEN rd.plan_id IS NOT NULL THEN rd.targets ELSE " REPORT_TARGETS
     " END AS targets) t WHERE p.id = $1",

@@ -1,6 +1,7 @@
 /* db_rounds.c — see db_rounds.h. */
 #include "db_rounds.h"
 
+#include "db_recommendations.h"
 #include "log.h"
 #include "report.h"
 
@@ -113,7 +114,13 @@ static enum hv_db_status decide(struct hv_db *db, const char *plan, int round, i
     }
     char said[16];
     snprintf(said, sizeof said, "%s", decision);
+    /* No more rounds: the plan ends with this transaction, and when it
+     * ends done, its recommendations are kept from this very report. */
+    if (strcmp(said, "more") != 0)
+        s = hv_db_recommendations_keep(db, plan, json_object_get(report, "recommendations"));
     json_decref(report);
+    if (s != HV_DB_OK)
+        return s;
     char *text = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
     json_decref(rec);
     if (text == NULL)

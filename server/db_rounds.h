@@ -52,7 +52,9 @@ enum hv_db_status hv_db_noise_repeat(struct hv_db *db, const char *job_id, bool 
 
 /** Called inside the transaction that just ended job job_id, for a job
  *  whose HV_SQL_ROUND_MAY_DECIDE was true: when that ended the plan's
- *  latest round, decides whether to queue another and does it. Returns
+ *  latest round, decides whether to queue another and does it; when none
+ *  is due and the plan's jobs end it done, keeps the recommendations of
+ *  the report that decided (hv_db_recommendations_keep). Returns
  *  HV_DB_OK (also when nothing was due) or a failure of the transaction. */
 enum hv_db_status hv_db_round_decide(struct hv_db *db, const char *job_id);
 

@@ -9,6 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** The host targets a label selector picks (lib/selector.h, a JSON object
+ *  in parameter $1): their labels, the worker's and the administrator's,
+ *  hold every pair. A FROM clause naming the target t; one definition for
+ *  every statement that picks hosts by label (a fleet, an adoption). */
+#define HV_SQL_SELECTED_HOSTS                                                                      \
+    "FROM targets t WHERE t.kind = 'host' AND (t.labels || t.admin_labels) @> $1::jsonb"
+
 /** Registers (or refreshes) the target called name with its facts,
  *  fingerprint and labels (JSON texts) and a guest's host (the host
  *  target's name, or NULL; name is then "HOST/GUEST"); *id is its id, the

@@ -5,9 +5,12 @@
  * submit; the plan has no submitter here). */
 #include "auth.h"
 #include "db_admin.h"
+#include "db_recommendations.h"
 #include "handlers.h"
 #include "jspec.h"
+#include "log.h"
 #include "plan_owner.h"
+#include "report.h"
 #include "result.h"
 #include "timeutil.h"
 
@@ -348,6 +351,24 @@ static bool document_digest(json_t *doc, char out[65])
     return true;
 }
 
+/* An imported plan ends done without a round decided here: its report's
+ * recommendations are kept as a round's end keeps them (nothing for a plan
+ * that is not done; a second import of the document keeps what the first
+ * could not). */
+static void keep_recommendations(int64_t id)
+{
+    json_t *report = NULL;
+    char idtxt[24];
+    snprintf(idtxt, sizeof idtxt, "%lld", (long long)id);
+    struct hv_db *db = hv_db_thread();
+    enum hv_db_status s = db != NULL ? hv_report_get(id, false, &report) : HV_DB_UNAVAILABLE;
+    if (s == HV_DB_OK)
+        s = hv_db_recommendations_keep(db, idtxt, json_object_get(report, "recommendations"));
+    if (s != HV_DB_OK)
+        hv_warn("plan %lld: its recommendations could not be kept", (long long)id);
+    json_decref(report);
+}
+
 void hv_h_plan_import(struct hv_request *req)
 {
     json_t *doc = hv_req_json(req);
@@ -383,6 +404,7 @@ void hv_h_plan_import(struct hv_request *req)
         hv_reply_db_failure(req, s);
         return;
     }
+    keep_recommendations(id);
     /* The same document again: its plan, nothing stored (201 once, then 200). */
     snprintf(req->location, sizeof req->location, "/api/v1/plans/%lld", (long long)id);
     hv_reply_json(req, created ? 201 : 200, json_pack("{s:I}", "id", (json_int_t)id));

@@ -909,23 +909,6 @@ void hv_h_plans_create(struct hv_request *req)
     hv_plan_free(&plan);
 }
 
-/* Answers a page of items read with one row more than limit: that row
- * tells a next page exists, whose cursor is the key of the page's last
- * item. Takes items. */
-static void reply_page(struct hv_request *req, json_t *items, long limit, const char *key)
-{
-    json_t *next = json_null();
-    if (json_array_size(items) > (size_t)limit) {
-        json_array_remove(items, (size_t)limit);
-        char c[24];
-        snprintf(c, sizeof c, "%lld",
-                 (long long)json_integer_value(
-                     json_object_get(json_array_get(items, (size_t)limit - 1), key)));
-        next = json_string(c);
-    }
-    hv_reply_json(req, 200, json_pack("{s:o,s:o}", "items", items, "next_cursor", next));
-}
-
 void hv_h_plans_list(struct hv_request *req)
 {
     json_t *errors = json_array();
@@ -948,7 +931,7 @@ void hv_h_plans_list(struct hv_request *req)
         hv_reply_db_failure(req, s);
         return;
     }
-    reply_page(req, items, limit, "id");
+    hv_reply_page(req, items, limit, "id");
 }
 
 /* The plans' answers kept for --plan-cache-ms (answer_cache.h): the
@@ -1045,5 +1028,5 @@ void hv_h_plan_jobs(struct hv_request *req)
         hv_reply_db_failure(req, s);
         return;
     }
-    reply_page(req, items, limit, "run_order");
+    hv_reply_page(req, items, limit, "run_order");
 }

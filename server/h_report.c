@@ -98,13 +98,16 @@ static void add_plan_advice(int64_t plan, json_t *items, json_t *plans)
 
 void hv_h_recommendations(struct hv_request *req)
 {
+    /* Without target: the recommendations kept (h_recommendations.c). */
+    if (hv_req_query(req, "target") == NULL) {
+        hv_h_recommendations_list(req);
+        return;
+    }
     json_t *errors = json_array();
     const char *target = NULL;
     long limit = 10;
     hv_query_str(req, "target", 128, &target, errors);
     hv_query_int(req, "plans", 1, 50, 10, &limit, errors);
-    if (target == NULL && json_array_size(errors) == 0)
-        hv_errors_add(errors, "target", "is required: the host whose tuning plans to read");
     if (hv_query_failed(req, errors))
         return;
     json_t *ids = NULL;

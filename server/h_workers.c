@@ -3,6 +3,7 @@
  * an admin freeing a target whose worker is gone. */
 #include "auth.h"
 #include "config.h"
+#include "db_recommendations.h"
 #include "db_targets.h"
 #include "db_workers.h"
 #include "factors.h"
@@ -28,7 +29,7 @@ static const char *const target_kinds[] = {"host", "guest", NULL};
 /* A registration's body, bound by register_fields. */
 struct register_body {
     const char *name, *kind, *version, *host, *boot_id;
-    const json_t *facts, *fingerprint, *labels, *held;
+    const json_t *facts, *fingerprint, *labels, *held, *settings;
     int64_t protocol;
 };
 
@@ -48,6 +49,9 @@ static const struct hv_jfield register_fields[] = {
     /* A worker process's first registration: the attempts whose results it
      * kept from an earlier run of it (the others of its credential died). */
     {.name = "held", .type = HV_J_ARRAY, .max_len = 10000, TO(held)},
+    /* A host worker's host settings as it read them (POST
+     * /api/v1/workers/settings takes the later ones). */
+    {.name = "settings", .type = HV_J_OBJECT, TO(settings)},
     /* Workers before protocol versions sent none: they speak version 1. */
     {.name = "protocol", .type = HV_J_INTEGER, .min = 1, .max = 1e6, TO(protocol)},
     {0},
@@ -129,6 +133,9 @@ static void check_registration(const json_t *doc, const void *dest, json_t *erro
         hv_errors_add(errors, "/host", "must be a host's name (not empty, no \"/\")");
     if (b->host != NULL && strcmp(b->kind, "guest") != 0)
         hv_errors_add(errors, "/host", "only a guest names its host");
+    hv_factor_settings_check(b->settings, "/settings", errors);
+    if (b->settings != NULL && strcmp(b->kind, "host") != 0)
+        hv_errors_add(errors, "/settings", "only a host's worker reports host settings");
     if (b->boot_id != NULL && !boot_id_ok(b->boot_id))
         hv_errors_add(errors, "/boot_id", "must be 1 to 64 of 0-9 a-z A-Z and \"-\"");
     size_t i;
@@ -264,6 +271,12 @@ void hv_h_worker_register(struct hv_request *req)
         if (out.retired_id != 0)
             hv_info("worker %lld ended: its guest %s booted again (boot %.8s after %.8s)",
                     (long long)out.retired_id, out.name, boot, out.old_boot);
+        /* The same path as POST /api/v1/workers/settings; a failure here
+         * is not the registration's: the worker reports them again. */
+        char *settings = b.settings ? json_dumps(b.settings, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        if (settings != NULL && hv_db_target_settings_put(out.target_id, settings) != HV_DB_OK)
+            hv_warn("target %s: its host settings could not be stored", out.name);
+        free(settings);
         json_t *answer =
             json_pack("{s:I,s:s,s:O,s:I,s:o,s:s,s:i}", "target_id", (json_int_t)out.target_id,
                       "name", out.name, "fingerprint", b.fingerprint ? b.fingerprint : json_null(),
@@ -308,19 +321,7 @@ static void check_labels(const json_t *doc, const void *dest, json_t *errors)
     const struct labels_body *b = dest;
     if (json_object_size(b->labels) > MAX_ADMIN_LABELS)
         hv_errors_add(errors, "/labels", "at most %d labels", MAX_ADMIN_LABELS);
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)b->labels, key, v)
-    {
-        char p[128];
-        hv_jpath(p, sizeof p, "/labels", key);
-        if (!hv_label_key_ok(key))
-            hv_errors_add(errors, p, "a key is 1 to 64 of A-Z a-z 0-9 _ . - /");
-        else if (!json_is_string(v) || !hv_label_value_ok(json_string_value(v)))
-            hv_errors_add(errors, p,
-                          "must be a string of 1 to 128 printable characters, no space, ',' "
-                          "or '='");
-    }
+    hv_labels_check(b->labels, "/labels", errors);
 }
 
 void hv_h_target_labels(struct hv_request *req)

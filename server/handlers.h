@@ -44,6 +44,11 @@ void hv_h_import(struct hv_request *req);
 void hv_h_plan_report(struct hv_request *req);
 void hv_h_recommendations(struct hv_request *req);
 void hv_h_plan_advice(struct hv_request *req);
+/* h_recommendations.c */
+void hv_h_recommendations_list(struct hv_request *req);
+void hv_h_recommendation_get(struct hv_request *req);
+void hv_h_recommendation_adopt(struct hv_request *req);
+void hv_h_worker_settings(struct hv_request *req);
 /* h_workers.c */
 void hv_h_worker_register(struct hv_request *req);
 void hv_h_worker_deregister(struct hv_request *req);

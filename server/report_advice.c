@@ -243,7 +243,8 @@ struct finding {
     size_t factor, level;
     json_t *gains, *hurts, *jobs;
     size_t none, total;
-    double gain; /* the best gain, for ranking */
+    double gain;                /* the best gain, for ranking */
+    const struct hv_rcmp *best; /* the comparison of the best gain */
     int risk;
 };
 
@@ -285,6 +286,8 @@ static void collect(const struct hv_rctx *c, size_t f, size_t l, struct finding 
         g->none += m->family == HV_VERDICT_NO_EFFECT;
         if (m->family == HV_VERDICT_BETTER) {
             json_array_append_new(g->gains, effect_json(c, m));
+            if (g->best == NULL || gain_of(m) > g->gain)
+                g->best = m;
             g->gain = fmax(g->gain, gain_of(m));
             size_t j;
             json_t *id;
@@ -373,6 +376,21 @@ static json_t *recommend_json(const struct hv_rctx *c, const struct finding *g, 
                   f->name, "level", f->levels[g->level], "default", f->levels[0], "gains", g->gains,
                   "hurts", g->hurts, "jobs", g->jobs, "links", links, "sentence", text);
     hv_rset_num(o, "gain_pct", g->gain);
+    /* The best gain's metric and interval, in its good direction as
+     * gain_pct is: what a kept recommendation promises (migrations/053). */
+    const struct hv_rcmp *b = g->best;
+    bool hib = b->arm->higher_is_better;
+    json_t *iv = json_object();
+    hv_rset_num(iv, "lo_pct", hib ? b->r.lo_pct : -b->r.hi_pct);
+    hv_rset_num(iv, "hi_pct", hib ? b->r.hi_pct : -b->r.lo_pct);
+    json_object_set_new(o, "gain_interval", iv);
+    json_object_set_new(o, "workload", json_string(c->d->workloads[b->arm->workload].id));
+    json_object_set_new(o, "metric", json_string(b->arm->metric));
+    /* Its id once the plan ended done and kept it (null before). */
+    char key[320];
+    snprintf(key, sizeof key, "%s=%s", f->name, f->levels[g->level]);
+    json_t *kept = json_object_get(c->d->recommendation_ids, key);
+    json_object_set_new(o, "id", json_is_integer(kept) ? json_incref(kept) : json_null());
     json_object_set_new(o, "system_default", def ? json_string(def->system_default) : json_null());
     json_object_set_new(o, "disruption",
                         def ? json_string(hv_disruption_name(def->disruption)) : json_null());

@@ -329,6 +329,7 @@ bool hv_rdata_primary(const struct hv_rdata *d, size_t w, const char *metric)
 void hv_rdata_free(struct hv_rdata *d)
 {
     json_decref(d->emulated);
+    json_decref(d->recommendation_ids);
     json_decref(d->digest);
     free(d->version);
     json_decref(d->host_view);

@@ -89,6 +89,9 @@ struct hv_rdata {
     /** The host's KVM probe and the jobs that ran while it was busy
      *  (hv_db_report_host(); owned, may be NULL) */
     json_t *host_view;
+    /** The ids of the recommendations kept once the plan ended done, by
+     *  "factor=level" (migrations/053; owned, may be NULL). */
+    json_t *recommendation_ids;
 };
 
 /** One value as the database (or a test) gives it. */

@@ -41,6 +41,8 @@ const struct hv_report_table hv_report_tables[] = {
     {"metrics", "the key's state: a job's values are written before it becomes done"},
     {"plan_job_count_shards", "the key's state (the job counts of the plan's summary)"},
     {"plans", "the answer's inputs (the summary; the spec in the plan's meta)"},
+    {"recommendations", "the answer's inputs (the ids in the plan's meta), written in the "
+                        "transaction that ends the plan done"},
     {"report_digests", "what is kept itself, found by its key"},
     {"results", "the key's state: a job's result is written before it becomes done"},
     {"targets", "the answer's inputs (the host's view, the guests found emulated)"},

@@ -95,7 +95,8 @@ static char *state_of(const json_t *summary)
 /* What an answer in the default form reads besides the values (or the
  * digest) of the state d->version of the plan's done jobs, as compact JSON
  * text: the plan's summary, its meta less the digest (settings,
- * configurations, workload variants, targets, emulated guests), the host's
+ * configurations, workload variants, targets, emulated guests, the ids of
+ * the recommendations kept), the host's
  * view (KVM probe, busy jobs) and the code that renders it. A kept answer
  * is sent only for the same text (its md5), so whatever a section of the
  * report reads from elsewhere must be added here. NULL when memory runs
@@ -131,6 +132,7 @@ static enum hv_db_status load_head(int64_t id, struct hv_rdata *d, bool digest_w
         s = HV_DB_ERROR;
     if (s == HV_DB_OK) {
         d->emulated = json_incref(json_object_get(meta, "emulated"));
+        d->recommendation_ids = json_incref(json_object_get(meta, "recommendation_ids"));
         json_t *digest = json_object_get(meta, "digest");
         if (json_is_object(digest))
             d->digest = json_incref(digest);

@@ -221,3 +221,17 @@ void hv_request_free(struct hv_request *req)
     free(req->headers.items);
     free(req);
 }
+
+void hv_reply_page(struct hv_request *req, json_t *items, long limit, const char *key)
+{
+    json_t *next = json_null();
+    if (json_array_size(items) > (size_t)limit) {
+        json_array_remove(items, (size_t)limit);
+        char c[24];
+        snprintf(c, sizeof c, "%lld",
+                 (long long)json_integer_value(
+                     json_object_get(json_array_get(items, (size_t)limit - 1), key)));
+        next = json_string(c);
+    }
+    hv_reply_json(req, 200, json_pack("{s:o,s:o}", "items", items, "next_cursor", next));
+}

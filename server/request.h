@@ -191,6 +191,12 @@ void hv_reply_one(struct hv_request *req, int db_status, json_t *obj, const char
  *  NULL), or the failure. */
 void hv_reply_items(struct hv_request *req, int db_status, json_t *items, const char *what);
 
+/** Answers a page of items read with one row more than limit: that row
+ *  tells a next page exists, whose cursor ("next_cursor", else null) is
+ *  the member key of the page's last item. 200 with {"items",
+ *  "next_cursor"}; takes items. */
+void hv_reply_page(struct hv_request *req, json_t *items, long limit, const char *key);
+
 /** Answers a heartbeat (of a job or a step) by its database status: 200
  *  with lease_seconds, cancel and the server's time; HV_DB_NONE: 409
  *  stale_attempt with detail stale; else the failure. */

@@ -34,6 +34,7 @@ struct hv_client {
     char *advertise;  /* --advertise, or NULL */
     char boot_id[65]; /* sent with registrations; "" sends none */
     json_t *held;     /* sent with registrations as "held", or NULL */
+    json_t *settings; /* sent with registrations as "settings", or NULL */
     long last_status;
     char last_error[512];
     volatile sig_atomic_t *abort_flag; /* a shutdown signal came */
@@ -77,6 +78,7 @@ void hv_client_free(struct hv_client *c)
     free(c->advertise);
     json_decref(c->next);
     json_decref(c->held);
+    json_decref(c->settings);
     free(c);
 }
 
@@ -172,6 +174,8 @@ enum hv_call hv_client_register(struct hv_client *c, const char *name, const cha
         json_object_set_new(body, "boot_id", json_string(c->boot_id));
     if (body != NULL && c->held != NULL)
         json_object_set(body, "held", c->held);
+    if (body != NULL && c->settings != NULL)
+        json_object_set(body, "settings", c->settings);
     if (body == NULL) {
         snprintf(c->last_error, sizeof c->last_error, "cannot build the registration");
         return HV_CALL_REJECTED;
@@ -226,16 +230,28 @@ enum hv_call hv_client_deregister(struct hv_client *c)
     return call;
 }
 
-enum hv_call hv_client_report_restored(struct hv_client *c, const json_t *restored)
+/* POST path {member: value}: a report the server takes whole. */
+static enum hv_call report(struct hv_client *c, const char *path, const char *member,
+                           const json_t *value)
 {
-    json_t *body = json_pack("{s:O}", "restored", (json_t *)restored);
+    json_t *body = json_pack("{s:O}", member, (json_t *)value);
     if (body == NULL) {
         snprintf(c->last_error, sizeof c->last_error, "cannot build the report: out of memory");
         return HV_CALL_RETRY;
     }
-    enum hv_call call = post(c, "/api/v1/workers/restored", body, NULL);
+    enum hv_call call = post(c, path, body, NULL);
     json_decref(body);
     return call;
+}
+
+enum hv_call hv_client_report_settings(struct hv_client *c, const json_t *settings)
+{
+    return report(c, "/api/v1/workers/settings", "settings", settings);
+}
+
+enum hv_call hv_client_report_restored(struct hv_client *c, const json_t *restored)
+{
+    return report(c, "/api/v1/workers/restored", "restored", restored);
 }
 
 /* The wait to send: within 0..max_wait. */
@@ -535,6 +551,12 @@ enum hv_call hv_client_ready(struct hv_client *c, const struct hv_job *job, doub
 void hv_client_set_boot_id(struct hv_client *c, const char *boot_id)
 {
     snprintf(c->boot_id, sizeof c->boot_id, "%s", boot_id != NULL ? boot_id : "");
+}
+
+void hv_client_set_settings(struct hv_client *c, json_t *settings)
+{
+    json_decref(c->settings);
+    c->settings = settings;
 }
 
 void hv_client_set_held(struct hv_client *c, json_t *held)

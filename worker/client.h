@@ -226,6 +226,14 @@ void hv_client_set_boot_id(struct hv_client *c, const char *boot_id);
  *  with an earlier run of the worker. Takes the reference. */
 void hv_client_set_held(struct hv_client *c, json_t *held);
 
+/** Sends settings (a host worker's host settings, JSON {factor: level};
+ *  NULL for none) with every later registration. Takes the reference. */
+void hv_client_set_settings(struct hv_client *c, json_t *settings);
+
+/** POST /api/v1/workers/settings {"settings": settings}: the host settings
+ *  this host worker read just now. HV_CALL_OK once the server took them. */
+enum hv_call hv_client_report_settings(struct hv_client *c, const json_t *settings);
+
 /** Makes hv_client_local_address() answer addr (the worker's --advertise)
  *  instead of looking. Returns 0, or -1 when memory runs out. */
 int hv_client_set_advertise(struct hv_client *c, const char *addr);

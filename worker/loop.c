@@ -8,6 +8,7 @@
 #include "timeutil.h"
 #include "worker/state.h"
 #include "worker/telemetry.h"
+#include "worker/virt/actuator.h"
 #include "worker/virt/restored.h"
 #include "worker/virt/step.h"
 #include "worker/wake.h"
@@ -78,6 +79,29 @@ static void take_registration(struct hv_client *c, const struct hv_worker_config
             reg->credential[0] ? "" : ", credential kept", cfg->kind, cfg->fingerprint);
     if (reg->fingerprint[0] != '\0' && strcmp(reg->fingerprint, cfg->fingerprint) != 0)
         hv_info("the server computed fingerprint %s for these facts", reg->fingerprint);
+}
+
+/* The host settings this host worker reads now (under --sysfs-root), as
+ * the server takes them: catalogue factor -> level. */
+static json_t *host_settings(const struct hv_worker_config *cfg)
+{
+    struct hv_act_ctx ctx = {.root = cfg->sysfs_root};
+    json_t *settings = hv_actuators_host_settings(&ctx);
+    hv_act_ctx_release(&ctx);
+    return settings;
+}
+
+/* Reports the host settings read now; a failure waits for the next time. */
+static void report_settings(struct hv_client *c, const struct hv_worker_config *cfg)
+{
+    json_t *settings = host_settings(cfg);
+    if (settings == NULL)
+        return;
+    if (hv_client_report_settings(c, settings) == HV_CALL_OK)
+        hv_debug("host settings reported (%zu)", json_object_size(settings));
+    else
+        hv_warn("cannot report the host settings: %s", hv_client_last_error(c));
+    json_decref(settings);
 }
 
 /* Registers, retrying until it works: with the credential kept from an
@@ -226,9 +250,14 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
     char restored_file[1200];
     hv_restored_path(restored_file, sizeof restored_file);
     bool restored_due = false;
+    bool host = cfg->kind != NULL && strcmp(cfg->kind, "host") == 0;
+    double settings_due = 0;
     while (!hv_shutdown_requested()) {
         if (!registered) {
+            if (host)
+                hv_client_set_settings(c, host_settings(cfg));
             int rc = register_worker(c, cfg, &target_id);
+            settings_due = hv_monotonic() + cfg->settings_every;
             if (rc != 0) {
                 status = rc > 0 ? 1 : 0;
                 break;
@@ -245,6 +274,10 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
         }
         if (restored_due)
             restored_due = hv_restored_report(c, restored_file) == 1;
+        if (host && cfg->settings_every > 0 && hv_monotonic() >= settings_due) {
+            report_settings(c, cfg);
+            settings_due = hv_monotonic() + cfg->settings_every;
+        }
         struct hv_claim claim;
         double t0 = hv_monotonic();
         /* The last upload may have brought the next job already. */

@@ -34,6 +34,9 @@ struct hv_worker_config {
     const char *nic;         /**< --nic: a guest's own NIC, or NULL */
     double guest_wait;       /**< --guest-wait: seconds a restarted guest gets to register */
     const char *boot_id;     /**< this machine's boot (hv_facts_boot_id()), or NULL */
+    /** --settings-every: a host worker reports its host settings with each
+     *  registration and then every this many seconds (0: only then). */
+    double settings_every;
 };
 
 /** Runs until a shutdown signal (after releasing a running job), until

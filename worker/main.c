@@ -82,6 +82,10 @@ static const char usage_text[] =
     "                    (default 300, 1..86400)\n"
     "  --nic IFACE       in a guest, the NIC it sets for the net_queues and guest_mtu\n"
     "                    factors (default: the first one but lo with a default route)\n"
+    "  --settings-every SECONDS  on a host, report the host settings of the\n"
+    "                    catalogue it reads (thp, ksm, ...) with each registration\n"
+    "                    and then every SECONDS (default 3600; 0: only at\n"
+    "                    registration, 0..604800)\n"
     "  --sysfs-root DIR  read and write host settings (/sys/...) under DIR instead\n"
     "                    of / (tests)\n"
     "  --kvm-probe FILE  on a host, the answer of deploy/guest-image/probe-kvm.sh\n"
@@ -132,7 +136,7 @@ struct options {
     const char *nic;       /* --nic: a guest's own NIC, or NULL */
     const char *kvm_probe; /* NULL: the default, when it exists */
     json_t *labels;        /* NULL without --label */
-    double poll, wait, guest_wait, run_slack;
+    double poll, wait, guest_wait, run_slack, settings_every;
     bool once, restore, check_config;
 };
 
@@ -171,7 +175,8 @@ enum {
     OPT_NIC,
     OPT_HOST,
     OPT_CHECK_CONFIG,
-    OPT_RUN_SLACK
+    OPT_RUN_SLACK,
+    OPT_SETTINGS_EVERY
 };
 
 /* Reads optarg as a number of seconds into *v. Returns false when it is
@@ -277,6 +282,12 @@ static int take_option(int opt, char **argv, struct options *o)
             return usage_error("--run-slack needs a number of seconds from 1 to 86400, not '%s'",
                                optarg);
         break;
+    case OPT_SETTINGS_EVERY:
+        if (!seconds_arg(&o->settings_every) ||
+            !(o->settings_every >= 0 && o->settings_every <= 604800))
+            return usage_error(
+                "--settings-every needs a number of seconds from 0 to 604800, not '%s'", optarg);
+        break;
     case OPT_KVM_PROBE:
         if (*optarg == '\0')
             return usage_error("--kvm-probe needs a file name, or none");
@@ -347,6 +358,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"check-config", no_argument, NULL, OPT_CHECK_CONFIG},
         {"guest-wait", required_argument, NULL, OPT_GUEST_WAIT},
         {"run-slack", required_argument, NULL, OPT_RUN_SLACK},
+        {"settings-every", required_argument, NULL, OPT_SETTINGS_EVERY},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -357,7 +369,8 @@ static int parse_options(int argc, char **argv, struct options *o)
                           .poll = 2,
                           .wait = 25,
                           .guest_wait = 300,
-                          .run_slack = HV_JOB_RUN_SLACK};
+                          .run_slack = HV_JOB_RUN_SLACK,
+                          .settings_every = 3600};
     int n = 0;
     char **v = settings_argv(longopts, argc, argv, &n);
     if (v == NULL)
@@ -710,6 +723,7 @@ int main(int argc, char **argv)
         .guest_wait = o.guest_wait,
         .nic = o.nic,
         .boot_id = boot_id[0] != '\0' ? boot_id : NULL,
+        .settings_every = o.settings_every,
     };
     char state_dir[1024], err[1200];
     state_dir_of(&o, state_dir, sizeof state_dir);

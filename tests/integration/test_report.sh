@@ -218,7 +218,11 @@ assert_status 200 GET "/api/v1/recommendations?target=rep-host"
 assert_eq "the host's recommendations come from its tuning plan" "$P vcpu_pin on" \
     "$(json -r '.items[0] | "\(.plan_id) \(.factor) \(.level)"')"
 assert_eq "and list the plans read" "$P" "$(json '.plans[0].id')"
-assert_status 400 GET "/api/v1/recommendations"
+assert_status 200 GET "/api/v1/recommendations"
+assert_eq "without target: the recommendations kept when the plan ended done" \
+    "1 $P vcpu_pin on null" \
+    "$(json -c '"\(.items | length) \(.items[0].plan_id) \(.items[0].factor) \(.items[0].level) \(.next_cursor)"')"
+assert_status 400 GET "/api/v1/recommendations?state=gone"
 assert_status 404 GET "/api/v1/recommendations?target=nobody"
 
 hv_finish

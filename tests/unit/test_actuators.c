@@ -795,6 +795,29 @@ static void test_worker_restore(void)
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* The host settings a host worker reports: every catalogue host setting
+ * the tree lets it read, through the rows' read-back; the disk's only
+ * when a disk is named; nothing written. */
+static void test_host_settings(void)
+{
+    char root[400];
+    make_tree(root, sizeof root, "tree-settings");
+    struct hv_act_ctx ctx = {.root = root};
+    json_t *s = hv_actuators_host_settings(&ctx);
+    char *text = json_dumps(s, JSON_SORT_KEYS | JSON_COMPACT);
+    CHECK_STR(text, "{\"halt_poll_ns\":\"200000\",\"ksm\":\"off\",\"kvm_ept\":\"on\","
+                    "\"thp\":\"madvise\"}");
+    free(text);
+    json_decref(s);
+    ctx.disk = "sdz1";
+    s = hv_actuators_host_settings(&ctx);
+    CHECK_STR(json_string_value(json_object_get(s, "io_scheduler")), "mq-deadline");
+    CHECK_STR(json_string_value(json_object_get(s, "readahead_kb")), "128");
+    json_decref(s);
+    hv_act_ctx_release(&ctx);
+    CHECK(tree_is_original(root));
+}
+
 int main(void)
 {
     snprintf(top, sizeof top, "/tmp/hv-actuators-XXXXXX");
@@ -812,6 +835,7 @@ int main(void)
     test_live_loop();
     test_live_mtu();
     test_worker_restore();
+    test_host_settings();
     rm_tree(top);
     return check_summary("test_actuators");
 }

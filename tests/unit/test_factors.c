@@ -233,5 +233,25 @@ int main(void)
     }
     globfree(&g);
 
+    /* Host settings as a host worker reports them: host factors of the
+     * catalogue, a level each; everything else under its path. */
+    json_t *ok = json_pack("{s:s,s:s,s:s}", "thp", "never", "ksm", "off", "readahead_kb", "4096");
+    json_t *errors = json_array();
+    hv_factor_settings_check(ok, "/settings", errors);
+    CHECK(json_array_size(errors) == 0);
+    json_t *wrong =
+        json_pack("{s:s,s:s,s:i,s:s}", "vcpu_pin", "on", "nope", "x", "thp", 3, "ksm", "");
+    hv_factor_settings_check(wrong, "/settings", errors);
+    CHECK(json_array_size(errors) == 4);
+    const char *want[] = {"/settings/vcpu_pin", "/settings/nope", "/settings/thp", "/settings/ksm"};
+    for (size_t k = 0; k < 4; k++) {
+        const char *path = json_string_value(json_object_get(json_array_get(errors, k), "path"));
+        CHECK_MSG(path != NULL && strcmp(path, want[k]) == 0, "error %zu: %s", k,
+                  path ? path : "(none)");
+    }
+    json_decref(ok);
+    json_decref(wrong);
+    json_decref(errors);
+
     return check_summary("test_factors");
 }

@@ -70,5 +70,17 @@ int main(void)
     CHECK(hv_selector_parse(NULL, err, sizeof err) == NULL);
     CHECK(hv_label_key_ok("pool") && !hv_label_key_ok("") && !hv_label_key_ok("a,b"));
     CHECK(hv_label_value_ok("r12") && !hv_label_value_ok("") && !hv_label_value_ok("a b"));
+    /* Labels as an object: each bad pair under its path, good ones pass. */
+    json_t *labels =
+        json_pack("{s:s,s:s,s:i,s:s}", "pool", "batch", "a b", "x", "rack", 3, "zone", "a,b");
+    json_t *errors = json_array();
+    hv_labels_check(labels, "/selector", errors);
+    CHECK(json_array_size(errors) == 3);
+    CHECK(strcmp(json_string_value(json_object_get(json_array_get(errors, 0), "path")),
+                 "/selector/a b") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(json_array_get(errors, 2), "path")),
+                 "/selector/zone") == 0);
+    json_decref(labels);
+    json_decref(errors);
     return check_summary("test_selector");
 }

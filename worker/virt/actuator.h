@@ -162,6 +162,13 @@ int hv_actuators_apply(const json_t *levels, struct hv_act_ctx *ctx, json_t **se
 int hv_actuators_read_back(const json_t *levels, struct hv_act_ctx *ctx, json_t **settings,
                            char *err, size_t len);
 
+/** The current level of every host setting of the catalogue this host
+ *  lets ctx read (ctx->root; the disk and NIC settings only when ctx names
+ *  a disk or a NIC), through each row's own read-back: a new object
+ *  factor → level, without the settings that cannot be read here. Changes
+ *  nothing. */
+json_t *hv_actuators_host_settings(struct hv_act_ctx *ctx);
+
 /** The reboot-class levels of levels (kvm_ept, kvm_npt) that the host is
  *  not at, which only the operator can change (a module reload): a new
  *  array of {"factor", "level", "value" (what the host has), "file",

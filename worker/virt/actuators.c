@@ -456,6 +456,23 @@ int hv_actuators_read_back(const json_t *levels, struct hv_act_ctx *ctx, json_t 
     return err[0] == '\0' ? 0 : -1;
 }
 
+json_t *hv_actuators_host_settings(struct hv_act_ctx *ctx)
+{
+    json_t *out = json_object();
+    for (size_t i = 0; out != NULL && i < hv_host_nrows; i++) {
+        const struct hv_actuator *a = &hv_host_rows[i];
+        const struct hv_factor_def *def = hv_factor_find(a->factor);
+        if (a->read_back == NULL || def == NULL || def->scope != HV_SCOPE_HOST)
+            continue;
+        struct hv_reading r = {.detail = NULL};
+        char msg[1024];
+        if (a->read_back(a, ctx, NULL, &r, msg, sizeof msg) == 0 && r.value[0] != '\0')
+            json_object_set_new(out, a->factor, json_string(r.value));
+        json_decref(r.detail);
+    }
+    return out;
+}
+
 json_t *hv_actuators_operator_pending(const json_t *levels, struct hv_act_ctx *ctx)
 {
     json_t *out = json_array();
