@@ -4,7 +4,7 @@
 -- function or trigger changed by several migrations is here as the last
 -- one left it. To change the schema, add a migration, run `make schema`
 -- and commit both (tests/integration/test_schema.sh fails while this file
--- is stale). Schema version 53. Definitions only: the rows of
+-- is stale). Schema version 54. Definitions only: the rows of
 -- hv_schema_migrations, which `hvbench-server migrate` writes, are not here.
 
 --
@@ -1068,6 +1068,10 @@ BEGIN
         reported_at = EXCLUDED.reported_at,
         changed_at = CASE WHEN s.settings = EXCLUDED.settings THEN s.changed_at
                           ELSE EXCLUDED.changed_at END;
+    IF EXISTS (SELECT 1 FROM plans p JOIN targets t ON t.name = p.host_name
+               WHERE t.id = tid AND p.holds_host) THEN
+        RETURN jsonb_build_object('opened', 0, 'ended', 0, 'held', true);
+    END IF;
     UPDATE recommendation_adoptions a SET until = now()
       FROM recommendations r
      WHERE r.id = a.recommendation_id AND a.target_id = tid AND a.until IS NULL
@@ -1080,7 +1084,7 @@ BEGIN
                        WHERE a.recommendation_id = r.id AND a.target_id = tid AND a.until IS NULL)
     ON CONFLICT DO NOTHING;
     GET DIAGNOSTICS opened = ROW_COUNT;
-    RETURN jsonb_build_object('opened', opened, 'ended', ended);
+    RETURN jsonb_build_object('opened', opened, 'ended', ended, 'held', false);
 END $$;
 
 --

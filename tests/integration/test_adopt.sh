@@ -10,8 +10,9 @@
 # records nothing; an unknown id is 404. Observed adoption: ad-b's worker
 # reports its host settings every second (--settings-every 1); its fake
 # THP file set to never opens an observed adoption on ad-b, set back to
-# always ends it (until). The list filters by state; ?target= keeps
-# reading reports.
+# always ends it (until). A tuning plan on ad-b that sets thp=never for
+# one configuration opens no adoption while it holds the host. The list
+# filters by state; ?target= keeps reading reports.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 hv_setup
@@ -131,6 +132,24 @@ assert_eq "until is set, ad-a's declared one stays" "1 ad-a" \
     "$(json -r '"\(.adopted.hosts) \(.adopted.names | join(" "))"')"
 assert_eq "and ad-b's adoption says since and until" "true" \
     "$(json '.adoptions[] | select(.target == "ad-b") | .until >= .since')"
+
+# --- what a plan sets on its host is no adoption -------------------------------------
+# A tuning plan on ad-b applies thp=never for one configuration; ad-b's
+# worker reports it meanwhile (every second): kept as its settings, but no
+# adoption opens while the plan holds the host.
+assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$(jq -nc '{name: "held",
+    targets: {host: "ad-b"}, factors: {thp: ["always", "never"]}, noise: "keep",
+    workloads: [{id: "c", kind: "cpu", engine: "builtin", params: {seconds: 2}}],
+    repetitions: {min: 2, max: 2}, order: "sequential"}')"
+PH=$(json .id)
+# shellcheck disable=SC2317 # called through wait_for
+reports_never() { [[ $(sql "SELECT s.settings->>'thp' FROM target_settings s JOIN targets t ON t.id = s.target_id WHERE t.name = 'ad-b'") == never ]]; }
+wait_for "while plan $PH runs thp=never on ad-b, its worker reports never" 60 reports_never
+assert_eq "the plan holds the host meanwhile" "t" "$(sql "SELECT holds_host FROM plans WHERE id = $PH")"
+wait_for "plan $PH ends" 90 ended "$PH"
+assert_eq "it ended done" "done" "$(sql "SELECT state FROM plans WHERE id = $PH")"
+assert_eq "no adoption on ad-b opened while it held the host: still the one ended before" "1 0" \
+    "$(sql "SELECT count(*) || ' ' || count(*) FILTER (WHERE a.until IS NULL) FROM recommendation_adoptions a JOIN targets t ON t.id = a.target_id WHERE t.name = 'ad-b' AND a.recommendation_id = $ID")"
 
 # --- the settings endpoint ----------------------------------------------------------
 hv_register ad-g guest
