@@ -587,6 +587,43 @@ static json_t *metric_comparisons(const struct items *it, const struct metric_ro
 
 /* The metrics of the items: every row of each item (the baseline's
  * first) with the matching rows of the others. */
+/* How many items have figures for metric m. */
+static size_t items_with_values(const json_t *m)
+{
+    size_t n = 0, i;
+    const json_t *v;
+    json_array_foreach(json_object_get(m, "values"), i, v) n += !json_is_null(v);
+    return n;
+}
+
+/* The metrics in the order a reader wants them: the primary ones first,
+ * then by how many items have figures, then as the items listed them
+ * (a stable order: the same question gives the same page). Takes list. */
+static json_t *primary_first(json_t *list)
+{
+    size_t n = json_array_size(list);
+    json_t *out = json_array();
+    if (out == NULL) {
+        json_decref(list);
+        return NULL;
+    }
+    for (int primary = 1; primary >= 0; primary--)
+        for (size_t k = 0; k <= ITEMS_MAX; k++) {
+            size_t want = ITEMS_MAX - k;
+            for (size_t i = 0; i < n; i++) {
+                json_t *m = json_array_get(list, i);
+                if (json_is_true(json_object_get(m, "primary")) == (primary == 1) &&
+                    items_with_values(m) == want && json_array_append(out, m) != 0) {
+                    json_decref(out);
+                    json_decref(list);
+                    return NULL;
+                }
+            }
+        }
+    json_decref(list);
+    return out;
+}
+
 static json_t *metrics_json(const struct items *it, double margin)
 {
     bool by_target = false;
@@ -643,7 +680,7 @@ static json_t *metrics_json(const struct items *it, double margin)
         json_decref(list);
         return NULL;
     }
-    return list;
+    return primary_first(list);
 }
 
 /* The overall geometric mean of each item's ratios against the baseline
