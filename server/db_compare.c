@@ -11,13 +11,15 @@
  * configuration's rounds (hv_round_values, migrations/042: one value per
  * round, a group's members one), the moments of the values
  * HV_SQL_METRIC_OK keeps and the count of the others (a value stored
- * before the doors checked it must not overflow a sum of squares). */
+ * before the doors checked it must not overflow a sum of squares), and
+ * the positive kept values by round ({"1": v, ...}: a comparison of two
+ * configurations of one plan pairs them, as the plan's report does). */
 #define SIDE_ROWS                                                                                  \
     "WITH wps AS (SELECT DISTINCT ON (workload_id) workload_id AS wid, "                           \
     " coalesce(workload->'params', '{}') AS wp FROM jobs WHERE plan_id = $1 "                      \
     " ORDER BY workload_id, id), "                                                                 \
     "v AS (SELECT m.workload_id AS wid, wps.wp, m.target AS tn, m.metric, m.unit, "                \
-    " m.higher_is_better AS hib, m.kind, m.engine, m.value, " HV_SQL_METRIC_OK " AS ok "           \
+    " m.higher_is_better AS hib, m.kind, m.engine, m.value, m.round, " HV_SQL_METRIC_OK " AS ok "  \
     " FROM (SELECT rv.*, rv.metric AS name FROM hv_round_values($1) rv) m "                        \
     " JOIN wps ON wps.wid = m.workload_id "                                                        \
     " JOIN configurations c ON c.plan_id = $1 AND c.idx = m.config_idx "                           \
@@ -28,7 +30,8 @@
     " stddev_samp(value) FILTER (WHERE ok) AS sd, "                                                \
     " avg(ln(value)) FILTER (WHERE ok AND value > 0) AS lm, "                                      \
     " stddev_samp(ln(value)) FILTER (WHERE ok AND value > 0) AS ls, "                              \
-    " count(*) FILTER (WHERE ok AND value <= 0) AS np, count(*) FILTER (WHERE NOT ok) AS ex "      \
+    " count(*) FILTER (WHERE ok AND value <= 0) AS np, count(*) FILTER (WHERE NOT ok) AS ex, "     \
+    " json_object_agg(round, value) FILTER (WHERE ok AND value > 0) AS rv "                        \
     " FROM v GROUP BY 1, 2, 3, 4) "
 
 static const struct hv_stmt side = {
@@ -51,7 +54,8 @@ static const struct hv_stmt side = {
     " 'target_kind', coalesce((SELECT t.kind FROM targets t WHERE t.name = x.tn), 'guest'), "
     " 'metric', x.metric, 'unit', x.unit, 'higher_is_better', x.hib, 'kind', x.kind, "
     " 'engine', x.engine, 'n', x.n, 'mean', x.mean, "
-    " 'sd', x.sd, 'log_mean', x.lm, 'log_sd', x.ls, 'n_nonpos', x.np, 'excluded', x.ex) "
+    " 'sd', x.sd, 'log_mean', x.lm, 'log_sd', x.ls, 'n_nonpos', x.np, 'excluded', x.ex, "
+    " 'plan_id', $1::bigint, 'rounds', x.rv) "
     " ORDER BY x.wid, x.metric, x.tn, x.wp::text), '[]') FROM x))::text "
     "FROM plans p WHERE p.id = $1",
     2};

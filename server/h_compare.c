@@ -161,18 +161,62 @@ static json_t *side_json(const json_t *row, struct hv_moments *m, bool *ok)
     return o;
 }
 
-/* The comparison of b against a: ratio of geometric means with its
- * interval and verdict when both sides have two positive values or more
- * (then *r is it and *usable whether the interval is, and true is
- * returned); the ratio of means alone otherwise (null when undefined). */
-static bool compare_into(json_t *out, const struct hv_moments *a, const struct hv_moments *b,
-                         bool hib, double margin, struct hv_ratio *rp, bool *usable_out)
+/* The within-round comparison of row rb against row ra when both are of
+ * one plan and have a positive value in the same rounds, two or more:
+ * hv_effect_paired over the rounds, the analysis the plan's report uses
+ * for complete rounds (docs/statistics.md). False otherwise, or when a
+ * value is missing or not positive. */
+static bool paired(const json_t *ra, const json_t *rb, struct hv_ratio *r, size_t *n)
+{
+    const json_t *pa = json_object_get(ra, "plan_id"), *pb = json_object_get(rb, "plan_id");
+    const json_t *va = json_object_get(ra, "rounds"), *vb = json_object_get(rb, "rounds");
+    size_t k = json_object_size(va);
+    if (!json_is_integer(pa) || !json_is_integer(pb) ||
+        json_integer_value(pa) != json_integer_value(pb) || k < 2 || k != json_object_size(vb))
+        return false;
+    double *base = malloc(2 * k * sizeof *base);
+    if (base == NULL)
+        return false;
+    double *level = base + k;
+    size_t i = 0;
+    const char *round;
+    const json_t *x;
+    bool ok = true;
+    json_object_foreach((json_t *)va, round, x)
+    {
+        const json_t *y = json_object_get(vb, round);
+        ok = ok && json_is_number(x) && json_is_number(y);
+        if (!ok)
+            break;
+        base[i] = json_number_value(x);
+        level[i++] = json_number_value(y);
+    }
+    ok = ok && i == k && hv_effect_paired(level, base, 1, k, r) == HV_STAT_OK;
+    free(base);
+    *n = k;
+    return ok;
+}
+
+/* The comparison of b against a (rows ra and rb, their moments a and b):
+ * ratio of geometric means with its interval and verdict — paired within
+ * rounds when the rows are of one plan and share their rounds (analysis
+ * "paired"), else Welch on logs ("welch") — when both sides have two
+ * positive values or more (then *r is it and *usable whether the interval
+ * is, and true is returned); the ratio of means alone otherwise (null when
+ * undefined). */
+static bool compare_into(json_t *out, const json_t *ra, const json_t *rb,
+                         const struct hv_moments *a, const struct hv_moments *b, bool hib,
+                         double margin, struct hv_ratio *rp, bool *usable_out)
 {
     struct hv_log_group ga, gb;
     struct hv_ratio r;
+    size_t n = a->n < b->n ? a->n : b->n;
     *usable_out = false;
-    if (hv_moments_log_group(a, &ga) == HV_STAT_OK && hv_moments_log_group(b, &gb) == HV_STAT_OK &&
-        hv_effect(&gb, &ga, 1, &r) == HV_STAT_OK) {
+    bool pair = paired(ra, rb, &r, &n);
+    if (pair ||
+        (hv_moments_log_group(a, &ga) == HV_STAT_OK && hv_moments_log_group(b, &gb) == HV_STAT_OK &&
+         hv_effect(&gb, &ga, 1, &r) == HV_STAT_OK)) {
+        json_object_set_new(out, "analysis", json_string(pair ? "paired" : "welch"));
         *rp = r;
         set_num(out, "ratio", 1.0 + r.pct / 100.0);
         set_num(out, "change_pct", r.pct);
@@ -181,8 +225,7 @@ static bool compare_into(json_t *out, const struct hv_moments *a, const struct h
         set_num(out, "p", r.p);
         char note[160];
         bool usable;
-        enum hv_verdict v = hv_verdict_usable(&r, a->n < b->n ? a->n : b->n, margin, hib, &usable,
-                                              note, sizeof note);
+        enum hv_verdict v = hv_verdict_usable(&r, n, margin, hib, &usable, note, sizeof note);
         json_object_set_new(out, "verdict", json_string(hv_verdict_name(v)));
         json_object_set_new(out, "usable", json_boolean(usable));
         json_object_set_new(out, "interval_note", usable ? json_null() : json_string(note));
@@ -190,6 +233,7 @@ static bool compare_into(json_t *out, const struct hv_moments *a, const struct h
         return true;
     }
     double ratio = a->mean > 0 && b->mean >= 0 ? b->mean / a->mean : NAN;
+    json_object_set_new(out, "analysis", json_null());
     set_num(out, "ratio", ratio);
     set_num(out, "change_pct", 100.0 * (ratio - 1.0));
     set_num(out, "lo_pct", NAN);
@@ -206,7 +250,8 @@ static bool compare_into(json_t *out, const struct hv_moments *a, const struct h
 /* The keys of a comparison without one (a side has no runs), null. */
 static void no_comparison(json_t *out)
 {
-    static const char *const keys[] = {"ratio", "change_pct", "lo_pct", "hi_pct", "p", "verdict"};
+    static const char *const keys[] = {"ratio", "change_pct", "lo_pct",  "hi_pct",
+                                       "p",     "verdict",    "analysis"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         json_object_set_new(out, keys[i], json_null());
     json_object_set_new(out, "usable", json_false());
@@ -229,7 +274,7 @@ static json_t *row_json(const json_t *ra, const json_t *rb, double margin)
     struct hv_ratio r;
     bool usable;
     if (oka && okb)
-        compare_into(out, &ma, &mb, json_is_true(hib), margin, &r, &usable);
+        compare_into(out, ra, rb, &ma, &mb, json_is_true(hib), margin, &r, &usable);
     else
         no_comparison(out);
     return out;
@@ -557,7 +602,8 @@ static json_t *metric_comparisons(const struct items *it, const struct metric_ro
         }
         json_t *c = json_object();
         if (ok[i] && ok[it->base])
-            have[i] = compare_into(c, &m[it->base], &m[i], hib, margin, &r[k], &usable[i]);
+            have[i] = compare_into(c, mr->row[it->base], mr->row[i], &m[it->base], &m[i], hib,
+                                   margin, &r[k], &usable[i]);
         else
             no_comparison(c);
         if (!have[i]) {

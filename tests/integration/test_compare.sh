@@ -5,7 +5,8 @@
 # becomes one plan with a configuration per label, stored as a plan with
 # the factor "study" whose default is the baseline; comparing its two
 # configurations gives the guest's −20 % as the ratio of geometric means
-# with its Welch interval and verdict "worse", and equal figures
+# with its interval (paired within rounds, as the plan's report gives it)
+# and verdict "worse", and equal figures
 # "no_effect"; two plans on different targets compare metric by metric;
 # one run a side gives the ratio without an interval; the margin decides
 # the verdict; names with '=' and ',' pass unescaped; bad sides get 400,
@@ -76,6 +77,14 @@ expect=$(jq -n --argjson a "$(gm "$(IFS=,; echo "${H[*]}")")" \
 assert_near "B's change is the ratio of the geometric means" "$expect" "$(jq .change_pct <<<"$ROW")"
 assert_eq "its interval holds it, below the margin: worse" 'true worse 3 3 log' \
     "$(jq -r '"\(.lo_pct < .change_pct and .change_pct < .hi_pct and .hi_pct < -1) \(.verdict) \(.a.n) \(.b.n) \(.a.scale)"' <<<"$ROW")"
+# Two configurations of one plan with values in the same rounds: paired
+# within rounds, the change and interval the plan's report gives.
+api GET "/api/v1/plans/$STUDY/report"
+assert_eq "paired, as the report compares them: the same change and interval" \
+    "$(json -c '.comparisons[] | select(.metric == "disk.seq_write.mbps") | [.analysis, .pct, .lo_pct, .hi_pct]')" \
+    "$(jq -c '[.analysis, .change_pct, .lo_pct, .hi_pct]' <<<"$ROW")"
+assert_eq "compare says which analysis: paired" paired "$(jq -r .analysis <<<"$ROW")"
+api GET "/api/v1/compare?a=$STUDY&b=$STUDY:study=guest"
 assert_eq "equal figures on both sides: no_effect" '0 no_effect' \
     "$(json -r '.rows[] | select(.metric == "disk.seeks.iops") | "\(.change_pct) \(.verdict)"')"
 api GET "/api/v1/compare?a=$STUDY&b=$STUDY:study=guest&margin_pct=50"
@@ -110,6 +119,7 @@ assert_eq "two runs a side: no verdict, the words why" \
     'false inconclusive n = 2: too few rounds for an interval, so the verdict is inconclusive' \
     "$(json -r '.rows[] | select(.metric == "disk.seq_write.mbps") | "\(.usable) \(.verdict) \(.interval_note)"')"
 assert_eq "the sides name their targets" '[["cmp-hv"],["cmp-vm"]]' "$(json -c '[.a.targets, .b.targets]')"
+assert_eq "two plans: Welch on logs" welch "$(json -r '.rows[] | select(.metric == "disk.seq_write.mbps") | .analysis')"
 hv_cli --json import --tool bonnie --target cmp-vm "$HV_TMP/guest2.csv"
 ONE=$(jq .plan_id <<<"$OUT")
 api GET "/api/v1/compare?a=$A&b=$ONE"
