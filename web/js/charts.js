@@ -238,6 +238,8 @@ function timeSeries(fig, box, z, spec, onZoom, columns) {
     bands: spec.bands,
     hooks: {
       draw: [(u) => markScales(fig, u), ...(spec.draw ? [spec.draw] : [])],
+      // Beneath the series: drawn after the axes, before any series.
+      drawAxes: spec.under ? [spec.under] : [],
       // A drag selects a range: the view, and onZoom asks its data.
       setSelect: [(u) => {
         if (!onZoom || u.select.width < 2) return;
@@ -407,12 +409,29 @@ export function fleetChart(spec) {
       { label: 'upper quartile', stroke: 'transparent', points: { show: false }, value: num },
       { label: 'lower quartile', stroke: 'transparent', points: { show: false }, value: num }];
     const data = [spec.at, spec.p75, spec.p25];
-    // Outliers drawn last, over the grey crowd.
-    const ordered = spec.hosts.filter((h) => !h.outlier).concat(spec.hosts.filter((h) => h.outlier));
-    for (const h of ordered) {
-      const stroke = h.outlier ? (h.below ? worse : accent) : grey;
-      series.push({ label: h.name, stroke, width: h.outlier ? 2 : 1, spanGaps: true, value: num,
-        points: { show: dots, size: h.outlier ? 7 : 5, fill: stroke } });
+    // The outliers are series of their own; the crowd (hundreds of hosts)
+    // is one grey path drawn beneath every series: a uPlot series per host
+    // cost 0.3 s to draw at 500 hosts, the one path milliseconds.
+    const crowd = spec.hosts.filter((h) => !h.outlier);
+    // The crowd's lowest and highest value per bucket, as invisible series:
+    // the value axis takes its range from the series, and holds the crowd.
+    const lo = spec.at.map(() => null);
+    const hi = spec.at.map(() => null);
+    for (const h of crowd) {
+      for (let i = 0; i < spec.at.length; i++) {
+        const v = h.v[i];
+        if (v == null) continue;
+        if (lo[i] == null || v < lo[i]) lo[i] = v;
+        if (hi[i] == null || v > hi[i]) hi[i] = v;
+      }
+    }
+    series.push({ label: 'lowest host', stroke: 'transparent', points: { show: false }, value: num },
+      { label: 'highest host', stroke: 'transparent', points: { show: false }, value: num });
+    data.push(lo, hi);
+    for (const h of spec.hosts.filter((x) => x.outlier)) {
+      const stroke = h.below ? worse : accent;
+      series.push({ label: h.name, stroke, width: 2, spanGaps: true, value: num,
+        points: { show: dots, size: 7, fill: stroke } });
       data.push(h.v);
     }
     series.push({ label: 'median', stroke: cssColor('--text', '#1b1f27'), width: 3, spanGaps: true, value: num,
@@ -421,6 +440,42 @@ export function fleetChart(spec) {
     z.u = timeSeries(fig, box, z, {
       height: 320, unit: spec.unit, time: true, legend: false, xLabel: 'time (local, ' + zoneName() + ')',
       series, bands: [{ series: [1, 2], fill: 'rgba(120, 130, 150, 0.25)' }],
+      under: (uu) => {
+        const c = uu.ctx;
+        const dpr = window.devicePixelRatio || 1;
+        const b = uu.bbox;
+        c.save();
+        c.beginPath();
+        c.rect(b.left, b.top, b.width, b.height);
+        c.clip();
+        c.strokeStyle = grey;
+        c.fillStyle = grey;
+        c.lineWidth = dpr;
+        c.beginPath();
+        const xs = spec.at.map((t) => uu.valToPos(t, 'x', true));
+        for (const h of crowd) {
+          let on = false;
+          for (let i = 0; i < xs.length; i++) {
+            if (h.v[i] == null) continue;
+            const y = uu.valToPos(h.v[i], 'y', true);
+            if (on) c.lineTo(xs[i], y);
+            else c.moveTo(xs[i], y);
+            on = true;
+          }
+        }
+        c.stroke();
+        if (dots) {
+          for (const h of crowd) {
+            for (let i = 0; i < xs.length; i++) {
+              if (h.v[i] == null) continue;
+              c.beginPath();
+              c.arc(xs[i], uu.valToPos(h.v[i], 'y', true), 2.5 * dpr, 0, 2 * Math.PI);
+              c.fill();
+            }
+          }
+        }
+        c.restore();
+      },
       draw: (uu) => {
         const c = uu.ctx;
         const dpr = window.devicePixelRatio || 1;
