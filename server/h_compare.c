@@ -631,8 +631,6 @@ static json_t *metric_comparisons(const struct items *it, const struct metric_ro
     return cmps;
 }
 
-/* The metrics of the items: every row of each item (the baseline's
- * first) with the matching rows of the others. */
 /* How many items have figures for metric m. */
 static size_t items_with_values(const json_t *m)
 {
@@ -642,34 +640,47 @@ static size_t items_with_values(const json_t *m)
     return n;
 }
 
-/* The metrics in the order a reader wants them: the primary ones first,
- * then by how many items have figures, then as the items listed them
- * (a stable order: the same question gives the same page). Takes list. */
+/* A metric's place in the answer: its rank (the primary ones first, then
+ * those more items have figures for), then its index (as the items listed
+ * them), so the same question gives the same order. */
+struct place {
+    size_t rank, index;
+};
+
+static int by_place(const void *x, const void *y)
+{
+    const struct place *a = x, *b = y;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* list in the order of by_place, as a new array. Takes list. */
 static json_t *primary_first(json_t *list)
 {
     size_t n = json_array_size(list);
-    json_t *out = json_array();
-    if (out == NULL) {
-        json_decref(list);
-        return NULL;
+    struct place *at = malloc((n ? n : 1) * sizeof *at);
+    json_t *out = at != NULL ? json_array() : NULL;
+    for (size_t i = 0; out != NULL && i < n; i++) {
+        const json_t *m = json_array_get(list, i);
+        at[i] = (struct place){(json_is_true(json_object_get(m, "primary")) ? 0 : ITEMS_MAX + 1) +
+                                   ITEMS_MAX - items_with_values(m),
+                               i};
     }
-    for (int primary = 1; primary >= 0; primary--)
-        for (size_t k = 0; k <= ITEMS_MAX; k++) {
-            size_t want = ITEMS_MAX - k;
-            for (size_t i = 0; i < n; i++) {
-                json_t *m = json_array_get(list, i);
-                if (json_is_true(json_object_get(m, "primary")) == (primary == 1) &&
-                    items_with_values(m) == want && json_array_append(out, m) != 0) {
-                    json_decref(out);
-                    json_decref(list);
-                    return NULL;
-                }
-            }
+    if (out != NULL)
+        qsort(at, n, sizeof *at, by_place);
+    for (size_t i = 0; out != NULL && i < n; i++)
+        if (json_array_append(out, json_array_get(list, at[i].index)) != 0) {
+            json_decref(out);
+            out = NULL;
         }
+    free(at);
     json_decref(list);
     return out;
 }
 
+/* The metrics of the items: every row of each item (the baseline's
+ * first) with the matching rows of the others. */
 static json_t *metrics_json(const struct items *it, double margin)
 {
     bool by_target = false;

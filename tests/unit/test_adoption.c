@@ -212,22 +212,16 @@ static void sim_rates(void)
                 called[k][r.state]++;
         }
     }
-    CHECK_SAY(1,
-              "+20 %% (predicted [+10, +30]): delivered %.1f %%, partial %.1f %%, none %.1f %%, "
-              "regressed %.1f %%, pending %.1f %%",
-              sim_pct(called[0][HV_ADOPTION_DELIVERED], SEEDS),
-              sim_pct(called[0][HV_ADOPTION_PARTIAL], SEEDS),
-              sim_pct(called[0][HV_ADOPTION_NONE], SEEDS),
-              sim_pct(called[0][HV_ADOPTION_REGRESSED], SEEDS),
-              sim_pct(called[0][HV_ADOPTION_PENDING], SEEDS));
-    CHECK_SAY(1,
-              "no effect: delivered %.1f %%, partial %.1f %%, none %.1f %%, regressed %.1f %%, "
-              "pending %.1f %%",
-              sim_pct(called[1][HV_ADOPTION_DELIVERED], SEEDS),
-              sim_pct(called[1][HV_ADOPTION_PARTIAL], SEEDS),
-              sim_pct(called[1][HV_ADOPTION_NONE], SEEDS),
-              sim_pct(called[1][HV_ADOPTION_REGRESSED], SEEDS),
-              sim_pct(called[1][HV_ADOPTION_PENDING], SEEDS));
+    static const char *const what[2] = {"+20 % (predicted [+10, +30])", "no effect"};
+    for (int k = 0; k < 2; k++)
+        CHECK_SAY(1,
+                  "%s: delivered %.1f %%, partial %.1f %%, none %.1f %%, regressed %.1f %%, "
+                  "pending %.1f %%",
+                  what[k], sim_pct(called[k][HV_ADOPTION_DELIVERED], SEEDS),
+                  sim_pct(called[k][HV_ADOPTION_PARTIAL], SEEDS),
+                  sim_pct(called[k][HV_ADOPTION_NONE], SEEDS),
+                  sim_pct(called[k][HV_ADOPTION_REGRESSED], SEEDS),
+                  sim_pct(called[k][HV_ADOPTION_PENDING], SEEDS));
     /* A real +20 %: delivered in at least 90 %, never regressed beyond
      * the one-sided error rate's reach (2.5 %). */
     CHECK(sim_pct(called[0][HV_ADOPTION_DELIVERED], SEEDS) >= 90.0);
