@@ -375,8 +375,8 @@ const struct hv_factor_def *hv_factor_find(const char *name)
 
 void hv_factor_settings_check(const json_t *settings, const char *path, json_t *errors)
 {
-    if (json_object_size(settings) > N_FACTORS)
-        hv_errors_add(errors, path, "at most %zu settings", N_FACTORS);
+    if (json_object_size(settings) > N_FACTORS + HV_SITE_FACTORS_MAX)
+        hv_errors_add(errors, path, "at most %zu settings", N_FACTORS + HV_SITE_FACTORS_MAX);
     const char *name;
     json_t *v;
     json_object_foreach((json_t *)settings, name, v)
@@ -384,8 +384,16 @@ void hv_factor_settings_check(const json_t *settings, const char *path, json_t *
         char p[200];
         hv_jpath(p, sizeof p, path, name);
         const struct hv_factor_def *f = hv_factor_find(name);
-        if (f == NULL || f->scope != HV_SCOPE_HOST)
-            hv_errors_add(errors, p, "not a host setting of the catalogue");
+        if (hv_site_factor_is(name)) {
+            const char *bad = hv_site_name_problem(name + strlen(HV_SITE_PREFIX));
+            const char *bad_level = json_is_string(v) ? hv_site_level_problem(json_string_value(v))
+                                                      : "must be a string: the level read";
+            if (bad != NULL)
+                hv_errors_add(errors, p, "%s", bad);
+            else if (bad_level != NULL)
+                hv_errors_add(errors, p, "%s", bad_level);
+        } else if (f == NULL || f->scope != HV_SCOPE_HOST)
+            hv_errors_add(errors, p, "not a host setting of the catalogue or a site factor");
         else if (!json_is_string(v) || json_string_length(v) < 1 || json_string_length(v) > 128)
             hv_errors_add(errors, p, "must be a string of 1 to 128 bytes: the level read");
     }

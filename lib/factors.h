@@ -121,7 +121,9 @@ int hv_factor_level(const struct hv_factor_def *f, const json_t *level, char *ou
 
 /** Checks host settings as a host worker reports them ({factor: level}):
  *  at most one member per factor of the catalogue, each a host-scope
- *  factor, each level a string of 1 to 128 bytes. Appends one error per
+ *  factor, each level a string of 1 to 128 bytes, and the declared site
+ *  factors ("site.NAME", a level as hv_site_level_problem() allows).
+ *  Appends one error per
  *  problem under path (e.g. "/settings"). */
 void hv_factor_settings_check(const json_t *settings, const char *path, json_t *errors);
 
@@ -141,6 +143,8 @@ json_t *hv_factors_json(void);
 /** The longest site factor name (without the prefix) and level. */
 #define HV_SITE_NAME_MAX  48
 #define HV_SITE_LEVEL_MAX 63
+/** The most site factors one host worker declares. */
+#define HV_SITE_FACTORS_MAX 32
 
 /** Whether a plan's factor name is a site factor's ("site.zfs_sync"). */
 bool hv_site_factor_is(const char *factor);

@@ -4,7 +4,7 @@
 -- function or trigger changed by several migrations is here as the last
 -- one left it. To change the schema, add a migration, run `make schema`
 -- and commit both (tests/integration/test_schema.sh fails while this file
--- is stale). Schema version 54. Definitions only: the rows of
+-- is stale). Schema version 55. Definitions only: the rows of
 -- hv_schema_migrations, which `hvbench-server migrate` writes, are not here.
 
 --
@@ -992,6 +992,37 @@ BEGIN
         || CASE WHEN cardinality(missing) > 5
                 THEN ' and ' || (cardinality(missing) - 5) || ' more' ELSE '' END
         || ' (never registered)');
+END $$;
+
+--
+-- Name: hv_recommendation_judged(bigint, text, jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hv_recommendation_judged(rid bigint, st text, detail jsonb) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    before text;
+    r recommendations%ROWTYPE;
+BEGIN
+    SELECT * INTO r FROM recommendations WHERE id = rid FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    before := r.verdict;
+    UPDATE recommendations SET verdict = st, verdict_detail = detail, judged_at = now(),
+        verdict_at = CASE WHEN before IS DISTINCT FROM st THEN now() ELSE verdict_at END
+     WHERE id = rid;
+    IF before IS DISTINCT FROM st AND st <> 'pending' THEN
+        PERFORM hv_webhook_enqueue('recommendation.verdict', jsonb_build_object(
+            'recommendation', jsonb_build_object('id', r.id, 'plan_id', r.plan_id,
+                'factor', r.factor, 'level', r.level, 'default', r.default_level,
+                'workload', r.workload, 'metric', r.metric, 'gain_pct', r.gain_pct,
+                'gain_interval', jsonb_build_object('lo_pct', r.gain_lo_pct, 'hi_pct', r.gain_hi_pct),
+                'sentence', r.detail->>'sentence'),
+            'verdict', detail, 'previous', coalesce(before, 'pending')));
+    END IF;
+    RETURN before IS DISTINCT FROM st;
 END $$;
 
 --
@@ -2037,7 +2068,12 @@ CREATE TABLE public.recommendations (
     risk text,
     rank integer,
     detail jsonb DEFAULT '{}'::jsonb NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    verdict text,
+    verdict_detail jsonb,
+    judged_at timestamp with time zone,
+    verdict_at timestamp with time zone,
+    CONSTRAINT recommendations_verdict_check CHECK ((verdict = ANY (ARRAY['pending'::text, 'delivered'::text, 'partial'::text, 'none'::text, 'regressed'::text])))
 );
 
 --
@@ -2855,6 +2891,12 @@ CREATE INDEX jobs_queue_idx ON public.jobs USING btree (target_name, plan_id, ru
 --
 
 CREATE INDEX jobs_running_plan_idx ON public.jobs USING btree (plan_id, target_name) WHERE (status = 'running'::text);
+
+--
+-- Name: jobs_series_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX jobs_series_key_idx ON public.jobs USING btree (series_key);
 
 --
 -- Name: jobs_target_plan_idx; Type: INDEX; Schema: public; Owner: -

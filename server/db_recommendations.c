@@ -2,6 +2,7 @@
 #include "db_recommendations.h"
 
 #include "db_targets.h"
+#include "db_values.h"
 
 #include <stdlib.h>
 
@@ -23,17 +24,21 @@ static const struct hv_stmt keep = {
     "ON CONFLICT (plan_id, factor, level) DO NOTHING",
     2};
 
-/* A recommendation as answers show it (r: its row); its state is adopted
- * while a host carries it (an open adoption). */
+/* A recommendation as answers show it (r: its row); its state is its
+ * verdict once one is given (delivered, partial, none, regressed), else
+ * adopted while a host carries it (an open adoption), else proposed. */
 #define REC_JSON                                                                                   \
     "json_build_object('id', r.id, 'plan_id', r.plan_id, 'plan', p.name, 'factor', r.factor, "     \
     "'level', r.level, 'default', r.default_level, 'scope', to_json(r.scope), 'workload', "        \
     "r.workload, 'metric', r.metric, 'gain_pct', r.gain_pct, 'gain_interval', "                    \
     "json_build_object('lo_pct', r.gain_lo_pct, 'hi_pct', r.gain_hi_pct), 'risk_level', "          \
     "r.risk_level, 'risk', r.risk, 'rank', r.rank, 'sentence', r.detail->>'sentence', 'apply', "   \
-    "r.detail->'apply', 'created_at', r.created_at, 'state', CASE WHEN a.hosts > 0 THEN "          \
-    "'adopted' ELSE 'proposed' END, 'adopted', json_build_object('hosts', a.hosts, 'names', "      \
-    "coalesce(a.names, '[]'), 'since', a.since))"
+    "r.detail->'apply', 'created_at', r.created_at, 'state', " REC_STATE ", 'adopted', "           \
+    "json_build_object('hosts', a.hosts, 'names', coalesce(a.names, '[]'), 'since', a.since), "    \
+    "'verdict', r.verdict_detail)"
+#define REC_STATE                                                                                  \
+    "CASE WHEN r.verdict IS NOT NULL AND r.verdict <> 'pending' THEN r.verdict WHEN a.hosts > 0 "  \
+    "THEN 'adopted' ELSE 'proposed' END"
 #define REC_FROM                                                                                   \
     "FROM recommendations r JOIN plans p ON p.id = r.plan_id CROSS JOIN LATERAL (SELECT "          \
     "count(*) AS hosts, json_agg(t.name ORDER BY t.name) AS names, min(x.since) AS since FROM "    \
@@ -44,7 +49,7 @@ static const struct hv_stmt list = {
     "recommendations_list",
     "SELECT coalesce(json_agg(s.j ORDER BY s.id DESC), '[]')::text FROM (SELECT " REC_JSON
     " AS j, r.id " REC_FROM "WHERE ($1::bigint IS NULL OR r.id < $1::bigint) AND ($2::text IS "
-    "NULL OR ($2 = 'adopted') = (a.hosts > 0)) ORDER BY r.id DESC LIMIT $3) s",
+    "NULL OR $2 = " REC_STATE ") ORDER BY r.id DESC LIMIT $3) s",
     3};
 
 static const struct hv_stmt get = {
@@ -73,6 +78,59 @@ static const struct hv_stmt adopt = {
     "FROM h), 'unknown', (SELECT coalesce(json_agg(n ORDER BY n), '[]') FROM u), 'added', "
     "(SELECT count(*) FROM ins))::text FROM r",
     4};
+
+/* What recommendation $1's verdict rests on (lib/adoption.h): its
+ * workload's series (the key its plan's jobs of that workload have) and
+ * metric on every host, from configurations that leave its factor as the
+ * host has it (a plan that sets the factor measures the plan's level, not
+ * the host's), each round's value as every report reads it
+ * (hv_round_parts; a guest's values count for its host). A host that
+ * adopted it is split at its first adoption (and its values after the
+ * adoption ended are left out); the others, the controls, at the first
+ * adoption of all. Also the plan's margin and tuning disk, and the
+ * recommendation as its report gave it, for the rollback. */
+static const struct hv_stmt inputs = {
+    "recommendation_inputs",
+    "WITH r AS (SELECT r.*, p.name AS plan_name, p.spec FROM recommendations r JOIN plans p ON "
+    " p.id = r.plan_id WHERE r.id = $1), "
+    "k AS (SELECT DISTINCT j.series_key FROM jobs j, r WHERE j.plan_id = r.plan_id AND "
+    " j.workload_id = r.workload), "
+    "ad AS (SELECT x.target_id, min(x.since) AS since, CASE WHEN bool_or(x.until IS NULL) THEN "
+    " NULL ELSE max(x.until) END AS until FROM recommendation_adoptions x, r WHERE "
+    " x.recommendation_id = r.id GROUP BY x.target_id), "
+    "cut AS (SELECT min(since) AS at FROM ad), "
+    "pts AS (SELECT coalesce(t.host_id, t.id) AS host, m.value, m.at, m.higher_is_better "
+    " FROM r, k, hv_round_parts m JOIN targets t ON t.name = m.target JOIN configurations c ON "
+    " c.plan_id = m.plan_id AND c.idx = m.config_idx WHERE m.series_key = k.series_key AND "
+    " m.metric = r.metric AND NOT (c.levels ? r.factor) AND m.value > 0 AND " HV_SQL_METRIC_OK "), "
+    "hs AS (SELECT h.id, h.name, ad.target_id IS NOT NULL AS adopted, "
+    " coalesce(ad.since, cut.at) AS at, ad.until FROM targets h JOIN (SELECT DISTINCT host FROM "
+    " pts) u ON u.host = h.id CROSS JOIN cut LEFT JOIN ad ON ad.target_id = h.id) "
+    "SELECT json_build_object('id', r.id, 'plan_id', r.plan_id, 'plan', r.plan_name, 'margin_pct', "
+    " r.spec->'margin_pct', 'disk', r.spec->'tuning'->'disk', 'gain_interval', "
+    " json_build_object('lo_pct', r.gain_lo_pct, 'hi_pct', r.gain_hi_pct), 'recommendation', "
+    " r.detail, 'cut', (SELECT at FROM cut), 'higher_is_better', (SELECT bool_and("
+    " higher_is_better) FROM pts), 'hosts', (SELECT coalesce(json_agg(json_build_object("
+    " 'target', hs.name, 'adopted', hs.adopted, 'before', (SELECT coalesce(json_agg(p.value "
+    " ORDER BY p.at), '[]') FROM pts p WHERE p.host = hs.id AND p.at < hs.at), 'after', (SELECT "
+    " coalesce(json_agg(p.value ORDER BY p.at), '[]') FROM pts p WHERE p.host = hs.id AND p.at >= "
+    " hs.at AND (hs.until IS NULL OR p.at < hs.until))) ORDER BY hs.name), '[]') FROM hs "
+    " WHERE hs.at IS NOT NULL))::text FROM r",
+    1};
+
+/* The recommendations with an adoption, and what moves when anything
+ * their verdicts rest on may have: the newest result, adoption and end of
+ * an adoption. */
+static const struct hv_stmt to_judge = {
+    "recommendations_to_judge",
+    "SELECT json_build_object('mark', concat_ws(':', (SELECT max(id) FROM results), (SELECT "
+    "max(id) FROM recommendation_adoptions), (SELECT count(until) FROM recommendation_adoptions), "
+    "(SELECT max(id) FROM recommendations)), 'ids', (SELECT coalesce(json_agg(DISTINCT "
+    "recommendation_id), '[]') FROM recommendation_adoptions))::text",
+    0};
+
+static const struct hv_stmt judged = {
+    "recommendation_judged", "SELECT hv_recommendation_judged($1, $2, $3::jsonb)::text", 3};
 
 static const struct hv_stmt settings_put = {
     "target_settings_put",
@@ -150,4 +208,30 @@ enum hv_db_status hv_db_target_settings_put(int64_t target_id, const char *setti
     char tid[24];
     const char *params[] = {hv_db_int(tid, sizeof tid, target_id), settings};
     return hv_db_exec(db, &settings_put, params, NULL);
+}
+
+enum hv_db_status hv_db_recommendation_inputs(int64_t id, json_t **out)
+{
+    char idtxt[24];
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id)};
+    return hv_db_json(&inputs, params, out, NULL);
+}
+
+enum hv_db_status hv_db_recommendations_to_judge(json_t **out)
+{
+    return hv_db_json(&to_judge, NULL, out, NULL);
+}
+
+enum hv_db_status hv_db_recommendation_judged(int64_t id, const char *state, const json_t *detail)
+{
+    char *text = json_dumps(detail, JSON_COMPACT);
+    if (text == NULL)
+        return HV_DB_ERROR;
+    char idtxt[24];
+    const char *params[] = {hv_db_int(idtxt, sizeof idtxt, id), state, text};
+    json_t *changed = NULL;
+    enum hv_db_status s = hv_db_json(&judged, params, &changed, NULL);
+    json_decref(changed);
+    free(text);
+    return s;
 }

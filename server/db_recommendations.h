@@ -20,7 +20,8 @@ enum hv_db_status hv_db_recommendations_keep(struct hv_db *db, const char *plan,
 
 /** Kept recommendations, newest first, as a new JSON array in *out: at most
  *  limit, with an id below before_id when it is positive, in state
- *  ("proposed": no host carries it; "adopted": one does) unless NULL. Each
+ *  ("proposed": no host carries it; "adopted": one does, no verdict yet;
+ *  "delivered", "partial", "none", "regressed": its verdict) unless NULL. Each
  *  as hv_db_recommendation_get() gives it, less its adoptions. */
 enum hv_db_status hv_db_recommendations_list(const char *state, int64_t before_id, int limit,
                                              json_t **out);
@@ -46,5 +47,26 @@ enum hv_db_status hv_db_recommendation_adopt(int64_t id, const json_t *selector,
  *  path for settings, at registration and from POST
  *  /api/v1/workers/settings. HV_DB_NONE when the target is no host. */
 enum hv_db_status hv_db_target_settings_put(int64_t target_id, const char *settings);
+
+/** What recommendation id's verdict rests on, as a new JSON object in
+ *  *out: "id", "plan_id", "plan", "margin_pct" (the plan's, or null),
+ *  "disk" (its tuning disk, or null), "gain_interval" (the predicted one),
+ *  "recommendation" (as the report gave it), "cut" (the first adoption,
+ *  null without one), "higher_is_better", and "hosts": [{"target",
+ *  "adopted", "before", "after"}] with every host's round values of the
+ *  recommendation's workload and metric before and after its split (its
+ *  own first adoption, else the cut), oldest first. HV_DB_NONE: no such
+ *  recommendation. */
+enum hv_db_status hv_db_recommendation_inputs(int64_t id, json_t **out);
+
+/** The ids of the recommendations with an adoption ("ids") and a "mark"
+ *  that moves whenever a verdict may have (a new result, adoption or end
+ *  of one), as a new JSON object in *out. */
+enum hv_db_status hv_db_recommendations_to_judge(json_t **out);
+
+/** Stores recommendation id's verdict (state, and detail: the "verdict"
+ *  answers show) through hv_recommendation_judged (migrations/055), which
+ *  alone sends recommendation.verdict. */
+enum hv_db_status hv_db_recommendation_judged(int64_t id, const char *state, const json_t *detail);
 
 #endif

@@ -13,9 +13,15 @@
 #include <string.h>
 
 /* The events a subscription may name (docs/api.md, "Webhooks"). */
-static const char *const events[] = {
-    "plan.started",    "plan.finished", "plan.failed", "plan.cancelled",
-    "changepoint.new", "worker.lost",   "ping",        NULL};
+static const char *const events[] = {"plan.started",
+                                     "plan.finished",
+                                     "plan.failed",
+                                     "plan.cancelled",
+                                     "changepoint.new",
+                                     "worker.lost",
+                                     "recommendation.verdict",
+                                     "ping",
+                                     NULL};
 
 #define URL_MAX 2048
 
@@ -81,7 +87,8 @@ static char *event_array(const json_t *list, json_t *errors)
         if (e == NULL || !known_event(e)) {
             hv_errors_add(errors, path,
                           "unknown event: plan.started, plan.finished, plan.failed, "
-                          "plan.cancelled, changepoint.new, worker.lost or ping");
+                          "plan.cancelled, changepoint.new, worker.lost, recommendation.verdict or "
+                          "ping");
             continue;
         }
         bool seen = false;

@@ -3,6 +3,7 @@
 
 #include "db_jobs.h"
 #include "log.h"
+#include "verdicts.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -36,6 +37,11 @@ static void *sweep_loop(void *arg)
                     s == HV_DB_UNAVAILABLE ? "database unavailable" : "database error",
                     HV_SWEEP_EVERY);
         failing = s != HV_DB_OK;
+        /* Verdicts of adopted recommendations: judged when a result or
+         * an adoption moved since the last sweep; a failure is warned
+         * about by the sweeps' own failure above or tried again. */
+        if (!failing)
+            hv_verdicts_judge_due();
         pthread_mutex_lock(&lock);
     }
     pthread_mutex_unlock(&lock);

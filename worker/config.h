@@ -39,6 +39,8 @@
 #ifndef HV_WORKER_CONFIG_H
 #define HV_WORKER_CONFIG_H
 
+#include "factors.h"
+
 #include <jansson.h>
 #include <regex.h>
 #include <stdbool.h>
@@ -69,7 +71,7 @@ struct hv_site_bench {
 };
 
 /** The most site factors one file may declare, and levels of one. */
-#define HV_CONF_MAX_FACTORS 32
+#define HV_CONF_MAX_FACTORS HV_SITE_FACTORS_MAX
 #define HV_CONF_MAX_LEVELS  64
 /** A site factor's programs' default and longest timeout, in seconds. */
 #define HV_CONF_FACTOR_TIMEOUT     60.0

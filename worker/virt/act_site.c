@@ -239,6 +239,20 @@ static int site_read_back(const struct hv_actuator *a, struct hv_act_ctx *ctx,
     return 0;
 }
 
+void hv_site_settings(struct hv_act_ctx *ctx, json_t *out)
+{
+    for (size_t i = 0; site_conf != NULL && out != NULL && i < site_conf->n_factors; i++) {
+        char factor[HV_SITE_NAME_MAX + sizeof HV_SITE_PREFIX], msg[1024];
+        snprintf(factor, sizeof factor, "%s%s", HV_SITE_PREFIX, site_conf->factors[i].name);
+        struct hv_actuator a = hv_site_row_of(factor);
+        struct hv_reading r = {.detail = NULL};
+        if (a.data != NULL && site_read_back(&a, ctx, NULL, &r, msg, sizeof msg) == 0 &&
+            r.value[0] != '\0' && hv_site_level_problem(r.value) == NULL)
+            json_object_set_new(out, factor, json_string(r.value));
+        json_decref(r.detail);
+    }
+}
+
 static int site_revert(const struct hv_actuator *a, struct hv_act_ctx *ctx, const json_t *entry,
                        char *err, size_t len)
 {

@@ -470,6 +470,7 @@ json_t *hv_actuators_host_settings(struct hv_act_ctx *ctx)
             json_object_set_new(out, a->factor, json_string(r.value));
         json_decref(r.detail);
     }
+    hv_site_settings(ctx, out);
     return out;
 }
 

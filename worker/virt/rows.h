@@ -63,6 +63,11 @@ struct hv_site_factor;
 extern const struct hv_actuator hv_site_row;
 struct hv_actuator hv_site_row_of(const char *factor);
 
+/** Adds to out the value each declared site factor's read program prints
+ *  now, as "site.NAME": level (a factor whose program fails, or prints
+ *  what is no level, is left out). */
+void hv_site_settings(struct hv_act_ctx *ctx, json_t *out);
+
 /** The declaration of a plan's site factor ("site.zfs_sync") in the
  *  configuration hv_actuators_use_conf() set, or NULL. */
 const struct hv_site_factor *hv_site_find(const char *factor);
