@@ -19,12 +19,12 @@ ALTER TABLE recommendations
 -- read by series key.
 CREATE INDEX jobs_series_key_idx ON jobs (series_key);
 
--- Stores the verdict state st with its figures (detail: the object the
+-- Stores the verdict state st with its figures (verdict_of: the object the
 -- API shows as "verdict", st included) for recommendation rid; on a change
 -- of state to one other than pending, queues recommendation.verdict with
 -- the recommendation, the verdict and the state before. Returns whether
 -- the state changed.
-CREATE FUNCTION hv_recommendation_judged(rid bigint, st text, detail jsonb) RETURNS boolean
+CREATE FUNCTION hv_recommendation_judged(rid bigint, st text, verdict_of jsonb) RETURNS boolean
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -36,7 +36,7 @@ BEGIN
         RETURN false;
     END IF;
     before := r.verdict;
-    UPDATE recommendations SET verdict = st, verdict_detail = detail, judged_at = now(),
+    UPDATE recommendations SET verdict = st, verdict_detail = verdict_of, judged_at = now(),
         verdict_at = CASE WHEN before IS DISTINCT FROM st THEN now() ELSE verdict_at END
      WHERE id = rid;
     IF before IS DISTINCT FROM st AND st <> 'pending' THEN
@@ -46,7 +46,7 @@ BEGIN
                 'workload', r.workload, 'metric', r.metric, 'gain_pct', r.gain_pct,
                 'gain_interval', jsonb_build_object('lo_pct', r.gain_lo_pct, 'hi_pct', r.gain_hi_pct),
                 'sentence', r.detail->>'sentence'),
-            'verdict', detail, 'previous', coalesce(before, 'pending')));
+            'verdict', verdict_of, 'previous', coalesce(before, 'pending')));
     END IF;
     RETURN before IS DISTINCT FROM st;
 END $$;

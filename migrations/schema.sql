@@ -998,7 +998,7 @@ END $$;
 -- Name: hv_recommendation_judged(bigint, text, jsonb); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.hv_recommendation_judged(rid bigint, st text, detail jsonb) RETURNS boolean
+CREATE FUNCTION public.hv_recommendation_judged(rid bigint, st text, verdict_of jsonb) RETURNS boolean
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -1010,7 +1010,7 @@ BEGIN
         RETURN false;
     END IF;
     before := r.verdict;
-    UPDATE recommendations SET verdict = st, verdict_detail = detail, judged_at = now(),
+    UPDATE recommendations SET verdict = st, verdict_detail = verdict_of, judged_at = now(),
         verdict_at = CASE WHEN before IS DISTINCT FROM st THEN now() ELSE verdict_at END
      WHERE id = rid;
     IF before IS DISTINCT FROM st AND st <> 'pending' THEN
@@ -1020,7 +1020,7 @@ BEGIN
                 'workload', r.workload, 'metric', r.metric, 'gain_pct', r.gain_pct,
                 'gain_interval', jsonb_build_object('lo_pct', r.gain_lo_pct, 'hi_pct', r.gain_hi_pct),
                 'sentence', r.detail->>'sentence'),
-            'verdict', detail, 'previous', coalesce(before, 'pending')));
+            'verdict', verdict_of, 'previous', coalesce(before, 'pending')));
     END IF;
     RETURN before IS DISTINCT FROM st;
 END $$;
