@@ -63,5 +63,6 @@ extern const struct cli_command cli_cmd_retry;
 extern const struct cli_command cli_cmd_purge;
 extern const struct cli_command cli_cmd_export;
 extern const struct cli_command cli_cmd_webhooks;
+extern const struct cli_command cli_cmd_recommendations;
 
 #endif

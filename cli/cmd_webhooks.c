@@ -18,8 +18,9 @@ const struct cli_command cli_cmd_webhooks = {
     .summary = "manage webhook subscriptions (admin token)",
     .help = "list: every subscription. add: subscribe URL to the events named\n"
             "(plan.started, plan.finished, plan.failed, plan.cancelled, changepoint.new,\n"
-            "worker.lost, ping) and print its secret, shown this once: receivers check\n"
-            "each delivery's Hvbench-Signature with it (docs/integration.md).\n"
+            "worker.lost, recommendation.verdict, ping) and print its secret, shown this\n"
+            "once: receivers check each delivery's Hvbench-Signature with it\n"
+            "(docs/integration.md).\n"
             "--allow-private lets it reach loopback, link-local and private addresses.\n"
             "delete: no more deliveries. ping: queue a ping. deliveries: the log of a\n"
             "subscription, newest first (status, attempts, the receiver's last answer).\n",

@@ -33,11 +33,12 @@ static const struct cli_command cmd_help = {
 
 /** Every command, in the order "hvbench help" lists them. */
 static const struct cli_command *const commands[] = {
-    &cli_cmd_validate, &cli_cmd_submit, &cli_cmd_status,  &cli_cmd_watch,  &cli_cmd_report,
-    &cli_cmd_compare,  &cli_cmd_list,   &cli_cmd_jobs,    &cli_cmd_cancel, &cli_cmd_targets,
-    &cli_cmd_label,    &cli_cmd_retry,  &cli_cmd_delete,  &cli_cmd_purge,  &cli_cmd_export,
-    &cli_cmd_history,  &cli_cmd_ack,    &cli_cmd_catalog, &cli_cmd_import, &cli_cmd_webhooks,
-    &cli_cmd_advice,   &cmd_help,
+    &cli_cmd_validate, &cli_cmd_submit,          &cli_cmd_status, &cli_cmd_watch,
+    &cli_cmd_report,   &cli_cmd_compare,         &cli_cmd_list,   &cli_cmd_jobs,
+    &cli_cmd_cancel,   &cli_cmd_targets,         &cli_cmd_label,  &cli_cmd_retry,
+    &cli_cmd_delete,   &cli_cmd_purge,           &cli_cmd_export, &cli_cmd_history,
+    &cli_cmd_ack,      &cli_cmd_catalog,         &cli_cmd_import, &cli_cmd_webhooks,
+    &cli_cmd_advice,   &cli_cmd_recommendations, &cmd_help,
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

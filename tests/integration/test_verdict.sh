@@ -184,4 +184,25 @@ wait_for "a third recommendation.verdict: regressed, after delivered" 30 three_s
 assert_eq "the webhook carries the rollback" "regressed delivered ansible,puppet,shell,tuned" \
     "$(jq -rs '[.[] | select(.answered == 204) | .body | select(.verdict.state == "regressed")][0] | "\(.verdict.state) \(.previous) \(.verdict.rollback | keys | join(","))"' "$HV_TMP/recv.log")"
 
+# --- the CLI --------------------------------------------------------------------------
+export HVBENCH_SERVER=$URL HVBENCH_TOKEN=$READ_TOKEN
+hv_cli recommendations
+hv_log "hvbench recommendations:"$'\n'"$OUT"
+hv_cli recommendations --state none
+assert_eq "hvbench recommendations --state none: one row, mode=b, none" "0 $MODE site.mode=b none" \
+    "$RC $(awk 'NR == 3 { print $1, $2, $(NF - 4) }' <<<"$OUT")"
+hv_cli recommendations show "$TIER"
+assert_match "show: the verdict with its hosts and controls" \
+    "verdict: regressed: observed -2[0-9.]+ % \[.*\], 3 adopted hosts against 3 controls" "$OUT"
+assert_match "show: each adoption" "adoption: v2 observed" "$OUT"
+hv_cli recommendations show "$TIER" --rollback shell
+assert_eq "show --rollback shell prints the shell form" "0 $(json -r .verdict.rollback.shell | head -n 1)" \
+    "$RC $(head -n 1 <<<"$OUT")"
+hv_cli recommendations show "$MODE" --rollback shell
+assert_match "a verdict that is not regressed has no rollback" "1 .*only a regressed verdict" "$RC $ERR"
+HVBENCH_TOKEN=$SUBMIT_TOKEN hv_cli recommendations adopt "$MODE" --selector fleet=nowhere
+assert_match "adopt: a selector no host matches is refused" "1 .*/selector" "$RC $ERR"
+HVBENCH_TOKEN=$SUBMIT_TOKEN hv_cli recommendations adopt "$MODE" v1
+assert_match "adopt v1: declared" "adoption: v1 declared, .* by test-submit" "$OUT"
+
 hv_finish
