@@ -13,6 +13,10 @@
 //   TUNE_ID      a done tuning plan with two levels of thp, guests and a host
 //   WAITS_ID     a plan waiting for a target that never registered
 //   FLEET_ID     a done fleet plan over three hosts (optional)
+//   REC_PROPOSED, REC_ADOPTED, REC_DELIVERED, REC_REGRESSED  recommendations
+//                in these states, the adopted one pending on two hosts, the
+//                regressed one with its rollback in four forms (optional,
+//                all or none)
 //   TUNE_TARGET  the id of the tuning plan's host target
 //   SHOTS        folder for a screenshot of each page (optional)
 //   CLI_CENTRE   the quick plan's cpu.score centre as `hvbench report` prints it
@@ -35,6 +39,11 @@ const TUNE = required('TUNE_ID');
 const WAITS = required('WAITS_ID');
 const TUNE_TARGET = required('TUNE_TARGET');
 const FLEET = process.env.FLEET_ID || '';
+const RECS = {
+  proposed: process.env.REC_PROPOSED || '', adopted: process.env.REC_ADOPTED || '',
+  delivered: process.env.REC_DELIVERED || '', regressed: process.env.REC_REGRESSED || '',
+};
+const HAS_RECS = Object.values(RECS).every(Boolean);
 const AUTH_URL = (process.env.AUTH_URL || '').replace(/\/+$/, '');
 const READ_TOKEN = process.env.READ_TOKEN || '';
 const SHOTS = process.env.SHOTS || '';
@@ -174,6 +183,12 @@ async function shot(page, name) {
 /** Texts of the cells of a table row. */
 async function cellTexts(row) {
   return (await row.locator('td').allInnerTexts()).map((t) => t.trim());
+}
+
+/** Whether page p scrolls sideways: null when not, else what is too wide. */
+async function overflow(p) {
+  const [sw, iw] = await p.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+  return sw > iw ? `the page is ${sw} px wide at ${iw} px` : null;
 }
 
 let page; // one page walks the list, the plans, a job, its target, compare
@@ -961,6 +976,118 @@ test('fleet and targets: fleet history overlays the hosts, outliers first, the r
   await p.context().close();
 });
 
+// --- recommendations ---------------------------------------------------------------------
+
+/** The words of a recommendation's state badge. */
+function recStateWords(r) {
+  return r.state === 'adopted' ? `adopted on ${r.adopted.hosts} host${r.adopted.hosts === 1 ? '' : 's'}` : r.state;
+}
+
+test('recommendations: the list shows the API\'s items in order with their state, gain, hosts and verdict', { skip: !HAS_RECS && 'no REC_* ids' }, async () => {
+  const p = await newPage('recommendations');
+  await p.goto(`${BASE}/#/recommendations`);
+  const list = await rest('api/v1/recommendations?limit=50');
+  const states = Object.fromEntries(list.items.map((r) => [String(r.id), r.state]));
+  assert.deepEqual(Object.fromEntries(Object.values(RECS).map((id) => [id, states[id]])),
+    { [RECS.proposed]: 'proposed', [RECS.adopted]: 'adopted', [RECS.delivered]: 'delivered', [RECS.regressed]: 'regressed' },
+    'the API gives the seeded recommendations their states');
+  await p.locator('#recs-table tbody tr').first().waitFor();
+  assert.deepEqual(await p.locator('#recs-table tbody tr').evaluateAll((rs) => rs.map((r) => r.dataset.recId)),
+    list.items.map((r) => String(r.id)), 'exactly the API\'s items, newest first');
+  const hosts = new Map((await rest('api/v1/targets?kind=host')).items.map((t) => [t.name, t.id]));
+  const wrong = [];
+  for (const r of list.items) {
+    const row = p.locator(`#recs-table tr[data-rec-id="${r.id}"]`);
+    const [id, change, plan, gain, state, adopted, verdict] = await cellTexts(row);
+    const v = r.verdict;
+    const want = {
+      id: String(r.id), change: `${r.factor}=${r.level}${r.default == null ? '' : ` (default ${r.default})`}`, plan: r.plan,
+      gain: `${fmtChangeInterval(r.gain_pct, r.gain_interval.lo_pct, r.gain_interval.hi_pct)} on ${r.metric} (${r.workload})`,
+      state: recStateWords(r), adopted: r.adopted.names.length ? r.adopted.names.join(', ') : '-',
+    };
+    const got = { id, change, plan, gain: gain.replace(/\s+/g, ' '), state, adopted };
+    for (const k of Object.keys(want)) if (got[k] !== want[k]) wrong.push(`${r.id} ${k}: page "${got[k]}", API "${want[k]}"`);
+    if (await row.getAttribute('data-state') !== r.state) wrong.push(`${r.id}: data-state is not ${r.state}`);
+    const hrefs = await row.locator('td.hosts a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+    const wantHrefs = r.adopted.names.filter((n) => hosts.has(n)).map((n) => `#/targets/${hosts.get(n)}`);
+    if (JSON.stringify(hrefs) !== JSON.stringify(wantHrefs)) wrong.push(`${r.id}: host links ${hrefs}, want ${wantHrefs}`);
+    // The verdict: observed against predicted on n hosts vs m controls, or why it is pending.
+    const words = verdict.replace(/\s+/g, ' ');
+    if (v && v.state === 'pending') {
+      if (!words.includes(v.why)) wrong.push(`${r.id}: verdict "${words}" lacks the reason "${v.why}"`);
+    } else if (v) {
+      const w = `observed ${fmtChangeInterval(v.gain_pct, v.lo_pct, v.hi_pct)} vs predicted [${fmtChange(v.predicted.lo_pct)}, ${fmtChange(v.predicted.hi_pct)}]` +
+        ` ${v.hosts} host${v.hosts === 1 ? '' : 's'} vs ${v.controls} control${v.controls === 1 ? '' : 's'}`;
+      if (!words.startsWith(w)) wrong.push(`${r.id}: verdict "${words}", want "${w}"`);
+    } else if (words !== '-') {
+      wrong.push(`${r.id}: verdict "${words}" without one`);
+    }
+  }
+  assert.deepEqual(wrong, [], 'cells that differ from the API');
+  assert.equal(await overflow(p), null, 'at 1280 px');
+  await shot(p, 'recommendations');
+  // The state filter: in the URL, and the API's answer to it.
+  await p.locator('#recs-state').selectOption('delivered');
+  await p.waitForFunction(() => /state=delivered/.test(location.hash));
+  const delivered = await rest('api/v1/recommendations?state=delivered');
+  assert.deepEqual(delivered.items.map((r) => String(r.id)), [RECS.delivered], 'one recommendation delivered');
+  await p.waitForFunction(() => {
+    const rows = [...document.querySelectorAll('#recs-table tbody tr')];
+    return rows.length > 0 && rows.every((r) => r.dataset.state === 'delivered');
+  });
+  assert.deepEqual(await p.locator('#recs-table tbody tr').evaluateAll((rs) => rs.map((r) => r.dataset.recId)), [RECS.delivered]);
+  // A link with the filter opens filtered; a row opens its recommendation.
+  await p.goto(`${BASE}/#/recommendations?state=regressed`);
+  await p.locator(`#recs-table tr[data-rec-id="${RECS.regressed}"]`).waitFor();
+  assert.equal(await p.locator('#recs-state').inputValue(), 'regressed');
+  assert.equal(await p.locator('#recs-table tbody tr').count(), 1);
+  await p.locator(`#recs-table tr[data-rec-id="${RECS.regressed}"] td.rec-state-cell`).click();
+  await p.waitForFunction((h) => location.hash === h, `#/recommendations/${RECS.regressed}`);
+  await p.locator('#rec-head dl.facts').waitFor();
+  await p.context().close();
+});
+
+test('recommendations: a regressed one shows its rollback in the four forms; an adopted one its adoptions', { skip: !HAS_RECS && 'no REC_* ids' }, async () => {
+  const p = await newPage('recommendation');
+  await p.goto(`${BASE}/#/recommendations/${RECS.regressed}`);
+  const r = await rest(`api/v1/recommendations/${RECS.regressed}`);
+  await p.locator('#rollback pre.rollback').first().waitFor();
+  assert.equal((await p.locator('h1').innerText()).trim(), `Recommendation ${r.id}: ${r.factor}=${r.level}`);
+  assert.equal((await p.locator('#rec-state').innerText()).trim(), 'regressed');
+  assert.equal((await p.locator('#verdict-observed').innerText()).trim(), fmtChangeInterval(r.verdict.gain_pct, r.verdict.lo_pct, r.verdict.hi_pct));
+  assert.equal((await p.locator('#verdict-hosts').innerText()).trim(), `${r.verdict.hosts} hosts vs ${r.verdict.controls} controls`);
+  const forms = ['tuned', 'ansible', 'puppet', 'shell'];
+  assert.deepEqual(Object.keys(r.verdict.rollback).sort(), [...forms].sort(), 'the API gives the four forms');
+  assert.deepEqual(await p.locator('#rollback pre.rollback').evaluateAll((l) => l.map((e) => e.dataset.format)), forms, 'a <pre> per form');
+  for (const f of forms) {
+    await p.locator(`#rollback button[data-format="${f}"]`).click();
+    const pre = p.locator(`#rollback-${f}`);
+    assert.equal(await pre.isVisible(), true, `${f} shown`);
+    assert.equal(await p.locator('#rollback pre.rollback:visible').count(), 1, 'one form at a time');
+    assert.equal(await p.locator(`#rollback button[data-format="${f}"]`).getAttribute('aria-pressed'), 'true');
+    assert.equal(await pre.textContent(), r.verdict.rollback[f], `the ${f} form as the API gives it`);
+    if (f !== forms[0]) assert.match(p.url(), new RegExp(`format=${f}`), 'the form in the URL');
+  }
+  assert.equal(await p.locator('#adoptions-table tbody tr').count(), r.adoptions.length, 'a row per adoption');
+  assert.equal(await overflow(p), null, 'at 1280 px');
+  await shot(p, 'recommendation');
+  await p.setViewportSize({ width: 390, height: 844 });
+  await p.waitForTimeout(100);
+  assert.equal(await overflow(p), null, 'at 390 px');
+  // The adopted one: its adoptions, each host a link to its target, and why its verdict is pending.
+  const a = await rest(`api/v1/recommendations/${RECS.adopted}`);
+  await p.goto(`${BASE}/#/recommendations/${RECS.adopted}`);
+  await p.locator('#adoptions-table tbody tr').first().waitFor();
+  assert.ok(a.adoptions.length >= 2, 'adopted on two hosts');
+  assert.deepEqual(await p.locator('#adoptions-table tbody tr td:first-child a').evaluateAll((l) => l.map((e) => [e.textContent, e.getAttribute('href')])),
+    a.adoptions.map((x) => [x.target, `#/targets/${x.target_id}`]), 'each adoption\'s host, linking to its target');
+  assert.equal(a.verdict.state, 'pending');
+  assert.equal((await p.locator('#verdict-facts .rec-why').innerText()).trim(), a.verdict.why);
+  assert.equal(await p.locator('#rollback').count(), 0, 'no rollback unless regressed');
+  assert.equal(await overflow(p), null, 'at 390 px');
+  await p.context().close();
+});
+
 test('an unknown plan shows the "Not found" problem', async () => {
   const p = await newPage('unknown plan');
   expectedHttpErrors.push({ status: 404, url: `${BASE}/api/v1/plans/999999` });
@@ -1010,6 +1137,7 @@ async function routes() {
     `#/compare?a=${QUICK}&b=${TUNE}:default`,
     `#/compare?items=${encodeURIComponent([QUICK, `${TUNE}:default`, TUNE].join(','))}`,
     ...(FLEET ? ['#/fleet-history?selector=pool%3Dwebfleet&metric=cpu.score&range=7d'] : []),
+    ...(HAS_RECS ? ['#/recommendations', `#/recommendations/${RECS.regressed}`, `#/recommendations/${RECS.adopted}`] : []),
   ];
 }
 
@@ -1042,8 +1170,8 @@ test('every page at 390×844: no sideways scroll of the page, badges on one line
   for (const r of await routes()) {
     await p.goto(`${BASE}/${r}`);
     await settle(p, r);
-    const [sw, iw] = await p.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
-    if (sw > iw) wrong.push(`${r}: the page is ${sw} px wide at ${iw} px`);
+    const over = await overflow(p);
+    if (over) wrong.push(`${r}: ${over}`);
     for (const b of await badgesOf(p)) {
       badges++;
       if (b.tall) wrong.push(`${r}: badge "${b.text}" takes more than one line`);

@@ -146,6 +146,74 @@ assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary "$plan"
 WAITS=$(json .id)
 assert_match "plan $WAITS waits in words" 'web-nowhere' "$(json -r '.waiting.detail')"
 
+# --- recommendations in each state, for #/recommendations -----------------------------
+# Rows as the server keeps them (migrations/053 and 055), of the tuning
+# plan: one proposed; one adopted on two fleet hosts whose verdict is
+# pending (the server judges it again from the values those hosts measured,
+# none of them after the adoption: pending still); one delivered; one
+# regressed, with its rollback in every form (the tuning plan's own, from
+# GET .../recommendations/apply). The server judges anew only a
+# recommendation with adoptions: the delivered and the regressed one have
+# none left (as when the hosts that adopted them were removed), so their
+# verdicts stay as written here.
+sql() { "$PG" psql "$HV_TMP/pg" -- -qAtc "$1"; }
+# rec FACTOR LEVEL DEFAULT GAIN LO HI RISK_LEVEL SENTENCE APPLY: a new
+# recommendation of the tuning plan; prints its id.
+rec() {
+    local detail
+    detail=$(jq -cn --arg s "$8" --arg a "$9" '{sentence: $s, apply: $a}')
+    sql "INSERT INTO recommendations (plan_id, factor, level, default_level, scope, workload, metric,
+        gain_pct, gain_lo_pct, gain_hi_pct, risk_level, rank, detail)
+        VALUES ($TUNE, '$1', '$2', '$3', '{web-tune}', 'cpu', 'cpu.score', $4, $5, $6, '$7', 1,
+        \$j\$$detail\$j\$::jsonb) RETURNING id"
+}
+# judged ID STATE GAIN LO HI PRED_LO PRED_HI WHY [ROLLBACK]: stores a verdict
+# as the server does, on two adopted hosts against three controls.
+judged() {
+    local v
+    v=$(jq -cn --arg st "$2" --argjson g "$3" --argjson lo "$4" --argjson hi "$5" \
+        --argjson plo "$6" --argjson phi "$7" --arg why "$8" --argjson rb "${9:-null}" \
+        '{state: $st, gain_pct: $g, lo_pct: $lo, hi_pct: $hi, hosts: (if $g == null then 0 else 2 end),
+          controls: 3, controlled: ($g != null), why: (if $why == "" then null else $why end),
+          predicted: {lo_pct: $plo, hi_pct: $phi}, margin_pct: 1, split_at: (now - 86400 | todate),
+          per_host: ([("web-fl1", "web-fl2") | {target: ., adopted: true, before: 6,
+                       after: (if $g == null then 0 else 5 end)}]
+            + [("web-fl3", "web-host", "web-tune") | {target: ., adopted: false, before: 6, after: 6}])}
+        + (if $rb == null then {} else {rollback: $rb} end)')
+    sql "UPDATE recommendations SET verdict = '$2', verdict_detail = \$j\$$v\$j\$::jsonb,
+        judged_at = now(), verdict_at = now() WHERE id = $1"
+}
+REC_PROPOSED=$(rec halt_poll_ns 50000 200000 2.4 1.1 3.7 low \
+    'Set halt_poll_ns=50000 (the plan'"'"'s default is 200000): cpu score +2.4 % [+1.1, +3.7].' \
+    'echo 50000 > /sys/module/kvm/parameters/halt_poll_ns')
+REC_ADOPTED=$(rec ksm off on 3.1 1.9 4.3 none \
+    'Set ksm=off (the plan'"'"'s default is on): cpu score +3.1 % [+1.9, +4.3].' 'echo 0 > /sys/kernel/mm/ksm/run')
+sql "INSERT INTO recommendation_adoptions (recommendation_id, target_id, since, source)
+    SELECT $REC_ADOPTED, id, now(), 'declared' FROM targets WHERE name IN ('web-fl1', 'web-fl2')"
+judged "$REC_ADOPTED" pending null null null 1.9 4.3 'no adopted host has values after its adoption yet'
+REC_DELIVERED=$(rec vcpu_pin on off 5.02 4.61 5.43 low \
+    'Set vcpu_pin=on (the plan'"'"'s default is off): cpu score +5.0 % [+4.6, +5.4].' \
+    'virsh vcpupin DOMAIN VCPU HOSTCPU --live --config')
+judged "$REC_DELIVERED" delivered 5.31 4.12 6.50 4.61 5.43 ''
+REC_REGRESSED=$(rec io_scheduler none mq-deadline 1.8 0.6 3.0 low \
+    'Set io_scheduler=none (the plan'"'"'s default is mq-deadline): cpu score +1.8 % [+0.6, +3.0].' \
+    'echo none > /sys/block/DISK/queue/scheduler')
+forms='{}'
+for f in tuned ansible puppet shell; do
+    api GET "/api/v1/plans/$TUNE/recommendations/apply?format=$f"
+    assert_eq "the tuning plan's recommendations as $f" 200 "$STATUS"
+    forms=$(jq -c --arg f "$f" --arg t "$BODY" '.[$f] = $t' <<<"$forms")
+done
+judged "$REC_REGRESSED" regressed -4.2 -6.1 -2.3 0.6 3.0 '' "$forms"
+api GET "/api/v1/recommendations?limit=500"
+# shellcheck disable=SC2016 # $i and $ids are jq's
+assert_eq "the seeded recommendations in their states" "regressed delivered adopted proposed" \
+    "$(json -r --argjson ids "[$REC_REGRESSED, $REC_DELIVERED, $REC_ADOPTED, $REC_PROPOSED]" \
+        '[.items[] | select(.id as $i | $ids | index($i)) | .state] | join(" ")')"
+assert_status 200 GET "/api/v1/recommendations/$REC_REGRESSED"
+assert_eq "GET one: the regressed one keeps its rollback in four forms" "ansible puppet shell tuned" \
+    "$(json -r '.verdict.rollback | keys | join(" ")')"
+
 # The centre as the CLI prints it: the page must format numbers the same way.
 # Columns: configuration workload target metric arrow n centre interval ...
 report=$(HVBENCH_SERVER=$URL HVBENCH_TOKEN=$READ_TOKEN "$CLI" report "$QUICK")
@@ -188,6 +256,7 @@ web_teardown() {
 trap web_teardown EXIT
 hv_log "browser test: node --test web.test.js"
 (cd "$BROWSER_DIR" && URL=$URL QUICK_ID=$QUICK FAIL_ID=$FAIL TUNE_ID=$TUNE WAITS_ID=$WAITS FLEET_ID=$FLEET \
+    REC_PROPOSED=$REC_PROPOSED REC_ADOPTED=$REC_ADOPTED REC_DELIVERED=$REC_DELIVERED REC_REGRESSED=$REC_REGRESSED \
     TUNE_TARGET=$TUNE_TARGET SHOTS=$shots CLI_CENTRE=$cli_centre CLI_INTERVAL=$cli_interval SUBMIT_TOKEN=$SUBMIT_TOKEN \
     AUTH_URL=$AUTH_URL READ_TOKEN=$READ_TOKEN CHROMIUM=$CHROMIUM TMPDIR=$profile_dir \
     timeout -k 10 400 node --test --test-reporter=spec web.test.js)
