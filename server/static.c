@@ -38,6 +38,7 @@ static struct hv_static_file files[] = {
     {"/js/page-compare.js", "js/page-compare.js", JS, NULL, 0},
     {"/js/plan-hosts.js", "js/plan-hosts.js", JS, NULL, 0},
     {"/js/page-fleet-history.js", "js/page-fleet-history.js", JS, NULL, 0},
+    {"/js/page-recommendations.js", "js/page-recommendations.js", JS, NULL, 0},
     {"/vendor/uPlot.iife.min.js", "vendor/uPlot.iife.min.js", JS, NULL, 0},
     {"/vendor/uPlot.min.css", "vendor/uPlot.min.css", CSS, NULL, 0},
     {"/vendor/uPlot.LICENSE.txt", "vendor/uPlot.LICENSE.txt", TEXT, NULL, 0},
