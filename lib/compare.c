@@ -97,6 +97,11 @@ static struct hv_log_group trimmed_group(double *d, size_t n)
         .n = h, .mean = sum / (double)h, .var = (double)(n - 1) * s2w / (double)(h - 1)};
 }
 
+bool hv_rounds_complete(const int *a, size_t na, const int *b, size_t nb)
+{
+    return na >= 2 && na == nb && a != NULL && b != NULL && memcmp(a, b, na * sizeof *a) == 0;
+}
+
 enum hv_stat_err hv_effect_paired(const double *level, const double *base, size_t cells,
                                   size_t rounds, struct hv_ratio *out)
 {

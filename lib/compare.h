@@ -103,6 +103,13 @@ enum hv_stat_err hv_effect(const struct hv_log_group *level, const struct hv_log
 enum hv_stat_err hv_effect_paired(const double *level, const double *base, size_t cells,
                                   size_t rounds, struct hv_ratio *out);
 
+/** Whether two sides' values are of complete rounds, the condition for
+ *  hv_effect_paired (else hv_effect is the comparison): the same round
+ *  numbers, in the same order, at least 2. a and b list each side's round
+ *  numbers in the order of its values. Every comparison of two
+ *  configurations asks this: a plan's report, and compare. */
+bool hv_rounds_complete(const int *a, size_t na, const int *b, size_t nb);
+
 /** The verdict of r against ±margin_pct (>= 0). */
 enum hv_verdict hv_verdict_of(const struct hv_ratio *r, double margin_pct, bool higher_is_better);
 

@@ -161,39 +161,65 @@ static json_t *side_json(const json_t *row, struct hv_moments *m, bool *ok)
     return o;
 }
 
+/* A row's values by round (its "rounds": {"ROUND": value}) as round
+ * numbers and values, in the order of the rounds; false when one is not
+ * a number or a round number not one. */
+struct by_round {
+    int round;
+    double value;
+};
+
+static int by_round_order(const void *x, const void *y)
+{
+    const struct by_round *a = x, *b = y;
+    return (a->round > b->round) - (a->round < b->round);
+}
+
+static bool row_rounds(const json_t *rounds, struct by_round *out, int *numbers, double *values)
+{
+    size_t i = 0;
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)rounds, key, v)
+    {
+        char *end;
+        long r = strtol(key, &end, 10);
+        if (*end != '\0' || end == key || r < 0 || r > 1000000 || !json_is_number(v))
+            return false;
+        out[i++] = (struct by_round){(int)r, json_number_value(v)};
+    }
+    qsort(out, i, sizeof *out, by_round_order);
+    for (size_t j = 0; j < i; j++) {
+        numbers[j] = out[j].round;
+        values[j] = out[j].value;
+    }
+    return true;
+}
+
 /* The within-round comparison of row rb against row ra when both are of
- * one plan and have a positive value in the same rounds, two or more:
- * hv_effect_paired over the rounds, the analysis the plan's report uses
- * for complete rounds (docs/statistics.md). False otherwise, or when a
- * value is missing or not positive. */
+ * one plan and their rounds complete (hv_rounds_complete, the rule a
+ * plan's report pairs by): hv_effect_paired over the rounds, the analysis
+ * the report uses (docs/statistics.md). False otherwise, or when a value
+ * is missing or not positive. */
 static bool paired(const json_t *ra, const json_t *rb, struct hv_ratio *r, size_t *n)
 {
     const json_t *pa = json_object_get(ra, "plan_id"), *pb = json_object_get(rb, "plan_id");
     const json_t *va = json_object_get(ra, "rounds"), *vb = json_object_get(rb, "rounds");
-    size_t k = json_object_size(va);
+    size_t ka = json_object_size(va), kb = json_object_size(vb);
+    *n = ka;
     if (!json_is_integer(pa) || !json_is_integer(pb) ||
-        json_integer_value(pa) != json_integer_value(pb) || k < 2 || k != json_object_size(vb))
+        json_integer_value(pa) != json_integer_value(pb) || ka == 0 || kb == 0)
         return false;
-    double *base = malloc(2 * k * sizeof *base);
-    if (base == NULL)
-        return false;
-    double *level = base + k;
-    size_t i = 0;
-    const char *round;
-    const json_t *x;
-    bool ok = true;
-    json_object_foreach((json_t *)va, round, x)
-    {
-        const json_t *y = json_object_get(vb, round);
-        ok = ok && json_is_number(x) && json_is_number(y);
-        if (!ok)
-            break;
-        base[i] = json_number_value(x);
-        level[i++] = json_number_value(y);
-    }
-    ok = ok && i == k && hv_effect_paired(level, base, 1, k, r) == HV_STAT_OK;
+    struct by_round *scratch = malloc((ka + kb) * sizeof *scratch);
+    int *na = malloc((ka + kb) * sizeof *na);
+    double *base = malloc((ka + kb) * sizeof *base);
+    bool ok = scratch != NULL && na != NULL && base != NULL && row_rounds(va, scratch, na, base) &&
+              row_rounds(vb, scratch, na + ka, base + ka) &&
+              hv_rounds_complete(na, ka, na + ka, kb) &&
+              hv_effect_paired(base + ka, base, 1, ka, r) == HV_STAT_OK;
+    free(scratch);
+    free(na);
     free(base);
-    *n = k;
     return ok;
 }
 

@@ -124,8 +124,7 @@ static bool compare_paired(const struct cells *k, struct hv_ratio *r)
     for (size_t i = 0; i < k->n; i++)
         for (int side = 0; side < 2; side++) {
             const struct hv_arm *a = side ? k->base[i] : k->lev[i];
-            if (a->n != rounds ||
-                memcmp(a->rounds, k->lev[0]->rounds, rounds * sizeof *a->rounds) != 0)
+            if (!hv_rounds_complete(a->rounds, a->n, k->lev[0]->rounds, rounds))
                 return false;
         }
     double *lv = malloc(2 * k->n * rounds * sizeof *lv);

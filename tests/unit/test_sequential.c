@@ -65,6 +65,17 @@ static void test_paired(void)
     CHECK(hv_effect_paired(level, base, 0, 4, &r2) == HV_STAT_BAD_ARG);
 }
 
+/* The one rule of when two sides pair: complete rounds, the same ones. */
+static void test_rounds_complete(void)
+{
+    int a[] = {1, 2, 3, 4}, b[] = {1, 2, 3, 4}, gap[] = {1, 2, 4, 5}, three[] = {1, 2, 3};
+    CHECK(hv_rounds_complete(a, 4, b, 4));
+    CHECK(!hv_rounds_complete(a, 4, gap, 4));   /* a round missing on one side */
+    CHECK(!hv_rounds_complete(a, 4, three, 3)); /* one side a round short */
+    CHECK(!hv_rounds_complete(a, 1, b, 1));     /* one round: nothing to pair */
+    CHECK(!hv_rounds_complete(NULL, 0, NULL, 0));
+}
+
 static void test_paired_trimmed(void)
 {
     /* Ten rounds, the seventh's level hit by a burst (+20 %): g = 2 rounds
@@ -204,6 +215,7 @@ int main(void)
 {
     test_design_to();
     test_paired();
+    test_rounds_complete();
     test_paired_trimmed();
     test_spending();
     test_bounds();
