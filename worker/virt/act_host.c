@@ -29,9 +29,10 @@ struct knob {
     const char *rel;
     bool disk;   /* a knob of the step's disk */
     bool choice; /* the kernel shows every choice, the current one in brackets */
-    /* Pairs of level and the value written for it, NULL-terminated; a value
-     * may appear under two levels' names on reading (ksm: 2 is "off" too).
-     * NULL: the level is the value. */
+    /* Pairs of a value read and the level it stands for, NULL-terminated
+     * (ksm: 2, "stop and unmerge", is "off" too). NULL: the value is the
+     * level. What a level writes is the catalogue's hv_factor_host_value,
+     * as the advice forms write it. */
     const char *const *map;
     const char *missing; /* what a missing file means */
 };
@@ -41,7 +42,7 @@ struct module_param {
     const char *module, *param;
 };
 
-static const char *const ksm_map[] = {"off", "0", "on", "1", "off", "2", NULL};
+static const char *const ksm_map[] = {"0", "off", "1", "on", "2", "off", NULL};
 
 static const struct knob thp_knob = {
     .rel = "sys/kernel/mm/transparent_hugepage/enabled",
@@ -145,18 +146,16 @@ static void shown_value(const char *text, bool choice, char *out, size_t n)
 static const char *level_of(const struct knob *k, const char *value)
 {
     for (const char *const *m = k->map; m != NULL && m[0] != NULL; m += 2)
-        if (strcmp(m[1], value) == 0)
-            return m[0];
+        if (strcmp(m[0], value) == 0)
+            return m[1];
     return value;
 }
 
-/* The value written for a level. */
-static const char *value_of(const struct knob *k, const char *level)
+/* The value written for a level of factor: the catalogue's. */
+static const char *value_of(const char *factor, const char *level)
 {
-    for (const char *const *m = k->map; m != NULL && m[0] != NULL; m += 2)
-        if (strcmp(m[0], level) == 0)
-            return m[1];
-    return level;
+    const struct hv_factor_def *def = hv_factor_find(factor);
+    return def != NULL ? hv_factor_host_value(def, level) : level;
 }
 
 /* The state of a knob: its file, text, shown value and level. */
@@ -225,7 +224,7 @@ static int knob_apply(const struct hv_actuator *a, struct hv_act_ctx *ctx, struc
     struct knob_state s;
     if (knob_read_state(a, ctx, &s, level, err, len) != 0)
         return -1;
-    const char *value = value_of(k, level);
+    const char *value = value_of(a->factor, level);
     if (k->choice && !offers(s.text, value))
         return hv_act_fail(err, len, "%s=%s: /%s offers only %.200s", a->factor, level, s.rel,
                            strtok(s.text, "\n"));
