@@ -310,15 +310,7 @@ static enum hv_job_outcome release_job(struct hv_client *c, const struct hv_job 
     return HV_JOB_RELEASED;
 }
 
-/* Set once at the start (hv_job_set_run_slack), read by every job. */
-static double run_slack = HV_JOB_RUN_SLACK;
-
-void hv_job_set_run_slack(double seconds)
-{
-    run_slack = seconds;
-}
-
-double hv_job_run_limit(const json_t *params)
+double hv_job_run_limit(const json_t *params, double run_slack)
 {
     double t = hv_params_num(params, "seconds");
     if (!(t > 0))
@@ -338,7 +330,8 @@ enum supervised {
 
 /* Tells the engine to stop after it ran past limit; waits STOP_GRACE for
  * it. Returns RUN_ENDED with the job's error saying why, or RUN_STUCK. */
-static enum supervised stop_overrun(const struct hv_job *job, struct engine_run *r, double limit)
+static enum supervised stop_overrun(const struct hv_job *job, struct engine_run *r, double limit,
+                                    double run_slack)
 {
     hv_warn("job %lld: the engine has run %.0f s, past its limit of %.0f s; stopping it", job->id,
             hv_monotonic() - r->t_start, limit);
@@ -362,16 +355,16 @@ static enum supervised stop_overrun(const struct hv_job *job, struct engine_run 
     return RUN_ENDED;
 }
 
-/* Heartbeats until the engine ends, passes its limit (hv_job_run_limit),
- * the server withdraws the job or a shutdown signal comes; the lease was
- * last extended at last_extend (monotonic). */
+/* Heartbeats until the engine ends, passes its limit (hv_job_run_limit
+ * with run_slack), the server withdraws the job or a shutdown signal
+ * comes; the lease was last extended at last_extend (monotonic). */
 static enum supervised supervise(struct hv_client *c, const struct hv_job *job,
                                  struct engine_run *r, struct hv_clock *clock, double last_extend,
-                                 enum hv_job_outcome *outcome)
+                                 double run_slack, enum hv_job_outcome *outcome)
 {
     int lease = job->lease_seconds;
     double next = last_extend + heartbeat_interval(lease);
-    double limit = hv_job_run_limit(job->params);
+    double limit = hv_job_run_limit(job->params, run_slack);
     bool failing = false;
     for (;;) {
         if (engine_done(r)) {
@@ -385,7 +378,7 @@ static enum supervised supervise(struct hv_client *c, const struct hv_job *job,
         }
         double now = hv_monotonic();
         if (limit > 0 && now - r->t_start >= limit)
-            return stop_overrun(job, r, limit);
+            return stop_overrun(job, r, limit, run_slack);
         if (now < next) {
             double wait = next - now;
             if (limit > 0 && r->t_start + limit - now < wait)
@@ -704,7 +697,7 @@ static _Noreturn void fail_stuck(struct hv_client *c, const struct hv_job *job,
 }
 
 enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job,
-                               const struct hv_step_env *env)
+                               const struct hv_step_env *env, double run_slack)
 {
     char group[96] = "";
     if (job->group_id != 0)
@@ -787,9 +780,9 @@ enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job,
                 hv_interference_mark(r.proc_root, &r.mark0);
             if (job->group_id != 0)
                 note_start(job, &r, &clock, &g);
-            enum supervised how = supervise(c, job, &r, &clock, last_extend, &outcome);
+            enum supervised how = supervise(c, job, &r, &clock, last_extend, run_slack, &outcome);
             if (how == RUN_STUCK)
-                fail_stuck(c, job, &r, env, hv_job_run_limit(job->params));
+                fail_stuck(c, job, &r, env, hv_job_run_limit(job->params, run_slack));
             if (how == RUN_ENDED) {
                 note_interference(job, &r);
                 outcome = finish(c, job, &r, env);

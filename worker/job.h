@@ -43,18 +43,15 @@ enum hv_job_outcome {
  *  that then does not stop within 15 s fails the job and ends the
  *  process with status 70 (its thread cannot be joined). */
 enum hv_job_outcome hv_job_run(struct hv_client *c, const struct hv_job *job,
-                               const struct hv_step_env *env);
+                               const struct hv_step_env *env, double run_slack);
 
 /** The default of the worker's --run-slack, in seconds. */
 #define HV_JOB_RUN_SLACK 300.0
 
 /** How long (seconds from its start) the engine of a job with these
- *  params may run: 3 × (warmup + seconds, or runtime) + the run slack
- *  (hv_job_set_run_slack); 0 when the params bound no time (no limit; a
+ *  params may run: 3 × (warmup + seconds, or runtime) + run_slack (the
+ *  worker's --run-slack); 0 when the params bound no time (no limit; a
  *  tool's own timeout applies). */
-double hv_job_run_limit(const json_t *params);
-
-/** Sets the run slack (the worker's --run-slack) before any job runs. */
-void hv_job_set_run_slack(double seconds);
+double hv_job_run_limit(const json_t *params, double run_slack);
 
 #endif

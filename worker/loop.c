@@ -294,7 +294,7 @@ int hv_worker_loop(const struct hv_worker_config *cfg)
             hv_claim_clear(&claim);
         } else if (call == HV_CALL_OK) {
             outage_over(&o, "claim");
-            enum hv_job_outcome outcome = hv_job_run(c, &claim.job, &step_env);
+            enum hv_job_outcome outcome = hv_job_run(c, &claim.job, &step_env, cfg->run_slack);
             hv_claim_clear(&claim);
             if (cfg->once) {
                 status = outcome == HV_JOB_LOST ? 1 : 0;

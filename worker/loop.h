@@ -37,6 +37,9 @@ struct hv_worker_config {
     /** --settings-every: a host worker reports its host settings with each
      *  registration and then every this many seconds (0: only then). */
     double settings_every;
+    /** --run-slack: seconds an engine may run past 3 × its parameters'
+     *  time (hv_job_run_limit). */
+    double run_slack;
 };
 
 /** Runs until a shutdown signal (after releasing a running job), until

@@ -704,7 +704,6 @@ int main(int argc, char **argv)
     if (hv_facts_boot_id(boot_id, sizeof boot_id) != 0)
         hv_warn("cannot read this machine's boot id (/proc/sys/kernel/random/boot_id); "
                 "registering without one");
-    hv_job_set_run_slack(o.run_slack);
     struct hv_worker_config cfg = {
         .server = o.server,
         .token = o.token,
@@ -724,6 +723,7 @@ int main(int argc, char **argv)
         .nic = o.nic,
         .boot_id = boot_id[0] != '\0' ? boot_id : NULL,
         .settings_every = o.settings_every,
+        .run_slack = o.run_slack,
     };
     char state_dir[1024], err[1200];
     state_dir_of(&o, state_dir, sizeof state_dir);
