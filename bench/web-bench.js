@@ -80,6 +80,16 @@ async function measure(browser, hash, api, extra = []) {
 
 const s = (ms) => (ms / 1000).toFixed(3) + ' s';
 
+/** Prints page tag's line as bench/web.sh reads it: the first chart (its
+ *  median and runs), when the first API request went, when the chart's
+ *  answer was complete, that answer alone (note after it), extra figures,
+ *  and the goal (ms) met or not. */
+function report(tag, what, m, goal, note = '', extra = '') {
+  console.log(`${tag}  ${what}: first chart ${s(m.chart)} (median of ${RUNS}; runs ${m.runs.map((x) => x.toFixed(0)).join(' ')} ms); ` +
+    `first API request sent at ${s(m.start)}; its answer (${m.asked.replace(/^.*\/api\//, 'api/')}) complete at ${s(m.answer)}; ` +
+    `that JSON alone ${s(m.json)}${note}; ${extra}goal < ${goal / 1000} s: ${m.chart < goal ? 'met' : 'NOT met'}`);
+}
+
 (async () => {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM, headless: true,
@@ -87,23 +97,18 @@ const s = (ms) => (ms / 1000).toFixed(3) + ' s';
   });
   try {
     const a = await measure(browser, `#/jobs/${JOB}`, `/api/v1/jobs/${JOB}/samples`, [`${URL_}/api/v1/jobs/${JOB}/results`]);
-    console.log(`A  job page, ${SAMPLES} samples: first chart ${s(a.chart)} (median of ${RUNS}; runs ${a.runs.map((x) => x.toFixed(0)).join(' ')} ms); ` +
-      `first API request sent at ${s(a.start)}; its answer (${a.asked.replace(/^.*\/api\//, 'api/')}) complete at ${s(a.answer)}; that JSON alone ${s(a.json)}; ` +
-      `the whole series (results) as JSON alone ${s(a.more[0])}; goal < 0.5 s: ${a.chart < 500 ? 'met' : 'NOT met'}`);
+    report('A', `job page, ${SAMPLES} samples`, a, 500, '', `the whole series (results) as JSON alone ${s(a.more[0])}; `);
     const b = await measure(browser, `#/targets/${HIST}?metric=${METRIC}`, `/api/v1/targets/${HIST}/history?`);
-    console.log(`B  history, ${POINTS} points: first chart ${s(b.chart)} (median of ${RUNS}; runs ${b.runs.map((x) => x.toFixed(0)).join(' ')} ms); ` +
-      `first API request sent at ${s(b.start)}; its answer (${b.asked.replace(/^.*\/api\//, 'api/')}) complete at ${s(b.answer)}; that JSON alone ${s(b.json)}; goal < 0.5 s: ${b.chart < 500 ? 'met' : 'NOT met'}`);
+    report('B', `history, ${POINTS} points`, b, 500);
     const c = await measure(browser, '#/fleet-history?selector=pool%3Dbench-fh&metric=cpu.score&range=90d', '/api/v1/history?');
-    console.log(`C  fleet history, ${FLEET_HOSTS} hosts x 90 days: first chart ${s(c.chart)} (median of ${RUNS}; runs ${c.runs.map((x) => x.toFixed(0)).join(' ')} ms); ` +
-      `first API request sent at ${s(c.start)}; its answer (${c.asked.replace(/^.*\/api\//, 'api/')}) complete at ${s(c.answer)}; that JSON alone ${s(c.json)}; goal < 1 s: ${c.chart < 1000 ? 'met' : 'NOT met'}`);
+    report('C', `fleet history, ${FLEET_HOSTS} hosts x 90 days`, c, 1000);
     // The same question nobody asked before: a custom window a second
     // longer each load, so the server has no answer kept and runs the
     // fleet history's statement while the page waits.
     const end = Math.ceil(Date.now() / 3600000) * 3600000;
     const e = await measure(browser, (i) => '#/fleet-history?selector=pool%3Dbench-fh&metric=cpu.score&range=custom' +
       `&from=${new Date(end - 90 * 86400000).toISOString()}&to=${new Date(end + (i + 1) * 1000).toISOString()}`, '/api/v1/history?');
-    console.log(`E  fleet history, ${FLEET_HOSTS} hosts x 90 days, no answer kept: first chart ${s(e.chart)} (median of ${RUNS}; runs ${e.runs.map((x) => x.toFixed(0)).join(' ')} ms); ` +
-      `first API request sent at ${s(e.start)}; its answer (${e.asked.replace(/^.*\/api\//, 'api/')}) complete at ${s(e.answer)}; that JSON alone ${s(e.json)} (kept by then); goal < 1 s: ${e.chart < 1000 ? 'met' : 'NOT met'}`);
+    report('E', `fleet history, ${FLEET_HOSTS} hosts x 90 days, no answer kept`, e, 1000, ' (kept by then)');
     if (process.env.FLEET_SHOT) {
       // The page as docs/web.md shows it: 1400×900, the chart drawn.
       const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
@@ -114,8 +119,7 @@ const s = (ms) => (ms / 1000).toFixed(3) + ' s';
       await context.close();
     }
     const d = await measure(browser, `#/plans/${FLEET_PLAN}`, `/api/v1/plans/${FLEET_PLAN}/report`);
-    console.log(`D  fleet plan page, ${FLEET_HOSTS} hosts: first chart ${s(d.chart)} (median of ${RUNS}; runs ${d.runs.map((x) => x.toFixed(0)).join(' ')} ms); ` +
-      `first API request sent at ${s(d.start)}; its answer (${d.asked.replace(/^.*\/api\//, 'api/')}) complete at ${s(d.answer)}; that JSON alone ${s(d.json)}; goal < 1 s: ${d.chart < 1000 ? 'met' : 'NOT met'}`);
+    report('D', `fleet plan page, ${FLEET_HOSTS} hosts`, d, 1000);
   } finally {
     await browser.close();
   }
