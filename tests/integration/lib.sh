@@ -20,7 +20,9 @@ SERVER=$BUILD/bin/hvbench-server
 WORKER=$BUILD/bin/hvbench-worker
 # shellcheck disable=SC2034 # for the tests
 CLI=$BUILD/bin/hvbench
-PG=$HV_ROOT/deploy/pg.sh
+# Read-only: the teardown destroys the test's cluster through it, so a test
+# that reused the name would leave its PostgreSQL running.
+readonly PG=$HV_ROOT/deploy/pg.sh
 
 HV_TEST=$(basename "$0" .sh)
 HV_TMP=

@@ -201,21 +201,21 @@ assert_status 200 PUT "/api/v1/targets/$HOST_ID/labels" "${A[@]}" \
     --data-binary '{"labels": {"slurm.node": "n042", "rack": "r7"}}'
 assert_status 201 POST /api/v1/plans "${S[@]}" --data-binary \
     "$(plan_json gated hook-host '{"before_host": {"local": "gate"}, "after_host": {"local": "undrain"}, "interval": 2}')"
-PG=$(json .id)
+PGATE=$(json .id)
 gate_waits() {
-    api GET "/api/v1/plans/$PG"
+    api GET "/api/v1/plans/$PGATE"
     [[ $(json -r '.hooks[0].answer.not_yet.calls // 0') -ge 1 ]]
 }
-wait_for "plan $PG's gate said not yet" 30 gate_waits
+wait_for "plan $PGATE's gate said not yet" 30 gate_waits
 assert_eq "the plan waits with the hook's last line as its words, the hook queued again" \
     "queued before_host_hook draining: batch job 42 still running on hook-host queued true" \
     "$(json -r '"\(.status) \(.waiting.reason) \(.waiting.detail) \(.hooks[0].status) \(.waiting.retry_at != null)"')"
-wait_for "plan $PG's after_host ran" 60 after_done "$PG"
+wait_for "plan $PGATE's after_host ran" 60 after_done "$PGATE"
 assert_eq "the plan ran once the gate said yes; its log keeps the two not-yets" \
     "done before_host done 0 2 draining: batch job 42 still running on hook-host" \
     "$(json -r '"\(.status) \(.hooks[0].kind) \(.hooks[0].status) \(.hooks[0].answer.exit_status) \(.hooks[0].answer.not_yet.calls) \(.hooks[0].answer.not_yet.reason)"')"
 assert_eq "the gate got the hook, plan, target and labels, not the worker's own HVBENCH_ variables" \
-    "before_host $PG hook-host n042 rack=r7,slurm.node=n042 notoken" "$(sort -u "$GATE.env")"
+    "before_host $PGATE hook-host n042 rack=r7,slurm.node=n042 notoken" "$(sort -u "$GATE.env")"
 assert_eq "it was called three times" 3 "$(cat "$GATE.n")"
 
 # --- a before_host that never says yes ends at hooks.timeout ---------------------------
