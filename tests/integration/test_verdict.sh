@@ -86,7 +86,7 @@ tune() {
         order: "sequential", workloads: [{id: $w, kind: "cpu", engine: "custom", params: {name: $w}}]}')"
     P=$(json .id)
     wait_for "plan $P (site.$1 on v1) ends" 120 ended "$P"
-    assert_eq "plan $P ended done" done "$(sql "SELECT state FROM plans WHERE id = $P")"
+    assert_eq "plan $P ended done" "done" "$(sql "SELECT state FROM plans WHERE id = $P")"
 }
 tune tier slow fast tierbench
 TIER=$(sql "SELECT id FROM recommendations WHERE plan_id = $P AND factor = 'site.tier'")
@@ -108,7 +108,7 @@ fleet() {
     local f
     f=$(json .id)
     wait_for "fleet plan $f ends" 120 ended "$f"
-    assert_eq "fleet plan $f ended done" done "$(sql "SELECT state FROM plans WHERE id = $f")"
+    assert_eq "fleet plan $f ended done" "done" "$(sql "SELECT state FROM plans WHERE id = $f")"
 }
 fleet before
 
