@@ -82,24 +82,25 @@ static const struct cli_column list_cols[] = {
     {"ID", CLI_RIGHT},       {"CHANGE", CLI_LEFT}, {"PLAN", CLI_RIGHT},   {"METRIC", CLI_LEFT},
     {"PREDICTED", CLI_LEFT}, {"STATE", CLI_LEFT},  {"OBSERVED", CLI_LEFT}};
 
-/* --rollback's form for show_one (NULL: the whole recommendation). */
-static const char *rollback_form;
+/* Prints the rollback of regressed recommendation r in form; exit 1 for
+ * any other state. */
+static int print_rollback(const json_t *r, const char *form)
+{
+    const json_t *v = json_object_get(r, "verdict");
+    const char *text = json_string_value(json_object_get(json_object_get(v, "rollback"), form));
+    if (text == NULL) {
+        cli_err("recommendation %lld has no rollback: only a regressed verdict carries one "
+                "(its state: %s)",
+                (long long)json_integer_value(json_object_get(r, "id")), str(r, "state"));
+        return CLI_EXIT_FAIL;
+    }
+    fputs(text, stdout);
+    return CLI_EXIT_OK;
+}
 
 static int show_one(const json_t *r)
 {
     const json_t *v = json_object_get(r, "verdict");
-    if (rollback_form != NULL) {
-        const char *text =
-            json_string_value(json_object_get(json_object_get(v, "rollback"), rollback_form));
-        if (text == NULL) {
-            cli_err("recommendation %lld has no rollback: only a regressed verdict carries one "
-                    "(its state: %s)",
-                    (long long)json_integer_value(json_object_get(r, "id")), str(r, "state"));
-            return CLI_EXIT_FAIL;
-        }
-        fputs(text, stdout);
-        return CLI_EXIT_OK;
-    }
     char buf[96], state[48];
     const json_t *gi = json_object_get(r, "gain_interval");
     state_text(state, sizeof state, r);
@@ -169,11 +170,11 @@ static int list(struct cli_ctx *ctx, int argc, char **argv)
 static int show(struct cli_ctx *ctx, int argc, char **argv)
 {
     long long id;
-    rollback_form = NULL;
+    const char *form = NULL;
     if (argc == 4 && strcmp(argv[2], "--rollback") == 0) {
-        rollback_form = argv[3];
-        if (hv_advice_media_type(rollback_form) == NULL) {
-            cli_err("--rollback takes tuned, ansible, puppet or shell, not \"%s\"", rollback_form);
+        form = argv[3];
+        if (hv_advice_media_type(form) == NULL) {
+            cli_err("--rollback takes tuned, ansible, puppet or shell, not \"%s\"", form);
             return CLI_EXIT_USAGE;
         }
         argc -= 2;
@@ -182,7 +183,14 @@ static int show(struct cli_ctx *ctx, int argc, char **argv)
         return cli_usage(&cli_cmd_recommendations);
     char path[96];
     snprintf(path, sizeof path, "/api/v1/recommendations/%lld", id);
-    return cli_call(ctx, "GET", path, NULL, show_one);
+    if (form == NULL)
+        return cli_call(ctx, "GET", path, NULL, show_one);
+    struct hv_http_response resp;
+    int rc = cli_request(ctx, "GET", path, NULL, &resp);
+    if (rc == CLI_EXIT_OK)
+        rc = print_rollback(resp.body, form);
+    hv_http_response_clear(&resp);
+    return rc;
 }
 
 static int adopt(struct cli_ctx *ctx, int argc, char **argv)
@@ -210,7 +218,6 @@ static int adopt(struct cli_ctx *ctx, int argc, char **argv)
     }
     char path[96];
     snprintf(path, sizeof path, "/api/v1/recommendations/%lld/adopt", id);
-    rollback_form = NULL;
     int rc = cli_call(ctx, "POST", path, body, show_one);
     json_decref(body);
     return rc;

@@ -8,7 +8,6 @@
 #include "log.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,16 +157,14 @@ enum hv_db_status hv_verdict_judge(int64_t id)
 
 enum hv_db_status hv_verdicts_judge_due(void)
 {
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    /* The sweeper's thread alone calls this. */
     static char last[256];
     json_t *due = NULL;
     enum hv_db_status s = hv_db_recommendations_to_judge(&due);
     if (s != HV_DB_OK)
         return s;
     const char *mark = json_string_value(json_object_get(due, "mark"));
-    pthread_mutex_lock(&lock);
     bool moved = mark == NULL || strcmp(mark, last) != 0;
-    pthread_mutex_unlock(&lock);
     size_t i;
     json_t *id;
     json_array_foreach(moved ? json_object_get(due, "ids") : NULL, i, id)
@@ -178,11 +175,8 @@ enum hv_db_status hv_verdicts_judge_due(void)
     }
     /* A mark is kept only once every verdict under it was stored: a
      * failure is tried again at the next call. */
-    if (moved && s == HV_DB_OK && mark != NULL) {
-        pthread_mutex_lock(&lock);
+    if (moved && s == HV_DB_OK && mark != NULL)
         snprintf(last, sizeof last, "%s", mark);
-        pthread_mutex_unlock(&lock);
-    }
     json_decref(due);
     return s;
 }

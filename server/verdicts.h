@@ -30,7 +30,7 @@ enum hv_db_status hv_verdict_judge(int64_t id);
 
 /** Judges every adopted recommendation when anything a verdict rests on
  *  moved since the last call (the mark of hv_db_recommendations_to_judge).
- *  For the sweeper's thread. */
+ *  For the sweeper's thread only: the last mark is its own. */
 enum hv_db_status hv_verdicts_judge_due(void);
 
 #endif
